@@ -1,0 +1,103 @@
+-- edgeweave D1 schema: the one source. migrations/ must produce exactly this
+-- (test/schema.test.ts compares them); every tenant-owned row carries tenant_id.
+
+CREATE TABLE tenants (
+  id          TEXT PRIMARY KEY,
+  name        TEXT,
+  created_at  INTEGER NOT NULL
+);
+
+CREATE TABLE api_keys (
+  id          TEXT PRIMARY KEY,
+  tenant_id   TEXT NOT NULL REFERENCES tenants(id),
+  key_hash    TEXT NOT NULL UNIQUE,       -- hex SHA-256 of the key; the key itself is never stored
+  role        TEXT NOT NULL CHECK (role IN ('admin', 'member')),
+  scopes      TEXT NOT NULL DEFAULT '[]', -- JSON array of granted scope patterns
+  name        TEXT,
+  created_at  INTEGER NOT NULL,
+  revoked_at  INTEGER
+);
+CREATE INDEX api_keys_tenant ON api_keys (tenant_id);
+
+-- Facts of every scope. tenant_id '' is the operator-wide system scope.
+CREATE TABLE facts (
+  id          TEXT PRIMARY KEY,
+  tenant_id   TEXT NOT NULL,
+  scope       TEXT NOT NULL,              -- "name" or "name:id"
+  kind        TEXT NOT NULL,
+  text        TEXT NOT NULL,
+  tokens      INTEGER NOT NULL,
+  created_at  INTEGER NOT NULL
+);
+CREATE INDEX facts_by_scope ON facts (tenant_id, scope, created_at, id);
+
+-- Turns of non-session scopes (session turns live in the thread Durable Object).
+CREATE TABLE scope_turns (
+  id          TEXT PRIMARY KEY,
+  tenant_id   TEXT NOT NULL,
+  scope       TEXT NOT NULL,
+  message     TEXT NOT NULL,              -- JSON message
+  tokens      INTEGER NOT NULL,
+  created_at  INTEGER NOT NULL
+);
+CREATE INDEX scope_turns_by_scope ON scope_turns (tenant_id, scope, id);
+
+-- Threads a tenant has touched, for listing (the DO holds the content).
+CREATE TABLE threads (
+  tenant_id   TEXT NOT NULL,
+  thread_id   TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, thread_id)
+);
+
+CREATE TABLE usage (
+  tenant_id         TEXT NOT NULL,
+  day               TEXT NOT NULL,        -- YYYY-MM-DD (UTC)
+  model             TEXT NOT NULL,
+  requests          INTEGER NOT NULL DEFAULT 0,
+  prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+  completion_tokens INTEGER NOT NULL DEFAULT 0,
+  cost              REAL NOT NULL DEFAULT 0,
+  PRIMARY KEY (tenant_id, day, model)
+);
+
+CREATE TABLE webhooks (
+  id            TEXT PRIMARY KEY,
+  tenant_id     TEXT NOT NULL,
+  name          TEXT NOT NULL,
+  agent_name    TEXT NOT NULL,
+  thread_from   TEXT NOT NULL,
+  text_from     TEXT NOT NULL,
+  callback_url  TEXT,
+  secret        TEXT NOT NULL,            -- HMAC key; needed in clear to verify signatures
+  created_at    INTEGER NOT NULL
+);
+CREATE INDEX webhooks_tenant ON webhooks (tenant_id);
+
+CREATE TABLE webhook_deliveries (
+  webhook_id    TEXT NOT NULL,
+  delivery_id   TEXT NOT NULL,
+  status        TEXT NOT NULL,            -- accepted | done | failed
+  result        TEXT,                     -- JSON summary returned on repeats
+  created_at    INTEGER NOT NULL,
+  PRIMARY KEY (webhook_id, delivery_id)
+);
+
+CREATE TABLE tasks_done (
+  task_id       TEXT PRIMARY KEY,
+  tenant_id     TEXT NOT NULL,
+  kind          TEXT NOT NULL,
+  result        TEXT,
+  created_at    INTEGER NOT NULL
+);
+
+CREATE TABLE dead_letters (
+  id            TEXT PRIMARY KEY,
+  task_id       TEXT,
+  kind          TEXT,
+  body          TEXT NOT NULL,
+  reason        TEXT NOT NULL,
+  attempts      INTEGER NOT NULL,
+  created_at    INTEGER NOT NULL
+);

@@ -1,0 +1,103 @@
+/**
+ * The one error catalog. Every error a client can see has a BEM code, a status
+ * and a meaning here; nothing else reaches a response body.
+ */
+export const catalog = {
+  "BEM-001": { status: 500, meaning: "Internal error (details are logged, never returned)" },
+  "BEM-002": { status: 404, meaning: "No such route" },
+  "BEM-003": { status: 405, meaning: "Method not allowed on this route" },
+  "BEM-010": { status: 400, meaning: "Body is not valid JSON" },
+  "BEM-011": { status: 400, meaning: "Request failed validation" },
+  "BEM-012": { status: 415, meaning: "Unsupported content type (send application/json)" },
+  "BEM-013": { status: 413, meaning: "Request body too large" },
+  "BEM-014": { status: 400, meaning: "JSON nested too deeply or too long" },
+
+  "BEM-020": { status: 401, meaning: "Missing API key" },
+  "BEM-021": { status: 401, meaning: "Invalid or revoked API key" },
+  "BEM-022": { status: 403, meaning: "The key's role does not allow this" },
+  "BEM-023": { status: 403, meaning: "Memory scope outside the key's grants" },
+  "BEM-024": { status: 429, meaning: "Rate limit exceeded for this key" },
+
+  "BEM-030": { status: 400, meaning: "Invalid thread id" },
+  "BEM-031": { status: 404, meaning: "Message id not found in the thread" },
+  "BEM-032": { status: 404, meaning: "Checkpoint not found in the thread" },
+  "BEM-033": { status: 413, meaning: "Message larger than the configured limit" },
+  "BEM-034": { status: 413, meaning: "Thread holds the maximum number of messages" },
+  "BEM-035": { status: 400, meaning: "Invalid state update operation" },
+  "BEM-036": { status: 404, meaning: "Thread not found" },
+  "BEM-037": { status: 400, meaning: "Channel not declared or reducer mismatch" },
+
+  "BEM-041": { status: 422, meaning: "No model satisfies the request and no default model is set" },
+  "BEM-042": { status: 500, meaning: "Duplicate model or strategy name" },
+  "BEM-043": { status: 500, meaning: "Model file unreadable" },
+  "BEM-044": { status: 500, meaning: "Model file invalid (YAML or schema)" },
+  "BEM-045": { status: 500, meaning: "Model file names an unknown model (default_model or agent)" },
+  "BEM-046": { status: 400, meaning: "model_override breaks a hard requirement of the request" },
+  "BEM-047": { status: 404, meaning: "Unknown agent" },
+  "BEM-048": { status: 500, meaning: "Model file contains a literal API key" },
+  "BEM-049": { status: 400, meaning: "Unknown model name" },
+
+  "BEM-050": { status: 409, meaning: "Tenant already exists" },
+  "BEM-051": { status: 404, meaning: "Tenant not found" },
+  "BEM-052": { status: 404, meaning: "API key not found" },
+
+  "BEM-060": { status: 400, meaning: "Invalid memory scope" },
+  "BEM-061": { status: 404, meaning: "Fact not found" },
+  "BEM-062": { status: 413, meaning: "Fact text too large" },
+  "BEM-063": { status: 400, meaning: "Invalid fact kind" },
+
+  "BEM-070": { status: 503, meaning: "Provider API key secret is not set" },
+  "BEM-071": { status: 502, meaning: "Upstream provider error" },
+  "BEM-072": { status: 504, meaning: "Upstream provider timed out" },
+  "BEM-073": { status: 502, meaning: "Upstream provider rejected the request (auth or validation)" },
+  "BEM-074": { status: 502, meaning: "Upstream stream ended before completion" },
+  "BEM-075": { status: 502, meaning: "Every routed candidate failed" },
+  "BEM-076": { status: 429, meaning: "Upstream provider rate limited every candidate" },
+  "BEM-077": { status: 403, meaning: "Offline model is disabled in this deployment" },
+
+  "BEM-080": { status: 400, meaning: "Tool call failed or named an unknown tool" },
+  "BEM-081": { status: 422, meaning: "remaining_steps exhausted before the run finished" },
+  "BEM-082": { status: 409, meaning: "Conflicting last-value writes to one channel in one step" },
+  "BEM-083": { status: 400, meaning: "Run context failed the agent's context schema" },
+  "BEM-084": { status: 400, meaning: "Invalid middleware configuration" },
+
+  "BEM-090": { status: 401, meaning: "Webhook signature missing or invalid" },
+  "BEM-091": { status: 401, meaning: "Webhook timestamp outside the replay window" },
+  "BEM-092": { status: 400, meaning: "Malformed background task" },
+  "BEM-093": { status: 404, meaning: "Webhook not found" },
+  "BEM-094": { status: 400, meaning: "Callback URL not allowed" },
+  "BEM-095": { status: 422, meaning: "Webhook payload lacks the configured thread or text field" },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+export type ErrorCode = keyof typeof catalog;
+
+/** An error with a public code and message; `internal` is for logs only. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly internal?: string;
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, message?: string, opts: { internal?: string; headers?: Record<string, string> } = {}) {
+    super(message ?? catalog[code].meaning);
+    this.name = "AppError";
+    this.code = code;
+    this.status = catalog[code].status;
+    this.internal = opts.internal;
+    this.headers = opts.headers;
+  }
+
+  toJSON(): ErrorBody {
+    return { error: { code: this.code, message: this.message } };
+  }
+}
+
+export type ErrorBody = { error: { code: ErrorCode; message: string } };
+
+export function fail(code: ErrorCode, message?: string, opts?: { internal?: string; headers?: Record<string, string> }): never {
+  throw new AppError(code, message, opts);
+}
+
+export function isAppError(e: unknown): e is AppError {
+  return e instanceof AppError || (typeof e === "object" && e !== null && (e as { name?: unknown }).name === "AppError" && typeof (e as { code?: unknown }).code === "string" && (e as { code: string }).code in catalog);
+}

@@ -1,0 +1,30 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { AppError, catalog, isAppError } from "../errors";
+import type { AppEnv } from "./app-env";
+
+/** One place that turns any thrown value into the public error shape. */
+export function toErrorResponse(err: unknown, c: Context<AppEnv>): Response {
+  let appErr: AppError;
+  if (isAppError(err)) {
+    appErr = err;
+  } else if (err instanceof HTTPException) {
+    const status = err.status;
+    appErr =
+      status === 413 ? new AppError("BEM-013") :
+      status === 404 ? new AppError("BEM-002") :
+      status === 401 ? new AppError("BEM-020") :
+      new AppError("BEM-011", "Bad request");
+  } else {
+    appErr = new AppError("BEM-001", undefined, { internal: err instanceof Error ? err.stack ?? err.message : String(err) });
+  }
+  if (appErr.status >= 500 && appErr.code === "BEM-001") {
+    // Internal details go to logs only, tagged by request id.
+    console.error(JSON.stringify({ level: "error", requestId: c.get("requestId"), code: appErr.code, internal: appErr.internal }));
+  }
+  const res = c.json(appErr.toJSON(), appErr.status as 400);
+  for (const [k, v] of Object.entries(appErr.headers ?? {})) res.headers.set(k, v);
+  return res;
+}
+
+export const errorStatus = (code: keyof typeof catalog) => catalog[code].status;

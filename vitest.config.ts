@@ -1,0 +1,29 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig(async () => ({
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: {
+          TEST_MIGRATIONS: await readD1Migrations("migrations"),
+          OPERATOR_KEY: "test-operator-key",
+          EDGEWEAVE_OFFLINE: "1",
+          ALLOW_PRIVATE_CALLBACKS: "1",
+          OPENAI_API_KEY: "sk-test-openai",
+          ANTHROPIC_API_KEY: "sk-ant-test",
+          GROQ_API_KEY: "gsk-test",
+          NVIDIA_API_KEY: "nvapi-test",
+        },
+        d1Databases: { DB: "edgeweave-test", SCHEMA_CHECK_DB: "edgeweave-schema-check" },
+      },
+    }),
+  ],
+  test: {
+    include: ["test/**/*.test.ts"],
+    setupFiles: ["./test/setup.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+}));
