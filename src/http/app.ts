@@ -3,6 +3,7 @@ import { AppError } from "../errors";
 import type { AppEnv } from "./app-env";
 import { toErrorResponse } from "./errors";
 import { validationHook } from "./validation";
+import { authenticate } from "./auth";
 import { threadRoutes } from "./threads";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
@@ -16,6 +17,7 @@ export function createApp() {
 
   app.get("/health", (c) => c.json({ ok: true }));
 
+  app.use("/v1/*", authenticate);
   app.route("/", threadRoutes);
 
   app.doc31("/openapi.json", {

@@ -1,0 +1,17 @@
+import type { Message, MessageInput } from "../thread/message";
+import { messageText } from "../thread/message";
+
+/** Counts tokens of a message. Pluggable; the default is ~4 characters per token. */
+export type TokenEstimator = (message: Pick<Message | MessageInput, "role" | "content" | "tool_calls" | "name">) => number;
+
+const PER_MESSAGE_OVERHEAD = 4; // role + framing, as chat formats add per message
+const PER_NON_TEXT_PART = 85; // images/audio cost a flat amount (low-detail image in OpenAI's pricing)
+
+export const estimateTokens: TokenEstimator = (m) => {
+  let chars = messageText(m.content).length + (m.name?.length ?? 0);
+  for (const call of m.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length;
+  const nonText = Array.isArray(m.content) ? m.content.filter((p) => p.type !== "text").length : 0;
+  return PER_MESSAGE_OVERHEAD + Math.ceil(chars / 4) + nonText * PER_NON_TEXT_PART;
+};
+
+export const estimateTextTokens = (text: string): number => Math.ceil(text.length / 4);
