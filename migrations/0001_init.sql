@@ -50,6 +50,7 @@ CREATE TABLE threads (
   updated_at  INTEGER NOT NULL,
   PRIMARY KEY (tenant_id, thread_id)
 );
+CREATE INDEX threads_by_update ON threads (tenant_id, updated_at, thread_id);
 
 CREATE TABLE usage (
   tenant_id         TEXT NOT NULL,

@@ -21,11 +21,11 @@ export const catalog = {
   "BEM-030": { status: 400, meaning: "Invalid thread id" },
   "BEM-031": { status: 404, meaning: "Message id not found in the thread" },
   "BEM-032": { status: 404, meaning: "Checkpoint not found in the thread" },
-  "BEM-033": { status: 413, meaning: "Message larger than the configured limit" },
+  "BEM-033": { status: 413, meaning: "Message or channel value larger than the configured limit" },
   "BEM-034": { status: 413, meaning: "Thread holds the maximum number of messages" },
   "BEM-035": { status: 400, meaning: "Invalid state update operation" },
   "BEM-036": { status: 404, meaning: "Thread not found" },
-  "BEM-037": { status: 400, meaning: "Channel not declared or reducer mismatch" },
+  "BEM-037": { status: 400, meaning: "Channel already declared with a different reducer" },
 
   "BEM-041": { status: 422, meaning: "No model satisfies the request and no default model is set" },
   "BEM-042": { status: 500, meaning: "Duplicate model or strategy name" },
@@ -35,7 +35,7 @@ export const catalog = {
   "BEM-046": { status: 400, meaning: "model_override breaks a hard requirement of the request" },
   "BEM-047": { status: 404, meaning: "Unknown agent" },
   "BEM-048": { status: 500, meaning: "Model file contains a literal API key" },
-  "BEM-049": { status: 400, meaning: "Unknown model name" },
+  "BEM-049": { status: 404, meaning: "Unknown model name" },
 
   "BEM-050": { status: 409, meaning: "Tenant already exists" },
   "BEM-051": { status: 404, meaning: "Tenant not found" },
@@ -45,6 +45,7 @@ export const catalog = {
   "BEM-061": { status: 404, meaning: "Fact not found" },
   "BEM-062": { status: 413, meaning: "Fact text too large" },
   "BEM-063": { status: 400, meaning: "Invalid fact kind" },
+  "BEM-064": { status: 400, meaning: "Fact text is empty" },
 
   "BEM-070": { status: 503, meaning: "Provider API key secret is not set" },
   "BEM-071": { status: 502, meaning: "Upstream provider error" },
@@ -54,6 +55,8 @@ export const catalog = {
   "BEM-075": { status: 502, meaning: "Every routed candidate failed" },
   "BEM-076": { status: 429, meaning: "Upstream provider rate limited every candidate" },
   "BEM-077": { status: 403, meaning: "Offline model is disabled in this deployment" },
+  "BEM-078": { status: 429, meaning: "Upstream provider rate limited the request" },
+  "BEM-079": { status: 422, meaning: "The model's provider cannot take part of this request (e.g. audio, or an image URL it cannot fetch)" },
 
   "BEM-080": { status: 400, meaning: "Tool call failed or named an unknown tool" },
   "BEM-081": { status: 422, meaning: "remaining_steps exhausted before the run finished" },

@@ -5,6 +5,13 @@ import { toErrorResponse } from "./errors";
 import { validationHook } from "./validation";
 import { authenticate } from "./auth";
 import { threadRoutes } from "./threads";
+import { adminRoutes } from "./admin";
+import { memoryRoutes } from "./memory";
+import { modelRoutes } from "./models";
+import { routeRoutes } from "./route";
+import { chatRoutes } from "./chat";
+import { invokeRoutes } from "./invoke";
+import { usageRoutes } from "./usage";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
 export function createApp() {
@@ -19,6 +26,13 @@ export function createApp() {
 
   app.use("/v1/*", authenticate);
   app.route("/", threadRoutes);
+  app.route("/", adminRoutes);
+  app.route("/", memoryRoutes);
+  app.route("/", modelRoutes);
+  app.route("/", routeRoutes);
+  app.route("/", chatRoutes);
+  app.route("/", invokeRoutes);
+  app.route("/", usageRoutes);
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",

@@ -1,8 +1,16 @@
-import type { Message, MessageInput } from "../thread/message";
+import type { Content } from "../thread/message";
 import { messageText } from "../thread/message";
 
+/** What an estimate reads of a message (stored, input or provider-bound). */
+export type Estimable = {
+  role: string;
+  content?: Content | null;
+  name?: string;
+  tool_calls?: readonly { function: { name: string; arguments: string } }[];
+};
+
 /** Counts tokens of a message. Pluggable; the default is ~4 characters per token. */
-export type TokenEstimator = (message: Pick<Message | MessageInput, "role" | "content" | "tool_calls" | "name">) => number;
+export type TokenEstimator = (message: Estimable) => number;
 
 const PER_MESSAGE_OVERHEAD = 4; // role + framing, as chat formats add per message
 const PER_NON_TEXT_PART = 85; // images/audio cost a flat amount (low-detail image in OpenAI's pricing)

@@ -6,24 +6,127 @@ export type Provider = z.infer<typeof Provider>;
 export const Modality = z.enum(["text", "image", "audio", "video"]);
 export type Modality = z.infer<typeof Modality>;
 
-export const ProviderConfig = z
-  .looseObject({
-    base_url: z.url().optional(),
-    api_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, "must be the NAME of a secret, e.g. OPENAI_API_KEY").optional(),
-    model: z.string().optional(),
-    timeout_ms: z.number().int().positive().optional(),
-  });
-export type ProviderConfig = z.infer<typeof ProviderConfig>;
+/** Each provider's public API; `custom` has none and must name its own. */
+export const DEFAULT_BASE_URL: Record<Provider, string | null> = {
+  openai: "https://api.openai.com/v1",
+  anthropic: "https://api.anthropic.com/v1",
+  groq: "https://api.groq.com/openai/v1",
+  nvidia: "https://integrate.api.nvidia.com/v1",
+  ollama: "http://localhost:11434",
+  custom: null,
+};
 
-/** One entry of models.yaml `models:`. Unknown keys are ignored (stripped). */
-export const ModelConfig = z.object({
-  name: z.string().min(1).max(128),
+/** The secret each provider's key is read from unless provider_config.api_key_env names another. */
+export const DEFAULT_KEY_ENV: Record<Provider, string | null> = {
+  openai: "OPENAI_API_KEY",
+  anthropic: "ANTHROPIC_API_KEY",
+  groq: "GROQ_API_KEY",
+  nvidia: "NVIDIA_API_KEY",
+  ollama: null,
+  custom: null,
+};
+
+/** Names travel in URL paths (/v1/models/:name) and headers, so: no slashes, no spaces, ASCII. */
+export const ModelName = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, "letters, digits and . _ : - only (put the upstream id in provider_config.model)");
+
+export const Capability = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits and . _ - only");
+
+export const ProviderConfig = z.looseObject({
+  base_url: z.url({ protocol: /^https?$/ }).optional(),
+  api_key_env: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/, "must be the NAME of a secret, e.g. OPENAI_API_KEY")
+    .max(128)
+    .optional(),
+  model: z.string().min(1).max(256).optional(),
+  timeout_ms: z.number().int().positive().max(600_000).optional(),
+});
+export type ProviderConfigInput = z.input<typeof ProviderConfig>;
+
+/** The fields of one models.yaml `models:` entry as written. Unknown keys are ignored (stripped). */
+export const ModelConfigFields = z.object({
+  name: ModelName,
   provider: Provider,
   modalities: z.array(Modality).min(1).default(["text"]),
-  capabilities: z.array(z.string()).default([]),
+  capabilities: z.array(Capability).default([]),
   cost_per_1k_tokens: z.number().finite().min(0).default(0),
   max_tokens: z.number().int().positive().default(4096),
   provider_config: ProviderConfig.default({}),
   extra: z.record(z.string(), z.unknown()).default({}),
 });
+
+/**
+ * One model, validated. After parsing, `provider_config.base_url` is always set
+ * (the provider's public API unless given; `custom` must give one), and
+ * `api_key_env` defaults to the provider's usual secret (none for ollama/custom).
+ */
+export const ModelConfig = ModelConfigFields.superRefine((m, ctx) => {
+  if (m.provider === "custom" && m.provider_config.base_url === undefined) {
+    ctx.addIssue({ code: "custom", path: ["provider_config", "base_url"], message: "required for provider custom" });
+  }
+}).transform((m) => {
+  const keyEnv = m.provider_config.api_key_env ?? DEFAULT_KEY_ENV[m.provider] ?? undefined;
+  return {
+    ...m,
+    provider_config: {
+      ...m.provider_config,
+      base_url: m.provider_config.base_url ?? DEFAULT_BASE_URL[m.provider] ?? "",
+      ...(keyEnv !== undefined ? { api_key_env: keyEnv } : {}),
+    },
+  };
+});
 export type ModelConfig = z.infer<typeof ModelConfig>;
+export type ModelConfigInput = z.input<typeof ModelConfig>;
+
+/** Offline models (the in-process echo responder) only route when the deployment allows it. */
+export const isOfflineModel = (m: ModelConfig): boolean => m.extra["offline"] === true;
+
+/** `extra.auto_route: false`: only used when named explicitly (e.g. a local Ollama a deployed worker cannot reach). */
+export const isAutoRoutable = (m: ModelConfig): boolean => m.extra["auto_route"] !== false;
+
+/** "organization:acme", "session", "docset:d1"; the memory layer resolves and checks grants. */
+export const ScopeString = z
+  .string()
+  .max(200)
+  .regex(/^[a-z][a-z0-9_-]*(:[A-Za-z0-9._@*-]+)?$/, 'a scope like "session" or "organization:acme"');
+
+/** Middleware settings stay loose here; the middleware layer validates each by name. */
+export const MiddlewareSetting = z.looseObject({ name: z.string().min(1).max(64) });
+export type MiddlewareSetting = z.infer<typeof MiddlewareSetting>;
+
+/** One models.yaml `agents:` entry. */
+export const AgentConfig = z.object({
+  name: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits and . _ - only"),
+  description: z.string().max(2000).optional(),
+  /** Routing hints: tags that some model lists as a capability narrow the choice softly. */
+  tags: z.array(Capability).default([]),
+  system_prompt: z.string().max(100_000).optional(),
+  memory_scopes: z.array(ScopeString).default([]),
+  middleware: z.array(MiddlewareSetting).default([]),
+  tools: z.array(z.string().min(1).max(64)).default([]),
+  context_schema: z.record(z.string(), z.unknown()).optional(),
+  /** Preferred model: used when the request names none and it can serve the request. */
+  model: ModelName.optional(),
+});
+export type AgentConfig = z.infer<typeof AgentConfig>;
+export type AgentConfigInput = z.input<typeof AgentConfig>;
+
+/** The whole models.yaml. */
+export const ModelsFile = z.object({
+  models: z.array(ModelConfig).min(1),
+  default_model: ModelName.nullish().transform((v) => v ?? null),
+  agents: z.array(AgentConfig).default([]),
+});
+export type ModelsFile = z.infer<typeof ModelsFile>;

@@ -1,4 +1,354 @@
 import { DurableObject } from "cloudflare:workers";
+import { AppError, isAppError } from "../errors";
+import { estimateTokens } from "../memory/tokens";
+import { IdGenerator } from "./ids";
+import { Message } from "./message";
+import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplayState } from "./reducers";
+import { migrate } from "./sql-schema";
+import {
+  Reducer,
+  StateUpdate,
+  UpdateSource,
+  Write,
+  type Checkpoint,
+  type History,
+  type HistoryEntry,
+  type HistoryOptions,
+  type LoadRecentOptions,
+  type LoadRecentResult,
+  type ParsedMessageInput,
+  type ParsedUpdate,
+  type RpcResult,
+  type Source,
+  type ThreadState,
+} from "./types";
 
-/** One conversation thread: messages, channels and checkpoints in SQLite. (stub) */
-export class ThreadDO extends DurableObject<Env> {}
+/** SQLite refuses values over 2 MB; a configured limit above this is clamped. */
+const ROW_CEILING = 1_900_000;
+const utf8 = new TextEncoder();
+
+type Head = { id: string; step: number; count: number; clock: string };
+
+/**
+ * One conversation thread: messages, channels and checkpoints in SQLite.
+ * Every public method returns RpcResult (errors as codes, since RPC drops
+ * custom error fields); use ThreadClient rather than the stub directly.
+ */
+export class ThreadDO extends DurableObject<Env> {
+  private readonly ids = new IdGenerator();
+  private head: Head | null = null;
+  private ready = false;
+  /** Rows the last loadRecent read from SQLite (for tests and benchmarks: proves O(returned)). */
+  lastScanRows = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    void ctx.blockConcurrencyWhile(async () => this.open());
+  }
+
+  // ---- RPC surface -------------------------------------------------------
+
+  /** State at the head, or at any checkpoint of any branch. */
+  getState(checkpointId?: string | null): RpcResult<ThreadState> {
+    return this.run(() => {
+      if (!checkpointId || checkpointId === this.head?.id) return this.liveState();
+      const cp = this.checkpointRow(checkpointId);
+      return toThreadState(cp.id, cp.step, this.replay(cp.id));
+    });
+  }
+
+  /** Checkpoints of every branch, newest first; `before` is the previous page's `next_before`. */
+  getHistory(opts: HistoryOptions = {}): RpcResult<History> {
+    return this.run(() => {
+      const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 20), 1), 100);
+      const rows = this.sql
+        .exec<CheckpointRow>(
+          `SELECT id, parent_id, step, source, created_at FROM checkpoints WHERE id < ? ORDER BY id DESC LIMIT ?`,
+          opts.before ?? "~",
+          limit + 1,
+        )
+        .toArray();
+      const page = rows.slice(0, limit);
+      const checkpoints: HistoryEntry[] = page.map((r) => ({ ...toCheckpoint(r, this.writesOf(r.id)), is_head: r.id === this.head?.id }));
+      return { checkpoints, next_before: rows.length > limit ? (page[page.length - 1]?.id ?? null) : null };
+    });
+  }
+
+  /** Applies the ops atomically and writes one checkpoint holding their delta. */
+  update(input: StateUpdate, source: Source): RpcResult<Checkpoint> {
+    return this.run(() => {
+      const parsed = StateUpdate.safeParse(input);
+      if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues));
+      const src = UpdateSource.safeParse(source);
+      if (!src.success) throw new AppError("BEM-035", "Source must be input, loop or update");
+      return this.ctx.storage.transactionSync(() => this.applyOps(parsed.data.ops, src.data));
+    });
+  }
+
+  /** The newest messages whose token estimates fit the budget; reads only what it returns. */
+  loadRecent(maxTokens: number, opts: LoadRecentOptions = {}): RpcResult<LoadRecentResult> {
+    return this.run(() => {
+      const maxMessages = opts.maxMessages ?? Number.MAX_SAFE_INTEGER;
+      const picked: Message[] = [];
+      let tokens = 0;
+      let truncated = false;
+      // The cursor steps lazily: rows past the first one that does not fit are never read.
+      const rows = this.sql.exec<{ json: string; tokens: number }>(`SELECT json, tokens FROM messages ORDER BY seq DESC`);
+      for (const row of rows) {
+        if (tokens + row.tokens > maxTokens || picked.length >= maxMessages) {
+          truncated = true;
+          break;
+        }
+        tokens += row.tokens;
+        picked.push(JSON.parse(row.json) as Message);
+      }
+      this.lastScanRows = rows.rowsRead;
+      return { messages: picked.reverse(), tokens, truncated };
+    });
+  }
+
+  /** Continues from an old checkpoint: a new head whose parent is that checkpoint. The old branch stays in history. */
+  fork(checkpointId: string): RpcResult<Checkpoint> {
+    return this.run(() => {
+      const target = this.checkpointRow(checkpointId);
+      const state = this.replay(target.id);
+      return this.ctx.storage.transactionSync(() => {
+        // Rebuilding the live tables costs O(state at the target); forks are rare.
+        this.sql.exec(`DELETE FROM messages`);
+        this.sql.exec(`DELETE FROM channels`);
+        for (const m of state.messages.values()) this.insertMessage(m, encodeMessage(m));
+        for (const [name, ch] of state.channels) {
+          this.sql.exec(`INSERT INTO channels (name, reducer, value) VALUES (?, ?, ?)`, name, ch.reducer, JSON.stringify(ch.value));
+        }
+        return this.commitCheckpoint({ id: target.id, step: target.step }, "fork", [], state.messages.size);
+      });
+    });
+  }
+
+  /** Deletes the whole thread (messages, channels, checkpoints). */
+  async destroy(): Promise<RpcResult<null>> {
+    await this.ctx.storage.deleteAll();
+    this.ready = false;
+    this.head = null;
+    return { ok: true, value: null };
+  }
+
+  // ---- internals ---------------------------------------------------------
+
+  private get sql(): SqlStorage {
+    return this.ctx.storage.sql;
+  }
+
+  private open(): void {
+    migrate(this.ctx.storage);
+    const raw = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'head'`).toArray()[0]?.value;
+    this.head = raw ? (JSON.parse(raw) as Head) : null;
+    this.ids.restore(this.head?.clock);
+    this.ready = true;
+  }
+
+  private run<T>(fn: () => T): RpcResult<T> {
+    try {
+      if (!this.ready) this.open();
+      return { ok: true, value: fn() };
+    } catch (e) {
+      if (isAppError(e)) return { ok: false, error: { code: e.code, message: e.message } };
+      throw e;
+    }
+  }
+
+  private get limits() {
+    const bytes = Number(this.env.MAX_MESSAGE_BYTES) || 1_048_576;
+    return {
+      messageBytes: Math.min(bytes, ROW_CEILING),
+      threadMessages: Number(this.env.MAX_THREAD_MESSAGES) || 200_000,
+    };
+  }
+
+  /** Runs inside transactionSync: any throw rolls every op back. */
+  private applyOps(ops: ParsedUpdate["ops"], source: Source): Checkpoint {
+    const limits = this.limits;
+    let count = this.head?.count ?? 0;
+    const writes: Write[] = [];
+    const now = Date.now();
+
+    const put = (input: ParsedMessageInput, mustExist: boolean) => {
+      const existing = input.id
+        ? this.sql.exec<{ created_at: number }>(`SELECT created_at FROM messages WHERE id = ?`, input.id).toArray()[0]
+        : undefined;
+      if (mustExist && !existing) throw new AppError("BEM-031", `No message with id '${input.id}' in this thread`);
+      const message = Message.parse({ ...input, id: input.id ?? this.ids.next(now), created_at: existing?.created_at ?? now });
+      const json = encodeMessage(message);
+      if (json.bytes > limits.messageBytes) {
+        throw new AppError("BEM-033", `Message is ${json.bytes} bytes; the limit is ${limits.messageBytes}`);
+      }
+      if (existing) {
+        this.sql.exec(
+          `UPDATE messages SET role = ?, json = ?, tokens = ?, bytes = ? WHERE id = ?`,
+          message.role, json.text, json.tokens, json.bytes, message.id,
+        );
+      } else {
+        this.insertMessage(message, json);
+        count++;
+      }
+      writes.push({ op: "put", message });
+    };
+
+    for (const op of ops) {
+      switch (op.op) {
+        case "append":
+          for (const m of op.messages) put(m, false);
+          break;
+        case "replace":
+          put(op.message, true);
+          break;
+        case "remove": {
+          const found = this.sql.exec(`SELECT 1 FROM messages WHERE id = ?`, op.id).toArray().length > 0;
+          if (!found) throw new AppError("BEM-031", `No message with id '${op.id}' in this thread`);
+          this.sql.exec(`DELETE FROM messages WHERE id = ?`, op.id);
+          count--;
+          writes.push({ op: "remove", id: op.id });
+          break;
+        }
+        case "remove_all":
+          this.sql.exec(`DELETE FROM messages`);
+          count = 0;
+          writes.push({ op: "remove_all" });
+          break;
+        case "set": {
+          const row = this.sql.exec<{ reducer: string; value: string }>(`SELECT reducer, value FROM channels WHERE name = ?`, op.channel).toArray()[0];
+          const declared = row ? Reducer.parse(row.reducer) : undefined;
+          if (declared && op.reducer && op.reducer !== declared) {
+            throw new AppError("BEM-037", `Channel '${op.channel}' is declared ${declared}, not ${op.reducer}`);
+          }
+          const reducer = declared ?? op.reducer ?? "last_value";
+          checkReducerValue(op.channel, reducer, op.value);
+          const writeJson = JSON.stringify(op.value);
+          const next = JSON.stringify(reduce(reducer, row ? JSON.parse(row.value) : undefined, op.value));
+          const bytes = Math.max(utf8.encode(next).length, utf8.encode(writeJson).length);
+          if (bytes > limits.messageBytes) {
+            throw new AppError("BEM-033", `Channel '${op.channel}' would hold ${bytes} bytes; the limit is ${limits.messageBytes}`);
+          }
+          this.sql.exec(
+            `INSERT INTO channels (name, reducer, value) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value`,
+            op.channel, reducer, next,
+          );
+          writes.push({ op: "set", channel: op.channel, reducer, value: JSON.parse(writeJson) as unknown });
+          break;
+        }
+      }
+    }
+    if (count > limits.threadMessages) {
+      throw new AppError("BEM-034", `A thread holds at most ${limits.threadMessages} messages`);
+    }
+    return this.commitCheckpoint(this.head, source, writes, count);
+  }
+
+  private insertMessage(m: Message, json: EncodedMessage): void {
+    this.sql.exec(
+      `INSERT INTO messages (id, role, json, tokens, bytes, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      m.id, m.role, json.text, json.tokens, json.bytes, m.created_at,
+    );
+  }
+
+  /** Writes the checkpoint row, its writes and the head pointer (inside the caller's transaction). */
+  private commitCheckpoint(parent: { id: string; step: number } | null, source: Source, writes: Write[], count: number): Checkpoint {
+    const cp: Checkpoint = {
+      id: this.ids.next(),
+      parent_id: parent?.id ?? null,
+      step: (parent?.step ?? 0) + 1,
+      source,
+      created_at: Date.now(),
+      writes,
+    };
+    this.sql.exec(
+      `INSERT INTO checkpoints (id, parent_id, step, source, created_at) VALUES (?, ?, ?, ?, ?)`,
+      cp.id, cp.parent_id, cp.step, cp.source, cp.created_at,
+    );
+    writes.forEach((w, i) => this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, JSON.stringify(w)));
+    const head: Head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
+    this.sql.exec(
+      `INSERT INTO meta (key, value) VALUES ('head', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+      JSON.stringify(head),
+    );
+    // Only now, inside the transaction's success path, does memory follow storage.
+    this.head = head;
+    return cp;
+  }
+
+  private checkpointRow(id: string): CheckpointRow {
+    const row = this.sql
+      .exec<CheckpointRow>(`SELECT id, parent_id, step, source, created_at FROM checkpoints WHERE id = ?`, id)
+      .toArray()[0];
+    if (!row) throw new AppError("BEM-032", `No checkpoint '${id}' in this thread`);
+    return row;
+  }
+
+  private writesOf(checkpointId: string): Write[] {
+    return this.sql
+      .exec<{ json: string }>(`SELECT json FROM writes WHERE checkpoint_id = ? ORDER BY idx`, checkpointId)
+      .toArray()
+      .map((r) => JSON.parse(r.json) as Write);
+  }
+
+  /** State at a checkpoint: the writes of its parent chain, root first. */
+  replay(checkpointId: string): ReplayState {
+    const state = emptyReplayState();
+    const rows = this.sql.exec<{ json: string }>(
+      `WITH RECURSIVE chain(id, parent_id, depth) AS (
+         SELECT id, parent_id, 0 FROM checkpoints WHERE id = ?
+         UNION ALL
+         SELECT c.id, c.parent_id, chain.depth + 1 FROM checkpoints c JOIN chain ON c.id = chain.parent_id
+       )
+       SELECT w.json FROM chain JOIN writes w ON w.checkpoint_id = chain.id ORDER BY chain.depth DESC, w.idx ASC`,
+      checkpointId,
+    );
+    for (const row of rows) applyWrite(state, JSON.parse(row.json) as Write);
+    return state;
+  }
+
+  private liveState(): ThreadState {
+    const state = emptyReplayState();
+    for (const r of this.sql.exec<{ json: string }>(`SELECT json FROM messages ORDER BY seq`)) {
+      const m = JSON.parse(r.json) as Message;
+      state.messages.set(m.id, m);
+    }
+    for (const r of this.sql.exec<{ name: string; reducer: string; value: string }>(`SELECT name, reducer, value FROM channels`)) {
+      state.channels.set(r.name, { reducer: Reducer.parse(r.reducer), value: JSON.parse(r.value) as unknown });
+    }
+    return toThreadState(this.head?.id ?? null, this.head?.step ?? 0, state);
+  }
+}
+
+type CheckpointRow = { id: string; parent_id: string | null; step: number; source: string; created_at: number };
+type EncodedMessage = { text: string; bytes: number; tokens: number };
+
+function encodeMessage(m: Message): EncodedMessage {
+  const text = JSON.stringify(m);
+  return { text, bytes: utf8.encode(text).length, tokens: estimateTokens(m) };
+}
+
+function toCheckpoint(r: CheckpointRow, writes: Write[]): Checkpoint {
+  return { id: r.id, parent_id: r.parent_id, step: r.step, source: r.source as Source, created_at: r.created_at, writes };
+}
+
+/** Same shape whether built from the live tables or from replayed checkpoints (channels sorted by name). */
+export function toThreadState(checkpointId: string | null, step: number, s: ReplayState): ThreadState {
+  const names = [...s.channels.keys()].sort();
+  const channels: ThreadState["channels"] = { messages: [...s.messages.values()] };
+  const reducers: ThreadState["reducers"] = {};
+  for (const name of names) {
+    const ch = s.channels.get(name);
+    if (!ch) continue;
+    channels[name] = ch.value;
+    reducers[name] = ch.reducer;
+  }
+  return { checkpoint_id: checkpointId, step, channels, reducers };
+}
+
+function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
+  return issues
+    .slice(0, 5)
+    .map((i) => `${i.path.map(String).join(".") || "(update)"}: ${i.message}`)
+    .join("; ");
+}

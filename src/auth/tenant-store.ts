@@ -1,0 +1,141 @@
+import { z } from "@hono/zod-openapi";
+import { AppError } from "../errors";
+import { hashKey, looksLikeApiKey, newApiKey, newKeyId } from "./keys";
+import type { Principal } from "./principal";
+
+/**
+ * Tenant ids: like thread ids but without ':' — the thread object name is
+ * `tenant:thread`, so a colon in a tenant id could collide with another tenant's thread.
+ */
+export const TenantId = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,64}$/, "1-64 characters of A-Z a-z 0-9 . _ -")
+  .openapi({ example: "acme" });
+
+export const KeyRole = z.enum(["admin", "member"]);
+export type KeyRole = z.infer<typeof KeyRole>;
+
+export const Tenant = z
+  .object({ id: z.string(), name: z.string().nullable(), created_at: z.number().int() })
+  .openapi("Tenant");
+export type Tenant = z.infer<typeof Tenant>;
+
+/** A key as listed: never the key or its hash. */
+export const ApiKeyInfo = z
+  .object({
+    id: z.string(),
+    tenant: z.string(),
+    role: KeyRole,
+    scopes: z.array(z.string()),
+    name: z.string().nullable(),
+    created_at: z.number().int(),
+    revoked_at: z.number().int().nullable(),
+  })
+  .openapi("ApiKey");
+export type ApiKeyInfo = z.infer<typeof ApiKeyInfo>;
+
+type KeyRow = { id: string; tenant_id: string; role: string; scopes: string; name: string | null; created_at: number; revoked_at: number | null };
+
+const Scopes = z.array(z.string());
+function scopesOf(json: string): string[] {
+  // A malformed stored value grants nothing rather than failing the request.
+  const parsed = Scopes.safeParse(safeJson(json));
+  return parsed.success ? parsed.data : [];
+}
+function safeJson(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return null;
+  }
+}
+
+const toInfo = (r: KeyRow): ApiKeyInfo => ({
+  id: r.id,
+  tenant: r.tenant_id,
+  role: KeyRole.parse(r.role),
+  scopes: scopesOf(r.scopes),
+  name: r.name,
+  created_at: r.created_at,
+  revoked_at: r.revoked_at,
+});
+
+const KEY_COLUMNS = "id, tenant_id, role, scopes, name, created_at, revoked_at";
+
+export async function createTenant(db: D1Database, input: { id: string; name?: string | null }): Promise<Tenant> {
+  const tenant: Tenant = { id: input.id, name: input.name ?? null, created_at: Date.now() };
+  const res = await db
+    .prepare("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING")
+    .bind(tenant.id, tenant.name, tenant.created_at)
+    .run();
+  if (res.meta.changes !== 1) throw new AppError("BEM-050", `Tenant '${input.id}' already exists`);
+  return tenant;
+}
+
+export async function listTenants(db: D1Database, opts: { limit: number; after?: string }): Promise<Tenant[]> {
+  const { results } = await db
+    .prepare("SELECT id, name, created_at FROM tenants WHERE id > ? ORDER BY id LIMIT ?")
+    .bind(opts.after ?? "", opts.limit)
+    .all<Tenant>();
+  return results;
+}
+
+export async function requireTenant(db: D1Database, id: string): Promise<void> {
+  const row = await db.prepare("SELECT 1 AS ok FROM tenants WHERE id = ?").bind(id).first();
+  if (!row) throw new AppError("BEM-051", `Tenant '${id}' not found`);
+}
+
+/** Creates a key; the returned `key` is the only time it exists in clear. */
+export async function createKey(
+  db: D1Database,
+  tenant: string,
+  input: { role: KeyRole; scopes: string[]; name?: string | null },
+): Promise<{ info: ApiKeyInfo; key: string }> {
+  await requireTenant(db, tenant);
+  const key = newApiKey();
+  // Admins always hold the whole tenant; the stored list says so explicitly.
+  const scopes = input.role === "admin" ? ["*"] : [...new Set(input.scopes)];
+  const info: ApiKeyInfo = { id: newKeyId(), tenant, role: input.role, scopes, name: input.name ?? null, created_at: Date.now(), revoked_at: null };
+  await db
+    .prepare("INSERT INTO api_keys (id, tenant_id, key_hash, role, scopes, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    .bind(info.id, tenant, await hashKey(key), info.role, JSON.stringify(scopes), info.name, info.created_at)
+    .run();
+  return { info, key };
+}
+
+export async function listKeys(db: D1Database, tenant: string): Promise<ApiKeyInfo[]> {
+  await requireTenant(db, tenant);
+  const { results } = await db
+    .prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant_id = ? ORDER BY created_at, id`)
+    .bind(tenant)
+    .all<KeyRow>();
+  return results.map(toInfo);
+}
+
+/** Revokes a key of this tenant (idempotent: revoking twice keeps the first time). */
+export async function revokeKey(db: D1Database, tenant: string, id: string): Promise<ApiKeyInfo> {
+  const row = await db
+    .prepare(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE tenant_id = ? AND id = ? RETURNING ${KEY_COLUMNS}`)
+    .bind(Date.now(), tenant, id)
+    .first<KeyRow>();
+  if (!row) throw new AppError("BEM-052", "API key not found in this tenant");
+  return toInfo(row);
+}
+
+/** The principal of a live tenant key, or null for unknown and revoked keys. */
+export async function principalForKey(db: D1Database, key: string): Promise<Principal | null> {
+  if (!looksLikeApiKey(key)) return null;
+  const row = await db
+    .prepare("SELECT id, tenant_id, role, scopes FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL")
+    .bind(await hashKey(key))
+    .first<Pick<KeyRow, "id" | "tenant_id" | "role" | "scopes">>();
+  if (!row) return null;
+  const role = KeyRole.parse(row.role);
+  return {
+    kind: "tenant",
+    tenant: row.tenant_id,
+    role,
+    keyId: row.id,
+    grants: role === "admin" ? ["*"] : scopesOf(row.scopes),
+  };
+}

@@ -1,0 +1,118 @@
+import { z } from "@hono/zod-openapi";
+import { Content, ContentPart, ToolCall } from "../thread/message";
+
+const ThreadIdField = z.string().min(1).max(128).regex(/^[A-Za-z0-9._:-]+$/, "1-128 characters of A-Z a-z 0-9 . _ : -");
+const ScopeString = z.string().min(1).max(200);
+const ScopeObject = z.object({ name: z.string().min(1).max(32), id: z.string().min(1).max(128).optional() });
+
+/** Both the seed's `{name, id}` objects and `name:id` strings are accepted. */
+export const RequestedScopes = z.array(z.union([ScopeString, ScopeObject])).max(16);
+export type RequestedScopes = z.infer<typeof RequestedScopes>;
+
+export const ChatTool = z.object({
+  type: z.literal("function"),
+  function: z.object({
+    name: z.string().min(1).max(64),
+    description: z.string().max(8192).optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+});
+
+const ChatMessage = z.object({
+  role: z.enum(["system", "developer", "user", "assistant", "tool"]),
+  content: Content.nullable().optional(),
+  name: z.string().max(128).optional(),
+  tool_calls: z.array(ToolCall).max(128).optional(),
+  tool_call_id: z.string().max(256).optional(),
+});
+export type ChatMessage = z.infer<typeof ChatMessage>;
+
+/** OpenAI Chat Completions request, plus edgeweave's optional extensions. Unknown fields are ignored. */
+export const ChatCompletionRequest = z
+  .object({
+    model: z.string().min(1).max(128).openapi({ description: "A configured model name, or `auto` to route" }),
+    messages: z.array(ChatMessage).min(1).max(1000),
+    stream: z.boolean().optional(),
+    stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
+    tools: z.array(ChatTool).max(128).optional(),
+    tool_choice: z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) })]).optional(),
+    parallel_tool_calls: z.boolean().optional(),
+    response_format: z.record(z.string(), z.unknown()).optional(),
+    temperature: z.number().min(0).max(2).nullable().optional(),
+    top_p: z.number().min(0).max(1).nullable().optional(),
+    max_tokens: z.number().int().positive().nullable().optional(),
+    max_completion_tokens: z.number().int().positive().nullable().optional(),
+    stop: z.union([z.string(), z.array(z.string()).max(4)]).nullable().optional(),
+    n: z.literal(1).nullable().optional(),
+    user: z.string().max(256).optional(),
+    // edgeweave extensions
+    thread_id: ThreadIdField.optional().openapi({ description: "Makes the call stateful: the server keeps the history; send only new messages" }),
+    agent: z.string().max(64).optional(),
+    memory_scopes: RequestedScopes.optional(),
+    capabilities: z.array(z.string().max(64)).max(32).optional(),
+    checkpoint_id: z.string().max(64).optional().openapi({ description: "Continue from this checkpoint (time travel / fork)" }),
+    context: z.record(z.string(), z.unknown()).optional().openapi({ description: "Per-run context for the agent's dynamic prompt" }),
+  })
+  .openapi("ChatCompletionRequest");
+export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
+
+export const RoutingSummary = z
+  .object({
+    model: z.string(),
+    reason: z.string(),
+    candidates: z.array(z.string()),
+    attempts: z.array(z.object({ model: z.string(), outcome: z.string(), status: z.number().optional(), error_code: z.string().optional(), delay_ms: z.number().optional() })),
+    trace: z.array(z.unknown()).optional(),
+  })
+  .openapi("RoutingSummary");
+
+export const Usage = z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number(), cost: z.number(), estimated: z.boolean() });
+
+export const ChatCompletionResponse = z
+  .object({
+    id: z.string(),
+    object: z.literal("chat.completion"),
+    created: z.number(),
+    model: z.string(),
+    choices: z.array(
+      z.object({
+        index: z.number(),
+        message: z.object({ role: z.literal("assistant"), content: z.string().nullable(), tool_calls: z.array(ToolCall).optional(), refusal: z.null() }),
+        finish_reason: z.string(),
+        logprobs: z.null(),
+      }),
+    ),
+    usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() }),
+    edgeweave: z.object({ thread_id: z.string().nullable(), checkpoint_id: z.string().nullable(), routing: RoutingSummary, cost: z.number() }),
+  })
+  .openapi("ChatCompletionResponse");
+
+/** The seed's native request. */
+export const InvokeRequest = z
+  .object({
+    agent_name: z.string().min(1).max(64),
+    session_id: ThreadIdField,
+    content: z.array(ContentPart).min(1).max(64),
+    metadata: z
+      .object({ capabilities: z.array(z.string().max(64)).max(32).optional(), memory_scopes: RequestedScopes.optional() })
+      .optional(),
+    model_override: z.string().max(128).optional(),
+    stream: z.boolean().optional(),
+    checkpoint_id: z.string().max(64).optional(),
+    context: z.record(z.string(), z.unknown()).optional(),
+  })
+  .openapi("InvokeRequest");
+export type InvokeRequest = z.infer<typeof InvokeRequest>;
+
+export const InvokeResponse = z
+  .object({
+    session_id: z.string(),
+    checkpoint_id: z.string().nullable(),
+    message: z.object({ role: z.literal("assistant"), content: z.string().nullable(), tool_calls: z.array(ToolCall).optional() }),
+    model: z.string(),
+    routing: RoutingSummary,
+    usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number(), estimated: z.boolean() }),
+    warnings: z.array(z.string()).optional(),
+  })
+  .openapi("InvokeResponse");

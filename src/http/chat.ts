@@ -1,0 +1,159 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { isAppError } from "../errors";
+import { openTurn, runTurn } from "../pipeline/run";
+import { routingSummary, type TurnInput, type TurnResult } from "../pipeline/turn";
+import { isFailoverError } from "../providers/failover";
+import type { DeltaEvent } from "../providers/types";
+import { routeHeaders } from "../routing/route-headers";
+import type { MessageInput } from "../thread/message";
+import type { AppEnv } from "./app-env";
+import { ChatCompletionRequest, ChatCompletionResponse } from "./chat-schemas";
+import { errorResponses } from "./openapi-errors";
+import { sseResponse } from "./sse";
+import { validationHook } from "./validation";
+
+/** POST /v1/chat/completions: OpenAI-compatible, so the official clients work unchanged. */
+export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+export const RUN_ERRORS = [
+  "BEM-022", "BEM-023", "BEM-030", "BEM-032", "BEM-041", "BEM-046", "BEM-047",
+  "BEM-070", "BEM-071", "BEM-072", "BEM-073", "BEM-074", "BEM-075", "BEM-076", "BEM-077",
+] as const;
+
+const route = createRoute({
+  method: "post",
+  path: "/v1/chat/completions",
+  tags: ["chat"],
+  summary: "Chat completion (OpenAI-compatible; stateful with thread_id)",
+  request: {
+    headers: z.object({ "x-thread-id": z.string().optional().openapi({ description: "Alternative to the body's thread_id" }) }),
+    body: { content: { "application/json": { schema: ChatCompletionRequest } }, required: true },
+  },
+  responses: {
+    200: {
+      description: "A chat.completion; with stream: true, SSE chat.completion.chunk events ending in data: [DONE]",
+      content: { "application/json": { schema: ChatCompletionResponse }, "text/event-stream": { schema: z.string() } },
+    },
+    ...errorResponses(...RUN_ERRORS),
+  },
+});
+
+const completionId = () => `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+function edgeweaveSummary(r: TurnResult) {
+  return { thread_id: r.threadId, checkpoint_id: r.checkpointId, routing: routingSummary(r), cost: r.usage.cost, usage_estimated: r.usage.estimated, warnings: r.warnings };
+}
+
+/** The public body of a run that failed mid-stream (OpenAI clients read `error.message`). */
+export function streamErrorBody(e: unknown) {
+  if (isAppError(e)) return { error: { code: e.code, message: e.message, ...(isFailoverError(e) ? { attempts: e.attempts } : {}) } };
+  console.error(JSON.stringify({ level: "error", where: "stream", message: e instanceof Error ? e.message : String(e) }));
+  return { error: { code: "BEM-001", message: "Internal error" } };
+}
+
+function toolCallDeltas(ev: DeltaEvent) {
+  return ev.tool_calls?.map((t) => ({
+    index: t.index,
+    ...(t.id ? { id: t.id, type: "function" } : {}),
+    function: { ...(t.name ? { name: t.name } : {}), arguments: t.arguments ?? "" },
+  }));
+}
+
+chatRoutes.openapi(route, async (c) => {
+  const body = c.req.valid("json");
+  const input: TurnInput = {
+    principal: c.get("principal"),
+    agentName: body.agent,
+    threadId: body.thread_id ?? c.req.valid("header")["x-thread-id"],
+    messages: body.messages.map((m): MessageInput => ({
+      role: m.role === "developer" ? "system" : m.role,
+      content: m.content ?? null,
+      ...(m.name !== undefined ? { name: m.name } : {}),
+      ...(m.tool_calls !== undefined ? { tool_calls: m.tool_calls } : {}),
+      ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
+    })),
+    model: body.model,
+    capabilities: body.capabilities,
+    memoryScopes: body.memory_scopes,
+    checkpointId: body.checkpoint_id,
+    context: body.context,
+    params: {
+      ...(body.tools ? { tools: body.tools } : {}),
+      ...(body.tool_choice ? { tool_choice: body.tool_choice } : {}),
+      ...(body.parallel_tool_calls !== undefined ? { parallel_tool_calls: body.parallel_tool_calls } : {}),
+      ...(body.response_format ? { response_format: body.response_format } : {}),
+      ...(body.temperature != null ? { temperature: body.temperature } : {}),
+      ...(body.top_p != null ? { top_p: body.top_p } : {}),
+      ...(body.max_completion_tokens != null || body.max_tokens != null ? { max_output_tokens: (body.max_completion_tokens ?? body.max_tokens) as number } : {}),
+      ...(body.stop != null ? { stop: body.stop } : {}),
+      ...(body.user ? { user: body.user } : {}),
+    },
+  };
+  const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
+
+  if (!body.stream) {
+    const r = await runTurn(deps, input);
+    const id = completionId();
+    return c.json(
+      {
+        id,
+        object: "chat.completion" as const,
+        created: nowSeconds(),
+        model: r.model.name,
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant" as const, content: r.reply.content, ...(r.reply.tool_calls ? { tool_calls: r.reply.tool_calls } : {}), refusal: null },
+            finish_reason: r.finishReason,
+            logprobs: null,
+          },
+        ],
+        usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens },
+        edgeweave: edgeweaveSummary(r),
+      },
+      200,
+      routeHeaders({ model: r.model, reason: r.route.reason }),
+    );
+  }
+
+  // Errors up to the first upstream event are plain coded JSON errors (thrown from here).
+  const turn = await openTurn(deps, input);
+  const id = completionId();
+  const includeUsage = body.stream_options?.include_usage === true;
+  const model = turn.model.name;
+  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+    JSON.stringify({ id, object: "chat.completion.chunk", created: nowSeconds(), model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] });
+
+  return sseResponse(
+    async (out) => {
+      try {
+        await out.send(chunk({ role: "assistant", content: "" }, null));
+        for await (const ev of turn.deltas) {
+          const d: Record<string, unknown> = {};
+          if (ev.content !== undefined) d.content = ev.content;
+          const calls = toolCallDeltas(ev);
+          if (calls) d.tool_calls = calls;
+          await out.send(chunk(d, null));
+        }
+        const r = await turn.finish();
+        await out.send(chunk({}, r.finishReason));
+        if (includeUsage) {
+          await out.send(
+            JSON.stringify({
+              id, object: "chat.completion.chunk", created: nowSeconds(), model, choices: [],
+              usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens },
+              edgeweave: edgeweaveSummary(r),
+            }),
+          );
+        }
+        await out.send("[DONE]");
+      } catch (e) {
+        // Cut after output began: an error event and never [DONE]; nothing was saved.
+        await out.send(JSON.stringify(streamErrorBody(e)));
+      }
+    },
+    deps.waitUntil,
+    routeHeaders({ model: turn.model, reason: turn.route.reason }),
+  );
+});

@@ -1,0 +1,75 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { openTurn, runTurn } from "../pipeline/run";
+import { routingSummary, type TurnInput, type TurnResult } from "../pipeline/turn";
+import { routeHeaders } from "../routing/route-headers";
+import type { AppEnv } from "./app-env";
+import { RUN_ERRORS, streamErrorBody } from "./chat";
+import { InvokeRequest, InvokeResponse } from "./chat-schemas";
+import { errorResponses } from "./openapi-errors";
+import { sseResponse } from "./sse";
+import { validationHook } from "./validation";
+
+/** POST /v1/invoke: the seed's native request shape; always stateful (session_id is the thread). */
+export const invokeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+const route = createRoute({
+  method: "post",
+  path: "/v1/invoke",
+  tags: ["chat"],
+  summary: "Run an agent turn (native shape)",
+  request: { body: { content: { "application/json": { schema: InvokeRequest } }, required: true } },
+  responses: {
+    200: {
+      description: "The reply with routing and usage; with stream: true, SSE events `delta`, then `done` (the same summary) or `error`",
+      content: { "application/json": { schema: InvokeResponse }, "text/event-stream": { schema: z.string() } },
+    },
+    ...errorResponses(...RUN_ERRORS),
+  },
+});
+
+function summary(r: TurnResult) {
+  return {
+    session_id: r.threadId ?? "",
+    checkpoint_id: r.checkpointId,
+    message: { role: "assistant" as const, content: r.reply.content, ...(r.reply.tool_calls ? { tool_calls: r.reply.tool_calls } : {}) },
+    model: r.model.name,
+    routing: routingSummary(r),
+    usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, cost: r.usage.cost, estimated: r.usage.estimated },
+    ...(r.warnings.length > 0 ? { warnings: r.warnings } : {}),
+  };
+}
+
+invokeRoutes.openapi(route, async (c) => {
+  const body = c.req.valid("json");
+  const input: TurnInput = {
+    principal: c.get("principal"),
+    agentName: body.agent_name,
+    threadId: body.session_id,
+    messages: [{ role: "user", content: body.content }],
+    model: body.model_override,
+    capabilities: body.metadata?.capabilities,
+    memoryScopes: body.metadata?.memory_scopes,
+    checkpointId: body.checkpoint_id,
+    context: body.context,
+  };
+  const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
+  if (!body.stream) {
+    const r = await runTurn(deps, input);
+    return c.json(summary(r), 200, routeHeaders({ model: r.model, reason: r.route.reason }));
+  }
+  const turn = await openTurn(deps, input);
+  return sseResponse(
+    async (out) => {
+      try {
+        for await (const ev of turn.deltas) {
+          if (ev.content !== undefined) await out.send(JSON.stringify({ content: ev.content }), "delta");
+        }
+        await out.send(JSON.stringify(summary(await turn.finish())), "done");
+      } catch (e) {
+        await out.send(JSON.stringify(streamErrorBody(e)), "error");
+      }
+    },
+    deps.waitUntil,
+    routeHeaders({ model: turn.model, reason: turn.route.reason }),
+  );
+});

@@ -1,0 +1,23 @@
+import { z } from "@hono/zod-openapi";
+import { catalog, type ErrorCode } from "../errors";
+
+export const ErrorBody = z
+  .object({ error: z.object({ code: z.string().openapi({ example: "BEM-011" }), message: z.string() }) })
+  .openapi("Error");
+
+/** OpenAPI error responses for the given codes (plus validation and auth), grouped by status. */
+export function errorResponses(...codes: ErrorCode[]) {
+  const byStatus = new Map<number, string[]>();
+  for (const code of new Set(["BEM-011", "BEM-020", "BEM-021", "BEM-024", ...codes] as ErrorCode[])) {
+    const status = catalog[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), `${code} ${catalog[code].meaning}`]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, lines]) => [status, { description: lines.join("; "), content: { "application/json": { schema: ErrorBody } } }]),
+  );
+}
+
+export const jsonContent = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});

@@ -1,0 +1,40 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { listUsage, utcDay } from "../pipeline/usage";
+import type { AppEnv } from "./app-env";
+import { errorResponses, jsonContent } from "./openapi-errors";
+import { validationHook } from "./validation";
+
+/** GET /v1/usage: the caller's tenant's tokens and cost per day and model. */
+export const usageRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "YYYY-MM-DD");
+const UsageList = z
+  .object({
+    from: Day,
+    to: Day,
+    data: z.array(z.object({ day: Day, model: z.string(), requests: z.number(), prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number() })),
+    total: z.object({ requests: z.number(), prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number() }),
+  })
+  .openapi("UsageList");
+
+usageRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/usage",
+    tags: ["usage"],
+    summary: "Usage per day and model for the caller's tenant",
+    request: { query: z.object({ from: Day.optional(), to: Day.optional() }) },
+    responses: { 200: jsonContent(UsageList, "Usage rows, oldest day first"), ...errorResponses("BEM-022") },
+  }),
+  async (c) => {
+    const q = c.req.valid("query");
+    const to = q.to ?? utcDay(Date.now());
+    const from = q.from ?? utcDay(Date.now() - 30 * 86_400_000);
+    const data = await listUsage(c.env.DB, c.get("principal").tenant, from, to);
+    const total = data.reduce(
+      (t, r) => ({ requests: t.requests + r.requests, prompt_tokens: t.prompt_tokens + r.prompt_tokens, completion_tokens: t.completion_tokens + r.completion_tokens, cost: t.cost + r.cost }),
+      { requests: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0 },
+    );
+    return c.json({ from, to, data, total }, 200);
+  },
+);

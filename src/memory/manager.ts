@@ -1,0 +1,103 @@
+import type { Message } from "../thread/message";
+import { factMessage, validateFactText, validateKind } from "./facts";
+import type { MemoryScope } from "./scope";
+import { TokenLimitStrategy } from "./token-limit-strategy";
+import type { ContextStrategy, LoadedContext, MemoryBackend, TokenedMessage } from "./types";
+
+export type MemoryManagerOptions = {
+  /** Share of the budget facts may use (0..1). Default 0.5. */
+  factShare?: number;
+};
+
+/**
+ * The seed's MemoryManager over any MemoryBackend.
+ *
+ * Budgeting (loadContext): facts are the rules, so they are loaded FIRST with their
+ * own share of the budget (default 50%), in layer order and, within a layer, in
+ * creation order — earlier layers (e.g. `system`) take precedence. If facts exceed
+ * their share, the ones that do not fit (the latest of the latest layers) are left
+ * out and counted in `dropped.facts`; never silently. Whatever the facts do not use
+ * goes to turns, which the ContextStrategy trims to the newest that fit, giving later
+ * layers (normally the session) precedence. Trimming turns never removes a fact.
+ */
+export class MemoryManager {
+  private readonly factShare: number;
+
+  constructor(
+    readonly backend: MemoryBackend,
+    readonly strategy: ContextStrategy = new TokenLimitStrategy(),
+    opts: MemoryManagerOptions = {},
+  ) {
+    this.factShare = Math.min(1, Math.max(0, opts.factShare ?? 0.5));
+  }
+
+  async loadContext(scopes: readonly MemoryScope[], maxTokens: number): Promise<LoadedContext> {
+    const layers = dedupe(scopes);
+    const budget = Math.max(0, Math.floor(maxTokens));
+
+    // Facts: every layer asked for the whole facts share in parallel (each returns a
+    // prefix, so this stays O(kept)); the share is then spent in layer order.
+    let factRoom = Math.floor(budget * this.factShare);
+    let droppedFacts = 0;
+    const facts: Message[] = [];
+    let factTokens = 0;
+    const factLoads = await Promise.all(layers.map((s) => this.backend.loadLayer(s, { facts: factRoom })));
+    for (const load of factLoads) {
+      for (const f of load.facts) {
+        if (droppedFacts === 0 && f.tokens <= factRoom) {
+          facts.push(factMessage(f));
+          factRoom -= f.tokens;
+          factTokens += f.tokens;
+        } else {
+          droppedFacts++; // once one fact is left out, all later ones are too (priority order)
+        }
+      }
+      droppedFacts += load.factsDropped;
+    }
+
+    // Turns: newest first, from the last layer back, each with what is left.
+    let turnRoom = budget - factTokens;
+    let droppedTurns = false;
+    const turnLayers: TokenedMessage[][] = [];
+    for (let i = layers.length - 1; i >= 0; i--) {
+      const load = await this.backend.loadLayer(layers[i]!, { turns: Math.max(0, turnRoom) });
+      turnLayers.unshift(load.turns);
+      for (const t of load.turns) turnRoom -= t.tokens;
+      if (load.turnsTruncated) {
+        droppedTurns = true;
+        break; // everything older than a truncated layer is older still: it cannot be kept
+      }
+    }
+    const stored = new Map<Message, number>();
+    for (const t of turnLayers.flat()) stored.set(t.message, t.tokens);
+    const candidates = [...stored.keys()];
+    const turns = this.strategy.apply(candidates, budget - factTokens, (m) => stored.get(m) ?? 0);
+    if (turns.length < candidates.length) droppedTurns = true;
+    const turnTokens = turns.reduce((n, m) => n + (stored.get(m) ?? 0), 0);
+
+    return { messages: [...facts, ...turns], tokens: factTokens + turnTokens, dropped: { facts: droppedFacts, turns: droppedTurns } };
+  }
+
+  saveTurn(scope: MemoryScope, message: Message): Promise<string> {
+    return this.backend.appendLayer(scope, { type: "turn", message });
+  }
+
+  /** Stores a fact; kind and text are validated here (BEM-063, BEM-062, BEM-064). */
+  async remember(scope: MemoryScope, kind: string, text: string): Promise<string> {
+    return this.backend.appendLayer(scope, { type: "fact", kind: validateKind(kind), text: validateFactText(text) });
+  }
+
+  forget(id: string): Promise<boolean> {
+    return this.backend.forget(id);
+  }
+}
+
+function dedupe(scopes: readonly MemoryScope[]): MemoryScope[] {
+  const seen = new Set<string>();
+  return scopes.filter((s) => {
+    const key = s.toString();
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

@@ -1,0 +1,56 @@
+import type { Message } from "../thread/message";
+import type { Fact } from "./facts";
+import type { MemoryScope } from "./scope";
+
+/** What a layer stores: turns (conversation messages) and facts (short rules/preferences). */
+export type MemoryItem =
+  | { type: "turn"; message: Message }
+  | { type: "fact"; kind: string; text: string };
+
+/** A message with the token estimate stored when it was written. */
+export type TokenedMessage = { message: Message; tokens: number };
+
+/**
+ * Token budgets for one layer load; an absent kind is not touched at all.
+ * Facts come oldest-first while they fit `facts`, stopping at the first that does
+ * not; turns are the NEWEST that fit `turns`, returned oldest→newest. So loading
+ * costs O(what is kept). A budget of 0 returns nothing but still reports whether
+ * anything was left out (facts counted, turns: whether any exist).
+ */
+export type LayerLimits = { facts?: number; turns?: number };
+
+export type LayerLoad = {
+  facts: Fact[];
+  /** Facts of this scope not returned because the budget ran out. */
+  factsDropped: number;
+  turns: TokenedMessage[];
+  /** Older turns exist that were not returned. */
+  turnsTruncated: boolean;
+};
+
+export interface MemoryBackend {
+  loadLayer(scope: MemoryScope, limits: LayerLimits): Promise<LayerLoad>;
+  /** Stores a turn or a fact in the scope; returns the item's id. */
+  appendLayer(scope: MemoryScope, item: MemoryItem): Promise<string>;
+  /** Removes a fact (or non-session turn) by id; false when there was none. */
+  forget(id: string): Promise<boolean>;
+}
+
+/** Trims messages to a budget. `tokensOf` supplies stored estimates when the caller has them. */
+export interface ContextStrategy {
+  apply(messages: Message[], maxTokens: number, tokensOf?: (m: Message) => number): Message[];
+}
+
+/** What a model would see, plus what had to be left out to fit. */
+export type LoadedContext = {
+  messages: Message[];
+  tokens: number;
+  dropped: {
+    /** Facts that did not fit the facts share (counted exactly; never silent). */
+    facts: number;
+    /** Whether older turns were left out (counting them would cost O(history)). */
+    turns: boolean;
+  };
+};
+
+export const emptyLayer = (): LayerLoad => ({ facts: [], factsDropped: 0, turns: [], turnsTruncated: false });

@@ -1,0 +1,110 @@
+import { estimateTokens, type TokenEstimator } from "../../memory/tokens";
+import type { Message } from "../../thread/message";
+import { makeMessage, overwrite } from "../state";
+import { repairToolPairs } from "./tool-pairs";
+import { HookOutcome, type Middleware, type Runtime } from "./types";
+
+export type SummaryTrigger = { messages: number } | { tokens: number } | { fraction: number };
+export type SummaryKeep = { messages: number } | { tokens: number };
+export type SummarizationOptions = {
+  trigger: SummaryTrigger;
+  keep: SummaryKeep;
+  /** A model name for the summary call; the router picks a cheap one when absent. */
+  model?: string;
+  tokenCounter?: TokenEstimator;
+};
+
+/** What a summary message records about the messages it replaced (restorable from the checkpoint before it). */
+export type SummaryOf = { from_id: string; to_id: string; count: number };
+
+export const SUMMARY_PREFIX = "Summary of the earlier conversation:\n";
+
+const total = (messages: readonly Message[], count: TokenEstimator) => messages.reduce((n, m) => n + count(m), 0);
+
+/** True once the conversation reaches the trigger (at the threshold, not before). */
+export function shouldSummarize(messages: readonly Message[], trigger: SummaryTrigger, runtime: Pick<Runtime, "model">, count: TokenEstimator = estimateTokens): boolean {
+  if ("messages" in trigger) return messages.length >= trigger.messages;
+  const limit = "tokens" in trigger ? trigger.tokens : trigger.fraction * runtime.model.max_tokens;
+  return total(messages, count) >= limit;
+}
+
+/**
+ * Index of the first kept message. The boundary never splits a tool pair: when
+ * it would fall inside a tool-result block, `keep: {messages}` moves it back to
+ * the assistant message (keeping a few more), `keep: {tokens}` moves it forward
+ * past the block (staying within the budget).
+ */
+export function keepBoundary(messages: readonly Message[], keep: SummaryKeep, count: TokenEstimator = estimateTokens): number {
+  let b: number;
+  if ("messages" in keep) b = Math.max(0, messages.length - keep.messages);
+  else {
+    let used = 0;
+    b = messages.length;
+    while (b > 0 && used + count(messages[b - 1]!) <= keep.tokens) used += count(messages[--b]!);
+  }
+  if ("messages" in keep) {
+    while (b > 0 && b < messages.length && messages[b]!.role === "tool") b--;
+  } else {
+    while (b < messages.length && messages[b]!.role === "tool") b++;
+  }
+  return b;
+}
+
+/**
+ * before_model middleware: when the trigger is reached, replaces the older
+ * messages with one system summary followed by the kept ones. Fail-safe: if the
+ * summary call fails (or none is configured) nothing changes and a warning event
+ * is returned for the pipeline to log.
+ */
+export function summarization(opts: SummarizationOptions): Middleware {
+  const count = opts.tokenCounter ?? estimateTokens;
+  return {
+    name: "summarization",
+    async beforeModel(state, runtime) {
+      const messages = state.messages;
+      if (!shouldSummarize(messages, opts.trigger, runtime, count)) return;
+      const boundary = keepBoundary(messages, opts.keep, count);
+      const older = messages.slice(0, boundary);
+      if (older.length === 0) return;
+      // A lone previous summary is not worth summarizing again.
+      if (older.length === 1 && isSummary(older[0]!)) return;
+      const warn = (message: string) => new HookOutcome(undefined, [{ level: "warn", type: "summarization_failed", message }]);
+      if (!runtime.summarize) return warn("No summarizer is configured; the conversation was left unchanged");
+      let text: string;
+      try {
+        text = (await runtime.summarize(older, opts.model === undefined ? {} : { model: opts.model })).trim();
+      } catch (e) {
+        return warn(`Summary call failed; the conversation was left unchanged (${e instanceof Error ? e.name : "error"})`);
+      }
+      if (!text) return warn("Summary call returned no text; the conversation was left unchanged");
+      const summaryOf: SummaryOf = { from_id: older[0]!.id, to_id: older.at(-1)!.id, count: older.length };
+      const summary = makeMessage({ role: "system", content: SUMMARY_PREFIX + text, metadata: { summary_of: summaryOf } }, runtime);
+      return { messages: overwrite([summary, ...repairToolPairs(messages.slice(boundary))]) };
+    },
+  };
+}
+
+export function isSummary(m: Message): boolean {
+  return m.role === "system" && typeof m.metadata?.summary_of === "object" && m.metadata.summary_of !== null;
+}
+
+/**
+ * Reverses a summary: given the messages of the checkpoint before it
+ * (`previous`) and the current messages, puts the range the summary names back
+ * in place of the summary message. Returns null when `previous` does not hold
+ * that exact range.
+ */
+export function expandSummary(current: readonly Message[], summaryId: string, previous: readonly Message[]): Message[] | null {
+  const at = current.findIndex((m) => m.id === summaryId);
+  const summary = current[at];
+  if (!summary || !isSummary(summary)) return null;
+  const of = summary.metadata!.summary_of as SummaryOf;
+  const from = previous.findIndex((m) => m.id === of.from_id);
+  const to = previous.findIndex((m) => m.id === of.to_id);
+  if (from < 0 || to < from || to - from + 1 !== of.count) return null;
+  const restored = previous.slice(from, to + 1);
+  const restoredIds = new Set(restored.map((m) => m.id));
+  // Messages that survived the summary are already in `current`; keep them once.
+  const rest = current.filter((m, i) => i !== at && !restoredIds.has(m.id));
+  return repairToolPairs([...rest.slice(0, at), ...restored, ...rest.slice(at)]);
+}

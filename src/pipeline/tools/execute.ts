@@ -1,0 +1,85 @@
+import { isAppError } from "../../errors";
+import type { Message, ToolCall } from "../../thread/message";
+import type { Runtime } from "../middleware/types";
+import { applyStep, isOverwrite, makeMessage, type AgentState, type Reducers, type StateUpdate } from "../state";
+import { Command, type Tool, type ToolResult } from "./define";
+
+export type ToolError = { tool_call_id: string; tool: string; message: string };
+export type ToolStep = {
+  state: AgentState;
+  /** The step's merged update, to checkpoint as one write. */
+  update: StateUpdate;
+  /** Calls that failed; each was answered with an error tool message the model can read. */
+  errors: ToolError[];
+};
+
+/**
+ * Runs one step's tool calls in parallel and merges their results through the
+ * channel reducers (conflicting last-value writes → BEM-082, thrown).
+ *
+ * A failing call — unknown tool, arguments that are not JSON or fail the
+ * schema, a handler that throws — does not fail the run: it is answered with a
+ * tool message starting "Error:" (metadata.error = "BEM-080") so the model can
+ * correct itself, and listed in `errors` for logs. Handler exceptions that are
+ * not AppErrors are reported without their text, which may hold internals.
+ */
+export async function executeToolCalls(
+  toolCalls: readonly ToolCall[],
+  tools: readonly Tool[],
+  state: AgentState,
+  runtime: Runtime,
+  reducers: Reducers = {},
+): Promise<ToolStep> {
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const errors: ToolError[] = [];
+  const updates = await Promise.all(
+    toolCalls.map(async (call): Promise<StateUpdate> => {
+      const fail = (message: string): StateUpdate => {
+        errors.push({ tool_call_id: call.id, tool: call.function.name, message });
+        return { messages: [reply(call, { content: `Error: ${message}`, metadata: { error: "BEM-080" } }, runtime)] };
+      };
+      const tool = byName.get(call.function.name);
+      if (!tool) return fail(`unknown tool '${call.function.name}'. Available tools: ${[...byName.keys()].join(", ") || "none"}.`);
+      let args: unknown;
+      try {
+        args = call.function.arguments.trim() === "" ? {} : JSON.parse(call.function.arguments);
+      } catch {
+        return fail(`arguments for '${tool.name}' are not valid JSON.`);
+      }
+      const checked = tool.validate(args);
+      if (!checked.ok) return fail(`invalid arguments for '${tool.name}': ${checked.error}`);
+      const input = { ...checked.value };
+      for (const [field, what] of Object.entries(tool.injected ?? {})) {
+        input[field] = what === "state" ? state : what === "tool_call_id" ? call.id : runtime.context;
+      }
+      let result: ToolResult;
+      try {
+        result = await tool.handler(input, { ...runtime, toolCallId: call.id, state });
+      } catch (e) {
+        return fail(isAppError(e) ? `'${tool.name}' failed: ${e.message}` : `'${tool.name}' failed.`);
+      }
+      if (result instanceof Command) return answered(call, result.update, runtime);
+      return { messages: [reply(call, typeof result === "string" ? { content: result } : result, runtime)] };
+    }),
+  );
+  const { state: next, update } = applyStep(state, updates, reducers);
+  return { state: next, update, errors };
+}
+
+function reply(call: ToolCall, result: { content: Message["content"]; metadata?: Record<string, unknown> }, runtime: Runtime): Message {
+  return makeMessage(
+    { role: "tool", content: result.content, name: call.function.name, tool_call_id: call.id, ...(result.metadata ? { metadata: result.metadata } : {}) },
+    runtime,
+  );
+}
+
+/** A Command must answer its call: when its messages hold no tool message for it, one is added. */
+function answered(call: ToolCall, update: StateUpdate, runtime: Runtime): StateUpdate {
+  const msgs = update.messages;
+  const list = msgs === undefined ? [] : isOverwrite(msgs) ? msgs.messages : msgs;
+  const hasReply = list.some((m) => "role" in m && m.role === "tool" && m.tool_call_id === call.id);
+  if (hasReply) return update;
+  const ack = reply(call, { content: `${call.function.name}: done.` }, runtime);
+  if (msgs !== undefined && isOverwrite(msgs)) return { ...update, messages: { ...msgs, messages: [...msgs.messages, ack] } };
+  return { ...update, messages: [...list, ack] };
+}

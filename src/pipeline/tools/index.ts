@@ -1,0 +1,4 @@
+export * from "./define";
+export * from "./execute";
+export * from "./loop";
+export * from "./builtin";

@@ -1,0 +1,47 @@
+import type { Principal } from "../auth/principal";
+import type { ChatRequest, ChatResult } from "../providers/types";
+import type { Attempt } from "../providers/failover";
+import type { ModelConfig } from "../routing/model-config";
+import type { RouteResult } from "../routing/router";
+import type { MessageInput } from "../thread/message";
+
+/** One agent run as the endpoints describe it. */
+export type TurnInput = {
+  principal: Principal;
+  agentName?: string;
+  /** Stateful when set: the thread holds the history and the input is only the new messages. */
+  threadId?: string;
+  /** New input (stateful) or the whole conversation (stateless). System messages are per-call instructions. */
+  messages: MessageInput[];
+  /** A configured model name; "auto" or absent routes. */
+  model?: string;
+  capabilities?: string[];
+  /** The client's memory_scopes: may only narrow to what the key grants. */
+  memoryScopes?: readonly unknown[];
+  /** Continue from this checkpoint: the turn starts a new branch there. */
+  checkpointId?: string;
+  /** Per-run context for the agent's dynamic prompt. */
+  context?: Record<string, unknown>;
+  /** Passed through to the provider: tools, tool_choice, response_format, temperature… */
+  params?: Omit<ChatRequest, "messages">;
+};
+
+export type TurnUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost: number; estimated: boolean };
+
+export type TurnResult = {
+  threadId: string | null;
+  checkpointId: string | null;
+  reply: ChatResult["message"];
+  finishReason: ChatResult["finish_reason"];
+  model: ModelConfig;
+  route: RouteResult;
+  attempts: Attempt[];
+  usage: TurnUsage;
+  warnings: string[];
+};
+
+export type RoutingSummary = { model: string; reason: string; candidates: string[]; attempts: Attempt[]; trace: RouteResult["trace"] };
+
+export function routingSummary(r: TurnResult): RoutingSummary {
+  return { model: r.model.name, reason: r.route.reason, candidates: r.route.candidates.map((m) => m.name), attempts: r.attempts, trace: r.route.trace };
+}

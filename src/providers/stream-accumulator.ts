@@ -1,0 +1,58 @@
+import type { ToolCall } from "../thread/message";
+import { streamCut } from "./provider-error";
+import type { ChatResult, DoneEvent, StreamEvent } from "./types";
+
+/** Folds stream events into the ChatResult they add up to (what the pipeline saves). */
+export class StreamAccumulator {
+  #content = "";
+  #sawContent = false;
+  readonly #calls = new Map<number, { id: string; name: string; arguments: string }>();
+  #done: DoneEvent | undefined;
+
+  push(event: StreamEvent): void {
+    if (event.type === "done") {
+      this.#done = event;
+      return;
+    }
+    if (event.content !== undefined) {
+      this.#content += event.content;
+      this.#sawContent = true;
+    }
+    for (const d of event.tool_calls ?? []) {
+      const call = this.#calls.get(d.index) ?? { id: "", name: "", arguments: "" };
+      if (d.id) call.id = d.id;
+      // The name arrives whole, in the first fragment of its call.
+      if (d.name && call.name === "") call.name = d.name;
+      if (d.arguments) call.arguments += d.arguments;
+      this.#calls.set(d.index, call);
+    }
+  }
+
+  get done(): boolean {
+    return this.#done !== undefined;
+  }
+
+  /** The finished result; throws BEM-074 if the stream never completed. */
+  result(modelName: string): ChatResult {
+    const done = this.#done;
+    if (!done) throw streamCut(modelName);
+    const toolCalls: ToolCall[] = [...this.#calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, c]) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
+    const result: ChatResult = {
+      message: { role: "assistant", content: this.#sawContent ? this.#content : null },
+      finish_reason: done.finish_reason,
+      upstream_model: done.upstream_model,
+    };
+    if (toolCalls.length > 0) result.message.tool_calls = toolCalls;
+    if (done.usage) result.usage = done.usage;
+    return result;
+  }
+}
+
+/** Drains a stream into its ChatResult. */
+export async function collectStream(events: AsyncIterable<StreamEvent>, modelName: string): Promise<ChatResult> {
+  const acc = new StreamAccumulator();
+  for await (const ev of events) acc.push(ev);
+  return acc.result(modelName);
+}

@@ -1,0 +1,65 @@
+/**
+ * The bundled model list (compiled from models.yaml at build time) and the
+ * router built from it, once per isolate and env.
+ */
+import type { AgentConfig, ModelConfig } from "./model-config";
+import { AppError } from "../errors";
+import { compiled } from "./models.generated";
+import { ModelRouter } from "./router";
+
+export const models: readonly ModelConfig[] = compiled.models;
+export const agents: readonly AgentConfig[] = compiled.agents;
+export const modelsCreatedAt: number = compiled.created;
+
+const modelMap = new Map(models.map((m) => [m.name, m]));
+const agentMap = new Map(agents.map((a) => [a.name, a]));
+
+export const defaultModel: ModelConfig | null = compiled.defaultModel === null ? null : modelMap.get(compiled.defaultModel) ?? null;
+
+export const modelByName = (name: string): ModelConfig | undefined => modelMap.get(name);
+export const agentByName = (name: string): AgentConfig | undefined => agentMap.get(name);
+
+/** The agent, or BEM-047. */
+export function requireAgent(name: string): AgentConfig {
+  const a = agentMap.get(name);
+  if (!a) throw new AppError("BEM-047", `unknown agent "${name}"`);
+  return a;
+}
+
+/** The model, or BEM-049. */
+export function requireModel(name: string): ModelConfig {
+  const m = modelMap.get(name);
+  if (!m) throw new AppError("BEM-049", `unknown model "${name}"; GET /v1/models lists them`);
+  return m;
+}
+
+/** A secret counts as set when it is a non-empty string. */
+function secretSet(env: object, name: string): boolean {
+  const v: unknown = (env as Record<string, unknown>)[name];
+  return typeof v === "string" && v.trim() !== "";
+}
+
+// env is the same object for every request of an isolate, so this builds each router once.
+const routers = new WeakMap<object, ModelRouter>();
+
+/**
+ * The router for this deployment: offline models only when
+ * EDGEWEAVE_OFFLINE === "1"; models whose api_key_env secret is unset are
+ * skipped by automatic routing (naming one explicitly still works; the
+ * provider then reports BEM-070).
+ */
+export function routerFor(env: object): ModelRouter {
+  let r = routers.get(env);
+  if (!r) {
+    r = new ModelRouter(models, compiled.defaultModel, {
+      allowOffline: (env as { EDGEWEAVE_OFFLINE?: unknown }).EDGEWEAVE_OFFLINE === "1",
+      isAvailable: (m) => {
+        const secret = m.provider_config.api_key_env;
+        return secret === undefined || secretSet(env, secret) ? true : `secret ${secret} is not set`;
+      },
+      index: compiled.index,
+    });
+    routers.set(env, r);
+  }
+  return r;
+}

@@ -1,0 +1,67 @@
+import { z } from "@hono/zod-openapi";
+import { AppError } from "../errors";
+
+/**
+ * D1 index of the threads a tenant has written, for listing (the Durable
+ * Object holds the content). Every query is bound to the tenant.
+ */
+export const ThreadSummary = z
+  .object({ thread_id: z.string(), created_at: z.number().int(), updated_at: z.number().int() })
+  .openapi("ThreadSummary");
+export type ThreadSummary = z.infer<typeof ThreadSummary>;
+
+export const ThreadList = z
+  .object({ threads: z.array(ThreadSummary), next_before: z.string().nullable() })
+  .openapi("ThreadList", { description: "Most recently updated first; pass next_before to get the next page." });
+export type ThreadList = z.infer<typeof ThreadList>;
+
+/** Records a write to the thread (creates the row on first write). */
+export async function touchThread(db: D1Database, tenant: string, threadId: string, now = Date.now()): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO threads (tenant_id, thread_id, created_at, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (tenant_id, thread_id) DO UPDATE SET updated_at = MAX(threads.updated_at, excluded.updated_at)`,
+    )
+    .bind(tenant, threadId, now, now)
+    .run();
+}
+
+export async function threadExists(db: D1Database, tenant: string, threadId: string): Promise<boolean> {
+  const row = await db.prepare(`SELECT 1 AS x FROM threads WHERE tenant_id = ? AND thread_id = ?`).bind(tenant, threadId).first();
+  return row !== null;
+}
+
+export async function forgetThread(db: D1Database, tenant: string, threadId: string): Promise<void> {
+  await db.prepare(`DELETE FROM threads WHERE tenant_id = ? AND thread_id = ?`).bind(tenant, threadId).run();
+}
+
+// Cursor "updated_at~thread_id": '~' never occurs in a thread id.
+const cursorOf = (t: ThreadSummary) => `${t.updated_at}~${t.thread_id}`;
+function parseCursor(raw: string): { updatedAt: number; threadId: string } {
+  const at = raw.indexOf("~");
+  const updatedAt = Number(raw.slice(0, at));
+  if (at < 1 || !Number.isSafeInteger(updatedAt)) throw new AppError("BEM-011", "before: not a cursor returned by this list");
+  return { updatedAt, threadId: raw.slice(at + 1) };
+}
+
+export async function listThreads(
+  db: D1Database,
+  tenant: string,
+  opts: { limit?: number; before?: string } = {},
+): Promise<ThreadList> {
+  const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 20), 1), 100);
+  const cols = `SELECT thread_id, created_at, updated_at FROM threads`;
+  const order = `ORDER BY updated_at DESC, thread_id DESC LIMIT ?`;
+  const stmt = opts.before
+    ? (() => {
+        const c = parseCursor(opts.before);
+        return db
+          .prepare(`${cols} WHERE tenant_id = ? AND (updated_at < ? OR (updated_at = ? AND thread_id < ?)) ${order}`)
+          .bind(tenant, c.updatedAt, c.updatedAt, c.threadId, limit + 1);
+      })()
+    : db.prepare(`${cols} WHERE tenant_id = ? ${order}`).bind(tenant, limit + 1);
+  const rows = (await stmt.all<ThreadSummary>()).results;
+  const threads = rows.slice(0, limit);
+  const last = threads[threads.length - 1];
+  return { threads, next_before: rows.length > limit && last ? cursorOf(last) : null };
+}

@@ -1,0 +1,62 @@
+/**
+ * DDL of a thread object, by schema version. A live object runs only the
+ * versions newer than the one stored in its `meta` row, so later releases
+ * append an entry here to migrate existing threads in place.
+ *
+ * - messages: the live message channel at the head checkpoint. `seq` gives
+ *   order (replace keeps the row, so keeps the position); reading newest-first
+ *   is a reverse scan of the rowid, with tokens stored per row at write time.
+ * - channels: live value of every other channel, with its reducer.
+ * - checkpoints + writes: the delta of each update, one row per write (so one
+ *   1 MiB message never meets the 2 MB row limit). State at any checkpoint is
+ *   its parent chain's writes replayed in order.
+ */
+export const MIGRATIONS: readonly (readonly string[])[] = [
+  [
+    `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+    `CREATE TABLE messages (
+       seq INTEGER PRIMARY KEY,
+       id TEXT NOT NULL UNIQUE,
+       role TEXT NOT NULL,
+       json TEXT NOT NULL,
+       tokens INTEGER NOT NULL,
+       bytes INTEGER NOT NULL,
+       created_at INTEGER NOT NULL
+     )`,
+    `CREATE TABLE channels (name TEXT PRIMARY KEY, reducer TEXT NOT NULL, value TEXT NOT NULL)`,
+    `CREATE TABLE checkpoints (
+       id TEXT PRIMARY KEY,
+       parent_id TEXT,
+       step INTEGER NOT NULL,
+       source TEXT NOT NULL,
+       created_at INTEGER NOT NULL
+     )`,
+    `CREATE TABLE writes (
+       checkpoint_id TEXT NOT NULL,
+       idx INTEGER NOT NULL,
+       json TEXT NOT NULL,
+       PRIMARY KEY (checkpoint_id, idx)
+     )`,
+  ],
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Brings the object's tables up to SCHEMA_VERSION; a no-op (one read) when current. */
+export function migrate(storage: DurableObjectStorage): void {
+  const sql = storage.sql;
+  const hasMeta = sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).toArray().length > 0;
+  const stored = hasMeta
+    ? Number(sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'schema_version'`).toArray()[0]?.value ?? 0)
+    : 0;
+  if (stored >= SCHEMA_VERSION) return;
+  storage.transactionSync(() => {
+    for (let v = stored; v < SCHEMA_VERSION; v++) {
+      for (const ddl of MIGRATIONS[v] ?? []) sql.exec(ddl);
+    }
+    sql.exec(
+      `INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+      String(SCHEMA_VERSION),
+    );
+  });
+}

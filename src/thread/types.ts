@@ -1,0 +1,104 @@
+import { z } from "@hono/zod-openapi";
+import type { ErrorCode } from "../errors";
+import { Message, MessageId, MessageInput } from "./message";
+
+/**
+ * Thread state = channels. `messages` is the messages channel; every other
+ * channel has a reducer fixed when it is first written:
+ *   last_value  the new value replaces the old one
+ *   append      the value is a list whose items are appended to the stored list
+ *   merge       the value is an object shallow-merged into the stored object
+ */
+export const Reducer = z.enum(["last_value", "append", "merge"]);
+export type Reducer = z.infer<typeof Reducer>;
+
+/** Why a checkpoint was written: client input, a model/tool step, an admin repair, a fork. */
+export const Source = z.enum(["input", "loop", "update", "fork"]);
+export type Source = z.infer<typeof Source>;
+export const UpdateSource = Source.exclude(["fork"]);
+export type UpdateSource = z.infer<typeof UpdateSource>;
+
+export const ChannelName = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/)
+  .refine((n) => n !== "messages", { message: "'messages' is changed with message ops, not set" });
+
+export const CheckpointId = z.string().min(1).max(64).regex(/^[A-Za-z0-9]+$/);
+
+/** One operation of an update, as a caller sends it. Ops apply in order, all or nothing. */
+export const UpdateOp = z.discriminatedUnion("op", [
+  // A message whose id already exists replaces that message in place (keeps its position).
+  z.object({ op: z.literal("append"), messages: z.array(MessageInput).min(1).max(1000) }),
+  // Like append of one message, but the id must already exist (BEM-031 otherwise).
+  z.object({ op: z.literal("replace"), message: MessageInput.extend({ id: MessageId }) }),
+  z.object({ op: z.literal("remove"), id: MessageId }),
+  z.object({ op: z.literal("remove_all") }),
+  // Writes a channel through its reducer; `reducer` declares it on first write (default last_value).
+  z.object({ op: z.literal("set"), channel: ChannelName, value: z.unknown(), reducer: Reducer.optional() }),
+]);
+export type UpdateOp = z.input<typeof UpdateOp>;
+
+export const StateUpdate = z
+  .object({ ops: z.array(UpdateOp).min(1).max(1000) })
+  .openapi("StateUpdate", { description: "Channel operations applied atomically as one checkpoint." });
+export type StateUpdate = z.input<typeof StateUpdate>;
+export type ParsedUpdate = z.output<typeof StateUpdate>;
+export type ParsedMessageInput = z.output<typeof MessageInput>;
+
+/** A resolved operation as stored in a checkpoint: the delta, replayable without the caller's input. */
+export const Write = z.discriminatedUnion("op", [
+  z.object({ op: z.literal("put"), message: Message }),
+  z.object({ op: z.literal("remove"), id: MessageId }),
+  z.object({ op: z.literal("remove_all") }),
+  z.object({ op: z.literal("set"), channel: z.string(), reducer: Reducer, value: z.unknown() }),
+]);
+export type Write = z.infer<typeof Write>;
+
+export const Checkpoint = z
+  .object({
+    id: CheckpointId,
+    parent_id: CheckpointId.nullable(),
+    step: z.number().int(),
+    source: Source,
+    created_at: z.number().int(),
+    writes: z.array(Write),
+  })
+  .openapi("Checkpoint");
+export type Checkpoint = z.infer<typeof Checkpoint>;
+
+export const HistoryEntry = Checkpoint.extend({ is_head: z.boolean() }).openapi("HistoryEntry");
+export type HistoryEntry = z.infer<typeof HistoryEntry>;
+
+export const History = z
+  .object({ checkpoints: z.array(HistoryEntry), next_before: CheckpointId.nullable() })
+  .openapi("History", { description: "Checkpoints of every branch, newest first." });
+export type History = z.infer<typeof History>;
+
+export const ThreadState = z
+  .object({
+    thread_id: z.string().optional(),
+    /** null while the thread has no checkpoint yet. */
+    checkpoint_id: CheckpointId.nullable(),
+    step: z.number().int(),
+    channels: z.object({ messages: z.array(Message) }).catchall(z.unknown()),
+    reducers: z.record(z.string(), Reducer),
+  })
+  .openapi("ThreadState");
+export type ThreadState = z.infer<typeof ThreadState>;
+
+export const LoadRecentResult = z.object({
+  /** Oldest to newest. */
+  messages: z.array(Message),
+  tokens: z.number().int(),
+  /** True when older messages exist that were left out. */
+  truncated: z.boolean(),
+});
+export type LoadRecentResult = z.infer<typeof LoadRecentResult>;
+
+export type LoadRecentOptions = { maxMessages?: number };
+export type HistoryOptions = { before?: string; limit?: number };
+
+/** Cloudflare RPC drops custom error fields, so DO methods return this and the client rethrows. */
+export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string } };

@@ -1,0 +1,118 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { OPERATOR_TENANT } from "../../src/auth/principal";
+import { isAppError } from "../../src/errors";
+import { D1FactsBackend } from "../../src/memory/d1-facts-backend";
+import { factTokens } from "../../src/memory/facts";
+import { memoryFor } from "../../src/memory/for-tenant";
+import { MemoryScope } from "../../src/memory/scope";
+import { estimateTokens } from "../../src/memory/tokens";
+import { ThreadClient } from "../../src/thread/client";
+
+const uid = () => crypto.randomUUID().slice(0, 8);
+const org = MemoryScope.new("organization", "acme");
+
+async function codeOf(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+  } catch (e) {
+    return isAppError(e) ? e.code : String(e);
+  }
+  return undefined;
+}
+
+describe("memory on real D1 and the thread Durable Object", () => {
+  it("remember → load → forget → load, and tenant B sees and deletes nothing of A's", async () => {
+    const a = memoryFor(env, `a-${uid()}`);
+    const b = memoryFor(env, `b-${uid()}`);
+    const id = await a.remember(org, "style", "Use short sentences.");
+    expect((await a.loadContext([org], 1000)).messages.map((m) => m.content)).toEqual(["[style organization:acme] Use short sentences."]);
+
+    expect((await b.loadContext([org], 1000)).messages).toEqual([]);
+    expect(await b.forget(id)).toBe(false);
+    expect((await a.loadContext([org], 1000)).messages).toHaveLength(1);
+
+    expect(await a.forget(id)).toBe(true);
+    expect((await a.loadContext([org], 1000)).messages).toEqual([]);
+  });
+
+  it("system facts: written by the operator only, read by every tenant, deleted by no tenant", async () => {
+    const rule = `Never reveal secrets ${uid()}`;
+    const op = memoryFor(env, OPERATOR_TENANT);
+    const id = await op.remember(MemoryScope.system(), "rule", rule);
+    const tenant = memoryFor(env, `t-${uid()}`);
+    expect(await codeOf(tenant.remember(MemoryScope.system(), "rule", "mine now"))).toBe("BEM-023");
+    expect(await codeOf(op.remember(org, "rule", "operator in a tenant scope"))).toBe("BEM-023");
+    const ctx = await tenant.loadContext([MemoryScope.system()], 100_000);
+    expect(ctx.messages.map((m) => m.content)).toContain(`[rule system] ${rule}`);
+    expect(await tenant.forget(id)).toBe(false);
+    expect(await op.forget(id)).toBe(true);
+  });
+
+  it("session turns come from the tenant's own thread object; other tenants' same thread id is a different thread", async () => {
+    const ta = `a-${uid()}`;
+    const tb = `b-${uid()}`;
+    const thread = `th-${uid()}`;
+    await new ThreadClient(env, ta, thread).appendMessages(
+      [
+        { role: "user", content: "A's question" },
+        { role: "assistant", content: "A's answer" },
+      ],
+      "input",
+    );
+    const a = memoryFor(env, ta);
+    await a.remember(org, "style", "Be brief.");
+    const ctx = await a.loadContext([org, MemoryScope.session(thread)], 4096);
+    expect(ctx.messages.map((m) => [m.role, m.content])).toEqual([
+      ["system", "[style organization:acme] Be brief."],
+      ["user", "A's question"],
+      ["assistant", "A's answer"],
+    ]);
+    expect(ctx.tokens).toBe(ctx.messages.reduce((n, m) => n + estimateTokens(m), 0));
+
+    const b = await memoryFor(env, tb).loadContext([org, MemoryScope.session(thread)], 4096);
+    expect(b.messages).toEqual([]);
+  });
+
+  it("saveTurn on a session scope writes to the thread; trimming keeps the newest", async () => {
+    const tenant = `t-${uid()}`;
+    const thread = `th-${uid()}`;
+    const m = memoryFor(env, tenant);
+    for (let i = 0; i < 6; i++) await m.saveTurn(MemoryScope.session(thread), { id: `m${i}`, role: "user", content: `turn ${i} ${"x".repeat(40)}`, created_at: i });
+    const per = estimateTokens({ role: "user", content: `turn 0 ${"x".repeat(40)}` });
+    const ctx = await m.loadContext([MemoryScope.session(thread)], per * 2 + 1);
+    expect(ctx.messages.map((x) => x.id)).toEqual(["m4", "m5"]);
+    expect(ctx.dropped.turns).toBe(true);
+    expect((await new ThreadClient(env, tenant, thread).loadRecent(100_000)).messages).toHaveLength(6);
+  });
+
+  it("turns of non-session scopes live in D1 and load newest-first across pages", async () => {
+    const m = memoryFor(env, `t-${uid()}`);
+    for (let i = 0; i < 80; i++) await m.saveTurn(org, { id: `o${i}`, role: "user", content: `org turn ${i}`, created_at: i });
+    const all = await m.loadContext([org], 100_000);
+    expect(all.messages.map((x) => x.id)).toEqual(Array.from({ length: 80 }, (_, i) => `o${i}`));
+    const per = estimateTokens({ role: "user", content: "org turn 10" });
+    const some = await m.loadContext([org], per * 40);
+    expect(some.messages.map((x) => x.id)).toEqual(Array.from({ length: 40 }, (_, i) => `o${i + 40}`));
+    expect(some.dropped.turns).toBe(true);
+  });
+
+  it("facts keep creation order across keyset pages and count exactly what the share left out", async () => {
+    const tenant = `t-${uid()}`;
+    const m = memoryFor(env, tenant);
+    const texts = Array.from({ length: 50 }, (_, i) => `fact number ${String(i).padStart(2, "0")}`);
+    for (const t of texts) await m.remember(org, "rule", t);
+    const each = factTokens({ kind: "rule", scope: "organization:acme", text: texts[0]! });
+
+    const full = await m.loadContext([org], each * 50 * 2);
+    expect(full.messages.map((x) => x.content)).toEqual(texts.map((t) => `[rule organization:acme] ${t}`));
+    expect(full.dropped.facts).toBe(0);
+
+    const part = await m.loadContext([org], each * 37 * 2 + 1);
+    expect(part.messages.map((x) => x.content)).toEqual(texts.slice(0, 37).map((t) => `[rule organization:acme] ${t}`));
+    expect(part.dropped.facts).toBe(13);
+
+    const listed = await new D1FactsBackend(env.DB, tenant).list(org, 100);
+    expect(listed.map((f) => f.text)).toEqual(texts);
+  });
+});

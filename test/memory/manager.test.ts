@@ -1,0 +1,163 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { isAppError } from "../../src/errors";
+import { factTokens } from "../../src/memory/facts";
+import { InMemoryBackend } from "../../src/memory/in-memory-backend";
+import { MemoryManager } from "../../src/memory/manager";
+import { MemoryScope } from "../../src/memory/scope";
+import { TokenLimitStrategy } from "../../src/memory/token-limit-strategy";
+import { estimateTokens } from "../../src/memory/tokens";
+import type { Message } from "../../src/thread/message";
+
+let n = 0;
+const msg = (role: Message["role"], content: string): Message => ({ id: `m${++n}`, role, content, created_at: n });
+const org = MemoryScope.new("organization", "acme");
+const session = MemoryScope.session("s1");
+
+async function rejects(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+  } catch (e) {
+    return isAppError(e) ? e.code : "not-an-app-error";
+  }
+  return undefined;
+}
+
+describe("MemoryManager over the in-memory backend", () => {
+  it("loads facts as one system message each, layers in order, facts in creation order, then turns", async () => {
+    const m = new MemoryManager(new InMemoryBackend());
+    await m.remember(session, "note", "session fact");
+    await m.remember(org, "style", "Use short sentences.");
+    await m.remember(MemoryScope.system(), "rule", "Be kind.");
+    await m.remember(org, "tone", "Friendly.");
+    await m.saveTurn(session, msg("user", "hi"));
+    await m.saveTurn(session, msg("assistant", "hello"));
+
+    const ctx = await m.loadContext([MemoryScope.system(), org, session], 10_000);
+    expect(ctx.messages.map((x) => [x.role, x.content])).toEqual([
+      ["system", "[rule system] Be kind."],
+      ["system", "[style organization:acme] Use short sentences."],
+      ["system", "[tone organization:acme] Friendly."],
+      ["system", "[note session:s1] session fact"],
+      ["user", "hi"],
+      ["assistant", "hello"],
+    ]);
+    expect(ctx.dropped).toEqual({ facts: 0, turns: false });
+    expect(ctx.tokens).toBe(ctx.messages.reduce((s, x) => s + estimateTokens(x), 0));
+
+    const reversed = await m.loadContext([session, org], 10_000);
+    expect(reversed.messages.map((x) => x.content).slice(0, 3)).toEqual([
+      "[note session:s1] session fact",
+      "[style organization:acme] Use short sentences.",
+      "[tone organization:acme] Friendly.",
+    ]);
+  });
+
+  it("remember → load → forget → load", async () => {
+    const m = new MemoryManager(new InMemoryBackend());
+    const id = await m.remember(org, "style", "Use short sentences.");
+    expect((await m.loadContext([org], 1000)).messages.map((x) => x.content)).toEqual(["[style organization:acme] Use short sentences."]);
+    expect(await m.forget(id)).toBe(true);
+    expect((await m.loadContext([org], 1000)).messages).toEqual([]);
+    expect(await m.forget(id)).toBe(false);
+  });
+
+  it("trimming keeps the newest turns that fit and says so", async () => {
+    const m = new MemoryManager(new InMemoryBackend());
+    const turns = Array.from({ length: 10 }, (_, i) => msg(i % 2 ? "assistant" : "user", `turn ${i} ` + "x".repeat(36)));
+    for (const t of turns) await m.saveTurn(session, t);
+    const per = estimateTokens(turns[0]!);
+    const ctx = await m.loadContext([session], per * 3 + per - 1);
+    expect(ctx.messages.map((x) => x.id)).toEqual(turns.slice(-3).map((t) => t.id));
+    expect(ctx.dropped).toEqual({ facts: 0, turns: true });
+    expect(ctx.tokens).toBe(per * 3);
+  });
+
+  it("facts use at most their share; the rest goes to turns; facts beyond the share are counted, not silently lost", async () => {
+    const m = new MemoryManager(new InMemoryBackend());
+    for (let i = 0; i < 5; i++) await m.remember(MemoryScope.system(), "rule", `rule ${i} ` + "r".repeat(30));
+    for (let i = 0; i < 5; i++) await m.remember(org, "style", `style ${i} ` + "s".repeat(30));
+    for (let i = 0; i < 50; i++) await m.saveTurn(session, msg("user", `turn ${i} ` + "t".repeat(30)));
+    const f = factTokens({ kind: "rule", scope: "system", text: "rule 0 " + "r".repeat(30) });
+
+    // Budget for exactly 3 facts in the facts share: the 3 oldest system rules win, the 7 others are reported.
+    const budget = 2 * (3 * f) + 1;
+    const ctx = await m.loadContext([MemoryScope.system(), org, session], budget);
+    const facts = ctx.messages.filter((x) => x.role === "system").map((x) => x.content);
+    expect(facts).toEqual([0, 1, 2].map((i) => `[rule system] rule ${i} ` + "r".repeat(30)));
+    expect(ctx.dropped.facts).toBe(7);
+    // Turns fill the rest (the unused part of the facts share included), newest first.
+    const turns = ctx.messages.filter((x) => x.role === "user");
+    expect(turns.at(-1)?.content).toBe("turn 49 " + "t".repeat(30));
+    expect(ctx.tokens).toBeLessThanOrEqual(budget);
+    expect(budget - ctx.tokens).toBeLessThan(estimateTokens(turns[0]!));
+
+    // Turns never push facts out: with many more turns the facts are the same.
+    for (let i = 0; i < 200; i++) await m.saveTurn(session, msg("user", "more " + "t".repeat(30)));
+    const again = await m.loadContext([MemoryScope.system(), org, session], budget);
+    expect(again.messages.filter((x) => x.role === "system").map((x) => x.content)).toEqual(facts);
+  });
+
+  it("later layers' turns take precedence when the budget is short", async () => {
+    const m = new MemoryManager(new InMemoryBackend());
+    await m.saveTurn(org, msg("user", "org turn"));
+    const s = msg("user", "session turn");
+    await m.saveTurn(session, s);
+    const ctx = await m.loadContext([org, session], estimateTokens(s));
+    expect(ctx.messages.map((x) => x.content)).toEqual(["session turn"]);
+    expect(ctx.dropped.turns).toBe(true);
+    const both = await m.loadContext([org, session], 1000);
+    expect(both.messages.map((x) => x.content)).toEqual(["org turn", "session turn"]);
+    expect(both.dropped.turns).toBe(false);
+  });
+
+  it("validates kind and text (BEM-063, BEM-064, BEM-062)", async () => {
+    const m = new MemoryManager(new InMemoryBackend());
+    expect(await rejects(m.remember(org, "Bad Kind", "x"))).toBe("BEM-063");
+    expect(await rejects(m.remember(org, "k", "   "))).toBe("BEM-064");
+    expect(await rejects(m.remember(org, "k", "é".repeat(4097)))).toBe("BEM-062");
+    expect(await rejects(m.remember(org, "k", "é".repeat(4096)))).toBeUndefined();
+  });
+
+  it("loads never exceed the budget, keep all facts that fit before any turn, and keep a newest contiguous run of turns (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.constantFrom("system", "organization:acme", "session:s1"), fc.string({ maxLength: 80 }).filter((t) => t.trim() !== "")), { maxLength: 12 }),
+        fc.array(fc.string({ maxLength: 200 }), { maxLength: 30 }),
+        fc.integer({ min: 0, max: 600 }),
+        async (facts, turns, budget) => {
+          const m = new MemoryManager(new InMemoryBackend());
+          for (const [scope, text] of facts) await m.remember(MemoryScope.parse(scope), "k", text);
+          const saved = turns.map((t) => msg("user", t));
+          for (const t of saved) await m.saveTurn(session, t);
+          const ctx = await m.loadContext([MemoryScope.system(), org, session], budget);
+          expect(ctx.tokens).toBeLessThanOrEqual(budget);
+          const kept = ctx.messages.filter((x) => x.role === "user");
+          expect(kept.map((x) => x.id)).toEqual(saved.slice(saved.length - kept.length).map((x) => x.id));
+          // Facts: a prefix of the priority order (layer, then creation), as long as fits half the budget.
+          const priority = ["system", "organization:acme", "session:s1"].flatMap((s) => facts.filter(([scope]) => scope === s));
+          const cost = priority.map(([scope, text]) => factTokens({ kind: "k", scope, text }));
+          let room = Math.floor(budget / 2);
+          let fit = 0;
+          while (fit < cost.length && cost[fit]! <= room) room -= cost[fit++]!;
+          const keptFacts = ctx.messages.filter((x) => x.role === "system").map((x) => x.content);
+          expect(keptFacts).toEqual(priority.slice(0, fit).map(([scope, text]) => `[k ${scope}] ${text}`));
+          expect(ctx.dropped.facts).toBe(facts.length - fit);
+          expect(ctx.messages.slice(0, fit).every((x) => x.role === "system")).toBe(true);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe("TokenLimitStrategy", () => {
+  it("uses a pluggable estimator and stops at the first message that does not fit", () => {
+    const s = new TokenLimitStrategy(() => 10);
+    const ms = [msg("user", "a"), msg("user", "b"), msg("user", "c")];
+    expect(s.apply(ms, 25).map((x) => x.content)).toEqual(["b", "c"]);
+    expect(s.apply(ms, 9)).toEqual([]);
+    // Stored estimates win over the estimator when supplied.
+    expect(s.apply(ms, 25, (m) => (m.content === "c" ? 30 : 1))).toEqual([]);
+  });
+});

@@ -1,0 +1,126 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { grantMatches, parseGrant } from "../../src/auth/grants";
+import type { Principal } from "../../src/auth/principal";
+import { operatorPrincipal } from "../../src/auth/principal";
+import { isAppError } from "../../src/errors";
+import { MemoryScope } from "../../src/memory/scope";
+import { assertCanWriteFact, canRead, resolveScopes } from "../../src/memory/scopes-for";
+
+const codeOf = (f: () => unknown): string | undefined => {
+  try {
+    f();
+  } catch (e) {
+    return isAppError(e) ? e.code : "not-an-app-error";
+  }
+  return undefined;
+};
+
+const member = (grants: string[]): Principal => ({ kind: "tenant", tenant: "t1", role: "member", keyId: "k", grants });
+const admin: Principal = { kind: "tenant", tenant: "t1", role: "admin", keyId: "k", grants: ["*"] };
+
+const name = fc.stringMatching(/^[a-z][a-z0-9_-]{0,31}$/).filter((n) => n !== "system" && n !== "session");
+const id = fc.stringMatching(/^[A-Za-z0-9._:-]{1,128}$/);
+
+describe("MemoryScope", () => {
+  it("has the seed's constructors and string form", () => {
+    expect(MemoryScope.system().toString()).toBe("system");
+    expect(MemoryScope.session("5f89-aa").toString()).toBe("session:5f89-aa");
+    expect(MemoryScope.new("organization", "acme").toString()).toBe("organization:acme");
+    expect(MemoryScope.new("team").toString()).toBe("team");
+    expect(MemoryScope.parse({ name: "docset", id: "d1" }).toString()).toBe("docset:d1");
+  });
+
+  it("splits at the first colon, so thread ids with colons survive", () => {
+    const s = MemoryScope.parse("session:a:b:c");
+    expect([s.name, s.id]).toEqual(["session", "a:b:c"]);
+  });
+
+  it("parse(format(x)) is x for every valid name and id (property)", () => {
+    fc.assert(
+      fc.property(name, fc.option(id, { nil: undefined }), (n, i) => {
+        const s = MemoryScope.new(n, i);
+        const back = MemoryScope.parse(s.toString());
+        expect([back.name, back.id]).toEqual([n, i]);
+      }),
+    );
+  });
+
+  it("rejects bad names and ids with BEM-060", () => {
+    for (const bad of ["", "Org", "1abc", "a".repeat(33), "org:", "org:a b", "org:" + "x".repeat(129), "system:x", "session", "ünï", "org;DROP TABLE facts", 42, null, ["org"], { id: "x" }]) {
+      expect(codeOf(() => MemoryScope.parse(bad)), JSON.stringify(bad)).toBe("BEM-060");
+    }
+  });
+});
+
+describe("grants", () => {
+  it("exact, name wildcard and '*'", () => {
+    const s = MemoryScope.parse;
+    expect(grantMatches("organization:acme", s("organization:acme"))).toBe(true);
+    expect(grantMatches("organization:acme", s("organization:acme2"))).toBe(false);
+    expect(grantMatches("docset:*", s("docset:d1"))).toBe(true);
+    expect(grantMatches("docset:*", s("docset"))).toBe(false);
+    expect(grantMatches("docset:*", s("docsets:d1"))).toBe(false);
+    expect(grantMatches("*", s("anything:at-all"))).toBe(true);
+    expect(grantMatches("team", s("team"))).toBe(true);
+    expect(grantMatches("team", s("team:x"))).toBe(false);
+  });
+
+  it("validates patterns (BEM-060)", () => {
+    expect(["*", "docset:*", "organization:acme", "team"].map(parseGrant)).toEqual(["*", "docset:*", "organization:acme", "team"]);
+    for (const bad of ["", "**", "Docset:*", "system:*", "a:*:*", "x y"]) expect(codeOf(() => parseGrant(bad)), bad).toBe("BEM-060");
+  });
+});
+
+describe("who may read and write which scope", () => {
+  it("system: everyone reads; only the operator writes", () => {
+    expect(canRead(member([]), MemoryScope.system())).toBe(true);
+    expect(codeOf(() => assertCanWriteFact(admin, MemoryScope.system()))).toBe("BEM-022");
+    expect(codeOf(() => assertCanWriteFact(operatorPrincipal(), MemoryScope.system()))).toBeUndefined();
+    expect(codeOf(() => assertCanWriteFact(operatorPrincipal(), MemoryScope.parse("organization:acme")))).toBe("BEM-023");
+    expect(canRead(operatorPrincipal(), MemoryScope.parse("organization:acme"))).toBe(false);
+  });
+
+  it("members: their grants, and only the current session", () => {
+    const m = member(["organization:acme", "docset:*"]);
+    expect(canRead(m, MemoryScope.parse("organization:acme"))).toBe(true);
+    expect(canRead(m, MemoryScope.parse("organization:other"))).toBe(false);
+    expect(canRead(m, MemoryScope.parse("docset:d9"))).toBe(true);
+    expect(canRead(m, MemoryScope.session("mine"), "mine")).toBe(true);
+    expect(canRead(m, MemoryScope.session("theirs"), "mine")).toBe(false);
+    expect(codeOf(() => assertCanWriteFact(m, MemoryScope.parse("docset:d1")))).toBeUndefined();
+    expect(codeOf(() => assertCanWriteFact(m, MemoryScope.parse("team")))).toBe("BEM-023");
+    expect(codeOf(() => assertCanWriteFact(m, MemoryScope.session("mine")))).toBe("BEM-023");
+  });
+
+  it("admins: any scope of their tenant, any session", () => {
+    expect(canRead(admin, MemoryScope.session("theirs"), "mine")).toBe(true);
+    expect(codeOf(() => assertCanWriteFact(admin, MemoryScope.parse("team:x")))).toBeUndefined();
+  });
+});
+
+describe("resolveScopes", () => {
+  const m = member(["organization:acme"]);
+
+  it("defaults to the session only", () => {
+    expect(resolveScopes({ principal: m, sessionId: "s1" }).map(String)).toEqual(["session:s1"]);
+  });
+
+  it("an agent adds layers before the session", () => {
+    const got = resolveScopes({ principal: m, sessionId: "s1", agentScopes: ["system", { name: "organization", id: "acme" }] });
+    expect(got.map(String)).toEqual(["system", "organization:acme", "session:s1"]);
+    expect(resolveScopes({ principal: m, sessionId: "s1", agentScopes: ["session", "system"] }).map(String)).toEqual(["session:s1", "system"]);
+  });
+
+  it("a client narrows to granted scopes, in its order", () => {
+    const got = resolveScopes({ principal: m, sessionId: "s1", agentScopes: ["system"], requested: [{ name: "organization", id: "acme" }, "session:s1"] });
+    expect(got.map(String)).toEqual(["organization:acme", "session:s1"]);
+  });
+
+  it("one requested scope outside the grant rejects the whole request with BEM-023", () => {
+    for (const outside of ["organization:globex", "session:someone-else", "docset:d1", "team"]) {
+      expect(codeOf(() => resolveScopes({ principal: m, sessionId: "s1", requested: ["system", outside] })), outside).toBe("BEM-023");
+    }
+    expect(codeOf(() => resolveScopes({ principal: m, sessionId: "s1", requested: ["BAD"] }))).toBe("BEM-060");
+  });
+});

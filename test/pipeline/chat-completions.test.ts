@@ -1,0 +1,158 @@
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { fakeOpenAI } from "../support/fake-openai";
+import { fakeOllama } from "../support/fake-ollama";
+import { api, createTenant, type TestTenant } from "../support/tenants";
+import { clearUpstream, unmockedRequests } from "../support/upstream";
+import { openaiClient, snapshot, uniqueThread, wireMessages, wireText } from "./helpers";
+import { estimateTokens } from "../../src/memory/tokens";
+
+let t: TestTenant;
+beforeAll(async () => {
+  t = await createTenant();
+});
+afterEach(() => {
+  expect(unmockedRequests()).toEqual([]);
+  clearUpstream();
+});
+
+// The openai client sends unknown body fields as given; thread_id is our extension.
+type WithThread = { thread_id?: string; memory_scopes?: string[]; agent?: string };
+
+describe("POST /v1/chat/completions with the official openai client", () => {
+  it("is stateful with thread_id: the second upstream request carries the first turn", async () => {
+    const fake = fakeOpenAI().reply("Hello Bob!").reply("Your name is Bob.");
+    const client = openaiClient(t.adminKey);
+    const thread = uniqueThread();
+    const first = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi! My name is Bob." }], thread_id: thread } as WithThread & OpenAIParams);
+    expect(first.choices[0]!.message.content).toBe("Hello Bob!");
+    const second = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "What is my name?" }], thread_id: thread } as WithThread & OpenAIParams);
+    expect(second.choices[0]!.message.content).toBe("Your name is Bob.");
+
+    const sent = wireMessages(fake.calls[1]!.body).map((m) => `${m.role}:${wireText(m)}`);
+    expect(sent).toEqual(["user:Hi! My name is Bob.", "assistant:Hello Bob!", "user:What is my name?"]);
+    expect(fake.calls[1]!.headers.authorization).toBe("Bearer sk-test-openai");
+
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as { channels: { messages: { role: string; content: string }[] } };
+    expect(state.channels.messages.map((m) => m.content)).toEqual(["Hi! My name is Bob.", "Hello Bob!", "What is my name?", "Your name is Bob."]);
+  });
+
+  it("takes the thread from the X-Thread-Id header too", async () => {
+    const fake = fakeOpenAI().reply("one").reply("two");
+    const client = openaiClient(t.adminKey);
+    const thread = uniqueThread();
+    await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "a" }] }, { headers: { "X-Thread-Id": thread } });
+    await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "b" }] }, { headers: { "X-Thread-Id": thread } });
+    expect(wireMessages(fake.calls[1]!.body).map(wireText)).toEqual(["a", "one", "b"]);
+  });
+
+  it("is stateless without a thread: nothing is stored, the whole conversation is sent", async () => {
+    const fake = fakeOpenAI().reply("ok");
+    const res = await openaiClient(t.adminKey).chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "system", content: "Be terse." }, { role: "user", content: "x" }, { role: "assistant", content: "y" }, { role: "user", content: "z" }],
+    });
+    expect(res.choices[0]!.message.content).toBe("ok");
+    expect(wireMessages(fake.last.body).map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+    const list = (await (await api("/v1/threads", { key: t.adminKey })).json()) as { threads: unknown[] };
+    expect(JSON.stringify(list)).not.toContain("stateless");
+  });
+
+  it("loads facts as [kind scope] system messages for the agent's scopes", async () => {
+    const r = await api("/v1/memory/facts", { key: t.adminKey, body: { scope: "organization:acme", kind: "style", text: "Use short sentences." } });
+    expect(r.status).toBe(201);
+    const fake = fakeOpenAI().reply("Sure.");
+    await openaiClient(t.adminKey).chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Write a note" }], thread_id: uniqueThread(), agent: "assistant" } as WithThread & OpenAIParams);
+    const sent = wireMessages(fake.last.body);
+    expect(sent[0]!.role).toBe("system"); // the agent's prompt first
+    expect(sent.some((m) => m.role === "system" && wireText(m) === "[style organization:acme] Use short sentences.")).toBe(true);
+    expect(wireText(sent[sent.length - 1]!)).toBe("Write a note");
+  });
+
+  it("trims the history to the chosen model's max_tokens, keeping the newest", async () => {
+    const thread = uniqueThread();
+    const long = "x".repeat(2000); // ~500 tokens each
+    const seed = Array.from({ length: 20 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `${i} ${long}` }));
+    const put = await api(`/v1/threads/${thread}/state`, { key: t.adminKey, body: { ops: [{ op: "append", messages: seed }] } });
+    expect(put.status).toBe(200);
+    const fake = fakeOllama().reply("trimmed");
+    await openaiClient(t.adminKey).chat.completions.create({ model: "llama3.2", messages: [{ role: "user", content: "latest" }], thread_id: thread } as WithThread & OpenAIParams);
+    const sent = wireMessages(fake.last.body) as { role: "user" | "assistant"; content: string }[];
+    const tokens = sent.reduce((n, m) => n + estimateTokens(m), 0);
+    expect(tokens).toBeLessThanOrEqual(4096); // llama3.2's max_tokens in models.yaml
+    expect(sent.length).toBeGreaterThan(2);
+    expect(sent.length).toBeLessThan(21);
+    expect(sent[sent.length - 1]!.content).toBe("latest");
+    expect(sent[sent.length - 2]!.content.startsWith("19 ")).toBe(true); // the newest history kept
+  });
+
+  it("streams chat.completion.chunk events ending in [DONE], with usage when asked, and saves the reply", async () => {
+    fakeOpenAI().reply({ text: "streamed answer", chunks: ["stre", "amed ", "answer"] });
+    const thread = uniqueThread();
+    const stream = await openaiClient(t.adminKey).chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "stream please" }],
+      stream: true,
+      stream_options: { include_usage: true },
+      thread_id: thread,
+    } as WithThread & OpenAIStreamParams);
+    let text = "";
+    let usage: unknown;
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toBe("streamed answer");
+    expect(finish).toBe("stop");
+    expect(usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 });
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as { channels: { messages: { content: string }[] } };
+    expect(state.channels.messages.map((m) => m.content)).toEqual(["stream please", "streamed answer"]);
+  });
+
+  it("names the model and the reason in headers and body", async () => {
+    fakeOpenAI().reply("hi");
+    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-edgeweave-model")).toBe("gpt-4o-mini");
+    expect(res.headers.get("x-edgeweave-route")).toBeTruthy();
+    const body = (await res.json()) as { model: string; edgeweave: { routing: { model: string; candidates: string[]; attempts: { outcome: string }[] } } };
+    expect(body.model).toBe("gpt-4o-mini");
+    expect(body.edgeweave.routing.attempts).toEqual([{ model: "gpt-4o-mini", outcome: "ok" }]);
+  });
+
+  it("passes client-side tools through and stores the assistant's tool call and the client's result", async () => {
+    const fake = fakeOpenAI()
+      .reply({ tool_calls: [{ id: "call_1", name: "get_weather", arguments: { city: "Oslo" } }] })
+      .reply("It is sunny in Oslo.");
+    const client = openaiClient(t.adminKey);
+    const thread = uniqueThread();
+    const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
+    const first = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Weather in Oslo?" }], tools, thread_id: thread } as WithThread & OpenAIParams);
+    expect(first.choices[0]!.finish_reason).toBe("tool_calls");
+    expect(first.choices[0]!.message.tool_calls?.[0]).toMatchObject({ id: "call_1", function: { name: "get_weather" } });
+    expect((fake.calls[0]!.body as { tools: unknown[] }).tools).toHaveLength(1);
+    const second = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "tool", tool_call_id: "call_1", content: "sunny" }], tools, thread_id: thread } as WithThread & OpenAIParams);
+    expect(second.choices[0]!.message.content).toBe("It is sunny in Oslo.");
+    expect(wireMessages(fake.calls[1]!.body).map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+  });
+});
+
+type OpenAIParams = import("openai").OpenAI.ChatCompletionCreateParamsNonStreaming;
+type OpenAIStreamParams = import("openai").OpenAI.ChatCompletionCreateParamsStreaming;
+
+describe("a failed run changes nothing", () => {
+  it("upstream 401: no failover, coded 502, thread unchanged", async () => {
+    const thread = uniqueThread();
+    fakeOpenAI().reply("first");
+    await api("/v1/chat/completions", { key: t.adminKey, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "one" }], thread_id: thread } });
+    const before = await snapshot(t.adminKey, thread);
+    clearUpstream();
+    const fake = fakeOpenAI().status(401);
+    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "auto", capabilities: ["json"], messages: [{ role: "user", content: "two" }], thread_id: thread } });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-073");
+    expect(fake.calls).toHaveLength(1);
+    expect(await snapshot(t.adminKey, thread)).toEqual(before);
+  });
+});

@@ -1,0 +1,43 @@
+import { exports } from "cloudflare:workers";
+import OpenAI from "openai";
+import { api } from "../support/tenants";
+
+/** The official OpenAI client pointed at the worker under test. */
+export function openaiClient(key: string, maxRetries = 0): OpenAI {
+  return new OpenAI({
+    apiKey: key,
+    baseURL: "http://x/v1",
+    maxRetries,
+    fetch: (url: RequestInfo | URL, init?: RequestInit) => exports.default.fetch(new Request(url, init)),
+  });
+}
+
+export const uniqueThread = (prefix = "th") => `${prefix}-${crypto.randomUUID().slice(0, 12)}`;
+
+/** State + history of a thread, for before/after comparisons (404 when it does not exist yet). */
+export async function snapshot(key: string, thread: string): Promise<{ state: unknown; history: unknown; status: number }> {
+  const s = await api(`/v1/threads/${thread}/state`, { key });
+  const h = await api(`/v1/threads/${thread}/history?limit=100`, { key });
+  return { status: s.status, state: await s.json(), history: await h.json() };
+}
+
+/** Reads an SSE body into its `data:` payloads (and event names). */
+export async function readSse(res: Response): Promise<{ event: string | undefined; data: string }[]> {
+  const text = await res.text();
+  return text
+    .split("\n\n")
+    .filter((b) => b.trim() !== "")
+    .map((block) => {
+      let event: string | undefined;
+      const data: string[] = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) event = line.slice(7);
+        else if (line.startsWith("data: ")) data.push(line.slice(6));
+      }
+      return { event, data: data.join("\n") };
+    });
+}
+
+type WireMessage = { role: string; content: unknown };
+export const wireMessages = (body: unknown): WireMessage[] => (body as { messages: WireMessage[] }).messages;
+export const wireText = (m: WireMessage): string => (typeof m.content === "string" ? m.content : JSON.stringify(m.content));

@@ -1,0 +1,139 @@
+import { describe, expect, it } from "vitest";
+import shipped from "../../models.yaml?raw";
+import brokenFixture from "./fixtures/broken.yaml?raw";
+import { isAppError } from "../../src/errors";
+import { compileModels } from "../../src/routing/compile";
+import { compiled } from "../../src/routing/models.generated";
+import { loadModelsFromYaml } from "../../src/routing/yaml-loader";
+
+function loadError(text: string, file = "models.yaml"): { code: string; message: string } {
+  try {
+    loadModelsFromYaml(text, file);
+  } catch (e) {
+    if (isAppError(e)) return { code: e.code, message: e.message };
+    throw e;
+  }
+  throw new Error("expected the loader to refuse this file");
+}
+
+const yaml = (...lines: string[]) => lines.join("\n") + "\n";
+
+describe("the shipped models.yaml", () => {
+  const file = loadModelsFromYaml(shipped);
+
+  it("compiles, and the bundled module is built from it", () => {
+    const fresh = compileModels(shipped, "models.yaml", compiled.created);
+    expect(fresh).toEqual(compiled);
+  });
+
+  it("lists the offline model first, every provider, and a default that exists", () => {
+    expect(file.models[0]).toMatchObject({ name: "offline-echo", provider: "custom", cost_per_1k_tokens: 0, capabilities: ["tools"], extra: { offline: true } });
+    expect(new Set(file.models.map((m) => m.provider))).toEqual(new Set(["openai", "anthropic", "custom", "ollama", "groq", "nvidia"]));
+    expect(file.default_model).toBe("gpt-4o-mini");
+    for (const m of file.models) {
+      expect(m.provider_config.base_url).toMatch(/^https?:\/\//);
+      // Names of secrets only, never a key.
+      expect(Object.keys(m.provider_config).filter((k) => /key|secret|token/i.test(k) && k !== "api_key_env")).toEqual([]);
+    }
+    expect(file.agents.map((a) => a.name)).toEqual(["assistant", "support"]);
+  });
+});
+
+describe("loadModelsFromYaml", () => {
+  it("applies defaults: text only, no capabilities, cost 0, 4096 tokens, the provider's URL and secret", () => {
+    const f = loadModelsFromYaml(yaml("models:", "  - name: m", "    provider: groq"));
+    expect(f.models[0]).toEqual({
+      name: "m",
+      provider: "groq",
+      modalities: ["text"],
+      capabilities: [],
+      cost_per_1k_tokens: 0,
+      max_tokens: 4096,
+      provider_config: { base_url: "https://api.groq.com/openai/v1", api_key_env: "GROQ_API_KEY" },
+      extra: {},
+    });
+    expect(f.default_model).toBeNull();
+    expect(f.agents).toEqual([]);
+  });
+
+  it("ignores unknown keys and reports them as warnings with their line", () => {
+    const warnings: string[] = [];
+    const f = loadModelsFromYaml(yaml("models:", "  - name: m", "    provider: openai", "    cost_per_1k_token: 3"), "models.yaml", { onWarning: (w) => warnings.push(w) });
+    expect(f.models[0]!.cost_per_1k_tokens).toBe(0);
+    expect(warnings).toEqual(["models.yaml:4: models[0].cost_per_1k_token: unknown key, ignored"]);
+  });
+
+  it("BEM-044 for a schema error, with file, line and path", () => {
+    const e = loadError(brokenFixture, "broken.yaml");
+    expect(e.code).toBe("BEM-044");
+    expect(e.message).toMatch(/^broken\.yaml:10: models\[1\]\.provider: Invalid option/);
+  });
+
+  it("BEM-044 for invalid YAML, with the line", () => {
+    const e = loadError(yaml("models:", "  - name: m", "    provider: openai", "  bad: [unclosed"));
+    expect(e.code).toBe("BEM-044");
+    expect(e.message).toMatch(/^models\.yaml:[45]: /);
+  });
+
+  it("BEM-044 points a missing field at its entry, and a bad value at its own line", () => {
+    const e = loadError(yaml("models:", "  - name: a", "    provider: openai", "  - name: b", "    cost_per_1k_tokens: 1"));
+    expect(e.message).toBe("models.yaml:4: models[1].provider: Invalid option: expected one of \"openai\"|\"anthropic\"|\"custom\"|\"ollama\"|\"groq\"|\"nvidia\"");
+    const neg = loadError(yaml("models:", "  - name: a", "    provider: openai", "    cost_per_1k_tokens: -1"));
+    expect(neg.message).toMatch(/^models\.yaml:4: models\[0\]\.cost_per_1k_tokens: /);
+    const img = loadError(yaml("models:", "  - name: a", "    provider: openai", "    modalities: [text, smell]"));
+    expect(img.message).toMatch(/^models\.yaml:4: models\[0\]\.modalities\[1\]: /);
+  });
+
+  it("BEM-044 for an empty file and for a custom provider without base_url", () => {
+    expect(loadError("").message).toMatch(/^models\.yaml:1: /);
+    const e = loadError(yaml("models:", "  - name: mine", "    provider: custom"));
+    expect(e).toEqual({ code: "BEM-044", message: "models.yaml:2: models[0].provider_config.base_url: required for provider custom" });
+  });
+
+  it("BEM-044 for duplicate keys in one mapping", () => {
+    const e = loadError(yaml("models:", "  - name: m", "    provider: openai", "    provider: groq"));
+    expect(e.code).toBe("BEM-044");
+    expect(e.message).toMatch(/^models\.yaml:4: /);
+  });
+
+  it("BEM-042 for a duplicate model name, naming both lines", () => {
+    const e = loadError(yaml("models:", "  - name: m", "    provider: openai", "  - name: n", "    provider: openai", "  - name: m", "    provider: groq"));
+    expect(e).toEqual({ code: "BEM-042", message: 'models.yaml:6: models[2].name: duplicate model name "m" (first at line 2)' });
+  });
+
+  it("BEM-042 for a duplicate agent name", () => {
+    const e = loadError(yaml("models:", "  - {name: m, provider: openai}", "agents:", "  - name: a", "  - name: a"));
+    expect(e).toEqual({ code: "BEM-042", message: 'models.yaml:5: agents[1].name: duplicate agent name "a" (first at line 4)' });
+  });
+
+  it("BEM-045 when default_model or an agent's model is not in models:", () => {
+    const d = loadError(yaml("default_model: gpt-5", "models:", "  - {name: m, provider: openai}"));
+    expect(d).toEqual({ code: "BEM-045", message: 'models.yaml:1: default_model: names unknown model "gpt-5"' });
+    const a = loadError(yaml("models:", "  - {name: m, provider: openai}", "agents:", "  - name: helper", "    model: nope"));
+    expect(a).toEqual({ code: "BEM-045", message: 'models.yaml:5: agents[0].model: agent helper names unknown model "nope"' });
+  });
+
+  it("BEM-048 for a literal API key, without repeating it", () => {
+    const key = "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX";
+    const named = loadError(yaml("models:", "  - name: m", "    provider: openai", "    provider_config:", `      api_key: ${key}`));
+    expect(named.code).toBe("BEM-048");
+    expect(named.message).toMatch(/^models\.yaml:5: models\[0\]\.provider_config\.api_key: looks like a literal API key/);
+    expect(named.message).not.toContain(key);
+    // A key-shaped value anywhere, even in api_key_env or extra.
+    const inEnv = loadError(yaml("models:", "  - name: m", "    provider: groq", "    provider_config:", "      api_key_env: gsk_abcdefghijklmnopqrstuvwx"));
+    expect(inEnv.code).toBe("BEM-048");
+    const inExtra = loadError(yaml("models:", "  - name: m", "    provider: custom", "    provider_config: {base_url: 'https://llm.test/v1'}", "    extra:", "      headers: {Authorization: 'Bearer abcdefghijkl'}"));
+    expect(inExtra).toMatchObject({ code: "BEM-048", message: expect.stringMatching(/^models\.yaml:6: models\[0\]\.extra\.headers\.Authorization: /) });
+    // The NAME of a secret is fine.
+    expect(() => loadModelsFromYaml(yaml("models:", "  - name: m", "    provider: openai", "    provider_config: {api_key_env: MY_OPENAI_KEY}"))).not.toThrow();
+  });
+
+  it("validates agents: scopes, middleware entries need a name", () => {
+    const scope = loadError(yaml("models:", "  - {name: m, provider: openai}", "agents:", "  - name: a", "    memory_scopes: ['Organization acme']"));
+    expect(scope.message).toMatch(/^models\.yaml:5: agents\[0\]\.memory_scopes\[0\]: /);
+    const mw = loadError(yaml("models:", "  - {name: m, provider: openai}", "agents:", "  - name: a", "    middleware:", "      - strategy: last"));
+    expect(mw.message).toMatch(/^models\.yaml:6: agents\[0\]\.middleware\[0\]\.name: /);
+    const ok = loadModelsFromYaml(yaml("models:", "  - {name: m, provider: openai}", "agents:", "  - name: a", "    middleware:", "      - {name: trim, max_tokens: 100}"));
+    expect(ok.agents[0]!.middleware).toEqual([{ name: "trim", max_tokens: 100 }]);
+  });
+});

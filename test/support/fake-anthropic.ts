@@ -1,0 +1,97 @@
+/**
+ * A fake Anthropic Messages API: POST /v1/messages, JSON replies with content
+ * blocks, and SSE streams with the real event sequence (message_start,
+ * content_block_start/delta/stop, ping, message_delta, message_stop).
+ */
+import { argsObject, argsString, DEFAULT_USAGE, type FakeReply, FakeProvider, requestedModel, textChunks, type WireFormat } from "./fake-llm";
+
+const toolUseId = (i: number, id?: string) => id ?? `toolu_fake${i}`;
+
+function stopOf(reply: FakeReply): string {
+  return reply.finish ?? (reply.tool_calls?.length ? "tool_use" : "end_turn");
+}
+
+function usage(reply: FakeReply) {
+  const u = reply.usage ?? DEFAULT_USAGE;
+  return { input_tokens: u.prompt_tokens, output_tokens: u.completion_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: "standard" };
+}
+
+const sse = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+
+const anthropicFormat: WireFormat = {
+  isChat: (url) => url.pathname === "/v1/messages",
+  isStream: (body) => typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true,
+  json(reply, body) {
+    const content: unknown[] = [];
+    if (reply.text) content.push({ type: "text", text: reply.text });
+    (reply.tool_calls ?? []).forEach((c, i) => content.push({ type: "tool_use", id: toolUseId(i, c.id), name: c.name, input: argsObject(c.arguments) }));
+    return {
+      id: "msg_fake0001",
+      type: "message",
+      role: "assistant",
+      model: reply.model ?? requestedModel(body),
+      content,
+      stop_reason: stopOf(reply),
+      stop_sequence: null,
+      usage: usage(reply),
+    };
+  },
+  stream(reply, body) {
+    const u = usage(reply);
+    const frames = [
+      sse("message_start", {
+        message: {
+          id: "msg_fake0001",
+          type: "message",
+          role: "assistant",
+          content: [],
+          model: reply.model ?? requestedModel(body),
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { ...u, output_tokens: 1 },
+        },
+      }),
+    ];
+    let index = 0;
+    const pieces = textChunks(reply);
+    if (pieces.length > 0) {
+      frames.push(sse("content_block_start", { index, content_block: { type: "text", text: "" } }));
+      frames.push(sse("ping", {}));
+      for (const text of pieces) frames.push(sse("content_block_delta", { index, delta: { type: "text_delta", text } }));
+      frames.push(sse("content_block_stop", { index }));
+      index++;
+    }
+    (reply.tool_calls ?? []).forEach((c, i) => {
+      const args = argsString(c.arguments);
+      const mid = Math.floor(args.length / 2);
+      frames.push(sse("content_block_start", { index, content_block: { type: "tool_use", id: toolUseId(i, c.id), name: c.name, input: {} } }));
+      frames.push(sse("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: "" } }));
+      frames.push(sse("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: args.slice(0, mid) } }));
+      frames.push(sse("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: args.slice(mid) } }));
+      frames.push(sse("content_block_stop", { index }));
+      index++;
+    });
+    const end = [
+      sse("message_delta", { delta: { stop_reason: stopOf(reply), stop_sequence: null }, usage: { output_tokens: u.output_tokens } }),
+      sse("message_stop", {}),
+    ];
+    return { frames, end, contentType: "text/event-stream; charset=utf-8" };
+  },
+  errorBody(status) {
+    const type =
+      status === 401 ? "authentication_error" :
+      status === 403 ? "permission_error" :
+      status === 404 ? "not_found_error" :
+      status === 429 ? "rate_limit_error" :
+      status === 529 ? "overloaded_error" :
+      status >= 500 ? "api_error" :
+      "invalid_request_error";
+    return { type: "error", error: { type, message: `fake ${type}` } };
+  },
+};
+
+export type FakeAnthropic = FakeProvider;
+
+export function fakeAnthropic(origin = "https://api.anthropic.com"): FakeAnthropic {
+  return new FakeProvider(origin, anthropicFormat);
+}
