@@ -76,12 +76,17 @@ CREATE TABLE webhooks (
 );
 CREATE INDEX webhooks_tenant ON webhooks (tenant_id);
 
+-- One row per accepted delivery; the primary key makes repeats (even concurrent ones) no-ops.
 CREATE TABLE webhook_deliveries (
   webhook_id    TEXT NOT NULL,
-  delivery_id   TEXT NOT NULL,
-  status        TEXT NOT NULL,            -- accepted | done | failed
-  result        TEXT,                     -- JSON summary returned on repeats
+  delivery_id   TEXT NOT NULL,            -- X-Edgeweave-Delivery, or hex SHA-256 of the body
+  tenant_id     TEXT NOT NULL,
+  thread_id     TEXT NOT NULL,
+  input         TEXT NOT NULL,            -- the text taken from the payload (too big for a queue message)
+  status        TEXT NOT NULL,            -- accepted | replied | done | failed
+  result        TEXT,                     -- JSON summary of the run (reply, model, callback outcome)
   created_at    INTEGER NOT NULL,
+  updated_at    INTEGER NOT NULL,
   PRIMARY KEY (webhook_id, delivery_id)
 );
 
@@ -95,6 +100,7 @@ CREATE TABLE tasks_done (
 
 CREATE TABLE dead_letters (
   id            TEXT PRIMARY KEY,
+  tenant_id     TEXT NOT NULL,            -- '' when the task was too malformed to name one
   task_id       TEXT,
   kind          TEXT,
   body          TEXT NOT NULL,
@@ -102,3 +108,4 @@ CREATE TABLE dead_letters (
   attempts      INTEGER NOT NULL,
   created_at    INTEGER NOT NULL
 );
+CREATE INDEX dead_letters_tenant ON dead_letters (tenant_id, created_at, id);

@@ -3,7 +3,7 @@
 //      against a plain filter/sort implementation of the same rules in the same run.
 //   2. Compiling a 1,000-model models.yaml (parse + validate + index + render the module).
 // Run: npx tsx bench/routing-resolve.ts
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { compileModels, renderCompiledModule } from "../src/routing/compile.ts";
 import { AgentConfig, ModelConfig, type Modality } from "../src/routing/model-config.ts";
 import type { RouteRequest } from "../src/routing/requirements.ts";
@@ -71,26 +71,42 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-function timePerCall(fn: (i: number) => unknown): { median: number; p90: number } {
-  for (let i = 0; i < WARMUP; i++) fn(i);
-  const samples: number[] = [];
-  let sink = 0;
-  for (let i = 0; i < CALLS; i++) {
-    const t0 = process.hrtime.bigint();
-    const out = fn(i);
-    const t1 = process.hrtime.bigint();
-    samples.push(Number(t1 - t0) / 1000);
-    if (out) sink++;
+/**
+ * Per-call timings of `a` and `b`, interleaved in blocks so that load from other
+ * processes on a shared machine hits both alike.
+ */
+function timeInterleaved(a: (i: number) => unknown, b: (i: number) => unknown): { a: number[]; b: number[] } {
+  for (let i = 0; i < WARMUP; i++) {
+    a(i);
+    b(i);
   }
-  if (sink < 0) console.log(sink);
-  const s = samples.sort((a, b) => a - b);
-  return { median: median(s), p90: s[Math.floor(s.length * 0.9)]! };
+  const sa: number[] = [];
+  const sb: number[] = [];
+  const BLOCK = 500;
+  for (let start = 0; start < CALLS; start += BLOCK) {
+    for (const [fn, out] of [[a, sa], [b, sb]] as const) {
+      for (let i = start; i < start + BLOCK; i++) {
+        const t0 = process.hrtime.bigint();
+        fn(i);
+        out.push(Number(process.hrtime.bigint() - t0) / 1000);
+      }
+    }
+  }
+  return { a: sa, b: sb };
 }
 
-const routed = timePerCall((i) => router.resolve(requests[i % requests.length]!));
-const baseline = timePerCall((i) =>
-  referenceRoute(models, derived[i % derived.length]!, (m) => !unavailable.has(m.name), "model-0"),
+const stats = (xs: number[]) => {
+  const s = [...xs].sort((x, y) => x - y);
+  return { median: s[Math.floor(s.length / 2)]!, p90: s[Math.floor(s.length * 0.9)]!, min: s[0]! };
+};
+
+const t = timeInterleaved(
+  (i) => router.resolve(requests[i % requests.length]!),
+  (i) => referenceRoute(models, derived[i % derived.length]!, (m) => !unavailable.has(m.name), "model-0"),
 );
+const routed = stats(t.a);
+const baseline = stats(t.b);
+const perShape = requests.map((_, k) => stats(t.a.filter((_, i) => i % requests.length === k)).median);
 
 // YAML compile for 1,000 models: the text a user would write.
 const yamlText =
@@ -117,4 +133,6 @@ console.log(`machine: ${cpus()[0]?.model ?? "unknown"} x${cpus().length}, node $
 console.log(`resolve, ${N_MODELS} models, 5 strategies + availability, ${CALLS} calls over ${requests.length} request shapes (with trace):`);
 console.log(`  ModelRouter.resolve      median ${fmt(routed.median)} us   p90 ${fmt(routed.p90)} us   (goal <= 50 us)`);
 console.log(`  baseline filter/sort     median ${fmt(baseline.median)} us   p90 ${fmt(baseline.p90)} us   (no trace, no reasons)`);
+console.log(`  resolve median per request shape: ${perShape.map(fmt).join(" / ")} us (text / image / explicit caps / agent tags / 100k context / audio + 3 caps)`);
+console.log(`  load average at the end: ${loadavg().map((x) => x.toFixed(1)).join(" ")} (2 cores shared; higher means noisier numbers)`);
 console.log(`compile ${N_MODELS}-model YAML (${(yamlText.length / 1024).toFixed(0)} KiB -> ${(moduleBytes / 1024).toFixed(0)} KiB module): median ${fmt(median(compileMs))} ms over ${compileMs.length} runs`);

@@ -1,12 +1,10 @@
 import { app } from "./http/app";
+import { consumeTaskBatch } from "./tasks/consumer";
 
 export { ThreadDO } from "./thread/thread-do";
 export type { App } from "./http/app";
 
 export default {
   fetch: app.fetch,
-  async queue(batch: MessageBatch<unknown>): Promise<void> {
-    // Replaced by the task consumer (src/tasks).
-    for (const m of batch.messages) m.ack();
-  },
+  queue: (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => consumeTaskBatch(batch, env, ctx),
 } satisfies ExportedHandler<Env>;

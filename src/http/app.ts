@@ -4,6 +4,10 @@ import type { AppEnv } from "./app-env";
 import { toErrorResponse } from "./errors";
 import { validationHook } from "./validation";
 import { authenticate } from "./auth";
+import { bodyLimits } from "./limits";
+import { rateLimit } from "./rate-limit";
+import { taskRoutes } from "./tasks";
+import { webhookRoutes } from "./webhooks";
 import { threadRoutes } from "./threads";
 import { adminRoutes } from "./admin";
 import { memoryRoutes } from "./memory";
@@ -12,6 +16,8 @@ import { routeRoutes } from "./route";
 import { chatRoutes } from "./chat";
 import { invokeRoutes } from "./invoke";
 import { usageRoutes } from "./usage";
+import { docsRoutes } from "./docs";
+import { uiRoutes } from "./ui";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
 export function createApp() {
@@ -25,25 +31,42 @@ export function createApp() {
   app.get("/health", (c) => c.json({ ok: true }));
 
   app.use("/v1/*", authenticate);
-  app.route("/", threadRoutes);
-  app.route("/", adminRoutes);
-  app.route("/", memoryRoutes);
-  app.route("/", modelRoutes);
-  app.route("/", routeRoutes);
-  app.route("/", chatRoutes);
-  app.route("/", invokeRoutes);
-  app.route("/", usageRoutes);
+  // After auth (so unauthenticated callers cost no body read) and before any route reads a body.
+  app.use("/v1/*", rateLimit);
+  app.use("/v1/*", bodyLimits);
+  // One chain, so `typeof app` accumulates every sub-app's routes (hono/client reads them).
+  const api = app
+    .route("/", threadRoutes)
+    .route("/", adminRoutes)
+    .route("/", memoryRoutes)
+    .route("/", modelRoutes)
+    .route("/", routeRoutes)
+    .route("/", chatRoutes)
+    .route("/", invokeRoutes)
+    .route("/", usageRoutes)
+    .route("/", webhookRoutes)
+    .route("/", taskRoutes);
 
+  // Pages outside /v1 (no key needed to load them).
+  app.route("/", docsRoutes);
+  app.route("/", uiRoutes);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API key: the operator key or a tenant key (`Authorization: Bearer <key>`).",
+  });
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: { title: "edgeweave", version: "0.1.0", description: "Memory and model routing for AI agents, at the edge." },
+    security: [{ bearer: [] }],
   });
 
   app.notFound(() => {
     throw new AppError("BEM-002");
   });
   app.onError((err, c) => toErrorResponse(err, c));
-  return app;
+  return api;
 }
 
 export const app = createApp();

@@ -113,7 +113,7 @@ chatRoutes.openapi(route, async (c) => {
         edgeweave: edgeweaveSummary(r),
       },
       200,
-      routeHeaders({ model: r.model, reason: r.route.reason }),
+      { ...routeHeaders({ model: r.model, reason: r.route.reason }), "Server-Timing": r.timings.header() },
     );
   }
 

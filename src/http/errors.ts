@@ -12,6 +12,9 @@ export function toErrorResponse(err: unknown, c: Context<AppEnv>): Response {
     const status = err.status;
     appErr =
       status === 413 ? new AppError("BEM-013") :
+      status === 415 ? new AppError("BEM-012") :
+      // Hono's own JSON validator (e.g. an empty body on a route that requires one).
+      status === 400 && /malformed json/i.test(err.message) ? new AppError("BEM-010") :
       status === 404 ? new AppError("BEM-002") :
       status === 401 ? new AppError("BEM-020") :
       new AppError("BEM-011", "Bad request");

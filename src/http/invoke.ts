@@ -55,7 +55,7 @@ invokeRoutes.openapi(route, async (c) => {
   const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
   if (!body.stream) {
     const r = await runTurn(deps, input);
-    return c.json(summary(r), 200, routeHeaders({ model: r.model, reason: r.route.reason }));
+    return c.json(summary(r), 200, { ...routeHeaders({ model: r.model, reason: r.route.reason }), "Server-Timing": r.timings.header() });
   }
   const turn = await openTurn(deps, input);
   return sseResponse(

@@ -37,11 +37,17 @@ export class MemoryManager {
 
     // Facts: every layer asked for the whole facts share in parallel (each returns a
     // prefix, so this stays O(kept)); the share is then spent in layer order.
+    // The last layer's turns (normally the session) load at the same time, with the
+    // whole budget as an upper bound, and are cut to what the facts leave below.
     let factRoom = Math.floor(budget * this.factShare);
+    const last = layers.length - 1;
+    const [factLoads, lastTurns] = await Promise.all([
+      Promise.all(layers.map((s) => this.backend.loadLayer(s, { facts: factRoom }))),
+      last >= 0 ? this.backend.loadLayer(layers[last]!, { turns: budget }) : Promise.resolve(undefined),
+    ]);
     let droppedFacts = 0;
     const facts: Message[] = [];
     let factTokens = 0;
-    const factLoads = await Promise.all(layers.map((s) => this.backend.loadLayer(s, { facts: factRoom })));
     for (const load of factLoads) {
       for (const f of load.facts) {
         if (droppedFacts === 0 && f.tokens <= factRoom) {
@@ -59,11 +65,12 @@ export class MemoryManager {
     let turnRoom = budget - factTokens;
     let droppedTurns = false;
     const turnLayers: TokenedMessage[][] = [];
-    for (let i = layers.length - 1; i >= 0; i--) {
-      const load = await this.backend.loadLayer(layers[i]!, { turns: Math.max(0, turnRoom) });
-      turnLayers.unshift(load.turns);
-      for (const t of load.turns) turnRoom -= t.tokens;
-      if (load.turnsTruncated) {
+    for (let i = last; i >= 0; i--) {
+      const load = i === last && lastTurns ? lastTurns : await this.backend.loadLayer(layers[i]!, { turns: Math.max(0, turnRoom) });
+      const kept = newestWithin(load.turns, Math.max(0, turnRoom));
+      turnLayers.unshift(kept);
+      for (const t of kept) turnRoom -= t.tokens;
+      if (load.turnsTruncated || kept.length < load.turns.length) {
         droppedTurns = true;
         break; // everything older than a truncated layer is older still: it cannot be kept
       }
@@ -90,6 +97,16 @@ export class MemoryManager {
   forget(id: string): Promise<boolean> {
     return this.backend.forget(id);
   }
+}
+
+/** The newest turns (a suffix) whose stored estimates fit `room`. */
+function newestWithin(turns: TokenedMessage[], room: number): TokenedMessage[] {
+  let start = turns.length;
+  while (start > 0 && turns[start - 1]!.tokens <= room) {
+    room -= turns[start - 1]!.tokens;
+    start--;
+  }
+  return start === 0 ? turns : turns.slice(start);
 }
 
 function dedupe(scopes: readonly MemoryScope[]): MemoryScope[] {

@@ -16,6 +16,7 @@ import { ThreadClient } from "../thread/client";
 import type { Message, MessageInput } from "../thread/message";
 import { assemble, type PromptParts, tokensOf } from "./prompt";
 import type { TurnInput, TurnResult, TurnUsage } from "./turn";
+import { Timings } from "./timings";
 import { costOf, recordUsage } from "./usage";
 
 /** Everything decided before the first provider call. Nothing has been written yet. */
@@ -28,6 +29,7 @@ type Prepared = {
   /** The client's non-system messages: saved with the reply. */
   toSave: MessageInput[];
   warnings: string[];
+  timings: Timings;
 };
 
 const isInstruction = (m: MessageInput) => m.role === "system" || (m.role as string) === "developer";
@@ -41,6 +43,7 @@ function toChat(m: MessageInput): ChatMessage {
 }
 
 async function prepare(env: Env, input: TurnInput): Promise<Prepared> {
+  const timings = new Timings();
   const { principal } = input;
   if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
@@ -69,6 +72,7 @@ async function prepare(env: Env, input: TurnInput): Promise<Prepared> {
     min_context_tokens: fixedTokens,
   });
 
+  timings.lap("route");
   const budget = Math.max(0, route.model.max_tokens - fixedTokens);
   const memory = memoryFor(env, principal.tenant);
   const warnings: string[] = [];
@@ -89,7 +93,8 @@ async function prepare(env: Env, input: TurnInput): Promise<Prepared> {
     turns = loaded.messages.filter((m) => !factSet.has(m));
     if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
   }
-  return { input, agent, thread, route, parts: { instructions, facts, turns, input: newInput }, toSave, warnings };
+  timings.lap("memory");
+  return { input, agent, thread, route, parts: { instructions, facts, turns, input: newInput }, toSave, warnings, timings };
 }
 
 function requestFor(p: Prepared, model: ModelConfig): ChatRequest {
@@ -111,6 +116,7 @@ function usageOf(p: Prepared, model: ModelConfig, result: ChatResult): TurnUsage
 
 /** Saves input + reply as ONE checkpoint, then records usage. Only called once a reply exists. */
 async function finish(env: Env, p: Prepared, model: ModelConfig, result: ChatResult, attempts: Attempt[], waitUntil: (x: Promise<unknown>) => void): Promise<TurnResult> {
+  p.timings.lap("model");
   const usage = usageOf(p, model, result);
   let checkpointId: string | null = null;
   if (p.thread) {
@@ -136,6 +142,7 @@ async function finish(env: Env, p: Prepared, model: ModelConfig, result: ChatRes
       "input",
     );
     checkpointId = cp.id;
+    p.timings.lap("save");
   }
   waitUntil(
     recordUsage(env.DB, p.input.principal.tenant, { model: model.name, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: usage.cost }).catch((e: unknown) =>
@@ -152,6 +159,7 @@ async function finish(env: Env, p: Prepared, model: ModelConfig, result: ChatRes
     attempts,
     usage,
     warnings: p.warnings,
+    timings: p.timings,
   };
 }
 

@@ -4,6 +4,7 @@ import type { Attempt } from "../providers/failover";
 import type { ModelConfig } from "../routing/model-config";
 import type { RouteResult } from "../routing/router";
 import type { MessageInput } from "../thread/message";
+import type { Timings } from "./timings";
 
 /** One agent run as the endpoints describe it. */
 export type TurnInput = {
@@ -38,6 +39,7 @@ export type TurnResult = {
   attempts: Attempt[];
   usage: TurnUsage;
   warnings: string[];
+  timings: Timings;
 };
 
 export type RoutingSummary = { model: string; reason: string; candidates: string[]; attempts: Attempt[]; trace: RouteResult["trace"] };

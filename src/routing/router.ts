@@ -137,7 +137,8 @@ export class ModelRouter {
         trace.push({ strategy: "model_override", input: [m.name], output: [m.name], excluded: [] });
         return { model: m, candidates: [m], reason: `${m.name}: model_override`, trace, requirements: req };
       }
-      trace.push({
+      // "auto" (OpenAI-style clients) means: route for me.
+      if (override !== "auto") trace.push({
         strategy: "model_override",
         input: [override],
         output: [],

@@ -48,6 +48,12 @@ describe("model_override", () => {
     expect(r.trace.map((t) => t.strategy)).toEqual(["model_override", "availability", "modality", "capability", "context_window", "cost_aware", "fallback"]);
   });
 
+  it('"auto" routes by strategies without a note', () => {
+    const r = router.resolve({ content: "hi", model_override: "auto" });
+    expect(r.model.name).toBe("cheap-text");
+    expect(r.trace[0]!.strategy).toBe("availability");
+  });
+
   it("an override that lacks a modality of the request is BEM-046 (400)", () => {
     const e = codeOf(() => router.resolve({ content: image, model_override: "cheap-text" }));
     expect(e).toMatchObject({ code: "BEM-046", status: 400 });

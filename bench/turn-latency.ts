@@ -1,0 +1,102 @@
+// Issue 5 benchmark: latency of a stateful chat turn through `wrangler dev` (1,000-message
+// thread, 10 facts) against a bare pass-through worker forwarding to the same zero-latency
+// upstream, interleaved in the same run.  Run: npx tsx bench/turn-latency.ts [turns]
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir, cpus } from "node:os";
+import { join } from "node:path";
+import { startFakeOllama } from "./support/fake-ollama-server.ts";
+import { percentile, run, startWranglerDev } from "./support/wrangler-dev.ts";
+
+const TURNS = Number(process.argv[2] ?? 200);
+const WARMUP = 20;
+const OPERATOR = "bench-operator-key";
+const BENCH_CONFIG = "wrangler.bench.toml";
+
+async function json(url: string, init: { key?: string; body?: unknown; method?: string } = {}): Promise<unknown> {
+  const res = await fetch(url, {
+    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+    headers: { "content-type": "application/json", ...(init.key ? { authorization: `Bearer ${init.key}` } : {}) },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${init.method ?? "POST"} ${url}: ${res.status} ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : null;
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}
+
+async function main() {
+  const persist = mkdtempSync(join(tmpdir(), "edgeweave-bench-"));
+  // Same config, rate limits lifted so the benchmark measures the turn, not the limiter.
+  writeFileSync(BENCH_CONFIG, readFileSync("wrangler.toml", "utf8").replace(/limit = \d+/g, "limit = 1000000"));
+  const upstream = await startFakeOllama();
+  const servers: { stop(): Promise<void> }[] = [];
+  try {
+    await run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--config", BENCH_CONFIG, "--persist-to", persist]);
+    const ew = await startWranglerDev({ config: BENCH_CONFIG, persistTo: persist, vars: { OPERATOR_KEY: OPERATOR } });
+    servers.push(ew);
+    const pt = await startWranglerDev({ config: "bench/passthrough/wrangler.toml", persistTo: persist, readyPath: "/" });
+    servers.push(pt);
+
+    const tenant = `bench-${Date.now()}`;
+    await json(`${ew.url}/v1/admin/tenants`, { key: OPERATOR, body: { id: tenant } });
+    const { key } = (await json(`${ew.url}/v1/admin/tenants/${tenant}/keys`, { key: OPERATOR, body: { role: "admin" } })) as { key: string };
+    for (let i = 0; i < 10; i++) {
+      await json(`${ew.url}/v1/memory/facts`, { key, body: { scope: "organization:acme", kind: "rule", text: `Rule ${i}: keep answers under ${i + 3} sentences.` } });
+    }
+    const thread = "bench-thread";
+    const filler = "The quick brown fox jumps over the lazy dog. ".repeat(4);
+    const seed = Array.from({ length: 1000 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `${i}: ${filler}` }));
+    await json(`${ew.url}/v1/threads/${thread}/state`, { key, body: { ops: [{ op: "append", messages: seed }] } });
+
+    const turnBody = (i: number) => ({ model: "llama3.2", agent: "assistant", thread_id: thread, messages: [{ role: "user", content: `Question ${i}?` }] });
+    const edgeweave = () => json(`${ew.url}/v1/chat/completions`, { key, body: turnBody(0) });
+    if (process.env.BENCH_TIMING) {
+      for (let i = 0; i < 10; i++) {
+        const t0 = performance.now();
+        const res = await fetch(`${ew.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(turnBody(0)) });
+        await res.text();
+        console.log(`total ${(performance.now() - t0).toFixed(1)} ms; server-timing: ${res.headers.get("server-timing")}`);
+      }
+    }
+    const passthrough = () => json(pt.url, { body: { model: "llama3.2", messages: [{ role: "user", content: "Question 0?" }], stream: false } });
+
+    for (let i = 0; i < WARMUP; i++) {
+      await edgeweave();
+      await passthrough();
+    }
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let i = 0; i < TURNS; i++) {
+      // Interleaved so machine noise hits both alike.
+      a.push(await timed(edgeweave));
+      b.push(await timed(passthrough));
+    }
+    a.sort((x, y) => x - y);
+    b.sort((x, y) => x - y);
+    const result = {
+      date: new Date().toISOString(),
+      machine: `${cpus().length} cores, ${cpus()[0]?.model ?? "unknown"}`,
+      turns: TURNS,
+      thread_messages_at_start: 1000 + 2 * WARMUP,
+      facts: 10,
+      edgeweave_ms: { p50: +percentile(a, 50).toFixed(2), p99: +percentile(a, 99).toFixed(2) },
+      passthrough_ms: { p50: +percentile(b, 50).toFixed(2), p99: +percentile(b, 99).toFixed(2) },
+      p50_ratio: +(percentile(a, 50) / percentile(b, 50)).toFixed(2),
+      p99_ratio: +(percentile(a, 99) / percentile(b, 99)).toFixed(2),
+      upstream_calls: upstream.calls(),
+    };
+    console.log(`BENCH turn-latency ${JSON.stringify(result)}`);
+  } finally {
+    for (const s of servers) await s.stop();
+    await upstream.close();
+    rmSync(BENCH_CONFIG, { force: true });
+    rmSync(persist, { recursive: true, force: true });
+  }
+}
+
+await main();

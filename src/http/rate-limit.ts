@@ -1,0 +1,42 @@
+import { createMiddleware } from "hono/factory";
+import type { Principal } from "../auth/principal";
+import { AppError } from "../errors";
+import type { AppEnv } from "./app-env";
+import { isAuthExempt } from "./auth";
+
+/**
+ * Per-key rate limits with the Workers rate-limiting bindings (configured in
+ * wrangler.toml; miniflare enforces them locally too). Admin and operator keys
+ * share RATE_LIMIT_ADMIN, members RATE_LIMIT_MEMBER, each counted per key id;
+ * webhook deliveries count per hook on RATE_LIMIT_WEBHOOK (checked by the
+ * delivery route once the signature holds, so forged requests cannot use up a
+ * hook's allowance). The binding only says yes or no, so Retry-After is the
+ * configured period.
+ */
+export const RATE_LIMIT_PERIOD_SECONDS = 60;
+
+export function limited(what: string): AppError {
+  return new AppError("BEM-024", `Rate limit exceeded for this ${what}; retry after ${RATE_LIMIT_PERIOD_SECONDS} seconds`, {
+    headers: { "retry-after": String(RATE_LIMIT_PERIOD_SECONDS) },
+  });
+}
+
+/** True when the call may proceed. A limiter that fails is logged and lets the call through. */
+export async function withinLimit(limiter: RateLimit, key: string): Promise<boolean> {
+  try {
+    return (await limiter.limit({ key })).success;
+  } catch (e) {
+    console.error(JSON.stringify({ level: "error", where: "rate-limit", message: e instanceof Error ? e.message : "limiter failed" }));
+    return true;
+  }
+}
+
+export const limiterFor = (env: Env, p: Principal): RateLimit => (p.role === "member" ? env.RATE_LIMIT_MEMBER : env.RATE_LIMIT_ADMIN);
+
+/** Runs after `authenticate`. */
+export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
+  if (isAuthExempt(c.req.method, c.req.path)) return next();
+  const p = c.get("principal");
+  if (!(await withinLimit(limiterFor(c.env, p), `key:${p.keyId}`))) throw limited("key");
+  return next();
+});

@@ -1,0 +1,151 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Principal } from "../auth/principal";
+import { AppError } from "../errors";
+import { D1FactsBackend } from "../memory/d1-facts-backend";
+import { validateFactText, validateKind } from "../memory/facts";
+import { MemoryScope } from "../memory/scope";
+import { assertCanWriteFact } from "../memory/scopes-for";
+import { enqueueTask } from "../tasks/messages";
+import { listDeadLetters, taskStatus } from "../tasks/store";
+import { parseThreadId } from "../thread/thread-id";
+import type { AppEnv } from "./app-env";
+import { errorResponses, jsonContent } from "./openapi-errors";
+import { ADMIN_ROLES, requireRole } from "./roles";
+import { validationHook } from "./validation";
+
+/**
+ * Background work on the TASKS queue: asynchronous remember/forget and thread
+ * summaries (checked now, run later: 202 {task_id}); task status; the tenant's
+ * dead letters. Admin and operator keys only.
+ */
+export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+const MemoryTaskBody = z
+  .discriminatedUnion("op", [
+    z.object({
+      op: z.literal("remember"),
+      scope: z.string().min(1).max(200).openapi({ example: "organization:acme" }),
+      kind: z.string().max(32).openapi({ example: "style" }),
+      text: z.string().max(16_384).openapi({ description: "1 to 8192 bytes of UTF-8" }),
+    }),
+    z.object({ op: z.literal("forget"), fact_id: z.string().min(1).max(200) }),
+  ])
+  .openapi("MemoryTask");
+const SummarizeBody = z
+  .object({
+    thread_id: z.string().min(1).max(128),
+    keep_messages: z.number().int().min(1).max(1000).optional().openapi({ description: "Newest messages kept verbatim (default 6)" }),
+    model: z.string().max(128).optional(),
+  })
+  .openapi("SummarizeTask");
+const Enqueued = z.object({ task_id: z.string() }).openapi("TaskEnqueued");
+const TaskStatus = z
+  .object({ task_id: z.string(), status: z.enum(["pending", "done", "dead_lettered"]), result: z.unknown().optional(), reason: z.string().optional() })
+  .openapi("TaskStatus");
+const DeadLetterView = z
+  .object({ id: z.string(), task_id: z.string().nullable(), kind: z.string().nullable(), body: z.string(), reason: z.string(), attempts: z.number().int(), created_at: z.number().int() })
+  .openapi("DeadLetter");
+
+const requireAdmin = (p: Principal, action: string) => requireRole(p, ADMIN_ROLES, action);
+
+taskRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/memory/tasks",
+    tags: ["tasks"],
+    summary: "Remember or forget a fact in the background",
+    description: "Checked now (scope, grants, kind, text, the fact's existence), applied by the queue consumer. Poll GET /v1/tasks/{id}.",
+    request: { body: { content: { "application/json": { schema: MemoryTaskBody } }, required: true } },
+    responses: { 202: jsonContent(Enqueued, "Queued"), ...errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-061", "BEM-062", "BEM-063", "BEM-064") },
+  }),
+  async (c) => {
+    const body = c.req.valid("json");
+    const p = c.get("principal");
+    requireAdmin(p, "queue memory tasks");
+    if (body.op === "remember") {
+      const scope = MemoryScope.parse(body.scope);
+      assertCanWriteFact(p, scope);
+      const task_id = await enqueueTask(c.env, { kind: "remember_memory", tenant: p.tenant, scope: scope.toString(), fact_kind: validateKind(body.kind), text: validateFactText(body.text) });
+      return c.json({ task_id }, 202);
+    }
+    const fact = await new D1FactsBackend(c.env.DB, p.tenant).get(body.fact_id);
+    if (!fact) throw new AppError("BEM-061", "No such fact");
+    assertCanWriteFact(p, MemoryScope.parse(fact.scope));
+    return c.json({ task_id: await enqueueTask(c.env, { kind: "forget_memory", tenant: p.tenant, fact_id: body.fact_id }) }, 202);
+  },
+);
+
+taskRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/tasks/summarize",
+    tags: ["tasks"],
+    summary: "Summarize a thread in the background",
+    description: "Replaces the older messages with one system summary, keeping the newest `keep_messages`, as one checkpoint (the one before it still holds everything).",
+    request: { body: { content: { "application/json": { schema: SummarizeBody } }, required: true } },
+    responses: { 202: jsonContent(Enqueued, "Queued"), ...errorResponses("BEM-022", "BEM-030") },
+  }),
+  async (c) => {
+    const body = c.req.valid("json");
+    const p = c.get("principal");
+    requireAdmin(p, "summarize threads");
+    if (p.kind !== "tenant") throw new AppError("BEM-022", "Threads belong to tenants; use a tenant admin key");
+    const task_id = await enqueueTask(c.env, {
+      kind: "summarize_thread",
+      tenant: p.tenant,
+      thread_id: parseThreadId(body.thread_id),
+      ...(body.keep_messages !== undefined ? { keep_messages: body.keep_messages } : {}),
+      ...(body.model !== undefined ? { model: body.model } : {}),
+    });
+    return c.json({ task_id }, 202);
+  },
+);
+
+taskRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/tasks/dead-letters",
+    tags: ["tasks"],
+    summary: "The tenant's dead-lettered tasks, newest first",
+    request: { query: z.object({ limit: z.coerce.number().int().min(1).max(200).optional(), cursor: z.string().max(200).optional() }) },
+    responses: {
+      200: jsonContent(z.object({ dead_letters: z.array(DeadLetterView), next_cursor: z.string().nullable() }).openapi("DeadLetterPage"), "A page"),
+      ...errorResponses("BEM-022"),
+    },
+  }),
+  async (c) => {
+    const q = c.req.valid("query");
+    const p = c.get("principal");
+    requireAdmin(p, "read dead letters");
+    const limit = q.limit ?? 50;
+    let before: { created_at: number; id: string } | undefined;
+    if (q.cursor) {
+      const at = q.cursor.indexOf("~");
+      const created_at = Number(q.cursor.slice(0, at));
+      if (at < 1 || !Number.isSafeInteger(created_at)) throw new AppError("BEM-011", "cursor: not a cursor returned by this list");
+      before = { created_at, id: q.cursor.slice(at + 1) };
+    }
+    const rows = await listDeadLetters(c.env.DB, p.tenant, limit + 1, before);
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return c.json({ dead_letters: page, next_cursor: rows.length > limit && last ? `${last.created_at}~${last.id}` : null }, 200);
+  },
+);
+
+taskRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/tasks/{id}",
+    tags: ["tasks"],
+    summary: "A task's status: pending, done (with its result) or dead_lettered (with the reason)",
+    request: { params: z.object({ id: z.string().min(1).max(200).openapi({ param: { name: "id", in: "path" } }) }) },
+    responses: { 200: jsonContent(TaskStatus, "The status"), ...errorResponses("BEM-022") },
+  }),
+  async (c) => {
+    const { id } = c.req.valid("param");
+    const p = c.get("principal");
+    requireAdmin(p, "read task status");
+    // Unknown ids and other tenants' ids read as pending: nothing leaks.
+    return c.json({ task_id: id, ...(await taskStatus(c.env.DB, p.tenant, id)) }, 200);
+  },
+);

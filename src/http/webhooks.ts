@@ -1,0 +1,184 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Principal } from "../auth/principal";
+import { AppError } from "../errors";
+import { requireAgent } from "../routing/registry";
+import { enqueueTask } from "../tasks/messages";
+import { parseThreadId } from "../thread/thread-id";
+import { allowPrivateCallbacks, assertCallbackUrl, MAX_CALLBACK_URL } from "../webhooks/callback-url";
+import { parsePointer, resolvePointer } from "../webhooks/pointer";
+import { DELIVERY_HEADER, newSecret, parseTimestamp, SIGNATURE_HEADER, TIMESTAMP_HEADER, toHex, verify, withinReplayWindow } from "../webhooks/signature";
+import { claimDelivery, deleteWebhook, findWebhook, insertWebhook, listWebhooks, releaseDelivery, Webhook } from "../webhooks/store";
+import type { AppEnv } from "./app-env";
+import { decodeUtf8, parseGuardedJson } from "./limits";
+import { errorResponses, jsonContent } from "./openapi-errors";
+import { limited, withinLimit } from "./rate-limit";
+import { validationHook } from "./validation";
+
+/**
+ * Signed inbound webhooks. A tenant admin registers a hook (agent + where the
+ * thread id and the text sit in the payload); the sender POSTs payloads signed
+ * with the hook's secret; each accepted delivery becomes one agent turn on the
+ * TASKS queue, answered 202 at once.
+ *
+ * Delivery checks, in order (each rejection stores nothing):
+ *   body over 256 KiB → 413 BEM-013 (the limits middleware, before reading)
+ *   unknown hook → 404 BEM-093 (hook ids are 128-bit random, so a 404 reveals
+ *     nothing an attacker could enumerate; it also helps a sender with a wrong URL)
+ *   missing / malformed signature headers, bad HMAC → 401 BEM-090
+ *   timestamp more than 5 minutes from now, either way → 401 BEM-091
+ *   over the hook's rate → 429 BEM-024 (only after the signature holds)
+ *   not JSON → 400 BEM-010 / BEM-014; pointers missing → 422 BEM-095
+ */
+export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+const POINTER_MAX = 256;
+const Pointer = z.string().max(POINTER_MAX).openapi({ description: "RFC 6901 JSON pointer into the payload", example: "/ticket/id" });
+
+const CreateWebhook = z
+  .object({
+    name: z.string().min(1).max(100).openapi({ example: "helpdesk" }),
+    agent_name: z.string().min(1).max(64).openapi({ example: "assistant" }),
+    thread_from: Pointer,
+    text_from: Pointer.openapi({ example: "/ticket/body" }),
+    callback_url: z.string().max(MAX_CALLBACK_URL).optional().openapi({ description: "https URL that receives {webhook_id, delivery_id, thread_id, reply, model}, signed like deliveries", example: "https://example.com/hooks/edgeweave" }),
+  })
+  .openapi("CreateWebhook");
+const CreatedWebhook = Webhook.extend({ secret: z.string().openapi({ description: "The HMAC key: shown once. Sign `<timestamp>.<raw body>` with HMAC-SHA256." }) }).openapi("CreatedWebhook");
+const Accepted = z.object({ delivery_id: z.string(), status: z.literal("accepted") }).openapi("WebhookAccepted");
+const IdParam = z.object({ id: z.string().min(1).max(64).openapi({ param: { name: "id", in: "path" }, example: "wh_3f2a…" }) });
+
+function requireTenantAdmin(p: Principal): void {
+  if (p.kind !== "tenant" || p.role !== "admin") throw new AppError("BEM-022", "Only a tenant admin key manages webhooks");
+}
+
+function pointerOrFail(field: string, raw: string): void {
+  if (parsePointer(raw) === null) throw new AppError("BEM-011", `${field}: not a JSON pointer (RFC 6901), e.g. "/ticket/id"`);
+}
+
+webhookRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/webhooks",
+    tags: ["webhooks"],
+    summary: "Register a signed inbound webhook",
+    request: { body: { content: { "application/json": { schema: CreateWebhook } }, required: true } },
+    responses: { 201: jsonContent(CreatedWebhook, "The hook and its secret (shown once)"), ...errorResponses("BEM-022", "BEM-047", "BEM-094") },
+  }),
+  async (c) => {
+    const body = c.req.valid("json");
+    requireTenantAdmin(c.get("principal"));
+    pointerOrFail("thread_from", body.thread_from);
+    pointerOrFail("text_from", body.text_from);
+    requireAgent(body.agent_name);
+    const callback = body.callback_url === undefined ? null : assertCallbackUrl(body.callback_url, allowPrivateCallbacks(c.env)).toString();
+    const secret = newSecret();
+    const hook = await insertWebhook(c.env.DB, c.get("principal").tenant, { name: body.name, agent_name: body.agent_name, thread_from: body.thread_from, text_from: body.text_from, callback_url: callback, secret });
+    return c.json({ ...hook, secret }, 201);
+  },
+);
+
+webhookRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/v1/webhooks",
+    tags: ["webhooks"],
+    summary: "List the tenant's webhooks (secrets are never shown again)",
+    responses: { 200: jsonContent(z.object({ webhooks: z.array(Webhook) }).openapi("WebhookList"), "The hooks"), ...errorResponses("BEM-022") },
+  }),
+  async (c) => {
+    requireTenantAdmin(c.get("principal"));
+    return c.json({ webhooks: await listWebhooks(c.env.DB, c.get("principal").tenant) }, 200);
+  },
+);
+
+webhookRoutes.openapi(
+  createRoute({
+    method: "delete",
+    path: "/v1/webhooks/{id}",
+    tags: ["webhooks"],
+    summary: "Delete a webhook (deliveries to it fail from now on)",
+    request: { params: IdParam },
+    responses: { 200: jsonContent(z.object({ id: z.string(), deleted: z.literal(true) }), "Deleted"), ...errorResponses("BEM-022", "BEM-093") },
+  }),
+  async (c) => {
+    const { id } = c.req.valid("param");
+    requireTenantAdmin(c.get("principal"));
+    if (!(await deleteWebhook(c.env.DB, c.get("principal").tenant, id))) throw new AppError("BEM-093", "No such webhook");
+    return c.json({ id, deleted: true as const }, 200);
+  },
+);
+
+const DELIVERY_ID = /^[\x21-\x7e]{1,128}$/;
+
+/** The payload's thread id and text, or BEM-095 naming what is missing. */
+function extract(payload: unknown, hook: { thread_from: string; text_from: string }): { threadId: string; text: string } {
+  const rawThread = resolvePointer(payload, parsePointer(hook.thread_from) ?? []);
+  const thread = typeof rawThread === "number" && Number.isFinite(rawThread) ? String(rawThread) : rawThread;
+  let threadId: string;
+  try {
+    threadId = parseThreadId(thread);
+  } catch {
+    throw new AppError("BEM-095", `The payload has no thread id at ${hook.thread_from} (a string or number of 1-128 characters A-Z a-z 0-9 . _ : -)`);
+  }
+  const text = resolvePointer(payload, parsePointer(hook.text_from) ?? []);
+  if (typeof text !== "string" || text.trim() === "") throw new AppError("BEM-095", `The payload has no non-empty text at ${hook.text_from}`);
+  return { threadId, text };
+}
+
+webhookRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/v1/webhooks/{id}",
+    tags: ["webhooks"],
+    summary: "Deliver a signed payload (no bearer key: the signature is the credential)",
+    description:
+      "Headers: `X-Edgeweave-Timestamp` (unix seconds, within 5 minutes of now) and `X-Edgeweave-Signature: sha256=<hex HMAC-SHA256 of \"<timestamp>.<raw body>\">`. " +
+      "`X-Edgeweave-Delivery` (1-128 visible ASCII characters; default: hex SHA-256 of the body) makes delivery idempotent: a repeat answers the same 202 and changes nothing. " +
+      "The body is JSON of at most 256 KiB. The turn runs on a queue; its reply is stored in the thread and POSTed to the hook's callback_url, if any.",
+    request: {
+      params: IdParam,
+      headers: z.object({
+        "x-edgeweave-timestamp": z.string().optional(),
+        "x-edgeweave-signature": z.string().optional(),
+        "x-edgeweave-delivery": z.string().optional(),
+      }),
+    },
+    responses: {
+      202: jsonContent(Accepted, "Accepted (or already accepted: the same answer)"),
+      ...errorResponses("BEM-010", "BEM-013", "BEM-014", "BEM-090", "BEM-091", "BEM-093", "BEM-095"),
+    },
+  }),
+  async (c) => {
+    const { id } = c.req.valid("param");
+    const hook = await findWebhook(c.env.DB, id);
+    if (!hook) throw new AppError("BEM-093", "No such webhook");
+
+    const timestampRaw = c.req.header(TIMESTAMP_HEADER);
+    const timestamp = parseTimestamp(timestampRaw);
+    const signature = c.req.header(SIGNATURE_HEADER);
+    if (timestamp === null || timestampRaw === undefined || signature === undefined) {
+      throw new AppError("BEM-090", "Send X-Edgeweave-Timestamp (unix seconds) and X-Edgeweave-Signature (sha256=<hex>)");
+    }
+    if (!withinReplayWindow(timestamp)) throw new AppError("BEM-091", "X-Edgeweave-Timestamp is more than 5 minutes from now");
+    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    if (!(await verify(hook.secret, timestampRaw, bytes, signature))) throw new AppError("BEM-090", "The signature does not match");
+    if (!(await withinLimit(c.env.RATE_LIMIT_WEBHOOK, `hook:${hook.id}`))) throw limited("webhook");
+
+    const { threadId, text } = extract(parseGuardedJson(decodeUtf8(bytes)), hook);
+    const header = c.req.header(DELIVERY_HEADER);
+    if (header !== undefined && !DELIVERY_ID.test(header)) throw new AppError("BEM-011", "X-Edgeweave-Delivery must be 1-128 visible ASCII characters");
+    const deliveryId = header ?? toHex(await crypto.subtle.digest("SHA-256", bytes));
+
+    const first = await claimDelivery(c.env.DB, { webhookId: hook.id, deliveryId, tenant: hook.tenant_id, threadId, input: text });
+    if (first) {
+      try {
+        await enqueueTask(c.env, { id: `run:${hook.id}:${deliveryId}`, kind: "run_webhook", tenant: hook.tenant_id, webhook_id: hook.id, delivery_id: deliveryId });
+      } catch (e) {
+        // Without its task the claim would swallow the sender's retry: undo it.
+        await releaseDelivery(c.env.DB, hook.tenant_id, hook.id, deliveryId);
+        throw e;
+      }
+    }
+    return c.json({ delivery_id: deliveryId, status: "accepted" as const }, 202, first ? {} : { "x-edgeweave-duplicate": "1" });
+  },
+);

@@ -1,0 +1,55 @@
+import { z } from "@hono/zod-openapi";
+
+/**
+ * Background task messages on the TASKS queue. Every message is validated here
+ * before it is sent and again when it is received (a malformed one is
+ * dead-lettered, never run). Ids make processing idempotent (tasks_done).
+ */
+const base = {
+  id: z.string().min(1).max(200),
+  /** The tenant the task acts for; '' is the operator (system scope). */
+  tenant: z.string().max(64),
+};
+
+export const RememberMemoryTask = z.object({
+  ...base,
+  kind: z.literal("remember_memory"),
+  scope: z.string().min(1).max(200),
+  fact_kind: z.string().min(1).max(32),
+  text: z.string().min(1).max(16_384),
+});
+
+export const ForgetMemoryTask = z.object({ ...base, kind: z.literal("forget_memory"), fact_id: z.string().min(1).max(200) });
+
+export const SummarizeThreadTask = z.object({
+  ...base,
+  kind: z.literal("summarize_thread"),
+  thread_id: z.string().min(1).max(128),
+  /** Newest messages kept verbatim after the summary. */
+  keep_messages: z.number().int().min(1).max(1000).default(6),
+  model: z.string().max(128).optional(),
+});
+
+export const RunWebhookTask = z.object({
+  ...base,
+  kind: z.literal("run_webhook"),
+  webhook_id: z.string().min(1).max(64),
+  delivery_id: z.string().min(1).max(128),
+});
+
+export const Task = z.discriminatedUnion("kind", [RememberMemoryTask, ForgetMemoryTask, SummarizeThreadTask, RunWebhookTask]);
+export type Task = z.infer<typeof Task>;
+export type TaskKind = Task["kind"];
+
+type WithoutId<T> = T extends unknown ? Omit<T, "id"> & { id?: string } : never;
+/** A task to send: the id is generated when absent. */
+export type TaskInput = WithoutId<z.input<typeof Task>>;
+
+export const newTaskId = (): string => `task_${crypto.randomUUID().replaceAll("-", "")}`;
+
+/** Validates and sends one task; returns its id. */
+export async function enqueueTask(env: Pick<Env, "TASKS">, task: TaskInput, opts: { delaySeconds?: number } = {}): Promise<string> {
+  const parsed = Task.parse({ ...task, id: task.id ?? newTaskId() });
+  await env.TASKS.send(parsed, { contentType: "json", ...(opts.delaySeconds !== undefined ? { delaySeconds: opts.delaySeconds } : {}) });
+  return parsed.id;
+}

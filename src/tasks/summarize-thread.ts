@@ -1,0 +1,54 @@
+import type { z } from "@hono/zod-openapi";
+import { summarization } from "../pipeline/middleware/summarization";
+import { HookOutcome, type Runtime } from "../pipeline/middleware/types";
+import { toThreadOps } from "../pipeline/state";
+import { callModel } from "../providers/call";
+import { runWithFailover } from "../providers/failover";
+import type { ChatMessage } from "../providers/types";
+import { routerFor } from "../routing/registry";
+import { ThreadClient } from "../thread/client";
+import type { Message } from "../thread/message";
+import type { SummarizeThreadTask } from "./messages";
+
+const INSTRUCTION = "Summarize the conversation below in a few sentences. Keep names, decisions, open questions and facts the user stated.";
+
+function transcript(messages: readonly Message[]): string {
+  return messages.map((m) => `${m.role}: ${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`).join("\n");
+}
+
+/**
+ * The summarize_thread task: the shipped summarization middleware, run once
+ * outside a turn, with the router's cheapest candidate (or `model`) writing the
+ * summary. The result is one checkpoint (source "update"), so the checkpoint
+ * before it still holds the full conversation.
+ */
+export async function summarizeThread(env: Env, task: z.infer<typeof SummarizeThreadTask>): Promise<{ summarized: number }> {
+  const thread = new ThreadClient(env, task.tenant, task.thread_id);
+  const state = await thread.getState();
+  const messages = state.channels.messages;
+  const route = routerFor(env).resolve({ content: null, messages: [], ...(task.model ? { model_override: task.model } : {}) });
+  const runtime: Runtime = {
+    model: { name: route.model.name, max_tokens: route.model.max_tokens },
+    context: {},
+    agent: { name: "summarize_thread" },
+    now: Date.now,
+    summarize: async (older) => {
+      const request = { messages: [{ role: "system", content: INSTRUCTION }, { role: "user", content: transcript(older) }] satisfies ChatMessage[] };
+      const { value } = await runWithFailover(route.candidates, (m) => callModel(m, request, { env }));
+      return typeof value.message.content === "string" ? value.message.content : "";
+    },
+  };
+  const mw = summarization({ trigger: { messages: task.keep_messages + 1 }, keep: { messages: task.keep_messages }, ...(task.model ? { model: task.model } : {}) });
+  const out = await mw.beforeModel?.({ messages }, runtime);
+  if (out instanceof HookOutcome) {
+    // The middleware is fail-safe (it leaves the thread alone); a task should be retried instead.
+    if (out.events.length > 0) throw new Error(out.events.map((e) => e.message).join("; "));
+    return { summarized: 0 };
+  }
+  if (!out) return { summarized: 0 };
+  const ops = toThreadOps(out);
+  if (ops.length === 0) return { summarized: 0 };
+  await thread.update({ ops }, "update");
+  const kept = out.messages && "op" in out.messages && out.messages.op === "overwrite" ? out.messages.messages.length - 1 : messages.length;
+  return { summarized: messages.length - kept };
+}

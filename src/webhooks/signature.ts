@@ -1,0 +1,68 @@
+/**
+ * Webhook signatures: `X-Edgeweave-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">`
+ * with the hook's secret, plus `X-Edgeweave-Timestamp` (unix seconds). The same
+ * scheme signs inbound deliveries and outbound callbacks.
+ */
+export const SIGNATURE_HEADER = "x-edgeweave-signature";
+export const TIMESTAMP_HEADER = "x-edgeweave-timestamp";
+export const DELIVERY_HEADER = "x-edgeweave-delivery";
+
+/** Deliveries signed more than this far from now (either way) are refused as replays. */
+export const REPLAY_WINDOW_SECONDS = 300;
+
+const encoder = new TextEncoder();
+const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
+const TIMESTAMP = /^[0-9]{1,12}$/;
+
+const hmacKey = (secret: string, usage: "sign" | "verify") =>
+  crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [usage]);
+
+function signedBytes(timestamp: string, body: Uint8Array): Uint8Array<ArrayBuffer> {
+  const prefix = encoder.encode(`${timestamp}.`);
+  const out = new Uint8Array(prefix.length + body.length);
+  out.set(prefix, 0);
+  out.set(body, prefix.length);
+  return out;
+}
+
+export const toHex = (bytes: ArrayBuffer | Uint8Array): string =>
+  Array.from(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+
+function fromHex(hex: string): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
+}
+
+/** The header value for `body` signed at `timestamp`. */
+export async function sign(secret: string, timestamp: string, body: Uint8Array | string): Promise<string> {
+  const bytes = typeof body === "string" ? encoder.encode(body) : body;
+  const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret, "sign"), signedBytes(timestamp, bytes));
+  return `sha256=${toHex(mac)}`;
+}
+
+/** Headers for an outbound signed request. */
+export async function signedHeaders(secret: string, body: string, now = Date.now()): Promise<Record<string, string>> {
+  const timestamp = String(Math.floor(now / 1000));
+  return { [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: await sign(secret, timestamp, body) };
+}
+
+/** A well-formed timestamp header as seconds, or null. */
+export function parseTimestamp(raw: string | undefined): number | null {
+  return raw !== undefined && TIMESTAMP.test(raw) ? Number(raw) : null;
+}
+
+export const withinReplayWindow = (timestamp: number, now = Date.now()): boolean =>
+  Math.abs(Math.floor(now / 1000) - timestamp) <= REPLAY_WINDOW_SECONDS;
+
+/** Constant-time check (crypto.subtle.verify compares the MACs itself). A malformed header is simply false. */
+export async function verify(secret: string, timestamp: string, body: Uint8Array, header: string | undefined): Promise<boolean> {
+  const hex = header === undefined ? undefined : SIGNATURE.exec(header.trim())?.[1];
+  if (!hex) return false;
+  return crypto.subtle.verify("HMAC", await hmacKey(secret, "verify"), fromHex(hex.toLowerCase()), signedBytes(timestamp, body));
+}
+
+/** A new hook secret: 32 random bytes, hex, with a recognisable prefix. */
+export function newSecret(): string {
+  return `whsec_${toHex(crypto.getRandomValues(new Uint8Array(32)))}`;
+}

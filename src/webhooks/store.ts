@@ -1,0 +1,102 @@
+import { z } from "@hono/zod-openapi";
+
+/** A registered hook as the tenant sees it (the secret is shown once, at creation). */
+export const Webhook = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    agent_name: z.string(),
+    thread_from: z.string(),
+    text_from: z.string(),
+    callback_url: z.string().nullable(),
+    created_at: z.number().int(),
+  })
+  .openapi("Webhook");
+export type Webhook = z.infer<typeof Webhook>;
+
+/** The stored row: the secret is kept in clear because verifying an HMAC needs it. */
+export type WebhookRecord = Webhook & { tenant_id: string; secret: string };
+
+export type NewWebhook = Omit<Webhook, "id" | "created_at"> & { secret: string };
+
+export const newWebhookId = (): string => `wh_${crypto.randomUUID().replaceAll("-", "")}`;
+
+const PUBLIC_COLUMNS = "id, name, agent_name, thread_from, text_from, callback_url, created_at";
+
+export async function insertWebhook(db: D1Database, tenant: string, w: NewWebhook, now = Date.now()): Promise<Webhook> {
+  const id = newWebhookId();
+  await db
+    .prepare("INSERT INTO webhooks (id, tenant_id, name, agent_name, thread_from, text_from, callback_url, secret, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    .bind(id, tenant, w.name, w.agent_name, w.thread_from, w.text_from, w.callback_url, w.secret, now)
+    .run();
+  return { id, name: w.name, agent_name: w.agent_name, thread_from: w.thread_from, text_from: w.text_from, callback_url: w.callback_url, created_at: now };
+}
+
+export async function listWebhooks(db: D1Database, tenant: string, limit = 200): Promise<Webhook[]> {
+  const { results } = await db.prepare(`SELECT ${PUBLIC_COLUMNS} FROM webhooks WHERE tenant_id = ? ORDER BY created_at, id LIMIT ?`).bind(tenant, limit).all<Webhook>();
+  return results;
+}
+
+/** Deletes the hook and its delivery records; false when the tenant has no such hook. */
+export async function deleteWebhook(db: D1Database, tenant: string, id: string): Promise<boolean> {
+  const [deleted] = await db.batch([
+    db.prepare("DELETE FROM webhooks WHERE tenant_id = ? AND id = ?").bind(tenant, id),
+    db.prepare("DELETE FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ?").bind(tenant, id),
+  ]);
+  return (deleted?.meta.changes ?? 0) > 0;
+}
+
+/** Looks a hook up by id alone: the delivery route learns the tenant from the hook. */
+export async function findWebhook(db: D1Database, id: string): Promise<WebhookRecord | null> {
+  return db.prepare(`SELECT ${PUBLIC_COLUMNS}, tenant_id, secret FROM webhooks WHERE id = ?`).bind(id).first<WebhookRecord>();
+}
+
+export const DeliveryStatus = z.enum(["accepted", "replied", "done", "failed"]);
+export type DeliveryStatus = z.infer<typeof DeliveryStatus>;
+
+export type DeliveryRecord = {
+  webhook_id: string;
+  delivery_id: string;
+  tenant_id: string;
+  thread_id: string;
+  input: string;
+  status: DeliveryStatus;
+  result: string | null;
+  created_at: number;
+  updated_at: number;
+};
+
+/**
+ * Records a delivery unless it was already seen. True only for the first caller:
+ * the primary key plus ON CONFLICT DO NOTHING makes concurrent repeats lose cleanly.
+ */
+export async function claimDelivery(
+  db: D1Database,
+  d: { webhookId: string; deliveryId: string; tenant: string; threadId: string; input: string },
+  now = Date.now(),
+): Promise<boolean> {
+  const r = await db
+    .prepare(
+      "INSERT INTO webhook_deliveries (webhook_id, delivery_id, tenant_id, thread_id, input, status, result, created_at, updated_at) " +
+        "VALUES (?, ?, ?, ?, ?, 'accepted', NULL, ?, ?) ON CONFLICT (webhook_id, delivery_id) DO NOTHING",
+    )
+    .bind(d.webhookId, d.deliveryId, d.tenant, d.threadId, d.input, now, now)
+    .run();
+  return r.meta.changes === 1;
+}
+
+/** Undoes a claim whose task could not be enqueued, so the sender's retry is not swallowed. */
+export async function releaseDelivery(db: D1Database, tenant: string, webhookId: string, deliveryId: string): Promise<void> {
+  await db.prepare("DELETE FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND delivery_id = ? AND status = 'accepted'").bind(tenant, webhookId, deliveryId).run();
+}
+
+export async function getDelivery(db: D1Database, tenant: string, webhookId: string, deliveryId: string): Promise<DeliveryRecord | null> {
+  return db.prepare("SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND delivery_id = ?").bind(tenant, webhookId, deliveryId).first<DeliveryRecord>();
+}
+
+export async function setDeliveryStatus(db: D1Database, tenant: string, webhookId: string, deliveryId: string, status: DeliveryStatus, result: unknown, now = Date.now()): Promise<void> {
+  await db
+    .prepare("UPDATE webhook_deliveries SET status = ?, result = ?, updated_at = ? WHERE tenant_id = ? AND webhook_id = ? AND delivery_id = ?")
+    .bind(status, JSON.stringify(result), now, tenant, webhookId, deliveryId)
+    .run();
+}

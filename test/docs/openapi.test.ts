@@ -1,0 +1,170 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { catalog, type ErrorCode } from "../../src/errors";
+import { app } from "../../src/http/app";
+
+type Operation = {
+  responses: Record<string, { description: string; content?: Record<string, { schema?: unknown }> }>;
+  parameters?: { name: string; in: string; required?: boolean }[];
+  security?: unknown[];
+  operationId?: string;
+};
+type Doc = {
+  openapi: string;
+  info: { title: string; version: string };
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, { type: string; scheme?: string }> };
+  security?: Record<string, unknown[]>[];
+};
+
+const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+// Routes outside the API: plain pages and the document itself. Anything else must be documented.
+const PAGES = new Set(["/health", "/openapi.json", "/docs", "/ui", "/ui/", "/ui/inspector.js", "/ui/inspector.css"]);
+// Routes a caller reaches without a bearer key (they carry their own credential).
+const NO_BEARER = [/^\/v1\/webhooks\/\{[^}]+\}$/];
+
+async function fetchDoc(): Promise<Doc> {
+  const res = await exports.default.fetch("http://x/openapi.json");
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toContain("application/json");
+  return (await res.json()) as Doc;
+}
+
+/** Hono's `:id` (and `:id{regex}`) as OpenAPI's `{id}`. */
+const toOpenApiPath = (p: string) => p.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, "{$1}");
+
+/** method+path of every concrete route in a Hono app (middleware entries are method ALL). */
+const routesOf = (h: { routes: { method: string; path: string }[] }) =>
+  new Set(h.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method.toLowerCase()} ${toOpenApiPath(r.path)}`));
+
+function* refs(node: unknown, at = "#"): Generator<[string, string]> {
+  if (Array.isArray(node)) {
+    for (const [i, v] of node.entries()) yield* refs(v, `${at}/${i}`);
+  } else if (node && typeof node === "object") {
+    for (const [k, v] of Object.entries(node)) {
+      if (k === "$ref" && typeof v === "string") yield [at, v];
+      else yield* refs(v, `${at}/${k}`);
+    }
+  }
+}
+
+function resolvePointer(doc: unknown, ref: string): unknown {
+  if (!ref.startsWith("#/")) return undefined;
+  let node: unknown = doc;
+  for (const raw of ref.slice(2).split("/")) {
+    const key = raw.replaceAll("~1", "/").replaceAll("~0", "~");
+    if (!node || typeof node !== "object" || !(key in node)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+const operations = (doc: Doc) =>
+  Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([m]) => METHODS.includes(m))
+      .map(([method, op]) => ({ path, method, op })),
+  );
+
+describe("GET /openapi.json", () => {
+  it("is an OpenAPI 3.1 document with a bearer security scheme applied by default", async () => {
+    const doc = await fetchDoc();
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.info.title).toBe("edgeweave");
+    expect(typeof doc.info.version).toBe("string");
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(doc.security).toEqual([{ bearer: [] }]);
+    for (const [path, item] of Object.entries(doc.paths)) {
+      expect(path, "paths start with /").toMatch(/^\//);
+      for (const key of Object.keys(item)) expect(METHODS.concat(["parameters", "summary", "description"]), `${path} has ${key}`).toContain(key);
+    }
+  });
+
+  it("documents every registered API route, and nothing that is not registered", async () => {
+    const doc = await fetchDoc();
+    const registered = routesOf(app);
+    const documented = new Set(operations(doc).map((o) => `${o.method} ${o.path}`));
+    const api = [...registered].filter((r) => !PAGES.has(r.slice(r.indexOf(" ") + 1)));
+    expect(api.length).toBeGreaterThan(10);
+    expect(api.filter((r) => !documented.has(r)), "registered but undocumented").toEqual([]);
+    expect([...documented].filter((r) => !registered.has(r)), "documented but not registered").toEqual([]);
+    expect(api.filter((r) => !r.includes(" /v1/")), "API routes live under /v1").toEqual([]);
+  });
+
+  it("mounts every route file's sub-app", () => {
+    const modules = import.meta.glob<Record<string, unknown>>("../../src/http/*.ts", { eager: true });
+    const mounted = routesOf(app);
+    const subApps = Object.entries(modules).flatMap(([file, mod]) =>
+      Object.entries(mod)
+        .filter(([, v]) => v instanceof OpenAPIHono && v !== app)
+        .map(([name, v]) => ({ name: `${file}#${name}`, routes: routesOf(v as OpenAPIHono) })),
+    );
+    expect(subApps.length).toBeGreaterThanOrEqual(8);
+    for (const sub of subApps) {
+      expect([...sub.routes].filter((r) => !mounted.has(r)), `${sub.name} routes not mounted`).toEqual([]);
+    }
+  });
+
+  it("gives every operation a success response and its error responses, each naming real codes", async () => {
+    const doc = await fetchDoc();
+    for (const { path, method, op } of operations(doc)) {
+      const where = `${method.toUpperCase()} ${path}`;
+      const statuses = Object.keys(op.responses);
+      expect(statuses.some((s) => /^2\d\d$/.test(s)), `${where} has a 2xx`).toBe(true);
+      expect(statuses.some((s) => /^4\d\d$/.test(s)), `${where} has a 4xx`).toBe(true);
+      const needsBearer = !NO_BEARER.some((re) => re.test(path)) && !(op.security && op.security.length === 0);
+      if (needsBearer) expect(statuses, `${where} documents 401`).toContain("401");
+      for (const [status, res] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue;
+        const codes = res.description.match(/BEM-\d{3}/g) ?? [];
+        expect(codes.length, `${where} ${status} names its codes`).toBeGreaterThan(0);
+        for (const code of codes) {
+          expect(code in catalog, `${where} ${status}: ${code} is in the catalog`).toBe(true);
+          expect(catalog[code as ErrorCode].status, `${where}: ${code} belongs under ${status}`).toBe(Number(status));
+        }
+        expect(res.content?.["application/json"]?.schema, `${where} ${status} has a JSON body`).toEqual({ $ref: "#/components/schemas/Error" });
+      }
+    }
+  });
+
+  it("declares every path parameter its template names", async () => {
+    const doc = await fetchDoc();
+    for (const { path, method, op } of operations(doc)) {
+      const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+      const declared = (op.parameters ?? []).filter((p) => p.in === "path");
+      expect(declared.map((p) => p.name).sort(), `${method} ${path}`).toEqual([...names].sort());
+      for (const p of declared) expect(p.required, `${method} ${path} ${p.name} required`).toBe(true);
+    }
+  });
+
+  it("resolves every $ref, and the shared Error schema has the public error shape", async () => {
+    const doc = await fetchDoc();
+    const all = [...refs(doc)];
+    expect(all.length).toBeGreaterThan(20);
+    for (const [at, ref] of all) {
+      expect(ref, `${at} points into components`).toMatch(/^#\/components\/schemas\/[^/]+$/);
+      expect(resolvePointer(doc, ref), `${at} → ${ref}`).toBeDefined();
+    }
+    expect(doc.components.schemas.Error).toMatchObject({
+      type: "object",
+      required: ["error"],
+      properties: { error: { type: "object", properties: { code: { type: "string" }, message: { type: "string" } } } },
+    });
+    const ids = operations(doc).flatMap((o) => (o.op.operationId ? [o.op.operationId] : []));
+    expect(new Set(ids).size, "operationIds are unique").toBe(ids.length);
+  });
+});
+
+describe("GET /docs", () => {
+  it("renders the reference over /openapi.json without a key, and says where its viewer comes from", async () => {
+    const res = await exports.default.fetch("http://x/docs");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    const html = await res.text();
+    expect(html).toContain("/openapi.json");
+    expect(html).toContain("edgeweave API reference");
+    expect(html).toContain("cdn.jsdelivr.net");
+    expect(html).toMatch(/<div id="app"><p[^>]*>This reference loads its viewer from cdn\.jsdelivr\.net/);
+  });
+});

@@ -1,0 +1,217 @@
+/**
+ * Browser test of the thread inspector (/ui), run in Node: `npm run test:e2e`.
+ *
+ * Starts `wrangler dev` on a free loopback port with the example secrets and a fresh,
+ * throwaway local state (D1 migrations applied), seeds a tenant, a key, a fact and a
+ * two-turn thread through the API (offline model), then drives Debian's chromium with
+ * playwright-core: enter the key, open the thread, read messages and history, fork
+ * from the first checkpoint and see the new branch. Saves test-artifacts/inspector.png.
+ * wrangler dev is stopped at the end, also on failure.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type Page } from "playwright-core";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+const ARTIFACTS = join(ROOT, "test-artifacts");
+const STATE = join(ARTIFACTS, "e2e-state");
+const ENV_FILE = join(ARTIFACTS, "e2e.dev.vars");
+const SCREENSHOT = join(ARTIFACTS, "inspector.png");
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const OPERATOR_KEY = "dev-operator-key"; // from .dev.vars.example
+const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
+
+function check(cond: unknown, message: string): asserts cond {
+  if (!cond) throw new Error(`check failed: ${message}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function startWrangler(port: number, inspectorPort: number): { proc: ChildProcess; log: () => string } {
+  let out = "";
+  // Own process group, so stopping it also stops workerd.
+  const proc = spawn(
+    WRANGLER,
+    ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--env-file", ENV_FILE, "--persist-to", STATE, "--show-interactive-dev-session=false", "--log-level", "warn"],
+    { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
+  );
+  proc.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  proc.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  return { proc, log: () => out };
+}
+
+function stopWrangler(proc: ChildProcess | undefined): void {
+  if (!proc?.pid || proc.exitCode !== null) return;
+  try {
+    process.kill(-proc.pid, "SIGTERM");
+  } catch {
+    // already gone
+  }
+}
+
+async function waitForHealth(base: string, proc: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`wrangler dev exited (${proc.exitCode}):\n${log()}`);
+    try {
+      const res = await fetch(`${base}/health`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(300);
+  }
+  throw new Error(`wrangler dev did not answer /health within 60 s:\n${log()}`);
+}
+
+async function call<T>(base: string, method: string, path: string, key: string, body?: unknown): Promise<T> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+type Seeded = { key: string; thread: string; first: string; second: string; fact: string };
+
+async function seed(base: string): Promise<Seeded> {
+  const tenant = `e2e-${Date.now().toString(36)}`;
+  await call(base, "POST", "/v1/admin/tenants", OPERATOR_KEY, { id: tenant, name: "E2E" });
+  const { key } = await call<{ key: string }>(base, "POST", `/v1/admin/tenants/${tenant}/keys`, OPERATOR_KEY, { role: "admin", name: "inspector e2e" });
+  const thread = "support-e2e";
+  const fact = "The customer prefers short answers.";
+  await call(base, "POST", "/v1/memory/facts", key, { scope: `session:${thread}`, kind: "style", text: fact });
+  const turn = (text: string) =>
+    call<{ checkpoint_id: string }>(base, "POST", "/v1/invoke", key, { agent_name: "assistant", session_id: thread, content: [{ type: "text", text }] });
+  const first = (await turn("Hello, my order <b>#42</b> is late")).checkpoint_id;
+  const second = (await turn("Can you check it again?")).checkpoint_id;
+  return { key, thread, first, second, fact };
+}
+
+async function drive(page: Page, base: string, s: Seeded): Promise<void> {
+  await page.goto(`${base}/ui`);
+  await page.fill("#key", s.key);
+  await page.click("#key-form button[type=submit]");
+  const link = page.locator(`.thread-link[data-thread="${s.thread}"]`);
+  await link.waitFor();
+  check((await page.inputValue("#key")) === "", "the key is not left in the input");
+  check((await page.evaluate(() => sessionStorage.length)) === 1, "the key is kept in sessionStorage");
+  await link.click();
+
+  // Two turns: user + assistant each, newest checkpoint at the head.
+  await page.locator("#messages li.msg").nth(3).waitFor();
+  check((await page.locator("#messages li.msg").count()) === 4, "4 messages at the head");
+  // Escaped: the user's markup is shown as text, not parsed.
+  check((await page.locator("#messages").innerText()).includes("my order <b>#42</b> is late"), "message text shown verbatim");
+  check((await page.locator("#messages b").count()) === 0, "no markup injected from data");
+  const cps = page.locator("#history li.cp");
+  check((await cps.count()) === 2, "2 checkpoints in history");
+  check((await page.locator(`#history li.cp[data-checkpoint="${s.second}"] .badge.head`).count()) === 1, "second checkpoint is HEAD");
+  check((await page.locator("#routing dd").first().innerText()).length > 0, "routing trace shows the model");
+
+  // The state then: one turn.
+  await page.click(`#history li.cp[data-checkpoint="${s.first}"] .view-cp`);
+  await page.locator("#to-head").waitFor({ state: "visible" });
+  check((await page.locator("#messages li.msg").count()) === 2, "2 messages at the first checkpoint");
+
+  // Facts loaded for the default scopes (system + this session).
+  await page.click("#memory-form button[type=submit]");
+  await page.locator("#memory .facts li").first().waitFor();
+  check((await page.locator("#memory").innerText()).includes(s.fact), "the session fact is loaded");
+
+  // Fork from the first checkpoint: a new head on a second branch.
+  await page.click(`#history li.cp[data-checkpoint="${s.first}"] .fork-cp`);
+  await page.locator("#history li.cp").nth(2).waitFor();
+  const head = page.locator('#history li.cp[data-head="true"]');
+  check((await head.count()) === 1, "one head");
+  const headText = await head.innerText();
+  check(headText.includes("branch 2") && headText.includes("fork"), `the head is a fork on branch 2: ${headText}`);
+  check(headText.includes(`parent ${s.first.slice(0, 12)}`), "the fork's parent is the first checkpoint");
+  check((await page.locator(`#history li.cp[data-checkpoint="${s.second}"]`).innerText()).includes("branch 1"), "the old head stays on branch 1");
+  check((await page.locator("#messages li.msg").count()) === 2, "the new head has the first turn only");
+  await page.locator("#status").filter({ hasText: "Forked from" }).waitFor();
+  // Open the fact list and a tool-free message's metadata so the screenshot shows them.
+  await page.click("#memory-form button[type=submit]");
+  await page.locator("#memory .facts li").first().waitFor();
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  check(existsSync(CHROMIUM), `${CHROMIUM} is missing (apt-get install -y chromium)`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  rmSync(STATE, { recursive: true, force: true });
+  copyFileSync(join(ROOT, ".dev.vars.example"), ENV_FILE);
+
+  const migrate = spawnSync(WRANGLER, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", STATE], {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
+  });
+  check(migrate.status === 0, `migrations failed:\n${migrate.stdout}\n${migrate.stderr}`);
+
+  const [port, inspectorPort] = [await freePort(), await freePort()];
+  const base = `http://127.0.0.1:${port}`;
+  const { proc, log } = startWrangler(port, inspectorPort);
+  const stop = () => stopWrangler(proc);
+  process.on("exit", stop);
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => (stop(), process.exit(130)));
+
+  const userDataDir = mkdtempSync(join(tmpdir(), "edgeweave-chromium-"));
+  let context: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
+  try {
+    await waitForHealth(base, proc, log);
+    const seeded = await seed(base);
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"],
+      viewport: { width: 1280, height: 900 },
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(10_000);
+    const problems: string[] = [];
+    page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
+    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+    page.on("request", (r) => !r.url().startsWith(base) && problems.push(`request to another origin: ${r.url()}`));
+    try {
+      await drive(page, base, seeded);
+    } finally {
+      await page.screenshot({ path: SCREENSHOT, fullPage: true }).catch(() => undefined);
+    }
+    check(problems.length === 0, `the page reported problems:\n${problems.join("\n")}`);
+
+    const history = await call<{ checkpoints: { id: string; parent_id: string | null; is_head: boolean; source: string }[] }>(
+      base, "GET", `/v1/threads/${seeded.thread}/history`, seeded.key,
+    );
+    const head = history.checkpoints.find((c) => c.is_head);
+    check(history.checkpoints.length === 3 && head?.parent_id === seeded.first && head.source === "fork", "the API agrees: a fork of the first checkpoint is the head");
+    console.log(`inspector e2e passed in ${((Date.now() - started) / 1000).toFixed(1)} s; screenshot: ${SCREENSHOT}`);
+  } finally {
+    await context?.close().catch(() => undefined);
+    stop();
+    rmSync(userDataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.stack ?? e.message : e);
+  process.exitCode = 1;
+});
