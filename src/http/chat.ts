@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { isAppError } from "../errors";
-import { openTurn, runTurn } from "../pipeline/run";
+import { runTurn } from "../pipeline/run";
 import { routingSummary, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { isFailoverError } from "../providers/failover";
 import type { DeltaEvent } from "../providers/types";
@@ -9,7 +9,7 @@ import type { MessageInput } from "../thread/message";
 import type { AppEnv } from "./app-env";
 import { ChatCompletionRequest, ChatCompletionResponse } from "./chat-schemas";
 import { errorResponses } from "./openapi-errors";
-import { sseResponse } from "./sse";
+import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
 
 /** POST /v1/chat/completions: OpenAI-compatible, so the official clients work unchanged. */
@@ -117,43 +117,37 @@ chatRoutes.openapi(route, async (c) => {
     );
   }
 
-  // Errors up to the first upstream event are plain coded JSON errors (thrown from here).
-  const turn = await openTurn(deps, input);
   const id = completionId();
   const includeUsage = body.stream_options?.include_usage === true;
-  const model = turn.model.name;
-  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+  const chunk = (model: string, delta: Record<string, unknown>, finish: string | null) =>
     JSON.stringify({ id, object: "chat.completion.chunk", created: nowSeconds(), model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] });
-
-  return sseResponse(
-    async (out) => {
-      try {
-        await out.send(chunk({ role: "assistant", content: "" }, null));
-        for await (const ev of turn.deltas) {
-          const d: Record<string, unknown> = {};
-          if (ev.content !== undefined) d.content = ev.content;
-          const calls = toolCallDeltas(ev);
-          if (calls) d.tool_calls = calls;
-          await out.send(chunk(d, null));
-        }
-        const r = await turn.finish();
-        await out.send(chunk({}, r.finishReason));
-        if (includeUsage) {
-          await out.send(
-            JSON.stringify({
-              id, object: "chat.completion.chunk", created: nowSeconds(), model, choices: [],
-              usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens },
-              edgeweave: edgeweaveSummary(r),
-            }),
-          );
-        }
-        await out.send("[DONE]");
-      } catch (e) {
-        // Cut after output began: an error event and never [DONE]; nothing was saved.
-        await out.send(JSON.stringify(streamErrorBody(e)));
-      }
+  let model = body.model;
+  return streamRun(deps, input, {
+    async start(out, m) {
+      model = m.name;
+      await out.send(chunk(model, { role: "assistant", content: "" }, null));
     },
-    deps.waitUntil,
-    routeHeaders({ model: turn.model, reason: turn.route.reason }),
-  );
+    async delta(out, ev) {
+      const d: Record<string, unknown> = {};
+      if (ev.content !== undefined) d.content = ev.content;
+      const calls = toolCallDeltas(ev);
+      if (calls) d.tool_calls = calls;
+      await out.send(chunk(model, d, null));
+    },
+    async done(out, r) {
+      await out.send(chunk(r.model.name, {}, r.finishReason));
+      if (includeUsage) {
+        await out.send(
+          JSON.stringify({
+            id, object: "chat.completion.chunk", created: nowSeconds(), model: r.model.name, choices: [],
+            usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens },
+            edgeweave: edgeweaveSummary(r),
+          }),
+        );
+      }
+      await out.send("[DONE]");
+    },
+    // Cut after output began: an error event and never [DONE]; nothing was saved.
+    error: (out, e) => out.send(JSON.stringify(streamErrorBody(e))),
+  });
 });

@@ -1,12 +1,12 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { openTurn, runTurn } from "../pipeline/run";
+import { runTurn } from "../pipeline/run";
 import { routingSummary, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { routeHeaders } from "../routing/route-headers";
 import type { AppEnv } from "./app-env";
 import { RUN_ERRORS, streamErrorBody } from "./chat";
 import { InvokeRequest, InvokeResponse } from "./chat-schemas";
 import { errorResponses } from "./openapi-errors";
-import { sseResponse } from "./sse";
+import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
 
 /** POST /v1/invoke: the seed's native request shape; always stateful (session_id is the thread). */
@@ -57,19 +57,12 @@ invokeRoutes.openapi(route, async (c) => {
     const r = await runTurn(deps, input);
     return c.json(summary(r), 200, { ...routeHeaders({ model: r.model, reason: r.route.reason }), "Server-Timing": r.timings.header() });
   }
-  const turn = await openTurn(deps, input);
-  return sseResponse(
-    async (out) => {
-      try {
-        for await (const ev of turn.deltas) {
-          if (ev.content !== undefined) await out.send(JSON.stringify({ content: ev.content }), "delta");
-        }
-        await out.send(JSON.stringify(summary(await turn.finish())), "done");
-      } catch (e) {
-        await out.send(JSON.stringify(streamErrorBody(e)), "error");
-      }
+  return streamRun(deps, input, {
+    async start() {},
+    async delta(out, ev) {
+      if (ev.content !== undefined) await out.send(JSON.stringify({ content: ev.content }), "delta");
     },
-    deps.waitUntil,
-    routeHeaders({ model: turn.model, reason: turn.route.reason }),
-  );
+    done: (out, r) => out.send(JSON.stringify(summary(r)), "done"),
+    error: (out, e) => out.send(JSON.stringify(streamErrorBody(e)), "error"),
+  });
 });

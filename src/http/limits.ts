@@ -66,7 +66,7 @@ export async function readCapped(req: Request, limit: number): Promise<Uint8Arra
   return out;
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** Bytes → text, or BEM-010 for invalid UTF-8. */
 export function decodeUtf8(bytes: Uint8Array): string {
@@ -133,13 +133,14 @@ export const bodyLimits = createMiddleware<AppEnv>(async (c, next) => {
   if (BODYLESS.has(method)) return next();
   const limit = bodyLimitFor(method, c.req.path);
   const bytes = await readCapped(c.req.raw, limit);
-  // Hand the bytes on: the raw stream is consumed.
-  c.req.bodyCache.arrayBuffer = Promise.resolve(bytes.buffer);
+  // Hand the bytes on: the raw stream is consumed. Hono stores promises in its
+  // body cache although the field types say values, hence the casts.
+  c.req.bodyCache.arrayBuffer = Promise.resolve(bytes.buffer) as unknown as ArrayBuffer;
   // A delivery is parsed by its route, after its signature is checked.
   if (isWebhookDelivery(method, c.req.path) || bytes.byteLength === 0) return next();
   if (!isJsonMediaType(c.req.header("content-type"))) throw new AppError("BEM-012", "Send the body as application/json");
   const text = decodeUtf8(bytes);
   parseGuardedJson(text);
-  c.req.bodyCache.text = Promise.resolve(text);
+  c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
   return next();
 });

@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import { INSPECTOR_HTML } from "../ui/page";
+import { INSPECTOR_HTML, INSPECTOR_ICON } from "../ui/page";
 import { INSPECTOR_JS } from "../ui/script";
 import { INSPECTOR_CSS } from "../ui/style";
 import type { AppEnv } from "./app-env";
@@ -30,3 +30,4 @@ uiRoutes.get("/ui", page);
 uiRoutes.get("/ui/", page);
 uiRoutes.get("/ui/inspector.js", (c) => c.body(INSPECTOR_JS, 200, headers("text/javascript; charset=utf-8")));
 uiRoutes.get("/ui/inspector.css", (c) => c.body(INSPECTOR_CSS, 200, headers("text/css; charset=utf-8")));
+uiRoutes.get("/ui/favicon.svg", (c) => c.body(INSPECTOR_ICON, 200, headers("image/svg+xml")));

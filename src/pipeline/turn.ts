@@ -4,6 +4,7 @@ import type { Attempt } from "../providers/failover";
 import type { ModelConfig } from "../routing/model-config";
 import type { RouteResult } from "../routing/router";
 import type { MessageInput } from "../thread/message";
+import type { AgentState } from "./state";
 import type { Timings } from "./timings";
 
 /** One agent run as the endpoints describe it. */
@@ -40,6 +41,8 @@ export type TurnResult = {
   usage: TurnUsage;
   warnings: string[];
   timings: Timings;
+  /** The thread state after the run, every channel (not returned over HTTP). */
+  state: AgentState;
 };
 
 export type RoutingSummary = { model: string; reason: string; candidates: string[]; attempts: Attempt[]; trace: RouteResult["trace"] };

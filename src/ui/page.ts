@@ -5,6 +5,7 @@ export const INSPECTOR_HTML = `<!doctype html>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>edgeweave · thread inspector</title>
+  <link rel="icon" href="/ui/favicon.svg" type="image/svg+xml">
   <link rel="stylesheet" href="/ui/inspector.css">
   <script src="/ui/inspector.js" defer></script>
 </head>
@@ -59,3 +60,6 @@ export const INSPECTOR_HTML = `<!doctype html>
 </body>
 </html>
 `;
+
+/** A small mark for the tab, so the browser does not ask for /favicon.ico. */
+export const INSPECTOR_ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#3559e0"/><path d="M3 5h10M3 8h7M3 11h10" stroke="#fff" stroke-width="1.6"/></svg>`;

@@ -123,6 +123,7 @@ async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   check((await page.locator("#messages").innerText()).includes("my order <b>#42</b> is late"), "message text shown verbatim");
   check((await page.locator("#messages b").count()) === 0, "no markup injected from data");
   const cps = page.locator("#history li.cp");
+  await cps.nth(1).waitFor();
   check((await cps.count()) === 2, "2 checkpoints in history");
   check((await page.locator(`#history li.cp[data-checkpoint="${s.second}"] .badge.head`).count()) === 1, "second checkpoint is HEAD");
   check((await page.locator("#routing dd").first().innerText()).length > 0, "routing trace shows the model");

@@ -1,7 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { INSPECTOR_CSP } from "../../src/http/ui";
-import { INSPECTOR_HTML } from "../../src/ui/page";
+import { INSPECTOR_HTML, INSPECTOR_ICON } from "../../src/ui/page";
 import { INSPECTOR_JS } from "../../src/ui/script";
 import { INSPECTOR_CSS } from "../../src/ui/style";
 
@@ -13,6 +12,7 @@ describe("GET /ui (thread inspector)", () => {
     ["/ui/", "text/html", INSPECTOR_HTML],
     ["/ui/inspector.js", "text/javascript", INSPECTOR_JS],
     ["/ui/inspector.css", "text/css", INSPECTOR_CSS],
+    ["/ui/favicon.svg", "image/svg+xml", INSPECTOR_ICON],
   ])("serves %s without a key, under a same-origin CSP", async (path, type, body) => {
     const res = await get(path);
     expect(res.status).toBe(200);

@@ -1,0 +1,106 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { recordDeadLetter } from "../../src/tasks/store";
+import { api, createTenant, OPERATOR_KEY, type TestTenant } from "../support/tenants";
+import { waitFor } from "../webhooks/helpers";
+
+let t: TestTenant;
+beforeAll(async () => {
+  t = await createTenant();
+});
+const uid = () => crypto.randomUUID().slice(0, 8);
+
+async function code(res: Response): Promise<[number, string]> {
+  return [res.status, ((await res.json()) as { error: { code: string } }).error.code];
+}
+
+/** Polls the task status route until the task leaves "pending". */
+async function settled(taskId: string, key = t.adminKey) {
+  return waitFor(`task ${taskId}`, async () => {
+    const s = (await (await api(`/v1/tasks/${taskId}`, { key })).json()) as { status: string; result?: unknown; reason?: string };
+    return s.status === "pending" ? undefined : s;
+  });
+}
+
+describe("POST /v1/memory/tasks (through the real queue)", () => {
+  it("remember then forget, asynchronously", async () => {
+    const scope = `organization:o-${uid()}`;
+    const res = await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope, kind: "style", text: "Be brief." } });
+    expect(res.status).toBe(202);
+    const { task_id } = (await res.json()) as { task_id: string };
+    const done = await settled(task_id);
+    expect(done.status).toBe("done");
+    const factId = (done.result as { fact_id: string }).fact_id;
+    const list = (await (await api(`/v1/memory/facts?scope=${scope}`, { key: t.adminKey })).json()) as { facts: { id: string; text: string }[] };
+    expect(list.facts.map((f) => [f.id, f.text])).toEqual([[factId, "Be brief."]]);
+
+    const forget = await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "forget", fact_id: factId } });
+    expect(forget.status).toBe(202);
+    expect((await settled(((await forget.json()) as { task_id: string }).task_id)).status).toBe("done");
+    expect(((await (await api(`/v1/memory/facts?scope=${scope}`, { key: t.adminKey })).json()) as { facts: unknown[] }).facts).toEqual([]);
+  });
+
+  it("checks what it can up front: role, scope, kind, text, the fact's existence", async () => {
+    expect(await code(await api("/v1/memory/tasks", { key: t.memberKey, body: { op: "remember", scope: "organization:a", kind: "k", text: "x" } }))).toEqual([403, "BEM-022"]);
+    expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope: "Bad Scope", kind: "k", text: "x" } }))).toEqual([400, "BEM-060"]);
+    expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope: "system", kind: "k", text: "x" } }))).toEqual([403, "BEM-022"]);
+    expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope: "organization:a", kind: "Bad Kind", text: "x" } }))).toEqual([400, "BEM-063"]);
+    expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope: "organization:a", kind: "k", text: "  " } }))).toEqual([400, "BEM-064"]);
+    expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "forget", fact_id: "nope" } }))).toEqual([404, "BEM-061"]);
+    expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "explode" } }))).toEqual([400, "BEM-011"]);
+  });
+});
+
+describe("dead letters", () => {
+  it("a malformed message sent to the queue ends up as its tenant's dead letter", async () => {
+    const marker = `bogus-${uid()}`;
+    await env.TASKS.send({ id: marker, kind: "remember_memory", tenant: t.tenant, scope: 42 }, { contentType: "json" });
+    const row = await waitFor("dead letter", async () => {
+      const page = (await (await api("/v1/tasks/dead-letters", { key: t.adminKey })).json()) as { dead_letters: { body: string; reason: string }[] };
+      return page.dead_letters.find((d) => d.body.includes(marker));
+    });
+    expect(row.reason).toMatch(/^malformed task: /);
+  });
+
+  it("each tenant sees only its own, newest first, paged; members may not look", async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    for (let i = 0; i < 3; i++) await recordDeadLetter(env.DB, { tenant: a.tenant, taskId: `a-${i}`, kind: "forget_memory", body: "{}", reason: `r${i}`, attempts: 5 }, 1000 + i);
+    await recordDeadLetter(env.DB, { tenant: b.tenant, taskId: "b-0", kind: "forget_memory", body: "{}", reason: "secret-of-b", attempts: 5 });
+
+    const p1 = (await (await api("/v1/tasks/dead-letters?limit=2", { key: a.adminKey })).json()) as { dead_letters: { task_id: string }[]; next_cursor: string | null };
+    expect(p1.dead_letters.map((d) => d.task_id)).toEqual(["a-2", "a-1"]);
+    const p2 = (await (await api(`/v1/tasks/dead-letters?limit=2&cursor=${encodeURIComponent(p1.next_cursor!)}`, { key: a.adminKey })).json()) as { dead_letters: { task_id: string }[]; next_cursor: string | null };
+    expect(p2.dead_letters.map((d) => d.task_id)).toEqual(["a-0"]);
+    expect(p2.next_cursor).toBeNull();
+
+    const bList = await (await api("/v1/tasks/dead-letters", { key: b.adminKey })).text();
+    expect(bList).toContain("secret-of-b");
+    expect(bList).not.toContain('"a-0"');
+    expect(await code(await api("/v1/tasks/dead-letters", { key: a.memberKey }))).toEqual([403, "BEM-022"]);
+    // Another tenant's task id reads as pending, like an unknown one.
+    expect(await (await api("/v1/tasks/b-0", { key: a.adminKey })).json()).toEqual({ task_id: "b-0", status: "pending" });
+    expect(await (await api("/v1/tasks/b-0", { key: b.adminKey })).json()).toEqual({ task_id: "b-0", status: "dead_lettered", reason: "secret-of-b" });
+  });
+});
+
+describe("POST /v1/tasks/summarize", () => {
+  it("summarizes a thread in the background", async () => {
+    const threadId = `sum-${uid()}`;
+    for (let i = 0; i < 4; i++) {
+      expect((await api("/v1/chat/completions", { key: t.adminKey, body: { model: "offline-echo", thread_id: threadId, messages: [{ role: "user", content: `turn ${i}` }] } })).status).toBe(200);
+    }
+    const res = await api("/v1/tasks/summarize", { key: t.adminKey, body: { thread_id: threadId, keep_messages: 2 } });
+    expect(res.status).toBe(202);
+    const s = await settled(((await res.json()) as { task_id: string }).task_id);
+    expect(s).toMatchObject({ status: "done", result: { summarized: 6 } });
+    const state = (await (await api(`/v1/threads/${threadId}/state`, { key: t.adminKey })).json()) as { channels: { messages: { role: string }[] } };
+    expect(state.channels.messages.map((m) => m.role)).toEqual(["system", "user", "assistant"]);
+  });
+
+  it("needs a tenant admin key and a valid thread id", async () => {
+    expect(await code(await api("/v1/tasks/summarize", { key: t.memberKey, body: { thread_id: "x" } }))).toEqual([403, "BEM-022"]);
+    expect(await code(await api("/v1/tasks/summarize", { key: OPERATOR_KEY, body: { thread_id: "x" } }))).toEqual([403, "BEM-022"]);
+    expect(await code(await api("/v1/tasks/summarize", { key: t.adminKey, body: { thread_id: "bad id" } }))).toEqual([400, "BEM-030"]);
+  });
+});
