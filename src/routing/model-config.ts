@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { MiddlewareSpec } from "../pipeline/middleware/registry";
+import { SERVER_TOOLS } from "../pipeline/tool-registry";
 
 export const Provider = z.enum(["openai", "anthropic", "custom", "ollama", "groq", "nvidia"]);
 export type Provider = z.infer<typeof Provider>;
@@ -98,9 +100,11 @@ export const ScopeString = z
   .max(200)
   .regex(/^[a-z][a-z0-9_-]*(:[A-Za-z0-9._@*-]+)?$/, 'a scope like "session" or "organization:acme"');
 
-/** Middleware settings stay loose here; the middleware layer validates each by name. */
-export const MiddlewareSetting = z.looseObject({ name: z.string().min(1).max(64) });
+/** A shipped middleware with its settings, validated at build time like the rest of the file. */
+export const MiddlewareSetting = MiddlewareSpec;
 export type MiddlewareSetting = z.infer<typeof MiddlewareSetting>;
+
+const ToolName = z.string().refine((n) => SERVER_TOOLS.has(n), { message: `not a server tool (known: ${[...SERVER_TOOLS.keys()].join(", ")}; middleware install their own)` });
 
 /** One models.yaml `agents:` entry. */
 export const AgentConfig = z.object({
@@ -115,7 +119,7 @@ export const AgentConfig = z.object({
   system_prompt: z.string().max(100_000).optional(),
   memory_scopes: z.array(ScopeString).default([]),
   middleware: z.array(MiddlewareSetting).default([]),
-  tools: z.array(z.string().min(1).max(64)).default([]),
+  tools: z.array(ToolName).default([]),
   context_schema: z.record(z.string(), z.unknown()).optional(),
   /** Preferred model: used when the request names none and it can serve the request. */
   model: ModelName.optional(),

@@ -69,6 +69,15 @@ describe("loadModelsFromYaml", () => {
     expect(e.message).toMatch(/^broken\.yaml:10: models\[1\]\.provider: Invalid option/);
   });
 
+  it("BEM-044 for an agent's misspelt middleware setting or unknown tool, with the line", () => {
+    const e = loadError(
+      yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", "    middleware:", "      - name: trim", "        max_tokns: 5", "    tools: [nope]"),
+    );
+    expect(e.code).toBe("BEM-044");
+    expect(e.message).toContain("models.yaml:7: agents[0].middleware[0]: Unrecognized key: \"max_tokns\"");
+    expect(e.message).toContain("models.yaml:9: agents[0].tools[0]: not a server tool");
+  });
+
   it("BEM-044 for invalid YAML, with the line", () => {
     const e = loadError(yaml("models:", "  - name: m", "    provider: openai", "  bad: [unclosed"));
     expect(e.code).toBe("BEM-044");
@@ -134,6 +143,6 @@ describe("loadModelsFromYaml", () => {
     const mw = loadError(yaml("models:", "  - {name: m, provider: openai}", "agents:", "  - name: a", "    middleware:", "      - strategy: last"));
     expect(mw.message).toMatch(/^models\.yaml:6: agents\[0\]\.middleware\[0\]\.name: /);
     const ok = loadModelsFromYaml(yaml("models:", "  - {name: m, provider: openai}", "agents:", "  - name: a", "    middleware:", "      - {name: trim, max_tokens: 100}"));
-    expect(ok.agents[0]!.middleware).toEqual([{ name: "trim", max_tokens: 100 }]);
+    expect(ok.agents[0]!.middleware).toEqual([{ name: "trim", max_tokens: 100, strategy: "last", include_system: true }]);
   });
 });
