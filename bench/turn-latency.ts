@@ -53,9 +53,22 @@ async function main() {
     const seed = Array.from({ length: 1000 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `${i}: ${filler}` }));
     await json(`${ew.url}/v1/threads/${thread}/state`, { key, body: { ops: [{ op: "append", messages: seed }] } });
 
-    const turnBody = (i: number) => ({ model: "llama3.2", agent: "assistant", thread_id: thread, messages: [{ role: "user", content: `Question ${i}?` }] });
+    // No agent middleware, so the thread keeps its 1,000+ messages; the facts come from a scope the key grants.
+    const turnBody = (i: number) => ({ model: "llama3.2", memory_scopes: ["session", "organization:acme"], thread_id: thread, messages: [{ role: "user", content: `Question ${i}?` }] });
     const edgeweave = () => json(`${ew.url}/v1/chat/completions`, { key, body: turnBody(0) });
+    const passthroughProbe = () => json(pt.url, { body: { model: "llama3.2", messages: [{ role: "user", content: "Question 0?" }], stream: false } });
     if (process.env.BENCH_TIMING) {
+      for (const [name, fn] of [
+        ["health", () => fetch(`${ew.url}/health`).then((r) => r.text())],
+        ["models(auth)", () => fetch(`${ew.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.text())],
+        ["route(auth+zod)", () => json(`${ew.url}/v1/route`, { key, body: { content: [{ type: "text", text: "hi" }], model_override: "llama3.2" } })],
+        ["passthrough", passthroughProbe],
+      ] as const) {
+        const xs: number[] = [];
+        for (let i = 0; i < 40; i++) xs.push(await timed(fn));
+        xs.sort((x, y) => x - y);
+        console.log(`${name}: p50 ${percentile(xs, 50).toFixed(1)} ms`);
+      }
       for (let i = 0; i < 10; i++) {
         const t0 = performance.now();
         const res = await fetch(`${ew.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(turnBody(0)) });

@@ -119,23 +119,45 @@ export async function revokeKey(db: D1Database, tenant: string, id: string): Pro
     .bind(Date.now(), tenant, id)
     .first<KeyRow>();
   if (!row) throw new AppError("BEM-052", "API key not found in this tenant");
+  forgetCachedKey(id);
   return toInfo(row);
 }
 
+/**
+ * Resolved keys, per isolate, by hash: saves a D1 round trip on every request.
+ * A revoke clears the entry in the isolate that revoked it at once; other
+ * isolates drop it within KEY_CACHE_MS. Unknown keys are never cached.
+ */
+export const KEY_CACHE_MS = 10_000;
+const keyCache = new Map<string, { principal: Principal; until: number; keyId: string }>();
+
 /** The principal of a live tenant key, or null for unknown and revoked keys. */
-export async function principalForKey(db: D1Database, key: string): Promise<Principal | null> {
+export async function principalForKey(db: D1Database, key: string, now = Date.now()): Promise<Principal | null> {
   if (!looksLikeApiKey(key)) return null;
+  const hash = await hashKey(key);
+  const cached = keyCache.get(hash);
+  if (cached && cached.until > now) return cached.principal;
   const row = await db
     .prepare("SELECT id, tenant_id, role, scopes FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL")
-    .bind(await hashKey(key))
+    .bind(hash)
     .first<Pick<KeyRow, "id" | "tenant_id" | "role" | "scopes">>();
-  if (!row) return null;
+  if (!row) {
+    keyCache.delete(hash);
+    return null;
+  }
   const role = KeyRole.parse(row.role);
-  return {
+  const principal: Principal = {
     kind: "tenant",
     tenant: row.tenant_id,
     role,
     keyId: row.id,
     grants: role === "admin" ? ["*"] : scopesOf(row.scopes),
   };
+  if (keyCache.size > 10_000) keyCache.clear(); // bounded: a flood of keys cannot grow memory
+  keyCache.set(hash, { principal, until: now + KEY_CACHE_MS, keyId: row.id });
+  return principal;
+}
+
+function forgetCachedKey(keyId: string): void {
+  for (const [hash, entry] of keyCache) if (entry.keyId === keyId) keyCache.delete(hash);
 }

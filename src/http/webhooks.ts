@@ -131,6 +131,7 @@ webhookRoutes.openapi(
     path: "/v1/webhooks/{id}",
     tags: ["webhooks"],
     summary: "Deliver a signed payload (no bearer key: the signature is the credential)",
+    security: [],
     description:
       "Headers: `X-Edgeweave-Timestamp` (unix seconds, within 5 minutes of now) and `X-Edgeweave-Signature: sha256=<hex HMAC-SHA256 of \"<timestamp>.<raw body>\">`. " +
       "`X-Edgeweave-Delivery` (1-128 visible ASCII characters; default: hex SHA-256 of the body) makes delivery idempotent: a repeat answers the same 202 and changes nothing. " +

@@ -90,7 +90,7 @@ async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared> {
   const { principal } = input;
   if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
-  const thread = input.threadId !== undefined ? new ThreadClient(env, principal.tenant, input.threadId) : undefined;
+  const thread = input.threadId !== undefined ? new ThreadClient(env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil }) : undefined;
 
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
   const agentTools = serverToolsFor(agent);

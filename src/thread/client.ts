@@ -39,6 +39,8 @@ export class ThreadClient {
     private readonly env: Env,
     readonly tenant: string,
     threadId: string,
+    /** When given, list bookkeeping after a thread's first write runs after the response. */
+    private readonly opts: { waitUntil?: (p: Promise<unknown>) => void } = {},
   ) {
     this.threadId = parseThreadId(threadId);
     this.stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, this.threadId)));
@@ -57,7 +59,10 @@ export class ThreadClient {
   async update(update: StateUpdate | UpdateOp[], source: UpdateSource): Promise<Checkpoint> {
     const body: StateUpdate = Array.isArray(update) ? { ops: update } : update;
     const cp = unwrap((await this.stub.update(body, source)) as RpcResult<Checkpoint>);
-    await touchThread(this.env.DB, this.tenant, this.threadId);
+    // A new thread must be listed before we answer; later writes only move updated_at.
+    const touch = touchThread(this.env.DB, this.tenant, this.threadId);
+    if (cp.parent_id === null || !this.opts.waitUntil) await touch;
+    else this.opts.waitUntil(touch.catch((e: unknown) => console.error(JSON.stringify({ level: "error", where: "thread-list", message: e instanceof Error ? e.message : String(e) }))));
     return cp;
   }
 

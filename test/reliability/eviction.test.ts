@@ -25,6 +25,7 @@ afterEach(() => {
   clearUpstream();
 });
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const stubOf = (thread: string) => env.THREADS.get(env.THREADS.idFromName(threadObjectName(t.tenant, thread)));
 
 /** Wakes the object (eviction refuses one that is not running) and evicts it. */
@@ -46,10 +47,12 @@ async function say(thread: string, content: string, model = "auto") {
   return ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
 }
 
-/** An OpenAI SSE reply whose frames after the first `open` are held until `release()`. */
+/** An OpenAI SSE reply whose frames after the first `open` are held until `release()` (a polled flag, see above). */
 function gatedStream(pieces: string[], open: number) {
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
+  let released = false;
+  const release = () => {
+    released = true;
+  };
   const frame = (delta: Record<string, unknown>, finish: string | null = null) =>
     `data: ${JSON.stringify({ id: "chatcmpl-gated", object: "chat.completion.chunk", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
   const enc = new TextEncoder();
@@ -59,7 +62,7 @@ function gatedStream(pieces: string[], open: number) {
         async start(c) {
           c.enqueue(enc.encode(frame({ role: "assistant", content: "" })));
           for (const [i, p] of pieces.entries()) {
-            if (i === open) await gate;
+            while (i >= open && !released) await sleep(5);
             c.enqueue(enc.encode(frame({ content: p })));
           }
           c.enqueue(enc.encode(frame({}, "stop")));
@@ -91,19 +94,18 @@ describe("eviction", () => {
     const thread = uniqueThread("evict");
     fakeOpenAI().reply("first answer");
     await say(thread, "first", "gpt-4o-mini");
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let called!: () => void;
-    const reached = new Promise<void>((r) => (called = r));
+    // A plain flag polled from the worker's side: a promise resolved from the test's context would not wake it.
+    let released = false;
+    let reached = false;
     const fake = fakeOpenAI().respond(async (_req, body) => {
-      called();
-      await gate;
+      reached = true;
+      while (!released) await sleep(5);
       return Response.json({ id: "x", object: "chat.completion", created: 1, model: (body as { model: string }).model, choices: [{ index: 0, message: { role: "assistant", content: "second answer" }, finish_reason: "stop" }] });
     });
     const pending = say(thread, "second", "gpt-4o-mini");
-    await reached;
+    while (!reached) await sleep(5);
     await evict(thread);
-    release();
+    released = true;
     expect(await pending).toBe("second answer");
     // The in-flight call carried the first turn.
     expect(wireMessages(fake.last.body).map(wireText)).toEqual(["first", "first answer", "second"]);

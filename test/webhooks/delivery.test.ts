@@ -1,5 +1,5 @@
 import { exports } from "cloudflare:workers";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { sign, verify } from "../../src/webhooks/signature";
 import { clearUpstream, mockUpstream } from "../support/upstream";
 import { api, createTenant, type TestTenant } from "../support/tenants";
@@ -255,5 +255,27 @@ describe("registration", () => {
     await expectError(await api("/v1/webhooks", { key: t.adminKey, body: { ...base, callback_url: "ftp://example.com/x" } }), 400, "BEM-094");
     await expectError(await api("/v1/webhooks", { key: t.adminKey, body: { ...base, callback_url: "https://u:p@example.com/x" } }), 400, "BEM-094");
     await expectError(await api("/v1/webhooks", { key: t.adminKey, body: { ...base, callback_url: "not a url" } }), 400, "BEM-094");
+  });
+});
+
+describe("secrets", () => {
+  it("the hook secret never reaches a log line, whatever happens to the delivery", async () => {
+    const lines: string[] = [];
+    const spies = (["log", "info", "warn", "error", "debug"] as const).map((level) =>
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" "))),
+    );
+    try {
+      mockUpstream("https://hooks.example.com", () => new Response("ok"));
+      const hook = await registerHook(t, { callback_url: "https://hooks.example.com/s" });
+      await deliver(hook, ticket("s-1"), { secret: "whsec_wrong" });
+      await deliver(hook, ticket("s-1"), { timestamp: nowSeconds() - 3600 });
+      await deliver(hook, "{bad json");
+      expect((await deliver(hook, ticket(`tk-${uid()}`), { deliveryId: "s-ok" })).status).toBe(202);
+      await waitFor("done", async () => ((await deliveryRow(hook.id, "s-ok"))?.status === "done" ? true : undefined));
+      expect(lines.join("\n")).not.toContain(hook.secret);
+      expect(lines.join("\n")).not.toContain(hook.secret.slice(6, 30));
+    } finally {
+      for (const s of spies) s.mockRestore();
+    }
   });
 });
