@@ -90,6 +90,16 @@ CREATE TABLE webhook_deliveries (
   PRIMARY KEY (webhook_id, delivery_id)
 );
 
+-- Signed requests seen within the replay window: the same signature twice is a replay,
+-- whatever X-Edgeweave-Delivery says. Rows older than the window are pruned.
+CREATE TABLE webhook_signatures (
+  webhook_id    TEXT NOT NULL,
+  signature     TEXT NOT NULL,
+  delivery_id   TEXT NOT NULL,
+  created_at    INTEGER NOT NULL,
+  PRIMARY KEY (webhook_id, signature)
+);
+
 CREATE TABLE tasks_done (
   task_id       TEXT PRIMARY KEY,
   tenant_id     TEXT NOT NULL,

@@ -46,6 +46,7 @@ export const catalog = {
   "BEM-062": { status: 413, meaning: "Fact text too large" },
   "BEM-063": { status: 400, meaning: "Invalid fact kind" },
   "BEM-064": { status: 400, meaning: "Fact text is empty" },
+  "BEM-065": { status: 503, meaning: "Long-term memory is unavailable right now; nothing was run or stored" },
 
   "BEM-070": { status: 503, meaning: "Provider API key secret is not set" },
   "BEM-071": { status: 502, meaning: "Upstream provider error" },

@@ -21,7 +21,7 @@ export function toErrorResponse(err: unknown, c: Context<AppEnv>): Response {
   } else {
     appErr = new AppError("BEM-001", undefined, { internal: err instanceof Error ? err.stack ?? err.message : String(err) });
   }
-  if (appErr.status >= 500 && appErr.code === "BEM-001") {
+  if (appErr.status >= 500 && (appErr.code === "BEM-001" || appErr.internal)) {
     // Internal details go to logs only, tagged by request id.
     console.error(JSON.stringify({ level: "error", requestId: c.get("requestId"), code: appErr.code, internal: appErr.internal }));
   }

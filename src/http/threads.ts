@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z, type Hook } from "@hono/zod-openapi";
 import { AppError, catalog, type ErrorCode } from "../errors";
 import { ThreadClient } from "../thread/client";
-import { listThreads, threadExists, ThreadList } from "../thread/registry";
+import { listThreads, ThreadList } from "../thread/registry";
 import { parseThreadId } from "../thread/thread-id";
 import { Checkpoint, CheckpointId, History, StateUpdate, ThreadState } from "../thread/types";
 import type { AppEnv } from "./app-env";
@@ -46,9 +46,10 @@ const opsHook: Hook<unknown, AppEnv, string, undefined> = (result, c) => {
   return undefined;
 };
 
+/** The thread's own object is the truth (the D1 list is bookkeeping for listing): no checkpoint, no thread. */
 async function existingThread(env: Env, tenant: string, rawId: string): Promise<ThreadClient> {
   const client = new ThreadClient(env, tenant, parseThreadId(rawId));
-  if (!(await threadExists(env.DB, tenant, client.threadId))) throw new AppError("BEM-036", `No thread '${client.threadId}'`);
+  if ((await client.getHistory({ limit: 1 })).checkpoints.length === 0) throw new AppError("BEM-036", `No thread '${client.threadId}'`);
   return client;
 }
 

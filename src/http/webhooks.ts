@@ -7,7 +7,7 @@ import { parseThreadId } from "../thread/thread-id";
 import { allowPrivateCallbacks, assertCallbackUrl, MAX_CALLBACK_URL } from "../webhooks/callback-url";
 import { parsePointer, resolvePointer } from "../webhooks/pointer";
 import { DELIVERY_HEADER, newSecret, parseTimestamp, SIGNATURE_HEADER, TIMESTAMP_HEADER, toHex, verify, withinReplayWindow } from "../webhooks/signature";
-import { claimDelivery, deleteWebhook, findWebhook, insertWebhook, listWebhooks, releaseDelivery, Webhook } from "../webhooks/store";
+import { claimDelivery, claimSignature, deleteWebhook, findWebhook, insertWebhook, listWebhooks, releaseDelivery, releaseSignature, Webhook } from "../webhooks/store";
 import type { AppEnv } from "./app-env";
 import { decodeUtf8, parseGuardedJson } from "./limits";
 import { errorResponses, jsonContent } from "./openapi-errors";
@@ -170,6 +170,8 @@ webhookRoutes.openapi(
     if (header !== undefined && !DELIVERY_ID.test(header)) throw new AppError("BEM-011", "X-Edgeweave-Delivery must be 1-128 visible ASCII characters");
     const deliveryId = header ?? toHex(await crypto.subtle.digest("SHA-256", bytes));
 
+    const sig = await claimSignature(c.env.DB, hook.id, signature.toLowerCase(), deliveryId);
+    if (!sig.first) return c.json({ delivery_id: sig.deliveryId, status: "accepted" as const }, 202, { "x-edgeweave-duplicate": "1" });
     const first = await claimDelivery(c.env.DB, { webhookId: hook.id, deliveryId, tenant: hook.tenant_id, threadId, input: text });
     if (first) {
       try {
@@ -177,6 +179,7 @@ webhookRoutes.openapi(
       } catch (e) {
         // Without its task the claim would swallow the sender's retry: undo it.
         await releaseDelivery(c.env.DB, hook.tenant_id, hook.id, deliveryId);
+        await releaseSignature(c.env.DB, hook.id, signature.toLowerCase());
         throw e;
       }
     }

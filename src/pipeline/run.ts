@@ -84,6 +84,16 @@ function validateAgentContext(agent: AgentConfig | undefined, context: Record<st
   }
 }
 
+/** A storage failure while loading memory is a coded 503 before anything runs, never a bare 500. */
+async function loadingMemory<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    if (e instanceof AppError) throw e;
+    throw new AppError("BEM-065", undefined, { internal: e instanceof Error ? e.message : String(e) });
+  }
+}
+
 async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared> {
   const { env } = deps;
   const timings = new Timings();
@@ -132,19 +142,19 @@ async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared> {
   let facts: Message[];
   let state: AgentState;
   if (thread && needsWholeState) {
-    const [loaded, threadState] = await Promise.all([
+    const [loaded, threadState] = await loadingMemory(Promise.all([
       memory.loadContext(
         scopes.filter((s) => !s.equals(session)),
         budget,
       ),
       thread.getState(input.checkpointId),
-    ]);
+    ]));
     facts = loaded.messages;
     if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
     const { messages, ...channels } = threadState.channels;
     state = { ...channels, messages: input.checkpointId !== undefined && middlewares.length === 0 ? new TokenLimitStrategy().apply(messages, Math.max(0, budget - loaded.tokens)) : messages };
   } else {
-    const loaded = await memory.loadContext(scopes, budget);
+    const loaded = await loadingMemory(memory.loadContext(scopes, budget));
     facts = loaded.messages.filter((m) => m.metadata?.fact !== undefined);
     const factSet = new Set(facts);
     state = { messages: loaded.messages.filter((m) => !factSet.has(m)) };

@@ -59,10 +59,7 @@ export class ThreadClient {
   async update(update: StateUpdate | UpdateOp[], source: UpdateSource): Promise<Checkpoint> {
     const body: StateUpdate = Array.isArray(update) ? { ops: update } : update;
     const cp = unwrap((await this.stub.update(body, source)) as RpcResult<Checkpoint>);
-    // A new thread must be listed before we answer; later writes only move updated_at.
-    const touch = touchThread(this.env.DB, this.tenant, this.threadId);
-    if (cp.parent_id === null || !this.opts.waitUntil) await touch;
-    else this.opts.waitUntil(touch.catch((e: unknown) => console.error(JSON.stringify({ level: "error", where: "thread-list", message: e instanceof Error ? e.message : String(e) }))));
+    await this.list(cp);
     return cp;
   }
 
@@ -79,8 +76,22 @@ export class ThreadClient {
   /** Makes the given checkpoint's state the head again, as a new branch. */
   async fork(checkpointId: string): Promise<Checkpoint> {
     const cp = unwrap((await this.stub.fork(checkpointId)) as RpcResult<Checkpoint>);
-    await touchThread(this.env.DB, this.tenant, this.threadId);
+    await this.list(cp);
     return cp;
+  }
+
+  /**
+   * Keeps the tenant's thread list current. The write itself is already durable,
+   * so a failure here is logged, never reported as a failed write (a retry would
+   * store the turn twice); the next write repairs the list. A new thread is listed
+   * before we answer; later writes only move updated_at, after the response.
+   */
+  private async list(cp: Checkpoint): Promise<void> {
+    const touch = touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) =>
+      console.error(JSON.stringify({ level: "error", where: "thread-list", message: e instanceof Error ? e.message : String(e) })),
+    );
+    if (cp.parent_id === null || !this.opts.waitUntil) await touch;
+    else this.opts.waitUntil(touch);
   }
 
   async destroy(): Promise<void> {

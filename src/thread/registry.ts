@@ -26,11 +26,6 @@ export async function touchThread(db: D1Database, tenant: string, threadId: stri
     .run();
 }
 
-export async function threadExists(db: D1Database, tenant: string, threadId: string): Promise<boolean> {
-  const row = await db.prepare(`SELECT 1 AS x FROM threads WHERE tenant_id = ? AND thread_id = ?`).bind(tenant, threadId).first();
-  return row !== null;
-}
-
 export async function forgetThread(db: D1Database, tenant: string, threadId: string): Promise<void> {
   await db.prepare(`DELETE FROM threads WHERE tenant_id = ? AND thread_id = ?`).bind(tenant, threadId).run();
 }

@@ -85,6 +85,26 @@ export async function claimDelivery(
   return r.meta.changes === 1;
 }
 
+/**
+ * Claims a signed request (its signature covers timestamp and body). The same
+ * signature seen again is a replay: the answer names the delivery it first made,
+ * so a captured request resent under a new delivery id runs nothing twice.
+ */
+export async function claimSignature(db: D1Database, webhookId: string, signature: string, deliveryId: string, now = Date.now()): Promise<{ first: boolean; deliveryId: string }> {
+  const [, inserted] = await db.batch([
+    // Older than twice the replay window: such a request is refused by its timestamp anyway.
+    db.prepare("DELETE FROM webhook_signatures WHERE webhook_id = ? AND created_at < ?").bind(webhookId, now - 10 * 60_000),
+    db.prepare("INSERT INTO webhook_signatures (webhook_id, signature, delivery_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (webhook_id, signature) DO NOTHING").bind(webhookId, signature, deliveryId, now),
+  ]);
+  if (inserted!.meta.changes === 1) return { first: true, deliveryId };
+  const row = await db.prepare("SELECT delivery_id FROM webhook_signatures WHERE webhook_id = ? AND signature = ?").bind(webhookId, signature).first<{ delivery_id: string }>();
+  return { first: false, deliveryId: row?.delivery_id ?? deliveryId };
+}
+
+export async function releaseSignature(db: D1Database, webhookId: string, signature: string): Promise<void> {
+  await db.prepare("DELETE FROM webhook_signatures WHERE webhook_id = ? AND signature = ?").bind(webhookId, signature).run();
+}
+
 /** Undoes a claim whose task could not be enqueued, so the sender's retry is not swallowed. */
 export async function releaseDelivery(db: D1Database, tenant: string, webhookId: string, deliveryId: string): Promise<void> {
   await db.prepare("DELETE FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND delivery_id = ? AND status = 'accepted'").bind(tenant, webhookId, deliveryId).run();

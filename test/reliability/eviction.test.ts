@@ -47,7 +47,7 @@ async function say(thread: string, content: string, model = "auto") {
   return ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
 }
 
-/** An OpenAI SSE reply whose frames after the first `open` are held until `release()` (a polled flag, see above). */
+/** An OpenAI SSE reply whose frames after the first `open` are held until `release()` (a polled flag: a promise resolved from the test context would not wake the worker side). */
 function gatedStream(pieces: string[], open: number) {
   let released = false;
   const release = () => {
