@@ -26,6 +26,7 @@ export const catalog = {
   "BEM-035": { status: 400, meaning: "Invalid state update operation" },
   "BEM-036": { status: 404, meaning: "Thread not found" },
   "BEM-037": { status: 400, meaning: "Channel already declared with a different reducer" },
+  "BEM-038": { status: 409, meaning: "Thread is busy with another run" },
 
   "BEM-041": { status: 422, meaning: "No model satisfies the request and no default model is set" },
   "BEM-042": { status: 500, meaning: "Duplicate model or strategy name" },

@@ -7,11 +7,7 @@ import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
 
-/** Tenants and keys: the operator for everything; a tenant admin for its own tenant's keys. */
-export const adminRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-
 const errors = (...codes: ErrorCode[]) => errorResponses("BEM-022", ...codes);
-const json = jsonContent;
 
 function requireOperator(p: Principal): void {
   if (p.kind !== "operator") throw new AppError("BEM-022", "Only the operator key manages tenants");
@@ -40,88 +36,81 @@ const CreateKey = z
   .openapi("CreateKey");
 const CreatedKey = ApiKeyInfo.extend({ key: z.string().openapi({ description: "The key itself: shown once, stored only as a SHA-256 hash." }) }).openapi("CreatedKey");
 
-adminRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/v1/admin/tenants",
-    tags: ["admin"],
-    summary: "Create a tenant (operator)",
-    request: { body: { content: { "application/json": { schema: CreateTenant } }, required: true } },
-    responses: { 201: json(Tenant, "The tenant"), ...errors("BEM-050") },
-  }),
-  async (c) => {
+const createTenantRoute = createRoute({
+  method: "post",
+  path: "/v1/admin/tenants",
+  tags: ["admin"],
+  summary: "Create a tenant (operator)",
+  request: { body: { content: { "application/json": { schema: CreateTenant } }, required: true } },
+  responses: { 201: jsonContent(Tenant, "The tenant"), ...errors("BEM-050") },
+});
+
+const listTenantsRoute = createRoute({
+  method: "get",
+  path: "/v1/admin/tenants",
+  tags: ["admin"],
+  summary: "List tenants (operator), by id",
+  request: { query: z.object({ limit: z.coerce.number().int().min(1).max(1000).optional(), after: z.string().max(64).optional() }) },
+  responses: { 200: jsonContent(TenantList, "A page of tenants"), ...errors() },
+});
+
+const createKeyRoute = createRoute({
+  method: "post",
+  path: "/v1/admin/tenants/{tenant}/keys",
+  tags: ["admin"],
+  summary: "Create an API key for a tenant (the key is returned once)",
+  request: { params: TenantParam, body: { content: { "application/json": { schema: CreateKey } }, required: true } },
+  responses: { 201: jsonContent(CreatedKey, "The key, shown once"), ...errors("BEM-051", "BEM-060") },
+});
+
+const listKeysRoute = createRoute({
+  method: "get",
+  path: "/v1/admin/tenants/{tenant}/keys",
+  tags: ["admin"],
+  summary: "List a tenant's keys (never the keys or their hashes)",
+  request: { params: TenantParam },
+  responses: { 200: jsonContent(z.object({ keys: z.array(ApiKeyInfo) }), "The tenant's keys, oldest first"), ...errors("BEM-051") },
+});
+
+const revokeKeyRoute = createRoute({
+  method: "delete",
+  path: "/v1/admin/tenants/{tenant}/keys/{id}",
+  tags: ["admin"],
+  summary: "Revoke a key (takes effect on its next request)",
+  request: { params: KeyParams },
+  responses: { 200: jsonContent(ApiKeyInfo, "The revoked key"), ...errors("BEM-052") },
+});
+
+/** Tenants and keys: the operator for everything; a tenant admin for its own tenant's keys. */
+export const adminRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(createTenantRoute, async (c) => {
     requireOperator(c.get("principal"));
     const body = c.req.valid("json");
     return c.json(await createTenant(c.env.DB, { id: body.id, name: body.name }), 201);
-  },
-);
-
-adminRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/admin/tenants",
-    tags: ["admin"],
-    summary: "List tenants (operator), by id",
-    request: { query: z.object({ limit: z.coerce.number().int().min(1).max(1000).optional(), after: z.string().max(64).optional() }) },
-    responses: { 200: json(TenantList, "A page of tenants"), ...errors() },
-  }),
-  async (c) => {
+  })
+  .openapi(listTenantsRoute, async (c) => {
     requireOperator(c.get("principal"));
     const { limit = 100, after } = c.req.valid("query");
     const rows = await listTenants(c.env.DB, { limit: limit + 1, after });
     const tenants = rows.slice(0, limit);
     const last = tenants[tenants.length - 1];
     return c.json({ tenants, next_after: rows.length > limit && last ? last.id : null }, 200);
-  },
-);
-
-adminRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/v1/admin/tenants/{tenant}/keys",
-    tags: ["admin"],
-    summary: "Create an API key for a tenant (the key is returned once)",
-    request: { params: TenantParam, body: { content: { "application/json": { schema: CreateKey } }, required: true } },
-    responses: { 201: json(CreatedKey, "The key, shown once"), ...errors("BEM-051", "BEM-060") },
-  }),
-  async (c) => {
+  })
+  .openapi(createKeyRoute, async (c) => {
     const { tenant } = c.req.valid("param");
     requireKeyManager(c.get("principal"), tenant);
     const body = c.req.valid("json");
     const scopes = (body.scopes ?? []).map(parseGrant);
     const { info, key } = await createKey(c.env.DB, tenant, { role: body.role, scopes, name: body.name });
     return c.json({ ...info, key }, 201);
-  },
-);
-
-adminRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/admin/tenants/{tenant}/keys",
-    tags: ["admin"],
-    summary: "List a tenant's keys (never the keys or their hashes)",
-    request: { params: TenantParam },
-    responses: { 200: json(z.object({ keys: z.array(ApiKeyInfo) }), "The tenant's keys, oldest first"), ...errors("BEM-051") },
-  }),
-  async (c) => {
+  })
+  .openapi(listKeysRoute, async (c) => {
     const { tenant } = c.req.valid("param");
     requireKeyManager(c.get("principal"), tenant);
     return c.json({ keys: await listKeys(c.env.DB, tenant) }, 200);
-  },
-);
-
-adminRoutes.openapi(
-  createRoute({
-    method: "delete",
-    path: "/v1/admin/tenants/{tenant}/keys/{id}",
-    tags: ["admin"],
-    summary: "Revoke a key (takes effect on its next request)",
-    request: { params: KeyParams },
-    responses: { 200: json(ApiKeyInfo, "The revoked key"), ...errors("BEM-052") },
-  }),
-  async (c) => {
+  })
+  .openapi(revokeKeyRoute, async (c) => {
     const { tenant, id } = c.req.valid("param");
     requireKeyManager(c.get("principal"), tenant);
     return c.json(await revokeKey(c.env.DB, tenant, id), 200);
-  },
-);
+  });

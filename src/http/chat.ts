@@ -8,19 +8,16 @@ import { routeHeaders } from "../routing/route-headers";
 import type { MessageInput } from "../thread/message";
 import type { AppEnv } from "./app-env";
 import { ChatCompletionRequest, ChatCompletionResponse } from "./chat-schemas";
-import { errorResponses } from "./openapi-errors";
+import { errorResponses, jsonOrEventStream } from "./openapi-errors";
 import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
-
-/** POST /v1/chat/completions: OpenAI-compatible, so the official clients work unchanged. */
-export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
 export const RUN_ERRORS = [
   "BEM-022", "BEM-023", "BEM-030", "BEM-032", "BEM-041", "BEM-046", "BEM-047",
   "BEM-070", "BEM-071", "BEM-072", "BEM-073", "BEM-074", "BEM-075", "BEM-076", "BEM-077",
 ] as const;
 
-const route = createRoute({
+const chatCompletion = createRoute({
   method: "post",
   path: "/v1/chat/completions",
   tags: ["chat"],
@@ -30,10 +27,7 @@ const route = createRoute({
     body: { content: { "application/json": { schema: ChatCompletionRequest } }, required: true },
   },
   responses: {
-    200: {
-      description: "A chat.completion; with stream: true, SSE chat.completion.chunk events ending in data: [DONE]",
-      content: { "application/json": { schema: ChatCompletionResponse }, "text/event-stream": { schema: z.string() } },
-    },
+    200: jsonOrEventStream(ChatCompletionResponse, "A chat.completion; with stream: true, SSE chat.completion.chunk events ending in data: [DONE]"),
     ...errorResponses(...RUN_ERRORS),
   },
 });
@@ -60,7 +54,8 @@ function toolCallDeltas(ev: DeltaEvent) {
   }));
 }
 
-chatRoutes.openapi(route, async (c) => {
+/** POST /v1/chat/completions: OpenAI-compatible, so the official clients work unchanged. */
+export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(chatCompletion, async (c) => {
   const body = c.req.valid("json");
   const input: TurnInput = {
     principal: c.get("principal"),

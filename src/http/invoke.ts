@@ -1,28 +1,22 @@
-import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { runTurn } from "../pipeline/run";
 import { routingSummary, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { routeHeaders } from "../routing/route-headers";
 import type { AppEnv } from "./app-env";
 import { RUN_ERRORS, streamErrorBody } from "./chat";
 import { InvokeRequest, InvokeResponse } from "./chat-schemas";
-import { errorResponses } from "./openapi-errors";
+import { errorResponses, jsonOrEventStream } from "./openapi-errors";
 import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
 
-/** POST /v1/invoke: the seed's native request shape; always stateful (session_id is the thread). */
-export const invokeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-
-const route = createRoute({
+const invokeTurn = createRoute({
   method: "post",
   path: "/v1/invoke",
   tags: ["chat"],
   summary: "Run an agent turn (native shape)",
   request: { body: { content: { "application/json": { schema: InvokeRequest } }, required: true } },
   responses: {
-    200: {
-      description: "The reply with routing and usage; with stream: true, SSE events `delta`, then `done` (the same summary) or `error`",
-      content: { "application/json": { schema: InvokeResponse }, "text/event-stream": { schema: z.string() } },
-    },
+    200: jsonOrEventStream(InvokeResponse, "The reply with routing and usage; with stream: true, SSE events `delta`, then `done` (the same summary) or `error`"),
     ...errorResponses(...RUN_ERRORS),
   },
 });
@@ -39,7 +33,8 @@ function summary(r: TurnResult) {
   };
 }
 
-invokeRoutes.openapi(route, async (c) => {
+/** POST /v1/invoke: the seed's native request shape; always stateful (session_id is the thread). */
+export const invokeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(invokeTurn, async (c) => {
   const body = c.req.valid("json");
   const input: TurnInput = {
     principal: c.get("principal"),

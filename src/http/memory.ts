@@ -1,20 +1,15 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { AppError, type ErrorCode } from "../errors";
-import { D1FactsBackend, type FactCursor } from "../memory/d1-facts-backend";
+import { AppError } from "../errors";
+import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { Fact, validateFactText, validateKind } from "../memory/facts";
 import { memoryFor } from "../memory/for-tenant";
 import { MemoryScope, ScopeInput } from "../memory/scope";
 import { assertCanRead, assertCanWriteFact } from "../memory/scopes-for";
 import { Message } from "../thread/message";
 import type { AppEnv } from "./app-env";
+import { cursorOf, parseCursor } from "./cursor";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
-
-/** Long-term memory: remember, list, forget facts; load a context as a model would see it. */
-export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-
-const errors = (...codes: ErrorCode[]) => errorResponses(...codes);
-const json = jsonContent;
 
 // Kind and text stay loose strings here so the handler answers with their own codes (BEM-063, BEM-062, BEM-064).
 const RememberBody = z
@@ -43,28 +38,58 @@ const LoadedContext = z
   })
   .openapi("LoadedContext");
 
-// Cursor "created_at~id": '~' never occurs in a fact id.
-const cursorOf = (f: FactCursor) => `${f.created_at}~${f.id}`;
-function parseCursor(raw: string): FactCursor {
-  const at = raw.indexOf("~");
-  const created_at = Number(raw.slice(0, at));
-  if (at < 1 || !Number.isSafeInteger(created_at)) throw new AppError("BEM-011", "cursor: not a cursor returned by this list");
-  return { created_at, id: raw.slice(at + 1) };
-}
-
 const publicFact = (f: Fact): Fact => ({ id: f.id, scope: f.scope, kind: f.kind, text: f.text, created_at: f.created_at, tokens: f.tokens });
 
-memoryRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/v1/memory/facts",
-    tags: ["memory"],
-    summary: "Remember a fact in a scope",
-    description: "Only the operator writes `system`; tenant admins any scope of their tenant; members the scopes their key grants.",
-    request: { body: { content: { "application/json": { schema: RememberBody } }, required: true } },
-    responses: { 201: json(Remembered, "The stored fact"), ...errors("BEM-022", "BEM-023", "BEM-060", "BEM-062", "BEM-063", "BEM-064") },
-  }),
-  async (c) => {
+const rememberFact = createRoute({
+  method: "post",
+  path: "/v1/memory/facts",
+  tags: ["memory"],
+  summary: "Remember a fact in a scope",
+  description: "Only the operator writes `system`; tenant admins any scope of their tenant; members the scopes their key grants.",
+  request: { body: { content: { "application/json": { schema: RememberBody } }, required: true } },
+  responses: { 201: jsonContent(Remembered, "The stored fact"), ...errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-062", "BEM-063", "BEM-064") },
+});
+
+const listFacts = createRoute({
+  method: "get",
+  path: "/v1/memory/facts",
+  tags: ["memory"],
+  summary: "List a scope's facts in creation order (paged)",
+  request: {
+    query: z.object({
+      scope: z.string().openapi({ example: "organization:acme" }),
+      limit: z.coerce.number().int().min(1).max(200).optional(),
+      cursor: z.string().max(200).optional(),
+    }),
+  },
+  responses: { 200: jsonContent(FactPage, "A page of facts"), ...errorResponses("BEM-023", "BEM-060") },
+});
+
+const forgetFact = createRoute({
+  method: "delete",
+  path: "/v1/memory/facts/{id}",
+  tags: ["memory"],
+  summary: "Forget a fact",
+  description: "A fact of another tenant is indistinguishable from a missing one (404).",
+  request: { params: z.object({ id: z.string().max(200).openapi({ param: { name: "id", in: "path" } }) }) },
+  responses: { 200: jsonContent(z.object({ id: z.string(), deleted: z.literal(true) }), "Forgotten"), ...errorResponses("BEM-022", "BEM-023", "BEM-061") },
+});
+
+const loadContext = createRoute({
+  method: "post",
+  path: "/v1/memory/context",
+  tags: ["memory"],
+  summary: "Load layered memory as a model would see it",
+  description:
+    "Facts first (one system message each, `[{kind} {scope}] {text}`; layer order, then creation order) within half the budget; " +
+    "then the newest turns that fit the rest. `dropped` reports what was left out.",
+  request: { body: { content: { "application/json": { schema: ContextBody } }, required: true } },
+  responses: { 200: jsonContent(LoadedContext, "The loaded context"), ...errorResponses("BEM-023", "BEM-030", "BEM-060") },
+});
+
+/** Long-term memory: remember, list, forget facts; load a context as a model would see it. */
+export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(rememberFact, async (c) => {
     const body = c.req.valid("json");
     const principal = c.get("principal");
     const scope = MemoryScope.parse(body.scope);
@@ -73,25 +98,8 @@ memoryRoutes.openapi(
     assertCanWriteFact(principal, scope);
     const fact = await new D1FactsBackend(c.env.DB, principal.tenant).remember(scope, kind, text);
     return c.json({ id: fact.id, scope: fact.scope, kind: fact.kind, created_at: fact.created_at }, 201);
-  },
-);
-
-memoryRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/memory/facts",
-    tags: ["memory"],
-    summary: "List a scope's facts in creation order (paged)",
-    request: {
-      query: z.object({
-        scope: z.string().openapi({ example: "organization:acme" }),
-        limit: z.coerce.number().int().min(1).max(200).optional(),
-        cursor: z.string().max(200).optional(),
-      }),
-    },
-    responses: { 200: json(FactPage, "A page of facts"), ...errors("BEM-023", "BEM-060") },
-  }),
-  async (c) => {
+  })
+  .openapi(listFacts, async (c) => {
     const q = c.req.valid("query");
     const principal = c.get("principal");
     const scope = MemoryScope.parse(q.scope);
@@ -101,20 +109,8 @@ memoryRoutes.openapi(
     const facts = rows.slice(0, limit);
     const last = facts[facts.length - 1];
     return c.json({ facts: facts.map(publicFact), next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200);
-  },
-);
-
-memoryRoutes.openapi(
-  createRoute({
-    method: "delete",
-    path: "/v1/memory/facts/{id}",
-    tags: ["memory"],
-    summary: "Forget a fact",
-    description: "A fact of another tenant is indistinguishable from a missing one (404).",
-    request: { params: z.object({ id: z.string().max(200).openapi({ param: { name: "id", in: "path" } }) }) },
-    responses: { 200: json(z.object({ id: z.string(), deleted: z.literal(true) }), "Forgotten"), ...errors("BEM-022", "BEM-023", "BEM-061") },
-  }),
-  async (c) => {
+  })
+  .openapi(forgetFact, async (c) => {
     const { id } = c.req.valid("param");
     const principal = c.get("principal");
     const facts = new D1FactsBackend(c.env.DB, principal.tenant);
@@ -123,26 +119,11 @@ memoryRoutes.openapi(
     assertCanWriteFact(principal, MemoryScope.parse(fact.scope));
     if (!(await facts.forget(id))) throw new AppError("BEM-061", "No such fact");
     return c.json({ id, deleted: true as const }, 200);
-  },
-);
-
-memoryRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/v1/memory/context",
-    tags: ["memory"],
-    summary: "Load layered memory as a model would see it",
-    description:
-      "Facts first (one system message each, `[{kind} {scope}] {text}`; layer order, then creation order) within half the budget; " +
-      "then the newest turns that fit the rest. `dropped` reports what was left out.",
-    request: { body: { content: { "application/json": { schema: ContextBody } }, required: true } },
-    responses: { 200: json(LoadedContext, "The loaded context"), ...errors("BEM-023", "BEM-030", "BEM-060") },
-  }),
-  async (c) => {
+  })
+  .openapi(loadContext, async (c) => {
     const body = c.req.valid("json");
     const principal = c.get("principal");
     const scopes = body.scopes.map((s) => MemoryScope.parse(s));
     for (const s of scopes) assertCanRead(principal, s);
     return c.json(await memoryFor(c.env, principal.tenant).loadContext(scopes, body.max_tokens), 200);
-  },
-);
+  });

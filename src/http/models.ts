@@ -1,27 +1,11 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { AppError, catalog, type ErrorCode } from "../errors";
+import { AppError } from "../errors";
 import { isOfflineModel, Modality, type ModelConfig, Provider } from "../routing/model-config";
 import { modelByName, models, modelsCreatedAt, routerFor } from "../routing/registry";
 import type { ModelRouter } from "../routing/router";
 import type { AppEnv } from "./app-env";
+import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
-
-/** GET /v1/models and /v1/models/{name}: the OpenAI list shape plus our routing fields. */
-export const modelRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-
-const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) }).openapi("Error");
-
-/** OpenAPI error responses for the given codes (plus auth and validation), grouped by status. */
-export function errorResponses(...codes: ErrorCode[]) {
-  const byStatus = new Map<number, string[]>();
-  for (const code of ["BEM-011", "BEM-020", "BEM-021", ...codes] as ErrorCode[]) {
-    const status = catalog[code].status;
-    byStatus.set(status, [...(byStatus.get(status) ?? []), `${code} ${catalog[code].meaning}`]);
-  }
-  return Object.fromEntries(
-    [...byStatus].map(([status, lines]) => [status, { description: lines.join("; "), content: { "application/json": { schema: ErrorBody } } }]),
-  );
-}
 
 export const ModelInfo = z
   .object({
@@ -66,33 +50,32 @@ function describe(m: ModelConfig, router: ModelRouter): ModelInfo {
   };
 }
 
-modelRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/models",
-    tags: ["models"],
-    summary: "List configured models (OpenAI list shape, plus routing fields)",
-    responses: { 200: { description: "The models, in config order", content: { "application/json": { schema: ModelList } } }, ...errorResponses() },
-  }),
-  (c) => {
+const listModels = createRoute({
+  method: "get",
+  path: "/v1/models",
+  tags: ["models"],
+  summary: "List configured models (OpenAI list shape, plus routing fields)",
+  responses: { 200: jsonContent(ModelList, "The models, in config order"), ...errorResponses() },
+});
+
+const getModel = createRoute({
+  method: "get",
+  path: "/v1/models/{name}",
+  tags: ["models"],
+  summary: "One configured model",
+  request: { params: z.object({ name: z.string().max(256).openapi({ param: { name: "name", in: "path" }, example: "gpt-4o-mini" }) }) },
+  responses: { 200: jsonContent(ModelInfo, "The model"), ...errorResponses("BEM-049") },
+});
+
+/** GET /v1/models and /v1/models/{name}: the OpenAI list shape plus our routing fields. One chain, so the type carries both routes. */
+export const modelRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(listModels, (c) => {
     const router = routerFor(c.env);
     return c.json({ object: "list" as const, data: models.map((m) => describe(m, router)) }, 200);
-  },
-);
-
-modelRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/models/{name}",
-    tags: ["models"],
-    summary: "One configured model",
-    request: { params: z.object({ name: z.string().max(256).openapi({ param: { name: "name", in: "path" }, example: "gpt-4o-mini" }) }) },
-    responses: { 200: { description: "The model", content: { "application/json": { schema: ModelInfo } } }, ...errorResponses("BEM-049") },
-  }),
-  (c) => {
+  })
+  .openapi(getModel, (c) => {
     const { name } = c.req.valid("param");
     const m = modelByName(name);
     if (!m) throw new AppError("BEM-049", "Unknown model name; GET /v1/models lists them");
     return c.json(describe(m, routerFor(c.env)), 200);
-  },
-);
+  });

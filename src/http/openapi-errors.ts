@@ -21,3 +21,9 @@ export const jsonContent = <T extends z.ZodType>(schema: T, description: string)
   description,
   content: { "application/json": { schema } },
 });
+
+/** A run's 200: JSON, or with `stream: true` the same run as server-sent events. */
+export const jsonOrEventStream = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema }, "text/event-stream": { schema: z.string() } },
+});

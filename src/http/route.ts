@@ -2,11 +2,8 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { requireAgent, routerFor } from "../routing/registry";
 import { Content, MessageInput } from "../thread/message";
 import type { AppEnv } from "./app-env";
-import { errorResponses } from "./models";
+import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
-
-/** POST /v1/route: which model would answer this request, and why — without calling it. */
-export const routeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
 const RouteBody = z
   .object({
@@ -42,43 +39,43 @@ const RouteResponse = z
   })
   .openapi("RouteResult");
 
-routeRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/v1/route",
-    tags: ["models"],
-    summary: "Dry run: the model that would answer, the failover candidates and every strategy's trace",
-    request: { body: { content: { "application/json": { schema: RouteBody } }, required: true } },
-    responses: {
-      200: { description: "The routing decision", content: { "application/json": { schema: RouteResponse } } },
-      ...errorResponses("BEM-041", "BEM-046", "BEM-047", "BEM-077"),
-    },
-  }),
-  (c) => {
-    const body = c.req.valid("json");
-    const agent = body.agent_name === undefined ? undefined : requireAgent(body.agent_name);
-    const r = routerFor(c.env).resolve({
-      content: body.content,
-      messages: body.messages,
-      metadata: body.metadata,
-      agent,
-      model_override: body.model_override,
-      min_context_tokens: body.min_context_tokens,
-    });
-    return c.json(
-      {
-        model: r.model.name,
-        reason: r.reason,
-        candidates: r.candidates.map((m) => m.name),
-        requirements: {
-          modalities: r.requirements.modalities,
-          capabilities: r.requirements.capabilities,
-          capability_source: r.requirements.capabilitySource,
-          min_context_tokens: r.requirements.minContextTokens,
-        },
-        trace: r.trace.map((t) => ({ ...t, input: [...t.input], output: [...t.output], excluded: [...t.excluded] })),
-      },
-      200,
-    );
+const routeDryRun = createRoute({
+  method: "post",
+  path: "/v1/route",
+  tags: ["models"],
+  summary: "Dry run: the model that would answer, the failover candidates and every strategy's trace",
+  request: { body: { content: { "application/json": { schema: RouteBody } }, required: true } },
+  responses: {
+    200: jsonContent(RouteResponse, "The routing decision"),
+    ...errorResponses("BEM-041", "BEM-046", "BEM-047", "BEM-077"),
   },
-);
+});
+
+/** POST /v1/route: which model would answer this request, and why — without calling it. */
+export const routeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(routeDryRun, (c) => {
+  const body = c.req.valid("json");
+  const agent = body.agent_name === undefined ? undefined : requireAgent(body.agent_name);
+  const r = routerFor(c.env).resolve({
+    content: body.content,
+    messages: body.messages,
+    metadata: body.metadata,
+    agent,
+    model_override: body.model_override,
+    min_context_tokens: body.min_context_tokens,
+  });
+  return c.json(
+    {
+      model: r.model.name,
+      reason: r.reason,
+      candidates: r.candidates.map((m) => m.name),
+      requirements: {
+        modalities: r.requirements.modalities,
+        capabilities: r.requirements.capabilities,
+        capability_source: r.requirements.capabilitySource,
+        min_context_tokens: r.requirements.minContextTokens,
+      },
+      trace: r.trace.map((t) => ({ ...t, input: [...t.input], output: [...t.output], excluded: [...t.excluded] })),
+    },
+    200,
+  );
+});

@@ -9,6 +9,7 @@ import { enqueueTask } from "../tasks/messages";
 import { listDeadLetters, taskStatus } from "../tasks/store";
 import { parseThreadId } from "../thread/thread-id";
 import type { AppEnv } from "./app-env";
+import { cursorOf, parseCursor } from "./cursor";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { ADMIN_ROLES, requireRole } from "./roles";
 import { validationHook } from "./validation";
@@ -18,7 +19,6 @@ import { validationHook } from "./validation";
  * summaries (checked now, run later: 202 {task_id}); task status; the tenant's
  * dead letters. Admin and operator keys only.
  */
-export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
 const MemoryTaskBody = z
   .discriminatedUnion("op", [
@@ -48,17 +48,50 @@ const DeadLetterView = z
 
 const requireAdmin = (p: Principal, action: string) => requireRole(p, ADMIN_ROLES, action);
 
-taskRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/v1/memory/tasks",
-    tags: ["tasks"],
-    summary: "Remember or forget a fact in the background",
-    description: "Checked now (scope, grants, kind, text, the fact's existence), applied by the queue consumer. Poll GET /v1/tasks/{id}.",
-    request: { body: { content: { "application/json": { schema: MemoryTaskBody } }, required: true } },
-    responses: { 202: jsonContent(Enqueued, "Queued"), ...errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-061", "BEM-062", "BEM-063", "BEM-064") },
-  }),
-  async (c) => {
+const queueMemoryTask = createRoute({
+  method: "post",
+  path: "/v1/memory/tasks",
+  tags: ["tasks"],
+  summary: "Remember or forget a fact in the background",
+  description: "Checked now (scope, grants, kind, text, the fact's existence), applied by the queue consumer. Poll GET /v1/tasks/{id}.",
+  request: { body: { content: { "application/json": { schema: MemoryTaskBody } }, required: true } },
+  responses: { 202: jsonContent(Enqueued, "Queued"), ...errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-061", "BEM-062", "BEM-063", "BEM-064") },
+});
+
+const queueSummary = createRoute({
+  method: "post",
+  path: "/v1/tasks/summarize",
+  tags: ["tasks"],
+  summary: "Summarize a thread in the background",
+  description: "Replaces the older messages with one system summary, keeping the newest `keep_messages`, as one checkpoint (the one before it still holds everything).",
+  request: { body: { content: { "application/json": { schema: SummarizeBody } }, required: true } },
+  responses: { 202: jsonContent(Enqueued, "Queued"), ...errorResponses("BEM-022", "BEM-030") },
+});
+
+const listDeadLettersRoute = createRoute({
+  method: "get",
+  path: "/v1/tasks/dead-letters",
+  tags: ["tasks"],
+  summary: "The tenant's dead-lettered tasks, newest first",
+  request: { query: z.object({ limit: z.coerce.number().int().min(1).max(200).optional(), cursor: z.string().max(200).optional() }) },
+  responses: {
+    200: jsonContent(z.object({ dead_letters: z.array(DeadLetterView), next_cursor: z.string().nullable() }).openapi("DeadLetterPage"), "A page"),
+    ...errorResponses("BEM-022"),
+  },
+});
+
+const getTaskStatus = createRoute({
+  method: "get",
+  path: "/v1/tasks/{id}",
+  tags: ["tasks"],
+  summary: "A task's status: pending, done (with its result) or dead_lettered (with the reason)",
+  request: { params: z.object({ id: z.string().min(1).max(200).openapi({ param: { name: "id", in: "path" } }) }) },
+  responses: { 200: jsonContent(TaskStatus, "The status"), ...errorResponses("BEM-022") },
+});
+
+/** The task routes, as one chain (see the top of this file). */
+export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(queueMemoryTask, async (c) => {
     const body = c.req.valid("json");
     const p = c.get("principal");
     requireAdmin(p, "queue memory tasks");
@@ -72,20 +105,8 @@ taskRoutes.openapi(
     if (!fact) throw new AppError("BEM-061", "No such fact");
     assertCanWriteFact(p, MemoryScope.parse(fact.scope));
     return c.json({ task_id: await enqueueTask(c.env, { kind: "forget_memory", tenant: p.tenant, fact_id: body.fact_id }) }, 202);
-  },
-);
-
-taskRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/v1/tasks/summarize",
-    tags: ["tasks"],
-    summary: "Summarize a thread in the background",
-    description: "Replaces the older messages with one system summary, keeping the newest `keep_messages`, as one checkpoint (the one before it still holds everything).",
-    request: { body: { content: { "application/json": { schema: SummarizeBody } }, required: true } },
-    responses: { 202: jsonContent(Enqueued, "Queued"), ...errorResponses("BEM-022", "BEM-030") },
-  }),
-  async (c) => {
+  })
+  .openapi(queueSummary, async (c) => {
     const body = c.req.valid("json");
     const p = c.get("principal");
     requireAdmin(p, "summarize threads");
@@ -98,54 +119,21 @@ taskRoutes.openapi(
       ...(body.model !== undefined ? { model: body.model } : {}),
     });
     return c.json({ task_id }, 202);
-  },
-);
-
-taskRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/tasks/dead-letters",
-    tags: ["tasks"],
-    summary: "The tenant's dead-lettered tasks, newest first",
-    request: { query: z.object({ limit: z.coerce.number().int().min(1).max(200).optional(), cursor: z.string().max(200).optional() }) },
-    responses: {
-      200: jsonContent(z.object({ dead_letters: z.array(DeadLetterView), next_cursor: z.string().nullable() }).openapi("DeadLetterPage"), "A page"),
-      ...errorResponses("BEM-022"),
-    },
-  }),
-  async (c) => {
+  })
+  .openapi(listDeadLettersRoute, async (c) => {
     const q = c.req.valid("query");
     const p = c.get("principal");
     requireAdmin(p, "read dead letters");
     const limit = q.limit ?? 50;
-    let before: { created_at: number; id: string } | undefined;
-    if (q.cursor) {
-      const at = q.cursor.indexOf("~");
-      const created_at = Number(q.cursor.slice(0, at));
-      if (at < 1 || !Number.isSafeInteger(created_at)) throw new AppError("BEM-011", "cursor: not a cursor returned by this list");
-      before = { created_at, id: q.cursor.slice(at + 1) };
-    }
-    const rows = await listDeadLetters(c.env.DB, p.tenant, limit + 1, before);
+    const rows = await listDeadLetters(c.env.DB, p.tenant, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
-    return c.json({ dead_letters: page, next_cursor: rows.length > limit && last ? `${last.created_at}~${last.id}` : null }, 200);
-  },
-);
-
-taskRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/tasks/{id}",
-    tags: ["tasks"],
-    summary: "A task's status: pending, done (with its result) or dead_lettered (with the reason)",
-    request: { params: z.object({ id: z.string().min(1).max(200).openapi({ param: { name: "id", in: "path" } }) }) },
-    responses: { 200: jsonContent(TaskStatus, "The status"), ...errorResponses("BEM-022") },
-  }),
-  async (c) => {
+    return c.json({ dead_letters: page, next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200);
+  })
+  .openapi(getTaskStatus, async (c) => {
     const { id } = c.req.valid("param");
     const p = c.get("principal");
     requireAdmin(p, "read task status");
     // Unknown ids and other tenants' ids read as pending: nothing leaks.
     return c.json({ task_id: id, ...(await taskStatus(c.env.DB, p.tenant, id)) }, 200);
-  },
-);
+  });

@@ -4,9 +4,6 @@ import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
 
-/** GET /v1/usage: the caller's tenant's tokens and cost per day and model. */
-export const usageRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-
 const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "YYYY-MM-DD");
 const UsageList = z
   .object({
@@ -17,16 +14,18 @@ const UsageList = z
   })
   .openapi("UsageList");
 
-usageRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/usage",
-    tags: ["usage"],
-    summary: "Usage per day and model for the caller's tenant",
-    request: { query: z.object({ from: Day.optional(), to: Day.optional() }) },
-    responses: { 200: jsonContent(UsageList, "Usage rows, oldest day first"), ...errorResponses("BEM-022") },
-  }),
-  async (c) => {
+const listUsageRoute = createRoute({
+  method: "get",
+  path: "/v1/usage",
+  tags: ["usage"],
+  summary: "Usage per day and model for the caller's tenant",
+  request: { query: z.object({ from: Day.optional(), to: Day.optional() }) },
+  responses: { 200: jsonContent(UsageList, "Usage rows, oldest day first"), ...errorResponses("BEM-022") },
+});
+
+/** GET /v1/usage: the caller's tenant's tokens and cost per day and model. */
+export const usageRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(listUsageRoute, async (c) => {
     const q = c.req.valid("query");
     const to = q.to ?? utcDay(Date.now());
     const from = q.from ?? utcDay(Date.now() - 30 * 86_400_000);
@@ -36,5 +35,4 @@ usageRoutes.openapi(
       { requests: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0 },
     );
     return c.json({ from, to, data, total }, 200);
-  },
-);
+  });

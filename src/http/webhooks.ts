@@ -29,7 +29,6 @@ import { validationHook } from "./validation";
  *   over the hook's rate → 429 BEM-024 (only after the signature holds)
  *   not JSON → 400 BEM-010 / BEM-014; pointers missing → 422 BEM-095
  */
-export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
 const POINTER_MAX = 256;
 const Pointer = z.string().max(POINTER_MAX).openapi({ description: "RFC 6901 JSON pointer into the payload", example: "/ticket/id" });
@@ -55,58 +54,31 @@ function pointerOrFail(field: string, raw: string): void {
   if (parsePointer(raw) === null) throw new AppError("BEM-011", `${field}: not a JSON pointer (RFC 6901), e.g. "/ticket/id"`);
 }
 
-webhookRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/v1/webhooks",
-    tags: ["webhooks"],
-    summary: "Register a signed inbound webhook",
-    request: { body: { content: { "application/json": { schema: CreateWebhook } }, required: true } },
-    responses: { 201: jsonContent(CreatedWebhook, "The hook and its secret (shown once)"), ...errorResponses("BEM-022", "BEM-047", "BEM-094") },
-  }),
-  async (c) => {
-    const body = c.req.valid("json");
-    requireTenantAdmin(c.get("principal"));
-    pointerOrFail("thread_from", body.thread_from);
-    pointerOrFail("text_from", body.text_from);
-    requireAgent(body.agent_name);
-    const callback = body.callback_url === undefined ? null : assertCallbackUrl(body.callback_url, allowPrivateCallbacks(c.env)).toString();
-    const secret = newSecret();
-    const hook = await insertWebhook(c.env.DB, c.get("principal").tenant, { name: body.name, agent_name: body.agent_name, thread_from: body.thread_from, text_from: body.text_from, callback_url: callback, secret });
-    return c.json({ ...hook, secret }, 201);
-  },
-);
+const createWebhook = createRoute({
+  method: "post",
+  path: "/v1/webhooks",
+  tags: ["webhooks"],
+  summary: "Register a signed inbound webhook",
+  request: { body: { content: { "application/json": { schema: CreateWebhook } }, required: true } },
+  responses: { 201: jsonContent(CreatedWebhook, "The hook and its secret (shown once)"), ...errorResponses("BEM-022", "BEM-047", "BEM-094") },
+});
 
-webhookRoutes.openapi(
-  createRoute({
-    method: "get",
-    path: "/v1/webhooks",
-    tags: ["webhooks"],
-    summary: "List the tenant's webhooks (secrets are never shown again)",
-    responses: { 200: jsonContent(z.object({ webhooks: z.array(Webhook) }).openapi("WebhookList"), "The hooks"), ...errorResponses("BEM-022") },
-  }),
-  async (c) => {
-    requireTenantAdmin(c.get("principal"));
-    return c.json({ webhooks: await listWebhooks(c.env.DB, c.get("principal").tenant) }, 200);
-  },
-);
+const listWebhooksRoute = createRoute({
+  method: "get",
+  path: "/v1/webhooks",
+  tags: ["webhooks"],
+  summary: "List the tenant's webhooks (secrets are never shown again)",
+  responses: { 200: jsonContent(z.object({ webhooks: z.array(Webhook) }).openapi("WebhookList"), "The hooks"), ...errorResponses("BEM-022") },
+});
 
-webhookRoutes.openapi(
-  createRoute({
-    method: "delete",
-    path: "/v1/webhooks/{id}",
-    tags: ["webhooks"],
-    summary: "Delete a webhook (deliveries to it fail from now on)",
-    request: { params: IdParam },
-    responses: { 200: jsonContent(z.object({ id: z.string(), deleted: z.literal(true) }), "Deleted"), ...errorResponses("BEM-022", "BEM-093") },
-  }),
-  async (c) => {
-    const { id } = c.req.valid("param");
-    requireTenantAdmin(c.get("principal"));
-    if (!(await deleteWebhook(c.env.DB, c.get("principal").tenant, id))) throw new AppError("BEM-093", "No such webhook");
-    return c.json({ id, deleted: true as const }, 200);
-  },
-);
+const deleteWebhookRoute = createRoute({
+  method: "delete",
+  path: "/v1/webhooks/{id}",
+  tags: ["webhooks"],
+  summary: "Delete a webhook (deliveries to it fail from now on)",
+  request: { params: IdParam },
+  responses: { 200: jsonContent(z.object({ id: z.string(), deleted: z.literal(true) }), "Deleted"), ...errorResponses("BEM-022", "BEM-093") },
+});
 
 const DELIVERY_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -125,31 +97,54 @@ function extract(payload: unknown, hook: { thread_from: string; text_from: strin
   return { threadId, text };
 }
 
-webhookRoutes.openapi(
-  createRoute({
-    method: "post",
-    path: "/v1/webhooks/{id}",
-    tags: ["webhooks"],
-    summary: "Deliver a signed payload (no bearer key: the signature is the credential)",
-    security: [],
-    description:
-      "Headers: `X-Edgeweave-Timestamp` (unix seconds, within 5 minutes of now) and `X-Edgeweave-Signature: sha256=<hex HMAC-SHA256 of \"<timestamp>.<raw body>\">`. " +
-      "`X-Edgeweave-Delivery` (1-128 visible ASCII characters; default: hex SHA-256 of the body) makes delivery idempotent: a repeat answers the same 202 and changes nothing. " +
-      "The body is JSON of at most 256 KiB. The turn runs on a queue; its reply is stored in the thread and POSTed to the hook's callback_url, if any.",
-    request: {
-      params: IdParam,
-      headers: z.object({
-        "x-edgeweave-timestamp": z.string().optional(),
-        "x-edgeweave-signature": z.string().optional(),
-        "x-edgeweave-delivery": z.string().optional(),
-      }),
-    },
-    responses: {
-      202: jsonContent(Accepted, "Accepted (or already accepted: the same answer)"),
-      ...errorResponses("BEM-010", "BEM-013", "BEM-014", "BEM-090", "BEM-091", "BEM-093", "BEM-095"),
-    },
-  }),
-  async (c) => {
+const deliverWebhook = createRoute({
+  method: "post",
+  path: "/v1/webhooks/{id}",
+  tags: ["webhooks"],
+  summary: "Deliver a signed payload (no bearer key: the signature is the credential)",
+  security: [],
+  description:
+    "Headers: `X-Edgeweave-Timestamp` (unix seconds, within 5 minutes of now) and `X-Edgeweave-Signature: sha256=<hex HMAC-SHA256 of \"<timestamp>.<raw body>\">`. " +
+    "`X-Edgeweave-Delivery` (1-128 visible ASCII characters; default: hex SHA-256 of the body) makes delivery idempotent: a repeat answers the same 202 and changes nothing. " +
+    "The body is JSON of at most 256 KiB. The turn runs on a queue; its reply is stored in the thread and POSTed to the hook's callback_url, if any.",
+  request: {
+    params: IdParam,
+    headers: z.object({
+      "x-edgeweave-timestamp": z.string().optional(),
+      "x-edgeweave-signature": z.string().optional(),
+      "x-edgeweave-delivery": z.string().optional(),
+    }),
+  },
+  responses: {
+    202: jsonContent(Accepted, "Accepted (or already accepted: the same answer)"),
+    ...errorResponses("BEM-010", "BEM-013", "BEM-014", "BEM-090", "BEM-091", "BEM-093", "BEM-095"),
+  },
+});
+
+/** Webhook registration and signed delivery, as one chain (see the top of this file). */
+export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(createWebhook, async (c) => {
+    const body = c.req.valid("json");
+    requireTenantAdmin(c.get("principal"));
+    pointerOrFail("thread_from", body.thread_from);
+    pointerOrFail("text_from", body.text_from);
+    requireAgent(body.agent_name);
+    const callback = body.callback_url === undefined ? null : assertCallbackUrl(body.callback_url, allowPrivateCallbacks(c.env)).toString();
+    const secret = newSecret();
+    const hook = await insertWebhook(c.env.DB, c.get("principal").tenant, { name: body.name, agent_name: body.agent_name, thread_from: body.thread_from, text_from: body.text_from, callback_url: callback, secret });
+    return c.json({ ...hook, secret }, 201);
+  })
+  .openapi(listWebhooksRoute, async (c) => {
+    requireTenantAdmin(c.get("principal"));
+    return c.json({ webhooks: await listWebhooks(c.env.DB, c.get("principal").tenant) }, 200);
+  })
+  .openapi(deleteWebhookRoute, async (c) => {
+    const { id } = c.req.valid("param");
+    requireTenantAdmin(c.get("principal"));
+    if (!(await deleteWebhook(c.env.DB, c.get("principal").tenant, id))) throw new AppError("BEM-093", "No such webhook");
+    return c.json({ id, deleted: true as const }, 200);
+  })
+  .openapi(deliverWebhook, async (c) => {
     const { id } = c.req.valid("param");
     const hook = await findWebhook(c.env.DB, id);
     if (!hook) throw new AppError("BEM-093", "No such webhook");
@@ -184,5 +179,4 @@ webhookRoutes.openapi(
       }
     }
     return c.json({ delivery_id: deliveryId, status: "accepted" as const }, 202, first ? {} : { "x-edgeweave-duplicate": "1" });
-  },
-);
+  });

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../errors";
 import { memoryFor } from "../memory/for-tenant";
+import { preloadedSession } from "../memory/session-backend";
 import { MemoryScope } from "../memory/scope";
 import { resolveScopes } from "../memory/scopes-for";
 import { TokenLimitStrategy } from "../memory/token-limit-strategy";
@@ -12,7 +13,7 @@ import type { ChatMessage, ChatResult, DeltaEvent, FunctionTool } from "../provi
 import type { AgentConfig, ModelConfig } from "../routing/model-config";
 import { requireAgent, routerFor } from "../routing/registry";
 import type { RouteResult } from "../routing/router";
-import { ThreadClient } from "../thread/client";
+import { ThreadClient, type ThreadRun } from "../thread/client";
 import type { Message, MessageInput } from "../thread/message";
 import type { UpdateOp } from "../thread/types";
 import { collectReducers, middlewareTools, prepareModelRequest, runAfterModel, runBeforeModel, validateRunContext } from "./middleware/compose";
@@ -45,6 +46,8 @@ type Prepared = {
   input: TurnInput;
   agent?: AgentConfig;
   thread?: ThreadClient;
+  /** The thread's lease, held from before its history is read until the run's save (or failure). */
+  run?: ThreadRun;
   route: RouteResult;
   /** Client system/developer messages: instructions for this call, never stored. */
   clientSystem: ChatMessage[];
@@ -134,55 +137,74 @@ async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared> {
   timings.lap("route");
 
   const budget = Math.max(0, route.model.max_tokens - fixedTokens);
-  const memory = memoryFor(env, principal.tenant);
   const warnings: string[] = [];
   // Middleware rewrites the stored conversation, so it must see all of it; without
   // middleware the run reads only the newest window that fits (O(kept), not O(history)).
   const needsWholeState = thread !== undefined && (middlewares.length > 0 || input.checkpointId !== undefined);
+  // Runs on one thread take turns: the lease is taken before the thread is read and
+  // held until the save, so this run sees every turn accepted before it. On a free
+  // thread it is the same one round trip that reads the newest window; facts (D1)
+  // load meanwhile, since only the thread's turns depend on the lease.
+  const leasing = thread?.beginRun(needsWholeState ? {} : { recentTokens: budget });
+  leasing?.catch(() => undefined); // awaited below; this only covers a loading failure that comes first
   let facts: Message[];
   let state: AgentState;
-  if (thread && needsWholeState) {
-    const [loaded, threadState] = await loadingMemory(Promise.all([
-      memory.loadContext(
-        scopes.filter((s) => !s.equals(session)),
-        budget,
-      ),
-      thread.getState(input.checkpointId),
-    ]));
-    facts = loaded.messages;
-    if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
-    const { messages, ...channels } = threadState.channels;
-    state = { ...channels, messages: input.checkpointId !== undefined && middlewares.length === 0 ? new TokenLimitStrategy().apply(messages, Math.max(0, budget - loaded.tokens)) : messages };
-  } else {
-    const loaded = await loadingMemory(memory.loadContext(scopes, budget));
-    facts = loaded.messages.filter((m) => m.metadata?.fact !== undefined);
-    const factSet = new Set(facts);
-    state = { messages: loaded.messages.filter((m) => !factSet.has(m)) };
-    if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
-  }
-  timings.lap("memory");
+  let run: ThreadRun | undefined;
+  try {
+    if (thread && leasing && needsWholeState) {
+      const memory = memoryFor(env, principal.tenant);
+      const [loaded, threadState] = await loadingMemory(Promise.all([
+        memory.loadContext(
+          scopes.filter((s) => !s.equals(session)),
+          budget,
+        ),
+        leasing.then(() => thread.getState(input.checkpointId)),
+      ]));
+      facts = loaded.messages;
+      if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
+      const { messages, ...channels } = threadState.channels;
+      state = { ...channels, messages: input.checkpointId !== undefined && middlewares.length === 0 ? new TokenLimitStrategy().apply(messages, Math.max(0, budget - loaded.tokens)) : messages };
+    } else {
+      const own = thread && leasing
+        ? { threadId: thread.threadId, thread: preloadedSession(async () => (await leasing).recent ?? thread.loadRecent(budget), budget, thread) }
+        : undefined;
+      const memory = memoryFor(env, principal.tenant, own ? { session: own } : {});
+      const loaded = await loadingMemory(memory.loadContext(scopes, budget));
+      facts = loaded.messages.filter((m) => m.metadata?.fact !== undefined);
+      const factSet = new Set(facts);
+      state = { messages: loaded.messages.filter((m) => !factSet.has(m)) };
+      if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
+    }
+    // A client may narrow its scopes so the session is never read; the run still takes its turn.
+    run = leasing ? await leasing : undefined;
+    timings.lap("memory");
 
-  const runtime: Runtime = {
-    model: { name: route.model.name, max_tokens: route.model.max_tokens },
-    context,
-    agent: { name: agent?.name ?? "default" },
-    summarize: summarizerFor(deps, principal),
-    now: () => Date.now(),
-  };
-  const inputMessages = toSave.map((m) =>
-    makeMessage(
-      {
-        role: m.role,
-        content: m.content ?? null,
-        ...(m.name !== undefined ? { name: m.name } : {}),
-        ...(m.tool_calls !== undefined ? { tool_calls: m.tool_calls.map((t) => ({ ...t, type: "function" as const })) } : {}),
-        ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
-        ...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
-      },
-      runtime,
-    ),
-  );
-  return { input, agent, thread, route, clientSystem, facts, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
+    const runtime: Runtime = {
+      model: { name: route.model.name, max_tokens: route.model.max_tokens },
+      context,
+      agent: { name: agent?.name ?? "default" },
+      summarize: summarizerFor(deps, principal),
+      now: () => Date.now(),
+    };
+    const inputMessages = toSave.map((m) =>
+      makeMessage(
+        {
+          role: m.role,
+          content: m.content ?? null,
+          ...(m.name !== undefined ? { name: m.name } : {}),
+          ...(m.tool_calls !== undefined ? { tool_calls: m.tool_calls.map((t) => ({ ...t, type: "function" as const })) } : {}),
+          ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
+          ...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
+        },
+        runtime,
+      ),
+    );
+    return { input, agent, thread, run, route, clientSystem, facts, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
+  } catch (e) {
+    // Whether the lease is granted already or later, it is given back without holding up this answer.
+    if (leasing) deps.waitUntil(leasing.then((r) => r.end(), () => undefined));
+    throw e;
+  }
 }
 
 type Call = { result: ChatResult; model: ModelConfig; attempts: Attempt[]; usage: TurnUsage };
@@ -238,6 +260,15 @@ async function callRouted(deps: RunDeps, p: Prepared, system: string | null, mes
  */
 export async function runTurn(deps: RunDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
   const p = await prepare(deps, input);
+  try {
+    return await runPrepared(deps, p, stream);
+  } finally {
+    // The save normally ended the run; on any failure this gives the thread to the next run at once.
+    await p.run?.end();
+  }
+}
+
+async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Promise<TurnResult> {
   let usage: TurnUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0, estimated: false };
   let attempts: Attempt[] = [];
   let model: ModelConfig = p.route.model;
@@ -321,8 +352,9 @@ export async function runTurn(deps: RunDeps, input: TurnInput, stream?: StreamHo
 /** Writes the run's steps as checkpoints (the first with the input and the routing record). */
 async function save(p: Prepared, prefix: StepWrite[], steps: LoopStep[], model: ModelConfig, attempts: Attempt[]): Promise<string | null> {
   if (!p.thread || steps.length === 0) return null;
-  if (p.input.checkpointId !== undefined) await p.thread.fork(p.input.checkpointId);
-  let checkpointId: string | null = null;
+  const run = p.run;
+  if (p.input.checkpointId !== undefined) await p.thread.fork(p.input.checkpointId, { run });
+  const saves: { ops: UpdateOp[]; source: "input" | "loop" }[] = [];
   for (const [i, step] of steps.entries()) {
     const writes = i === 0 ? [...prefix, ...step.writes] : step.writes;
     const ops: UpdateOp[] = writes.flatMap((w) => toThreadOps(w.update, p.reducers));
@@ -334,8 +366,12 @@ async function save(p: Prepared, prefix: StepWrite[], steps: LoopStep[], model: 
         value: { model: model.name, reason: p.route.reason, candidates: p.route.candidates.map((m) => m.name), attempts, trace: p.route.trace },
       });
     }
-    if (ops.length === 0) continue;
-    checkpointId = (await p.thread.update({ ops }, i === 0 ? "input" : "loop")).id;
+    if (ops.length > 0) saves.push({ ops, source: i === 0 ? "input" : "loop" });
+  }
+  let checkpointId: string | null = null;
+  // The last save ends the run in the same event, so the next run starts right on it.
+  for (const [i, s] of saves.entries()) {
+    checkpointId = (await p.thread.update({ ops: s.ops }, s.source, { run, endRun: i === saves.length - 1 })).id;
   }
   return checkpointId;
 }

@@ -6,7 +6,7 @@ import { callModel } from "../providers/call";
 import { runWithFailover } from "../providers/failover";
 import type { ChatMessage } from "../providers/types";
 import { routerFor } from "../routing/registry";
-import { ThreadClient } from "../thread/client";
+import { ThreadClient, type ThreadRun } from "../thread/client";
 import type { Message } from "../thread/message";
 import type { SummarizeThreadTask } from "./messages";
 
@@ -20,10 +20,21 @@ function transcript(messages: readonly Message[]): string {
  * The summarize_thread task: the shipped summarization middleware, run once
  * outside a turn, with the router's cheapest candidate (or `model`) writing the
  * summary. The result is one checkpoint (source "update"), so the checkpoint
- * before it still holds the full conversation.
+ * before it still holds the full conversation. It holds the thread's run lease
+ * from read to write: the summary replaces the messages, so a turn saved in
+ * between would otherwise be overwritten.
  */
 export async function summarizeThread(env: Env, task: z.infer<typeof SummarizeThreadTask>): Promise<{ summarized: number }> {
   const thread = new ThreadClient(env, task.tenant, task.thread_id);
+  const run = await thread.beginRun();
+  try {
+    return await summarizeHeld(env, task, thread, run);
+  } finally {
+    await run.end();
+  }
+}
+
+async function summarizeHeld(env: Env, task: z.infer<typeof SummarizeThreadTask>, thread: ThreadClient, run: ThreadRun): Promise<{ summarized: number }> {
   const state = await thread.getState();
   const messages = state.channels.messages;
   const route = routerFor(env).resolve({ content: null, messages: [], ...(task.model ? { model_override: task.model } : {}) });
@@ -48,7 +59,7 @@ export async function summarizeThread(env: Env, task: z.infer<typeof SummarizeTh
   if (!out) return { summarized: 0 };
   const ops = toThreadOps(out);
   if (ops.length === 0) return { summarized: 0 };
-  await thread.update({ ops }, "update");
+  await thread.update({ ops }, "update", { run, endRun: true });
   const kept = out.messages && "op" in out.messages && out.messages.op === "overwrite" ? out.messages.messages.length - 1 : messages.length;
   return { summarized: messages.length - kept };
 }

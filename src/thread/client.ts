@@ -2,13 +2,16 @@ import { AppError } from "../errors";
 import type { MessageInput } from "./message";
 import { touchThread, forgetThread } from "./registry";
 import { parseThreadId, threadObjectName } from "./thread-id";
+import { clampTtl, type Lease } from "./run-lease";
 import type {
+  BeginRunOptions,
   Checkpoint,
   History,
   HistoryOptions,
   LoadRecentOptions,
   LoadRecentResult,
   RpcResult,
+  RunGrant,
   StateUpdate,
   ThreadState,
   UpdateOp,
@@ -28,6 +31,10 @@ function unwrap<T>(r: RpcResult<T>): T {
  *   await t.appendMessages([userMsg, assistantMsg], "input");       // one turn = one checkpoint
  *   await t.update({ ops: [{ op: "set", channel: "todos", value: ["x"], reducer: "append" }] }, "loop");
  *   const s = await t.getState();  s.channels.todos                  // any channel
+ *
+ * A run holds the thread while it reads and saves (so the next run sees its turn):
+ *   const run = await t.beginRun({ recentTokens: budget });         // waits its turn; BEM-038 when busy too long
+ *   try { …run.recent… ; await t.appendMessages(turn, "input", { run, endRun: true }) } finally { await run.end() }
  *
  * Writes also record the thread in the tenant's D1 thread list.
  */
@@ -55,17 +62,33 @@ export class ThreadClient {
     return unwrap((await this.stub.getHistory(opts)) as RpcResult<History>);
   }
 
-  /** Applies ops atomically as one checkpoint. Accepts `{ops}` or the ops array. */
-  async update(update: StateUpdate | UpdateOp[], source: UpdateSource): Promise<Checkpoint> {
+  /**
+   * Applies ops atomically as one checkpoint. Accepts `{ops}` or the ops array.
+   * Without `run` (or with a run whose lease lapsed) it waits for any running turn to save first.
+   * `endRun` ends the run with this save (the next queued run starts on it).
+   */
+  async update(update: StateUpdate | UpdateOp[], source: UpdateSource, opts: RunSave = {}): Promise<Checkpoint> {
     const body: StateUpdate = Array.isArray(update) ? { ops: update } : update;
-    const cp = unwrap((await this.stub.update(body, source)) as RpcResult<Checkpoint>);
+    const cp = unwrap((await this.stub.write(body, source, { token: opts.run?.token, endRun: opts.endRun })) as RpcResult<Checkpoint>);
+    if (opts.endRun) opts.run?.settle();
     await this.list(cp);
     return cp;
   }
 
   /** Saves messages (e.g. a user input and the assistant reply) as one checkpoint. */
-  appendMessages(messages: MessageInput[], source: UpdateSource): Promise<Checkpoint> {
-    return this.update({ ops: [{ op: "append", messages }] }, source);
+  appendMessages(messages: MessageInput[], source: UpdateSource, opts: RunSave = {}): Promise<Checkpoint> {
+    return this.update({ ops: [{ op: "append", messages }] }, source, opts);
+  }
+
+  /**
+   * Waits its turn (FIFO) for the thread and holds it for one run; `recentTokens`
+   * also reads the newest window under the lease in the same round trip.
+   * BEM-038 when another run holds it past `waitMs`. Always end the run:
+   * a save with `endRun`, or `run.end()` in a finally.
+   */
+  async beginRun(opts: BeginRunOptions = {}): Promise<ThreadRun> {
+    const grant = unwrap((await this.stub.beginRun(opts)) as RpcResult<RunGrant>);
+    return new ThreadRun(this.stub, grant, clampTtl(opts.ttlMs));
   }
 
   /** Newest messages (oldest→newest) whose stored token estimates sum to at most maxTokens. */
@@ -74,8 +97,8 @@ export class ThreadClient {
   }
 
   /** Makes the given checkpoint's state the head again, as a new branch. */
-  async fork(checkpointId: string): Promise<Checkpoint> {
-    const cp = unwrap((await this.stub.fork(checkpointId)) as RpcResult<Checkpoint>);
+  async fork(checkpointId: string, opts: { run?: ThreadRun } = {}): Promise<Checkpoint> {
+    const cp = unwrap((await this.stub.fork(checkpointId, { token: opts.run?.token })) as RpcResult<Checkpoint>);
     await this.list(cp);
     return cp;
   }
@@ -97,5 +120,69 @@ export class ThreadClient {
   async destroy(): Promise<void> {
     unwrap((await this.stub.destroy()) as RpcResult<null>);
     await forgetThread(this.env.DB, this.tenant, this.threadId);
+  }
+}
+
+export type RunSave = { run?: ThreadRun; endRun?: boolean };
+
+/**
+ * A run's hold on its thread (from ThreadClient.beginRun). While held it is
+ * renewed every third of its ttl, so a long run keeps it and a run whose
+ * worker died loses it within one ttl.
+ */
+export class ThreadRun {
+  #ended = false;
+  #lost = false;
+  readonly #renewal: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly stub: DurableObjectStub<import("./thread-do").ThreadDO>,
+    private readonly grant: RunGrant,
+    ttlMs: number,
+  ) {
+    this.#renewal = setInterval(() => {
+      this.stub.renewRun(this.token, ttlMs).then(
+        (r) => {
+          if (r.ok && r.value === null) this.#lost = true;
+          if (this.#lost) this.settle();
+        },
+        () => undefined, // a failed renewal is retried on the next tick; expiry is the backstop
+      );
+    }, Math.max(10, Math.floor(ttlMs / 3)));
+  }
+
+  get token(): string {
+    return this.grant.lease.token;
+  }
+
+  get lease(): Lease {
+    return this.grant.lease;
+  }
+
+  /** The newest window read under the lease, when beginRun asked for one. */
+  get recent(): LoadRecentResult | null {
+    return this.grant.recent;
+  }
+
+  /** True once the lease had expired when a renewal reached the object (another run may have started). */
+  get lost(): boolean {
+    return this.#lost;
+  }
+
+  /** Stops renewing; the lease was released by a save with endRun (or lost). */
+  settle(): void {
+    this.#ended = true;
+    clearInterval(this.#renewal);
+  }
+
+  /** Releases the lease unless a save already did. Never throws: expiry is the backstop. */
+  async end(): Promise<void> {
+    if (this.#ended) return;
+    this.settle();
+    try {
+      await this.stub.endRun(this.token);
+    } catch (e) {
+      console.error(JSON.stringify({ level: "error", where: "thread-run-end", message: e instanceof Error ? e.message : String(e) }));
+    }
   }
 }

@@ -4,12 +4,14 @@ import { estimateTokens } from "../memory/tokens";
 import { IdGenerator } from "./ids";
 import { Message } from "./message";
 import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplayState } from "./reducers";
+import { clampTtl, clampWait, Lease, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
 import {
   Reducer,
   StateUpdate,
   UpdateSource,
   Write,
+  type BeginRunOptions,
   type Checkpoint,
   type History,
   type HistoryEntry,
@@ -19,6 +21,8 @@ import {
   type ParsedMessageInput,
   type ParsedUpdate,
   type RpcResult,
+  type RunGrant,
+  type RunWrite,
   type Source,
   type ThreadState,
 } from "./types";
@@ -33,11 +37,18 @@ type Head = { id: string; step: number; count: number; clock: string };
  * One conversation thread: messages, channels and checkpoints in SQLite.
  * Every public method returns RpcResult (errors as codes, since RPC drops
  * custom error fields); use ThreadClient rather than the stub directly.
+ *
+ * Runs are serialized by a lease (beginRun … a write with endRun, or endRun):
+ * a run reads the thread and saves its turn while holding it, so turn N+1
+ * sees turn N. Writes that carry the holder's token apply at once; any other
+ * write (admin repair, fork, delete, a task) queues behind the holder like a
+ * run does, so every change lands in acceptance order. Reads never wait.
  */
 export class ThreadDO extends DurableObject<Env> {
   private readonly ids = new IdGenerator();
   private head: Head | null = null;
   private ready = false;
+  private leases: RunLeases | undefined;
   /** Rows the last loadRecent read from SQLite (for tests and benchmarks: proves O(returned)). */
   lastScanRows = 0;
 
@@ -74,41 +85,70 @@ export class ThreadDO extends DurableObject<Env> {
     });
   }
 
-  /** Applies the ops atomically and writes one checkpoint holding their delta. */
-  update(input: StateUpdate, source: Source): RpcResult<Checkpoint> {
-    return this.run(() => {
-      const parsed = StateUpdate.safeParse(input);
-      if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues));
-      const src = UpdateSource.safeParse(source);
-      if (!src.success) throw new AppError("BEM-035", "Source must be input, loop or update");
-      return this.ctx.storage.transactionSync(() => this.applyOps(parsed.data.ops, src.data));
-    });
+  /**
+   * Applies the ops atomically and writes one checkpoint holding their delta —
+   * now, when the thread is free or `run.token` holds its lease; otherwise
+   * BEM-038 at once (callers that should wait their turn use write()).
+   * `run.endRun` releases the holder's lease in the same event as the save.
+   */
+  update(input: StateUpdate, source: Source, run: RunWrite = {}): RpcResult<Checkpoint> {
+    const leases = this.openLeases();
+    if (!leases.admits(run.token)) return busy(0);
+    return this.admitted(run, () => this.applyUpdate(input, source));
+  }
+
+  /** update(), but a write that finds another run holding the thread queues behind it (BEM-038 after the wait bound). */
+  write(input: StateUpdate, source: Source, run: RunWrite = {}): Promise<RpcResult<Checkpoint>> {
+    return this.exclusive(run, () => this.applyUpdate(input, source));
   }
 
   /** The newest messages whose token estimates fit the budget; reads only what it returns. */
   loadRecent(maxTokens: number, opts: LoadRecentOptions = {}): RpcResult<LoadRecentResult> {
-    return this.run(() => {
-      const maxMessages = opts.maxMessages ?? Number.MAX_SAFE_INTEGER;
-      const picked: Message[] = [];
-      let tokens = 0;
-      let truncated = false;
-      // The cursor steps lazily: rows past the first one that does not fit are never read.
-      const rows = this.sql.exec<{ json: string; tokens: number }>(`SELECT json, tokens FROM messages ORDER BY seq DESC`);
-      for (const row of rows) {
-        if (tokens + row.tokens > maxTokens || picked.length >= maxMessages) {
-          truncated = true;
-          break;
-        }
-        tokens += row.tokens;
-        picked.push(JSON.parse(row.json) as Message);
-      }
-      this.lastScanRows = rows.rowsRead;
-      return { messages: picked.reverse(), tokens, truncated };
-    });
+    return this.run(() => this.readRecent(maxTokens, opts));
+  }
+
+  /**
+   * Starts a run: waits its turn (FIFO) for the thread's lease, then returns it
+   * with, when `recentTokens` is given, the newest window read under it — one
+   * round trip for a free thread. BEM-038 when the wait bound passes first.
+   */
+  async beginRun(opts: BeginRunOptions = {}): Promise<RpcResult<RunGrant>> {
+    const leases = this.openLeases();
+    const waitMs = clampWait(opts.waitMs);
+    const pending = leases.acquire(clampTtl(opts.ttlMs), waitMs);
+    const lease = pending instanceof Promise ? await pending : pending;
+    if (!lease) return busy(waitMs);
+    try {
+      const recent = opts.recentTokens === undefined ? null : this.readRecent(opts.recentTokens, {});
+      return { ok: true, value: { lease, recent } };
+    } catch (e) {
+      leases.release(lease.token);
+      if (isAppError(e)) return { ok: false, error: { code: e.code, message: e.message } };
+      throw e;
+    }
+  }
+
+  /** Extends a live lease (long runs renew it); false when the token no longer holds it. */
+  renewRun(token: string, ttlMs?: number): RpcResult<Lease | null> {
+    return { ok: true, value: this.openLeases().renew(token, clampTtl(ttlMs)) };
+  }
+
+  /** Ends a run without a save (failure paths); false when the token no longer held the lease. */
+  endRun(token: string): RpcResult<boolean> {
+    return { ok: true, value: this.openLeases().release(token) };
+  }
+
+  /** The live lease, if any (for tests and diagnostics). */
+  runLease(): RpcResult<Lease | null> {
+    return { ok: true, value: this.openLeases().live() };
   }
 
   /** Continues from an old checkpoint: a new head whose parent is that checkpoint. The old branch stays in history. */
-  fork(checkpointId: string): RpcResult<Checkpoint> {
+  fork(checkpointId: string, run: RunWrite = {}): Promise<RpcResult<Checkpoint>> {
+    return this.exclusive(run, () => this.forkNow(checkpointId));
+  }
+
+  private forkNow(checkpointId: string): RpcResult<Checkpoint> {
     return this.run(() => {
       const target = this.checkpointRow(checkpointId);
       const state = this.replay(target.id);
@@ -125,11 +165,20 @@ export class ThreadDO extends DurableObject<Env> {
     });
   }
 
-  /** Deletes the whole thread (messages, channels, checkpoints). */
+  /** Deletes the whole thread (messages, channels, checkpoints), after any running turn has saved. */
   async destroy(): Promise<RpcResult<null>> {
-    await this.ctx.storage.deleteAll();
-    this.ready = false;
-    this.head = null;
+    const leases = this.openLeases();
+    const waitMs = clampWait(undefined);
+    const pending = leases.acquire(clampTtl(undefined), waitMs);
+    const lease = pending instanceof Promise ? await pending : pending;
+    if (!lease) return busy(waitMs);
+    try {
+      await this.ctx.storage.deleteAll();
+      this.ready = false;
+      this.head = null;
+    } finally {
+      leases.release(lease.token);
+    }
     return { ok: true, value: null };
   }
 
@@ -145,6 +194,87 @@ export class ThreadDO extends DurableObject<Env> {
     this.head = raw ? (JSON.parse(raw) as Head) : null;
     this.ids.restore(this.head?.clock);
     this.ready = true;
+  }
+
+  /** Created once per live object (a delete re-creates the tables, not the queue). */
+  private openLeases(): RunLeases {
+    if (!this.ready) this.open();
+    this.leases ??= new RunLeases({
+      load: () => {
+        const raw = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'run_lease'`).toArray()[0]?.value;
+        const parsed = raw ? Lease.safeParse(JSON.parse(raw)) : undefined;
+        return parsed?.success ? parsed.data : null;
+      },
+      save: (lease) => {
+        if (!this.ready) this.open();
+        if (lease) {
+          this.sql.exec(
+            `INSERT INTO meta (key, value) VALUES ('run_lease', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+            JSON.stringify(lease),
+          );
+        } else {
+          this.sql.exec(`DELETE FROM meta WHERE key = 'run_lease'`);
+        }
+      },
+    });
+    return this.leases;
+  }
+
+  /**
+   * Runs a write now when `run.token` holds the lease or nobody holds or awaits
+   * it (no extra storage work on a free thread); otherwise queues it as a
+   * one-write run behind the others (a stale token from a holder whose lease
+   * expired counts as none: its save still lands, in turn). A write with
+   * `endRun` releases the lease in the same synchronous event as the save,
+   * so no other call sees one without the other.
+   */
+  private async exclusive<T>(run: RunWrite, write: () => RpcResult<T>): Promise<RpcResult<T>> {
+    const leases = this.openLeases();
+    if (leases.admits(run.token)) return this.admitted(run, write);
+    const waitMs = clampWait(undefined);
+    const pending = leases.acquire(clampTtl(undefined), waitMs);
+    const lease = pending instanceof Promise ? await pending : pending;
+    if (!lease) return busy(waitMs);
+    try {
+      return write();
+    } finally {
+      leases.release(lease.token);
+    }
+  }
+
+  private admitted<T>(run: RunWrite, write: () => RpcResult<T>): RpcResult<T> {
+    const result = write();
+    if (result.ok && run.endRun && run.token !== undefined) this.openLeases().release(run.token);
+    return result;
+  }
+
+  private applyUpdate(input: StateUpdate, source: Source): RpcResult<Checkpoint> {
+    return this.run(() => {
+      const parsed = StateUpdate.safeParse(input);
+      if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues));
+      const src = UpdateSource.safeParse(source);
+      if (!src.success) throw new AppError("BEM-035", "Source must be input, loop or update");
+      return this.ctx.storage.transactionSync(() => this.applyOps(parsed.data.ops, src.data));
+    });
+  }
+
+  private readRecent(maxTokens: number, opts: LoadRecentOptions): LoadRecentResult {
+    const maxMessages = opts.maxMessages ?? Number.MAX_SAFE_INTEGER;
+    const picked: Message[] = [];
+    let tokens = 0;
+    let truncated = false;
+    // The cursor steps lazily: rows past the first one that does not fit are never read.
+    const rows = this.sql.exec<{ json: string; tokens: number }>(`SELECT json, tokens FROM messages ORDER BY seq DESC`);
+    for (const row of rows) {
+      if (tokens + row.tokens > maxTokens || picked.length >= maxMessages) {
+        truncated = true;
+        break;
+      }
+      tokens += row.tokens;
+      picked.push(JSON.parse(row.json) as Message);
+    }
+    this.lastScanRows = rows.rowsRead;
+    return { messages: picked.reverse(), tokens, truncated };
   }
 
   private run<T>(fn: () => T): RpcResult<T> {
@@ -344,6 +474,10 @@ export function toThreadState(checkpointId: string | null, step: number, s: Repl
     reducers[name] = ch.reducer;
   }
   return { checkpoint_id: checkpointId, step, channels, reducers };
+}
+
+function busy<T>(waitMs: number): RpcResult<T> {
+  return { ok: false, error: { code: "BEM-038", message: `Thread is busy with another run; waited ${waitMs} ms (retry later)` } };
 }
 
 function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {

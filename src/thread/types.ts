@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { ErrorCode } from "../errors";
 import { Message, MessageId, MessageInput } from "./message";
+import { Lease } from "./run-lease";
 
 /**
  * Thread state = channels. `messages` is the messages channel; every other
@@ -98,6 +99,22 @@ export const LoadRecentResult = z.object({
 export type LoadRecentResult = z.infer<typeof LoadRecentResult>;
 
 export type LoadRecentOptions = { maxMessages?: number };
+
+/** What a run asks for when it starts (all optional; limits are clamped by the object). */
+export type BeginRunOptions = {
+  /** How long the lease lives unless renewed (default 30 s). */
+  ttlMs?: number;
+  /** How long to queue behind another run before BEM-038 (default 30 s). */
+  waitMs?: number;
+  /** Also return the newest messages that fit this budget, read under the lease (saves a round trip). */
+  recentTokens?: number;
+};
+
+export const RunGrant = z.object({ lease: Lease, recent: LoadRecentResult.nullable() });
+export type RunGrant = z.infer<typeof RunGrant>;
+
+/** How a write relates to the run lease: the holder's token, and whether this write ends the run. */
+export type RunWrite = { token?: string; endRun?: boolean };
 export type HistoryOptions = { before?: string; limit?: number };
 
 /** Cloudflare RPC drops custom error fields, so DO methods return this and the client rethrows. */

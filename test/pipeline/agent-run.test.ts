@@ -1,24 +1,16 @@
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
-import { api, createTenant, type TestTenant } from "../support/tenants";
-import { clearUpstream, unmockedRequests } from "../support/upstream";
-import { snapshot, uniqueThread, wireMessages, wireText } from "./helpers";
+import { api } from "../support/tenants";
+import { snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "./helpers";
 
-let t: TestTenant;
-beforeAll(async () => {
-  t = await createTenant();
-});
-afterEach(() => {
-  expect(unmockedRequests()).toEqual([]);
-  clearUpstream();
-});
+const tenant = tenantForRuns();
 
 type StateBody = { checkpoint_id: string; channels: Record<string, unknown> & { messages: { id: string; role: string; content: string | null; metadata?: Record<string, unknown> }[] } };
 type HistoryBody = { checkpoints: { id: string; parent_id: string | null; source: string; is_head: boolean }[] };
 const state = async (thread: string, checkpoint?: string) =>
-  (await (await api(`/v1/threads/${thread}/state${checkpoint ? `?checkpoint_id=${checkpoint}` : ""}`, { key: t.adminKey })).json()) as StateBody;
-const history = async (thread: string) => (await (await api(`/v1/threads/${thread}/history?limit=100`, { key: t.adminKey })).json()) as HistoryBody;
-const chat = (body: Record<string, unknown>) => api("/v1/chat/completions", { key: t.adminKey, body });
+  (await (await api(`/v1/threads/${thread}/state${checkpoint ? `?checkpoint_id=${checkpoint}` : ""}`, { key: tenant().adminKey })).json()) as StateBody;
+const history = async (thread: string) => (await (await api(`/v1/threads/${thread}/history?limit=100`, { key: tenant().adminKey })).json()) as HistoryBody;
+const chat = (body: Record<string, unknown>) => api("/v1/chat/completions", { key: tenant().adminKey, body });
 
 describe("agent runs with middleware and server tools", () => {
   it("runs server tools with injected fields hidden from the model; a Command writes a channel; the prompt comes from context", async () => {
@@ -59,7 +51,7 @@ describe("agent runs with middleware and server tools", () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-083");
     expect(fake.calls).toHaveLength(0);
-    expect((await snapshot(t.adminKey, thread)).status).toBe(404);
+    expect((await snapshot(tenant().adminKey, thread)).status).toBe(404);
   });
 
   it("stops at remaining_steps with BEM-081 and keeps the complete steps", async () => {
@@ -128,10 +120,10 @@ describe("time travel", () => {
   it("an unknown checkpoint is a coded 404 and nothing changes", async () => {
     const thread = uniqueThread();
     await chat({ model: "auto", thread_id: thread, messages: [{ role: "user", content: "x" }] });
-    const before = await snapshot(t.adminKey, thread);
+    const before = await snapshot(tenant().adminKey, thread);
     const res = await chat({ model: "auto", thread_id: thread, checkpoint_id: "nope000", messages: [{ role: "user", content: "y" }] });
     expect(res.status).toBe(404);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-032");
-    expect(await snapshot(t.adminKey, thread)).toEqual(before);
+    expect(await snapshot(tenant().adminKey, thread)).toEqual(before);
   });
 });

@@ -1,19 +1,12 @@
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { fakeOllama } from "../support/fake-ollama";
-import { api, createTenant, type TestTenant } from "../support/tenants";
-import { clearUpstream, unmockedRequests } from "../support/upstream";
-import { openaiClient, snapshot, uniqueThread, wireMessages, wireText } from "./helpers";
+import { api } from "../support/tenants";
+import { clearUpstream } from "../support/upstream";
+import { openaiClient, snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "./helpers";
 import { estimateTokens } from "../../src/memory/tokens";
 
-let t: TestTenant;
-beforeAll(async () => {
-  t = await createTenant();
-});
-afterEach(() => {
-  expect(unmockedRequests()).toEqual([]);
-  clearUpstream();
-});
+const tenant = tenantForRuns();
 
 // The openai client sends unknown body fields as given; thread_id is our extension.
 type WithThread = { thread_id?: string; memory_scopes?: string[]; agent?: string };
@@ -21,7 +14,7 @@ type WithThread = { thread_id?: string; memory_scopes?: string[]; agent?: string
 describe("POST /v1/chat/completions with the official openai client", () => {
   it("is stateful with thread_id: the second upstream request carries the first turn", async () => {
     const fake = fakeOpenAI().reply("Hello Bob!").reply("Your name is Bob.");
-    const client = openaiClient(t.adminKey);
+    const client = openaiClient(tenant().adminKey);
     const thread = uniqueThread();
     const first = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi! My name is Bob." }], thread_id: thread } as WithThread & OpenAIParams);
     expect(first.choices[0]!.message.content).toBe("Hello Bob!");
@@ -32,13 +25,13 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     expect(sent).toEqual(["user:Hi! My name is Bob.", "assistant:Hello Bob!", "user:What is my name?"]);
     expect(fake.calls[1]!.headers.authorization).toBe("Bearer sk-test-openai");
 
-    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as { channels: { messages: { role: string; content: string }[] } };
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).json()) as { channels: { messages: { role: string; content: string }[] } };
     expect(state.channels.messages.map((m) => m.content)).toEqual(["Hi! My name is Bob.", "Hello Bob!", "What is my name?", "Your name is Bob."]);
   });
 
   it("takes the thread from the X-Thread-Id header too", async () => {
     const fake = fakeOpenAI().reply("one").reply("two");
-    const client = openaiClient(t.adminKey);
+    const client = openaiClient(tenant().adminKey);
     const thread = uniqueThread();
     await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "a" }] }, { headers: { "X-Thread-Id": thread } });
     await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "b" }] }, { headers: { "X-Thread-Id": thread } });
@@ -47,21 +40,21 @@ describe("POST /v1/chat/completions with the official openai client", () => {
 
   it("is stateless without a thread: nothing is stored, the whole conversation is sent", async () => {
     const fake = fakeOpenAI().reply("ok");
-    const res = await openaiClient(t.adminKey).chat.completions.create({
+    const res = await openaiClient(tenant().adminKey).chat.completions.create({
       model: "gpt-4o-mini",
       messages: [{ role: "system", content: "Be terse." }, { role: "user", content: "x" }, { role: "assistant", content: "y" }, { role: "user", content: "z" }],
     });
     expect(res.choices[0]!.message.content).toBe("ok");
     expect(wireMessages(fake.last.body).map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
-    const list = (await (await api("/v1/threads", { key: t.adminKey })).json()) as { threads: unknown[] };
+    const list = (await (await api("/v1/threads", { key: tenant().adminKey })).json()) as { threads: unknown[] };
     expect(JSON.stringify(list)).not.toContain("stateless");
   });
 
   it("loads facts as [kind scope] system messages for the agent's scopes", async () => {
-    const r = await api("/v1/memory/facts", { key: t.adminKey, body: { scope: "organization:acme", kind: "style", text: "Use short sentences." } });
+    const r = await api("/v1/memory/facts", { key: tenant().adminKey, body: { scope: "organization:acme", kind: "style", text: "Use short sentences." } });
     expect(r.status).toBe(201);
     const fake = fakeOpenAI().reply("Sure.");
-    await openaiClient(t.adminKey).chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Write a note" }], thread_id: uniqueThread(), agent: "assistant" } as WithThread & OpenAIParams);
+    await openaiClient(tenant().adminKey).chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Write a note" }], thread_id: uniqueThread(), agent: "assistant" } as WithThread & OpenAIParams);
     const sent = wireMessages(fake.last.body);
     expect(sent[0]!.role).toBe("system"); // the agent's prompt first
     expect(sent.some((m) => m.role === "system" && wireText(m) === "[style organization:acme] Use short sentences.")).toBe(true);
@@ -72,10 +65,10 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     const thread = uniqueThread();
     const long = "x".repeat(2000); // ~500 tokens each
     const seed = Array.from({ length: 20 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `${i} ${long}` }));
-    const put = await api(`/v1/threads/${thread}/state`, { key: t.adminKey, body: { ops: [{ op: "append", messages: seed }] } });
+    const put = await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey, body: { ops: [{ op: "append", messages: seed }] } });
     expect(put.status).toBe(200);
     const fake = fakeOllama().reply("trimmed");
-    await openaiClient(t.adminKey).chat.completions.create({ model: "llama3.2", messages: [{ role: "user", content: "latest" }], thread_id: thread } as WithThread & OpenAIParams);
+    await openaiClient(tenant().adminKey).chat.completions.create({ model: "llama3.2", messages: [{ role: "user", content: "latest" }], thread_id: thread } as WithThread & OpenAIParams);
     const sent = wireMessages(fake.last.body) as { role: "user" | "assistant"; content: string }[];
     const tokens = sent.reduce((n, m) => n + estimateTokens(m), 0);
     expect(tokens).toBeLessThanOrEqual(4096); // llama3.2's max_tokens in models.yaml
@@ -88,7 +81,7 @@ describe("POST /v1/chat/completions with the official openai client", () => {
   it("streams chat.completion.chunk events ending in [DONE], with usage when asked, and saves the reply", async () => {
     fakeOpenAI().reply({ text: "streamed answer", chunks: ["stre", "amed ", "answer"] });
     const thread = uniqueThread();
-    const stream = await openaiClient(t.adminKey).chat.completions.create({
+    const stream = await openaiClient(tenant().adminKey).chat.completions.create({
       model: "gpt-4o-mini",
       messages: [{ role: "user", content: "stream please" }],
       stream: true,
@@ -106,13 +99,13 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     expect(text).toBe("streamed answer");
     expect(finish).toBe("stop");
     expect(usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 });
-    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as { channels: { messages: { content: string }[] } };
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).json()) as { channels: { messages: { content: string }[] } };
     expect(state.channels.messages.map((m) => m.content)).toEqual(["stream please", "streamed answer"]);
   });
 
   it("names the model and the reason in headers and body", async () => {
     fakeOpenAI().reply("hi");
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] } });
+    const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] } });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-edgeweave-model")).toBe("gpt-4o-mini");
     expect(res.headers.get("x-edgeweave-route")).toBeTruthy();
@@ -125,7 +118,7 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     const fake = fakeOpenAI()
       .reply({ tool_calls: [{ id: "call_1", name: "get_weather", arguments: { city: "Oslo" } }] })
       .reply("It is sunny in Oslo.");
-    const client = openaiClient(t.adminKey);
+    const client = openaiClient(tenant().adminKey);
     const thread = uniqueThread();
     const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
     const first = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Weather in Oslo?" }], tools, thread_id: thread } as WithThread & OpenAIParams);
@@ -145,14 +138,14 @@ describe("a failed run changes nothing", () => {
   it("upstream 401: no failover, coded 502, thread unchanged", async () => {
     const thread = uniqueThread();
     fakeOpenAI().reply("first");
-    await api("/v1/chat/completions", { key: t.adminKey, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "one" }], thread_id: thread } });
-    const before = await snapshot(t.adminKey, thread);
+    await api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "one" }], thread_id: thread } });
+    const before = await snapshot(tenant().adminKey, thread);
     clearUpstream();
     const fake = fakeOpenAI().status(401);
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "auto", capabilities: ["json"], messages: [{ role: "user", content: "two" }], thread_id: thread } });
+    const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "auto", capabilities: ["json"], messages: [{ role: "user", content: "two" }], thread_id: thread } });
     expect(res.status).toBe(502);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-073");
     expect(fake.calls).toHaveLength(1);
-    expect(await snapshot(t.adminKey, thread)).toEqual(before);
+    expect(await snapshot(tenant().adminKey, thread)).toEqual(before);
   });
 });

@@ -1,17 +1,10 @@
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
-import { api, createTenant, type TestTenant } from "../support/tenants";
-import { clearUpstream, unmockedRequests } from "../support/upstream";
-import { readSse, snapshot, uniqueThread } from "./helpers";
+import { api } from "../support/tenants";
+import { clearUpstream } from "../support/upstream";
+import { readSse, snapshot, tenantForRuns, uniqueThread } from "./helpers";
 
-let t: TestTenant;
-beforeAll(async () => {
-  t = await createTenant();
-});
-afterEach(() => {
-  expect(unmockedRequests()).toEqual([]);
-  clearUpstream();
-});
+const tenant = tenantForRuns();
 
 type Routing = { model: string; candidates: string[]; attempts: { model: string; outcome: string; status?: number; delay_ms?: number }[] };
 // capabilities ["json"] routes to gpt-4o-mini, then gpt-4o (cheapest first), both served by the OpenAI fake.
@@ -26,7 +19,7 @@ const jsonTurn = (thread: string, content: string, extra: Record<string, unknown
 describe("failover across routed candidates", () => {
   it("500 twice on the first candidate, then success on the next; the trace names every attempt", async () => {
     const fake = fakeOpenAI().status(500).status(500).reply("from the second model");
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: jsonTurn(uniqueThread(), "hi") });
+    const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: jsonTurn(uniqueThread(), "hi") });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { model: string; choices: { message: { content: string } }[]; edgeweave: { routing: Routing } };
     expect(body.choices[0]!.message.content).toBe("from the second model");
@@ -44,7 +37,7 @@ describe("failover across routed candidates", () => {
   it("429 with retry-after: waits as asked, then the same model answers", async () => {
     const fake = fakeOpenAI().status(429, { retryAfter: 1 }).reply("after the wait");
     const started = Date.now();
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: jsonTurn(uniqueThread(), "hi") });
+    const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: jsonTurn(uniqueThread(), "hi") });
     const body = (await res.json()) as { model: string; edgeweave: { routing: Routing } };
     expect(res.status).toBe(200);
     expect(body.model).toBe("gpt-4o-mini");
@@ -56,13 +49,13 @@ describe("failover across routed candidates", () => {
   it("every candidate failing leaves the thread exactly as it was", async () => {
     const thread = uniqueThread();
     fakeOpenAI().reply("kept");
-    await api("/v1/chat/completions", { key: t.adminKey, body: jsonTurn(thread, "first") });
-    const before = await snapshot(t.adminKey, thread);
+    await api("/v1/chat/completions", { key: tenant().adminKey, body: jsonTurn(thread, "first") });
+    const before = await snapshot(tenant().adminKey, thread);
     clearUpstream();
     fakeOpenAI().otherwise({ text: "never" }).status(503).status(503).status(503).status(503).status(503).status(503);
     // The fallback reply would answer a 7th call; give it none by asking for a model list of two.
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: jsonTurn(thread, "second", { capabilities: ["json", "tools"] }) });
-    const after = await snapshot(t.adminKey, thread);
+    const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: jsonTurn(thread, "second", { capabilities: ["json", "tools"] }) });
+    const after = await snapshot(tenant().adminKey, thread);
     if (res.status === 200) {
       // Only possible if more candidates than scripted failures existed; then a reply was saved.
       throw new Error(`expected every candidate to fail, got 200: ${await res.text()}`);
@@ -74,11 +67,11 @@ describe("failover across routed candidates", () => {
   it("a stream cut mid-way ends with an error event, never [DONE], and saves nothing", async () => {
     const thread = uniqueThread();
     fakeOpenAI().reply("kept");
-    await api("/v1/chat/completions", { key: t.adminKey, body: jsonTurn(thread, "first") });
-    const before = await snapshot(t.adminKey, thread);
+    await api("/v1/chat/completions", { key: tenant().adminKey, body: jsonTurn(thread, "first") });
+    const before = await snapshot(tenant().adminKey, thread);
     clearUpstream();
     fakeOpenAI().cut({ text: "half an ans", chunks: ["half ", "an ans"] });
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: jsonTurn(thread, "second", { stream: true }) });
+    const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: jsonTurn(thread, "second", { stream: true }) });
     expect(res.status).toBe(200);
     const events = await readSse(res);
     const data = events.map((e) => e.data);
@@ -86,12 +79,12 @@ describe("failover across routed candidates", () => {
     const last = JSON.parse(data[data.length - 1]!) as { error?: { code: string } };
     expect(last.error?.code).toBe("BEM-074");
     expect(data.some((d) => d.includes("half "))).toBe(true);
-    expect(await snapshot(t.adminKey, thread)).toEqual(before);
+    expect(await snapshot(tenant().adminKey, thread)).toEqual(before);
   });
 
   it("an error before the first streamed byte fails over, and the client sees a clean stream", async () => {
     fakeOpenAI().status(500).status(500).reply({ text: "second model streams", chunks: ["second ", "model streams"] });
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: jsonTurn(uniqueThread(), "x", { stream: true }) });
+    const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: jsonTurn(uniqueThread(), "x", { stream: true }) });
     expect(res.headers.get("x-edgeweave-model")).toBe("gpt-4o");
     const data = (await readSse(res)).map((e) => e.data);
     expect(data[data.length - 1]).toBe("[DONE]");

@@ -1,6 +1,8 @@
 import { exports } from "cloudflare:workers";
 import OpenAI from "openai";
-import { api } from "../support/tenants";
+import { afterEach, beforeAll, expect } from "vitest";
+import { api, createTenant, type TestTenant } from "../support/tenants";
+import { clearUpstream, unmockedRequests } from "../support/upstream";
 
 /** The official OpenAI client pointed at the worker under test. */
 export function openaiClient(key: string, maxRetries = 0): OpenAI {
@@ -41,3 +43,23 @@ export async function readSse(res: Response): Promise<{ event: string | undefine
 type WireMessage = { role: string; content: unknown };
 export const wireMessages = (body: unknown): WireMessage[] => (body as { messages: WireMessage[] }).messages;
 export const wireText = (m: WireMessage): string => (typeof m.content === "string" ? m.content : JSON.stringify(m.content));
+
+/**
+ * Per-file setup for run tests: a fresh tenant before the tests, and after each one
+ * a check that nothing reached an unmocked host, then the fakes cleared.
+ * Returns a getter, since the tenant exists only once beforeAll has run.
+ */
+export function tenantForRuns(opts?: Parameters<typeof createTenant>[0]): () => TestTenant {
+  let t: TestTenant | undefined;
+  beforeAll(async () => {
+    t = await createTenant(opts);
+  });
+  afterEach(() => {
+    expect(unmockedRequests()).toEqual([]);
+    clearUpstream();
+  });
+  return () => {
+    if (!t) throw new Error("tenantForRuns: the tenant is created in beforeAll");
+    return t;
+  };
+}

@@ -1,17 +1,9 @@
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fakeAnthropic } from "../support/fake-anthropic";
-import { api, createTenant, type TestTenant } from "../support/tenants";
-import { clearUpstream, unmockedRequests } from "../support/upstream";
-import { readSse, uniqueThread } from "./helpers";
+import { api, createTenant } from "../support/tenants";
+import { readSse, tenantForRuns, uniqueThread } from "./helpers";
 
-let t: TestTenant;
-beforeAll(async () => {
-  t = await createTenant({ memberScopes: ["organization:acme"] });
-});
-afterEach(() => {
-  expect(unmockedRequests()).toEqual([]);
-  clearUpstream();
-});
+const tenant = tenantForRuns({ memberScopes: ["organization:acme"] });
 
 type InvokeBody = {
   session_id: string;
@@ -27,7 +19,7 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
     const fake = fakeAnthropic().reply({ text: "Release notes drafted.", usage: { prompt_tokens: 1000, completion_tokens: 200 } });
     const session = uniqueThread("s");
     const res = await api("/v1/invoke", {
-      key: t.memberKey,
+      key: tenant().memberKey,
       body: { agent_name: "assistant", session_id: session, content: [{ type: "text", text: "Draft the release notes" }], model_override: "claude-3-5-haiku" },
     });
     expect(res.status).toBe(200);
@@ -46,7 +38,7 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
   it("rejects client-named scopes outside the key's grants with BEM-023 and calls no model", async () => {
     const fake = fakeAnthropic();
     const res = await api("/v1/invoke", {
-      key: t.memberKey,
+      key: tenant().memberKey,
       body: {
         agent_name: "assistant",
         session_id: uniqueThread("s"),
@@ -63,7 +55,7 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
   it("streams delta events then done with the same summary", async () => {
     fakeAnthropic().reply({ text: "streamed native", chunks: ["streamed ", "native"] });
     const res = await api("/v1/invoke", {
-      key: t.adminKey,
+      key: tenant().adminKey,
       body: { agent_name: "assistant", session_id: uniqueThread("s"), content: [{ type: "text", text: "go" }], model_override: "claude-3-5-haiku", stream: true },
     });
     const events = await readSse(res);
@@ -77,15 +69,15 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
   });
 
   it("unknown agent is a coded 404", async () => {
-    const res = await api("/v1/invoke", { key: t.adminKey, body: { agent_name: "nobody", session_id: "s1", content: [{ type: "text", text: "x" }] } });
+    const res = await api("/v1/invoke", { key: tenant().adminKey, body: { agent_name: "nobody", session_id: "s1", content: [{ type: "text", text: "x" }] } });
     expect(res.status).toBe(404);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-047");
   });
 
   it("the offline echo model answers with no network and shows the memory it was given", async () => {
     const session = uniqueThread("s");
-    await api("/v1/memory/facts", { key: t.adminKey, body: { scope: "organization:acme", kind: "style", text: "Use short sentences." } });
-    const turn = (text: string) => api("/v1/invoke", { key: t.adminKey, body: { agent_name: "assistant", session_id: session, content: [{ type: "text", text }] } });
+    await api("/v1/memory/facts", { key: tenant().adminKey, body: { scope: "organization:acme", kind: "style", text: "Use short sentences." } });
+    const turn = (text: string) => api("/v1/invoke", { key: tenant().adminKey, body: { agent_name: "assistant", session_id: session, content: [{ type: "text", text }] } });
     const first = (await (await turn("My name is Ada.")).json()) as InvokeBody;
     expect(first.model).toBe("offline-echo");
     const second = (await (await turn("What is my name?")).json()) as InvokeBody;
@@ -96,9 +88,9 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
 
   it("records usage per tenant and day", async () => {
     fakeAnthropic().reply({ text: "x", usage: { prompt_tokens: 10, completion_tokens: 4 } });
-    const before = (await (await api("/v1/usage", { key: t.adminKey })).json()) as { total: { requests: number; prompt_tokens: number } };
-    await api("/v1/invoke", { key: t.adminKey, body: { agent_name: "assistant", session_id: uniqueThread("s"), content: [{ type: "text", text: "x" }], model_override: "claude-3-5-haiku" } });
-    const after = (await (await api("/v1/usage", { key: t.adminKey })).json()) as { total: { requests: number; prompt_tokens: number } };
+    const before = (await (await api("/v1/usage", { key: tenant().adminKey })).json()) as { total: { requests: number; prompt_tokens: number } };
+    await api("/v1/invoke", { key: tenant().adminKey, body: { agent_name: "assistant", session_id: uniqueThread("s"), content: [{ type: "text", text: "x" }], model_override: "claude-3-5-haiku" } });
+    const after = (await (await api("/v1/usage", { key: tenant().adminKey })).json()) as { total: { requests: number; prompt_tokens: number } };
     expect(after.total.requests).toBe(before.total.requests + 1);
     expect(after.total.prompt_tokens).toBe(before.total.prompt_tokens + 10);
     const other = await createTenant();

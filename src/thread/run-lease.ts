@@ -1,0 +1,155 @@
+import { z } from "@hono/zod-openapi";
+
+/**
+ * A run's exclusive hold on one thread. The token proves the holder when it
+ * saves; `expires_at` bounds how long a holder that died can block the thread.
+ */
+export const Lease = z.object({ token: z.string().min(1), expires_at: z.number().int() });
+export type Lease = z.infer<typeof Lease>;
+
+export const LEASE = {
+  /** A holder renews well before this (ThreadClient does, every third of it). */
+  defaultTtlMs: 30_000,
+  minTtlMs: 50,
+  maxTtlMs: 300_000,
+  /** How long a caller queues behind the holder before a coded 409 (BEM-038). */
+  defaultWaitMs: 30_000,
+  maxWaitMs: 60_000,
+  /** Callers beyond this many in the queue are refused at once instead of held open. */
+  maxWaiters: 1_000,
+} as const;
+
+export const clampTtl = (ms: number | undefined) => clamp(ms ?? LEASE.defaultTtlMs, LEASE.minTtlMs, LEASE.maxTtlMs);
+export const clampWait = (ms: number | undefined) => clamp(ms ?? LEASE.defaultWaitMs, 0, LEASE.maxWaitMs);
+
+function clamp(n: number, lo: number, hi: number): number {
+  return Number.isFinite(n) ? Math.min(Math.max(Math.trunc(n), lo), hi) : lo;
+}
+
+/** Where the live lease is kept so that an evicted and restarted object still honours it. */
+export interface LeaseStore {
+  load(): Lease | null;
+  save(lease: Lease | null): void;
+}
+
+type Waiter = { ttlMs: number; settle: (lease: Lease | null) => void; timer: ReturnType<typeof setTimeout> };
+
+/**
+ * One thread's run lease and its queue, inside the thread's Durable Object.
+ * At most one holder at a time; callers that find it held wait in arrival
+ * order and are handed the lease directly on release or expiry (no barging,
+ * so the order runs start in is the order they were accepted in).
+ *
+ * The lease is mirrored in storage, so it survives eviction; the waiters are
+ * in-flight calls and do not (their callers see the call fail).
+ */
+export class RunLeases {
+  #lease: Lease | null;
+  readonly #waiters: Waiter[] = [];
+  #expiryTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly store: LeaseStore,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.#lease = store.load();
+  }
+
+  /** The lease if it is still live (one past its expiry counts as released). */
+  live(): Lease | null {
+    return this.#lease && this.#lease.expires_at > this.now() ? this.#lease : null;
+  }
+
+  get waiting(): number {
+    return this.#waiters.length;
+  }
+
+  /** Whether a write carrying `token` may apply now: it holds the live lease, or nobody holds or awaits it. */
+  admits(token: string | undefined): boolean {
+    this.#settleExpired();
+    const live = this.live();
+    if (live) return token !== undefined && live.token === token;
+    return this.#waiters.length === 0;
+  }
+
+  /** A lease now when the thread is free; else a promise of one in turn, or of null after `waitMs`. */
+  acquire(ttlMs: number, waitMs: number): Lease | null | Promise<Lease | null> {
+    this.#settleExpired();
+    if (!this.live() && this.#waiters.length === 0) return this.#grant(ttlMs);
+    if (waitMs <= 0 || this.#waiters.length >= LEASE.maxWaiters) return null;
+    return new Promise<Lease | null>((settle) => {
+      const waiter: Waiter = {
+        ttlMs,
+        settle,
+        timer: setTimeout(() => {
+          const i = this.#waiters.indexOf(waiter);
+          if (i >= 0) this.#waiters.splice(i, 1);
+          settle(null);
+        }, waitMs),
+      };
+      this.#waiters.push(waiter);
+      this.#armExpiry();
+    });
+  }
+
+  /** Extends the holder's lease; false when `token` no longer holds it. */
+  renew(token: string, ttlMs: number): Lease | null {
+    const live = this.live();
+    if (!live || live.token !== token) return null;
+    this.#lease = { token, expires_at: this.now() + ttlMs };
+    this.store.save(this.#lease);
+    this.#armExpiry();
+    return this.#lease;
+  }
+
+  /** Ends the lease held by `token` and hands it to the next waiter; false for a token that lost it. */
+  release(token: string): boolean {
+    if (this.#lease?.token !== token) return false;
+    this.#clear();
+    this.#handOff();
+    return true;
+  }
+
+  #grant(ttlMs: number): Lease {
+    const lease: Lease = { token: crypto.randomUUID(), expires_at: this.now() + ttlMs };
+    this.#lease = lease;
+    this.store.save(lease);
+    this.#armExpiry();
+    return lease;
+  }
+
+  #clear(): void {
+    this.#lease = null;
+    if (this.#expiryTimer !== undefined) clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = undefined;
+    this.store.save(null);
+  }
+
+  #handOff(): void {
+    const next = this.#waiters.shift();
+    if (!next) return;
+    clearTimeout(next.timer);
+    next.settle(this.#grant(next.ttlMs));
+  }
+
+  /** A holder that died never releases: once its lease is past expiry, the next waiter gets it. */
+  #settleExpired(): void {
+    if (this.#lease && !this.live()) {
+      this.#clear();
+      this.#handOff();
+    }
+  }
+
+  /** Only waiters need the timer (a free thread checks expiry lazily), so an idle object holds none. */
+  #armExpiry(): void {
+    if (this.#expiryTimer !== undefined) clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = undefined;
+    const lease = this.#lease;
+    if (!lease || this.#waiters.length === 0) return;
+    this.#expiryTimer = setTimeout(() => {
+      this.#expiryTimer = undefined;
+      if (this.#lease === lease) this.#settleExpired();
+      if (this.#lease === lease) this.#armExpiry(); // the clock had not reached it yet
+    }, Math.max(0, lease.expires_at - this.now()) + 1);
+  }
+}
