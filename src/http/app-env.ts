@@ -1,7 +1,8 @@
 import type { Principal } from "../auth/principal";
+import type { Timings } from "../pipeline/timings";
 
 /** Hono typing shared by every route file. */
 export type AppEnv = {
   Bindings: Env;
-  Variables: { principal: Principal; requestId: string };
+  Variables: { principal: Principal; requestId: string; timings: Timings };
 };

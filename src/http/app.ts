@@ -3,6 +3,7 @@ import { AppError } from "../errors";
 import type { AppEnv } from "./app-env";
 import { toErrorResponse } from "./errors";
 import { validationHook } from "./validation";
+import { Timings } from "../pipeline/timings";
 import { authenticate } from "./auth";
 import { bodyLimits } from "./limits";
 import { rateLimit } from "./rate-limit";
@@ -25,12 +26,16 @@ export function createApp() {
 
   app.use("*", async (c, next) => {
     c.set("requestId", c.req.header("cf-ray") ?? crypto.randomUUID());
+    c.set("timings", new Timings());
     await next();
   });
 
   app.get("/health", (c) => c.json({ ok: true }));
 
-  app.use("/v1/*", authenticate);
+  app.use("/v1/*", authenticate, async (c, next) => {
+    c.get("timings").lap("auth");
+    await next();
+  });
   // After auth (so unauthenticated callers cost no body read) and before any route reads a body.
   app.use("/v1/*", rateLimit);
   app.use("/v1/*", bodyLimits);

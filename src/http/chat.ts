@@ -59,6 +59,7 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
   const body = c.req.valid("json");
   const input: TurnInput = {
     principal: c.get("principal"),
+    timings: c.get("timings"),
     agentName: body.agent,
     threadId: body.thread_id ?? c.req.valid("header")["x-thread-id"],
     messages: body.messages.map((m): MessageInput => ({

@@ -38,6 +38,7 @@ export const invokeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
   const body = c.req.valid("json");
   const input: TurnInput = {
     principal: c.get("principal"),
+    timings: c.get("timings"),
     agentName: body.agent_name,
     threadId: body.session_id,
     messages: [{ role: "user", content: body.content }],

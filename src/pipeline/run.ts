@@ -99,7 +99,8 @@ async function loadingMemory<T>(work: Promise<T>): Promise<T> {
 
 async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared> {
   const { env } = deps;
-  const timings = new Timings();
+  const timings = input.timings ?? new Timings();
+  timings.lap("request");
   const { principal } = input;
   if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;

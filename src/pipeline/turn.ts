@@ -24,6 +24,8 @@ export type TurnInput = {
   checkpointId?: string;
   /** Per-run context for the agent's dynamic prompt. */
   context?: Record<string, unknown>;
+  /** Phase timings of the request so far (Server-Timing); a new clock when absent. */
+  timings?: Timings;
   /** Passed through to the provider: tools, tool_choice, response_format, temperature… */
   params?: Omit<ChatRequest, "messages">;
 };
