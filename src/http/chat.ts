@@ -13,8 +13,8 @@ import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
 
 export const RUN_ERRORS = [
-  "BEM-022", "BEM-023", "BEM-030", "BEM-032", "BEM-041", "BEM-046", "BEM-047",
-  "BEM-070", "BEM-071", "BEM-072", "BEM-073", "BEM-074", "BEM-075", "BEM-076", "BEM-077",
+  "BEM-022", "BEM-023", "BEM-030", "BEM-032", "BEM-038", "BEM-041", "BEM-046", "BEM-047",
+  "BEM-065", "BEM-070", "BEM-071", "BEM-072", "BEM-073", "BEM-074", "BEM-075", "BEM-076", "BEM-077", "BEM-081", "BEM-083", "BEM-084",
 ] as const;
 
 const chatCompletion = createRoute({

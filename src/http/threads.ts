@@ -67,7 +67,7 @@ const updateState = createRoute({
   },
   responses: {
     200: jsonContent(Checkpoint, "The new head checkpoint"),
-    ...errorResponses("BEM-022", "BEM-030", "BEM-031", "BEM-033", "BEM-034", "BEM-035", "BEM-037"),
+    ...errorResponses("BEM-022", "BEM-030", "BEM-031", "BEM-033", "BEM-034", "BEM-035", "BEM-037", "BEM-038"),
   },
 });
 
@@ -80,7 +80,7 @@ const forkThread = createRoute({
     params: ThreadParam,
     body: { required: true, content: { "application/json": { schema: z.object({ checkpoint_id: CheckpointId }) } } },
   },
-  responses: { 200: jsonContent(Checkpoint, "The new head checkpoint"), ...errorResponses("BEM-022", "BEM-030", "BEM-032", "BEM-036") },
+  responses: { 200: jsonContent(Checkpoint, "The new head checkpoint"), ...errorResponses("BEM-022", "BEM-030", "BEM-032", "BEM-036", "BEM-038") },
 });
 
 const deleteThread = createRoute({
@@ -89,7 +89,7 @@ const deleteThread = createRoute({
   tags: ["threads"],
   summary: "Delete the thread: messages, channels and checkpoints",
   request: { params: ThreadParam },
-  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-030", "BEM-036") },
+  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-030", "BEM-036", "BEM-038") },
 });
 
 // Own sub-app so a bad update body is reported with opsHook (BEM-035).

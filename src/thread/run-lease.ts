@@ -84,6 +84,7 @@ export class RunLeases {
         timer: setTimeout(() => {
           const i = this.#waiters.indexOf(waiter);
           if (i >= 0) this.#waiters.splice(i, 1);
+          this.#armExpiry(); // disarms when nobody waits any more
           settle(null);
         }, waitMs),
       };

@@ -138,9 +138,10 @@ export class ThreadDO extends DurableObject<Env> {
     return { ok: true, value: this.openLeases().release(token) };
   }
 
-  /** The live lease, if any (for tests and diagnostics). */
-  runLease(): RpcResult<Lease | null> {
-    return { ok: true, value: this.openLeases().live() };
+  /** The live lease, if any, and how many calls queue behind it (for tests and diagnostics). */
+  runStatus(): RpcResult<{ lease: Lease | null; waiting: number }> {
+    const leases = this.openLeases();
+    return { ok: true, value: { lease: leases.live(), waiting: leases.waiting } };
   }
 
   /** Continues from an old checkpoint: a new head whose parent is that checkpoint. The old branch stays in history. */
@@ -206,6 +207,7 @@ export class ThreadDO extends DurableObject<Env> {
         return parsed?.success ? parsed.data : null;
       },
       save: (lease) => {
+        if (!lease && !this.ready) return; // storage was just deleted: nothing to clear, and nothing to re-create
         if (!this.ready) this.open();
         if (lease) {
           this.sql.exec(
