@@ -1,0 +1,199 @@
+import { z } from "@hono/zod-openapi";
+import { AppError } from "../errors";
+import { memoryFor } from "../memory/for-tenant";
+import { preloadedSession } from "../memory/session-backend";
+import { MemoryScope } from "../memory/scope";
+import { resolveScopes } from "../memory/scopes-for";
+import { TokenLimitStrategy } from "../memory/token-limit-strategy";
+import type { ChatMessage, DeltaEvent } from "../providers/types";
+import type { AgentConfig, ModelConfig } from "../routing/model-config";
+import { requireAgent, routerFor } from "../routing/registry";
+import type { RouteResult } from "../routing/router";
+import { ThreadClient, type ThreadRun } from "../thread/client";
+import type { Message, MessageInput } from "../thread/message";
+import { collectReducers, middlewareTools, validateRunContext } from "./middleware/compose";
+import { middlewaresFromConfig } from "./middleware/registry";
+import type { Middleware, Runtime } from "./middleware/types";
+import { tokensOf } from "./prompt";
+import { makeMessage, type AgentState, type Reducers } from "./state";
+import type { Tool } from "./tools/define";
+import { serverToolsFor } from "./tool-registry";
+import { summarizerFor } from "./summarizer";
+import { Timings } from "./timings";
+import type { TurnInput } from "./turn";
+
+export type RunDeps = { env: Env; waitUntil: (p: Promise<unknown>) => void; fetch?: typeof fetch };
+
+/** Streaming callbacks: `start` once the first upstream event exists, then every content/tool delta. */
+export type StreamHooks = {
+  start(model: ModelConfig, route: RouteResult): void | Promise<void>;
+  delta(event: DeltaEvent): void | Promise<void>;
+};
+
+/** Everything decided before the first provider call. Nothing has been written yet. */
+export type Prepared = {
+  input: TurnInput;
+  agent?: AgentConfig;
+  thread?: ThreadClient;
+  /** The thread's lease, held from before its history is read until the run's save (or failure). */
+  run?: ThreadRun;
+  route: RouteResult;
+  /** Client system/developer messages: instructions for this call, never stored. */
+  clientSystem: ChatMessage[];
+  facts: Message[];
+  /** The thread's messages (the budget window, or all of them when middleware needs the whole state) + channels. */
+  state: AgentState;
+  /** The client's new non-system messages, with ids. */
+  inputMessages: Message[];
+  middlewares: Middleware[];
+  /** Every server tool: the agent's and those its middleware install. */
+  tools: Tool[];
+  /** The agent's own server tools (middleware add theirs when the request is prepared). */
+  agentTools: Tool[];
+  reducers: Reducers;
+  runtime: Runtime;
+  warnings: string[];
+  timings: Timings;
+};
+
+const isInstruction = (m: MessageInput) => m.role === "system";
+
+function toChat(m: Pick<MessageInput, "role" | "content" | "name" | "tool_calls" | "tool_call_id">): ChatMessage {
+  const c: ChatMessage = { role: m.role, content: m.content ?? null };
+  if (m.name !== undefined) c.name = m.name;
+  if (m.tool_calls !== undefined) c.tool_calls = m.tool_calls.map((t) => ({ ...t, type: "function" as const }));
+  if (m.tool_call_id !== undefined) c.tool_call_id = m.tool_call_id;
+  return c;
+}
+
+/** The agent's declared context schema (JSON Schema in models.yaml), checked per run. */
+function validateAgentContext(agent: AgentConfig | undefined, context: Record<string, unknown>): void {
+  if (!agent?.context_schema) return;
+  const parsed = z.fromJSONSchema(agent.context_schema).safeParse(context);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, 5).map((i) => `context.${i.path.map(String).join(".")}: ${i.message}`);
+    throw new AppError("BEM-083", issues.join("; "));
+  }
+}
+
+/** A storage failure while loading memory is a coded 503 before anything runs, never a bare 500. */
+async function loadingMemory<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    if (e instanceof AppError) throw e;
+    throw new AppError("BEM-065", undefined, { internal: e instanceof Error ? e.message : String(e) });
+  }
+}
+
+export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared> {
+  const { env } = deps;
+  const timings = input.timings ?? new Timings();
+  timings.lap("request");
+  const { principal } = input;
+  if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
+  const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
+  const thread = input.threadId !== undefined ? new ThreadClient(env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil }) : undefined;
+
+  const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
+  const agentTools = serverToolsFor(agent);
+  const tools = middlewareTools(middlewares, agentTools);
+  const reducers = collectReducers(middlewares, tools);
+  const context = validateRunContext(middlewares, input.context ?? {});
+  validateAgentContext(agent, context);
+
+  const clientSystem = input.messages.filter(isInstruction).map(toChat);
+  const toSave = input.messages.filter((m) => !isInstruction(m));
+  if (toSave.length === 0) throw new AppError("BEM-011", "messages: at least one non-system message is required");
+
+  // Scopes come from the principal; the client may only narrow them (BEM-023 otherwise).
+  const sessionId = thread?.threadId ?? "stateless";
+  const session = MemoryScope.session(sessionId);
+  let scopes = resolveScopes({ principal, sessionId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
+  if (!thread) scopes = scopes.filter((s) => !s.equals(session));
+
+  const system: ChatMessage[] = agent?.system_prompt ? [{ role: "system", content: agent.system_prompt }, ...clientSystem] : clientSystem;
+  const newInput = toSave.map(toChat);
+  const lastUser = [...newInput].reverse().find((m) => m.role === "user");
+  const fixedTokens = tokensOf(system) + tokensOf(newInput);
+  const route = routerFor(env).resolve({
+    content: lastUser?.content ?? null,
+    messages: [...system.map((m) => ({ ...m, role: "system" as const })), ...toSave],
+    metadata: input.capabilities ? { capabilities: input.capabilities } : undefined,
+    agent,
+    model_override: input.model && input.model !== "auto" ? input.model : undefined,
+    min_context_tokens: fixedTokens,
+  });
+  timings.lap("route");
+
+  const budget = Math.max(0, route.model.max_tokens - fixedTokens);
+  const warnings: string[] = [];
+  // Middleware rewrites the stored conversation, so it must see all of it; without
+  // middleware the run reads only the newest window that fits (O(kept), not O(history)).
+  const needsWholeState = thread !== undefined && (middlewares.length > 0 || input.checkpointId !== undefined);
+  // Runs on one thread take turns: the lease is taken before the thread is read and
+  // held until the save, so this run sees every turn accepted before it. On a free
+  // thread it is the same one round trip that reads the newest window; facts (D1)
+  // load meanwhile, since only the thread's turns depend on the lease.
+  const leasing = thread?.beginRun(needsWholeState ? {} : { recentTokens: budget });
+  leasing?.catch(() => undefined); // awaited below; this only covers a loading failure that comes first
+  let facts: Message[];
+  let state: AgentState;
+  let run: ThreadRun | undefined;
+  try {
+    if (thread && leasing && needsWholeState) {
+      const memory = memoryFor(env, principal.tenant);
+      const [loaded, threadState] = await loadingMemory(Promise.all([
+        memory.loadContext(
+          scopes.filter((s) => !s.equals(session)),
+          budget,
+        ),
+        leasing.then(() => thread.getState(input.checkpointId)),
+      ]));
+      facts = loaded.messages;
+      if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
+      const { messages, ...channels } = threadState.channels;
+      state = { ...channels, messages: input.checkpointId !== undefined && middlewares.length === 0 ? new TokenLimitStrategy().apply(messages, Math.max(0, budget - loaded.tokens)) : messages };
+    } else {
+      const own = thread && leasing
+        ? { threadId: thread.threadId, thread: preloadedSession(async () => (await leasing).recent ?? thread.loadRecent(budget), budget, thread) }
+        : undefined;
+      const memory = memoryFor(env, principal.tenant, own ? { session: own } : {});
+      const loaded = await loadingMemory(memory.loadContext(scopes, budget));
+      facts = loaded.messages.filter((m) => m.metadata?.fact !== undefined);
+      const factSet = new Set(facts);
+      state = { messages: loaded.messages.filter((m) => !factSet.has(m)) };
+      if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
+    }
+    // A client may narrow its scopes so the session is never read; the run still takes its turn.
+    run = leasing ? await leasing : undefined;
+    timings.lap("memory");
+
+    const runtime: Runtime = {
+      model: { name: route.model.name, max_tokens: route.model.max_tokens },
+      context,
+      agent: { name: agent?.name ?? "default" },
+      summarize: summarizerFor(deps, principal),
+      now: () => Date.now(),
+    };
+    const inputMessages = toSave.map((m) =>
+      makeMessage(
+        {
+          role: m.role,
+          content: m.content ?? null,
+          ...(m.name !== undefined ? { name: m.name } : {}),
+          ...(m.tool_calls !== undefined ? { tool_calls: m.tool_calls.map((t) => ({ ...t, type: "function" as const })) } : {}),
+          ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
+          ...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
+        },
+        runtime,
+      ),
+    );
+    return { input, agent, thread, run, route, clientSystem, facts, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
+  } catch (e) {
+    // Whether the lease is granted already or later, it is given back without holding up this answer.
+    if (leasing) deps.waitUntil(leasing.then((r) => r.end(), () => undefined));
+    throw e;
+  }
+}
+

@@ -1,0 +1,33 @@
+import type { Attempt } from "../providers/failover";
+import type { ModelConfig } from "../routing/model-config";
+import type { UpdateOp } from "../thread/types";
+import { toThreadOps } from "./state";
+import type { LoopStep, StepWrite } from "./tools/loop";
+import type { Prepared } from "./prepare";
+
+/** Writes the run's steps as checkpoints (the first with the input and the routing record). */
+export async function saveRun(p: Prepared, prefix: StepWrite[], steps: LoopStep[], model: ModelConfig, attempts: Attempt[]): Promise<string | null> {
+  if (!p.thread || steps.length === 0) return null;
+  const run = p.run;
+  if (p.input.checkpointId !== undefined) await p.thread.fork(p.input.checkpointId, { run });
+  const saves: { ops: UpdateOp[]; source: "input" | "loop" }[] = [];
+  for (const [i, step] of steps.entries()) {
+    const writes = i === 0 ? [...prefix, ...step.writes] : step.writes;
+    const ops: UpdateOp[] = writes.flatMap((w) => toThreadOps(w.update, p.reducers));
+    if (i === 0) {
+      ops.push({
+        op: "set",
+        channel: "last_route",
+        reducer: "last_value",
+        value: { model: model.name, reason: p.route.reason, candidates: p.route.candidates.map((m) => m.name), attempts, trace: p.route.trace },
+      });
+    }
+    if (ops.length > 0) saves.push({ ops, source: i === 0 ? "input" : "loop" });
+  }
+  let checkpointId: string | null = null;
+  // The last save ends the run in the same event, so the next run starts right on it.
+  for (const [i, s] of saves.entries()) {
+    checkpointId = (await p.thread.update({ ops: s.ops }, s.source, { run, endRun: i === saves.length - 1 })).id;
+  }
+  return checkpointId;
+}
