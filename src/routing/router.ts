@@ -149,14 +149,12 @@ export class ModelRouter {
     const avail = this.availableStep;
     trace.push({ strategy: "availability", input: idx.names, output: avail.names, excluded: avail.excluded });
     let cands: readonly number[] = avail.kept;
-    let names: readonly string[] = avail.names;
+    let names: () => readonly string[] = () => avail.names;
     let relaxedBy: string | null = avail.kept.length === 0 ? "availability" : null;
     for (const s of this.strategies) {
       const r = isIndexed(s) ? s.applyIndexed(cands, ctx) : this.applyPlain(s, cands, ctx);
-      const out = r.kept === cands ? names : namesOf(r.kept, idx.names);
-      const entry: TraceEntry = { strategy: s.name, input: names, output: out, excluded: r.excluded };
-      if (r.note !== undefined) entry.note = r.note;
-      trace.push(entry);
+      const out = r.kept === cands ? names : lazyNames(r.kept, idx.names);
+      trace.push(lazyEntry(s.name, names, out, r.excluded, r.note));
       if (cands.length === 0 && r.kept.length > 0) relaxedBy = s.name;
       cands = r.kept;
       names = out;
@@ -266,6 +264,22 @@ export class ModelRouter {
     }
     return { kept, excluded, note: r.note };
   }
+}
+
+/** Names of positions, computed when first read: most traces are never read model by model. */
+function lazyNames(positions: readonly number[], all: readonly string[]): () => readonly string[] {
+  let cached: readonly string[] | undefined;
+  return () => (cached ??= namesOf(positions, all));
+}
+
+/** A trace entry whose name lists are enumerable getters: it reads, compares and serializes like plain data. */
+function lazyEntry(strategy: string, input: () => readonly string[], output: () => readonly string[], excluded: Exclusion[], note?: string): TraceEntry {
+  const entry = { strategy } as TraceEntry;
+  Object.defineProperty(entry, "input", { get: input, enumerable: true });
+  Object.defineProperty(entry, "output", { get: output, enumerable: true });
+  entry.excluded = excluded;
+  if (note !== undefined) entry.note = note;
+  return entry;
 }
 
 function namesOf(positions: readonly number[], all: readonly string[]): string[] {
