@@ -11,6 +11,7 @@ export default defineConfig(async () => ({
           OPERATOR_KEY: "test-operator-key",
           EDGEWEAVE_OFFLINE: "1",
           ALLOW_PRIVATE_CALLBACKS: "1",
+          CORS_ORIGINS: "https://app.example.com",
           OPENAI_API_KEY: "sk-test-openai",
           ANTHROPIC_API_KEY: "sk-ant-test",
           GROQ_API_KEY: "gsk-test",

@@ -1,5 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createTenant } from "./support/tenants";
 
 describe("app shell", () => {
   it("answers health", async () => {
@@ -16,5 +17,21 @@ describe("app shell", () => {
     const res = await exports.default.fetch("http://x/openapi.json");
     const doc = (await res.json()) as { openapi: string };
     expect(doc.openapi).toBe("3.1.0");
+  });
+});
+
+describe("wrong method on a real route", () => {
+  it("is 405 BEM-003 with an Allow header, not 404 (after auth, like every /v1 route)", async () => {
+    const { memberKey } = await createTenant();
+    const auth = { authorization: `Bearer ${memberKey}` };
+    const put = await exports.default.fetch("http://x/v1/models", { method: "PUT", headers: auth });
+    expect(put.status).toBe(405);
+    expect(put.headers.get("allow")).toBe("GET");
+    expect(((await put.json()) as { error: { code: string } }).error.code).toBe("BEM-003");
+    const patch = await exports.default.fetch("http://x/v1/threads/t-1", { method: "PATCH", headers: auth });
+    expect(patch.status).toBe(405);
+    expect(patch.headers.get("allow")).toBe("DELETE");
+    const health = await exports.default.fetch("http://x/health", { method: "POST" });
+    expect(health.status).toBe(405);
   });
 });

@@ -21,10 +21,10 @@ function requireKeyManager(p: Principal, tenant: string): void {
 const TenantParam = z.object({ tenant: TenantId.openapi({ param: { name: "tenant", in: "path" } }) });
 const KeyParams = TenantParam.extend({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" }, example: "key_0f3a…" }) });
 
-const CreateTenant = z.object({ id: TenantId, name: z.string().max(200).optional() }).openapi("CreateTenant");
+const CreateTenant = z.strictObject({ id: TenantId, name: z.string().max(200).optional() }).openapi("CreateTenant");
 const TenantList = z.object({ tenants: z.array(Tenant), next_after: z.string().nullable() }).openapi("TenantList");
 const CreateKey = z
-  .object({
+  .strictObject({
     role: KeyRole,
     scopes: z
       .array(z.string().max(200))

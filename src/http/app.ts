@@ -5,6 +5,8 @@ import { toErrorResponse } from "./errors";
 import { validationHook } from "./validation";
 import { Timings } from "../pipeline/timings";
 import { authenticate } from "./auth";
+import { corsForApi } from "./cors";
+import { allowedMethodsFor } from "./allowed-methods";
 import { bodyLimits } from "./limits";
 import { rateLimit } from "./rate-limit";
 import { taskRoutes } from "./tasks";
@@ -28,10 +30,13 @@ export function createApp() {
     c.set("requestId", c.req.header("cf-ray") ?? crypto.randomUUID());
     c.set("timings", new Timings());
     await next();
+    c.header("x-request-id", c.get("requestId"));
   });
 
   app.get("/health", (c) => c.json({ ok: true }));
 
+  // Before auth, so preflight requests (which carry no key) are answered.
+  app.use("/v1/*", corsForApi);
   app.use("/v1/*", authenticate, async (c, next) => {
     c.get("timings").lap("auth");
     await next();
@@ -67,7 +72,10 @@ export function createApp() {
     security: [{ bearer: [] }],
   });
 
-  app.notFound(() => {
+  const methodsOn = allowedMethodsFor(app.routes);
+  app.notFound((c) => {
+    const allow = methodsOn(c.req.path);
+    if (allow.length > 0) throw new AppError("BEM-003", `${c.req.method} is not served here; use ${allow.join(", ")}`, { headers: { allow: allow.join(", ") } });
     throw new AppError("BEM-002");
   });
   app.onError((err, c) => toErrorResponse(err, c));

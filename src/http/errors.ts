@@ -27,6 +27,9 @@ export function toErrorResponse(err: unknown, c: Context<AppEnv>): Response {
   }
   const res = c.json(appErr.toJSON(), appErr.status as 400);
   for (const [k, v] of Object.entries(appErr.headers ?? {})) res.headers.set(k, v);
+  // Also here: a response made while handling an error skips the outer middleware.
+  const requestId = c.get("requestId");
+  if (requestId) res.headers.set("x-request-id", requestId);
   return res;
 }
 

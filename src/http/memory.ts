@@ -13,7 +13,7 @@ import { validationHook } from "./validation";
 
 // Kind and text stay loose strings here so the handler answers with their own codes (BEM-063, BEM-062, BEM-064).
 const RememberBody = z
-  .object({
+  .strictObject({
     scope: ScopeInput,
     kind: z.string().openapi({ description: "[a-z][a-z0-9_-]{0,31}", example: "style" }),
     text: z.string().openapi({ description: "1 to 8192 bytes of UTF-8", example: "Use short sentences." }),

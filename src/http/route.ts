@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { requireAgent, routerFor } from "../routing/registry";
-import { Content, MessageInput } from "../thread/message";
+import { Content } from "../thread/message";
+import { ChatMessage } from "./chat-schemas";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
@@ -9,12 +10,16 @@ const RouteBody = z
   .object({
     agent_name: z.string().min(1).max(64).optional(),
     content: Content.optional(),
-    messages: z.array(MessageInput).max(1000).optional(),
+    messages: z.array(ChatMessage).max(1000).optional(),
     metadata: z.object({ capabilities: z.array(z.string().max(64)).max(32).optional() }).optional(),
     model_override: z.string().max(128).optional(),
     min_context_tokens: z.number().int().min(0).max(100_000_000).optional(),
+    // The chat endpoint's names for the same things, so a chat body can be dry-run as it is.
+    agent: z.string().min(1).max(64).optional().openapi({ description: "Same as agent_name (chat completions' name)" }),
+    model: z.string().max(128).optional().openapi({ description: "Same as model_override; `auto` routes" }),
+    capabilities: z.array(z.string().max(64)).max(32).optional().openapi({ description: "Same as metadata.capabilities" }),
   })
-  .openapi("RouteRequest");
+  .openapi("RouteRequest", { description: "The native invoke fields, or a chat completions body (agent, model, capabilities, messages)." });
 
 const TraceEntry = z.object({
   strategy: z.string(),
@@ -54,13 +59,16 @@ const routeDryRun = createRoute({
 /** POST /v1/route: which model would answer this request, and why — without calling it. */
 export const routeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(routeDryRun, (c) => {
   const body = c.req.valid("json");
-  const agent = body.agent_name === undefined ? undefined : requireAgent(body.agent_name);
+  const agentName = body.agent_name ?? body.agent;
+  const agent = agentName === undefined ? undefined : requireAgent(agentName);
+  const capabilities = body.metadata?.capabilities ?? body.capabilities;
+  const model = body.model_override ?? body.model;
   const r = routerFor(c.env).resolve({
     content: body.content,
-    messages: body.messages,
-    metadata: body.metadata,
+    messages: body.messages?.map((m) => ({ ...m, role: m.role === "developer" ? ("system" as const) : m.role })),
+    metadata: capabilities ? { capabilities } : undefined,
     agent,
-    model_override: body.model_override,
+    model_override: model === "auto" ? undefined : model,
     min_context_tokens: body.min_context_tokens,
   });
   return c.json(

@@ -34,7 +34,7 @@ const POINTER_MAX = 256;
 const Pointer = z.string().max(POINTER_MAX).openapi({ description: "RFC 6901 JSON pointer into the payload", example: "/ticket/id" });
 
 const CreateWebhook = z
-  .object({
+  .strictObject({
     name: z.string().min(1).max(100).openapi({ example: "helpdesk" }),
     agent_name: z.string().min(1).max(64).openapi({ example: "assistant" }),
     thread_from: Pointer,

@@ -161,3 +161,17 @@ describe("admin routes", () => {
     expect((await api("/v1/memory/facts?scope=system", { key: b.memberKey })).status).toBe(200);
   });
 });
+
+describe("admin bodies are strict", () => {
+  it("a misspelt field is a coded 400 naming it, not silently ignored", async () => {
+    const tenant = `strict-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await api("/v1/admin/tenants", { key: OPERATOR_KEY, body: { id: tenant } })).status).toBe(201);
+    const res = await api(`/v1/admin/tenants/${tenant}/keys`, { key: OPERATOR_KEY, body: { role: "member", grants: ["docset:*"] } });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("BEM-011");
+    expect(body.error.message).toContain("grants");
+    const keys = (await (await api(`/v1/admin/tenants/${tenant}/keys`, { key: OPERATOR_KEY })).json()) as { keys: unknown[] };
+    expect(keys.keys).toEqual([]);
+  });
+});

@@ -68,6 +68,12 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
     expect(summary.model).toBe("claude-3-5-haiku");
   });
 
+  it("a bad session id is BEM-030, as on the thread routes", async () => {
+    const res = await api("/v1/invoke", { key: tenant().adminKey, body: { agent_name: "assistant", session_id: "no spaces/allowed", content: [{ type: "text", text: "x" }] } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-030");
+  });
+
   it("unknown agent is a coded 404", async () => {
     const res = await api("/v1/invoke", { key: tenant().adminKey, body: { agent_name: "nobody", session_id: "s1", content: [{ type: "text", text: "x" }] } });
     expect(res.status).toBe(404);

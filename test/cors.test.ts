@@ -1,0 +1,41 @@
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { allowedOrigin } from "../src/http/cors";
+import { createTenant } from "./support/tenants";
+
+describe("CORS for browser apps (CORS_ORIGINS=https://app.example.com in tests)", () => {
+  it("answers a preflight from a listed origin without a key", async () => {
+    const res = await exports.default.fetch("http://x/v1/chat/completions", {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example.com", "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+    expect(res.headers.get("access-control-allow-headers")).toContain("authorization");
+  });
+
+  it("gives other origins no CORS headers, and still requires a key", async () => {
+    const pre = await exports.default.fetch("http://x/v1/models", { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "GET" } });
+    expect(pre.headers.get("access-control-allow-origin")).toBeNull();
+    const t = await createTenant();
+    const ok = await exports.default.fetch("http://x/v1/models", { headers: { origin: "https://app.example.com", authorization: `Bearer ${t.memberKey}` } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+    expect(ok.headers.get("access-control-expose-headers")).toContain("x-edgeweave-model");
+    const noKey = await exports.default.fetch("http://x/v1/models", { headers: { origin: "https://app.example.com" } });
+    expect(noKey.status).toBe(401);
+  });
+
+  it("tags every response with a request id", async () => {
+    const res = await exports.default.fetch("http://x/nope");
+    expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("matches origins exactly", () => {
+    expect(allowedOrigin("https://a.test", "https://a.test, https://b.test")).toBe("https://a.test");
+    expect(allowedOrigin("https://a.test.evil", "https://a.test")).toBeNull();
+    expect(allowedOrigin("https://x.test", "*")).toBe("https://x.test");
+    expect(allowedOrigin("https://x.test", undefined)).toBeNull();
+    expect(allowedOrigin("https://x.test", "")).toBeNull();
+  });
+});
