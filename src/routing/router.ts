@@ -154,7 +154,7 @@ export class ModelRouter {
     for (const s of this.strategies) {
       const r = isIndexed(s) ? s.applyIndexed(cands, ctx) : this.applyPlain(s, cands, ctx);
       const out = r.kept === cands ? names : lazyNames(r.kept, idx.names);
-      trace.push(lazyEntry(s.name, names, out, r.excluded, r.note));
+      trace.push(lazyEntry(s.name, names, out, () => r.excluded, r.note));
       if (cands.length === 0 && r.kept.length > 0) relaxedBy = s.name;
       cands = r.kept;
       names = out;
@@ -273,11 +273,11 @@ function lazyNames(positions: readonly number[], all: readonly string[]): () => 
 }
 
 /** A trace entry whose name lists are enumerable getters: it reads, compares and serializes like plain data. */
-function lazyEntry(strategy: string, input: () => readonly string[], output: () => readonly string[], excluded: Exclusion[], note?: string): TraceEntry {
+function lazyEntry(strategy: string, input: () => readonly string[], output: () => readonly string[], excluded: () => Exclusion[], note?: string): TraceEntry {
   const entry = { strategy } as TraceEntry;
   Object.defineProperty(entry, "input", { get: input, enumerable: true });
   Object.defineProperty(entry, "output", { get: output, enumerable: true });
-  entry.excluded = excluded;
+  Object.defineProperty(entry, "excluded", { get: excluded, enumerable: true });
   if (note !== undefined) entry.note = note;
   return entry;
 }

@@ -70,15 +70,22 @@ export function filterByBits(
   why: (p: number) => string,
 ): IndexedResult {
   let kept: number[] | null = null;
-  const excluded: Exclusion[] = [];
+  const out: number[] = [];
   for (let i = 0; i < candidates.length; i++) {
     const p = candidates[i]!;
     if (((bits[p >>> 5]! >>> (p & 31)) & 1) === 1) {
       kept?.push(p);
     } else {
       kept ??= candidates.slice(0, i) as number[];
-      excluded.push({ model: ctx.index.names[p]!, reason: why(p) });
+      out.push(p);
     }
   }
-  return { kept: kept ?? candidates, excluded };
+  // The reasons are built when first read (a trace that is shown, an error that explains).
+  let excluded: Exclusion[] | undefined;
+  const result = { kept: kept ?? candidates } as IndexedResult;
+  Object.defineProperty(result, "excluded", {
+    enumerable: true,
+    get: () => (excluded ??= out.map((p) => ({ model: ctx.index.names[p]!, reason: why(p) }))),
+  });
+  return result;
 }

@@ -48,5 +48,6 @@ export const CapabilityStrategy = indexedStrategy("capability", (candidates, ctx
   const why = capabilityReasoner(ctx.index, r.capabilities, soft);
   const res = filterByBits(candidates, capabilityBits(ctx.index, r.capabilities), ctx, why);
   const source = r.capabilitiesHard ? "metadata.capabilities" : "agent tags";
-  return { ...res, note: `${source}: ${r.capabilities.join(", ")}${ignored ? `; ${ignored}` : ""}` };
+  res.note = `${source}: ${r.capabilities.join(", ")}${ignored ? `; ${ignored}` : ""}`; // set, not spread: spreading would build the lazy reasons
+  return res;
 });
