@@ -115,8 +115,8 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
 
   const id = completionId();
   const includeUsage = body.stream_options?.include_usage === true;
-  const chunk = (model: string, delta: Record<string, unknown>, finish: string | null) =>
-    JSON.stringify({ id, object: "chat.completion.chunk", created: nowSeconds(), model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] });
+  const chunk = (model: string, delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ id, object: "chat.completion.chunk", created: nowSeconds(), model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }], ...extra });
   let model = body.model;
   return streamRun(deps, input, {
     async start(out, m) {
@@ -131,7 +131,8 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
       await out.send(chunk(model, d, null));
     },
     async done(out, r) {
-      await out.send(chunk(r.model.name, {}, r.finishReason));
+      // The finishing chunk names the model and why (and the checkpoint), with or without include_usage.
+      await out.send(chunk(r.model.name, {}, r.finishReason, { edgeweave: edgeweaveSummary(r) }));
       if (includeUsage) {
         await out.send(
           JSON.stringify({
