@@ -1,7 +1,14 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { installUpstream } from "./support/upstream";
+import { afterEach } from "vitest";
+import { installUpstream, takeStrays } from "./support/upstream";
 
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 // Every outbound fetch goes through the fake upstream; unknown hosts fail the test.
 installUpstream();
+
+// A request to a host no fake serves fails the test that made it, unless that test said it meant to.
+afterEach(() => {
+  const { strays, expected } = takeStrays();
+  if (strays.length > 0 && !expected) throw new Error(`Unmocked outbound request(s): ${[...new Set(strays)].join(", ")}`);
+});

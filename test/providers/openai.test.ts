@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { callModel, collectStream, FailoverError, ProviderError, runWithFailover, streamModel } from "../../src/providers";
 import type { ChatRequest } from "../../src/providers/types";
 import { fakeOpenAI } from "../support/fake-openai";
-import { clearUpstream, unmockedRequests } from "../support/upstream";
+import { clearUpstream, expectUnmockedRequests, unmockedRequests } from "../support/upstream";
 import { drain, failure, model } from "./helpers";
 
 afterEach(() => clearUpstream());
@@ -176,6 +176,7 @@ describe("OpenAI Chat Completions adapter", () => {
 
   it("a connection error is retryable BEM-071", async () => {
     // No fake for this host: the harness refuses the connection.
+    expectUnmockedRequests();
     const err = await failure(callModel(model("x", "custom", { base_url: "http://nowhere.test/v1" }), hello, { env }));
     expect(err).toMatchObject({ code: "BEM-071", disposition: "retry" });
     expect(unmockedRequests()).toEqual(["POST http://nowhere.test/v1/chat/completions"]);

@@ -12,7 +12,7 @@ import { sign } from "../../src/webhooks/signature";
 import { readSse, snapshot } from "../pipeline/helpers";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api, createTenant, OPERATOR_KEY, type TestTenant } from "../support/tenants";
-import { clearUpstream, mockUpstream, unmockedRequests } from "../support/upstream";
+import { clearUpstream, expectUnmockedRequests, mockUpstream, unmockedRequests } from "../support/upstream";
 import { codedErrorProblem, report, SEED, send } from "./support";
 
 const mark = crypto.randomUUID().replace(/-/g, "").slice(0, 10);
@@ -292,6 +292,7 @@ describe("no key or secret in any log line or error body", () => {
       await keep(chat({}));
       await keep(chat({ stream: true }));
       await keep(chat({}));
+      expectUnmockedRequests();
       await keep(chat({ model: "claude-sonnet-4" })); // unmocked host: a connection failure inside the run
       await keep(api("/v1/memory/facts", { key: a.memberKey, body: { scope: "organization:x", kind: "k", text: "t" } }));
       await keep(api("/v1/memory/facts?scope=system", { key: `${a.adminKey}x` }));

@@ -10,6 +10,9 @@ export type RecordedRequest = { url: string; method: string; headers: Record<str
 const handlers = new Map<string, UpstreamHandler>();
 const recorded: RecordedRequest[] = [];
 const unmocked: string[] = [];
+// Every unmocked request of the current test, for the global check in test/setup.ts (not cleared by clearUpstream).
+const strays: string[] = [];
+let straysExpected = false;
 let realFetch: typeof fetch | undefined;
 
 export function installUpstream(): void {
@@ -21,6 +24,7 @@ export function installUpstream(): void {
     const handler = handlers.get(origin);
     if (!handler) {
       unmocked.push(`${req.method} ${req.url}`);
+      strays.push(`${req.method} ${req.url}`);
       throw new TypeError(`Unmocked outbound request: ${req.method} ${req.url}`);
     }
     const body = req.method === "GET" || req.method === "HEAD" ? "" : await req.clone().text();
@@ -42,3 +46,15 @@ export function clearUpstream(): void {
 
 export const upstreamRequests = (): readonly RecordedRequest[] => recorded;
 export const unmockedRequests = (): readonly string[] => unmocked;
+
+/** For a test that reaches an unknown host on purpose (to test connection failures). */
+export function expectUnmockedRequests(): void {
+  straysExpected = true;
+}
+
+/** The current test's unmocked requests and whether it expected them; resets both. */
+export function takeStrays(): { strays: string[]; expected: boolean } {
+  const out = { strays: strays.splice(0), expected: straysExpected };
+  straysExpected = false;
+  return out;
+}
