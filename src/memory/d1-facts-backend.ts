@@ -2,7 +2,7 @@ import { OPERATOR_TENANT } from "../auth/principal";
 import { AppError } from "../errors";
 import { IdGenerator } from "../thread/ids";
 import { factTokens, type Fact } from "./facts";
-import type { MemoryScope } from "./scope";
+import { ownerTenant, type MemoryScope } from "./scope";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem } from "./types";
 
 const ids = new IdGenerator();
@@ -24,14 +24,10 @@ export class D1FactsBackend implements MemoryBackend {
     readonly tenant: string,
   ) {}
 
-  private ownerOf(scope: MemoryScope): string {
-    return scope.isSystem ? OPERATOR_TENANT : this.tenant;
-  }
-
   async loadLayer(scope: MemoryScope, limits: LayerLimits): Promise<LayerLoad> {
     const out = emptyLayer();
     if (limits.facts === undefined) return out;
-    const owner = this.ownerOf(scope);
+    const owner = ownerTenant(scope, this.tenant);
     const key = scope.toString();
     let room = limits.facts;
     let after: FactCursor = { created_at: -1, id: "" };
@@ -85,7 +81,7 @@ export class D1FactsBackend implements MemoryBackend {
 
   /** One page of a scope's facts in creation order, after `after`. */
   list(scope: MemoryScope, limit: number, after?: FactCursor): Promise<Fact[]> {
-    return this.page(this.ownerOf(scope), scope.toString(), after ?? { created_at: -1, id: "" }, limit);
+    return this.page(ownerTenant(scope, this.tenant), scope.toString(), after ?? { created_at: -1, id: "" }, limit);
   }
 
   private async page(owner: string, scope: string, after: FactCursor, limit: number): Promise<Fact[]> {

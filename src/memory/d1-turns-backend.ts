@@ -2,7 +2,7 @@ import { OPERATOR_TENANT } from "../auth/principal";
 import { AppError } from "../errors";
 import { IdGenerator } from "../thread/ids";
 import { Message } from "../thread/message";
-import type { MemoryScope } from "./scope";
+import { ownerTenant, type MemoryScope } from "./scope";
 import { estimateTokens, type TokenEstimator } from "./tokens";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem, type TokenedMessage } from "./types";
 
@@ -23,14 +23,10 @@ export class D1TurnsBackend implements MemoryBackend {
     private readonly estimate: TokenEstimator = estimateTokens,
   ) {}
 
-  private ownerOf(scope: MemoryScope): string {
-    return scope.isSystem ? OPERATOR_TENANT : this.tenant;
-  }
-
   async loadLayer(scope: MemoryScope, limits: LayerLimits): Promise<LayerLoad> {
     const out = emptyLayer();
     if (limits.turns === undefined) return out;
-    const owner = this.ownerOf(scope);
+    const owner = ownerTenant(scope, this.tenant);
     const key = scope.toString();
     let room = limits.turns;
     const kept: TokenedMessage[] = [];

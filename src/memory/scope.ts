@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { OPERATOR_TENANT } from "../auth/principal";
 import { AppError } from "../errors";
 
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -80,3 +81,6 @@ export const ScopeInput = z
     example: "organization:acme",
   });
 export type ScopeInput = z.infer<typeof ScopeInput>;
+
+/** The tenant whose rows hold this scope: `system` is operator-wide (tenant ''), every other scope the caller's. */
+export const ownerTenant = (scope: MemoryScope, tenant: string): string => (scope.isSystem ? OPERATOR_TENANT : tenant);

@@ -297,7 +297,7 @@ export class ThreadDO extends DurableObject<Env> {
     };
   }
 
-  /** Runs inside transactionSync: any throw rolls every op back. */
+  /** Runs inside transactionSync: a throw rolls every op back. */
   private applyOps(ops: ParsedUpdate["ops"], source: Source): Checkpoint {
     const limits = this.limits;
     let count = this.head?.count ?? 0;
