@@ -31,17 +31,6 @@ CREATE TABLE facts (
 );
 CREATE INDEX facts_by_scope ON facts (tenant_id, scope, created_at, id);
 
--- Turns of non-session scopes (session turns live in the thread Durable Object).
-CREATE TABLE scope_turns (
-  id          TEXT PRIMARY KEY,
-  tenant_id   TEXT NOT NULL,
-  scope       TEXT NOT NULL,
-  message     TEXT NOT NULL,              -- JSON message
-  tokens      INTEGER NOT NULL,
-  created_at  INTEGER NOT NULL
-);
-CREATE INDEX scope_turns_by_scope ON scope_turns (tenant_id, scope, id);
-
 -- Threads a tenant has touched, for listing (the DO holds the content).
 CREATE TABLE threads (
   tenant_id   TEXT NOT NULL,

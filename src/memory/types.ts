@@ -32,7 +32,7 @@ export interface MemoryBackend {
   loadLayer(scope: MemoryScope, limits: LayerLimits): Promise<LayerLoad>;
   /** Stores a turn or a fact in the scope; returns the item's id. */
   appendLayer(scope: MemoryScope, item: MemoryItem): Promise<string>;
-  /** Removes a fact (or non-session turn) by id; false when there was none. */
+  /** Removes a fact by id; false when there was none. */
   forget(id: string): Promise<boolean>;
 }
 

@@ -86,15 +86,12 @@ describe("memory on real D1 and the thread Durable Object", () => {
     expect((await new ThreadClient(env, tenant, thread).loadRecent(100_000)).messages).toHaveLength(6);
   });
 
-  it("turns of non-session scopes live in D1 and load newest-first across pages", async () => {
+  it("only sessions hold turns: a non-session scope refuses one and loads none", async () => {
     const m = memoryFor(env, `t-${uid()}`);
-    for (let i = 0; i < 80; i++) await m.saveTurn(org, { id: `o${i}`, role: "user", content: `org turn ${i}`, created_at: i });
-    const all = await m.loadContext([org], 100_000);
-    expect(all.messages.map((x) => x.id)).toEqual(Array.from({ length: 80 }, (_, i) => `o${i}`));
-    const per = estimateTokens({ role: "user", content: "org turn 10" });
-    const some = await m.loadContext([org], per * 40);
-    expect(some.messages.map((x) => x.id)).toEqual(Array.from({ length: 40 }, (_, i) => `o${i + 40}`));
-    expect(some.dropped.turns).toBe(true);
+    expect(await codeOf(m.saveTurn(org, { id: "o1", role: "user", content: "org turn", created_at: 1 }))).toBe("BEM-060");
+    const ctx = await m.loadContext([org], 100_000);
+    expect(ctx.messages).toEqual([]);
+    expect(ctx.dropped.turns).toBe(false);
   });
 
   it("facts keep creation order across keyset pages and count exactly what the share left out", async () => {
