@@ -2,7 +2,8 @@ import { app } from "./http/app";
 import { consumeTaskBatch } from "./tasks/consumer";
 import { consumeDeadLetterBatch, DEAD_LETTER_QUEUE } from "./tasks/dead-letter-queue";
 
-export { ThreadDO } from "./thread/thread-do";
+// The thread object with the agent run inside it (its storage half is src/thread/thread-do.ts).
+export { ThreadDO } from "./pipeline/thread-object";
 export type { App } from "./http/app";
 
 export default {

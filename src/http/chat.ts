@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { isAppError } from "../errors";
-import { runTurn } from "../pipeline/run";
+import { runAnyTurn } from "../pipeline/run-in-object";
 import { routingSummary, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { isFailoverError } from "../providers/failover";
 import type { DeltaEvent } from "../providers/types";
@@ -89,7 +89,7 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
   const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
 
   if (!body.stream) {
-    const r = await runTurn(deps, input);
+    const r = await runAnyTurn(deps, input);
     const id = completionId();
     return c.json(
       {

@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { runTurn } from "../pipeline/run";
+import { runAnyTurn } from "../pipeline/run-in-object";
 import { routingSummary, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { routeHeaders } from "../routing/route-headers";
 import type { AppEnv } from "./app-env";
@@ -50,7 +50,7 @@ export const invokeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
   };
   const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
   if (!body.stream) {
-    const r = await runTurn(deps, input);
+    const r = await runAnyTurn(deps, input);
     return c.json(summary(r), 200, { ...routeHeaders({ model: r.model, reason: r.route.reason }), "Server-Timing": r.timings.header() });
   }
   return streamRun(deps, input, {

@@ -9,7 +9,7 @@ import type { ChatMessage, DeltaEvent } from "../providers/types";
 import type { AgentConfig, ModelConfig } from "../routing/model-config";
 import { requireAgent, routerFor } from "../routing/registry";
 import type { RouteResult } from "../routing/router";
-import { ThreadClient, type ThreadRun } from "../thread/client";
+import { ThreadClient, type ThreadEndpoint, type ThreadRun } from "../thread/client";
 import type { Message, MessageInput } from "../thread/message";
 import { collectReducers, middlewareTools, validateRunContext } from "./middleware/compose";
 import { middlewaresFromConfig } from "./middleware/registry";
@@ -22,11 +22,17 @@ import { summarizerFor } from "./summarizer";
 import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
 
-export type RunDeps = { env: Env; waitUntil: (p: Promise<unknown>) => void; fetch?: typeof fetch };
+export type RunDeps = {
+  env: Env;
+  waitUntil: (p: Promise<unknown>) => void;
+  fetch?: typeof fetch;
+  /** Set when the run executes inside its thread's own object: thread calls are local, not RPC. */
+  local?: ThreadEndpoint;
+};
 
 /** Streaming callbacks: `start` once the first upstream event exists, then every content/tool delta. */
 export type StreamHooks = {
-  start(model: ModelConfig, route: RouteResult): void | Promise<void>;
+  start(model: ModelConfig, route: Pick<RouteResult, "reason">): void | Promise<void>;
   delta(event: DeltaEvent): void | Promise<void>;
 };
 
@@ -93,7 +99,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const { principal } = input;
   if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
-  const thread = input.threadId !== undefined ? new ThreadClient(env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil }) : undefined;
+  const thread = input.threadId !== undefined ? new ThreadClient(env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil, local: deps.local }) : undefined;
 
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
   const agentTools = serverToolsFor(agent);
