@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { isAppError } from "../errors";
+import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
 import { runAnyTurn } from "../pipeline/run-in-object";
 import { routingSummary, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { isFailoverError } from "../providers/failover";
@@ -13,7 +14,7 @@ import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
 
 export const RUN_ERRORS = [
-  "BEM-022", "BEM-023", "BEM-030", "BEM-032", "BEM-038", "BEM-041", "BEM-046", "BEM-047",
+  "BEM-160", "BEM-022", "BEM-023", "BEM-030", "BEM-032", "BEM-038", "BEM-041", "BEM-046", "BEM-047",
   "BEM-065", "BEM-070", "BEM-071", "BEM-072", "BEM-073", "BEM-074", "BEM-075", "BEM-076", "BEM-077", "BEM-081", "BEM-083", "BEM-084",
 ] as const;
 
@@ -60,6 +61,7 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
   const input: TurnInput = {
     principal: c.get("principal"),
     timings: c.get("timings"),
+    bookmark: parseBookmark(c.req.header(BOOKMARK_HEADER)),
     agentName: body.agent,
     threadId: body.thread_id ?? c.req.valid("header")["x-thread-id"],
     messages: body.messages.map((m): MessageInput => ({

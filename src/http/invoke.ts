@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
 import { runAnyTurn } from "../pipeline/run-in-object";
 import { routingSummary, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { routeHeaders } from "../routing/route-headers";
@@ -39,6 +40,7 @@ export const invokeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
   const input: TurnInput = {
     principal: c.get("principal"),
     timings: c.get("timings"),
+    bookmark: parseBookmark(c.req.header(BOOKMARK_HEADER)),
     agentName: body.agent_name,
     threadId: body.session_id,
     messages: [{ role: "user", content: body.content }],

@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError } from "../errors";
+import { BOOKMARK_HEADER, factsSession, parseBookmark } from "../memory/bookmark";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { Fact, validateFactText, validateKind } from "../memory/facts";
 import { memoryFor } from "../memory/for-tenant";
@@ -37,6 +38,12 @@ const LoadedContext = z
     }),
   })
   .openapi("LoadedContext");
+
+/** The session's bookmark as a response header (none before its first query). */
+function bookmarkHeader(session: D1DatabaseSession): Record<string, string> {
+  const b = session.getBookmark();
+  return b ? { [BOOKMARK_HEADER]: b } : {};
+}
 
 const publicFact = (f: Fact): Fact => ({ id: f.id, scope: f.scope, kind: f.kind, text: f.text, created_at: f.created_at, tokens: f.tokens });
 
@@ -96,8 +103,10 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const kind = validateKind(body.kind);
     const text = validateFactText(body.text);
     assertCanWriteFact(principal, scope);
-    const fact = await new D1FactsBackend(c.env.DB, principal.tenant).remember(scope, kind, text);
-    return c.json({ id: fact.id, scope: fact.scope, kind: fact.kind, created_at: fact.created_at }, 201);
+    // Written through a session so the answer carries its bookmark: a run that sends it back sees this fact.
+    const session = c.env.DB.withSession("first-primary");
+    const fact = await new D1FactsBackend(session, principal.tenant).remember(scope, kind, text);
+    return c.json({ id: fact.id, scope: fact.scope, kind: fact.kind, created_at: fact.created_at }, 201, bookmarkHeader(session));
   })
   .openapi(listFacts, async (c) => {
     const q = c.req.valid("query");
@@ -105,25 +114,28 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const scope = MemoryScope.parse(q.scope);
     assertCanRead(principal, scope);
     const limit = q.limit ?? 50;
-    const rows = await new D1FactsBackend(c.env.DB, principal.tenant).list(scope, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined);
+    const session = factsSession(c.env.DB, parseBookmark(c.req.header(BOOKMARK_HEADER)));
+    const rows = await new D1FactsBackend(session, principal.tenant).list(scope, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined);
     const facts = rows.slice(0, limit);
     const last = facts[facts.length - 1];
-    return c.json({ facts: facts.map(publicFact), next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200);
+    return c.json({ facts: facts.map(publicFact), next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200, bookmarkHeader(session));
   })
   .openapi(forgetFact, async (c) => {
     const { id } = c.req.valid("param");
     const principal = c.get("principal");
-    const facts = new D1FactsBackend(c.env.DB, principal.tenant);
+    const session = c.env.DB.withSession("first-primary");
+    const facts = new D1FactsBackend(session, principal.tenant);
     const fact = await facts.get(id);
     if (!fact) throw new AppError("BEM-061", "No such fact");
     assertCanWriteFact(principal, MemoryScope.parse(fact.scope));
     if (!(await facts.forget(id))) throw new AppError("BEM-061", "No such fact");
-    return c.json({ id, deleted: true as const }, 200);
+    return c.json({ id, deleted: true as const }, 200, bookmarkHeader(session));
   })
   .openapi(loadContext, async (c) => {
     const body = c.req.valid("json");
     const principal = c.get("principal");
     const scopes = body.scopes.map((s) => MemoryScope.parse(s));
     for (const s of scopes) assertCanRead(principal, s);
-    return c.json(await memoryFor(c.env, principal.tenant).loadContext(scopes, body.max_tokens), 200);
+    const session = factsSession(c.env.DB, parseBookmark(c.req.header(BOOKMARK_HEADER)));
+    return c.json(await memoryFor(c.env, principal.tenant, { facts: session }).loadContext(scopes, body.max_tokens), 200, bookmarkHeader(session));
   });

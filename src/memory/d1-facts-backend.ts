@@ -20,7 +20,8 @@ export type FactCursor = { created_at: number; id: string };
  */
 export class D1FactsBackend implements MemoryBackend {
   constructor(
-    private readonly db: D1Database,
+    /** The database, or a session of it (reads may come from a replica; see memory/bookmark.ts). */
+    private readonly db: Pick<D1Database, "prepare">,
     readonly tenant: string,
   ) {}
 

@@ -20,10 +20,12 @@ export function memoryFor(
     strategy?: ContextStrategy;
     /** Serves one thread's session differently (a run's window preloaded under its lease); others open normally. */
     session?: { threadId: string; thread: SessionThread };
+    /** Where facts are read and written: a D1 session (memory/bookmark.ts); env.DB when absent. */
+    facts?: Pick<D1Database, "prepare">;
   } = {},
 ): MemoryManager {
   const own = opts.session;
-  const facts = new D1FactsBackend(env.DB, tenant);
+  const facts = new D1FactsBackend(opts.facts ?? env.DB, tenant);
   const session = new SessionBackend((threadId) => (own && own.threadId === threadId ? own.thread : new ThreadClient(env, tenant, threadId)));
   const backend: MemoryBackend = {
     async loadLayer(scope, limits) {

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../errors";
+import { factsSession } from "../memory/bookmark";
 import { memoryFor } from "../memory/for-tenant";
 import { preloadedSession } from "../memory/session-backend";
 import { MemoryScope } from "../memory/scope";
@@ -28,6 +29,8 @@ export type RunDeps = {
   fetch?: typeof fetch;
   /** Set when the run executes inside its thread's own object: thread calls are local, not RPC. */
   local?: ThreadEndpoint;
+  /** The D1 session facts are read through (memory/bookmark.ts); one from the input's bookmark when absent. */
+  facts?: D1DatabaseSession;
 };
 
 /** Streaming callbacks: `start` once the first upstream event exists, then every content/tool delta. */
@@ -148,7 +151,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   let run: ThreadRun | undefined;
   try {
     if (thread && leasing && needsWholeState) {
-      const memory = memoryFor(env, principal.tenant);
+      const memory = memoryFor(env, principal.tenant, { facts: deps.facts ?? factsSession(env.DB, input.bookmark) });
       const [loaded, threadState] = await loadingMemory(Promise.all([
         memory.loadContext(
           scopes.filter((s) => !s.equals(session)),
@@ -164,7 +167,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
       const own = thread && leasing
         ? { threadId: thread.threadId, thread: preloadedSession(async () => (await leasing).recent ?? thread.loadRecent(budget), budget, thread) }
         : undefined;
-      const memory = memoryFor(env, principal.tenant, own ? { session: own } : {});
+      const memory = memoryFor(env, principal.tenant, { facts: deps.facts ?? factsSession(env.DB, input.bookmark), ...(own ? { session: own } : {}) });
       const loaded = await loadingMemory(memory.loadContext(scopes, budget));
       facts = loaded.messages.filter((m) => m.metadata?.fact !== undefined);
       const factSet = new Set(facts);

@@ -1,4 +1,5 @@
 import { ThreadDO as ThreadStore } from "../thread/thread-do";
+import { factsSession, newerBookmark } from "../memory/bookmark";
 import { threadObjectName } from "../thread/thread-id";
 import { runTurn, type StreamHooks } from "./run";
 import { encodeEvent, toWireError, type ObjectRunRequest, type RunEvent } from "./run-wire";
@@ -33,7 +34,10 @@ export class ThreadDO extends ThreadStore {
         send({ t: "error", error: { code: "BEM-001", message: "Internal error", internal: "run sent to the wrong thread object" } });
         return;
       }
-      const deps = { env: this.env, waitUntil: (p: Promise<unknown>) => void after.push(p.catch(() => undefined)), local: this };
+      // Facts at least as fresh as this thread's previous turn and as the client's own writes.
+      const bookmark = newerBookmark(this.factsBookmark(), input.bookmark);
+      const facts = factsSession(this.env.DB, bookmark);
+      const deps = { env: this.env, waitUntil: (p: Promise<unknown>) => void after.push(p.catch(() => undefined)), local: this, facts };
       const hooks: StreamHooks | undefined = req.stream
         ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
         : undefined;
@@ -43,10 +47,29 @@ export class ThreadDO extends ThreadStore {
       } catch (e) {
         send({ t: "error", error: toWireError(e) });
       }
+      this.rememberBookmark(newerBookmark(bookmark, facts.getBookmark()));
       // Bookkeeping (thread list, usage) after the answer, still inside this call.
       while (after.length > 0) await Promise.all(after.splice(0));
     })();
     work.finally(() => writer.close().catch(() => undefined)).catch(() => undefined);
     return readable;
+  }
+
+  /** The newest facts bookmark a run of this thread has seen (kept in the meta table). */
+  private factsBookmark(): string | undefined {
+    try {
+      return this.ctx.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'facts_bookmark'`).toArray()[0]?.value;
+    } catch {
+      return undefined; // a deleted thread has no tables until its next write
+    }
+  }
+
+  private rememberBookmark(bookmark: string | undefined): void {
+    if (!bookmark || bookmark === this.factsBookmark()) return;
+    try {
+      this.ctx.storage.sql.exec(`INSERT INTO meta (key, value) VALUES ('facts_bookmark', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, bookmark);
+    } catch {
+      // The thread was deleted meanwhile: nothing to keep the bookmark for.
+    }
   }
 }

@@ -24,6 +24,8 @@ export type TurnInput = {
   checkpointId?: string;
   /** Per-run context for the agent's dynamic prompt. */
   context?: Record<string, unknown>;
+  /** A D1 bookmark the client got from a fact write: the run reads facts at least that fresh. */
+  bookmark?: string;
   /** Phase timings of the request so far (Server-Timing); a new clock when absent. */
   timings?: Timings;
   /** Passed through to the provider: tools, tool_choice, response_format, temperature… */
