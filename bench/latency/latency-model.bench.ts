@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { installUpstream, mockUpstream } from "../../test/support/upstream";
-import { configure, DEFAULT_MODEL, enable, serialRoundTrips, takeCalls, upstreamDelay, type LatencyModel } from "./model";
+import { configure, DEFAULT_MODEL, enable, serialRoundTrips, takeCalls, upstreamDelay, workerRoundTrips, type LatencyModel } from "./model";
 
 /**
  * A stateful turn (1,000-message thread, 10 organization facts) and a stream's first
@@ -49,7 +49,7 @@ async function ok(res: Response): Promise<unknown> {
 }
 
 /** Time to the whole body (or to its first chunk) and the serial round trips before that moment. */
-async function measure(send: () => Promise<Response>, firstByte: boolean): Promise<{ ms: number; trips: number }> {
+async function measure(send: () => Promise<Response>, firstByte: boolean): Promise<{ ms: number; trips: number; workerTrips: number }> {
   takeCalls();
   const t0 = performance.now();
   const res = await send();
@@ -66,7 +66,7 @@ async function measure(send: () => Promise<Response>, firstByte: boolean): Promi
   const calls = takeCalls();
   const trips = serialRoundTrips(calls, until);
   if (__BENCH_TRACE__) console.log(JSON.stringify({ trips, ms: until - t0, calls: calls.map((c) => ({ ...c, start: c.start - t0, end: c.end === undefined ? null : c.end - t0 })) }));
-  return { ms: until - t0, trips };
+  return { ms: until - t0, trips, workerTrips: workerRoundTrips(calls, until) };
 }
 
 const p50 = (xs: number[]) => {
@@ -98,15 +98,17 @@ it("latency model: stateful turn and stream TTFB vs a pass-through", async () =>
     await measure(turn(false), false);
     await measure(pass(false), false);
   }
-  const rows = { turn: [] as number[], turnTrips: [] as number[], pass: [] as number[], ttfb: [] as number[], ttfbTrips: [] as number[], passTtfb: [] as number[] };
+  const rows = { turn: [] as number[], turnTrips: [] as number[], turnWorkerTrips: [] as number[], pass: [] as number[], ttfb: [] as number[], ttfbTrips: [] as number[], ttfbWorkerTrips: [] as number[], passTtfb: [] as number[] };
   for (let i = 0; i < TURNS; i++) {
     const t = await measure(turn(false), false);
     rows.turn.push(t.ms);
     rows.turnTrips.push(t.trips);
+    rows.turnWorkerTrips.push(t.workerTrips);
     rows.pass.push((await measure(pass(false), false)).ms);
     const s = await measure(turn(true), true);
     rows.ttfb.push(s.ms);
     rows.ttfbTrips.push(s.trips);
+    rows.ttfbWorkerTrips.push(s.workerTrips);
     rows.passTtfb.push((await measure(pass(true), true)).ms);
   }
   enable(false);
@@ -114,8 +116,8 @@ it("latency model: stateful turn and stream TTFB vs a pass-through", async () =>
   const result = {
     model: latency,
     samples: TURNS,
-    turn: { p50_ms: r(p50(rows.turn)), passthrough_p50_ms: r(p50(rows.pass)), added_p50_ms: r(p50(rows.turn) - p50(rows.pass)), serial_round_trips: p50(rows.turnTrips), max_round_trips: Math.max(...rows.turnTrips) },
-    stream_ttfb: { p50_ms: r(p50(rows.ttfb)), passthrough_p50_ms: r(p50(rows.passTtfb)), added_p50_ms: r(p50(rows.ttfb) - p50(rows.passTtfb)), serial_round_trips: p50(rows.ttfbTrips), max_round_trips: Math.max(...rows.ttfbTrips) },
+    turn: { p50_ms: r(p50(rows.turn)), passthrough_p50_ms: r(p50(rows.pass)), added_p50_ms: r(p50(rows.turn) - p50(rows.pass)), serial_round_trips: p50(rows.turnTrips), max_round_trips: Math.max(...rows.turnTrips), worker_round_trips: p50(rows.turnWorkerTrips) },
+    stream_ttfb: { p50_ms: r(p50(rows.ttfb)), passthrough_p50_ms: r(p50(rows.passTtfb)), added_p50_ms: r(p50(rows.ttfb) - p50(rows.passTtfb)), serial_round_trips: p50(rows.ttfbTrips), max_round_trips: Math.max(...rows.ttfbTrips), worker_round_trips: p50(rows.ttfbWorkerTrips) },
   };
   console.log(`BENCH latency-model ${JSON.stringify(result)}`);
   expect(rows.turn.length).toBe(TURNS);

@@ -255,6 +255,14 @@ export function serialRoundTrips(calls: Call[], until: number): number {
   return longestChain(weighted);
 }
 
+/** The same count, but a Worker→object call counts once whatever the object did inside it. */
+export function workerRoundTrips(calls: Call[], until: number): number {
+  return serialRoundTrips(
+    calls.filter((c) => c.origin === "worker"),
+    until,
+  );
+}
+
 function longestChain(items: { c: Call; w: number }[]): number {
   const xs = [...items].sort((a, b) => a.c.start - b.c.start);
   const best: number[] = [];
