@@ -21,6 +21,7 @@ import { invokeRoutes } from "./invoke";
 import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
+import { landingRoutes } from "./landing";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
 export function createApp() {
@@ -58,6 +59,7 @@ export function createApp() {
     .route("/", taskRoutes);
 
   // Pages outside /v1 (no key needed to load them).
+  app.route("/", landingRoutes);
   app.route("/", docsRoutes);
   app.route("/", uiRoutes);
 

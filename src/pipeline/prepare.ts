@@ -38,6 +38,8 @@ export type Prepared = {
   /** The thread's lease, held from before its history is read until the run's save (or failure). */
   run?: ThreadRun;
   route: RouteResult;
+  /** The memory scopes this run loads (`name` or `name:id`), recorded with its routing. */
+  scopes: string[];
   /** Client system/developer messages: instructions for this call, never stored. */
   clientSystem: ChatMessage[];
   facts: Message[];
@@ -189,7 +191,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
         runtime,
       ),
     );
-    return { input, agent, thread, run, route, clientSystem, facts, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
+    return { input, agent, thread, run, route, scopes: scopes.map(String), clientSystem, facts, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
   } catch (e) {
     // Whether the lease is granted already or later, it is given back without holding up this answer.
     if (leasing) deps.waitUntil(leasing.then((r) => r.end(), () => undefined));

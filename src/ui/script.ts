@@ -51,7 +51,9 @@ export const INSPECTOR_JS = String.raw`"use strict";
     if (res.status !== 204) data = await res.json().catch(function () { return null; });
     if (!res.ok) {
       var e = data && data.error;
-      throw new Error(e ? e.code + ": " + e.message : "HTTP " + res.status);
+      var failure = new Error(e ? e.code + ": " + e.message : "HTTP " + res.status);
+      failure.status = res.status;
+      throw failure;
     }
     return data;
   }
@@ -88,9 +90,11 @@ export const INSPECTOR_JS = String.raw`"use strict";
     document.querySelectorAll(".thread-link").forEach(function (b) { b.classList.toggle("active", b.getAttribute("data-thread") === id); });
     $("thread").hidden = false;
     $("thread-title").textContent = id;
-    $("scopes").value = "system, session:" + id;
     clear($("memory"));
-    await Promise.all([loadState(null), loadHistory(false)]);
+    var results = await Promise.all([loadState(null), loadHistory(false)]);
+    // The scopes the last run loaded facts from (recorded with its routing); else the session.
+    var last = results[0] && results[0].channels.last_route;
+    $("scopes").value = last && last.memory_scopes ? last.memory_scopes.join(", ") : "session:" + id;
     say("Opened thread " + id + ".");
   }
 
@@ -107,6 +111,7 @@ export const INSPECTOR_JS = String.raw`"use strict";
     renderChannels(st.channels, st.reducers || {});
     renderRouting(st.channels.last_route);
     markSelected(st.checkpoint_id);
+    return st;
   }
 
   function contentText(content) {
@@ -171,13 +176,13 @@ export const INSPECTOR_JS = String.raw`"use strict";
       return;
     }
     var dl = el("dl", { class: "kv" });
-    [["model", route.model], ["reason", route.reason], ["candidates", (route.candidates || []).join(", ")]].forEach(function (kv) {
+    [["model", route.model], ["reason", route.reason], ["candidates", route.candidates ? route.candidates.join(", ") : route.candidate_count]].forEach(function (kv) {
       dl.appendChild(el("dt", { text: kv[0] }));
       dl.appendChild(el("dd", { text: kv[1] === undefined ? "" : String(kv[1]) }));
     });
     box.appendChild(dl);
     box.appendChild(el("details", {}, [el("summary", { text: "attempts (" + (route.attempts || []).length + ")" }), el("pre", { text: pretty(route.attempts || []) })]));
-    box.appendChild(el("details", {}, [el("summary", { text: "trace" }), el("pre", { text: pretty(route.trace === undefined ? null : route.trace) })]));
+    if (route.trace) box.appendChild(el("details", {}, [el("summary", { text: "trace" }), el("pre", { text: pretty(route.trace) })]));
   }
 
   // ---- history timeline ----
@@ -271,6 +276,12 @@ export const INSPECTOR_JS = String.raw`"use strict";
   }
 
   // ---- key ----
+  function forgetKey() {
+    sessionStorage.removeItem(KEY);
+    clear($("threads"));
+    $("thread").hidden = true;
+    keyChanged();
+  }
   function keyChanged() {
     var has = Boolean(getKey());
     $("key-state").textContent = has ? "Key set for this tab." : "No key set.";
@@ -286,13 +297,16 @@ export const INSPECTOR_JS = String.raw`"use strict";
       if (!value) throw new Error("Enter a key");
       sessionStorage.setItem(KEY, value);
       keyChanged();
-      await loadThreads(false);
+      try {
+        await loadThreads(false);
+      } catch (err) {
+        // A key the server rejects is not kept: the page must not claim a key is set.
+        if (err.status === 401 || err.status === 403) forgetKey();
+        throw err;
+      }
     }));
     $("forget").addEventListener("click", function () {
-      sessionStorage.removeItem(KEY);
-      clear($("threads"));
-      $("thread").hidden = true;
-      keyChanged();
+      forgetKey();
       say("Key forgotten.");
     });
     $("refresh").addEventListener("click", guarded(function () { return loadThreads(false); }));
@@ -301,7 +315,10 @@ export const INSPECTOR_JS = String.raw`"use strict";
     $("to-head").addEventListener("click", guarded(function () { return loadState(null); }));
     $("memory-form").addEventListener("submit", guarded(loadMemory));
     keyChanged();
-    if (getKey()) loadThreads(false).catch(function (err) { say(err.message, true); });
+    if (getKey()) loadThreads(false).catch(function (err) {
+      if (err.status === 401 || err.status === 403) forgetKey();
+      say(err.message, true);
+    });
   });
 })();
 `;
