@@ -123,6 +123,8 @@ async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   await link.waitFor();
   check((await page.inputValue("#key")) === "", "the key is not left in the input");
   check((await page.evaluate(() => sessionStorage.length)) === 1, "the key is kept in sessionStorage");
+  check((await page.evaluate(() => localStorage.length)) === 0, "nothing in localStorage");
+  check((await page.context().cookies()).length === 0, "no cookies");
   await link.click();
 
   // Two turns: user + assistant each, newest checkpoint at the head.
@@ -220,6 +222,12 @@ async function main(): Promise<void> {
     });
     page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
     page.on("request", (r) => !r.url().startsWith(base) && problems.push(`request to another origin: ${r.url()}`));
+    // Every API call the page makes carries the key as a bearer header and no cookie.
+    page.on("request", (r) => {
+      if (!r.url().startsWith(`${base}/v1/`)) return;
+      const h = r.headers();
+      if (!h.authorization?.startsWith("Bearer ") || h.cookie !== undefined) problems.push(`API call without the bearer key or with a cookie: ${r.url()}`);
+    });
     try {
       await drive(page, base, seeded);
     } finally {
