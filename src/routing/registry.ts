@@ -57,7 +57,6 @@ export function routerFor(env: object): ModelRouter {
         const secret = m.provider_config.api_key_env;
         return secret === undefined || secretSet(env, secret) ? true : `secret ${secret} is not set`;
       },
-      index: compiled.index,
     });
     routers.set(env, r);
   }
