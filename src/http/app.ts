@@ -1,4 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { requestId } from "hono/request-id";
+import { secureHeaders } from "hono/secure-headers";
 import { AppError } from "../errors";
 import type { AppEnv } from "./app-env";
 import { toErrorResponse } from "./errors";
@@ -27,8 +29,15 @@ import { landingRoutes } from "./landing";
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
+  // Every response: nosniff, no referrer, no framing, HSTS, same-origin opener and resource policy.
+  // Outermost, so responses made by the error handler get them too.
+  // Pages outside /v1 add their own Content-Security-Policy (src/http/assets.ts).
+  app.use("*", secureHeaders({ xFrameOptions: "DENY", referrerPolicy: "no-referrer" }));
+  // The id tags this request's error logs: Cloudflare's ray id, else a new UUID. An inbound
+  // X-Request-Id is not taken (headerName ""), so a client cannot choose what our logs say;
+  // the id is returned in X-Request-Id below (and on errors, src/http/errors.ts).
+  app.use("*", requestId({ headerName: "", generator: (c) => c.req.header("cf-ray") ?? crypto.randomUUID() }));
   app.use("*", async (c, next) => {
-    c.set("requestId", c.req.header("cf-ray") ?? crypto.randomUUID());
     c.set("timings", new Timings());
     await next();
     c.header("x-request-id", c.get("requestId"));

@@ -2,13 +2,6 @@ import type { Context } from "hono";
 import { AppError } from "../errors";
 import type { AppEnv } from "./app-env";
 
-/** Headers every page outside the API carries, whatever its CSP. */
-const PAGE_HEADERS: Record<string, string> = {
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "x-frame-options": "DENY",
-};
-
 /**
  * Answers with one file of the static assets (dist/public, the ASSETS binding) under the
  * given CSP. The worker runs first for every request, so a file is reachable only through
@@ -19,8 +12,8 @@ export async function serveAsset(c: Context<AppEnv>, path: string, csp: string, 
   const conditional = c.req.header("if-none-match");
   const res = await c.env.ASSETS.fetch(url, { headers: conditional ? { "if-none-match": conditional } : {} });
   if (res.status === 404) throw new AppError("BEM-002");
+  // nosniff, no referrer and no framing come from secureHeaders (src/http/app.ts).
   const headers = new Headers(res.headers);
-  for (const [k, v] of Object.entries(PAGE_HEADERS)) headers.set(k, v);
   headers.set("content-security-policy", csp);
   headers.set("cache-control", cacheControl);
   return new Response(res.body, { status: res.status, headers });
