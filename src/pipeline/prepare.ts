@@ -21,6 +21,7 @@ import { serverToolsFor } from "./tool-registry";
 import { summarizerFor } from "./summarizer";
 import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
+import { describeIssues } from "../zod-issues";
 
 export type RunDeps = { env: Env; waitUntil: (p: Promise<unknown>) => void; fetch?: typeof fetch };
 
@@ -73,8 +74,7 @@ function validateAgentContext(agent: AgentConfig | undefined, context: Record<st
   if (!agent?.context_schema) return;
   const parsed = z.fromJSONSchema(agent.context_schema).safeParse(context);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 5).map((i) => `context.${i.path.map(String).join(".")}: ${i.message}`);
-    throw new AppError("BEM-083", issues.join("; "));
+    throw new AppError("BEM-083", describeIssues(parsed.error.issues, { prefix: "context." }));
   }
 }
 

@@ -3,6 +3,7 @@ import { failWebhookDelivery } from "../webhooks/run-delivery";
 import { runTask, type TaskContext } from "./handlers";
 import { Task } from "./messages";
 import { isTaskDone, markTaskDone, recordDeadLetter } from "./store";
+import { describeIssues } from "../zod-issues";
 
 /** A task that has failed this many deliveries is dead-lettered (below the queue's own max_retries of 5). */
 export const MAX_ATTEMPTS = 5;
@@ -43,7 +44,7 @@ export async function consumeTask(ctx: TaskContext, msg: TaskMessage): Promise<"
   const { env } = ctx;
   const parsed = Task.safeParse(msg.body);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ");
+    const issues = describeIssues(parsed.error.issues, { root: "(body)", limit: 3 });
     try {
       await recordDeadLetter(env.DB, { tenant: tenantOf(msg.body), taskId: null, kind: null, body: bodyText(msg.body), reason: `malformed task: ${issues}`, attempts: msg.attempts });
     } catch {

@@ -6,6 +6,7 @@ import { Message } from "./message";
 import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplayState } from "./reducers";
 import { clampTtl, clampWait, Lease, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
+import { describeIssues } from "../zod-issues";
 import {
   Reducer,
   StateUpdate,
@@ -253,7 +254,7 @@ export class ThreadDO extends DurableObject<Env> {
   private applyUpdate(input: StateUpdate, source: Source): RpcResult<Checkpoint> {
     return this.run(() => {
       const parsed = StateUpdate.safeParse(input);
-      if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues));
+      if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues, { root: "(update)" }));
       const src = UpdateSource.safeParse(source);
       if (!src.success) throw new AppError("BEM-035", "Source must be input, loop or update");
       return this.ctx.storage.transactionSync(() => this.applyOps(parsed.data.ops, src.data));
@@ -480,11 +481,4 @@ export function toThreadState(checkpointId: string | null, step: number, s: Repl
 
 function busy<T>(waitMs: number): RpcResult<T> {
   return { ok: false, error: { code: "BEM-038", message: `Thread is busy with another run; waited ${waitMs} ms (retry later)` } };
-}
-
-function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
-  return issues
-    .slice(0, 5)
-    .map((i) => `${i.path.map(String).join(".") || "(update)"}: ${i.message}`)
-    .join("; ");
 }

@@ -3,6 +3,7 @@ import type { Message } from "../../thread/message";
 import { applyUpdate, type AgentState, type Reducer, type Reducers, type StateUpdate } from "../state";
 import type { Tool } from "../tools/define";
 import { HookOutcome, type Middleware, type MiddlewareEvent, type ModelRequest, type Runtime } from "./types";
+import { describeIssues } from "../../zod-issues";
 
 export type HookName = "before_model" | "after_model";
 
@@ -106,11 +107,7 @@ export function validateRunContext(middlewares: readonly Middleware[], context: 
   for (const m of middlewares) {
     if (!m.contextSchema) continue;
     const parsed = m.contextSchema.safeParse(value);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues.slice(0, 5)) {
-        problems.push(`context.${issue.path.map(String).join(".")}: ${issue.message} (needed by ${m.name})`);
-      }
-    }
+    if (!parsed.success) problems.push(describeIssues(parsed.error.issues, { prefix: "context.", suffix: ` (needed by ${m.name})` }));
   }
   if (problems.length) throw new AppError("BEM-083", problems.join("; "));
   return value as Record<string, unknown>;
