@@ -12,7 +12,7 @@ import type {
   LoadRecentResult,
   RpcResult,
   RunGrant,
-  StateUpdate,
+  ThreadUpdate,
   ThreadState,
   UpdateOp,
   UpdateSource,
@@ -67,8 +67,8 @@ export class ThreadClient {
    * Without `run` (or with a run whose lease lapsed) it waits for any running turn to save first.
    * `endRun` ends the run with this save (the next queued run starts on it).
    */
-  async update(update: StateUpdate | UpdateOp[], source: UpdateSource, opts: RunSave = {}): Promise<Checkpoint> {
-    const body: StateUpdate = Array.isArray(update) ? { ops: update } : update;
+  async update(update: ThreadUpdate | UpdateOp[], source: UpdateSource, opts: RunSave = {}): Promise<Checkpoint> {
+    const body: ThreadUpdate = Array.isArray(update) ? { ops: update } : update;
     const cp = unwrap((await this.stub.write(body, source, { token: opts.run?.token, endRun: opts.endRun })) as RpcResult<Checkpoint>);
     if (opts.endRun) opts.run?.settle();
     await this.list(cp);

@@ -9,7 +9,7 @@ import { migrate } from "./sql-schema";
 import { describeIssues } from "../zod-issues";
 import {
   Reducer,
-  StateUpdate,
+  ThreadUpdate,
   UpdateSource,
   Write,
   type BeginRunOptions,
@@ -92,14 +92,14 @@ export class ThreadDO extends DurableObject<Env> {
    * BEM-038 at once (callers that should wait their turn use write()).
    * `run.endRun` releases the holder's lease in the same event as the save.
    */
-  update(input: StateUpdate, source: Source, run: RunWrite = {}): RpcResult<Checkpoint> {
+  update(input: ThreadUpdate, source: Source, run: RunWrite = {}): RpcResult<Checkpoint> {
     const leases = this.openLeases();
     if (!leases.admits(run.token)) return busy(0);
     return this.admitted(run, () => this.applyUpdate(input, source));
   }
 
   /** update(), but a write that finds another run holding the thread queues behind it (BEM-038 after the wait bound). */
-  write(input: StateUpdate, source: Source, run: RunWrite = {}): Promise<RpcResult<Checkpoint>> {
+  write(input: ThreadUpdate, source: Source, run: RunWrite = {}): Promise<RpcResult<Checkpoint>> {
     return this.exclusive(run, () => this.applyUpdate(input, source));
   }
 
@@ -251,9 +251,9 @@ export class ThreadDO extends DurableObject<Env> {
     return result;
   }
 
-  private applyUpdate(input: StateUpdate, source: Source): RpcResult<Checkpoint> {
+  private applyUpdate(input: ThreadUpdate, source: Source): RpcResult<Checkpoint> {
     return this.run(() => {
-      const parsed = StateUpdate.safeParse(input);
+      const parsed = ThreadUpdate.safeParse(input);
       if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues, { root: "(update)" }));
       const src = UpdateSource.safeParse(source);
       if (!src.success) throw new AppError("BEM-035", "Source must be input, loop or update");

@@ -1,15 +1,9 @@
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  type Attempt,
-  callModel,
-  FailoverError,
-  openStreamWithFailover,
-  ProviderError,
-  runWithFailover,
-  streamModel,
-} from "../../src/providers";
+import { callModel, streamModel } from "../../src/providers/call";
+import { type Attempt, FailoverError, openStreamWithFailover, runWithFailover } from "../../src/providers/failover";
+import { ProviderError } from "../../src/providers/provider-error";
 import type { ChatRequest, StreamEvent } from "../../src/providers/types";
 import { fakeAnthropic } from "../support/fake-anthropic";
 import { fakeOpenAI } from "../support/fake-openai";

@@ -93,12 +93,6 @@ export function prepareModelRequest(
   return request;
 }
 
-/** The messages sent to the provider: the system prompt first, then the conversation. */
-export function modelMessages(request: ModelRequest, runtime: Pick<Runtime, "now">): Message[] {
-  if (request.system === null) return request.messages;
-  return [{ id: "system-prompt", role: "system", content: request.system, created_at: runtime.now() }, ...request.messages];
-}
-
 /** Validates the per-run context against every middleware's context schema (BEM-083 on failure). */
 export function validateRunContext(middlewares: readonly Middleware[], context: unknown): Record<string, unknown> {
   const value = context ?? {};
