@@ -28,7 +28,7 @@ describe("failover across providers (through the fake wire formats)", () => {
     const openai = fakeOpenAI().status(500).status(502);
     const anthropic = fakeAnthropic().reply("From Claude");
     const { waits, sleep } = sleeper();
-    const r = await runWithFailover([gpt, claude], call, { sleep, baseDelayMs: 100 });
+    const r = await runWithFailover([gpt, claude], call, { sleep, baseDelayMs: 100, random: () => 0 });
     expect(r.value.message.content).toBe("From Claude");
     expect(r.model.name).toBe("claude");
     expect(r.attempts).toEqual<Attempt[]>([
