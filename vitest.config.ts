@@ -1,5 +1,9 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { buildAssets } from "./scripts/build-assets";
+
+// The worker serves /, /docs and /ui from the built static assets (dist/public).
+await buildAssets();
 
 export default defineConfig(async () => ({
   plugins: [

@@ -22,6 +22,7 @@ import { serverToolsFor } from "./tool-registry";
 import { summarizerFor } from "./summarizer";
 import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
+import { describeIssues } from "../zod-issues";
 
 export type RunDeps = {
   env: Env;
@@ -47,6 +48,8 @@ export type Prepared = {
   /** The thread's lease, held from before its history is read until the run's save (or failure). */
   run?: ThreadRun;
   route: RouteResult;
+  /** The memory scopes this run loads (`name` or `name:id`), recorded with its routing. */
+  scopes: string[];
   /** Client system/developer messages: instructions for this call, never stored. */
   clientSystem: ChatMessage[];
   facts: Message[];
@@ -80,8 +83,7 @@ function validateAgentContext(agent: AgentConfig | undefined, context: Record<st
   if (!agent?.context_schema) return;
   const parsed = z.fromJSONSchema(agent.context_schema).safeParse(context);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 5).map((i) => `context.${i.path.map(String).join(".")}: ${i.message}`);
-    throw new AppError("BEM-083", issues.join("; "));
+    throw new AppError("BEM-083", describeIssues(parsed.error.issues, { prefix: "context." }));
   }
 }
 
@@ -198,7 +200,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
         runtime,
       ),
     );
-    return { input, agent, thread, run, route, clientSystem, facts, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
+    return { input, agent, thread, run, route, scopes: scopes.map(String), clientSystem, facts, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
   } catch (e) {
     // Whether the lease is granted already or later, it is given back without holding up this answer.
     if (leasing) deps.waitUntil(leasing.then((r) => r.end(), () => undefined));

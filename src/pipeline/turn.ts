@@ -49,8 +49,22 @@ export type TurnResult = {
   state: AgentState;
 };
 
-export type RoutingSummary = { model: string; reason: string; candidates: string[]; attempts: Attempt[]; trace: RouteResult["trace"] };
+/**
+ * How a run reports its routing. The compact form is the default in every run response and
+ * the form each checkpoint stores (a trace lists every strategy's input and output, ~1.7 KB
+ * on the shipped models, and would be repeated per turn); the full form adds the failover
+ * order and the trace, on request (`X-Edgeweave-Trace: full` or `"trace": "full"`).
+ * `POST /v1/route` always returns the full trace.
+ */
+export type RouteSummary = { model: string; reason: string; candidate_count: number; attempts: Attempt[] };
+export type RouteDetail = RouteSummary & { candidates: string[]; trace: RouteResult["trace"] };
+export type TraceLevel = "summary" | "full";
 
-export function routingSummary(r: TurnResult): RoutingSummary {
-  return { model: r.model.name, reason: r.route.reason, candidates: r.route.candidates.map((m) => m.name), attempts: r.attempts, trace: r.route.trace };
+export function routeSummary(model: ModelConfig, route: RouteResult, attempts: Attempt[]): RouteSummary {
+  return { model: model.name, reason: route.reason, candidate_count: route.candidates.length, attempts };
+}
+
+export function routingOf(r: TurnResult, level: TraceLevel = "summary"): RouteSummary | RouteDetail {
+  const summary = routeSummary(r.model, r.route, r.attempts);
+  return level === "full" ? { ...summary, candidates: r.route.candidates.map((m) => m.name), trace: r.route.trace } : summary;
 }

@@ -12,7 +12,7 @@ import type {
   LoadRecentResult,
   RpcResult,
   RunGrant,
-  StateUpdate,
+  ThreadUpdate,
   ThreadState,
   UpdateOp,
   UpdateSource,
@@ -27,7 +27,7 @@ type Answer<T> = RpcResult<T> | Promise<RpcResult<T>>;
 export interface ThreadEndpoint {
   getState(checkpointId: string | null): Answer<ThreadState>;
   getHistory(opts: HistoryOptions): Answer<History>;
-  write(body: StateUpdate, source: UpdateSource, run: { token?: string; endRun?: boolean }): Answer<Checkpoint>;
+  write(body: ThreadUpdate, source: UpdateSource, run: { token?: string; endRun?: boolean }): Answer<Checkpoint>;
   beginRun(opts: BeginRunOptions): Answer<RunGrant>;
   loadRecent(maxTokens: number, opts: LoadRecentOptions): Answer<LoadRecentResult>;
   fork(checkpointId: string, run: { token?: string }): Answer<Checkpoint>;
@@ -90,8 +90,8 @@ export class ThreadClient {
    * Without `run` (or with a run whose lease lapsed) it waits for any running turn to save first.
    * `endRun` ends the run with this save (the next queued run starts on it).
    */
-  async update(update: StateUpdate | UpdateOp[], source: UpdateSource, opts: RunSave = {}): Promise<Checkpoint> {
-    const body: StateUpdate = Array.isArray(update) ? { ops: update } : update;
+  async update(update: ThreadUpdate | UpdateOp[], source: UpdateSource, opts: RunSave = {}): Promise<Checkpoint> {
+    const body: ThreadUpdate = Array.isArray(update) ? { ops: update } : update;
     const cp = unwrap(await this.stub.write(body, source, { token: opts.run?.token, endRun: opts.endRun }));
     if (opts.endRun) opts.run?.settle();
     await this.list(cp);

@@ -6,9 +6,10 @@ import { Message } from "./message";
 import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplayState } from "./reducers";
 import { clampTtl, clampWait, Lease, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
+import { describeIssues } from "../zod-issues";
 import {
   Reducer,
-  StateUpdate,
+  ThreadUpdate,
   UpdateSource,
   Write,
   type BeginRunOptions,
@@ -91,14 +92,14 @@ export class ThreadDO extends DurableObject<Env> {
    * BEM-038 at once (callers that should wait their turn use write()).
    * `run.endRun` releases the holder's lease in the same event as the save.
    */
-  update(input: StateUpdate, source: Source, run: RunWrite = {}): RpcResult<Checkpoint> {
+  update(input: ThreadUpdate, source: Source, run: RunWrite = {}): RpcResult<Checkpoint> {
     const leases = this.openLeases();
     if (!leases.admits(run.token)) return busy(0);
     return this.admitted(run, () => this.applyUpdate(input, source));
   }
 
   /** update(), but a write that finds another run holding the thread queues behind it (BEM-038 after the wait bound). */
-  write(input: StateUpdate, source: Source, run: RunWrite = {}): Promise<RpcResult<Checkpoint>> {
+  write(input: ThreadUpdate, source: Source, run: RunWrite = {}): Promise<RpcResult<Checkpoint>> {
     return this.exclusive(run, () => this.applyUpdate(input, source));
   }
 
@@ -250,10 +251,10 @@ export class ThreadDO extends DurableObject<Env> {
     return result;
   }
 
-  private applyUpdate(input: StateUpdate, source: Source): RpcResult<Checkpoint> {
+  private applyUpdate(input: ThreadUpdate, source: Source): RpcResult<Checkpoint> {
     return this.run(() => {
-      const parsed = StateUpdate.safeParse(input);
-      if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues));
+      const parsed = ThreadUpdate.safeParse(input);
+      if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues, { root: "(update)" }));
       const src = UpdateSource.safeParse(source);
       if (!src.success) throw new AppError("BEM-035", "Source must be input, loop or update");
       return this.ctx.storage.transactionSync(() => this.applyOps(parsed.data.ops, src.data));
@@ -480,11 +481,4 @@ export function toThreadState(checkpointId: string | null, step: number, s: Repl
 
 function busy<T>(waitMs: number): RpcResult<T> {
   return { ok: false, error: { code: "BEM-038", message: `Thread is busy with another run; waited ${waitMs} ms (retry later)` } };
-}
-
-function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
-  return issues
-    .slice(0, 5)
-    .map((i) => `${i.path.map(String).join(".") || "(update)"}: ${i.message}`)
-    .join("; ");
 }

@@ -1,11 +1,11 @@
-import { IdGenerator } from "../thread/ids";
-import { estimateTokens, type TokenEstimator } from "./tokens";
-import { factTokens, type Fact } from "./facts";
-import type { MemoryScope } from "./scope";
-import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem, type TokenedMessage } from "./types";
+import { IdGenerator } from "../../src/thread/ids";
+import { estimateTokens, type TokenEstimator } from "../../src/memory/tokens";
+import { factTokens, type Fact } from "../../src/memory/facts";
+import type { MemoryScope } from "../../src/memory/scope";
+import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem, type TokenedMessage } from "../../src/memory/types";
 
 /**
- * FOR UNIT TESTS ONLY: a process-local backend with no persistence, no tenancy and
+ * A process-local backend for unit tests with no persistence, no tenancy and
  * no size limits. Production uses the D1 and thread-object backends (see for-tenant.ts).
  */
 export class InMemoryBackend implements MemoryBackend {
