@@ -53,7 +53,12 @@ export type EdgeweaveSaverOptions = EdgeweaveClientOptions & {
   batchDelayMs?: number;
 };
 
-type Pending = { ops: Op[]; done: { resolve: () => void; reject: (e: unknown) => void }[] };
+type Queue = {
+  ops: Op[];
+  done: { resolve: () => void; reject: (e: unknown) => void; put: boolean }[];
+  timer?: ReturnType<typeof setTimeout>;
+  inflight?: Promise<void>;
+};
 
 const LIST_PAGE = 200;
 const BATCH_MAX = 256;
@@ -67,17 +72,15 @@ const BATCH_MAX = 256;
  *
  * Values are serialized here with `serde` and stored as opaque bytes; a
  * checkpoint stores only the channels whose version changed. Writes
- * (`put`, `putWrites`) issued together are sent as one request, in order, and each
- * resolves once stored; reads first wait for the thread's queued writes. So
- * a one-node graph invoke costs three requests: read, input checkpoint + node
- * writes, final checkpoint.
+ * (`put`, `putWrites`) issued together are sent as one request, in order; each
+ * resolves once stored (a checkpoint: once stored, or once a later write is queued
+ * behind it); reads first wait for the thread's queued writes. So a one-node graph
+ * invoke costs three requests: read, input checkpoint + node writes, final checkpoint.
  */
 export class EdgeweaveSaver extends BaseCheckpointSaver {
   private readonly http: EdgeweaveHttp;
   private readonly batchDelayMs: number;
-  private readonly pending = new Map<string, Pending>();
-  /** Per thread, the tail of its flushes, so batches land in the order issued. */
-  private readonly flushed = new Map<string, Promise<void>>();
+  private readonly queues = new Map<string, Queue>();
   /** Delta channels seen so far: their history is fetched along with a getTuple. */
   private readonly deltaChannels = new Set<string>();
   private readonly prefetched = new Map<string, Record<string, DeltaChannelHistory>>();
@@ -104,7 +107,7 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
     const threadId = config.configurable?.thread_id as string | undefined;
     if (threadId !== undefined) await this.flush(threadId);
-    else await Promise.all([...this.pending.keys()].map((t) => this.flush(t)));
+    else await Promise.all([...this.queues.keys()].map((t) => this.flush(t)));
     const path = threadId === undefined ? "/list" : `/threads/${pathId(threadId)}/list`;
     let remaining = options.limit;
     let before = options.before?.configurable?.checkpoint_id as string | undefined;
@@ -200,42 +203,65 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
 
   // ---- batching ------------------------------------------------------------
 
+  /**
+   * Queues a write; resolves once it is stored. One request per thread is in
+   * flight at a time, and writes queued meanwhile go out together after it
+   * (a macrotask later, so the graph's next checkpoint, chained on the
+   * previous one, joins the writes its step produced).
+   */
   private enqueue(threadId: string, op: Op): Promise<void> {
-    let p = this.pending.get(threadId);
-    if (!p) {
-      const fresh: Pending = { ops: [], done: [] };
-      this.pending.set(threadId, fresh);
-      p = fresh;
-      setTimeout(() => void this.flush(threadId).catch(() => {}), this.batchDelayMs);
-    }
-    const batch = p;
-    batch.ops.push(op);
-    return new Promise<void>((resolve, reject) => batch.done.push({ resolve, reject }));
+    let q = this.queues.get(threadId);
+    if (!q) this.queues.set(threadId, (q = { ops: [], done: [] }));
+    const queue = q;
+    // A queued checkpoint is settled once a later write of the thread is queued behind it:
+    // writes are stored in order, so the later write's promise (which LangGraph awaits too)
+    // settles only after this one is stored, and fails if it failed. LangGraph chains each
+    // checkpoint on the previous one; without this a graph step would cost a round trip per
+    // checkpoint instead of joining the next batch.
+    for (const d of queue.done) if (d.put) d.resolve();
+    queue.ops.push(op);
+    const stored = new Promise<void>((resolve, reject) => queue.done.push({ resolve, reject, put: op.op === "put" }));
+    if (!queue.inflight && !queue.timer) this.schedule(threadId, queue);
+    return stored;
   }
 
-  /** Sends the thread's queued writes (after any batch already in flight); resolves when all are stored. */
-  private flush(threadId: string): Promise<void> {
-    const batch = this.pending.get(threadId);
-    this.pending.delete(threadId);
-    const previous = this.flushed.get(threadId) ?? Promise.resolve();
-    if (!batch) return previous;
-    const sent = previous.then(async () => {
+  private schedule(threadId: string, q: Queue): void {
+    q.timer = setTimeout(() => void this.send(threadId, q), this.batchDelayMs);
+  }
+
+  private send(threadId: string, q: Queue): Promise<void> {
+    if (q.timer) clearTimeout(q.timer);
+    q.timer = undefined;
+    if (q.inflight) return q.inflight;
+    const ops = q.ops.splice(0);
+    const done = q.done.splice(0);
+    if (ops.length === 0) return Promise.resolve();
+    q.inflight = (async () => {
       try {
-        for (let at = 0; at < batch.ops.length; at += BATCH_MAX) {
-          await this.http.call("POST", `/threads/${pathId(threadId)}/batch`, { ops: batch.ops.slice(at, at + BATCH_MAX) });
+        for (let at = 0; at < ops.length; at += BATCH_MAX) {
+          await this.http.call("POST", `/threads/${pathId(threadId)}/batch`, { ops: ops.slice(at, at + BATCH_MAX) });
         }
-        for (const d of batch.done) d.resolve();
+        for (const d of done) d.resolve();
       } catch (e) {
-        for (const d of batch.done) d.reject(e);
-        throw e;
+        // Writes queued behind a failed batch would land without their predecessors: fail them too.
+        for (const d of [...done, ...q.done.splice(0)]) d.reject(e);
+        q.ops.length = 0;
+      } finally {
+        q.inflight = undefined;
+        if (q.ops.length > 0) this.schedule(threadId, q);
+        else if (this.queues.get(threadId) === q) this.queues.delete(threadId);
       }
-    });
-    const tail = sent.catch(() => {});
-    this.flushed.set(threadId, tail);
-    void tail.then(() => {
-      if (this.flushed.get(threadId) === tail) this.flushed.delete(threadId);
-    });
-    return sent;
+    })();
+    return q.inflight;
+  }
+
+  /** Stores every queued write of the thread now (reads see the thread's own writes). */
+  private async flush(threadId: string): Promise<void> {
+    for (;;) {
+      const q = this.queues.get(threadId);
+      if (!q || (!q.inflight && q.ops.length === 0)) return;
+      await (q.inflight ?? this.send(threadId, q));
+    }
   }
 
   // ---- serde ---------------------------------------------------------------
