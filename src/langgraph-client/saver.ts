@@ -91,6 +91,17 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
     this.batchDelayMs = opts.batchDelayMs ?? 0;
   }
 
+  /**
+   * Versions are "<counter, 32 digits>.<random>": a channel value is stored once per
+   * version, and a fork from an old checkpoint counts up from the same numbers as the
+   * branch it leaves, so the random part keeps the two branches' values apart.
+   * (Graphs accept only savers typed with number versions, though versions are
+   * `number | string` everywhere LangGraph reads them; hence the cast.)
+   */
+  override getNextVersion(current: number | undefined): number {
+    return nextVersion(current) as unknown as number;
+  }
+
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const threadId = config.configurable?.thread_id as string | undefined;
     if (threadId === undefined) return undefined;
@@ -310,6 +321,11 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
     if (t.parent_id !== null) tuple.parentConfig = { configurable: { thread_id: t.thread_id, checkpoint_ns: t.ns, checkpoint_id: t.parent_id } };
     return tuple;
   }
+}
+
+function nextVersion(current: number | string | undefined): string {
+  const n = current === undefined ? 0 : Number.parseInt(String(current).split(".")[0]!, 10) || 0;
+  return `${String(n + 1).padStart(32, "0")}.${Math.random().toFixed(16).slice(2)}`;
 }
 
 const historyKey = (threadId: string, ns: string, checkpointId: string) => JSON.stringify([threadId, ns, checkpointId]);

@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { exports } from "cloudflare:workers";
 import { EdgeweaveSaver } from "../../src/langgraph-client/saver";
 import { createTenant, type TestTenant } from "../support/tenants";
@@ -24,3 +26,7 @@ export async function freshSaver(): Promise<{ saver: EdgeweaveSaver; tenant: Tes
   const tenant = await createTenant();
   return { saver: saverFor(tenant.adminKey), tenant };
 }
+
+// Vite resolves @langchain/langgraph to its "browser" build here, which leaves out the
+// AsyncLocalStorage set-up that interrupt() and getStore() need; workerd has it (nodejs_compat).
+AsyncLocalStorageProviderSingleton.initializeGlobalInstance(new AsyncLocalStorage());
