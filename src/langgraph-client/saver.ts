@@ -15,8 +15,8 @@ import {
   type PendingWrite,
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
-import { fromBase64, toBase64 } from "./base64";
-import { EdgeweaveHttp, pathId, type EdgeweaveClientOptions } from "./http";
+import { fromBase64, toBase64 } from "./base64.js";
+import { EdgeweaveHttp, pathId, type EdgeweaveClientOptions } from "./http.js";
 
 /** Serde output on the wire: type and base64 bytes (the server never decodes values). */
 type Wire = { t: string; b: string };

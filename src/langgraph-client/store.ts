@@ -1,5 +1,5 @@
 import { BaseStore, type Item, type Operation, type OperationResults } from "@langchain/langgraph-checkpoint";
-import { EdgeweaveHttp, type EdgeweaveClientOptions } from "./http";
+import { EdgeweaveHttp, type EdgeweaveClientOptions } from "./http.js";
 
 type WireItem = { namespace: string[]; key: string; value: Record<string, unknown>; created_at: string; updated_at: string };
 type WireResult = WireItem | { items: WireItem[] } | { namespaces: string[][] } | null;
