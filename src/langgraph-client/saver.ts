@@ -224,14 +224,22 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
     let q = this.queues.get(threadId);
     if (!q) this.queues.set(threadId, (q = { ops: [], done: [] }));
     const queue = q;
-    // A queued checkpoint is settled once a later write of the thread is queued behind it:
-    // writes are stored in order, so the later write's promise (which LangGraph awaits too)
-    // settles only after this one is stored, and fails if it failed. LangGraph chains each
-    // checkpoint on the previous one; without this a graph step would cost a round trip per
-    // checkpoint instead of joining the next batch.
+    // Ops are stored in order and a failed batch fails everything queued behind it, so an
+    // op may settle before it is stored as long as a later op, which LangGraph also awaits,
+    // is still to settle: a checkpoint settles once anything is queued behind it, and a
+    // task's regular writes at once (LangGraph always saves the step's checkpoint after
+    // them, and waits for them before it does). Special writes (errors, interrupts) and the
+    // last checkpoint settle only when stored. LangGraph chains each checkpoint on the
+    // previous one and on the step's delta writes; without this every link would cost a
+    // round trip instead of joining one batch.
     for (const d of queue.done) if (d.put) d.resolve();
     queue.ops.push(op);
+    const regularWrites = op.op === "writes" && op.writes.every((w) => w.idx >= 0);
     const stored = new Promise<void>((resolve, reject) => queue.done.push({ resolve, reject, put: op.op === "put" }));
+    if (regularWrites) {
+      void stored.catch(() => {}); // reported through the checkpoint queued behind it
+      return Promise.resolve();
+    }
     if (!queue.inflight && !queue.timer) this.schedule(threadId, queue);
     return stored;
   }
