@@ -16,7 +16,7 @@ import {
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import { fromBase64, toBase64 } from "./base64.js";
-import { EdgeweaveHttp, pathId, type EdgeweaveClientOptions } from "./http.js";
+import { EdgeweaveError, EdgeweaveHttp, pathId, type EdgeweaveClientOptions } from "./http.js";
 
 /** Serde output on the wire: type and base64 bytes (the server never decodes values). */
 type Wire = { t: string; b: string };
@@ -185,7 +185,12 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
 
   async deleteThread(threadId: string): Promise<void> {
     await this.flush(threadId);
-    await this.http.call("DELETE", `/threads/${pathId(threadId)}`);
+    try {
+      await this.http.call("DELETE", `/threads/${pathId(threadId)}`);
+    } catch (e) {
+      // Deleting a thread that holds no checkpoints is a no-op, as in every LangGraph saver.
+      if (!(e instanceof EdgeweaveError && e.code === "BEM-036")) throw e;
+    }
   }
 
   /** The walk runs on the server (one request, or none when getTuple brought it along). */

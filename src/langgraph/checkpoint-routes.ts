@@ -123,7 +123,7 @@ const deleteThread = createRoute({
   tags: ["langgraph"],
   summary: "Delete the thread's LangGraph checkpoints (edgeweave's own turns stay)",
   request: { params: ThreadParam },
-  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-023", "BEM-030") },
+  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-023", "BEM-030", "BEM-036") },
 });
 
 /** Threads scanned per round of a cross-thread list, and in parallel. */
@@ -185,7 +185,8 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
   })
   .openapi(deleteThread, async (c) => {
     const { tenant, threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
-    unwrap((await stub.lgDelete()) as RpcResult<null>);
+    const { existed } = unwrap((await stub.lgDelete()) as RpcResult<{ existed: boolean }>);
     await unindexThread(c.env.DB, tenant, threadId);
+    if (!existed) throw new AppError("BEM-036", `No LangGraph checkpoints in thread '${threadId}'`);
     return c.body(null, 204);
   });

@@ -201,9 +201,11 @@ export class LangGraphCheckpoints {
   }
 
   /** Removes every LangGraph row of the thread (edgeweave's own tables are untouched). */
-  deleteAll(): void {
-    this.storage.transactionSync(() => {
+  deleteAll(): { existed: boolean } {
+    return this.storage.transactionSync(() => {
+      const existed = this.sql.exec(`SELECT 1 FROM lg_checkpoints LIMIT 1`).toArray().length > 0 || this.sql.exec(`SELECT 1 FROM lg_writes LIMIT 1`).toArray().length > 0;
       for (const t of ["lg_checkpoints", "lg_blobs", "lg_writes", "lg_chunks"]) this.sql.exec(`DELETE FROM ${t}`);
+      return { existed };
     });
   }
 

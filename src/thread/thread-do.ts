@@ -199,8 +199,8 @@ export class ThreadDO extends DurableObject<Env> {
   lgDeltaHistory(q: DeltaQuery): RpcResult<DeltaHistory> {
     return this.run(() => this.langgraph.deltaHistory(q));
   }
-  lgDelete(): RpcResult<null> {
-    return this.run(() => (this.langgraph.deleteAll(), null));
+  lgDelete(): RpcResult<{ existed: boolean }> {
+    return this.run(() => this.langgraph.deleteAll());
   }
   lgStoredBytes(): RpcResult<number> {
     return this.run(() => this.langgraph.storedBytes());

@@ -106,6 +106,8 @@ describe("EdgeweaveSaver over the Worker", () => {
     const saver = saverFor(t.adminKey);
     await putOne(saver, "both");
     await saver.deleteThread("both");
+    await saver.deleteThread("both"); // nothing left: still fine for the saver, 404 over HTTP
+    expect((await api("/v1/langgraph/threads/both", { method: "DELETE", key: t.adminKey })).status).toBe(404);
     expect(await saver.getTuple({ configurable: { thread_id: "both" } })).toBeUndefined();
     const state = (await (await api("/v1/threads/both/state", { key: t.adminKey })).json()) as { channels: { messages: { content: string }[] } };
     expect(state.channels.messages.map((m) => m.content)).toEqual(["kept"]);
