@@ -72,6 +72,9 @@ export const catalog = {
   "BEM-093": { status: 404, meaning: "Webhook not found" },
   "BEM-094": { status: 400, meaning: "Callback URL not allowed" },
   "BEM-095": { status: 422, meaning: "Webhook payload lacks the configured thread or text field" },
+
+  "BEM-120": { status: 400, meaning: "Invalid LangGraph store namespace or key" },
+
   "BEM-160": { status: 400, meaning: "Invalid X-Edgeweave-Bookmark header (send back a bookmark edgeweave returned)" },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

@@ -24,6 +24,7 @@ import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
 import { landingRoutes } from "./landing";
+import { langgraphRoutes } from "../langgraph/routes";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
 export function createApp() {
@@ -65,7 +66,8 @@ export function createApp() {
     .route("/", invokeRoutes)
     .route("/", usageRoutes)
     .route("/", webhookRoutes)
-    .route("/", taskRoutes);
+    .route("/", taskRoutes)
+    .route("/", langgraphRoutes);
 
   // Pages outside /v1 (no key needed to load them).
   app.route("/", landingRoutes);

@@ -7,6 +7,8 @@ import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplaySta
 import { clampTtl, clampWait, Lease, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
 import { describeIssues } from "../zod-issues";
+import { LangGraphCheckpoints } from "../langgraph/checkpoint-store";
+import type { DeltaHistory, DeltaQuery, GetQuery, LgOp, ListQuery, StoredTuple } from "../langgraph/checkpoint-types";
 import {
   Reducer,
   ThreadUpdate,
@@ -182,6 +184,31 @@ export class ThreadDO extends DurableObject<Env> {
       leases.release(lease.token);
     }
     return { ok: true, value: null };
+  }
+
+  // ---- LangGraph checkpointer (own tables; src/langgraph/checkpoint-store.ts) ----
+
+  lgApply(ops: LgOp[]): RpcResult<{ created: boolean }> {
+    return this.run(() => this.langgraph.apply(ops));
+  }
+  lgGet(q: GetQuery): RpcResult<{ tuple: StoredTuple; history?: DeltaHistory } | null> {
+    return this.run(() => this.langgraph.get(q));
+  }
+  lgList(q: ListQuery): RpcResult<StoredTuple[]> {
+    return this.run(() => this.langgraph.list(q));
+  }
+  lgDeltaHistory(q: DeltaQuery): RpcResult<DeltaHistory> {
+    return this.run(() => this.langgraph.deltaHistory(q));
+  }
+  lgDelete(): RpcResult<{ existed: boolean }> {
+    return this.run(() => this.langgraph.deleteAll());
+  }
+  lgStoredBytes(): RpcResult<number> {
+    return this.run(() => this.langgraph.storedBytes());
+  }
+
+  private get langgraph(): LangGraphCheckpoints {
+    return new LangGraphCheckpoints(this.ctx.storage, Number(this.env.LANGGRAPH_CHUNK_BYTES) || 1_900_000);
   }
 
   // ---- internals ---------------------------------------------------------
