@@ -24,19 +24,21 @@ CREATE TABLE fact_versions (
   PRIMARY KEY (fact_id, version)
 );
 
--- Live fact count per scope, so "how many did not fit" costs O(1), not O(facts in the scope).
-CREATE TABLE fact_counts (
+-- Fact count and token sum per scope: whether a scope fits its share, and how many facts did not,
+-- cost O(1), not O(facts in the scope).
+CREATE TABLE fact_scope_stats (
   tenant_id   TEXT NOT NULL,
   scope       TEXT NOT NULL,
   n           INTEGER NOT NULL,
+  tokens      INTEGER NOT NULL,
   PRIMARY KEY (tenant_id, scope)
 );
-INSERT INTO fact_counts (tenant_id, scope, n) SELECT tenant_id, scope, COUNT(*) FROM facts GROUP BY tenant_id, scope;
+INSERT INTO fact_scope_stats (tenant_id, scope, n, tokens) SELECT tenant_id, scope, COUNT(*), SUM(tokens) FROM facts GROUP BY tenant_id, scope;
 
--- BM25 over fact text. `owner` is one token (hex of tenant NUL scope) so a search reads one scope's postings only.
-CREATE VIRTUAL TABLE facts_fts USING fts5(text, owner, tokenize = 'unicode61 remove_diacritics 2');
-INSERT INTO facts_fts (rowid, text, owner) SELECT rowid, text, hex(tenant_id || char(0) || scope) FROM facts;
+-- BM25 over fact text (rowid = facts.rowid); searches join back to facts for tenant, scope and expiry.
+CREATE VIRTUAL TABLE facts_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+INSERT INTO facts_fts (rowid, text) SELECT rowid, text FROM facts;
 
-CREATE TRIGGER facts_after_insert AFTER INSERT ON facts BEGIN INSERT INTO facts_fts (rowid, text, owner) VALUES (new.rowid, new.text, hex(new.tenant_id || char(0) || new.scope)); INSERT OR IGNORE INTO fact_counts (tenant_id, scope, n) VALUES (new.tenant_id, new.scope, 0); UPDATE fact_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
-CREATE TRIGGER facts_after_delete AFTER DELETE ON facts BEGIN DELETE FROM facts_fts WHERE rowid = old.rowid; DELETE FROM fact_versions WHERE fact_id = old.id; UPDATE fact_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND scope = old.scope; END;
-CREATE TRIGGER facts_after_text_update AFTER UPDATE OF text ON facts BEGIN INSERT INTO fact_versions (fact_id, version, tenant_id, kind, text, written_at, replaced_at) VALUES (old.id, old.version, old.tenant_id, old.kind, old.text, old.updated_at, new.updated_at); DELETE FROM facts_fts WHERE rowid = old.rowid; INSERT INTO facts_fts (rowid, text, owner) VALUES (new.rowid, new.text, hex(new.tenant_id || char(0) || new.scope)); END;
+CREATE TRIGGER facts_after_insert AFTER INSERT ON facts BEGIN INSERT INTO facts_fts (rowid, text) VALUES (new.rowid, new.text); INSERT OR IGNORE INTO fact_scope_stats (tenant_id, scope, n, tokens) VALUES (new.tenant_id, new.scope, 0, 0); UPDATE fact_scope_stats SET n = n + 1, tokens = tokens + new.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
+CREATE TRIGGER facts_after_delete AFTER DELETE ON facts BEGIN DELETE FROM facts_fts WHERE rowid = old.rowid; DELETE FROM fact_versions WHERE fact_id = old.id; UPDATE fact_scope_stats SET n = n - 1, tokens = tokens - old.tokens WHERE tenant_id = old.tenant_id AND scope = old.scope; END;
+CREATE TRIGGER facts_after_text_update AFTER UPDATE OF text ON facts BEGIN INSERT INTO fact_versions (fact_id, version, tenant_id, kind, text, written_at, replaced_at) VALUES (old.id, old.version, old.tenant_id, old.kind, old.text, old.updated_at, new.updated_at); DELETE FROM facts_fts WHERE rowid = old.rowid; INSERT INTO facts_fts (rowid, text) VALUES (new.rowid, new.text); UPDATE fact_scope_stats SET tokens = tokens + new.tokens - old.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; END;

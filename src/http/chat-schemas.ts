@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { MemoryReport } from "../memory/report";
 import { Content, ContentPart, ToolCall } from "../thread/message";
 
 // Checked by the thread layer, so a bad id gets its own code (BEM-030) as on the thread routes.
@@ -85,7 +86,7 @@ export const ChatCompletionResponse = z
       }),
     ),
     usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() }),
-    edgeweave: z.object({ thread_id: z.string().nullable(), checkpoint_id: z.string().nullable(), routing: RoutingSummary, cost: z.number() }),
+    edgeweave: z.object({ thread_id: z.string().nullable(), checkpoint_id: z.string().nullable(), routing: RoutingSummary, cost: z.number(), memory: MemoryReport.optional() }),
   })
   .openapi("ChatCompletionResponse");
 
@@ -115,5 +116,6 @@ export const InvokeResponse = z
     routing: RoutingSummary,
     usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number(), estimated: z.boolean() }),
     warnings: z.array(z.string()).optional(),
+    memory: MemoryReport.optional(),
   })
   .openapi("InvokeResponse");

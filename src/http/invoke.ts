@@ -30,6 +30,7 @@ function summary(r: TurnResult) {
     routing: routingSummary(r),
     usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, cost: r.usage.cost, estimated: r.usage.estimated },
     ...(r.warnings.length > 0 ? { warnings: r.warnings } : {}),
+    memory: r.memory,
   };
 }
 

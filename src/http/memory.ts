@@ -3,6 +3,7 @@ import { AppError } from "../errors";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { expiryOf, Fact, publicFact, validateFactText, validateKey, validateKind } from "../memory/facts";
 import { memoryFor } from "../memory/for-tenant";
+import { FactReport } from "../memory/report";
 import { MemoryScope, ScopeInput } from "../memory/scope";
 import { assertCanRead, assertCanWriteFact } from "../memory/scopes-for";
 import { Message } from "../thread/message";
@@ -41,18 +42,7 @@ const ContextBody = z
     always_kinds: z.array(z.string().max(32)).max(32).optional().openapi({ description: "Kinds that load before any other fact of their scope" }),
   })
   .openapi("LoadContext");
-const FactReport = z
-  .object({
-    id: z.string(),
-    scope: z.string(),
-    kind: z.string(),
-    key: z.string().nullable(),
-    tokens: z.number().int(),
-    loaded: z.boolean(),
-    reason: z.enum(["fits", "always", "relevant", "recent", "didn't fit"]),
-    score: z.number().optional(),
-  })
-  .openapi("FactReport");
+
 const LoadedContext = z
   .object({
     messages: z.array(Message),

@@ -2,8 +2,8 @@ import { OPERATOR_TENANT } from "../auth/principal";
 import { AppError } from "../errors";
 import { IdGenerator } from "../thread/ids";
 import { factTokens, type Fact } from "./facts";
-import { matchExpression, ownerToken, searchTerms } from "./fts";
-import { rankedLayer, type FactSource, type RankOptions } from "./rank";
+import { matchExpression, searchTerms } from "./fts";
+import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
 import { ownerTenant, type MemoryScope } from "./scope";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem } from "./types";
 
@@ -22,10 +22,10 @@ export type RememberOptions = { key?: string | null; expiresAt?: number | null; 
 export type Remembered = Fact & { replaced: boolean };
 export type FactVersion = { version: number; kind: string; text: string; written_at: number; replaced_at: number };
 export type ListFilter = { kind?: string; key?: string };
-export type ScoredFact = Fact & { score: number };
+export type { ScoredFact } from "./rank";
 
-/** bm25() is lower-is-better and tiny; clients read "higher is more relevant". */
-const publicScore = (rank: number): number => Math.round(-rank * 1e6) / 1e6;
+/** bm25() is lower-is-better; clients read "higher is more relevant". */
+const scored = ({ rank, ...f }: Fact & { rank: number }): ScoredFact => ({ ...f, score: Math.round(-rank * 1e6) / 1e6 });
 
 /**
  * Facts of every scope in D1, bound to one tenant: every query carries tenant_id.
@@ -40,9 +40,10 @@ export class D1FactsBackend implements MemoryBackend {
   ) {}
 
   /**
-   * A scope's facts within `limits.facts`. When they all fit: creation order. When not:
-   * the ranked order of rank.ts (always-kinds, then relevance to `limits.rank.query`, then
-   * recency). Either way O(what is kept), not O(facts in the scope).
+   * A scope's live facts within `limits.facts`. The scope's stats row (count, token sum)
+   * says first whether they all fit: then they load in creation order; if not, in the
+   * ranked order of rank.ts (always-kinds, relevance to `limits.rank.query`, recency).
+   * Either way two round trips and O(what is kept) rows, whatever the scope's size.
    */
   async loadLayer(scope: MemoryScope, limits: LayerLimits): Promise<LayerLoad> {
     const out = emptyLayer();
@@ -50,56 +51,74 @@ export class D1FactsBackend implements MemoryBackend {
     const owner = ownerTenant(scope, this.tenant);
     const key = scope.toString();
     const now = this.clock();
+    const live = await this.stats(owner, key, now);
+    if (live.n === 0) return out;
+    if (live.tokens > limits.facts) return rankedLayer(this.source(owner, key, now), limits.facts, limits.rank ?? {}, live);
     let room = limits.facts;
     let after: FactCursor = { created_at: -1, id: "" };
-    let page = FIRST_PAGE;
-    // Keyset pages in creation order until one fact does not fit.
+    let page = Math.min(MAX_PAGE, Math.max(FIRST_PAGE, live.n));
+    // Keyset pages in creation order (one page normally: the count is known).
     for (;;) {
       const rows = await this.page(owner, key, after, page, now);
       for (const f of rows) {
-        if (f.tokens > room) return rankedLayer(this.source(owner, key, now), limits.facts, limits.rank ?? {});
+        if (f.tokens > room) {
+          out.factsDropped = live.n - out.facts.length;
+          return out;
+        }
         out.facts.push(f);
         room -= f.tokens;
         after = f;
       }
       if (rows.length < page) return out;
-      page = Math.min(page * 2, MAX_PAGE);
+      page = MAX_PAGE;
     }
+  }
+
+  /** Live facts and their tokens in a scope: the triggers' stats row less expired rows the purge has not reached. */
+  private async stats(owner: string, scope: string, now: number): Promise<{ n: number; tokens: number }> {
+    const [all, expired] = await this.db.batch<{ n: number | null; tokens: number | null }>([
+      this.db.prepare("SELECT n, tokens FROM fact_scope_stats WHERE tenant_id = ? AND scope = ?").bind(owner, scope),
+      // The partial expiry index keeps this to the few expired rows awaiting the hourly purge.
+      this.db.prepare("SELECT COUNT(*) AS n, SUM(tokens) AS tokens FROM facts WHERE expires_at <= ? AND tenant_id = ? AND scope = ?").bind(now, owner, scope),
+    ]);
+    const a = all?.results[0];
+    const e = expired?.results[0];
+    return { n: Math.max(0, (a?.n ?? 0) - (e?.n ?? 0)), tokens: Math.max(0, (a?.tokens ?? 0) - (e?.tokens ?? 0)) };
   }
 
   /** The queries rank.ts needs, bound to one scope and one moment. */
   private source(owner: string, scope: string, now: number): FactSource {
+    const ofKinds = (kinds: readonly string[], limit: number, after: { created_at: number; id: string }) =>
+      this.db
+        .prepare(
+          `SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND scope = ? AND kind IN (${kinds.map(() => "?").join(", ")}) AND ${LIVE} ` +
+            "AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?",
+        )
+        .bind(owner, scope, ...kinds, now, after.created_at, after.id, limit);
+    const recent = (limit: number, before: { updated_at: number; id: string }) =>
+      this.db
+        .prepare(
+          `SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND scope = ? AND ${LIVE} AND (updated_at < ? OR (updated_at = ? AND id < ?)) ` +
+            "ORDER BY updated_at DESC, id DESC LIMIT ?",
+        )
+        .bind(owner, scope, now, before.updated_at, before.updated_at, before.id || "\uffff", limit);
     return {
-      count: async () => {
-        const [counted, expired] = await this.db.batch<{ n: number }>([
-          this.db.prepare("SELECT n FROM fact_counts WHERE tenant_id = ? AND scope = ?").bind(owner, scope),
-          // Expired facts wait for the hourly purge; the partial expiry index keeps this to those few rows.
-          this.db.prepare("SELECT COUNT(*) AS n FROM facts WHERE expires_at <= ? AND tenant_id = ? AND scope = ?").bind(now, owner, scope),
-        ]);
-        return Math.max(0, (counted?.results[0]?.n ?? 0) - (expired?.results[0]?.n ?? 0));
+      firstRows: async (req) => {
+        const match = matchExpression(searchTerms(req.query));
+        const stmts: D1PreparedStatement[] = [recent(req.recentLimit, { updated_at: Number.MAX_SAFE_INTEGER, id: "" })];
+        if (req.kinds.length > 0) stmts.push(ofKinds(req.kinds, req.limit, { created_at: -1, id: "" }));
+        if (match !== null) stmts.push(this.searchStatement([{ owner, scope }], match, req.relevantLimit, now));
+        const [r, ...rest] = await this.db.batch<Record<string, unknown>>(stmts);
+        const always = req.kinds.length > 0 ? rest.shift() : undefined;
+        const relevant = match !== null ? rest.shift() : undefined;
+        return {
+          recent: (r?.results ?? []) as Fact[],
+          always: (always?.results ?? []) as Fact[],
+          relevant: ((relevant?.results ?? []) as (Fact & { rank: number })[]).map(scored),
+        };
       },
-      ofKinds: async (kinds, limit, after) => {
-        const { results } = await this.db
-          .prepare(
-            `SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND scope = ? AND kind IN (${kinds.map(() => "?").join(", ")}) AND ${LIVE} ` +
-              "AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?",
-          )
-          .bind(owner, scope, ...kinds, now, after?.created_at ?? -1, after?.id ?? "", limit)
-          .all<Fact>();
-        return results;
-      },
-      relevant: (query, limit) => this.search([{ owner, scope }], query, limit, now),
-      recent: async (limit, before) => {
-        const b = before ?? { updated_at: Number.MAX_SAFE_INTEGER, id: "" };
-        const { results } = await this.db
-          .prepare(
-            `SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND scope = ? AND ${LIVE} AND (updated_at < ? OR (updated_at = ? AND id < ?)) ` +
-              "ORDER BY updated_at DESC, id DESC LIMIT ?",
-          )
-          .bind(owner, scope, now, b.updated_at, b.updated_at, b.id || "\uffff", limit)
-          .all<Fact>();
-        return results;
-      },
+      ofKinds: async (kinds, limit, after) => (await ofKinds(kinds, limit, after).all<Fact>()).results,
+      recent: async (limit, before) => (await recent(limit, before).all<Fact>()).results,
     };
   }
 
@@ -108,17 +127,21 @@ export class D1FactsBackend implements MemoryBackend {
    * relevant). The query is tokenized here, never passed to FTS5 as syntax.
    */
   async search(scopes: readonly { owner: string; scope: string }[], query: string, limit: number, now = this.clock()): Promise<ScoredFact[]> {
-    const match = matchExpression(scopes.map((s) => ownerToken(s.owner, s.scope)), searchTerms(query));
-    if (match === null) return [];
+    const match = matchExpression(searchTerms(query));
+    if (match === null || scopes.length === 0) return [];
+    const { results } = await this.searchStatement(scopes, match, limit, now).all<Fact & { rank: number }>();
+    return results.map(scored);
+  }
+
+  /** FTS5 finds the matching rows (all tenants'); the join keeps this tenant's scopes and live facts. */
+  private searchStatement(scopes: readonly { owner: string; scope: string }[], match: string, limit: number, now: number): D1PreparedStatement {
     const pairs = scopes.map(() => "(f.tenant_id = ? AND f.scope = ?)").join(" OR ");
-    const { results } = await this.db
+    return this.db
       .prepare(
         `SELECT ${F_COLUMNS}, facts_fts.rank AS rank FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid ` +
           `WHERE facts_fts MATCH ? AND (${pairs}) AND (f.expires_at IS NULL OR f.expires_at > ?) ORDER BY facts_fts.rank LIMIT ?`,
       )
-      .bind(match, ...scopes.flatMap((s) => [s.owner, s.scope]), now, limit)
-      .all<Fact & { rank: number }>();
-    return results.map(({ rank, ...f }) => ({ ...f, score: publicScore(rank) }));
+      .bind(match, ...scopes.flatMap((s) => [s.owner, s.scope]), now, limit);
   }
 
   /** Search within scopes of this tenant (system included, read from the operator's rows). */

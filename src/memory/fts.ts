@@ -28,20 +28,12 @@ export function searchTerms(text: string): string[] {
   return [...out];
 }
 
-const hex = (s: string): string => [...new TextEncoder().encode(s)].map((b) => b.toString(16).padStart(2, "0")).join("");
-
-/** The `owner` token of a scope's facts: the same value the facts triggers store (SQL hex(tenant || NUL || scope)). */
-export const ownerToken = (ownerTenant: string, scope: string): string => hex(`${ownerTenant}\0${scope}`);
-
 const quote = (term: string): string => `"${term.replaceAll('"', '""')}"`;
 
 /**
- * An FTS5 MATCH expression: any of `terms` within the given owners' facts; null when
- * there is nothing to search for. Terms come from searchTerms (letters and digits only),
- * and are quoted anyway.
+ * An FTS5 MATCH expression: any of `terms`; null when there is nothing to search for.
+ * Terms come from searchTerms (letters and digits only) and are quoted anyway.
  */
-export function matchExpression(owners: readonly string[], terms: readonly string[]): string | null {
-  if (terms.length === 0 || owners.length === 0) return null;
-  const who = owners.map((o) => `owner : ${quote(o)}`).join(" OR ");
-  return `(${who}) AND (${terms.map(quote).join(" OR ")})`;
+export function matchExpression(terms: readonly string[]): string | null {
+  return terms.length === 0 ? null : terms.map(quote).join(" OR ");
 }

@@ -14,10 +14,10 @@ export class LayeredBackend implements MemoryBackend {
 
   async loadLayer(scope: MemoryScope, limits: LayerLimits): Promise<LayerLoad> {
     const [f, t] = await Promise.all([
-      this.parts.facts.loadLayer(scope, { facts: limits.facts }),
+      this.parts.facts.loadLayer(scope, limits.rank ? { facts: limits.facts, rank: limits.rank } : { facts: limits.facts }),
       this.turnsOf(scope).loadLayer(scope, { turns: limits.turns }),
     ]);
-    return { facts: f.facts, factsDropped: f.factsDropped, turns: t.turns, turnsTruncated: t.turnsTruncated };
+    return { facts: f.facts, factsDropped: f.factsDropped, ...(f.skipped ? { skipped: f.skipped } : {}), turns: t.turns, turnsTruncated: t.turnsTruncated };
   }
 
   appendLayer(scope: MemoryScope, item: MemoryItem): Promise<string> {

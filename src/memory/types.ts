@@ -1,6 +1,7 @@
 import type { Message } from "../thread/message";
 import type { Fact } from "./facts";
 import type { RankOptions } from "./rank";
+import type { FactReport } from "./report";
 import type { MemoryScope } from "./scope";
 
 /** What a layer stores: turns (conversation messages) and facts (short rules/preferences). */
@@ -48,18 +49,7 @@ export interface ContextStrategy {
   apply(messages: Message[], maxTokens: number, tokensOf?: (m: Message) => number): Message[];
 }
 
-/** One fact a load considered: loaded (and why) or left out. */
-export type FactReport = {
-  id: string;
-  scope: string;
-  kind: string;
-  key: string | null;
-  tokens: number;
-  loaded: boolean;
-  /** "fits": its whole scope fit; "always": a kind the agent always loads; "relevant": BM25 match (score); "recent": newest; "didn't fit". */
-  reason: "fits" | "always" | "relevant" | "recent" | "didn't fit";
-  score?: number;
-};
+export type { FactReport } from "./report";
 
 /** What a model would see, plus what had to be left out to fit. */
 export type LoadedContext = {

@@ -108,6 +108,7 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
     attempts,
     usage,
     warnings: [...p.warnings, ...events],
+    memory: p.memory,
     timings: p.timings,
     state: loop.state,
   };

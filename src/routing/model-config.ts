@@ -104,6 +104,9 @@ export const ScopeString = z
 export const MiddlewareSetting = MiddlewareSpec;
 export type MiddlewareSetting = z.infer<typeof MiddlewareSetting>;
 
+/** A fact kind, as the memory API accepts it (src/memory/facts.ts). */
+const FactKind = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, "a fact kind: [a-z][a-z0-9_-]{0,31}");
+
 const ToolName = z.string().refine((n) => SERVER_TOOLS.has(n), { message: `not a server tool (known: ${[...SERVER_TOOLS.keys()].join(", ")}; middleware install their own)` });
 
 /** One models.yaml `agents:` entry. */
@@ -118,6 +121,8 @@ export const AgentConfig = z.object({
   tags: z.array(Capability).default([]),
   system_prompt: z.string().max(100_000).optional(),
   memory_scopes: z.array(ScopeString).default([]),
+  /** Fact kinds loaded before any other fact of their scope when the scope does not fit its share. */
+  always_kinds: z.array(FactKind).max(32).default([]),
   middleware: z.array(MiddlewareSetting).default([]),
   tools: z.array(ToolName).default([]),
   context_schema: z.record(z.string(), z.unknown()).optional(),

@@ -112,7 +112,7 @@ describe("expiry", () => {
     await waitOnExecutionContext(ec);
     expect(await rows("SELECT id FROM facts WHERE id = ?", gone.id)).toEqual([]);
     expect(await rows("SELECT fact_id FROM fact_versions WHERE fact_id = ?", gone.id)).toEqual([]);
-    expect(await rows("SELECT n FROM fact_counts WHERE tenant_id = ? AND scope = ?", t.tenant, scope.toString())).toEqual([{ n: 2 }]);
+    expect(await rows("SELECT n FROM fact_scope_stats WHERE tenant_id = ? AND scope = ?", t.tenant, scope.toString())).toEqual([{ n: 2 }]);
     expect((await rows("SELECT rowid FROM facts_fts WHERE facts_fts MATCH 'discount'")).length).toBe(0);
     expect((await store.get(kept.id))?.text).toBe("Permanent: the user prefers email.");
     expect((await store.get(ttlFact.id))?.text).toBe("Valid for an hour.");
