@@ -184,6 +184,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
       agent: { name: agent?.name ?? "default" },
       summarize: summarizerFor(deps, principal),
       now: () => Date.now(),
+      caller: { env, principal, ...(thread ? { threadId: thread.threadId } : {}), scopes: scopes.map(String) },
     };
     const inputMessages = toSave.map((m) =>
       makeMessage(

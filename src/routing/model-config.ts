@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MiddlewareSpec } from "../pipeline/middleware/registry";
-import { SERVER_TOOLS } from "../pipeline/tool-registry";
+import { SERVER_TOOL_NAMES } from "../pipeline/tool-names";
 
 export const Provider = z.enum(["openai", "anthropic", "custom", "ollama", "groq", "nvidia"]);
 export type Provider = z.infer<typeof Provider>;
@@ -107,7 +107,9 @@ export type MiddlewareSetting = z.infer<typeof MiddlewareSetting>;
 /** A fact kind, as the memory API accepts it (src/memory/facts.ts). */
 const FactKind = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, "a fact kind: [a-z][a-z0-9_-]{0,31}");
 
-const ToolName = z.string().refine((n) => SERVER_TOOLS.has(n), { message: `not a server tool (known: ${[...SERVER_TOOLS.keys()].join(", ")}; middleware install their own)` });
+const ToolName = z.string().refine((n) => (SERVER_TOOL_NAMES as readonly string[]).includes(n), {
+  message: `not a server tool (known: ${SERVER_TOOL_NAMES.join(", ")}; middleware install their own)`,
+});
 
 /** One models.yaml `agents:` entry. */
 export const AgentConfig = z.object({
