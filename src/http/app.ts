@@ -21,6 +21,7 @@ import { invokeRoutes } from "./invoke";
 import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
+import { mcpRoutes } from "./mcp";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
 export function createApp() {
@@ -56,6 +57,10 @@ export function createApp() {
     .route("/", usageRoutes)
     .route("/", webhookRoutes)
     .route("/", taskRoutes);
+
+  // MCP clients (desktop assistants, IDEs): the same keys and rate limits as /v1.
+  app.use("/mcp", authenticate, rateLimit);
+  app.route("/", mcpRoutes);
 
   // Pages outside /v1 (no key needed to load them).
   app.route("/", docsRoutes);
