@@ -49,6 +49,12 @@ export const catalog = {
   "BEM-064": { status: 400, meaning: "Fact text is empty" },
   "BEM-065": { status: 503, meaning: "Long-term memory is unavailable right now; nothing was run or stored" },
 
+  "BEM-140": { status: 400, meaning: "Invalid fact key" },
+  "BEM-141": { status: 400, meaning: "Invalid fact expiry (expires_at / ttl_seconds)" },
+  "BEM-142": { status: 400, meaning: "Invalid memory search (query or filters)" },
+  "BEM-143": { status: 400, meaning: "Invalid memory tool call (scope, id or key)" },
+  "BEM-144": { status: 422, meaning: "Fact extraction output rejected (malformed, over limits, or outside the key's grants); nothing stored" },
+
   "BEM-070": { status: 503, meaning: "Provider API key secret is not set" },
   "BEM-071": { status: 502, meaning: "Upstream provider error" },
   "BEM-072": { status: 504, meaning: "Upstream provider timed out" },

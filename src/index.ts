@@ -1,4 +1,5 @@
 import { app } from "./http/app";
+import { scheduledPurge } from "./memory/purge";
 import { consumeTaskBatch } from "./tasks/consumer";
 import { consumeDeadLetterBatch, DEAD_LETTER_QUEUE } from "./tasks/dead-letter-queue";
 
@@ -10,4 +11,5 @@ export default {
   fetch: app.fetch,
   queue: (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) =>
     batch.queue === DEAD_LETTER_QUEUE ? consumeDeadLetterBatch(batch, env) : consumeTaskBatch(batch, env, ctx),
+  scheduled: (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => ctx.waitUntil(scheduledPurge(env)),
 } satisfies ExportedHandler<Env>;

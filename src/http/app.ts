@@ -25,6 +25,7 @@ import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
 import { landingRoutes } from "./landing";
 import { langgraphRoutes } from "../langgraph/routes";
+import { mcpRoutes } from "./mcp";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
 export function createApp() {
@@ -68,6 +69,10 @@ export function createApp() {
     .route("/", webhookRoutes)
     .route("/", taskRoutes)
     .route("/", langgraphRoutes);
+
+  // MCP clients (desktop assistants, IDEs): the same keys and rate limits as /v1.
+  app.use("/mcp", authenticate, rateLimit);
+  app.route("/", mcpRoutes);
 
   // Pages outside /v1 (no key needed to load them).
   app.route("/", landingRoutes);

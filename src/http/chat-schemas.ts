@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { MemoryReport } from "../memory/report";
 import { Content, ContentPart, ToolCall } from "../thread/message";
 
 // Checked by the thread layer, so a bad id gets its own code (BEM-030) as on the thread routes.
@@ -103,6 +104,7 @@ export const ChatCompletionResponse = z
       cost: z.number(),
       usage_estimated: z.boolean().openapi({ description: "true when the provider reported no usage and the tokens are estimated" }),
       warnings: z.array(z.string()).openapi({ description: "What the run could not honour, e.g. facts that did not fit the budget" }),
+      memory: MemoryReport.optional(),
     }),
   })
   .openapi("ChatCompletionResponse");
@@ -134,5 +136,6 @@ export const InvokeResponse = z
     routing: RoutingSummary,
     usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number(), estimated: z.boolean() }),
     warnings: z.array(z.string()).optional(),
+    memory: MemoryReport.optional(),
   })
   .openapi("InvokeResponse");

@@ -37,7 +37,7 @@ const completionId = () => `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 function edgeweaveSummary(r: TurnResult, trace: TraceLevel) {
-  return { thread_id: r.threadId, checkpoint_id: r.checkpointId, routing: routingOf(r, trace), cost: r.usage.cost, usage_estimated: r.usage.estimated, warnings: r.warnings };
+  return { thread_id: r.threadId, checkpoint_id: r.checkpointId, routing: routingOf(r, trace), cost: r.usage.cost, usage_estimated: r.usage.estimated, warnings: r.warnings, memory: r.memory };
 }
 
 /** The public body of a run that failed mid-stream (OpenAI clients read `error.message`). */

@@ -31,6 +31,7 @@ function summary(r: TurnResult, trace: TraceLevel) {
     routing: routingOf(r, trace),
     usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, cost: r.usage.cost, estimated: r.usage.estimated },
     ...(r.warnings.length > 0 ? { warnings: r.warnings } : {}),
+    memory: r.memory,
   };
 }
 

@@ -21,7 +21,7 @@ export function memoryFor(
     /** Serves one thread's session differently (a run's window preloaded under its lease); others open normally. */
     session?: { threadId: string; thread: SessionThread };
     /** Where facts are read and written: a D1 session (memory/bookmark.ts); env.DB when absent. */
-    facts?: Pick<D1Database, "prepare">;
+    facts?: Pick<D1Database, "prepare" | "batch">;
   } = {},
 ): MemoryManager {
   const own = opts.session;
@@ -30,10 +30,10 @@ export function memoryFor(
   const backend: MemoryBackend = {
     async loadLayer(scope, limits) {
       const [f, t] = await Promise.all([
-        limits.facts === undefined ? emptyLayer() : facts.loadLayer(scope, { facts: limits.facts }),
+        limits.facts === undefined ? emptyLayer() : facts.loadLayer(scope, limits.rank ? { facts: limits.facts, rank: limits.rank } : { facts: limits.facts }),
         limits.turns === undefined || !scope.isSession ? emptyLayer() : session.loadLayer(scope, { turns: limits.turns }),
       ]);
-      return { facts: f.facts, factsDropped: f.factsDropped, turns: t.turns, turnsTruncated: t.turnsTruncated };
+      return { facts: f.facts, factsDropped: f.factsDropped, ...(f.skipped ? { skipped: f.skipped } : {}), turns: t.turns, turnsTruncated: t.turnsTruncated };
     },
     async appendLayer(scope, item) {
       if (item.type === "fact") return facts.appendLayer(scope, item);

@@ -5,13 +5,14 @@ import { memoryFor } from "../memory/for-tenant";
 import { preloadedSession } from "../memory/session-backend";
 import { MemoryScope } from "../memory/scope";
 import { resolveScopes } from "../memory/scopes-for";
+import type { MemoryReport } from "../memory/report";
 import { TokenLimitStrategy } from "../memory/token-limit-strategy";
 import type { ChatMessage, DeltaEvent } from "../providers/types";
 import type { AgentConfig, ModelConfig } from "../routing/model-config";
 import { requireAgent, routerFor } from "../routing/registry";
 import type { RouteResult } from "../routing/router";
 import { ThreadClient, type ThreadEndpoint, type ThreadRun } from "../thread/client";
-import type { Message, MessageInput } from "../thread/message";
+import { messageText, type Message, type MessageInput } from "../thread/message";
 import { collectReducers, middlewareTools, validateRunContext } from "./middleware/compose";
 import { middlewaresFromConfig } from "./middleware/registry";
 import type { Middleware, Runtime } from "./middleware/types";
@@ -53,6 +54,8 @@ export type Prepared = {
   /** Client system/developer messages: instructions for this call, never stored. */
   clientSystem: ChatMessage[];
   facts: Message[];
+  /** Which facts loaded and why (the response's `memory`). */
+  memory: MemoryReport;
   /** The thread's messages (the budget window, or all of them when middleware needs the whole state) + channels. */
   state: AgentState;
   /** The client's new non-system messages, with ids. */
@@ -149,7 +152,10 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const leasing = thread?.beginRun(needsWholeState ? {} : { recentTokens: budget });
   leasing?.catch(() => undefined); // awaited below; this only covers a loading failure that comes first
   let facts: Message[];
+  let memoryReport: MemoryReport;
   let state: AgentState;
+  // When a scope's facts do not fit, those relevant to this input load first (after the agent's always-kinds).
+  const rank = { query: lastUser ? messageText(lastUser.content) : "", alwaysKinds: agent?.always_kinds ?? [] };
   let run: ThreadRun | undefined;
   try {
     if (thread && leasing && needsWholeState) {
@@ -158,10 +164,12 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
         memory.loadContext(
           scopes.filter((s) => !s.equals(session)),
           budget,
+          rank,
         ),
         leasing.then(() => thread.getState(input.checkpointId)),
       ]));
       facts = loaded.messages;
+      memoryReport = { facts: loaded.facts, dropped_facts: loaded.dropped.facts };
       if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
       const { messages, ...channels } = threadState.channels;
       state = { ...channels, messages: input.checkpointId !== undefined && middlewares.length === 0 ? new TokenLimitStrategy().apply(messages, Math.max(0, budget - loaded.tokens)) : messages };
@@ -170,8 +178,9 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
         ? { threadId: thread.threadId, thread: preloadedSession(async () => (await leasing).recent ?? thread.loadRecent(budget), budget, thread) }
         : undefined;
       const memory = memoryFor(env, principal.tenant, { facts: deps.facts ?? factsSession(env.DB, input.bookmark), ...(own ? { session: own } : {}) });
-      const loaded = await loadingMemory(memory.loadContext(scopes, budget));
+      const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));
       facts = loaded.messages.filter((m) => m.metadata?.fact !== undefined);
+      memoryReport = { facts: loaded.facts, dropped_facts: loaded.dropped.facts };
       const factSet = new Set(facts);
       state = { messages: loaded.messages.filter((m) => !factSet.has(m)) };
       if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
@@ -186,6 +195,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
       agent: { name: agent?.name ?? "default" },
       summarize: summarizerFor(deps, principal),
       now: () => Date.now(),
+      caller: { env, principal, ...(thread ? { threadId: thread.threadId } : {}), scopes: scopes.map(String) },
     };
     const inputMessages = toSave.map((m) =>
       makeMessage(
@@ -200,7 +210,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
         runtime,
       ),
     );
-    return { input, agent, thread, run, route, scopes: scopes.map(String), clientSystem, facts, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
+    return { input, agent, thread, run, route, scopes: scopes.map(String), clientSystem, facts, memory: memoryReport, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
   } catch (e) {
     // Whether the lease is granted already or later, it is given back without holding up this answer.
     if (leasing) deps.waitUntil(leasing.then((r) => r.end(), () => undefined));

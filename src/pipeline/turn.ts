@@ -1,4 +1,5 @@
 import type { Principal } from "../auth/principal";
+import type { MemoryReport } from "../memory/report";
 import type { ChatRequest, ChatResult } from "../providers/types";
 import type { Attempt } from "../providers/failover";
 import type { ModelConfig } from "../routing/model-config";
@@ -44,6 +45,8 @@ export type TurnResult = {
   attempts: Attempt[];
   usage: TurnUsage;
   warnings: string[];
+  /** Which facts the model was given, and why. */
+  memory: MemoryReport;
   timings: Timings;
   /** The thread state after the run, every channel (not returned over HTTP). */
   state: AgentState;

@@ -15,6 +15,7 @@ const modelMap = new Map(models.map((m) => [m.name, m]));
 const agentMap = new Map(agents.map((a) => [a.name, a]));
 
 export const modelByName = (name: string): ModelConfig | undefined => modelMap.get(name);
+export const agentByName = (name: string): AgentConfig | undefined => agentMap.get(name);
 
 /** The agent, or BEM-047. */
 export function requireAgent(name: string): AgentConfig {

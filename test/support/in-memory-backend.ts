@@ -47,7 +47,8 @@ export class InMemoryBackend implements MemoryBackend {
       this.turns.set(key, list);
       return item.message.id;
     }
-    const base = { id: this.ids.next(), scope: key, kind: item.kind, text: item.text, created_at: Date.now() };
+    const now = Date.now();
+    const base = { id: this.ids.next(), scope: key, kind: item.kind, text: item.text, created_at: now, key: null, expires_at: null, updated_at: now, version: 1 };
     const list = this.facts.get(key) ?? [];
     list.push({ ...base, tokens: factTokens(base) });
     this.facts.set(key, list);
