@@ -6,6 +6,7 @@ import { isFailoverError } from "../providers/failover";
 import type { DeltaEvent } from "../providers/types";
 import { routeHeaders } from "../routing/route-headers";
 import type { MessageInput } from "../thread/message";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { ChatCompletionRequest, ChatCompletionResponse } from "./chat-schemas";
 import { errorResponses, jsonOrEventStream } from "./openapi-errors";
@@ -20,6 +21,7 @@ export const RUN_ERRORS = [
 const chatCompletion = createRoute({
   method: "post",
   path: "/v1/chat/completions",
+  middleware: access("run", "run"),
   tags: ["chat"],
   summary: "Chat completion (OpenAI-compatible; stateful with thread_id)",
   request: {

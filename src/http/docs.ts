@@ -1,5 +1,6 @@
 import { Scalar } from "@scalar/hono-api-reference";
 import { Hono } from "hono";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 
 /**
@@ -18,7 +19,7 @@ const reference = Scalar<AppEnv>({ url: "/openapi.json", pageTitle: "edgeweave A
 // Shown without JavaScript or when the CDN script never arrives (Scalar replaces #app once it loads).
 const note = `<noscript><p>${DOCS_CDN_NOTE}</p></noscript>\n    <div id="app"><p style="font:16px system-ui;margin:2rem">${DOCS_CDN_NOTE}</p></div>`;
 
-docsRoutes.get("/docs", async (c) => {
+docsRoutes.get("/docs", access("public"), async (c) => {
   const rendered = await reference(c, async () => {});
   if (!rendered) throw new Error("Scalar rendered nothing");
   const html = (await rendered.text()).replace('<div id="app"></div>', note);

@@ -2,6 +2,7 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { runTurn } from "../pipeline/run";
 import { routingSummary, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { routeHeaders } from "../routing/route-headers";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { RUN_ERRORS, streamErrorBody } from "./chat";
 import { InvokeRequest, InvokeResponse } from "./chat-schemas";
@@ -12,6 +13,7 @@ import { validationHook } from "./validation";
 const invokeTurn = createRoute({
   method: "post",
   path: "/v1/invoke",
+  middleware: access("run", "run"),
   tags: ["chat"],
   summary: "Run an agent turn (native shape)",
   request: { body: { content: { "application/json": { schema: InvokeRequest } }, required: true } },

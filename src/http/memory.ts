@@ -4,8 +4,9 @@ import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { Fact, validateFactText, validateKind } from "../memory/facts";
 import { memoryFor } from "../memory/for-tenant";
 import { MemoryScope, ScopeInput } from "../memory/scope";
-import { assertCanRead, assertCanWriteFact } from "../memory/scopes-for";
+import { authorize } from "../auth/policy";
 import { Message } from "../thread/message";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { cursorOf, parseCursor } from "./cursor";
 import { errorResponses, jsonContent } from "./openapi-errors";
@@ -43,6 +44,7 @@ const publicFact = (f: Fact): Fact => ({ id: f.id, scope: f.scope, kind: f.kind,
 const rememberFact = createRoute({
   method: "post",
   path: "/v1/memory/facts",
+  middleware: access("write_scope", "small"),
   tags: ["memory"],
   summary: "Remember a fact in a scope",
   description: "Only the operator writes `system`; tenant admins any scope of their tenant; members the scopes their key grants.",
@@ -53,6 +55,7 @@ const rememberFact = createRoute({
 const listFacts = createRoute({
   method: "get",
   path: "/v1/memory/facts",
+  middleware: access("read_scope"),
   tags: ["memory"],
   summary: "List a scope's facts in creation order (paged)",
   request: {
@@ -68,6 +71,7 @@ const listFacts = createRoute({
 const forgetFact = createRoute({
   method: "delete",
   path: "/v1/memory/facts/{id}",
+  middleware: access("write_scope"),
   tags: ["memory"],
   summary: "Forget a fact",
   description: "A fact of another tenant is indistinguishable from a missing one (404).",
@@ -78,6 +82,7 @@ const forgetFact = createRoute({
 const loadContext = createRoute({
   method: "post",
   path: "/v1/memory/context",
+  middleware: access("read_scope", "small"),
   tags: ["memory"],
   summary: "Load layered memory as a model would see it",
   description:
@@ -95,7 +100,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const scope = MemoryScope.parse(body.scope);
     const kind = validateKind(body.kind);
     const text = validateFactText(body.text);
-    assertCanWriteFact(principal, scope);
+    authorize(principal, "write_scope", { scope });
     const fact = await new D1FactsBackend(c.env.DB, principal.tenant).remember(scope, kind, text);
     return c.json({ id: fact.id, scope: fact.scope, kind: fact.kind, created_at: fact.created_at }, 201);
   })
@@ -103,7 +108,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const q = c.req.valid("query");
     const principal = c.get("principal");
     const scope = MemoryScope.parse(q.scope);
-    assertCanRead(principal, scope);
+    authorize(principal, "read_scope", { scope });
     const limit = q.limit ?? 50;
     const rows = await new D1FactsBackend(c.env.DB, principal.tenant).list(scope, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined);
     const facts = rows.slice(0, limit);
@@ -116,7 +121,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const facts = new D1FactsBackend(c.env.DB, principal.tenant);
     const fact = await facts.get(id);
     if (!fact) throw new AppError("BEM-061", "No such fact");
-    assertCanWriteFact(principal, MemoryScope.parse(fact.scope));
+    authorize(principal, "write_scope", { scope: MemoryScope.parse(fact.scope) });
     if (!(await facts.forget(id))) throw new AppError("BEM-061", "No such fact");
     return c.json({ id, deleted: true as const }, 200);
   })
@@ -124,6 +129,6 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const body = c.req.valid("json");
     const principal = c.get("principal");
     const scopes = body.scopes.map((s) => MemoryScope.parse(s));
-    for (const s of scopes) assertCanRead(principal, s);
+    for (const scope of scopes) authorize(principal, "read_scope", { scope });
     return c.json(await memoryFor(c.env, principal.tenant).loadContext(scopes, body.max_tokens), 200);
   });

@@ -2,6 +2,7 @@ import { type Context, Hono } from "hono";
 import { INSPECTOR_HTML, INSPECTOR_ICON } from "../ui/page";
 import { INSPECTOR_JS } from "../ui/script";
 import { INSPECTOR_CSS } from "../ui/style";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 
 /**
@@ -26,8 +27,8 @@ const headers = (contentType: string): Record<string, string> => ({
 
 const page = (c: Context<AppEnv>) => c.body(INSPECTOR_HTML, 200, headers("text/html; charset=utf-8"));
 
-uiRoutes.get("/ui", page);
-uiRoutes.get("/ui/", page);
-uiRoutes.get("/ui/inspector.js", (c) => c.body(INSPECTOR_JS, 200, headers("text/javascript; charset=utf-8")));
-uiRoutes.get("/ui/inspector.css", (c) => c.body(INSPECTOR_CSS, 200, headers("text/css; charset=utf-8")));
-uiRoutes.get("/ui/favicon.svg", (c) => c.body(INSPECTOR_ICON, 200, headers("image/svg+xml")));
+uiRoutes.get("/ui", access("public"), page);
+uiRoutes.get("/ui/", access("public"), page);
+uiRoutes.get("/ui/inspector.js", access("public"), (c) => c.body(INSPECTOR_JS, 200, headers("text/javascript; charset=utf-8")));
+uiRoutes.get("/ui/inspector.css", access("public"), (c) => c.body(INSPECTOR_CSS, 200, headers("text/css; charset=utf-8")));
+uiRoutes.get("/ui/favicon.svg", access("public"), (c) => c.body(INSPECTOR_ICON, 200, headers("image/svg+xml")));
