@@ -154,6 +154,13 @@ export function resolveScopes(req: ScopeRequest): MemoryScope[] {
   return scopes.filter((s) => !seen.has(s.toString()) && (seen.add(s.toString()), true));
 }
 
+export const ACCESS_START = "<!-- access:start -->";
+export const ACCESS_END = "<!-- access:end -->";
+
+/** The README section (markers included), written by scripts/access-table.ts and checked by test/docs/access-table.test.ts. */
+export const accessSection = (): string =>
+  [ACCESS_START, "<!-- Generated from POLICY in src/auth/policy.ts by `npx tsx scripts/access-table.ts`; do not edit by hand. -->", "", policyTable(), ACCESS_END].join("\n");
+
 /** The README table: one row per action, one column per role. */
 export function policyTable(): string {
   const roles: Role[] = ["operator", "admin", "member", "webhook"];
