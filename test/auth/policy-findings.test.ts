@@ -1,5 +1,11 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Principal } from "../../src/auth/principal";
+import type { Prepared } from "../../src/pipeline/prepare";
+import { saveRun } from "../../src/pipeline/save-run";
+import { remove } from "../../src/pipeline/state";
+import type { ModelConfig } from "../../src/routing/model-config";
+import { ThreadClient } from "../../src/thread/client";
 import { deliver, deliveryCount } from "../webhooks/helpers";
 import { snapshot } from "../pipeline/helpers";
 import { api, createKey, createTenant, type TestTenant } from "../support/tenants";
@@ -123,5 +129,22 @@ describe("finding 4: rewriting stored history needs the rewrite right on every r
     const body = { name: "h", agent_name: "assistant", thread_from: "/t", text_from: "/x", scopes: ["session:*", "organization:acme"] };
     expect(await code(await api("/v1/webhooks", { key: t.adminKey, body }))).toEqual([403, "BEM-022"]);
     expect((await api("/v1/webhooks", { key: t.adminKey, body: { ...body, rewrite_history: true } })).status).toBe(201);
+  });
+});
+
+describe("finding 4, behind the declared check: saved writes that remove stored messages", () => {
+  it("need the rewrite right even from a middleware or tool that did not declare it (BEM-022, thread unchanged)", async () => {
+    const id = "net-1";
+    const thread = new ThreadClient(env, t.tenant, id);
+    await thread.appendMessages([{ id: "m1", role: "user", content: "keep me" }], "input");
+    const before = await thread.getHistory({ limit: 10 });
+    const member: Principal = { kind: "tenant", tenant: t.tenant, role: "member", keyId: "k", grants: ["session:*"] };
+    // Only the fields saveRun reads: the thread, the caller, the route record.
+    const prepared = { thread, input: { principal: member, messages: [] }, reducers: {}, route: { reason: "test", candidates: [], trace: [] } } as unknown as Prepared;
+    const steps = [{ index: 0, toolErrors: [], writes: [{ source: "undeclared", update: { messages: [remove("m1")] } }] }];
+    await expect(saveRun(prepared, [], steps, { name: "offline-echo" } as ModelConfig, [])).rejects.toMatchObject({ code: "BEM-022" });
+    expect(await thread.getHistory({ limit: 10 })).toEqual(before);
+    const admin: Principal = { ...member, role: "admin", grants: ["*"] };
+    await expect(saveRun({ ...prepared, input: { principal: admin, messages: [] } } as Prepared, [], steps, { name: "offline-echo" } as ModelConfig, [])).resolves.toBeTypeOf("string");
   });
 });
