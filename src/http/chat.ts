@@ -7,6 +7,7 @@ import { isFailoverError } from "../providers/failover";
 import type { DeltaEvent } from "../providers/types";
 import { routeHeaders } from "../routing/route-headers";
 import type { MessageInput } from "../thread/message";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { ChatCompletionRequest, ChatCompletionResponse, TraceHeader } from "./chat-schemas";
 import { errorResponses, jsonOrEventStream } from "./openapi-errors";
@@ -21,6 +22,7 @@ export const RUN_ERRORS = [
 const chatCompletion = createRoute({
   method: "post",
   path: "/v1/chat/completions",
+  middleware: access("run", "run"),
   tags: ["chat"],
   summary: "Chat completion (OpenAI-compatible; stateful with thread_id)",
   request: {

@@ -1,5 +1,5 @@
+import { resolveScopes } from "../auth/policy";
 import { AppError } from "../errors";
-import { resolveScopes } from "../memory/scopes-for";
 import { requireAgent } from "../routing/registry";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
 import { runTurn, type RunDeps, type StreamHooks } from "./run";

@@ -1,10 +1,10 @@
+import { authorize } from "../auth/policy";
 import { z } from "@hono/zod-openapi";
 import type { Principal } from "../auth/principal";
 import { AppError } from "../errors";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { validateFactText, validateKey } from "../memory/facts";
 import { MemoryScope } from "../memory/scope";
-import { assertCanWriteFact } from "../memory/scopes-for";
 import { estimateTokens } from "../memory/tokens";
 import { callModel } from "../providers/call";
 import { runWithFailover } from "../providers/failover";
@@ -129,7 +129,7 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
   const scope = config.scope === "session" ? MemoryScope.session(task.thread_id) : MemoryScope.parse(config.scope);
   // The turn's key must be able to write there; config alone grants nothing.
   try {
-    assertCanWriteFact(principal, scope);
+    authorize(principal, "write_scope", { scope: scope });
   } catch (e) {
     reject(`the key that ran the turn may not write '${scope}' (${e instanceof Error ? e.message : "denied"})`);
   }
