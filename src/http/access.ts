@@ -34,7 +34,7 @@ export function access(need: Access, body: BodySize = "none", opts: { rate?: "la
     return next();
   });
   const chain: MiddlewareHandler<AppEnv>[] = [gate, capBody(BODY_LIMITS[body])];
-  if (body === "small" || body === "run") chain.push(guardJson);
+  if (body === "small" || body === "run" || body === "langgraph") chain.push(guardJson);
   const declared = every(...chain) as MiddlewareHandler<AppEnv>;
   declarations.set(declared, { access: need, body });
   return declared;

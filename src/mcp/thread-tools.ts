@@ -15,7 +15,7 @@ import { parseThreadId } from "../thread/thread-id";
  */
 
 function callerOf(runtime: ToolCallRuntime): ToolCaller {
-  if (!runtime.caller || runtime.caller.principal.kind !== "tenant") throw new AppError("BEM-143", "Thread tools need a tenant key");
+  if (!runtime.caller || runtime.caller.principal.kind === "operator") throw new AppError("BEM-143", "Thread tools need a tenant key");
   return runtime.caller;
 }
 

@@ -18,7 +18,7 @@ export const RECALL_MAX = 20;
 const SCOPE_FIELD = { type: "string", maxLength: 200, description: "`name:id` (e.g. `organization:acme`), or `session` for this conversation" } as const;
 
 function callerOf(runtime: ToolCallRuntime): ToolCaller {
-  if (!runtime.caller || runtime.caller.principal.kind !== "tenant") throw new AppError("BEM-143", "Memory tools run only inside a tenant's turn");
+  if (!runtime.caller || runtime.caller.principal.kind === "operator") throw new AppError("BEM-143", "Memory tools run only inside a tenant's turn");
   return runtime.caller;
 }
 
