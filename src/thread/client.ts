@@ -55,7 +55,10 @@ export class ThreadClient {
 
   async getState(checkpointId?: string): Promise<ThreadState> {
     const state = unwrap((await this.stub.getState(checkpointId ?? null)) as RpcResult<ThreadState>);
-    return { ...state, thread_id: this.threadId };
+    // Channel maps without a prototype: no channel name can reach Object.prototype's machinery.
+    const channels = Object.assign(Object.create(null) as ThreadState["channels"], state.channels);
+    const reducers = Object.assign(Object.create(null) as ThreadState["reducers"], state.reducers);
+    return { ...state, channels, reducers, thread_id: this.threadId };
   }
 
   async getHistory(opts: HistoryOptions = {}): Promise<History> {

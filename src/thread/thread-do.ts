@@ -467,15 +467,21 @@ function toCheckpoint(r: CheckpointRow, writes: Write[]): Checkpoint {
 /** Same shape whether built from the live tables or from replayed checkpoints (channels sorted by name). */
 export function toThreadState(checkpointId: string | null, step: number, s: ReplayState): ThreadState {
   const names = [...s.channels.keys()].sort();
+  // Own data properties (defineProperty, never assignment): a `__proto__` stored before names were checked stays
+  // plain data. Not null-prototype objects here: RPC cannot clone those; ThreadClient rebuilds them without one.
   const channels: ThreadState["channels"] = { messages: [...s.messages.values()] };
   const reducers: ThreadState["reducers"] = {};
   for (const name of names) {
     const ch = s.channels.get(name);
     if (!ch) continue;
-    channels[name] = ch.value;
-    reducers[name] = ch.reducer;
+    defineOwn(channels, name, ch.value);
+    defineOwn(reducers, name, ch.reducer);
   }
   return { checkpoint_id: checkpointId, step, channels, reducers };
+}
+
+function defineOwn(o: object, key: string, value: unknown): void {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function busy<T>(waitMs: number): RpcResult<T> {
