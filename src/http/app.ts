@@ -21,12 +21,14 @@ import { invokeRoutes } from "./invoke";
 import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
+import { rememberEnvSecrets } from "../log";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
   app.use("*", async (c, next) => {
+    rememberEnvSecrets(c.env);
     c.set("requestId", c.req.header("cf-ray") ?? crypto.randomUUID());
     c.set("timings", new Timings());
     await next();

@@ -1,3 +1,4 @@
+import { errorText, log } from "../log";
 /**
  * A server-sent-events response whose producer runs independently of the
  * client: if the client disconnects, writes are dropped but the producer (and
@@ -33,7 +34,7 @@ export function sseResponse(
     },
   };
   const done = producer(out)
-    .catch((e: unknown) => console.error(JSON.stringify({ level: "error", where: "sse", message: e instanceof Error ? e.message : String(e) })))
+    .catch((e: unknown) => log.error("sse", { message: errorText(e) }))
     .finally(() => writer.close().catch(() => undefined));
   waitUntil(done);
   return new Response(readable, {

@@ -9,6 +9,7 @@ import { recordUsage } from "./usage";
 import { prepare, type Prepared, type RunDeps, type StreamHooks } from "./prepare";
 import { addUsage, callRouted } from "./model-call";
 import { saveRun } from "./save-run";
+import { errorText, log } from "../log";
 
 export type { RunDeps, StreamHooks } from "./prepare";
 
@@ -93,7 +94,7 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
   const result = last!;
   deps.waitUntil(
     recordUsage(deps.env.DB, p.input.principal.tenant, { model: model.name, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: usage.cost }).catch((e: unknown) =>
-      console.error(JSON.stringify({ level: "error", where: "usage", message: e instanceof Error ? e.message : String(e) })),
+      log.error("usage", { message: errorText(e) }),
     ),
   );
   const lastMessage = loop.state.messages.at(-1);

@@ -17,6 +17,7 @@ import type {
   UpdateOp,
   UpdateSource,
 } from "./types";
+import { errorText, log } from "../log";
 
 function unwrap<T>(r: RpcResult<T>): T {
   if (r.ok) return r.value;
@@ -114,7 +115,7 @@ export class ThreadClient {
    */
   private async list(cp: Checkpoint): Promise<void> {
     const touch = touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) =>
-      console.error(JSON.stringify({ level: "error", where: "thread-list", message: e instanceof Error ? e.message : String(e) })),
+      log.error("thread-list", { message: errorText(e) }),
     );
     if (cp.parent_id === null || !this.opts.waitUntil) await touch;
     else this.opts.waitUntil(touch);
@@ -185,7 +186,7 @@ export class ThreadRun {
     try {
       await this.stub.endRun(this.token);
     } catch (e) {
-      console.error(JSON.stringify({ level: "error", where: "thread-run-end", message: e instanceof Error ? e.message : String(e) }));
+      log.error("thread-run-end", { message: errorText(e) });
     }
   }
 }
