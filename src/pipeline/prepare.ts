@@ -173,7 +173,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
       model: { name: route.model.name, max_tokens: route.model.max_tokens },
       context,
       agent: { name: agent?.name ?? "default" },
-      summarize: summarizerFor(deps, principal),
+      summarize: summarizerFor(deps, principal, "summarization"),
       now: () => Date.now(),
     };
     const inputMessages = toSave.map((m) =>

@@ -46,6 +46,13 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
   const clientToolNames = (p.input.params?.tools ?? []).map((t) => t.function.name);
 
   let loop: { state: AgentState; steps: LoopStep[] };
+  // Every model call that answered is billed, whether or not the run then completes (e.g. steps exhausted).
+  const bill = () => {
+    if (calls === 0) return;
+    const cause = p.input.cause ?? "turn";
+    const record = { model: model.name, cause, requests: calls, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: usage.cost };
+    deps.waitUntil(recordUsage(deps.env.DB, p.input.principal.tenant, record).catch((e: unknown) => log.error("usage", { cause, message: errorText(e) })));
+  };
   try {
     loop = await runToolLoop({
       state: startState,
@@ -84,19 +91,16 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
       },
     });
   } catch (e) {
+    bill();
     if (e instanceof StepsExhaustedError) await saveRun(p, [inputWrite], e.steps, model, attempts);
     throw e;
   }
+  bill();
   p.timings.lap("model");
   const checkpointId = await saveRun(p, [inputWrite], loop.steps, model, attempts);
   p.timings.lap("save");
 
   const result = last!;
-  deps.waitUntil(
-    recordUsage(deps.env.DB, p.input.principal.tenant, { model: model.name, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: usage.cost }).catch((e: unknown) =>
-      log.error("usage", { message: errorText(e) }),
-    ),
-  );
   const lastMessage = loop.state.messages.at(-1);
   const reply = lastMessage?.role === "assistant" ? { role: "assistant" as const, content: lastMessage.content === null ? null : typeof lastMessage.content === "string" ? lastMessage.content : JSON.stringify(lastMessage.content), ...(lastMessage.tool_calls ? { tool_calls: lastMessage.tool_calls } : {}) } : result.message;
   return {

@@ -6,6 +6,7 @@ import type { RouteResult } from "../routing/router";
 import type { MessageInput } from "../thread/message";
 import type { AgentState } from "./state";
 import type { Timings } from "./timings";
+import type { UsageCause } from "./usage";
 
 /** One agent run as the endpoints describe it. */
 export type TurnInput = {
@@ -24,6 +25,8 @@ export type TurnInput = {
   checkpointId?: string;
   /** Per-run context for the agent's dynamic prompt. */
   context?: Record<string, unknown>;
+  /** What the turn's provider calls are recorded as in usage (default "turn"). */
+  cause?: UsageCause;
   /** Phase timings of the request so far (Server-Timing); a new clock when absent. */
   timings?: Timings;
   /** Passed through to the provider: tools, tool_choice, response_format, temperature… */
