@@ -72,6 +72,7 @@ export const catalog = {
   "BEM-093": { status: 404, meaning: "Webhook not found" },
   "BEM-094": { status: 400, meaning: "Callback URL not allowed" },
   "BEM-095": { status: 422, meaning: "Webhook payload lacks the configured thread or text field" },
+  "BEM-096": { status: 400, meaning: "Tool message answers no open tool call" },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof catalog;

@@ -81,7 +81,7 @@ const loadContext = createRoute({
   tags: ["memory"],
   summary: "Load layered memory as a model would see it",
   description:
-    "Facts first (one system message each, `[{kind} {scope}] {text}`; layer order, then creation order) within half the budget; " +
+    "Facts first (one system message each, `[{kind} {scope}] \"{text}\"` with the text a one-line JSON string; layer order, then creation order) within half the budget; " +
     "then the newest turns that fit the rest. `dropped` reports what was left out.",
   request: { body: { content: { "application/json": { schema: ContextBody } }, required: true } },
   responses: { 200: jsonContent(LoadedContext, "The loaded context"), ...errorResponses("BEM-023", "BEM-030", "BEM-060") },

@@ -21,6 +21,7 @@ import { serverToolsFor } from "./tool-registry";
 import { summarizerFor } from "./summarizer";
 import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
+import { checkToolAnswers } from "../thread/tool-answers";
 
 export type RunDeps = { env: Env; waitUntil: (p: Promise<unknown>) => void; fetch?: typeof fetch };
 
@@ -167,6 +168,8 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
     }
     // A client may narrow its scopes so the session is never read; the run still takes its turn.
     run = leasing ? await leasing : undefined;
+    // Before any model call: a tool result must answer a call the stored conversation (or this input) left open.
+    checkToolAnswers(state.messages, toSave);
     timings.lap("memory");
 
     const runtime: Runtime = {

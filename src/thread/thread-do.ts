@@ -6,6 +6,7 @@ import { Message } from "./message";
 import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplayState } from "./reducers";
 import { clampTtl, clampWait, Lease, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
+import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
 import {
   Reducer,
   StateUpdate,
@@ -303,6 +304,9 @@ export class ThreadDO extends DurableObject<Env> {
     let count = this.head?.count ?? 0;
     const writes: Write[] = [];
     const now = Date.now();
+    // Built on the first new message: the calls open at the thread's tail (a lazy read back to the newest assistant/user message).
+    let toolAnswers: ToolAnswerCheck | undefined;
+    const answers = () => (toolAnswers ??= new ToolAnswerCheck(openToolCalls(this.tail())));
 
     const put = (input: ParsedMessageInput, mustExist: boolean) => {
       const existing = input.id
@@ -310,6 +314,7 @@ export class ThreadDO extends DurableObject<Env> {
         : undefined;
       if (mustExist && !existing) throw new AppError("BEM-031", `No message with id '${input.id}' in this thread`);
       const message = Message.parse({ ...input, id: input.id ?? this.ids.next(now), created_at: existing?.created_at ?? now });
+      if (!existing) answers().next(message);
       const json = encodeMessage(message);
       if (json.bytes > limits.messageBytes) {
         throw new AppError("BEM-033", `Message is ${json.bytes} bytes; the limit is ${limits.messageBytes}`);
@@ -343,6 +348,7 @@ export class ThreadDO extends DurableObject<Env> {
           break;
         }
         case "remove_all":
+          answers().reset();
           this.sql.exec(`DELETE FROM messages`);
           count = 0;
           writes.push({ op: "remove_all" });
@@ -374,6 +380,11 @@ export class ThreadDO extends DurableObject<Env> {
       throw new AppError("BEM-034", `A thread holds at most ${limits.threadMessages} messages`);
     }
     return this.commitCheckpoint(this.head, source, writes, count);
+  }
+
+  /** The thread's messages, newest first, parsed as they are read (callers stop early). */
+  private *tail(): Generator<Message> {
+    for (const r of this.sql.exec<{ json: string }>(`SELECT json FROM messages ORDER BY seq DESC`)) yield JSON.parse(r.json) as Message;
   }
 
   private insertMessage(m: Message, json: EncodedMessage): void {
