@@ -73,6 +73,8 @@ export const catalog = {
   "BEM-094": { status: 400, meaning: "Callback URL not allowed" },
   "BEM-095": { status: 422, meaning: "Webhook payload lacks the configured thread or text field" },
   "BEM-096": { status: 400, meaning: "Tool message answers no open tool call" },
+  "BEM-097": { status: 413, meaning: "Thread holds the maximum number of bytes (MAX_THREAD_BYTES)" },
+  "BEM-098": { status: 503, meaning: "Thread storage failed; nothing was run or stored" },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof catalog;

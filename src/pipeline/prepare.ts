@@ -87,6 +87,16 @@ async function loadingMemory<T>(work: Promise<T>): Promise<T> {
   }
 }
 
+/** A thread read that fails without a code is the thread's storage failing, not long-term memory. */
+async function readingThread<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    if (e instanceof AppError) throw e;
+    throw new AppError("BEM-098", undefined, { internal: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
+  }
+}
+
 export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared> {
   const { env } = deps;
   const timings = input.timings ?? new Timings();
@@ -144,13 +154,14 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   try {
     if (thread && leasing && needsWholeState) {
       const memory = memoryFor(env, principal.tenant);
-      const [loaded, threadState] = await loadingMemory(Promise.all([
-        memory.loadContext(
+      // Each failure keeps its own cause: D1 memory → BEM-065, the thread's storage → BEM-098 (or its own code).
+      const [loaded, threadState] = await Promise.all([
+        loadingMemory(memory.loadContext(
           scopes.filter((s) => !s.equals(session)),
           budget,
-        ),
-        leasing.then(() => thread.getState(input.checkpointId)),
-      ]));
+        )),
+        readingThread(leasing.then(() => thread.getState(input.checkpointId))),
+      ]);
       facts = loaded.messages;
       if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
       const { messages, ...channels } = threadState.channels;

@@ -12,6 +12,7 @@ import type {
   LoadRecentResult,
   RpcResult,
   RunGrant,
+  StatePage,
   StateUpdate,
   ThreadState,
   UpdateOp,
@@ -55,7 +56,16 @@ export class ThreadClient {
   }
 
   async getState(checkpointId?: string): Promise<ThreadState> {
-    const state = unwrap((await this.stub.getState(checkpointId ?? null)) as RpcResult<ThreadState>);
+    // Page by page (each RPC well under the 32 MiB limit), all pages of the checkpoint the first one read.
+    const first = unwrap((await this.stub.getState(checkpointId ?? null)) as RpcResult<StatePage>);
+    const messages = [...first.channels.messages];
+    for (let next = first.next_offset; next !== null; ) {
+      const page = unwrap((await this.stub.getState(first.checkpoint_id, { offset: next })) as RpcResult<StatePage>);
+      messages.push(...page.channels.messages);
+      next = page.next_offset;
+    }
+    const { next_offset: _, ...state } = first;
+    state.channels.messages = messages;
     // Channel maps without a prototype: no channel name can reach Object.prototype's machinery.
     const channels = Object.assign(Object.create(null) as ThreadState["channels"], state.channels);
     const reducers = Object.assign(Object.create(null) as ThreadState["reducers"], state.reducers);

@@ -94,6 +94,10 @@ export const ThreadState = z
   .openapi("ThreadState");
 export type ThreadState = z.infer<typeof ThreadState>;
 
+/** One RPC page of a state read: `next_offset` is where the next page of messages starts (null: last page). */
+export type StatePage = ThreadState & { next_offset: number | null };
+export type StatePageOptions = { offset?: number; maxBytes?: number };
+
 export const LoadRecentResult = z.object({
   /** Oldest to newest. */
   messages: z.array(Message),
