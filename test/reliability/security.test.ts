@@ -14,6 +14,7 @@ import { fakeOpenAI } from "../support/fake-openai";
 import { api, createTenant, OPERATOR_KEY, type TestTenant } from "../support/tenants";
 import { clearUpstream, expectUnmockedRequests, mockUpstream, unmockedRequests } from "../support/upstream";
 import { codedErrorProblem, report, SEED, send } from "./support";
+import { loggedLines } from "../support/logs";
 
 const mark = crypto.randomUUID().replace(/-/g, "").slice(0, 10);
 const A_SECRET_TEXT = `a-private-${mark}`;
@@ -326,6 +327,7 @@ describe("no key or secret in any log line or error body", () => {
       }
 
       const secrets = [OPERATOR_KEY, a.adminKey, a.memberKey, b.adminKey, b.memberKey, hook.secret, hook.secret.slice(6, 30), ...PROVIDER_SECRETS];
+      lines.push(...loggedLines()); // the worker's logger writes to the test capture
       const all = [...lines, ...bodies];
       figures.log_lines_checked += lines.length;
       const found = secrets.filter((s) => all.some((l) => l.includes(s)));
