@@ -1,7 +1,7 @@
 import { applyD1Migrations, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { OPERATOR_TENANT } from "../src/auth/principal";
+import { OPERATOR_TENANT } from "../src/core/principal";
 import { memoryFor } from "../src/memory/for-tenant";
 import { MemoryScope } from "../src/memory/scope";
 import type { ThreadDO } from "../src/thread/thread-do";

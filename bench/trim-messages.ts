@@ -11,10 +11,10 @@
  *     with a list counter summing the same estimate, plain and per-message cached
  */
 import { performance } from "node:perf_hooks";
-import { estimateTokens } from "../src/memory/tokens.ts";
+import { estimateTokens } from "../src/core/tokens.ts";
 import { repairToolPairs } from "../src/pipeline/middleware/tool-pairs.ts";
 import { trimMessages } from "../src/pipeline/middleware/trim.ts";
-import type { Message } from "../src/thread/message.ts";
+import type { Message } from "../src/core/message.ts";
 
 const N = 10_000;
 const RUNS = Number(process.env.BENCH_RUNS ?? 25);

@@ -3,7 +3,7 @@
 // Usage: tsx scripts/compile-models.ts [models.yaml] [--out src/routing/models.generated.ts | -]
 // A bad file exits 1 with "BEM-0xx file:line: what is wrong" on stderr.
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { isAppError } from "../src/errors.ts";
+import { isAppError } from "../src/core/errors.ts";
 import { compileModels, renderCompiledModule } from "../src/routing/compile.ts";
 
 function parseArgs(argv: string[]): { input: string; out: string } {

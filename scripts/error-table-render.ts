@@ -16,7 +16,7 @@ export function renderErrorTable(catalog: CatalogLike): string {
     .map(([code, e]) => `| \`${cell(code)}\` | ${e.status} | ${cell(e.meaning)} |`);
   return [
     START,
-    "<!-- Generated from src/errors.ts by `npm run docs:errors`; do not edit by hand. -->",
+    "<!-- Generated from src/core/errors.ts by `npm run docs:errors`; do not edit by hand. -->",
     "",
     "| Code | HTTP status | Meaning |",
     "| --- | --- | --- |",

@@ -1,7 +1,7 @@
-// `npm run docs:errors`: writes the error code table from src/errors.ts into README.md
+// `npm run docs:errors`: writes the error code table from src/core/errors.ts into README.md
 // between <!-- errors:start --> and <!-- errors:end --> (markers appended when absent).
 import { readFileSync, writeFileSync } from "node:fs";
-import { catalog } from "../src/errors.ts";
+import { catalog } from "../src/core/errors.ts";
 import { renderErrorTable, withSection } from "./error-table-render.ts";
 
 const path = new URL("../README.md", import.meta.url);

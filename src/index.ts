@@ -2,7 +2,7 @@ import { app } from "./http/app";
 import { scheduledPurge } from "./memory/purge";
 import { consumeTaskBatch } from "./tasks/consumer";
 import { consumeDeadLetterBatch, DEAD_LETTER_QUEUE } from "./tasks/dead-letter-queue";
-import { rememberEnvSecrets } from "./log";
+import { rememberEnvSecrets } from "./core/log";
 
 // The thread object with the agent run inside it (its storage half is src/thread/thread-do.ts).
 export { ThreadDO } from "./pipeline/thread-object";

@@ -1,4 +1,4 @@
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import { MemoryScope } from "../memory/scope";
 
 /** What may follow `name:` in a prefix pattern: the start of a scope id. */

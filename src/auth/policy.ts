@@ -1,7 +1,7 @@
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import { MemoryScope } from "../memory/scope";
 import { grantsAllow } from "./grants";
-import type { Principal, Role } from "./principal";
+import type { Principal, Role } from "../core/principal";
 
 /**
  * The one place that decides who may do what. Routes declare the action they

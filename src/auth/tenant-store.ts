@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { AppError } from "../errors";
-import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../path-segment";
+import { AppError } from "../core/errors";
+import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../core/path-segment";
 import { hashKey, looksLikeApiKey, newApiKey, newKeyId } from "./keys";
-import type { Principal } from "./principal";
+import type { Principal } from "../core/principal";
 
 /**
  * Tenant ids: like thread ids but without ':' — the thread object name is

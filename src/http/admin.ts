@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { parseGrant } from "../auth/grants";
 import { authorize } from "../auth/policy";
 import { ApiKeyInfo, createKey, createTenant, KeyRole, listKeys, listTenants, revokeKey, Tenant, TenantId } from "../auth/tenant-store";
-import type { ErrorCode } from "../errors";
+import type { ErrorCode } from "../core/errors";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";

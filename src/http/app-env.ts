@@ -1,4 +1,4 @@
-import type { Principal } from "../auth/principal";
+import type { Principal } from "../core/principal";
 import type { Timings } from "../pipeline/timings";
 
 /** Hono typing shared by every route file. */

@@ -1,7 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import type { AppEnv } from "./app-env";
 import { toErrorResponse } from "./errors";
 import { validationHook } from "./validation";
@@ -25,7 +25,7 @@ import { uiRoutes } from "./ui";
 import { landingRoutes } from "./landing";
 import { langgraphRoutes } from "../langgraph/routes";
 import { mcpRoutes } from "./mcp";
-import { rememberEnvSecrets } from "../log";
+import { rememberEnvSecrets } from "../core/log";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
 export function createApp() {

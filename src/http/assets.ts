@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import type { AppEnv } from "./app-env";
 
 /**

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { sameSecret } from "../auth/keys";
-import { operatorPrincipal, type Principal } from "../auth/principal";
+import { operatorPrincipal, type Principal } from "../core/principal";
 import { principalForKey } from "../auth/tenant-store";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import type { AppEnv } from "./app-env";
 
 const BEARER = /^Bearer\s+(.+)$/i;

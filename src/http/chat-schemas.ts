@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MemoryReport } from "../memory/report";
-import { Content, ContentPart, ToolCall } from "../thread/message";
+import { Content, ContentPart, ToolCall } from "../core/message";
 
 // Checked by the thread layer, so a bad id gets its own code (BEM-030) as on the thread routes.
 const ThreadIdField = z.string().min(1).max(512).openapi({ description: "1-128 characters of A-Z a-z 0-9 . _ : -, not only dots (else BEM-030)" });

@@ -1,19 +1,19 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { isAppError } from "../errors";
+import { isAppError } from "../core/errors";
 import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
 import { runAnyTurn } from "../pipeline/run-in-object";
 import { routingOf, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { isFailoverError } from "../providers/failover";
 import type { DeltaEvent } from "../providers/types";
 import { routeHeaders } from "../routing/route-headers";
-import type { MessageInput } from "../thread/message";
+import type { MessageInput } from "../core/message";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { ChatCompletionRequest, ChatCompletionResponse, TraceHeader } from "./chat-schemas";
 import { errorResponses, jsonOrEventStream } from "./openapi-errors";
 import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
-import { errorText, log } from "../log";
+import { errorText, log } from "../core/log";
 
 export const RUN_ERRORS = [
   "BEM-160", "BEM-022", "BEM-023", "BEM-030", "BEM-032", "BEM-038", "BEM-041", "BEM-046", "BEM-047",

@@ -1,4 +1,4 @@
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 
 /** Position in a list ordered by (created_at, id): the row a page starts after (or before). */
 export type TimeIdCursor = { created_at: number; id: string };

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { AppError, catalog, isAppError } from "../errors";
+import { AppError, catalog, isAppError } from "../core/errors";
 import type { AppEnv } from "./app-env";
-import { log } from "../log";
+import { log } from "../core/log";
 
 /** One place that turns any thrown value into the public error shape. */
 export function toErrorResponse(err: unknown, c: Context<AppEnv>): Response {

@@ -1,6 +1,6 @@
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import type { AppEnv } from "./app-env";
 
 /**

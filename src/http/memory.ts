@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import { BOOKMARK_HEADER, factsSession, parseBookmark } from "../memory/bookmark";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { expiryOf, Fact, publicFact, validateFactText, validateKey, validateKind } from "../memory/facts";
@@ -7,7 +7,7 @@ import { memoryFor } from "../memory/for-tenant";
 import { FactReport } from "../memory/report";
 import { MemoryScope, ScopeInput } from "../memory/scope";
 import { authorize } from "../auth/policy";
-import { Message } from "../thread/message";
+import { Message } from "../core/message";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { cursorOf, parseCursor } from "./cursor";

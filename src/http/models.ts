@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import { isOfflineModel, Modality, type ModelConfig, Provider } from "../routing/model-config";
 import { modelByName, models, modelsCreatedAt, routerFor } from "../routing/registry";
 import type { ModelRouter } from "../routing/router";

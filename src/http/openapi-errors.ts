@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { catalog, type ErrorCode } from "../errors";
+import { catalog, type ErrorCode } from "../core/errors";
 
 export const ErrorBody = z
   .object({ error: z.object({ code: z.string().openapi({ example: "BEM-011" }), message: z.string() }) })

@@ -1,6 +1,6 @@
-import type { Principal } from "../auth/principal";
-import { AppError } from "../errors";
-import { errorText, log } from "../log";
+import type { Principal } from "../core/principal";
+import { AppError } from "../core/errors";
+import { errorText, log } from "../core/log";
 
 /**
  * Per-key rate limits with the Workers rate-limiting bindings (configured in

@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { requireAgent, routerFor } from "../routing/registry";
-import { Content } from "../thread/message";
+import { Content } from "../core/message";
 import { ChatMessage } from "./chat-schemas";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";

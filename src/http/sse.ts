@@ -1,5 +1,5 @@
 import { SSEStreamingApi } from "hono/streaming";
-import { errorText, log } from "../log";
+import { errorText, log } from "../core/log";
 
 /**
  * A server-sent-events response whose producer runs independently of the

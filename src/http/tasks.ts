@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { authorize, authorizeThread } from "../auth/policy";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { validateFactText, validateKind } from "../memory/facts";
 import { MemoryScope } from "../memory/scope";

@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z, type Hook } from "@hono/zod-openapi";
-import type { Principal } from "../auth/principal";
+import type { Principal } from "../core/principal";
 import { authorizeThread, readableThreads } from "../auth/policy";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import { ThreadClient } from "../thread/client";
 import { listThreads, ThreadList } from "../thread/registry";
 import { parseThreadId } from "../thread/thread-id";

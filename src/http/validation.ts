@@ -1,7 +1,7 @@
 import type { Hook } from "@hono/zod-openapi";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import type { AppEnv } from "./app-env";
-import { describeIssues, type Issue } from "../zod-issues";
+import { describeIssues, type Issue } from "../core/zod-issues";
 
 /** The first few zod issues of a request part as one message, paths included. */
 export const issueSummary = (error: { issues: readonly Issue[] }) => describeIssues(error.issues, { root: "(body)" });

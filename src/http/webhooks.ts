@@ -1,9 +1,9 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { parseGrant, grantWithin } from "../auth/grants";
 import { authorize, authorizeThread, resolveScopes } from "../auth/policy";
-import type { Principal } from "../auth/principal";
+import type { Principal } from "../core/principal";
 import { middlewaresFromConfig } from "../pipeline/middleware/registry";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import { requireAgent } from "../routing/registry";
 import { enqueueTask } from "../tasks/messages";
 import { parseThreadId } from "../thread/thread-id";

@@ -1,6 +1,6 @@
 import { grantsAllow } from "../auth/grants";
-import type { Principal } from "../auth/principal";
-import { AppError } from "../errors";
+import type { Principal } from "../core/principal";
+import { AppError } from "../core/errors";
 import { MemoryScope } from "../memory/scope";
 
 /**

@@ -1,6 +1,6 @@
 import { access } from "../http/access";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import type { AppEnv } from "../http/app-env";
 import { errorResponses, jsonContent } from "../http/openapi-errors";
 import { validationHook } from "../http/validation";

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { Principal } from "../auth/principal";
-import { AppError } from "../errors";
+import type { Principal } from "../core/principal";
+import { AppError } from "../core/errors";
 import { MemoryScope } from "../memory/scope";
 import { mayReachScope, tenantOf } from "./access";
 

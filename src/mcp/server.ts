@@ -1,14 +1,14 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { Principal } from "../auth/principal";
-import { isAppError } from "../errors";
+import type { Principal } from "../core/principal";
+import { isAppError } from "../core/errors";
 import { MemoryScope } from "../memory/scope";
 import type { Runtime, ToolCaller } from "../pipeline/middleware/types";
 import { modelVisibleSchema, type Tool } from "../pipeline/tools/define";
 import { MEMORY_TOOLS } from "../pipeline/tools/memory-tools";
 import { THREAD_TOOLS } from "./thread-tools";
-import { errorText, log } from "../log";
+import { errorText, log } from "../core/log";
 
 /**
  * The MCP endpoint: edgeweave's memory tools (remember, recall, forget) and thread

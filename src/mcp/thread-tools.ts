@@ -1,10 +1,10 @@
 import { authorize, decide } from "../auth/policy";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import { MemoryScope } from "../memory/scope";
 import type { ToolCaller } from "../pipeline/middleware/types";
 import { defineTool, type ToolCallRuntime } from "../pipeline/tools/define";
 import { ThreadClient } from "../thread/client";
-import { messageText } from "../thread/message";
+import { messageText } from "../core/message";
 import { listThreads } from "../thread/registry";
 import { parseThreadId } from "../thread/thread-id";
 

@@ -1,4 +1,4 @@
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 
 /**
  * Facts are read through D1's Sessions API, so a nearby read replica may serve them.

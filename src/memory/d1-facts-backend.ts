@@ -1,6 +1,6 @@
-import { OPERATOR_TENANT } from "../auth/principal";
-import { AppError } from "../errors";
-import { IdGenerator } from "../thread/ids";
+import { OPERATOR_TENANT } from "../core/principal";
+import { AppError } from "../core/errors";
+import { IdGenerator } from "../core/ids";
 import { factTokens, type Fact } from "./facts";
 import { matchExpression, searchTerms } from "./fts";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";

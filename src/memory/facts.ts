@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { AppError } from "../errors";
-import type { Message } from "../thread/message";
-import { estimateTokens } from "./tokens";
+import { AppError } from "../core/errors";
+import type { Message } from "../core/message";
+import { estimateTokens } from "../core/tokens";
 
 export const MAX_FACT_BYTES = 8 * 1024;
 const KIND = /^[a-z][a-z0-9_-]{0,31}$/;

@@ -1,4 +1,4 @@
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import { ThreadClient } from "../thread/client";
 import { D1FactsBackend } from "./d1-facts-backend";
 import { MemoryManager, type MemoryManagerOptions } from "./manager";

@@ -1,4 +1,4 @@
-import type { Message } from "../thread/message";
+import type { Message } from "../core/message";
 import { factMessage, validateFactText, validateKind } from "./facts";
 import type { MemoryScope } from "./scope";
 import { TokenLimitStrategy } from "./token-limit-strategy";

@@ -1,5 +1,5 @@
 import { purgeExpiredFacts } from "./d1-facts-backend";
-import { log } from "../log";
+import { log } from "../core/log";
 
 /**
  * The scheduled task (cron in wrangler.toml): removes expired facts, with their

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { OPERATOR_TENANT } from "../auth/principal";
-import { AppError } from "../errors";
-import { isDotSegment } from "../path-segment";
+import { OPERATOR_TENANT } from "../core/principal";
+import { AppError } from "../core/errors";
+import { isDotSegment } from "../core/path-segment";
 
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 /** Scope ids follow the thread id rule, since `session:<thread id>` is a scope. */

@@ -1,6 +1,6 @@
-import { AppError } from "../errors";
-import type { Message, MessageInput } from "../thread/message";
-import { estimateTokens, type TokenEstimator } from "./tokens";
+import { AppError } from "../core/errors";
+import type { Message, MessageInput } from "../core/message";
+import { estimateTokens, type TokenEstimator } from "../core/tokens";
 import type { MemoryScope } from "./scope";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem } from "./types";
 

@@ -1,5 +1,5 @@
-import type { Message } from "../thread/message";
-import { estimateTokens, type TokenEstimator } from "./tokens";
+import type { Message } from "../core/message";
+import { estimateTokens, type TokenEstimator } from "../core/tokens";
 import type { ContextStrategy } from "./types";
 
 /**

@@ -1,4 +1,4 @@
-import type { Message } from "../thread/message";
+import type { Message } from "../core/message";
 import type { Fact } from "./facts";
 import type { RankOptions } from "./rank";
 import type { FactReport } from "./report";

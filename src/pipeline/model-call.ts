@@ -1,10 +1,10 @@
-import { estimateTokens } from "../memory/tokens";
+import { estimateTokens } from "../core/tokens";
 import { callModel, streamModel } from "../providers/call";
 import { openStreamWithFailover, runWithFailover, type Attempt } from "../providers/failover";
 import { StreamAccumulator } from "../providers/stream-accumulator";
 import type { ChatMessage, ChatResult, FunctionTool } from "../providers/types";
 import type { ModelConfig } from "../routing/model-config";
-import type { Message } from "../thread/message";
+import type { Message } from "../core/message";
 import { assemble, tokensOf } from "./prompt";
 import type { Tool } from "./tools/define";
 import { toolDefinitions } from "./tools/define";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import { factsSession } from "../memory/bookmark";
 import { memoryFor } from "../memory/for-tenant";
 import { preloadedSession } from "../memory/session-backend";
@@ -12,7 +12,7 @@ import type { AgentConfig, ModelConfig } from "../routing/model-config";
 import { requireAgent, routerFor } from "../routing/registry";
 import type { RouteResult } from "../routing/router";
 import { ThreadClient, type ThreadEndpoint, type ThreadRun } from "../thread/client";
-import { messageText, type Message, type MessageInput } from "../thread/message";
+import { messageText, type Message, type MessageInput } from "../core/message";
 import { collectReducers, middlewareTools, validateRunContext } from "./middleware/compose";
 import { middlewaresFromConfig } from "./middleware/registry";
 import type { Middleware, Runtime } from "./middleware/types";
@@ -23,7 +23,7 @@ import { serverToolsFor } from "./tool-registry";
 import { summarizerFor } from "./summarizer";
 import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
-import { describeIssues } from "../zod-issues";
+import { describeIssues } from "../core/zod-issues";
 import { checkToolAnswers } from "../thread/tool-answers";
 
 export type RunDeps = {

@@ -1,6 +1,6 @@
-import { estimateTokens } from "../memory/tokens";
+import { estimateTokens } from "../core/tokens";
 import type { ChatMessage } from "../providers/types";
-import type { Message } from "../thread/message";
+import type { Message } from "../core/message";
 
 /**
  * The parts of one model call, kept apart so the prompt can be re-fitted to a

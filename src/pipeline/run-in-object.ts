@@ -1,5 +1,5 @@
 import { authorizeThread, resolveScopes } from "../auth/policy";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import { requireAgent } from "../routing/registry";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
 import { runTurn, type RunDeps, type StreamHooks } from "./run";

@@ -1,4 +1,4 @@
-import { AppError, type ErrorCode } from "../errors";
+import { AppError, type ErrorCode } from "../core/errors";
 import { FailoverError, type Attempt } from "../providers/failover";
 import type { DeltaEvent } from "../providers/types";
 import type { ModelConfig } from "../routing/model-config";

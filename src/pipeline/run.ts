@@ -10,7 +10,7 @@ import { prepare, type Prepared, type RunDeps, type StreamHooks } from "./prepar
 import { addUsage, callRouted } from "./model-call";
 import { saveRun } from "./save-run";
 import { scheduleExtraction } from "../tasks/extract-facts";
-import { errorText, log } from "../log";
+import { errorText, log } from "../core/log";
 
 export type { RunDeps, StreamHooks } from "./prepare";
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { AppError } from "../errors";
-import { Message } from "../thread/message";
+import { AppError } from "../core/errors";
+import { Message } from "../core/message";
 import { checkReducerValue, reduce } from "../thread/reducers";
 import { isReservedChannel, Reducer, type UpdateOp } from "../thread/types";
 

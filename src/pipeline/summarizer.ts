@@ -1,11 +1,11 @@
-import type { Principal } from "../auth/principal";
-import { errorText, log } from "../log";
-import { estimateTokens } from "../memory/tokens";
+import type { Principal } from "../core/principal";
+import { errorText, log } from "../core/log";
+import { estimateTokens } from "../core/tokens";
 import { callModel } from "../providers/call";
 import { runWithFailover } from "../providers/failover";
 import type { ChatMessage } from "../providers/types";
 import { routerFor } from "../routing/registry";
-import { messageText, type Message } from "../thread/message";
+import { messageText, type Message } from "../core/message";
 import { usageOf } from "./model-call";
 import { recordUsage, type UsageCause } from "./usage";
 

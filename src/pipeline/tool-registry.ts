@@ -1,4 +1,4 @@
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import type { AgentConfig } from "../routing/model-config";
 import { getLastUserMessage, setUserName } from "./tools/builtin";
 import type { Tool } from "./tools/define";

@@ -1,10 +1,10 @@
-import type { Principal } from "../auth/principal";
+import type { Principal } from "../core/principal";
 import type { MemoryReport } from "../memory/report";
 import type { ChatRequest, ChatResult } from "../providers/types";
 import type { Attempt } from "../providers/failover";
 import type { ModelConfig } from "../routing/model-config";
 import type { RouteResult } from "../routing/router";
-import type { MessageInput } from "../thread/message";
+import type { MessageInput } from "../core/message";
 import type { AgentState } from "./state";
 import type { Timings } from "./timings";
 import type { UsageCause } from "./usage";

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { ContentPart } from "../thread/message";
-import { messageText } from "../thread/message";
+import type { ContentPart } from "../core/message";
+import { messageText } from "../core/message";
 import { type Adapter, joinUrl, type Target, tryJson, type WireRequest } from "./adapter";
 import { ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_MAX_TOKENS } from "./defaults";
 import { malformed, ProviderError, streamCut, unsupported } from "./provider-error";

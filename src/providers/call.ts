@@ -1,4 +1,4 @@
-import { isAppError } from "../errors";
+import { isAppError } from "../core/errors";
 import type { ModelConfig, Provider } from "../routing/model-config";
 import type { Adapter, Target } from "./adapter";
 import { tryJson } from "./adapter";
@@ -10,7 +10,7 @@ import { ollamaAdapter } from "./ollama";
 import { openaiAdapter } from "./openai";
 import { httpError, malformed, ProviderError, streamCut } from "./provider-error";
 import type { ChatRequest, ChatResult, StreamEvent } from "./types";
-import { rememberSecret } from "../log";
+import { rememberSecret } from "../core/log";
 
 /** What a provider call needs from its surroundings. `env` holds the secrets (the worker's Env). */
 export type ProviderContext = {

@@ -1,7 +1,7 @@
-import { AppError, type ErrorCode, isAppError } from "../errors";
+import { AppError, type ErrorCode, isAppError } from "../core/errors";
 import type { ModelConfig } from "../routing/model-config";
 import { isProviderError, type ProviderError, streamCut } from "./provider-error";
-import { backoff } from "../backoff";
+import { backoff } from "../core/backoff";
 
 /**
  * Retries and failover across routed candidates:
@@ -31,7 +31,7 @@ export type Attempt = {
 export type FailoverOptions = {
   /** Extra tries of one model on retryable errors (default 1: two tries per model). */
   maxRetriesPerModel?: number;
-  /** First backoff step when the upstream gave no retry-after (default 200 ms, doubling, with jitter: src/backoff.ts). */
+  /** First backoff step when the upstream gave no retry-after (default 200 ms, doubling, with jitter: src/core/backoff.ts). */
   baseDelayMs?: number;
   /** Longest wait before a retry (default 2000 ms). */
   maxDelayMs?: number;

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { estimateTextTokens, estimateTokens } from "../memory/tokens";
-import { messageText } from "../thread/message";
+import { estimateTextTokens, estimateTokens } from "../core/tokens";
+import { messageText } from "../core/message";
 import { ChatMessage, FunctionTool } from "./types";
 
 /**

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { ToolCall } from "../thread/message";
-import { messageText } from "../thread/message";
+import type { ToolCall } from "../core/message";
+import { messageText } from "../core/message";
 import { type Adapter, joinUrl, type Target, tryJson, type WireRequest } from "./adapter";
 import { parseNdjson } from "./ndjson";
 import { malformed, ProviderError, streamCut, unsupported } from "./provider-error";

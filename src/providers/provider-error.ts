@@ -1,5 +1,5 @@
-import { AppError, type ErrorCode } from "../errors";
-import { redact, rememberSecret } from "../log";
+import { AppError, type ErrorCode } from "../core/errors";
+import { redact, rememberSecret } from "../core/log";
 
 /**
  * What failover may do after an error:

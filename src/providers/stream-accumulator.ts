@@ -1,4 +1,4 @@
-import type { ToolCall } from "../thread/message";
+import type { ToolCall } from "../core/message";
 import { streamCut } from "./provider-error";
 import type { ChatResult, DoneEvent, StreamEvent } from "./types";
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Content, ToolCall } from "../thread/message";
+import { Content, ToolCall } from "../core/message";
 
 /**
  * The normalized request and response every adapter speaks. Messages are

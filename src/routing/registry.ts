@@ -3,7 +3,7 @@
  * router built from it, once per isolate and env.
  */
 import type { AgentConfig, ModelConfig } from "./model-config";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import { compiled } from "./models.generated";
 import { ModelRouter } from "./router";
 

@@ -1,5 +1,5 @@
-import { estimateTokens } from "../memory/tokens";
-import type { Content, MessageInput } from "../thread/message";
+import { estimateTokens } from "../core/tokens";
+import type { Content, MessageInput } from "../core/message";
 import type { AgentConfig, Modality, ModelConfig } from "./model-config";
 
 export type RouteMessage = Pick<MessageInput, "role" | "content" | "tool_calls" | "name">;

@@ -1,4 +1,4 @@
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 import { isAutoRoutable, isOfflineModel, type ModelConfig } from "./model-config";
 import { deriveRequirements, type Requirements, type RouteRequest } from "./requirements";
 import { defaultStrategies } from "./strategies/defaults";

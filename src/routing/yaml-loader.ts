@@ -5,7 +5,7 @@
  * models.generated.ts instead).
  */
 import { type Document, LineCounter, parseDocument } from "yaml";
-import { AppError, type ErrorCode } from "../errors";
+import { AppError, type ErrorCode } from "../core/errors";
 import { AgentConfig, ModelConfigFields, ModelsFile } from "./model-config";
 
 type Path = readonly (string | number)[];

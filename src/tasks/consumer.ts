@@ -1,11 +1,11 @@
-import { isAppError } from "../errors";
+import { isAppError } from "../core/errors";
 import { failWebhookDelivery } from "../webhooks/run-delivery";
 import { runTask, type TaskContext } from "./handlers";
 import { Task } from "./messages";
 import { isTaskDone, markTaskDone, recordDeadLetter } from "./store";
-import { describeIssues } from "../zod-issues";
-import { backoff } from "../backoff";
-import { errorText, log } from "../log";
+import { describeIssues } from "../core/zod-issues";
+import { backoff } from "../core/backoff";
+import { errorText, log } from "../core/log";
 
 /** A task that has failed this many deliveries is dead-lettered (below the queue's own max_retries of 5). */
 export const MAX_ATTEMPTS = 5;

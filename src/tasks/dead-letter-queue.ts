@@ -1,5 +1,5 @@
 import { recordDeadLetter } from "./store";
-import { errorText, log } from "../log";
+import { errorText, log } from "../core/log";
 
 export const DEAD_LETTER_QUEUE = "edgeweave-tasks-dlq";
 

@@ -1,11 +1,11 @@
 import { authorize } from "../auth/policy";
 import { z } from "@hono/zod-openapi";
-import type { Principal } from "../auth/principal";
-import { AppError } from "../errors";
+import type { Principal } from "../core/principal";
+import { AppError } from "../core/errors";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { validateFactText, validateKey } from "../memory/facts";
 import { MemoryScope } from "../memory/scope";
-import { estimateTokens } from "../memory/tokens";
+import { estimateTokens } from "../core/tokens";
 import { usageOf } from "../pipeline/model-call";
 import { recordUsage } from "../pipeline/usage";
 import { callModel } from "../providers/call";
@@ -14,7 +14,7 @@ import type { ChatMessage } from "../providers/types";
 import { isOfflineModel, type AgentConfig } from "../routing/model-config";
 import { agentByName, routerFor } from "../routing/registry";
 import { ThreadClient } from "../thread/client";
-import { messageText, type Message } from "../thread/message";
+import { messageText, type Message } from "../core/message";
 import { enqueueTask, type ExtractFactsTask } from "./messages";
 
 /**

@@ -1,5 +1,5 @@
-import { AppError } from "../errors";
-import type { MessageInput } from "./message";
+import { AppError } from "../core/errors";
+import type { MessageInput } from "../core/message";
 import { touchThread, forgetThread } from "./registry";
 import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
@@ -19,7 +19,7 @@ import type {
   UpdateOp,
   UpdateSource,
 } from "./types";
-import { errorText, log } from "../log";
+import { errorText, log } from "../core/log";
 
 type Answer<T> = RpcResult<T> | Promise<RpcResult<T>>;
 

@@ -1,5 +1,5 @@
-import { AppError } from "../errors";
-import type { Message } from "./message";
+import { AppError } from "../core/errors";
+import type { Message } from "../core/message";
 import type { Reducer, Write } from "./types";
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>

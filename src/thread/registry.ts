@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 
 /**
  * D1 index of the threads a tenant has written, for listing (the Durable

@@ -1,12 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
-import { AppError, isAppError } from "../errors";
-import { estimateTokens } from "../memory/tokens";
-import { IdGenerator } from "./ids";
-import { Message } from "./message";
+import { AppError, isAppError } from "../core/errors";
+import { estimateTokens } from "../core/tokens";
+import { IdGenerator } from "../core/ids";
+import { Message } from "../core/message";
 import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplayState } from "./reducers";
 import { clampTtl, clampWait, Lease, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
-import { describeIssues } from "../zod-issues";
+import { describeIssues } from "../core/zod-issues";
 import { LangGraphCheckpoints } from "../langgraph/checkpoint-store";
 import type { DeltaHistory, DeltaQuery, GetQuery, LgOp, ListQuery, StoredTuple } from "../langgraph/checkpoint-types";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";

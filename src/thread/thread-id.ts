@@ -1,5 +1,5 @@
-import { AppError } from "../errors";
-import { isDotSegment } from "../path-segment";
+import { AppError } from "../core/errors";
+import { isDotSegment } from "../core/path-segment";
 
 const THREAD_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

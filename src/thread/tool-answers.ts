@@ -1,4 +1,4 @@
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 
 /**
  * A tool message must answer a tool call that is still open: one the newest

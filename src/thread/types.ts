@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { ErrorCode } from "../errors";
-import { Message, MessageId, MessageInput } from "./message";
+import type { ErrorCode } from "../core/errors";
+import { Message, MessageId, MessageInput } from "../core/message";
 import { Lease } from "./run-lease";
 
 /**

@@ -4,13 +4,13 @@
  * here because their schemas sit in modules that use worker-only types (D1, Env).
  */
 export type { History, HistoryEntry, ThreadState, Write } from "../thread/types";
-export type { Message } from "../thread/message";
+export type { Message } from "../core/message";
 
 /** GET /v1/threads (src/thread/registry.ts ThreadList). */
 export type ThreadList = { threads: { thread_id: string; created_at: number; updated_at: number }[]; next_before: string | null };
 
 /** POST /v1/memory/context (src/http/memory.ts LoadedContext). */
-export type LoadedContext = { messages: import("../thread/message").Message[]; tokens: number; dropped: { facts: number; turns: boolean } };
+export type LoadedContext = { messages: import("../core/message").Message[]; tokens: number; dropped: { facts: number; turns: boolean } };
 
 /** The `last_route` channel a run writes (src/pipeline/save-run.ts): its routing summary and the scopes it loaded. */
 export type LastRoute = {

@@ -1,4 +1,4 @@
-import { AppError } from "../errors";
+import { AppError } from "../core/errors";
 
 /**
  * Where a webhook reply may be POSTed. In production: https, no credentials in

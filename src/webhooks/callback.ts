@@ -1,5 +1,5 @@
 import { signedHeaders } from "./signature";
-import { backoff } from "../backoff";
+import { backoff } from "../core/backoff";
 
 /** What a callback receiver gets: signed like inbound deliveries, with the same secret and headers. */
 export type CallbackPayload = { webhook_id: string; delivery_id: string; thread_id: string; reply: string; model: string };
@@ -15,7 +15,7 @@ export class CallbackFailed extends Error {
 
 export type CallbackOptions = {
   attempts?: number;
-  /** First backoff; doubles each attempt (src/backoff.ts). */
+  /** First backoff; doubles each attempt (src/core/backoff.ts). */
   baseDelayMs?: number;
   timeoutMs?: number;
   fetch?: typeof fetch;

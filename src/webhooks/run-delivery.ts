@@ -1,4 +1,4 @@
-import type { Principal } from "../auth/principal";
+import type { Principal } from "../core/principal";
 import { runTurn } from "../pipeline/run";
 import type { RunWebhookTask } from "../tasks/messages";
 import type { z } from "@hono/zod-openapi";

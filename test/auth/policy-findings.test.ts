@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Principal } from "../../src/auth/principal";
+import type { Principal } from "../../src/core/principal";
 import type { Prepared } from "../../src/pipeline/prepare";
 import { saveRun } from "../../src/pipeline/save-run";
 import { remove } from "../../src/pipeline/state";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { decide } from "../../src/auth/policy";
-import type { Principal } from "../../src/auth/principal";
+import type { Principal } from "../../src/core/principal";
 import { MemoryScope } from "../../src/memory/scope";
 import { api, createKey, createTenant, type TestTenant } from "../support/tenants";
 

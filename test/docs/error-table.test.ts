@@ -2,10 +2,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import readme from "../../README.md?raw";
 import { END, findSection, renderErrorTable, START, withSection } from "../../scripts/error-table-render";
-import { catalog } from "../../src/errors";
+import { catalog } from "../../src/core/errors";
 
 describe("README error code table", () => {
-  it("matches src/errors.ts (run `npm run docs:errors` when this fails)", () => {
+  it("matches src/core/errors.ts (run `npm run docs:errors` when this fails)", () => {
     expect(findSection(readme), "README.md has the errors:start/errors:end markers").not.toBeNull();
     expect(findSection(readme)).toBe(renderErrorTable(catalog));
   });

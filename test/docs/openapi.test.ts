@@ -2,7 +2,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { catalog, type ErrorCode } from "../../src/errors";
+import { catalog, type ErrorCode } from "../../src/core/errors";
 import { app } from "../../src/http/app";
 import { declaredFor } from "../support/routes";
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { redact } from "../../src/log";
+import { redact } from "../../src/core/log";
 import { loggedLines } from "../support/logs";
 import { clearUpstream, mockUpstream } from "../support/upstream";
 import { api, createTenant } from "../support/tenants";

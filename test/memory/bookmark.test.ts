@@ -6,7 +6,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { newerBookmark, parseBookmark } from "../../src/memory/bookmark";
-import { isAppError } from "../../src/errors";
+import { isAppError } from "../../src/core/errors";
 import { threadObjectName } from "../../src/thread/thread-id";
 import { uniqueThread } from "../pipeline/helpers";
 import { api, createTenant } from "../support/tenants";

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { OPERATOR_TENANT } from "../../src/auth/principal";
-import { isAppError } from "../../src/errors";
+import { OPERATOR_TENANT } from "../../src/core/principal";
+import { isAppError } from "../../src/core/errors";
 import { D1FactsBackend } from "../../src/memory/d1-facts-backend";
 import { factTokens } from "../../src/memory/facts";
 import { memoryFor } from "../../src/memory/for-tenant";
 import { MemoryScope } from "../../src/memory/scope";
-import { estimateTokens } from "../../src/memory/tokens";
+import { estimateTokens } from "../../src/core/tokens";
 import { ThreadClient } from "../../src/thread/client";
 
 const uid = () => crypto.randomUUID().slice(0, 8);

@@ -1,13 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isAppError } from "../../src/errors";
+import { isAppError } from "../../src/core/errors";
 import { factTokens } from "../../src/memory/facts";
 import { InMemoryBackend } from "../support/in-memory-backend";
 import { MemoryManager } from "../../src/memory/manager";
 import { MemoryScope } from "../../src/memory/scope";
 import { TokenLimitStrategy } from "../../src/memory/token-limit-strategy";
-import { estimateTokens } from "../../src/memory/tokens";
-import type { Message } from "../../src/thread/message";
+import { estimateTokens } from "../../src/core/tokens";
+import type { Message } from "../../src/core/message";
 
 let n = 0;
 const msg = (role: Message["role"], content: string): Message => ({ id: `m${++n}`, role, content, created_at: n });

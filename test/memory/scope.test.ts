@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { grantMatches, parseGrant } from "../../src/auth/grants";
-import type { Principal } from "../../src/auth/principal";
-import { operatorPrincipal } from "../../src/auth/principal";
-import { isAppError } from "../../src/errors";
+import type { Principal } from "../../src/core/principal";
+import { operatorPrincipal } from "../../src/core/principal";
+import { isAppError } from "../../src/core/errors";
 import { MemoryScope } from "../../src/memory/scope";
 import { authorize, decide, resolveScopes } from "../../src/auth/policy";
 

@@ -11,7 +11,7 @@ import {
   type MessageOp,
 } from "../../src/pipeline/state";
 import { applyWrite, emptyReplayState } from "../../src/thread/reducers";
-import type { Message } from "../../src/thread/message";
+import type { Message } from "../../src/core/message";
 import { assistant, stateOf, user } from "./helpers";
 
 const code = (fn: () => unknown) => {

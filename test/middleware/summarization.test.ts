@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { estimateTokens } from "../../src/memory/tokens";
+import { estimateTokens } from "../../src/core/tokens";
 import { runBeforeModel } from "../../src/pipeline/middleware/compose";
 import {
   keepBoundary,
@@ -10,7 +10,7 @@ import {
 } from "../../src/pipeline/middleware/summarization";
 import { HookOutcome } from "../../src/pipeline/middleware/types";
 import { applyUpdate, isOverwrite, type StateUpdate } from "../../src/pipeline/state";
-import type { Message } from "../../src/thread/message";
+import type { Message } from "../../src/core/message";
 import { assistant, call, stateOf, testRuntime, toolResult, user } from "./helpers";
 import { checkToolPairs } from "../support/tool-pairs-oracle";
 import { expandSummary } from "../support/expand-summary";

@@ -4,7 +4,7 @@ import { fakeOllama } from "../support/fake-ollama";
 import { api } from "../support/tenants";
 import { clearUpstream } from "../support/upstream";
 import { openaiClient, snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "./helpers";
-import { estimateTokens } from "../../src/memory/tokens";
+import { estimateTokens } from "../../src/core/tokens";
 
 const tenant = tenantForRuns();
 

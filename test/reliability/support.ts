@@ -5,7 +5,7 @@
  * the RELIABILITY summary line the lead quotes figures from.
  */
 import { env, exports } from "cloudflare:workers";
-import { catalog } from "../../src/errors";
+import { catalog } from "../../src/core/errors";
 import { app } from "../../src/http/app";
 import { createKey } from "../support/tenants";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import shipped from "../../models.yaml?raw";
 import brokenFixture from "./fixtures/broken.yaml?raw";
-import { isAppError } from "../../src/errors";
+import { isAppError } from "../../src/core/errors";
 import { compileModels } from "../../src/routing/compile";
 import { compiled } from "../../src/routing/models.generated";
 import { loadModelsFromYaml } from "../../src/routing/yaml-loader";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { isAppError } from "../../src/errors";
+import { isAppError } from "../../src/core/errors";
 import { modelByName, models, requireAgent, routerFor } from "../../src/routing/registry";
 import { agentByName, defaultModel } from "../support/registry-lookups";
 import { routeHeaders } from "../../src/routing/route-headers";

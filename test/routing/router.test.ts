@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isAppError } from "../../src/errors";
+import { isAppError } from "../../src/core/errors";
 import { AgentConfig, ModelConfig, type ModelConfigInput } from "../../src/routing/model-config";
 import { ModelRouter } from "../../src/routing/router";
 import { CostAwareStrategy, ModalityStrategy } from "../../src/routing/strategies/defaults";

@@ -1,6 +1,6 @@
 import { isSummary, type SummaryOf } from "../../src/pipeline/middleware/summarization";
 import { repairToolPairs } from "../../src/pipeline/middleware/tool-pairs";
-import type { Message } from "../../src/thread/message";
+import type { Message } from "../../src/core/message";
 
 /**
  * Reverses a summary: given the messages of the checkpoint before it

@@ -1,5 +1,5 @@
-import { IdGenerator } from "../../src/thread/ids";
-import { estimateTokens, type TokenEstimator } from "../../src/memory/tokens";
+import { IdGenerator } from "../../src/core/ids";
+import { estimateTokens, type TokenEstimator } from "../../src/core/tokens";
 import { factTokens, type Fact } from "../../src/memory/facts";
 import type { MemoryScope } from "../../src/memory/scope";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem, type TokenedMessage } from "../../src/memory/types";

@@ -1,5 +1,5 @@
 import { beforeEach, onTestFailed } from "vitest";
-import { type LogRecord, setLogSink } from "../../src/log";
+import { type LogRecord, setLogSink } from "../../src/core/log";
 
 /**
  * Tests write the worker's log lines here instead of the console: a test that

@@ -1,5 +1,5 @@
 import type { ModelRequest, Runtime } from "../../src/pipeline/middleware/types";
-import type { Message } from "../../src/thread/message";
+import type { Message } from "../../src/core/message";
 
 /** The messages sent to the provider: the system prompt first, then the conversation. */
 export function modelMessages(request: ModelRequest, runtime: Pick<Runtime, "now">): Message[] {

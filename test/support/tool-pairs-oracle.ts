@@ -1,4 +1,4 @@
-import type { Message } from "../../src/thread/message";
+import type { Message } from "../../src/core/message";
 
 /**
  * The test oracle for tool-call adjacency: lists every violation of one provider's

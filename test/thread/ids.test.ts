@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { IdGenerator } from "../../src/thread/ids";
+import { IdGenerator } from "../../src/core/ids";
 import { parseThreadId } from "../../src/thread/thread-id";
 
 describe("IdGenerator", () => {

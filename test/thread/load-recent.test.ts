@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { estimateTokens } from "../../src/memory/tokens";
+import { estimateTokens } from "../../src/core/tokens";
 import type { ThreadDO } from "../../src/thread/thread-do";
 import { newThread, stubOf, user } from "./support";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { estimateTokens } from "../../src/memory/tokens";
+import { estimateTokens } from "../../src/core/tokens";
 import { assistant, codeOf, newThread, user } from "./support";
 
 const texts = (s: { channels: { messages: { content: unknown }[] } }) => s.channels.messages.map((m) => m.content);

@@ -5,7 +5,7 @@ import { todoList } from "../../src/pipeline/middleware/todo-list";
 import { getLastUserMessage, setUserName } from "../../src/pipeline/tools/builtin";
 import { command, defineTool, modelVisibleSchema, toolDefinitions } from "../../src/pipeline/tools/define";
 import { executeToolCalls } from "../../src/pipeline/tools/execute";
-import type { Message } from "../../src/thread/message";
+import type { Message } from "../../src/core/message";
 import { assistant, call, stateOf, testRuntime, user } from "../middleware/helpers";
 
 const codeOf = async (p: Promise<unknown>) => {

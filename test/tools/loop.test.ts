@@ -5,7 +5,7 @@ import { todoList } from "../../src/pipeline/middleware/todo-list";
 import { applyUpdate, type AgentState } from "../../src/pipeline/state";
 import { getLastUserMessage, setUserName } from "../../src/pipeline/tools/builtin";
 import { runToolLoop, StepsExhaustedError, type ModelTurn } from "../../src/pipeline/tools/loop";
-import type { Message, ToolCall } from "../../src/thread/message";
+import type { Message, ToolCall } from "../../src/core/message";
 import { assistant, call, stateOf, testRuntime, user } from "../middleware/helpers";
 
 /** A scripted model: each call returns the next reply. */

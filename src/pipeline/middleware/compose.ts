@@ -1,9 +1,9 @@
-import { AppError } from "../../errors";
-import type { Message } from "../../thread/message";
+import { AppError } from "../../core/errors";
+import type { Message } from "../../core/message";
 import { applyUpdate, type AgentState, type Reducer, type Reducers, type StateUpdate } from "../state";
 import type { Tool } from "../tools/define";
 import { HookOutcome, type Middleware, type MiddlewareEvent, type ModelRequest, type Runtime } from "./types";
-import { describeIssues } from "../../zod-issues";
+import { describeIssues } from "../../core/zod-issues";
 
 export type HookName = "before_model" | "after_model";
 

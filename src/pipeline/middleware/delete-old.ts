@@ -1,4 +1,4 @@
-import type { Message } from "../../thread/message";
+import type { Message } from "../../core/message";
 import { remove, type MessageOp } from "../state";
 import { repairToolPairs } from "./tool-pairs";
 import type { Middleware } from "./types";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { AppError } from "../../errors";
+import { AppError } from "../../core/errors";
 import type { AgentState } from "../state";
 import type { Middleware, Runtime } from "./types";
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { AppError } from "../../errors";
+import { AppError } from "../../core/errors";
 import { deleteOld } from "./delete-old";
 import { promptTemplate } from "./dynamic-prompt";
 import { filterToolNoise } from "./filter-tool-noise";
@@ -7,7 +7,7 @@ import { summarization } from "./summarization";
 import { todoList } from "./todo-list";
 import { trim } from "./trim";
 import type { Middleware } from "./types";
-import { describeIssues } from "../../zod-issues";
+import { describeIssues } from "../../core/zod-issues";
 
 const count = z.number().int().positive();
 

@@ -1,5 +1,5 @@
-import { estimateTokens, type TokenEstimator } from "../../memory/tokens";
-import type { Message } from "../../thread/message";
+import { estimateTokens, type TokenEstimator } from "../../core/tokens";
+import type { Message } from "../../core/message";
 import { makeMessage, overwrite } from "../state";
 import { repairToolPairs } from "./tool-pairs";
 import { HookOutcome, type Middleware, type Runtime } from "./types";

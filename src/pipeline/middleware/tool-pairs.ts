@@ -1,4 +1,4 @@
-import type { Message } from "../../thread/message";
+import type { Message } from "../../core/message";
 
 /**
  * Tool-call adjacency. Providers reject a conversation where a tool result has

@@ -1,5 +1,5 @@
-import { estimateTokens, type TokenEstimator } from "../../memory/tokens";
-import type { Message } from "../../thread/message";
+import { estimateTokens, type TokenEstimator } from "../../core/tokens";
+import type { Message } from "../../core/message";
 import { overwrite, sameMessages } from "../state";
 import { hasContent, repairToolPairs } from "./tool-pairs";
 import type { Middleware } from "./types";

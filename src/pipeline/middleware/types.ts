@@ -1,6 +1,6 @@
 import type { z } from "@hono/zod-openapi";
-import type { Principal } from "../../auth/principal";
-import type { Message } from "../../thread/message";
+import type { Principal } from "../../core/principal";
+import type { Message } from "../../core/message";
 import type { AgentState, Reducers, StateUpdate } from "../state";
 import type { Tool } from "../tools/define";
 

@@ -1,4 +1,4 @@
-import { messageText } from "../../thread/message";
+import { messageText } from "../../core/message";
 import type { AgentState } from "../state";
 import { makeMessage } from "../state";
 import { command, defineTool } from "./define";

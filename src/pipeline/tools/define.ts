@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { AppError } from "../../errors";
-import type { Content } from "../../thread/message";
+import { AppError } from "../../core/errors";
+import type { Content } from "../../core/message";
 import type { Runtime } from "../middleware/types";
 import type { AgentState, Reducers, StateUpdate } from "../state";
-import { describeIssues } from "../../zod-issues";
+import { describeIssues } from "../../core/zod-issues";
 
 /** The input schema of a tool: a JSON Schema object. */
 export const ToolInputSchema = z.looseObject({

@@ -1,5 +1,5 @@
-import { isAppError } from "../../errors";
-import type { Message, ToolCall } from "../../thread/message";
+import { isAppError } from "../../core/errors";
+import type { Message, ToolCall } from "../../core/message";
 import type { Runtime } from "../middleware/types";
 import { applyStep, isOverwrite, makeMessage, type AgentState, type Reducers, type StateUpdate } from "../state";
 import { Command, type Tool, type ToolResult } from "./define";

@@ -1,5 +1,5 @@
-import { AppError } from "../../errors";
-import type { Message, ToolCall } from "../../thread/message";
+import { AppError } from "../../core/errors";
+import type { Message, ToolCall } from "../../core/message";
 import type { Runtime } from "../middleware/types";
 import { applyUpdate, type AgentState, type Reducers, type StateUpdate } from "../state";
 import type { Tool } from "./define";

@@ -1,5 +1,5 @@
 import { authorize, decide } from "../../auth/policy";
-import { AppError } from "../../errors";
+import { AppError } from "../../core/errors";
 import { D1FactsBackend } from "../../memory/d1-facts-backend";
 import { expiryOf, validateFactText, validateKey, validateKind } from "../../memory/facts";
 import { MemoryScope } from "../../memory/scope";

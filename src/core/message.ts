@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../path-segment";
+import { DOT_SEGMENT_MESSAGE, isDotSegment } from "./path-segment";
 
 /** Content parts in the OpenAI style; providers map them to their own wire formats. */
 export const TextPart = z.object({ type: z.literal("text"), text: z.string() });

@@ -1,5 +1,5 @@
-import type { Content } from "../thread/message";
-import { messageText } from "../thread/message";
+import type { Content } from "./message";
+import { messageText } from "./message";
 
 /** What an estimate reads of a message (stored, input or provider-bound). */
 export type Estimable = {
