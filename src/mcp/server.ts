@@ -4,7 +4,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprot
 import type { Principal } from "../core/principal";
 import { isAppError } from "../core/errors";
 import { MemoryScope } from "../memory/scope";
-import type { Runtime, ToolCaller } from "../pipeline/middleware/types";
+import type { Runtime, ToolCaller } from "../pipeline/runtime";
 import { modelVisibleSchema, type Tool } from "../pipeline/tools/define";
 import { MEMORY_TOOLS } from "../pipeline/tools/memory-tools";
 import { THREAD_TOOLS } from "./thread-tools";

@@ -1,7 +1,7 @@
 import { authorize, decide } from "../auth/policy";
 import { AppError } from "../core/errors";
 import { MemoryScope } from "../memory/scope";
-import type { ToolCaller } from "../pipeline/middleware/types";
+import type { ToolCaller } from "../pipeline/runtime";
 import { defineTool, type ToolCallRuntime } from "../pipeline/tools/define";
 import { ThreadClient } from "../thread/client";
 import { messageText } from "../core/message";

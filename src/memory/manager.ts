@@ -2,8 +2,7 @@ import type { Message } from "../core/message";
 import { factMessage, validateFactText, validateKind } from "./facts";
 import type { MemoryScope } from "./scope";
 import { TokenLimitStrategy } from "./token-limit-strategy";
-import type { RankOptions } from "./rank";
-import type { ContextStrategy, FactReport, LoadedContext, LoadedFact, MemoryBackend, TokenedMessage } from "./types";
+import type { ContextStrategy, FactReport, LoadedContext, LoadedFact, MemoryBackend, RankOptions, TokenedMessage } from "./types";
 
 export type MemoryManagerOptions = {
   /** Share of the budget facts may use (0..1). Default 0.5. */

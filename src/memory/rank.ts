@@ -1,13 +1,5 @@
 import type { Fact } from "./facts";
-import { emptyLayer, type FactWhy, type LayerLoad, type LoadedFact } from "./types";
-
-/** How to choose among a scope's facts when they do not all fit. */
-export type RankOptions = {
-  /** The current input: facts sharing its words rank first (BM25). */
-  query?: string;
-  /** Kinds the agent marks `always`: loaded before anything else, in creation order. */
-  alwaysKinds?: readonly string[];
-};
+import { emptyLayer, type FactWhy, type LayerLoad, type LoadedFact, type RankOptions } from "./types";
 
 export type ScoredFact = Fact & { score: number };
 type After = { created_at: number; id: string };

@@ -1,6 +1,5 @@
 import type { Message } from "../core/message";
 import type { Fact } from "./facts";
-import type { RankOptions } from "./rank";
 import type { FactReport } from "./report";
 import type { MemoryScope } from "./scope";
 
@@ -19,6 +18,14 @@ export type TokenedMessage = { message: Message; tokens: number };
  * costs O(what is kept). A budget of 0 returns nothing but still reports whether
  * anything was left out (facts counted, turns: whether any exist).
  */
+/** How to choose among a scope's facts when they do not all fit. */
+export type RankOptions = {
+  /** The current input: facts sharing its words rank first (BM25). */
+  query?: string;
+  /** Kinds the agent marks `always`: loaded before anything else, in creation order. */
+  alwaysKinds?: readonly string[];
+};
+
 export type LayerLimits = { facts?: number; turns?: number; rank?: RankOptions };
 
 /** Why a fact was loaded when its scope did not fit whole (rank.ts); absent: the whole scope fit. */

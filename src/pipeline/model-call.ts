@@ -1,35 +1,16 @@
-import { estimateTokens } from "../core/tokens";
 import { callModel, streamModel } from "../providers/call";
 import { openStreamWithFailover, runWithFailover, type Attempt } from "../providers/failover";
 import { StreamAccumulator } from "../providers/stream-accumulator";
 import type { ChatMessage, ChatResult, FunctionTool } from "../providers/types";
 import type { ModelConfig } from "../routing/model-config";
 import type { Message } from "../core/message";
-import { assemble, tokensOf } from "./prompt";
+import { assemble } from "./prompt";
 import type { Tool } from "./tools/define";
 import { toolDefinitions } from "./tools/define";
-import type { TurnUsage } from "./turn";
-import { costOf } from "./usage";
+import { usageOf, type TurnUsage } from "./usage";
 import type { Prepared, RunDeps, StreamHooks } from "./prepare";
 
 export type Call = { result: ChatResult; model: ModelConfig; attempts: Attempt[]; usage: TurnUsage };
-
-export function usageOf(messages: ChatMessage[], model: ModelConfig, result: ChatResult): TurnUsage {
-  const reported = result.usage;
-  const prompt = reported?.prompt_tokens ?? tokensOf(messages);
-  const completion = reported?.completion_tokens ?? estimateTokens({ role: "assistant", content: result.message.content, tool_calls: result.message.tool_calls });
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cost: costOf(prompt + completion, model.cost_per_1k_tokens), estimated: reported === undefined };
-}
-
-export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
-  return {
-    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
-    completion_tokens: a.completion_tokens + b.completion_tokens,
-    total_tokens: a.total_tokens + b.total_tokens,
-    cost: a.cost + b.cost,
-    estimated: a.estimated || b.estimated,
-  };
-}
 
 /** One model call over the routed candidates: failover, and for streams only before the first event. */
 export async function callRouted(deps: RunDeps, p: Prepared, system: string | null, messages: Message[], serverTools: readonly Tool[], stream?: StreamHooks, first = true): Promise<Call> {

@@ -15,7 +15,8 @@ import { ThreadClient, type ThreadEndpoint, type ThreadRun } from "../thread/cli
 import { messageText, type Message, type MessageInput } from "../core/message";
 import { collectReducers, middlewareTools, validateRunContext } from "./middleware/compose";
 import { middlewaresFromConfig } from "./middleware/registry";
-import type { Middleware, Runtime } from "./middleware/types";
+import type { Middleware } from "./middleware/types";
+import type { Runtime } from "./runtime";
 import { tokensOf } from "./prompt";
 import { makeMessage, type AgentState, type Reducers } from "./state";
 import type { Tool } from "./tools/define";

@@ -6,8 +6,7 @@ import { runWithFailover } from "../providers/failover";
 import type { ChatMessage } from "../providers/types";
 import { routerFor } from "../routing/registry";
 import { messageText, type Message } from "../core/message";
-import { usageOf } from "./model-call";
-import { recordUsage, type UsageCause } from "./usage";
+import { recordUsage, usageOf, type UsageCause } from "./usage";
 
 /**
  * The one summarizer: the summarization middleware (during a turn) and the

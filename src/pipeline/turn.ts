@@ -7,7 +7,7 @@ import type { RouteResult } from "../routing/router";
 import type { MessageInput } from "../core/message";
 import type { AgentState } from "./state";
 import type { Timings } from "./timings";
-import type { UsageCause } from "./usage";
+import type { TurnUsage, UsageCause } from "./usage";
 
 /** One agent run as the endpoints describe it. */
 export type TurnInput = {
@@ -35,8 +35,6 @@ export type TurnInput = {
   /** Passed through to the provider: tools, tool_choice, response_format, temperature… */
   params?: Omit<ChatRequest, "messages">;
 };
-
-export type TurnUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost: number; estimated: boolean };
 
 export type TurnResult = {
   threadId: string | null;

@@ -1,10 +1,17 @@
 import { z } from "@hono/zod-openapi";
+import { estimateTokens } from "../core/tokens";
+import type { ChatMessage, ChatResult } from "../providers/types";
+import type { ModelConfig } from "../routing/model-config";
+import { tokensOf } from "./prompt";
 
 /** Per-tenant, per-day, per-model, per-cause usage counters in D1: one row per provider call is added in. */
 
 /** What made a provider call: a turn (chat, invoke), a webhook delivery's turn, the summarization middleware, a summarize task. */
 export const UsageCause = z.enum(["turn", "webhook", "summarization", "summarize_task", "extraction"]);
 export type UsageCause = z.infer<typeof UsageCause>;
+
+/** What one turn (or one provider call) used; `estimated` when a provider reported no usage. */
+export type TurnUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost: number; estimated: boolean };
 
 export type UsageRecord = { model: string; cause: UsageCause; prompt_tokens: number; completion_tokens: number; cost: number; requests?: number };
 
@@ -39,3 +46,20 @@ export async function listUsage(db: D1Database, tenant: string, from: string, to
 }
 
 export const costOf = (tokens: number, costPer1k: number): number => (tokens * costPer1k) / 1000;
+
+export function usageOf(messages: ChatMessage[], model: ModelConfig, result: ChatResult): TurnUsage {
+  const reported = result.usage;
+  const prompt = reported?.prompt_tokens ?? tokensOf(messages);
+  const completion = reported?.completion_tokens ?? estimateTokens({ role: "assistant", content: result.message.content, tool_calls: result.message.tool_calls });
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cost: costOf(prompt + completion, model.cost_per_1k_tokens), estimated: reported === undefined };
+}
+
+export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
+  return {
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+    cost: a.cost + b.cost,
+    estimated: a.estimated || b.estimated,
+  };
+}

@@ -6,7 +6,7 @@ import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { validateFactText, validateKey } from "../memory/facts";
 import { MemoryScope } from "../memory/scope";
 import { estimateTokens } from "../core/tokens";
-import { usageOf } from "../pipeline/model-call";
+import { usageOf } from "../pipeline/usage";
 import { recordUsage } from "../pipeline/usage";
 import { callModel } from "../providers/call";
 import { runWithFailover } from "../providers/failover";

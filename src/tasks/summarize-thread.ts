@@ -1,6 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import { summarization } from "../pipeline/middleware/summarization";
-import { HookOutcome, type Runtime } from "../pipeline/middleware/types";
+import { HookOutcome } from "../pipeline/middleware/types";
+import type { Runtime } from "../pipeline/runtime";
 import { toThreadOps } from "../pipeline/state";
 import { summarizerFor } from "../pipeline/summarizer";
 import { routerFor } from "../routing/registry";

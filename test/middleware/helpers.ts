@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import type { Runtime } from "../../src/pipeline/middleware/types";
+import type { Runtime } from "../../src/pipeline/runtime";
 import type { AgentState } from "../../src/pipeline/state";
 import type { Message, ToolCall } from "../../src/core/message";
 

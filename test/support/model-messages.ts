@@ -1,4 +1,5 @@
-import type { ModelRequest, Runtime } from "../../src/pipeline/middleware/types";
+import type { ModelRequest } from "../../src/pipeline/middleware/types";
+import type { Runtime } from "../../src/pipeline/runtime";
 import type { Message } from "../../src/core/message";
 
 /** The messages sent to the provider: the system prompt first, then the conversation. */

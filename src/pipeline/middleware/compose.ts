@@ -2,7 +2,8 @@ import { AppError } from "../../core/errors";
 import type { Message } from "../../core/message";
 import { applyUpdate, type AgentState, type Reducer, type Reducers, type StateUpdate } from "../state";
 import type { Tool } from "../tools/define";
-import { HookOutcome, type Middleware, type MiddlewareEvent, type ModelRequest, type Runtime } from "./types";
+import type { Runtime } from "../runtime";
+import { HookOutcome, type Middleware, type MiddlewareEvent, type ModelRequest } from "./types";
 import { describeIssues } from "../../core/zod-issues";
 
 export type HookName = "before_model" | "after_model";

@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../../core/errors";
 import type { AgentState } from "../state";
-import type { Middleware, Runtime } from "./types";
+import type { Runtime } from "../runtime";
+import type { Middleware } from "./types";
 
 /**
  * The system prompt of each model call, computed from state and the per-run

@@ -2,7 +2,8 @@ import { estimateTokens, type TokenEstimator } from "../../core/tokens";
 import type { Message } from "../../core/message";
 import { makeMessage, overwrite } from "../state";
 import { repairToolPairs } from "./tool-pairs";
-import { HookOutcome, type Middleware, type Runtime } from "./types";
+import type { Runtime } from "../runtime";
+import { HookOutcome, type Middleware } from "./types";
 
 export type SummaryTrigger = { messages: number } | { tokens: number } | { fraction: number };
 export type SummaryKeep = { messages: number } | { tokens: number };

@@ -1,32 +1,8 @@
 import type { z } from "@hono/zod-openapi";
-import type { Principal } from "../../core/principal";
 import type { Message } from "../../core/message";
 import type { AgentState, Reducers, StateUpdate } from "../state";
+import type { Runtime } from "../runtime";
 import type { Tool } from "../tools/define";
-
-/** What a hook sees besides the state. Built by the pipeline once per run. */
-export type Runtime = {
-  model: { name: string; max_tokens: number };
-  /** The per-run context, already validated against the middleware context schemas. */
-  context: Readonly<Record<string, unknown>>;
-  agent: { name: string };
-  /** Calls a routed cheap model (or the one named) to summarize; injected by the pipeline. */
-  summarize?: (messages: Message[], opts: { model?: string }) => Promise<string>;
-  now: () => number;
-  /** Id source for new messages; crypto.randomUUID when absent. */
-  newId?: () => string;
-  /** Who runs this turn, for tools that act with the caller's grants (memory tools). Never shown to the model. */
-  caller?: ToolCaller;
-};
-
-declare global {
-  // The worker's bindings (worker-configuration.d.ts). Declared here too, empty, so the
-  // build-time scripts that import this file type-check without the worker types.
-  interface Env {}
-}
-
-/** The calling key and the run's memory layers, injected by the pipeline. */
-export type ToolCaller = { env: Env; principal: Principal; threadId?: string; scopes: readonly string[] };
 
 /** Something worth logging that is not a state change (e.g. a failed summary). */
 export type MiddlewareEvent = { level: "info" | "warn"; type: string; message: string };

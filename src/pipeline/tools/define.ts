@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError } from "../../core/errors";
 import type { Content } from "../../core/message";
-import type { Runtime } from "../middleware/types";
+import type { Runtime } from "../runtime";
 import type { AgentState, Reducers, StateUpdate } from "../state";
 import { describeIssues } from "../../core/zod-issues";
 

@@ -1,6 +1,6 @@
 import { isAppError } from "../../core/errors";
 import type { Message, ToolCall } from "../../core/message";
-import type { Runtime } from "../middleware/types";
+import type { Runtime } from "../runtime";
 import { applyStep, isOverwrite, makeMessage, type AgentState, type Reducers, type StateUpdate } from "../state";
 import { Command, type Tool, type ToolResult } from "./define";
 

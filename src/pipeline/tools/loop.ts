@@ -1,6 +1,6 @@
 import { AppError } from "../../core/errors";
 import type { Message, ToolCall } from "../../core/message";
-import type { Runtime } from "../middleware/types";
+import type { Runtime } from "../runtime";
 import { applyUpdate, type AgentState, type Reducers, type StateUpdate } from "../state";
 import type { Tool } from "./define";
 import { executeToolCalls, type ToolError } from "./execute";

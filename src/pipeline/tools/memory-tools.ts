@@ -3,7 +3,7 @@ import { AppError } from "../../core/errors";
 import { D1FactsBackend } from "../../memory/d1-facts-backend";
 import { expiryOf, validateFactText, validateKey, validateKind } from "../../memory/facts";
 import { MemoryScope } from "../../memory/scope";
-import type { ToolCaller } from "../middleware/types";
+import type { ToolCaller } from "../runtime";
 import { defineTool, type ToolCallRuntime } from "./define";
 
 /**
