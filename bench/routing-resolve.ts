@@ -5,7 +5,7 @@
 // Run: npx tsx bench/routing-resolve.ts
 import { cpus, loadavg } from "node:os";
 import { compileModels, renderCompiledModule } from "../src/routing/compile.ts";
-import { AgentConfig, ModelConfig, type Modality } from "../src/routing/model-config.ts";
+import { AgentConfig, ModelConfig, type Modality } from "../src/config/model-config.ts";
 import type { RouteRequest } from "../src/routing/requirements.ts";
 import { ModelRouter } from "../src/routing/router.ts";
 import { referenceRoute } from "../test/routing/reference-router.ts";

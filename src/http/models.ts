@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
-import { isOfflineModel, Modality, type ModelConfig, Provider } from "../routing/model-config";
+import { isOfflineModel, Modality, type ModelConfig, Provider } from "../config/model-config";
 import { modelByName, models, modelsCreatedAt, routerFor } from "../routing/registry";
 import type { ModelRouter } from "../routing/router";
 import { access } from "./access";

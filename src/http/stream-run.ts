@@ -2,7 +2,7 @@ import type { RunDeps } from "../pipeline/run";
 import { runAnyTurn } from "../pipeline/run-in-object";
 import type { TurnInput, TurnResult } from "../pipeline/turn";
 import type { DeltaEvent } from "../providers/types";
-import type { ModelConfig } from "../routing/model-config";
+import type { ModelConfig } from "../config/model-config";
 import { routeHeaders } from "../routing/route-headers";
 import type { RouteResult } from "../routing/router";
 import { sseResponse, type SseWriter } from "./sse";

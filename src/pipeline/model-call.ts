@@ -2,7 +2,7 @@ import { callModel, streamModel } from "../providers/call";
 import { openStreamWithFailover, runWithFailover, type Attempt } from "../providers/failover";
 import { StreamAccumulator } from "../providers/stream-accumulator";
 import type { ChatMessage, ChatResult, FunctionTool } from "../providers/types";
-import type { ModelConfig } from "../routing/model-config";
+import type { ModelConfig } from "../config/model-config";
 import type { Message } from "../core/message";
 import { assemble } from "./prompt";
 import type { Tool } from "./tools/define";

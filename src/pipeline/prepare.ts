@@ -8,7 +8,7 @@ import { authorize, authorizeThread, resolveScopes } from "../auth/policy";
 import type { MemoryReport } from "../memory/report";
 import { TokenLimitStrategy } from "../memory/token-limit-strategy";
 import type { ChatMessage, DeltaEvent } from "../providers/types";
-import type { AgentConfig, ModelConfig } from "../routing/model-config";
+import type { AgentConfig, ModelConfig } from "../config/model-config";
 import { requireAgent, routerFor } from "../routing/registry";
 import type { RouteResult } from "../routing/router";
 import { ThreadClient, type ThreadEndpoint, type ThreadRun } from "../thread/client";

@@ -1,7 +1,7 @@
 import { AppError, type ErrorCode } from "../core/errors";
 import { FailoverError, type Attempt } from "../providers/failover";
 import type { DeltaEvent } from "../providers/types";
-import type { ModelConfig } from "../routing/model-config";
+import type { ModelConfig } from "../config/model-config";
 import type { TurnInput, TurnResult } from "./turn";
 
 /**

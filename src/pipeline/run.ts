@@ -1,6 +1,6 @@
 import type { Attempt } from "../providers/failover";
 import type { ChatResult } from "../providers/types";
-import type { ModelConfig } from "../routing/model-config";
+import type { ModelConfig } from "../config/model-config";
 import { prepareModelRequest, runAfterModel, runBeforeModel } from "./middleware/compose";
 import { applyUpdate, makeMessage, type AgentState } from "./state";
 import { runToolLoop, StepsExhaustedError, type LoopStep, type StepWrite } from "./tools/loop";

@@ -1,6 +1,6 @@
 import { authorizeThread } from "../auth/policy";
 import type { Attempt } from "../providers/failover";
-import type { ModelConfig } from "../routing/model-config";
+import type { ModelConfig } from "../config/model-config";
 import type { UpdateOp } from "../thread/types";
 import { toThreadOps } from "./state";
 import type { LoopStep, StepWrite } from "./tools/loop";

@@ -1,5 +1,5 @@
 import { AppError } from "../core/errors";
-import type { AgentConfig } from "../routing/model-config";
+import type { AgentConfig } from "../config/model-config";
 import { getLastUserMessage, setUserName } from "./tools/builtin";
 import type { Tool } from "./tools/define";
 import { MEMORY_TOOLS } from "./tools/memory-tools";

@@ -2,7 +2,7 @@ import type { Principal } from "../core/principal";
 import type { MemoryReport } from "../memory/report";
 import type { ChatRequest, ChatResult } from "../providers/types";
 import type { Attempt } from "../providers/failover";
-import type { ModelConfig } from "../routing/model-config";
+import type { ModelConfig } from "../config/model-config";
 import type { RouteResult } from "../routing/router";
 import type { MessageInput } from "../core/message";
 import type { AgentState } from "./state";

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { estimateTokens } from "../core/tokens";
 import type { ChatMessage, ChatResult } from "../providers/types";
-import type { ModelConfig } from "../routing/model-config";
+import type { ModelConfig } from "../config/model-config";
 import { tokensOf } from "./prompt";
 
 /** Per-tenant, per-day, per-model, per-cause usage counters in D1: one row per provider call is added in. */

@@ -1,4 +1,4 @@
-import type { Provider } from "../routing/model-config";
+import type { Provider } from "../config/model-config";
 import type { ChatRequest, ChatResult, StreamEvent } from "./types";
 
 /** Everything an adapter needs to address one model; resolved from ModelConfig + env. */

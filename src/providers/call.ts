@@ -1,5 +1,5 @@
 import { isAppError } from "../core/errors";
-import type { ModelConfig, Provider } from "../routing/model-config";
+import type { ModelConfig, Provider } from "../config/model-config";
 import type { Adapter, Target } from "./adapter";
 import { tryJson } from "./adapter";
 import { anthropicAdapter } from "./anthropic";

@@ -1,7 +1,7 @@
-import { DEFAULT_BASE_URL, DEFAULT_KEY_ENV, isOfflineModel, type ModelConfig } from "../routing/model-config";
+import { DEFAULT_BASE_URL, DEFAULT_KEY_ENV, isOfflineModel, type ModelConfig } from "../config/model-config";
 
 // One source for provider defaults: the routing layer's model schema.
-export { DEFAULT_BASE_URL, DEFAULT_KEY_ENV, isOfflineModel } from "../routing/model-config";
+export { DEFAULT_BASE_URL, DEFAULT_KEY_ENV, isOfflineModel } from "../config/model-config";
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
 export const ANTHROPIC_VERSION = "2023-06-01";

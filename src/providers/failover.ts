@@ -1,5 +1,5 @@
 import { AppError, type ErrorCode, isAppError } from "../core/errors";
-import type { ModelConfig } from "../routing/model-config";
+import type { ModelConfig } from "../config/model-config";
 import { isProviderError, type ProviderError, streamCut } from "./provider-error";
 import { backoff } from "../core/backoff";
 

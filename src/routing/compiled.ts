@@ -1,4 +1,4 @@
-import type { AgentConfig, ModelConfig } from "./model-config";
+import type { AgentConfig, ModelConfig } from "../config/model-config";
 
 /** The shape of src/routing/models.generated.ts. */
 export type CompiledModels = {

@@ -2,7 +2,7 @@
  * The bundled model list (compiled from models.yaml at build time) and the
  * router built from it, once per isolate and env.
  */
-import type { AgentConfig, ModelConfig } from "./model-config";
+import type { AgentConfig, ModelConfig } from "../config/model-config";
 import { AppError } from "../core/errors";
 import { compiled } from "./models.generated";
 import { ModelRouter } from "./router";

@@ -1,6 +1,6 @@
 import { estimateTokens } from "../core/tokens";
 import type { Content, MessageInput } from "../core/message";
-import type { AgentConfig, Modality, ModelConfig } from "./model-config";
+import type { AgentConfig, Modality, ModelConfig } from "../config/model-config";
 
 export type RouteMessage = Pick<MessageInput, "role" | "content" | "tool_calls" | "name">;
 

@@ -1,5 +1,5 @@
 import { AppError } from "../core/errors";
-import { isAutoRoutable, isOfflineModel, type ModelConfig } from "./model-config";
+import { isAutoRoutable, isOfflineModel, type ModelConfig } from "../config/model-config";
 import { deriveRequirements, type Requirements, type RouteRequest } from "./requirements";
 import { defaultStrategies } from "./strategies/defaults";
 import { type Exclusion, missingCapabilities, missingModalities, type RouteContext, type RoutingStrategy, tooSmall } from "./strategy";

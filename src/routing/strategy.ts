@@ -1,4 +1,4 @@
-import type { ModelConfig } from "./model-config";
+import type { ModelConfig } from "../config/model-config";
 import type { Requirements, RouteRequest } from "./requirements";
 
 export type Exclusion = { model: string; reason: string };

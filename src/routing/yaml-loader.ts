@@ -6,7 +6,7 @@
  */
 import { type Document, LineCounter, parseDocument } from "yaml";
 import { AppError, type ErrorCode } from "../core/errors";
-import { AgentConfig, ModelConfigFields, ModelsFile } from "./model-config";
+import { AgentConfig, ModelConfigFields, ModelsFile } from "../config/model-config";
 
 type Path = readonly (string | number)[];
 type Problem = { path: Path; message: string };

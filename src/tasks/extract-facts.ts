@@ -11,7 +11,7 @@ import { recordUsage } from "../pipeline/usage";
 import { callModel } from "../providers/call";
 import { runWithFailover } from "../providers/failover";
 import type { ChatMessage } from "../providers/types";
-import { isOfflineModel, type AgentConfig } from "../routing/model-config";
+import { isOfflineModel, type AgentConfig } from "../config/model-config";
 import { agentByName, routerFor } from "../routing/registry";
 import { ThreadClient } from "../thread/client";
 import { messageText, type Message } from "../core/message";

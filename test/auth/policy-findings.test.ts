@@ -4,7 +4,7 @@ import type { Principal } from "../../src/core/principal";
 import type { Prepared } from "../../src/pipeline/prepare";
 import { saveRun } from "../../src/pipeline/save-run";
 import { remove } from "../../src/pipeline/state";
-import type { ModelConfig } from "../../src/routing/model-config";
+import type { ModelConfig } from "../../src/config/model-config";
 import { ThreadClient } from "../../src/thread/client";
 import { deliver, deliveryCount } from "../webhooks/helpers";
 import { snapshot } from "../pipeline/helpers";

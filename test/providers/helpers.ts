@@ -1,4 +1,4 @@
-import { ModelConfig, type ModelConfigInput } from "../../src/routing/model-config";
+import { ModelConfig, type ModelConfigInput } from "../../src/config/model-config";
 
 /** A validated ModelConfig, as the router would hand it over (defaults for base_url and api_key_env filled in). */
 export function model(

@@ -3,7 +3,7 @@
  * no indexes. Property tests check ModelRouter against it; the benchmark uses
  * it as the baseline.
  */
-import type { ModelConfig, Modality } from "../../src/routing/model-config";
+import type { ModelConfig, Modality } from "../../src/config/model-config";
 
 export type ReferenceRequest = {
   modalities: Modality[];

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isAppError } from "../../src/core/errors";
-import { AgentConfig, ModelConfig, type ModelConfigInput } from "../../src/routing/model-config";
+import { AgentConfig, ModelConfig, type ModelConfigInput } from "../../src/config/model-config";
 import { ModelRouter } from "../../src/routing/router";
 import { CostAwareStrategy, ModalityStrategy } from "../../src/routing/strategies/defaults";
 import type { RoutingStrategy } from "../../src/routing/strategy";

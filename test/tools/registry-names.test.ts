@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SERVER_TOOL_NAMES } from "../../src/pipeline/tool-names";
+import { SERVER_TOOL_NAMES } from "../../src/config/tool-names";
 import { SERVER_TOOLS } from "../../src/pipeline/tool-registry";
 
 describe("server tool names", () => {

@@ -1,4 +1,4 @@
-import { z } from "@hono/zod-openapi";
+import { MiddlewareSpec } from "../../config/middleware-spec";
 import { AppError } from "../../core/errors";
 import { deleteOld } from "./delete-old";
 import { promptTemplate } from "./dynamic-prompt";
@@ -8,34 +8,6 @@ import { todoList } from "./todo-list";
 import { trim } from "./trim";
 import type { Middleware } from "./types";
 import { describeIssues } from "../../core/zod-issues";
-
-const count = z.number().int().positive();
-
-/** One middleware entry of a models.yaml agent. Unknown keys are errors: a typo must not silently disable a setting. */
-export const MiddlewareSpec = z.discriminatedUnion("name", [
-  z.strictObject({
-    name: z.literal("trim"),
-    strategy: z.literal("last").default("last"),
-    /** Defaults to the routed model's max_tokens. */
-    max_tokens: count.optional(),
-    include_system: z.boolean().default(true),
-  }),
-  z.strictObject({ name: z.literal("delete_old"), keep: count, keep_system: z.boolean().default(true) }),
-  z.strictObject({
-    name: z.literal("summarization"),
-    trigger: z.union([
-      z.strictObject({ messages: count }),
-      z.strictObject({ tokens: count }),
-      z.strictObject({ fraction: z.number().gt(0).lte(1) }),
-    ]),
-    keep: z.union([z.strictObject({ messages: count }), z.strictObject({ tokens: count })]).default({ messages: 20 }),
-    model: z.string().min(1).max(128).optional(),
-  }),
-  z.strictObject({ name: z.literal("dynamic_prompt"), template: z.string().min(1).max(20_000) }),
-  z.strictObject({ name: z.literal("todo_list") }),
-  z.strictObject({ name: z.literal("filter_tool_noise") }),
-]);
-export type MiddlewareSpec = z.input<typeof MiddlewareSpec>;
 
 /** Builds a shipped middleware from its config entry (bad entry → BEM-084). */
 export function middlewareFromConfig(spec: unknown): Middleware {

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { MiddlewareSpec } from "../pipeline/middleware/registry";
-import { SERVER_TOOL_NAMES } from "../pipeline/tool-names";
+import { MiddlewareSpec } from "./middleware-spec";
+import { SERVER_TOOL_NAMES } from "./tool-names";
 
 export const Provider = z.enum(["openai", "anthropic", "custom", "ollama", "groq", "nvidia"]);
 export type Provider = z.infer<typeof Provider>;

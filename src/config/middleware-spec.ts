@@ -1,0 +1,29 @@
+import { z } from "@hono/zod-openapi";
+
+const count = z.number().int().positive();
+
+/** One middleware entry of a models.yaml agent. Unknown keys are errors: a typo must not silently disable a setting. */
+export const MiddlewareSpec = z.discriminatedUnion("name", [
+  z.strictObject({
+    name: z.literal("trim"),
+    strategy: z.literal("last").default("last"),
+    /** Defaults to the routed model's max_tokens. */
+    max_tokens: count.optional(),
+    include_system: z.boolean().default(true),
+  }),
+  z.strictObject({ name: z.literal("delete_old"), keep: count, keep_system: z.boolean().default(true) }),
+  z.strictObject({
+    name: z.literal("summarization"),
+    trigger: z.union([
+      z.strictObject({ messages: count }),
+      z.strictObject({ tokens: count }),
+      z.strictObject({ fraction: z.number().gt(0).lte(1) }),
+    ]),
+    keep: z.union([z.strictObject({ messages: count }), z.strictObject({ tokens: count })]).default({ messages: 20 }),
+    model: z.string().min(1).max(128).optional(),
+  }),
+  z.strictObject({ name: z.literal("dynamic_prompt"), template: z.string().min(1).max(20_000) }),
+  z.strictObject({ name: z.literal("todo_list") }),
+  z.strictObject({ name: z.literal("filter_tool_noise") }),
+]);
+export type MiddlewareSpec = z.input<typeof MiddlewareSpec>;
