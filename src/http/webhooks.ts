@@ -9,7 +9,7 @@ import { enqueueTask } from "../tasks/messages";
 import { parseThreadId } from "../thread/thread-id";
 import { allowPrivateCallbacks, assertCallbackUrl, MAX_CALLBACK_URL } from "../webhooks/callback-url";
 import { parsePointer, resolvePointer } from "../webhooks/pointer";
-import { webhookPrincipal } from "../webhooks/run-delivery";
+import { webhookPrincipal } from "../tasks/run-webhook";
 import { DELIVERY_HEADER, newSecret, parseSignature, parseTimestamp, SIGNATURE_HEADER, TIMESTAMP_HEADER, toHex, verify, withinReplayWindow } from "../webhooks/signature";
 import { claimDelivery, claimSignature, deleteWebhook, findWebhook, insertWebhook, listWebhooks, releaseDelivery, releaseSignature, Webhook } from "../webhooks/store";
 import { access } from "./access";

@@ -19,7 +19,7 @@ import {
   type StoredTuple,
   type StoredWrite,
   type Typed,
-} from "./checkpoint-types";
+} from "../thread/langgraph-checkpoint-types";
 import { indexedThreads, indexThread, unindexThread } from "./thread-index";
 
 const ThreadParam = z.object({

@@ -10,7 +10,7 @@ import { prepare, type Prepared, type RunDeps, type StreamHooks } from "./prepar
 import { callRouted } from "./model-call";
 import { addUsage, type TurnUsage } from "./usage";
 import { saveRun } from "./save-run";
-import { scheduleExtraction } from "../tasks/extract-facts";
+import { scheduleExtraction } from "../tasks/messages";
 import { errorText, log } from "../core/log";
 
 export type { RunDeps, StreamHooks } from "./prepare";

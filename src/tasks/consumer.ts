@@ -1,5 +1,5 @@
 import { isAppError } from "../core/errors";
-import { failWebhookDelivery } from "../webhooks/run-delivery";
+import { failWebhookDelivery } from "./run-webhook";
 import { runTask, type TaskContext } from "./handlers";
 import { Task } from "./messages";
 import { isTaskDone, markTaskDone, recordDeadLetter } from "./store";

@@ -6,16 +6,15 @@ import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { validateFactText, validateKey } from "../memory/facts";
 import { MemoryScope } from "../memory/scope";
 import { estimateTokens } from "../core/tokens";
-import { usageOf } from "../pipeline/usage";
-import { recordUsage } from "../pipeline/usage";
+import { recordUsage, usageOf } from "../pipeline/usage";
 import { callModel } from "../providers/call";
 import { runWithFailover } from "../providers/failover";
 import type { ChatMessage } from "../providers/types";
-import { isOfflineModel, type AgentConfig } from "../config/model-config";
+import { isOfflineModel } from "../config/model-config";
 import { agentByName, routerFor } from "../routing/registry";
 import { ThreadClient } from "../thread/client";
 import { messageText, type Message } from "../core/message";
-import { enqueueTask, type ExtractFactsTask } from "./messages";
+import type { ExtractFactsTask } from "./messages";
 
 /**
  * Background fact extraction. After a turn of an agent with `extract:` in models.yaml,
@@ -30,27 +29,6 @@ export const MAX_EXTRACTED = 20;
 const MAX_EXTRACTED_TEXT = 1000;
 const MAX_TRANSCRIPT_CHARS = 24_000;
 const KNOWN_KEYS = 50;
-
-/** The task id of one turn's extraction: the same turn never extracts twice. */
-export async function extractionTaskId(tenant: string, threadId: string, checkpointId: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${tenant}\0${threadId}\0${checkpointId}`));
-  return `extract_${[...new Uint8Array(digest).slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
-}
-
-/** Called after a saved turn: queues the extraction when the agent asks for one. */
-export async function scheduleExtraction(env: Pick<Env, "TASKS">, run: { agent?: AgentConfig; principal: Principal; threadId?: string; checkpointId: string | null }): Promise<string | null> {
-  const { agent, principal, threadId, checkpointId } = run;
-  if (!agent?.extract || threadId === undefined || checkpointId === null || principal.kind === "operator") return null;
-  return enqueueTask(env, {
-    id: await extractionTaskId(principal.tenant, threadId, checkpointId),
-    kind: "extract_facts",
-    tenant: principal.tenant,
-    agent: agent.name,
-    thread_id: threadId,
-    checkpoint_id: checkpointId,
-    key: { id: principal.keyId, role: principal.role === "admin" ? "admin" : "member", grants: principal.grants },
-  });
-}
 
 /** What the model must answer: strict, so an unexpected field is a rejection too. */
 const Extraction = z.strictObject({

@@ -1,6 +1,6 @@
 import { memoryFor } from "../memory/for-tenant";
 import { MemoryScope } from "../memory/scope";
-import { runWebhookDelivery } from "../webhooks/run-delivery";
+import { runWebhookDelivery } from "./run-webhook";
 import { extractFacts } from "./extract-facts";
 import type { Task } from "./messages";
 import { summarizeThread } from "./summarize-thread";

@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import type { AgentConfig } from "../config/model-config";
+import type { Principal } from "../core/principal";
 
 /**
  * Background task messages on the TASKS queue. Every message is validated here
@@ -62,4 +64,25 @@ export async function enqueueTask(env: Pick<Env, "TASKS">, task: TaskInput, opts
   const parsed = Task.parse({ ...task, id: task.id ?? newTaskId() });
   await env.TASKS.send(parsed, { contentType: "json", ...(opts.delaySeconds !== undefined ? { delaySeconds: opts.delaySeconds } : {}) });
   return parsed.id;
+}
+
+/** The task id of one turn's extraction: the same turn never extracts twice. */
+export async function extractionTaskId(tenant: string, threadId: string, checkpointId: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${tenant}\0${threadId}\0${checkpointId}`));
+  return `extract_${[...new Uint8Array(digest).slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** Called after a saved turn: queues the extraction when the agent asks for one. */
+export async function scheduleExtraction(env: Pick<Env, "TASKS">, run: { agent?: AgentConfig; principal: Principal; threadId?: string; checkpointId: string | null }): Promise<string | null> {
+  const { agent, principal, threadId, checkpointId } = run;
+  if (!agent?.extract || threadId === undefined || checkpointId === null || principal.kind === "operator") return null;
+  return enqueueTask(env, {
+    id: await extractionTaskId(principal.tenant, threadId, checkpointId),
+    kind: "extract_facts",
+    tenant: principal.tenant,
+    agent: agent.name,
+    thread_id: threadId,
+    checkpoint_id: checkpointId,
+    key: { id: principal.keyId, role: principal.role === "admin" ? "admin" : "member", grants: principal.grants },
+  });
 }

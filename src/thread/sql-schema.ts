@@ -1,4 +1,4 @@
-import { LANGGRAPH_DDL } from "../langgraph/checkpoint-store";
+import { LANGGRAPH_DDL } from "./langgraph-checkpoints";
 
 /**
  * DDL of a thread object, by schema version. A live object runs only the
@@ -40,7 +40,7 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
        PRIMARY KEY (checkpoint_id, idx)
      )`,
   ],
-  // v2: LangGraph checkpointer tables (src/langgraph/checkpoint-store.ts), separate from the above.
+  // v2: LangGraph checkpointer tables (src/thread/langgraph-checkpoints.ts), separate from the above.
   LANGGRAPH_DDL,
 ];
 

@@ -7,8 +7,8 @@ import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplaySta
 import { clampTtl, clampWait, Lease, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
 import { describeIssues } from "../core/zod-issues";
-import { LangGraphCheckpoints } from "../langgraph/checkpoint-store";
-import type { DeltaHistory, DeltaQuery, GetQuery, LgOp, ListQuery, StoredTuple } from "../langgraph/checkpoint-types";
+import { LangGraphCheckpoints } from "./langgraph-checkpoints";
+import type { DeltaHistory, DeltaQuery, GetQuery, LgOp, ListQuery, StoredTuple } from "./langgraph-checkpoint-types";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
 import {
   Reducer,
@@ -223,7 +223,7 @@ export class ThreadDO extends DurableObject<Env> {
     return { ok: true, value: null };
   }
 
-  // ---- LangGraph checkpointer (own tables; src/langgraph/checkpoint-store.ts) ----
+  // ---- LangGraph checkpointer (own tables; src/thread/langgraph-checkpoints.ts) ----
 
   lgApply(ops: LgOp[]): RpcResult<{ created: boolean }> {
     return this.run(() => this.langgraph.apply(ops));

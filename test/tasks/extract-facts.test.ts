@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { consumeTask } from "../../src/tasks/consumer";
-import { extractionTaskId, MAX_EXTRACTED } from "../../src/tasks/extract-facts";
+import { MAX_EXTRACTED } from "../../src/tasks/extract-facts";
+import { extractionTaskId } from "../../src/tasks/messages";
 import { taskStatus } from "../../src/tasks/store";
 import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../pipeline/helpers";
 import { fakeOpenAI } from "../support/fake-openai";

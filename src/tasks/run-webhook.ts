@@ -1,10 +1,10 @@
 import type { Principal } from "../core/principal";
 import { runTurn } from "../pipeline/run";
-import type { RunWebhookTask } from "../tasks/messages";
+import type { RunWebhookTask } from "./messages";
 import type { z } from "@hono/zod-openapi";
-import { allowPrivateCallbacks, callbackUrlProblem } from "./callback-url";
-import { type CallbackOptions, type CallbackOutcome, sendCallback } from "./callback";
-import { findWebhook, getDelivery, setDeliveryStatus, type WebhookRecord } from "./store";
+import { allowPrivateCallbacks, callbackUrlProblem } from "../webhooks/callback-url";
+import { type CallbackOptions, type CallbackOutcome, sendCallback } from "../webhooks/callback";
+import { findWebhook, getDelivery, setDeliveryStatus, type WebhookRecord } from "../webhooks/store";
 
 /**
  * A hook runs as the webhook principal of its tenant with the grants given at

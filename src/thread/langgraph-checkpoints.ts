@@ -1,4 +1,4 @@
-import type { DeltaHistory, DeltaQuery, GetQuery, ListQuery, LgOp, StoredTuple, StoredWrite, Typed } from "./checkpoint-types";
+import type { DeltaHistory, DeltaQuery, GetQuery, ListQuery, LgOp, StoredTuple, StoredWrite, Typed } from "./langgraph-checkpoint-types";
 
 /**
  * LangGraph checkpoints of one thread, in the thread's Durable Object (its own
