@@ -1,11 +1,72 @@
+/**
+ * One dependency direction for src/ (checked by `npm run check:deps`, part of `npm test`;
+ * type-only imports count: scripts/check-deps.ts keeps them as edges).
+ *
+ *   core  ←  config  ←  thread ← memory ← auth      (the stores and who may reach them)
+ *                    ←  routing, providers, webhooks
+ *   all of the above ←  pipeline (one agent run)  ←  tasks  ←  {http, langgraph, mcp}  ←  index.ts
+ *
+ * `core` (messages, tokens, ids, principal, errors, log, backoff, zod issues, path segments)
+ * imports nothing of ours; `langgraph-client` is a published package and imports nothing of
+ * ours either. Each folder below lists everything it may import besides itself.
+ */
+const may = {
+  core: [],
+  "langgraph-client": [],
+  config: ["core"],
+  thread: ["core", "config"],
+  memory: ["core", "config", "thread"],
+  auth: ["core", "config", "memory"],
+  routing: ["core", "config"],
+  providers: ["core", "config"],
+  webhooks: ["core", "config", "auth"],
+  // The queue's wire contract (tasks/messages.ts) is the one part of tasks a run may use: it enqueues.
+  pipeline: ["core", "config", "thread", "memory", "auth", "routing", "providers", "tasks/messages\\.[jt]s$"],
+  tasks: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline"],
+  // The HTTP edge: langgraph and mcp are route sets on http's helpers; http mounts them (app.ts, mcp.ts).
+  mcp: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http"],
+  langgraph: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http", "langgraph-client"],
+  http: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "mcp", "langgraph"],
+  // The inspector is a browser bundle: it shares the wire types only.
+  ui: ["core", "thread"],
+};
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    { name: "no-circular", severity: "error", from: {}, to: { circular: true } },
+    {
+      name: "no-circular",
+      severity: "error",
+      comment: "A module cycle means two modules are one; split out what both need.",
+      from: {},
+      to: { circular: true },
+    },
+    ...Object.entries(may).map(([folder, allowed]) => ({
+      name: `layer-${folder}`,
+      severity: "error",
+      comment: `src/${folder} may import only ${allowed.length ? allowed.join(", ") : "nothing else of ours"} (see the top of .dependency-cruiser.cjs)`,
+      from: { path: `^src/${folder}/` },
+      to: { path: "^src/", pathNot: [`^src/${folder}/`, ...allowed.map((a) => (a.endsWith("$") ? `^src/${a}` : `^src/${a}/`))] },
+    })),
+    {
+      name: "layer-no-loose-modules",
+      severity: "error",
+      comment: "Every module but the Worker entry (src/index.ts) lives in a layer folder.",
+      from: { path: "^src/[^/]+$", pathNot: "^src/index\\.[jt]s$" },
+      to: {},
+    },
+    {
+      name: "http-mounts-only",
+      severity: "error",
+      comment: "http reaches langgraph and mcp only where it mounts them.",
+      from: { path: "^src/http/", pathNot: "^src/http/(app|mcp)\\.[jt]s$" },
+      to: { path: "^src/(langgraph|mcp)/" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },
+    // Type-only imports are dependencies too (scripts/check-deps.ts keeps them in the stripped copy).
     tsPreCompilationDeps: true,
-    
+    // Paths say .js: the check runs over a type-stripped copy (scripts/check-deps.ts); rules match both.
   },
 };
