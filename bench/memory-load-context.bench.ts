@@ -57,7 +57,7 @@ it("loadContext: 50 facts + session of 100 vs 100,000 messages", async () => {
   for (let s = -3; s < SAMPLES; s++) {
     for (const i of s % 2 ? [0, 1] : [1, 0]) {
       const t0 = performance.now();
-      let last;
+      let last: Awaited<ReturnType<typeof memory.loadContext>> | undefined;
       for (let c = 0; c < CALLS_PER_SAMPLE; c++) last = await memory.loadContext(scopes(i), BUDGET);
       const per = (performance.now() - t0) / CALLS_PER_SAMPLE;
       if (s >= 0) ms[i]!.push(per); // the first rounds warm caches

@@ -21,7 +21,9 @@ for (const step of steps) {
   const r = spawnSync("npx", step.cmd, { encoding: "utf8", timeout: step.limitS * 1000, env: { ...process.env, WRANGLER_SEND_METRICS: "false", ...step.env } });
   const out = `${r.stdout ?? ""}${r.stderr ?? ""}`;
   // The figures: the BENCH lines and the bench scripts' own tables, without test-runner noise.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes (ESC [ … m)
   const figures = out.split("\n").filter((l) => /BENCH |median|ratio|p50|compile|max_tokens|machine|kept|goal/i.test(l) && !/^\s*(✓|RUN|Test Files|Tests|Duration|Start at)/.test(l.replace(/\x1b\[[0-9;]*m/g, "").trim()));
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes (ESC [ … m)
   console.log(figures.map((l) => l.replace(/\x1b\[[0-9;]*m/g, "")).join("\n") || out.slice(-2000));
   if (r.status !== 0) {
     failed++;

@@ -89,10 +89,10 @@ export type ModelConfig = z.infer<typeof ModelConfig>;
 export type ModelConfigInput = z.input<typeof ModelConfig>;
 
 /** Offline models (the in-process echo responder) only route when the deployment allows it. */
-export const isOfflineModel = (m: ModelConfig): boolean => m.extra["offline"] === true;
+export const isOfflineModel = (m: ModelConfig): boolean => m.extra.offline === true;
 
 /** `extra.auto_route: false`: only used when named explicitly (e.g. a local Ollama a deployed worker cannot reach). */
-export const isAutoRoutable = (m: ModelConfig): boolean => m.extra["auto_route"] !== false;
+export const isAutoRoutable = (m: ModelConfig): boolean => m.extra.auto_route !== false;
 
 /** "organization:acme", "session", "docset:d1"; the memory layer resolves and checks grants. */
 export const ScopeString = z

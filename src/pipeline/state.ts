@@ -52,7 +52,7 @@ export function messageOps(update: MessageUpdate): MessageOp[] {
 export function applyMessageUpdate(current: readonly Message[], update: MessageUpdate): Message[] {
   let out: (Message | null)[] = [...current];
   const position = new Map<string, number>();
-  out.forEach((m, i) => m && position.set(m.id, i));
+  for (const [i, m] of out.entries()) if (m) position.set(m.id, i);
   for (const op of messageOps(update)) {
     if (!isOp(op)) {
       const at = position.get(op.id);

@@ -24,6 +24,7 @@ function imageBlock(url: string, target: Target): Block {
 function contentBlocks(content: ChatMessage["content"], target: Target): Block[] {
   if (content == null) return [];
   if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
+  // biome-ignore lint/suspicious/useIterableCallbackReturn: the switch is exhaustive over ContentPart (tsc checks it); the other arms throw
   return content.flatMap((part: ContentPart): Block[] => {
     switch (part.type) {
       case "text":

@@ -127,7 +127,7 @@ function findLiteralSecrets(raw: unknown): Problem[] {
       const named = path[0] === "models" && typeof field === "string" && SECRET_FIELD.test(field) && v.trim() !== "";
       if (named || SECRET_VALUE.test(v.trim())) out.push({ path, message: hint });
     } else if (Array.isArray(v)) {
-      v.forEach((x, i) => walk(x, [...path, i], depth + 1));
+      for (const [i, x] of v.entries()) walk(x, [...path, i], depth + 1);
     } else if (v && typeof v === "object") {
       for (const [k, x] of Object.entries(v)) walk(x, [...path, k], depth + 1);
     }
@@ -148,7 +148,7 @@ function unknownKeys(raw: unknown): Problem[] {
   };
   check(raw, TOP_KEYS, []);
   const r = raw as { models?: unknown; agents?: unknown };
-  if (Array.isArray(r.models)) r.models.forEach((m, i) => check(m, MODEL_KEYS, ["models", i]));
-  if (Array.isArray(r.agents)) r.agents.forEach((a, i) => check(a, AGENT_KEYS, ["agents", i]));
+  if (Array.isArray(r.models)) for (const [i, m] of r.models.entries()) check(m, MODEL_KEYS, ["models", i]);
+  if (Array.isArray(r.agents)) for (const [i, a] of r.agents.entries()) check(a, AGENT_KEYS, ["agents", i]);
   return out;
 }

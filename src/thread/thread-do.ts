@@ -14,7 +14,7 @@ import {
   Reducer,
   ThreadUpdate,
   UpdateSource,
-  Write,
+  type Write,
   type BeginRunOptions,
   type Checkpoint,
   type History,
@@ -486,7 +486,7 @@ export class ThreadDO extends DurableObject<Env> {
       `INSERT INTO checkpoints (id, parent_id, step, source, created_at) VALUES (?, ?, ?, ?, ?)`,
       cp.id, cp.parent_id, cp.step, cp.source, cp.created_at,
     );
-    writes.forEach((w, i) => this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, JSON.stringify(w)));
+    for (const [i, w] of writes.entries()) this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, JSON.stringify(w));
     const head: Head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
     this.sql.exec(
       `INSERT INTO meta (key, value) VALUES ('head', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
@@ -503,13 +503,6 @@ export class ThreadDO extends DurableObject<Env> {
       .toArray()[0];
     if (!row) throw new AppError("BEM-032", `No checkpoint '${id}' in this thread`);
     return row;
-  }
-
-  private writesOf(checkpointId: string): Write[] {
-    return this.sql
-      .exec<{ json: string }>(`SELECT json FROM writes WHERE checkpoint_id = ? ORDER BY idx`, checkpointId)
-      .toArray()
-      .map((r) => JSON.parse(r.json) as Write);
   }
 
   /** State at a checkpoint: the writes of its parent chain, root first. */

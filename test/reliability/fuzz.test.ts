@@ -85,7 +85,7 @@ function invalidObject(shape: Shape | null): fc.Arbitrary<Record<string, unknown
   return fc.tuple(fc.subarray(keys, { minLength: minWrong }), extras).chain(([wrongKeys, extra]) =>
     fc.tuple(...wrongKeys.map((k) => fc.constantFrom(...wrongFor(shape!.typed.get(k)!)))).map((vals) => {
       const o: Record<string, unknown> = { ...extra };
-      wrongKeys.forEach((k, i) => (o[k] = vals[i]));
+      for (const [i, k] of wrongKeys.entries()) o[k] = vals[i];
       return o;
     }),
   );
@@ -234,7 +234,7 @@ function pathArb(r: RouteRef): fc.Arbitrary<{ path: string; realId: boolean }> {
   const tenantArb = fc.oneof({ weight: 3, arbitrary: fc.constant(fx.t.tenant) }, { weight: 1, arbitrary: fc.constantFrom(...HOSTILE) });
   return fc.tuple(...names.map((n) => (n === "tenant" ? tenantArb : idArb))).map((vals) => {
     let path = r.path;
-    names.forEach((n, i) => (path = path.replace(`:${n}`, vals[i]!)));
+    for (const [i, n] of names.entries()) path = path.replace(`:${n}`, vals[i]!);
     return { path, realId: vals.some((v) => real.includes(v)) };
   });
 }

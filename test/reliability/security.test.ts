@@ -260,7 +260,7 @@ describe("webhook forgery, replay and duplicate delivery", () => {
     expect((await deliver(hook, raw, captured)).status).toBe(202);
     await waitFor("first turn", async () => (await messagesOf(a, thread)).length === 2);
     const replays = [await deliver(hook, raw, { ...captured, "x-edgeweave-delivery": "replayed-2" })];
-    const { ["x-edgeweave-delivery"]: _, ...withoutHeader } = captured;
+    const { "x-edgeweave-delivery": _, ...withoutHeader } = captured;
     replays.push(await deliver(hook, raw, withoutHeader));
     await queueSettles();
     const turns = (await messagesOf(a, thread)).filter((m) => m.role === "user").length;

@@ -24,7 +24,7 @@ const anthropicFormat: WireFormat = {
   json(reply, body) {
     const content: unknown[] = [];
     if (reply.text) content.push({ type: "text", text: reply.text });
-    (reply.tool_calls ?? []).forEach((c, i) => content.push({ type: "tool_use", id: toolUseId(i, c.id), name: c.name, input: argsObject(c.arguments) }));
+    for (const [i, c] of (reply.tool_calls ?? []).entries()) content.push({ type: "tool_use", id: toolUseId(i, c.id), name: c.name, input: argsObject(c.arguments) });
     return {
       id: "msg_fake0001",
       type: "message",

@@ -33,6 +33,7 @@ export type RecordedCall = {
   method: string;
   headers: Record<string, string>;
   /** Parsed JSON; loosely typed because assertions read nested wire fields. */
+  // biome-ignore lint/suspicious/noExplicitAny: test oracle over arbitrary wire JSON (see above)
   body: any;
 };
 

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ThreadDO, toThreadState } from "../../src/thread/thread-do";
+import { type ThreadDO, toThreadState } from "../../src/thread/thread-do";
 import type { ThreadState, UpdateOp } from "../../src/thread/types";
 import { newThread, stubOf } from "./support";
 

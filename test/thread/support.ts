@@ -39,6 +39,7 @@ export async function call(key: string, method: string, path: string, body?: unk
     body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await res.text();
+  // biome-ignore lint/suspicious/noExplicitAny: test helper; assertions read arbitrary response JSON
   return { status: res.status, body: text ? (JSON.parse(text) as any) : null };
 }
 

@@ -1,5 +1,4 @@
 import { AppError } from "../../core/errors";
-import type { Message } from "../../core/message";
 import { applyUpdate, type AgentState, type Reducer, type Reducers, type StateUpdate } from "../state";
 import type { Tool } from "../tools/define";
 import type { Runtime } from "../runtime";
