@@ -10,7 +10,7 @@ import { authorize } from "../auth/policy";
 import { Message } from "../core/message";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
-import { cursorOf, parseCursor } from "./cursor";
+import { cursorOf, parseCursor } from "../core/cursor";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
 

@@ -9,7 +9,7 @@ import { listDeadLetters, taskStatus } from "../tasks/store";
 import { parseThreadId } from "../thread/thread-id";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
-import { cursorOf, parseCursor } from "./cursor";
+import { cursorOf, parseCursor } from "../core/cursor";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { AppError } from "../core/errors";
+import { decodeCursor, encodeCursor } from "../core/cursor";
 
 /**
  * D1 index of the threads a tenant has written, for listing (the Durable
@@ -30,15 +30,6 @@ export async function forgetThread(db: D1Database, tenant: string, threadId: str
   await db.prepare(`DELETE FROM threads WHERE tenant_id = ? AND thread_id = ?`).bind(tenant, threadId).run();
 }
 
-// Cursor "updated_at~thread_id": '~' never occurs in a thread id.
-const cursorOf = (t: ThreadSummary) => `${t.updated_at}~${t.thread_id}`;
-function parseCursor(raw: string): { updatedAt: number; threadId: string } {
-  const at = raw.indexOf("~");
-  const updatedAt = Number(raw.slice(0, at));
-  if (at < 1 || !Number.isSafeInteger(updatedAt)) throw new AppError("BEM-011", "before: not a cursor returned by this list");
-  return { updatedAt, threadId: raw.slice(at + 1) };
-}
-
 /** Which threads a caller may see (from the policy's readableThreads): all, or these ids and id prefixes. */
 export type ThreadFilter = { all: true } | { all: false; exact: readonly string[]; prefixes: readonly string[] };
 
@@ -64,14 +55,14 @@ export async function listThreads(
   const order = `ORDER BY updated_at DESC, thread_id DESC LIMIT ?`;
   const stmt = opts.before
     ? (() => {
-        const c = parseCursor(opts.before);
+        const c = decodeCursor(opts.before, "before");
         return db
           .prepare(`${cols} WHERE tenant_id = ?${only.sql} AND (updated_at < ? OR (updated_at = ? AND thread_id < ?)) ${order}`)
-          .bind(tenant, ...only.values, c.updatedAt, c.updatedAt, c.threadId, limit + 1);
+          .bind(tenant, ...only.values, c.at, c.at, c.id, limit + 1);
       })()
     : db.prepare(`${cols} WHERE tenant_id = ?${only.sql} ${order}`).bind(tenant, ...only.values, limit + 1);
   const rows = (await stmt.all<ThreadSummary>()).results;
   const threads = rows.slice(0, limit);
   const last = threads[threads.length - 1];
-  return { threads, next_before: rows.length > limit && last ? cursorOf(last) : null };
+  return { threads, next_before: rows.length > limit && last ? encodeCursor({ at: last.updated_at, id: last.thread_id }) : null };
 }
