@@ -2,26 +2,19 @@
  * API key material. A key is `ew_` + 32 random bytes (base64url); only its SHA-256
  * (hex) is stored, so a leaked table does not leak usable keys.
  */
+import { toBase64url, toHex } from "../core/encoding";
 export const KEY_PREFIX = "ew_";
 const KEY_SHAPE = /^ew_[A-Za-z0-9_-]{43}$/;
 
-function base64url(bytes: Uint8Array): string {
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
+export const newApiKey = (): string => KEY_PREFIX + toBase64url(crypto.getRandomValues(new Uint8Array(32)));
 
-const hex = (buf: ArrayBuffer): string => [...new Uint8Array(buf)].map((b) => b.toString(16).padStart(2, "0")).join("");
-
-export const newApiKey = (): string => KEY_PREFIX + base64url(crypto.getRandomValues(new Uint8Array(32)));
-
-export const newKeyId = (): string => "key_" + hex(crypto.getRandomValues(new Uint8Array(12)).buffer);
+export const newKeyId = (): string => "key_" + toHex(crypto.getRandomValues(new Uint8Array(12)).buffer);
 
 /** Cheap pre-check so garbage never reaches the database. */
 export const looksLikeApiKey = (s: string): boolean => KEY_SHAPE.test(s);
 
 export async function hashKey(key: string): Promise<string> {
-  return hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
+  return toHex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { AgentConfig } from "../config/model-config";
+import { toHex } from "../core/encoding";
 import type { Principal } from "../core/principal";
 
 /**
@@ -69,7 +70,7 @@ export async function enqueueTask(env: Pick<Env, "TASKS">, task: TaskInput, opts
 /** The task id of one turn's extraction: the same turn never extracts twice. */
 export async function extractionTaskId(tenant: string, threadId: string, checkpointId: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${tenant}\0${threadId}\0${checkpointId}`));
-  return `extract_${[...new Uint8Array(digest).slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `extract_${toHex(new Uint8Array(digest).slice(0, 16))}`;
 }
 
 /** Called after a saved turn: queues the extraction when the agent asks for one. */

@@ -3,6 +3,7 @@
  * with the hook's secret, plus `X-Edgeweave-Timestamp` (unix seconds). The same
  * scheme signs inbound deliveries and outbound callbacks.
  */
+import { fromHex, toHex } from "../core/encoding";
 export const SIGNATURE_HEADER = "x-edgeweave-signature";
 export const TIMESTAMP_HEADER = "x-edgeweave-timestamp";
 export const DELIVERY_HEADER = "x-edgeweave-delivery";
@@ -24,15 +25,6 @@ function signedBytes(timestamp: string, body: Uint8Array): Uint8Array<ArrayBuffe
   const out = new Uint8Array(prefix.length + body.length);
   out.set(prefix, 0);
   out.set(body, prefix.length);
-  return out;
-}
-
-export const toHex = (bytes: ArrayBuffer | Uint8Array): string =>
-  Array.from(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
-
-function fromHex(hex: string): Uint8Array<ArrayBuffer> {
-  const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
   return out;
 }
 
