@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
 import { isOfflineModel, Modality, type ModelConfig, Provider } from "../config/model-config";
-import { modelByName, models, modelsCreatedAt, routerFor } from "../routing/registry";
+import { modelByName, models, modelsCreatedAt, routerFor } from "../routing/bundled";
 import type { ModelRouter } from "../routing/router";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";

@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { requireAgent, routerFor } from "../routing/registry";
+import { requireAgent, routerFor } from "../routing/bundled";
 import { Content } from "../core/message";
 import { ChatMessage } from "./chat-schemas";
 import { access } from "./access";

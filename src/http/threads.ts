@@ -3,7 +3,7 @@ import type { Principal } from "../core/principal";
 import { authorizeThread, readableThreads } from "../auth/policy";
 import { AppError } from "../core/errors";
 import { ThreadClient } from "../thread/client";
-import { listThreads, ThreadList } from "../thread/registry";
+import { listThreads, ThreadList } from "../thread/thread-list";
 import { parseThreadId } from "../thread/thread-id";
 import { Checkpoint, CheckpointId, History, ThreadUpdate, ThreadState } from "../thread/types";
 import { access } from "./access";

@@ -5,7 +5,7 @@ import type { ToolCaller } from "../pipeline/runtime";
 import { defineTool, type ToolCallRuntime } from "../pipeline/tools/define";
 import { ThreadClient } from "../thread/client";
 import { messageText } from "../core/message";
-import { listThreads } from "../thread/registry";
+import { listThreads } from "../thread/thread-list";
 import { parseThreadId } from "../thread/thread-id";
 
 /**

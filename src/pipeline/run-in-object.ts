@@ -1,6 +1,6 @@
 import { authorizeThread, resolveScopes } from "../auth/policy";
 import { AppError } from "../core/errors";
-import { requireAgent } from "../routing/registry";
+import { requireAgent } from "../routing/bundled";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
 import { runTurn, type RunDeps, type StreamHooks } from "./run";
 import { fromWireError, readEvents, type RunEvent } from "./run-wire";

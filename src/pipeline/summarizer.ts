@@ -4,7 +4,7 @@ import { estimateTokens } from "../core/tokens";
 import { callModel } from "../providers/call";
 import { runWithFailover } from "../providers/failover";
 import type { ChatMessage } from "../providers/types";
-import { routerFor } from "../routing/registry";
+import { routerFor } from "../routing/bundled";
 import { messageText, type Message } from "../core/message";
 import { recordUsage, usageOf, type UsageCause } from "./usage";
 

@@ -11,7 +11,7 @@ import { callModel } from "../providers/call";
 import { runWithFailover } from "../providers/failover";
 import type { ChatMessage } from "../providers/types";
 import { isOfflineModel } from "../config/model-config";
-import { agentByName, routerFor } from "../routing/registry";
+import { agentByName, routerFor } from "../routing/bundled";
 import { ThreadClient } from "../thread/client";
 import { messageText, type Message } from "../core/message";
 import type { ExtractFactsTask } from "./messages";

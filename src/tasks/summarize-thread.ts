@@ -4,7 +4,7 @@ import { HookOutcome } from "../pipeline/middleware/types";
 import type { Runtime } from "../pipeline/runtime";
 import { toThreadOps } from "../pipeline/state";
 import { summarizerFor } from "../pipeline/summarizer";
-import { routerFor } from "../routing/registry";
+import { routerFor } from "../routing/bundled";
 import { ThreadClient, type ThreadRun } from "../thread/client";
 import type { SummarizeThreadTask } from "./messages";
 

@@ -1,6 +1,6 @@
 import { AppError } from "../core/errors";
 import type { MessageInput } from "../core/message";
-import { touchThread, forgetThread } from "./registry";
+import { touchThread, forgetThread } from "./thread-list";
 import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
 import type {

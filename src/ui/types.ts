@@ -6,7 +6,7 @@
 export type { History, HistoryEntry, ThreadState, Write } from "../thread/types";
 export type { Message } from "../core/message";
 
-/** GET /v1/threads (src/thread/registry.ts ThreadList). */
+/** GET /v1/threads (src/thread/thread-list.ts ThreadList). */
 export type ThreadList = { threads: { thread_id: string; created_at: number; updated_at: number }[]; next_before: string | null };
 
 /** POST /v1/memory/context (src/http/memory.ts LoadedContext). */

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { isAppError } from "../../src/core/errors";
-import { modelByName, models, requireAgent, routerFor } from "../../src/routing/registry";
+import { modelByName, models, requireAgent, routerFor } from "../../src/routing/bundled";
 import { agentByName, defaultModel } from "../support/registry-lookups";
 import { routeHeaders } from "../../src/routing/route-headers";
 

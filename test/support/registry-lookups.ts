@@ -1,5 +1,5 @@
-/** Lookups over the bundled models.yaml that only tests need (the worker uses src/routing/registry.ts). */
-import { agents, models } from "../../src/routing/registry";
+/** Lookups over the bundled models.yaml that only tests need (the worker uses src/routing/bundled.ts). */
+import { agents, models } from "../../src/routing/bundled";
 import { compiled } from "../../src/routing/models.generated";
 
 export const defaultModel = models.find((m) => m.name === compiled.defaultModel) ?? null;
