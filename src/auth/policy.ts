@@ -1,5 +1,5 @@
 import { AppError } from "../core/errors";
-import { MemoryScope } from "../memory/scope";
+import { MemoryScope, type ScopeInput } from "../memory/scope";
 import { grantsAllow } from "./grants";
 import type { Principal, Role } from "../core/principal";
 
@@ -127,9 +127,9 @@ export type ScopeRequest = {
   /** The run's thread; undefined for a stateless run (no session layer then). */
   sessionId?: string;
   /** Layers configured for the agent (models.yaml); bare "session" means this run's session. */
-  agentScopes?: readonly unknown[];
+  agentScopes?: readonly ScopeInput[];
   /** The client's memory_scopes: replace the agent's layers. */
-  requested?: readonly unknown[];
+  requested?: readonly ScopeInput[];
 };
 
 /**

@@ -6,6 +6,7 @@ import { preloadedSession } from "../memory/session-backend";
 import { MemoryScope } from "../memory/scope";
 import { authorize, authorizeThread, resolveScopes } from "../auth/policy";
 import type { MemoryReport } from "../memory/report";
+import type { RankOptions } from "../memory/types";
 import { TokenLimitStrategy } from "../memory/token-limit-strategy";
 import type { ChatMessage, DeltaEvent } from "../providers/types";
 import type { AgentConfig, ModelConfig } from "../config/model-config";
@@ -112,15 +113,11 @@ async function readingThread<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared> {
-  const { env } = deps;
-  const timings = input.timings ?? new Timings();
-  timings.lap("request");
+/** The agent, thread, middleware and tools a run uses, checked before anything is read or written. */
+function planRun(deps: RunDeps, input: TurnInput) {
   const { principal } = input;
-  authorize(principal, "run");
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
-  const thread = input.threadId !== undefined ? new ThreadClient(env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil, local: deps.local }) : undefined;
-
+  const thread = input.threadId !== undefined ? new ThreadClient(deps.env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil, local: deps.local }) : undefined;
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
   // Before anything is read or written: the thread must be reachable, and a run that
   // rewrites its stored history (a fork, or middleware that replaces or removes messages)
@@ -131,15 +128,19 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const reducers = collectReducers(middlewares, tools);
   const context = validateRunContext(middlewares, input.context ?? {});
   validateAgentContext(agent, context);
+  return { agent, thread, middlewares, agentTools, tools, reducers, context };
+}
 
-  const clientSystem = input.messages.filter(isInstruction).map(toChat);
-  const toSave = input.messages.filter((m) => !isInstruction(m));
+/** The client's messages: system/developer ones are this call's instructions; the rest are the turn (at least one). */
+function splitInput(messages: readonly MessageInput[]): { clientSystem: ChatMessage[]; toSave: MessageInput[] } {
+  const clientSystem = messages.filter(isInstruction).map(toChat);
+  const toSave = messages.filter((m) => !isInstruction(m));
   if (toSave.length === 0) throw new AppError("BEM-011", "messages: at least one non-system message is required");
+  return { clientSystem, toSave };
+}
 
-  // Every layer, the agent's or the client's, must be within the caller's grants (BEM-023 otherwise).
-  const scopes = resolveScopes({ principal, sessionId: thread?.threadId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
-  const session = thread ? MemoryScope.session(thread.threadId) : undefined;
-
+/** Routes on what is certain to be sent (system + new input); the rest of the model's window is the memory budget. */
+function routeRun(env: Env, input: TurnInput, agent: AgentConfig | undefined, clientSystem: ChatMessage[], toSave: MessageInput[]) {
   const system: ChatMessage[] = agent?.system_prompt ? [{ role: "system", content: agent.system_prompt }, ...clientSystem] : clientSystem;
   const newInput = toSave.map(toChat);
   const lastUser = [...newInput].reverse().find((m) => m.role === "user");
@@ -152,56 +153,106 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
     model_override: input.model && input.model !== "auto" ? input.model : undefined,
     min_context_tokens: fixedTokens,
   });
+  return { route, lastUser, budget: Math.max(0, route.model.max_tokens - fixedTokens) };
+}
+
+type Loaded = { facts: Message[]; memory: MemoryReport; state: AgentState; warnings: string[] };
+
+const droppedFactsWarning = (dropped: number, model: ModelConfig): string[] =>
+  dropped > 0 ? [`${dropped} fact(s) did not fit the facts share of ${model.name}'s budget`] : [];
+
+/**
+ * Facts (D1) and the thread's turns, loaded together. Middleware rewrites the stored
+ * conversation, so it (and a fork) gets the whole thread state; otherwise the session is
+ * the last memory layer and only its newest window that fits is read (O(kept), not O(history)).
+ */
+async function loadMemory(
+  deps: RunDeps,
+  input: TurnInput,
+  run: { thread?: ThreadClient; leasing?: Promise<ThreadRun>; wholeState: boolean; middlewares: Middleware[] },
+  scopes: MemoryScope[],
+  budget: number,
+  model: ModelConfig,
+  rank: RankOptions,
+): Promise<Loaded> {
+  const { env } = deps;
+  const { thread, leasing } = run;
+  const facts = deps.facts ?? factsSession(env.DB, input.bookmark);
+  if (thread && leasing && run.wholeState) {
+    const session = MemoryScope.session(thread.threadId);
+    const memory = memoryFor(env, input.principal.tenant, { facts });
+    // Each failure keeps its own cause: D1 memory → BEM-065, the thread's storage → BEM-098 (or its own code).
+    const [loaded, threadState] = await Promise.all([
+      loadingMemory(memory.loadContext(scopes.filter((s) => !s.equals(session)), budget, rank)),
+      readingThread(leasing.then(() => thread.getState(input.checkpointId))),
+    ]);
+    const { messages, ...channels } = threadState.channels;
+    const forked = input.checkpointId !== undefined && run.middlewares.length === 0;
+    return {
+      facts: loaded.messages,
+      memory: { facts: loaded.facts, dropped_facts: loaded.dropped.facts },
+      state: { ...channels, messages: forked ? new TokenLimitStrategy().apply(messages, Math.max(0, budget - loaded.tokens)) : messages },
+      warnings: droppedFactsWarning(loaded.dropped.facts, model),
+    };
+  }
+  const own = thread && leasing
+    ? { threadId: thread.threadId, thread: preloadedSession(async () => (await leasing).recent ?? thread.loadRecent(budget), budget, thread) }
+    : undefined;
+  const memory = memoryFor(env, input.principal.tenant, { facts, ...(own ? { session: own } : {}) });
+  const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));
+  const factMessages = loaded.messages.filter((m) => m.metadata?.fact !== undefined);
+  const factSet = new Set(factMessages);
+  return {
+    facts: factMessages,
+    memory: { facts: loaded.facts, dropped_facts: loaded.dropped.facts },
+    state: { messages: loaded.messages.filter((m) => !factSet.has(m)) },
+    warnings: droppedFactsWarning(loaded.dropped.facts, model),
+  };
+}
+
+/** The client's new messages as stored messages (ids from the runtime). */
+const toStored = (toSave: MessageInput[], runtime: Runtime): Message[] =>
+  toSave.map((m) =>
+    makeMessage(
+      {
+        role: m.role,
+        content: m.content ?? null,
+        ...(m.name !== undefined ? { name: m.name } : {}),
+        ...(m.tool_calls !== undefined ? { tool_calls: m.tool_calls.map((t) => ({ ...t, type: "function" as const })) } : {}),
+        ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
+        ...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
+      },
+      runtime,
+    ),
+  );
+
+/** Everything before the first provider call, in order: plan, route, take the thread's turn and load memory, build the runtime. */
+export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared> {
+  const { env } = deps;
+  const timings = input.timings ?? new Timings();
+  timings.lap("request");
+  const { principal } = input;
+  authorize(principal, "run");
+  const { agent, thread, middlewares, agentTools, tools, reducers, context } = planRun(deps, input);
+  const { clientSystem, toSave } = splitInput(input.messages);
+  // Every layer, the agent's or the client's, must be within the caller's grants (BEM-023 otherwise).
+  const scopes = resolveScopes({ principal, sessionId: thread?.threadId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
+  const { route, lastUser, budget } = routeRun(env, input, agent, clientSystem, toSave);
   timings.lap("route");
 
-  const budget = Math.max(0, route.model.max_tokens - fixedTokens);
-  const warnings: string[] = [];
-  // Middleware rewrites the stored conversation, so it must see all of it; without
-  // middleware the run reads only the newest window that fits (O(kept), not O(history)).
-  const needsWholeState = thread !== undefined && (middlewares.length > 0 || input.checkpointId !== undefined);
+  const wholeState = thread !== undefined && (middlewares.length > 0 || input.checkpointId !== undefined);
   // Runs on one thread take turns: the lease is taken before the thread is read and
   // held until the save, so this run sees every turn accepted before it. On a free
   // thread it is the same one round trip that reads the newest window; facts (D1)
   // load meanwhile, since only the thread's turns depend on the lease.
-  const leasing = thread?.beginRun(needsWholeState ? {} : { recentTokens: budget });
+  const leasing = thread?.beginRun(wholeState ? {} : { recentTokens: budget });
   leasing?.catch(() => undefined); // awaited below; this only covers a loading failure that comes first
-  let facts: Message[];
-  let memoryReport: MemoryReport;
-  let state: AgentState;
   // When a scope's facts do not fit, those relevant to this input load first (after the agent's always-kinds).
   const rank = { query: lastUser ? messageText(lastUser.content) : "", alwaysKinds: agent?.always_kinds ?? [] };
-  let run: ThreadRun | undefined;
   try {
-    if (thread && leasing && needsWholeState) {
-      const memory = memoryFor(env, principal.tenant, { facts: deps.facts ?? factsSession(env.DB, input.bookmark) });
-      // Each failure keeps its own cause: D1 memory → BEM-065, the thread's storage → BEM-098 (or its own code).
-      const [loaded, threadState] = await Promise.all([
-        loadingMemory(memory.loadContext(
-          scopes.filter((s) => !session || !s.equals(session)),
-          budget,
-          rank,
-        )),
-        readingThread(leasing.then(() => thread.getState(input.checkpointId))),
-      ]);
-      facts = loaded.messages;
-      memoryReport = { facts: loaded.facts, dropped_facts: loaded.dropped.facts };
-      if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
-      const { messages, ...channels } = threadState.channels;
-      state = { ...channels, messages: input.checkpointId !== undefined && middlewares.length === 0 ? new TokenLimitStrategy().apply(messages, Math.max(0, budget - loaded.tokens)) : messages };
-    } else {
-      const own = thread && leasing
-        ? { threadId: thread.threadId, thread: preloadedSession(async () => (await leasing).recent ?? thread.loadRecent(budget), budget, thread) }
-        : undefined;
-      const memory = memoryFor(env, principal.tenant, { facts: deps.facts ?? factsSession(env.DB, input.bookmark), ...(own ? { session: own } : {}) });
-      const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));
-      facts = loaded.messages.filter((m) => m.metadata?.fact !== undefined);
-      memoryReport = { facts: loaded.facts, dropped_facts: loaded.dropped.facts };
-      const factSet = new Set(facts);
-      state = { messages: loaded.messages.filter((m) => !factSet.has(m)) };
-      if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
-    }
+    const { facts, memory, state, warnings } = await loadMemory(deps, input, { thread, leasing, wholeState, middlewares }, scopes, budget, route.model, rank);
     // A client may narrow its scopes so the session is never read; the run still takes its turn.
-    run = leasing ? await leasing : undefined;
+    const run = leasing ? await leasing : undefined;
     // Before any model call: a tool result must answer a call the stored conversation (or this input) left open.
     checkToolAnswers(state.messages, toSave);
     timings.lap("memory");
@@ -214,24 +265,11 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
       now: () => Date.now(),
       caller: { env, principal, ...(thread ? { threadId: thread.threadId } : {}), scopes: scopes.map(String) },
     };
-    const inputMessages = toSave.map((m) =>
-      makeMessage(
-        {
-          role: m.role,
-          content: m.content ?? null,
-          ...(m.name !== undefined ? { name: m.name } : {}),
-          ...(m.tool_calls !== undefined ? { tool_calls: m.tool_calls.map((t) => ({ ...t, type: "function" as const })) } : {}),
-          ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
-          ...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
-        },
-        runtime,
-      ),
-    );
-    return { input, agent, thread, run, route, scopes: scopes.map(String), clientSystem, facts, memory: memoryReport, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
+    const inputMessages = toStored(toSave, runtime);
+    return { input, agent, thread, run, route, scopes: scopes.map(String), clientSystem, facts, memory, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
   } catch (e) {
     // Whether the lease is granted already or later, it is given back without holding up this answer.
     if (leasing) deps.waitUntil(leasing.then((r) => r.end(), () => undefined));
     throw e;
   }
 }
-

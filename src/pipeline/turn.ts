@@ -1,5 +1,6 @@
 import type { Principal } from "../core/principal";
 import type { MemoryReport } from "../memory/report";
+import type { ScopeInput } from "../memory/scope";
 import type { ChatRequest, ChatResult } from "../providers/types";
 import type { Attempt } from "../providers/failover";
 import type { ModelConfig } from "../config/model-config";
@@ -21,7 +22,7 @@ export type TurnInput = {
   model?: string;
   capabilities?: string[];
   /** The client's memory_scopes: may only narrow to what the key grants. */
-  memoryScopes?: readonly unknown[];
+  memoryScopes?: readonly ScopeInput[];
   /** Continue from this checkpoint: the turn starts a new branch there. */
   checkpointId?: string;
   /** Per-run context for the agent's dynamic prompt. */
