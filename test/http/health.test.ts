@@ -1,6 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createTenant } from "./support/tenants";
+import { createTenant } from "../support/tenants";
 
 describe("app shell", () => {
   it("answers health", async () => {

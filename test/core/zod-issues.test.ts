@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
-import { describeIssues } from "../src/core/zod-issues";
+import { describeIssues } from "../../src/core/zod-issues";
 
 describe("describeIssues: the one formatter for zod issues in error messages", () => {
   const Body = z.object({ name: z.string(), tags: z.array(z.string()).max(1), n: z.number() });

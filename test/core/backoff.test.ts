@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backoff } from "../src/core/backoff";
+import { backoff } from "../../src/core/backoff";
 
 describe("backoff: one rule for the three retry loops", () => {
   it("doubles from base, caps at max, and jitter only ever takes off up to 20%", () => {

@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { allowedOrigin } from "../src/http/cors";
-import { createTenant } from "./support/tenants";
+import { allowedOrigin } from "../../src/http/cors";
+import { createTenant } from "../support/tenants";
 
 describe("CORS for browser apps (CORS_ORIGINS=https://app.example.com in tests)", () => {
   it("answers a preflight from a listed origin without a key", async () => {
