@@ -72,6 +72,16 @@ export const catalog = {
   "BEM-093": { status: 404, meaning: "Webhook not found" },
   "BEM-094": { status: 400, meaning: "Callback URL not allowed" },
   "BEM-095": { status: 422, meaning: "Webhook payload lacks the configured thread or text field" },
+
+  "BEM-100": { status: 404, meaning: "Response not found (or not stored)" },
+  "BEM-101": { status: 400, meaning: "function_call_output names a call_id that no earlier function_call made" },
+  "BEM-102": { status: 404, meaning: "Conversation not found" },
+  "BEM-103": { status: 400, meaning: "Responses input cannot be used as given (e.g. both previous_response_id and conversation)" },
+  "BEM-104": { status: 404, meaning: "Conversation item not found" },
+  "BEM-105": { status: 404, meaning: "The model does not exist (OpenAI code model_not_found); the message names the closest configured models" },
+  "BEM-106": { status: 422, meaning: "Idempotency-Key reused with a different request body" },
+  "BEM-107": { status: 409, meaning: "A request with this Idempotency-Key is still running" },
+  "BEM-108": { status: 400, meaning: "Invalid Idempotency-Key (1-255 printable characters)" },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof catalog;

@@ -18,6 +18,7 @@ import { modelRoutes } from "./models";
 import { routeRoutes } from "./route";
 import { chatRoutes } from "./chat";
 import { invokeRoutes } from "./invoke";
+import { responsesRoutes } from "./responses";
 import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
@@ -53,6 +54,7 @@ export function createApp() {
     .route("/", routeRoutes)
     .route("/", chatRoutes)
     .route("/", invokeRoutes)
+    .route("/", responsesRoutes)
     .route("/", usageRoutes)
     .route("/", webhookRoutes)
     .route("/", taskRoutes);

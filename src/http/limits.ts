@@ -27,7 +27,7 @@ export const MAX_JSON_DEPTH = 32;
 export const MAX_JSON_ITEMS = 10_000;
 
 const WEBHOOK_DELIVERY = /^\/v1\/webhooks\/[^/]+$/;
-const RUN_ROUTES = /^\/v1\/(chat\/|invoke$|invoke\/|route$|threads\/)/;
+const RUN_ROUTES = /^\/v1\/(chat\/|invoke$|invoke\/|route$|threads\/|responses$|conversations)/;
 
 export const isWebhookDelivery = (method: string, path: string): boolean => method === "POST" && WEBHOOK_DELIVERY.test(path);
 
