@@ -19,6 +19,7 @@ import { routeRoutes } from "./route";
 import { chatRoutes } from "./chat";
 import { invokeRoutes } from "./invoke";
 import { responsesRoutes } from "./responses";
+import { conversationRoutes } from "./conversations";
 import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
@@ -55,6 +56,7 @@ export function createApp() {
     .route("/", chatRoutes)
     .route("/", invokeRoutes)
     .route("/", responsesRoutes)
+    .route("/", conversationRoutes)
     .route("/", usageRoutes)
     .route("/", webhookRoutes)
     .route("/", taskRoutes);

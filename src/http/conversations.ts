@@ -1,0 +1,149 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { AppError } from "../errors";
+import { inputToMessages, messagesToItems } from "../responses/convert";
+import { newThreadId } from "../responses/plan";
+import { deleteConversationRecords, requireConversation, saveConversation, type ConversationRecord } from "../responses/store";
+import { ThreadClient } from "../thread/client";
+import type { Message } from "../thread/message";
+import type { AppEnv } from "./app-env";
+import { errorResponses, jsonContent } from "./openapi-errors";
+import { page } from "./responses";
+import { InputItem, Metadata } from "./responses-schemas";
+import { validationHook } from "./validation";
+
+/**
+ * OpenAI Conversations over threads: a conversation id IS a thread id (any thread
+ * the tenant wrote is a conversation; one created here also has metadata). Items are
+ * the thread's messages at its head, with ids `msg_<message id>` (a tool call of an
+ * assistant message: `msg_<message id>_fc<n>`).
+ */
+const Conversation = z
+  .object({ id: z.string(), object: z.literal("conversation"), created_at: z.number(), metadata: z.record(z.string(), z.string()) })
+  .openapi("Conversation");
+const ItemList = z
+  .object({ object: z.literal("list"), data: z.array(z.record(z.string(), z.unknown())), first_id: z.string().nullable(), last_id: z.string().nullable(), has_more: z.boolean() })
+  .openapi("ConversationItemList");
+const Items = z.array(InputItem).max(1000);
+const IdParam = z.object({ id: z.string().min(1).max(256) });
+const ItemParam = IdParam.extend({ item_id: z.string().min(1).max(300) });
+const ERRORS = ["BEM-022", "BEM-030", "BEM-038", "BEM-102"] as const;
+
+const route = <M extends "get" | "post" | "delete", P extends string>(method: M, path: P, summary: string) => ({ method, path, tags: ["conversations"], summary });
+
+const create = createRoute({
+  ...route("post", "/v1/conversations", "Create a conversation (a new thread), optionally with items and metadata"),
+  request: { body: { content: { "application/json": { schema: z.object({ items: Items.nullable().optional(), metadata: Metadata.nullable().optional() }) } }, required: false } },
+  responses: { 200: jsonContent(Conversation, "The conversation"), ...errorResponses(...ERRORS) },
+});
+const retrieve = createRoute({
+  ...route("get", "/v1/conversations/{id}", "A conversation (any thread of the tenant)"),
+  request: { params: IdParam },
+  responses: { 200: jsonContent(Conversation, "The conversation"), ...errorResponses(...ERRORS) },
+});
+const update = createRoute({
+  ...route("post", "/v1/conversations/{id}", "Replace a conversation's metadata"),
+  request: { params: IdParam, body: { content: { "application/json": { schema: z.object({ metadata: Metadata.nullable() }) } }, required: true } },
+  responses: { 200: jsonContent(Conversation, "The conversation"), ...errorResponses(...ERRORS) },
+});
+const remove = createRoute({
+  ...route("delete", "/v1/conversations/{id}", "Delete a conversation: its thread and the responses stored on it"),
+  request: { params: IdParam },
+  responses: { 200: jsonContent(z.object({ id: z.string(), object: z.literal("conversation.deleted"), deleted: z.literal(true) }), "Deleted"), ...errorResponses(...ERRORS) },
+});
+const listItems = createRoute({
+  ...route("get", "/v1/conversations/{id}/items", "The conversation's items (the thread's messages at its head)"),
+  request: {
+    params: IdParam,
+    query: z.object({ limit: z.coerce.number().int().min(1).max(100).optional(), order: z.enum(["asc", "desc"]).optional(), after: z.string().max(300).optional() }),
+  },
+  responses: { 200: jsonContent(ItemList, "Items"), ...errorResponses(...ERRORS) },
+});
+const addItems = createRoute({
+  ...route("post", "/v1/conversations/{id}/items", "Append items (one checkpoint)"),
+  request: { params: IdParam, body: { content: { "application/json": { schema: z.object({ items: Items.min(1) }) } }, required: true } },
+  responses: { 200: jsonContent(ItemList, "The added items"), ...errorResponses(...ERRORS) },
+});
+const getItem = createRoute({
+  ...route("get", "/v1/conversations/{id}/items/{item_id}", "One item"),
+  request: { params: ItemParam },
+  responses: { 200: jsonContent(z.record(z.string(), z.unknown()), "The item"), ...errorResponses(...ERRORS, "BEM-104") },
+});
+const deleteItem = createRoute({
+  ...route("delete", "/v1/conversations/{id}/items/{item_id}", "Remove an item's message from the thread (one checkpoint)"),
+  request: { params: ItemParam },
+  responses: { 200: jsonContent(Conversation, "The conversation"), ...errorResponses(...ERRORS, "BEM-104") },
+});
+
+function tenantOf(principal: AppEnv["Variables"]["principal"]): string {
+  if (principal.kind !== "tenant") throw new AppError("BEM-022", "Conversations belong to tenants; use a tenant key");
+  return principal.tenant;
+}
+
+const view = (c: ConversationRecord) => ({ id: c.id, object: "conversation" as const, created_at: Math.floor(c.created_at / 1000), metadata: c.metadata });
+const itemsOf = (messages: readonly Message[]) => messagesToItems(messages, "msg");
+
+/** The thread message an item id names (`msg_<id>` or `msg_<id>_fc<n>`). */
+function messageIdOf(itemId: string, messages: readonly Message[]): string {
+  const m = messages.find((x) => itemsOf([x]).some((i) => i.id === itemId));
+  if (!m) throw new AppError("BEM-104", `No item '${itemId.slice(0, 80)}' in this conversation`);
+  return m.id;
+}
+
+async function open(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, id: string, waitUntil?: (p: Promise<unknown>) => void) {
+  const tenant = tenantOf(c.get("principal"));
+  const record = await requireConversation(c.env.DB, tenant, id);
+  return { tenant, record, thread: new ThreadClient(c.env, tenant, id, waitUntil ? { waitUntil } : {}) };
+}
+
+export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(create, async (c) => {
+    const tenant = tenantOf(c.get("principal"));
+    const body = c.req.valid("json") ?? {};
+    const record: ConversationRecord = { id: newThreadId().replace(/^thr_/, "conv_"), metadata: body.metadata ?? {}, created_at: Date.now() };
+    const messages = body.items?.length ? inputToMessages(body.items) : [];
+    if (messages.length > 0) await new ThreadClient(c.env, tenant, record.id).appendMessages(messages, "update");
+    await saveConversation(c.env.DB, tenant, record);
+    return c.json(view(record), 200);
+  })
+  .openapi(retrieve, async (c) => {
+    const { record } = await open(c, c.req.valid("param").id);
+    return c.json(view(record), 200);
+  })
+  .openapi(update, async (c) => {
+    const { tenant, record } = await open(c, c.req.valid("param").id);
+    const next = { ...record, metadata: c.req.valid("json").metadata ?? {} };
+    await saveConversation(c.env.DB, tenant, next);
+    return c.json(view(next), 200);
+  })
+  .openapi(remove, async (c) => {
+    const { tenant, record, thread } = await open(c, c.req.valid("param").id);
+    await thread.destroy();
+    await deleteConversationRecords(c.env.DB, tenant, record.id);
+    return c.json({ id: record.id, object: "conversation.deleted" as const, deleted: true as const }, 200);
+  })
+  .openapi(listItems, async (c) => {
+    const { thread } = await open(c, c.req.valid("param").id);
+    const state = await thread.getState();
+    return c.json(page(itemsOf(state.channels.messages), c.req.valid("query"), "desc") as z.infer<typeof ItemList>, 200);
+  })
+  .openapi(addItems, async (c) => {
+    const { thread } = await open(c, c.req.valid("param").id, (p) => c.executionCtx.waitUntil(p));
+    const cp = await thread.appendMessages(inputToMessages(c.req.valid("json").items), "update");
+    const added = cp.writes.flatMap((w) => (w.op === "put" ? [w.message] : []));
+    return c.json(page(itemsOf(added), { limit: 1000 }, "asc") as z.infer<typeof ItemList>, 200);
+  })
+  .openapi(getItem, async (c) => {
+    const { id, item_id } = c.req.valid("param");
+    const { thread } = await open(c, id);
+    const items = itemsOf((await thread.getState()).channels.messages);
+    const item = items.find((i) => i.id === item_id);
+    if (!item) throw new AppError("BEM-104", `No item '${item_id.slice(0, 80)}' in this conversation`);
+    return c.json(item, 200);
+  })
+  .openapi(deleteItem, async (c) => {
+    const { id, item_id } = c.req.valid("param");
+    const { record, thread } = await open(c, id, (p) => c.executionCtx.waitUntil(p));
+    const messageId = messageIdOf(item_id, (await thread.getState()).channels.messages);
+    await thread.update({ ops: [{ op: "remove", id: messageId }] }, "update");
+    return c.json(view(record), 200);
+  });
