@@ -82,6 +82,7 @@ export const catalog = {
   "BEM-106": { status: 422, meaning: "Idempotency-Key reused with a different request body" },
   "BEM-107": { status: 409, meaning: "A request with this Idempotency-Key is still running" },
   "BEM-108": { status: 400, meaning: "Invalid Idempotency-Key (1-255 printable characters)" },
+  "BEM-109": { status: 400, meaning: "Every resent message is already in the thread: nothing new to answer" },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof catalog;

@@ -85,7 +85,16 @@ export const ChatCompletionResponse = z
       }),
     ),
     usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() }),
-    edgeweave: z.object({ thread_id: z.string().nullable(), checkpoint_id: z.string().nullable(), routing: RoutingSummary, cost: z.number() }),
+    edgeweave: z.object({
+      thread_id: z.string().nullable(),
+      checkpoint_id: z.string().nullable(),
+      routing: RoutingSummary,
+      cost: z.number(),
+      reconciled: z
+        .object({ matched: z.number().int(), appended: z.number().int(), branched_from: z.string().nullable() })
+        .optional()
+        .openapi({ description: "On a thread: how many sent messages it already held, how many were appended, and the checkpoint a diverging resend branched from" }),
+    }),
   })
   .openapi("ChatCompletionResponse");
 

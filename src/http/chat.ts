@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { isAppError } from "../errors";
 import { runTurn } from "../pipeline/run";
+import { reconcileTurn, type ReconcileReport } from "../pipeline/reconcile";
 import { routingSummary, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { isFailoverError } from "../providers/failover";
 import type { DeltaEvent } from "../providers/types";
@@ -28,15 +29,15 @@ const chatCompletion = createRoute({
   },
   responses: {
     200: jsonOrEventStream(ChatCompletionResponse, "A chat.completion; with stream: true, SSE chat.completion.chunk events ending in data: [DONE]"),
-    ...errorResponses(...RUN_ERRORS),
+    ...errorResponses(...RUN_ERRORS, "BEM-109"),
   },
 });
 
 const completionId = () => `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-function edgeweaveSummary(r: TurnResult) {
-  return { thread_id: r.threadId, checkpoint_id: r.checkpointId, routing: routingSummary(r), cost: r.usage.cost, usage_estimated: r.usage.estimated, warnings: r.warnings };
+function edgeweaveSummary(r: TurnResult, reconciled: ReconcileReport | null = null) {
+  return { thread_id: r.threadId, checkpoint_id: r.checkpointId, routing: routingSummary(r), cost: r.usage.cost, usage_estimated: r.usage.estimated, warnings: r.warnings, ...(reconciled ? { reconciled } : {}) };
 }
 
 /** The public body of a run that failed mid-stream (OpenAI clients read `error.message`). */
@@ -57,7 +58,7 @@ function toolCallDeltas(ev: DeltaEvent) {
 /** POST /v1/chat/completions: OpenAI-compatible, so the official clients work unchanged. */
 export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(chatCompletion, async (c) => {
   const body = c.req.valid("json");
-  const input: TurnInput = {
+  const asSent: TurnInput = {
     principal: c.get("principal"),
     timings: c.get("timings"),
     agentName: body.agent,
@@ -87,6 +88,8 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     },
   };
   const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
+  // Clients that resend the whole history store only what is new (README "Resent history").
+  const { input, report } = await reconcileTurn(c.env, asSent, deps.waitUntil);
 
   if (!body.stream) {
     const r = await runTurn(deps, input);
@@ -106,7 +109,7 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
           },
         ],
         usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens },
-        edgeweave: edgeweaveSummary(r),
+        edgeweave: edgeweaveSummary(r, report),
       },
       200,
       { ...routeHeaders({ model: r.model, reason: r.route.reason }), "Server-Timing": r.timings.header() },
@@ -132,13 +135,13 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     },
     async done(out, r) {
       // The finishing chunk names the model and why (and the checkpoint), with or without include_usage.
-      await out.send(chunk(r.model.name, {}, r.finishReason, { edgeweave: edgeweaveSummary(r) }));
+      await out.send(chunk(r.model.name, {}, r.finishReason, { edgeweave: edgeweaveSummary(r, report) }));
       if (includeUsage) {
         await out.send(
           JSON.stringify({
             id, object: "chat.completion.chunk", created: nowSeconds(), model: r.model.name, choices: [],
             usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens },
-            edgeweave: edgeweaveSummary(r),
+            edgeweave: edgeweaveSummary(r, report),
           }),
         );
       }

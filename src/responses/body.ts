@@ -73,6 +73,7 @@ export function responseBody(
             cost: r.usage.cost,
             usage_estimated: r.usage.estimated,
             warnings: r.warnings,
+            ...(plan.reconciled ? { reconciled: plan.reconciled } : {}),
           },
         }
       : {}),

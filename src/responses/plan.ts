@@ -7,6 +7,7 @@ import type { Message, MessageInput } from "../thread/message";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
 import { callIdsOf, inputToMessages, toChatParams, unansweredCallIds } from "./convert";
 import { requireConversation, requireResponse } from "./store";
+import { reconcileTurn, type ReconcileReport } from "../pipeline/reconcile";
 
 /** How a Responses request maps onto a turn: which thread, from which checkpoint, saved or not. */
 export type ResponsePlan = {
@@ -17,6 +18,8 @@ export type ResponsePlan = {
   previousResponseId: string | null;
   /** The request's items as thread messages (instructions excluded): the response's input items. */
   input: MessageInput[];
+  /** Input on a conversation is reconciled with the thread like a chat resend. */
+  reconciled: ReconcileReport | null;
 };
 
 const hex = () => crypto.randomUUID().replaceAll("-", "");
@@ -64,7 +67,7 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
     params: toChatParams(body),
   };
   const unanswered = unansweredCallIds(messages);
-  const plan = (turn: Partial<TurnInput>): ResponsePlan => ({ turn: { ...base, ...turn }, store, conversationId, previousResponseId, input });
+  const plan = (turn: Partial<TurnInput>, reconciled: ReconcileReport | null = null): ResponsePlan => ({ turn: { ...base, ...turn }, store, conversationId, previousResponseId, input, reconciled });
 
   if (previousResponseId !== null) {
     const prev = await requireResponse(env.DB, tenant, previousResponseId);
@@ -91,7 +94,8 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
       const state = await thread.getState();
       return plan({ messages: [...state.channels.messages.map(asInput), ...messages] });
     }
-    return plan({ threadId: conversationId });
+    const r = await reconcileTurn(env, { ...base, threadId: conversationId });
+    return plan(r.input, r.report);
   }
   checkCalls(unanswered, new Set());
   return plan(store ? { threadId: newThreadId() } : {});

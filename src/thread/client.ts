@@ -3,6 +3,7 @@ import type { MessageInput } from "./message";
 import { touchThread, forgetThread } from "./registry";
 import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
+import type { Reconciled } from "./reconcile-live";
 import type {
   BeginRunOptions,
   Checkpoint,
@@ -94,6 +95,11 @@ export class ThreadClient {
   /** Newest messages (oldest→newest) whose stored token estimates sum to at most maxTokens. */
   async loadRecent(maxTokens: number, opts: LoadRecentOptions = {}): Promise<LoadRecentResult> {
     return unwrap((await this.stub.loadRecent(maxTokens, opts)) as RpcResult<LoadRecentResult>);
+  }
+
+  /** What a resent message list (as hashes, src/thread/message-hash.ts) shares with the live path. */
+  async reconcile(hashes: string[]): Promise<Reconciled> {
+    return unwrap((await this.stub.reconcile(hashes)) as RpcResult<Reconciled>);
   }
 
   /** Makes the given checkpoint's state the head again, as a new branch. */

@@ -38,6 +38,9 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
        PRIMARY KEY (checkpoint_id, idx)
      )`,
   ],
+  // v2 (resent-history reconciliation): each live message's content hash (src/thread/message-hash.ts)
+  // and the checkpoint that wrote it. Rows from v1 keep NULLs; their hash is computed when read.
+  [`ALTER TABLE messages ADD COLUMN hash TEXT`, `ALTER TABLE messages ADD COLUMN cp TEXT`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -6,6 +6,8 @@ import { Message } from "./message";
 import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplayState } from "./reducers";
 import { clampTtl, clampWait, Lease, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
+import { messageHash } from "./message-hash";
+import { reconcileLive, type Reconciled } from "./reconcile-live";
 import {
   Reducer,
   StateUpdate,
@@ -107,6 +109,11 @@ export class ThreadDO extends DurableObject<Env> {
     return this.run(() => this.readRecent(maxTokens, opts));
   }
 
+  /** Resent-history reconciliation: what an incoming list (message hashes) shares with the live path. */
+  reconcile(hashes: string[]): RpcResult<Reconciled> {
+    return this.run(() => reconcileLive(this.sql, hashes, this.head?.count ?? 0));
+  }
+
   /**
    * Starts a run: waits its turn (FIFO) for the thread's lease, then returns it
    * with, when `recentTokens` is given, the newest window read under it — one
@@ -152,12 +159,13 @@ export class ThreadDO extends DurableObject<Env> {
   private forkNow(checkpointId: string): RpcResult<Checkpoint> {
     return this.run(() => {
       const target = this.checkpointRow(checkpointId);
-      const state = this.replay(target.id);
+      const owners = new Map<string, string>();
+      const state = this.replay(target.id, owners);
       return this.ctx.storage.transactionSync(() => {
         // Rebuilding the live tables costs O(state at the target); forks are rare.
         this.sql.exec(`DELETE FROM messages`);
         this.sql.exec(`DELETE FROM channels`);
-        for (const m of state.messages.values()) this.insertMessage(m, encodeMessage(m));
+        for (const m of state.messages.values()) this.insertMessage(m, encodeMessage(m), owners.get(m.id) ?? null);
         for (const [name, ch] of state.channels) {
           this.sql.exec(`INSERT INTO channels (name, reducer, value) VALUES (?, ?, ?)`, name, ch.reducer, JSON.stringify(ch.value));
         }
@@ -303,6 +311,7 @@ export class ThreadDO extends DurableObject<Env> {
     let count = this.head?.count ?? 0;
     const writes: Write[] = [];
     const now = Date.now();
+    const cpId = this.ids.next(now); // known before the ops, so each message row records its checkpoint
 
     const put = (input: ParsedMessageInput, mustExist: boolean) => {
       const existing = input.id
@@ -316,11 +325,11 @@ export class ThreadDO extends DurableObject<Env> {
       }
       if (existing) {
         this.sql.exec(
-          `UPDATE messages SET role = ?, json = ?, tokens = ?, bytes = ? WHERE id = ?`,
-          message.role, json.text, json.tokens, json.bytes, message.id,
+          `UPDATE messages SET role = ?, json = ?, tokens = ?, bytes = ?, hash = ?, cp = ? WHERE id = ?`,
+          message.role, json.text, json.tokens, json.bytes, messageHash(message), cpId, message.id,
         );
       } else {
-        this.insertMessage(message, json);
+        this.insertMessage(message, json, cpId);
         count++;
       }
       writes.push({ op: "put", message });
@@ -373,20 +382,20 @@ export class ThreadDO extends DurableObject<Env> {
     if (count > limits.threadMessages) {
       throw new AppError("BEM-034", `A thread holds at most ${limits.threadMessages} messages`);
     }
-    return this.commitCheckpoint(this.head, source, writes, count);
+    return this.commitCheckpoint(this.head, source, writes, count, cpId);
   }
 
-  private insertMessage(m: Message, json: EncodedMessage): void {
+  private insertMessage(m: Message, json: EncodedMessage, cp: string | null): void {
     this.sql.exec(
-      `INSERT INTO messages (id, role, json, tokens, bytes, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-      m.id, m.role, json.text, json.tokens, json.bytes, m.created_at,
+      `INSERT INTO messages (id, role, json, tokens, bytes, created_at, hash, cp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      m.id, m.role, json.text, json.tokens, json.bytes, m.created_at, messageHash(m), cp,
     );
   }
 
   /** Writes the checkpoint row, its writes and the head pointer (inside the caller's transaction). */
-  private commitCheckpoint(parent: { id: string; step: number } | null, source: Source, writes: Write[], count: number): Checkpoint {
+  private commitCheckpoint(parent: { id: string; step: number } | null, source: Source, writes: Write[], count: number, id = this.ids.next()): Checkpoint {
     const cp: Checkpoint = {
-      id: this.ids.next(),
+      id,
       parent_id: parent?.id ?? null,
       step: (parent?.step ?? 0) + 1,
       source,
@@ -423,19 +432,23 @@ export class ThreadDO extends DurableObject<Env> {
       .map((r) => JSON.parse(r.json) as Write);
   }
 
-  /** State at a checkpoint: the writes of its parent chain, root first. */
-  replay(checkpointId: string): ReplayState {
+  /** State at a checkpoint: the writes of its parent chain, root first. `owners` learns which checkpoint put each message. */
+  replay(checkpointId: string, owners?: Map<string, string>): ReplayState {
     const state = emptyReplayState();
-    const rows = this.sql.exec<{ json: string }>(
+    const rows = this.sql.exec<{ cp: string; json: string }>(
       `WITH RECURSIVE chain(id, parent_id, depth) AS (
          SELECT id, parent_id, 0 FROM checkpoints WHERE id = ?
          UNION ALL
          SELECT c.id, c.parent_id, chain.depth + 1 FROM checkpoints c JOIN chain ON c.id = chain.parent_id
        )
-       SELECT w.json FROM chain JOIN writes w ON w.checkpoint_id = chain.id ORDER BY chain.depth DESC, w.idx ASC`,
+       SELECT chain.id AS cp, w.json FROM chain JOIN writes w ON w.checkpoint_id = chain.id ORDER BY chain.depth DESC, w.idx ASC`,
       checkpointId,
     );
-    for (const row of rows) applyWrite(state, JSON.parse(row.json) as Write);
+    for (const row of rows) {
+      const w = JSON.parse(row.json) as Write;
+      applyWrite(state, w);
+      if (owners && w.op === "put") owners.set(w.message.id, row.cp);
+    }
     return state;
   }
 
