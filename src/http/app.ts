@@ -8,6 +8,7 @@ import { authenticate } from "./auth";
 import { corsForApi } from "./cors";
 import { allowedMethodsFor } from "./allowed-methods";
 import { bodyLimits } from "./limits";
+import { idempotency } from "../idempotency/middleware";
 import { rateLimit } from "./rate-limit";
 import { taskRoutes } from "./tasks";
 import { webhookRoutes } from "./webhooks";
@@ -46,6 +47,8 @@ export function createApp() {
   // After auth (so unauthenticated callers cost no body read) and before any route reads a body.
   app.use("/v1/*", rateLimit);
   app.use("/v1/*", bodyLimits);
+  // After the body is read and limited (its hash is part of the key's record).
+  app.use("/v1/*", idempotency);
   // One chain, so `typeof app` accumulates every sub-app's routes (hono/client reads them).
   const api = app
     .route("/", threadRoutes)
