@@ -49,7 +49,7 @@ export const catalog = {
   "BEM-064": { status: 400, meaning: "Fact text is empty" },
   "BEM-065": { status: 503, meaning: "Long-term memory is unavailable right now; nothing was run or stored" },
 
-  "BEM-070": { status: 503, meaning: "Provider API key secret is not set" },
+  "BEM-070": { status: 424, meaning: "Provider API key secret is not set (a configuration error: 424, which SDKs do not retry)" },
   "BEM-071": { status: 502, meaning: "Upstream provider error" },
   "BEM-072": { status: 504, meaning: "Upstream provider timed out" },
   "BEM-073": { status: 502, meaning: "Upstream provider rejected the request (auth or validation)" },

@@ -6,6 +6,7 @@ import { routingSummary, type TurnInput, type TurnResult } from "../pipeline/tur
 import { isFailoverError } from "../providers/failover";
 import type { DeltaEvent } from "../providers/types";
 import { routeHeaders } from "../routing/route-headers";
+import { requireKnownModel } from "../routing/closest-models";
 import type { MessageInput } from "../thread/message";
 import type { AppEnv } from "./app-env";
 import { ChatCompletionRequest, ChatCompletionResponse } from "./chat-schemas";
@@ -29,7 +30,7 @@ const chatCompletion = createRoute({
   },
   responses: {
     200: jsonOrEventStream(ChatCompletionResponse, "A chat.completion; with stream: true, SSE chat.completion.chunk events ending in data: [DONE]"),
-    ...errorResponses(...RUN_ERRORS, "BEM-109"),
+    ...errorResponses(...RUN_ERRORS, "BEM-105", "BEM-109"),
   },
 });
 
@@ -58,6 +59,7 @@ function toolCallDeltas(ev: DeltaEvent) {
 /** POST /v1/chat/completions: OpenAI-compatible, so the official clients work unchanged. */
 export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(chatCompletion, async (c) => {
   const body = c.req.valid("json");
+  requireKnownModel(body.model);
   const asSent: TurnInput = {
     principal: c.get("principal"),
     timings: c.get("timings"),

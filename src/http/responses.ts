@@ -3,6 +3,7 @@ import { AppError } from "../errors";
 import { runTurn } from "../pipeline/run";
 import type { TurnResult } from "../pipeline/turn";
 import { routeHeaders } from "../routing/route-headers";
+import { requireKnownModel } from "../routing/closest-models";
 import { messagesToItems } from "../responses/convert";
 import { newResponseHex, nowSeconds, responseBody, statusOf } from "../responses/body";
 import { planResponse } from "../responses/plan";
@@ -15,7 +16,7 @@ import { responsesRenderer } from "./responses-stream";
 import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
 
-const RESPONSE_ERRORS = [...RUN_ERRORS, "BEM-100", "BEM-101", "BEM-102", "BEM-103"] as const;
+const RESPONSE_ERRORS = [...RUN_ERRORS, "BEM-100", "BEM-101", "BEM-102", "BEM-103", "BEM-105", "BEM-109"] as const;
 const IdParam = z.object({ id: z.string().min(1).max(256) });
 
 const create = createRoute({
@@ -85,6 +86,7 @@ export function page<T extends { id?: unknown }>(items: T[], q: { limit?: number
 export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
+    requireKnownModel(body.model);
     const plan = await planResponse(c.env, c.get("principal"), c.get("timings"), body);
     const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
     const hexId = newResponseHex();
