@@ -19,17 +19,16 @@ export function canonicalMessage(m: Pick<MessageInput, "role" | "content" | "too
   return `${m.role}\u0000${text}${calls}`;
 }
 
-/** 64 bits as 16 hex chars: two 32-bit FNV-1a-style lanes with different seeds (sync, so usable inside a DO transaction). */
+/** 64 bits as 16 hex chars: FNV-1a and djb2-xor lanes side by side (sync, so usable inside a DO transaction; one pass). */
 export function hashString(s: string): string {
   let a = 0x811c9dc5;
-  let b = 0x01000193 ^ 0x5bd1e995;
+  let b = 5381;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x5bd1e995);
-    b ^= b >>> 15;
+    b = (Math.imul(b, 33) ^ c) | 0;
   }
-  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0");
+  return (a >>> 0).toString(16).padStart(8, "0") + ((b ^ s.length) >>> 0).toString(16).padStart(8, "0");
 }
 
 export const messageHash = (m: Pick<MessageInput, "role" | "content" | "tool_calls" | "tool_call_id">): string => hashString(canonicalMessage(m));

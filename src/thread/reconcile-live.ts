@@ -54,19 +54,25 @@ export function reconcileRows(incoming: readonly string[], first: readonly LiveR
   return { matched: d, append_from: d, branch_from: owner, reset: false };
 }
 
-/** Reads the rows the rule needs from a thread object's SQLite (hashes computed for rows written before v2). */
+/**
+ * Reads the rows the rule needs from a thread object's SQLite, lazily: the newest n rows
+ * (hash and role only) for the overlap, and only when that fails the oldest n+1 (with the
+ * writing checkpoint) for a divergence. Hashes are computed for rows written before v2.
+ */
 export function reconcileLive(sql: SqlStorage, incoming: readonly string[], total: number): Reconciled {
   if (incoming.length < 2 || total === 0) return NONE;
-  const read = (order: "ASC" | "DESC", limit: number) =>
-    sql
-      .exec<{ hash: string | null; cp: string | null; role: string; json: string | null }>(
-        `SELECT hash, cp, role, CASE WHEN hash IS NULL THEN json END AS json FROM messages ORDER BY seq ${order} LIMIT ?`,
-        limit,
-      )
-      .toArray()
-      .map((r): LiveRow => ({ hash: r.hash ?? messageHash(JSON.parse(r.json ?? "{}") as Message), cp: r.cp, role: r.role }));
-  const last = read("DESC", incoming.length).reverse();
-  // One row past the incoming length: whether the checkpoint of the last common message wrote more.
-  const first = total <= incoming.length ? last : read("ASC", incoming.length + 1);
+  const n = incoming.length;
+  const rows = (order: "ASC" | "DESC", limit: number): LiveRow[] => {
+    const out: LiveRow[] = [];
+    const cursor = sql.exec(`SELECT hash, role, cp, CASE WHEN hash IS NULL THEN json END FROM messages ORDER BY seq ${order} LIMIT ?`, limit).raw();
+    for (const [hash, role, cp, json] of cursor) {
+      out.push({ hash: (hash as string | null) ?? messageHash(JSON.parse(json as string) as Message), role: role as string, cp: cp as string | null });
+    }
+    return out;
+  };
+  const last = rows("DESC", n).reverse();
+  const overlap = reconcileRows(incoming, [], last, total, () => null);
+  if (overlap.matched > 0) return overlap;
+  const first = total <= n ? last : rows("ASC", n + 1);
   return reconcileRows(incoming, first, last, total, (cp) => sql.exec<{ parent_id: string | null }>(`SELECT parent_id FROM checkpoints WHERE id = ?`, cp).toArray()[0]?.parent_id ?? null);
 }
