@@ -74,4 +74,20 @@ describe("/v1/conversations over threads, with the official openai client", () =
       expect(text).not.toContain("private");
     }
   });
+
+  it("Responses input on a conversation that resends the history stores only the new part (reconciled)", async () => {
+    const fake = fakeOpenAI().reply("A1").reply("A2");
+    const client = openaiClient(tenant().adminKey);
+    const conv = await client.conversations.create({});
+    await client.responses.create({ model: "gpt-4o-mini", input: "Q1", conversation: conv.id });
+    const r = await client.responses.create({
+      model: "gpt-4o-mini",
+      conversation: conv.id,
+      input: [{ role: "user", content: "Q1" }, { role: "assistant", content: "A1" }, { role: "user", content: "Q2" }],
+    });
+    expect((r as unknown as { edgeweave: { reconciled: unknown } }).edgeweave.reconciled).toEqual({ matched: 2, appended: 1, branched_from: null });
+    expect(wireMessages(fake.last.body).map(wireText)).toEqual(["Q1", "A1", "Q2"]);
+    const items = await client.conversations.items.list(conv.id, { order: "asc" });
+    expect(items.data.map((i) => textOf(i as never))).toEqual(["Q1", "A1", "Q2", "A2"]);
+  });
 });
