@@ -32,7 +32,7 @@ const route = <M extends "get" | "post" | "delete", P extends string>(method: M,
 
 const create = createRoute({
   ...route("post", "/v1/conversations", "Create a conversation (a new thread), optionally with items and metadata"),
-  request: { body: { content: { "application/json": { schema: z.object({ items: Items.nullable().optional(), metadata: Metadata.nullable().optional() }) } }, required: false } },
+  request: { body: { content: { "application/json": { schema: z.strictObject({ items: Items.nullable().optional(), metadata: Metadata.nullable().optional() }) } }, required: true } },
   responses: { 200: jsonContent(Conversation, "The conversation"), ...errorResponses(...ERRORS) },
 });
 const retrieve = createRoute({
@@ -98,7 +98,8 @@ async function open(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["pri
 export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(create, async (c) => {
     const tenant = tenantOf(c.get("principal"));
-    const body = c.req.valid("json") ?? {};
+    // A JSON body is required ({} at least, as the openai client sends): an empty POST creates nothing.
+    const body = c.req.valid("json");
     const record: ConversationRecord = { id: newThreadId().replace(/^thr_/, "conv_"), metadata: body.metadata ?? {}, created_at: Date.now() };
     const messages = body.items?.length ? inputToMessages(body.items) : [];
     if (messages.length > 0) await new ThreadClient(c.env, tenant, record.id).appendMessages(messages, "update");
