@@ -99,6 +99,7 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
   .openapi(create, async (c) => {
     const tenant = tenantOf(c.get("principal"));
     // A JSON body is required ({} at least, as the openai client sends): an empty POST creates nothing.
+    if ((await c.req.text()).trim() === "") throw new AppError("BEM-011", "Send a JSON body ({} at least)");
     const body = c.req.valid("json");
     const record: ConversationRecord = { id: newThreadId().replace(/^thr_/, "conv_"), metadata: body.metadata ?? {}, created_at: Date.now() };
     const messages = body.items?.length ? inputToMessages(body.items) : [];
