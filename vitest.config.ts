@@ -1,5 +1,9 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { buildAssets } from "./scripts/build-assets";
+
+// The worker serves /, /docs and /ui from the built static assets (dist/public).
+await buildAssets();
 
 export default defineConfig(async () => ({
   plugins: [
@@ -16,6 +20,8 @@ export default defineConfig(async () => ({
           ANTHROPIC_API_KEY: "sk-ant-test",
           GROQ_API_KEY: "gsk-test",
           NVIDIA_API_KEY: "nvapi-test",
+          // Lowered from production's 1.9 MB so tests exercise chunked LangGraph values.
+          LANGGRAPH_CHUNK_BYTES: "65536",
         },
         d1Databases: { DB: "edgeweave-test", SCHEMA_CHECK_DB: "edgeweave-schema-check" },
       },

@@ -49,6 +49,12 @@ export const catalog = {
   "BEM-064": { status: 400, meaning: "Fact text is empty" },
   "BEM-065": { status: 503, meaning: "Long-term memory is unavailable right now; nothing was run or stored" },
 
+  "BEM-140": { status: 400, meaning: "Invalid fact key" },
+  "BEM-141": { status: 400, meaning: "Invalid fact expiry (expires_at / ttl_seconds)" },
+  "BEM-142": { status: 400, meaning: "Invalid memory search (query or filters)" },
+  "BEM-143": { status: 400, meaning: "Invalid memory tool call (scope, id or key)" },
+  "BEM-144": { status: 422, meaning: "Fact extraction output rejected (malformed, over limits, or outside the key's grants); nothing stored" },
+
   "BEM-070": { status: 424, meaning: "Provider API key secret is not set (a configuration error: 424, which SDKs do not retry)" },
   "BEM-071": { status: 502, meaning: "Upstream provider error" },
   "BEM-072": { status: 504, meaning: "Upstream provider timed out" },
@@ -83,6 +89,10 @@ export const catalog = {
   "BEM-107": { status: 409, meaning: "A request with this Idempotency-Key is still running" },
   "BEM-108": { status: 400, meaning: "Invalid Idempotency-Key (1-255 printable characters)" },
   "BEM-109": { status: 400, meaning: "Every resent message is already in the thread: nothing new to answer" },
+
+  "BEM-120": { status: 400, meaning: "Invalid LangGraph store namespace or key" },
+
+  "BEM-160": { status: 400, meaning: "Invalid X-Edgeweave-Bookmark header (send back a bookmark edgeweave returned)" },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof catalog;

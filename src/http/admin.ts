@@ -76,7 +76,7 @@ const revokeKeyRoute = createRoute({
   method: "delete",
   path: "/v1/admin/tenants/{tenant}/keys/{id}",
   tags: ["admin"],
-  summary: "Revoke a key (takes effect on its next request)",
+  summary: "Revoke a key (at once on this isolate, within 10 s everywhere: keys are cached 10 s)",
   request: { params: KeyParams },
   responses: { 200: jsonContent(ApiKeyInfo, "The revoked key"), ...errors("BEM-052") },
 });

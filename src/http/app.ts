@@ -1,4 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { requestId } from "hono/request-id";
+import { secureHeaders } from "hono/secure-headers";
 import { AppError } from "../errors";
 import type { AppEnv } from "./app-env";
 import { toErrorResponse } from "./errors";
@@ -24,13 +26,23 @@ import { conversationRoutes } from "./conversations";
 import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
+import { landingRoutes } from "./landing";
+import { langgraphRoutes } from "../langgraph/routes";
+import { mcpRoutes } from "./mcp";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
+  // Every response: nosniff, no referrer, no framing, HSTS, same-origin opener and resource policy.
+  // Outermost, so responses made by the error handler get them too.
+  // Pages outside /v1 add their own Content-Security-Policy (src/http/assets.ts).
+  app.use("*", secureHeaders({ xFrameOptions: "DENY", referrerPolicy: "no-referrer" }));
+  // The id tags this request's error logs: Cloudflare's ray id, else a new UUID. An inbound
+  // X-Request-Id is not taken (headerName ""), so a client cannot choose what our logs say;
+  // the id is returned in X-Request-Id below (and on errors, src/http/errors.ts).
+  app.use("*", requestId({ headerName: "", generator: (c) => c.req.header("cf-ray") ?? crypto.randomUUID() }));
   app.use("*", async (c, next) => {
-    c.set("requestId", c.req.header("cf-ray") ?? crypto.randomUUID());
     c.set("timings", new Timings());
     await next();
     c.header("x-request-id", c.get("requestId"));
@@ -62,9 +74,15 @@ export function createApp() {
     .route("/", conversationRoutes)
     .route("/", usageRoutes)
     .route("/", webhookRoutes)
-    .route("/", taskRoutes);
+    .route("/", taskRoutes)
+    .route("/", langgraphRoutes);
+
+  // MCP clients (desktop assistants, IDEs): the same keys and rate limits as /v1.
+  app.use("/mcp", authenticate, rateLimit);
+  app.route("/", mcpRoutes);
 
   // Pages outside /v1 (no key needed to load them).
+  app.route("/", landingRoutes);
   app.route("/", docsRoutes);
   app.route("/", uiRoutes);
 

@@ -21,7 +21,8 @@ const BEARER = /^Bearer\s+(.+)$/i;
 /**
  * Resolves the caller from `Authorization: Bearer <key>`: the operator key (secret
  * OPERATOR_KEY, compared in constant time) or a tenant key (looked up by its SHA-256).
- * Nothing is cached, so a revoked key fails on its very next request.
+ * Resolved tenant keys are cached per isolate for 10 s (KEY_CACHE_MS): a revoked key fails at once
+ * on the isolate that revoked it and within 10 s everywhere else.
  * Route files use `c.get("principal")` and nothing else to know who is calling.
  */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {

@@ -18,6 +18,8 @@ export const BODY_LIMITS = {
   run: 1 * MiB,
   /** signed webhook deliveries. */
   webhook: 256 * KiB,
+  /** LangGraph checkpoint batches: whole graph states, values chunked in storage (5 MB values round-trip). */
+  langgraph: 16 * MiB,
   /** memory, admin, webhook registration, tasks: small documents. */
   small: 64 * KiB,
 } as const;
@@ -28,12 +30,16 @@ export const MAX_JSON_ITEMS = 10_000;
 
 const WEBHOOK_DELIVERY = /^\/v1\/webhooks\/[^/]+$/;
 const RUN_ROUTES = /^\/v1\/(chat\/|invoke$|invoke\/|route$|threads\/|responses$|conversations)/;
+const LANGGRAPH_ROUTES = /^\/v1\/langgraph\/threads\//;
+const STORE_ROUTES = /^\/v1\/langgraph\/store\//;
 
 export const isWebhookDelivery = (method: string, path: string): boolean => method === "POST" && WEBHOOK_DELIVERY.test(path);
 
 export function bodyLimitFor(method: string, path: string): number {
   if (isWebhookDelivery(method, path)) return BODY_LIMITS.webhook;
   if (RUN_ROUTES.test(path)) return BODY_LIMITS.run;
+  if (LANGGRAPH_ROUTES.test(path)) return BODY_LIMITS.langgraph;
+  if (STORE_ROUTES.test(path)) return BODY_LIMITS.run;
   return BODY_LIMITS.small;
 }
 

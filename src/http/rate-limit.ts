@@ -33,10 +33,14 @@ export async function withinLimit(limiter: RateLimit, key: string): Promise<bool
 
 export const limiterFor = (env: Env, p: Principal): RateLimit => (p.role === "member" ? env.RATE_LIMIT_MEMBER : env.RATE_LIMIT_ADMIN);
 
+/** LangGraph's checkpointer and store routes count on their own binding (a graph step is several calls). */
+const LANGGRAPH = /^\/v1\/langgraph\//;
+
 /** Runs after `authenticate`. */
 export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
   if (isAuthExempt(c.req.method, c.req.path)) return next();
   const p = c.get("principal");
-  if (!(await withinLimit(limiterFor(c.env, p), `key:${p.keyId}`))) throw limited("key");
+  const limiter = LANGGRAPH.test(c.req.path) ? c.env.RATE_LIMIT_LANGGRAPH : limiterFor(c.env, p);
+  if (!(await withinLimit(limiter, `key:${p.keyId}`))) throw limited("key");
   return next();
 });

@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError } from "../errors";
-import { runTurn } from "../pipeline/run";
+import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
+import { runAnyTurn } from "../pipeline/run-in-object";
 import type { TurnResult } from "../pipeline/turn";
 import { routeHeaders } from "../routing/route-headers";
 import { requireKnownModel } from "../routing/closest-models";
@@ -87,7 +88,7 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
     requireKnownModel(body.model);
-    const plan = await planResponse(c.env, c.get("principal"), c.get("timings"), body);
+    const plan = await planResponse(c.env, c.get("principal"), c.get("timings"), body, parseBookmark(c.req.header(BOOKMARK_HEADER)));
     const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
     const hexId = newResponseHex();
     const createdAt = nowSeconds();
@@ -107,7 +108,7 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     };
 
     if (!body.stream) {
-      const r = await runTurn(deps, plan.turn);
+      const r = await runAnyTurn(deps, plan.turn);
       const final = await finish(r);
       return c.json(final, 200, { ...routeHeaders({ model: r.model, reason: r.route.reason }), "Server-Timing": r.timings.header() });
     }

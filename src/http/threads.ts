@@ -3,7 +3,7 @@ import { AppError } from "../errors";
 import { ThreadClient } from "../thread/client";
 import { listThreads, ThreadList } from "../thread/registry";
 import { parseThreadId } from "../thread/thread-id";
-import { Checkpoint, CheckpointId, History, StateUpdate, ThreadState } from "../thread/types";
+import { Checkpoint, CheckpointId, History, ThreadUpdate, ThreadState } from "../thread/types";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { ADMIN_ROLES, requireRole } from "./roles";
@@ -63,7 +63,7 @@ const updateState = createRoute({
   summary: "Apply channel operations (administrative repair); writes one checkpoint",
   request: {
     params: ThreadParam,
-    body: { required: true, content: { "application/json": { schema: StateUpdate } } },
+    body: { required: true, content: { "application/json": { schema: ThreadUpdate } } },
   },
   responses: {
     200: jsonContent(Checkpoint, "The new head checkpoint"),

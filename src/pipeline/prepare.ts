@@ -1,16 +1,18 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../errors";
+import { factsSession } from "../memory/bookmark";
 import { memoryFor } from "../memory/for-tenant";
 import { preloadedSession } from "../memory/session-backend";
 import { MemoryScope } from "../memory/scope";
 import { resolveScopes } from "../memory/scopes-for";
+import type { MemoryReport } from "../memory/report";
 import { TokenLimitStrategy } from "../memory/token-limit-strategy";
 import type { ChatMessage, DeltaEvent } from "../providers/types";
 import type { AgentConfig, ModelConfig } from "../routing/model-config";
 import { requireAgent, routerFor } from "../routing/registry";
 import type { RouteResult } from "../routing/router";
-import { ThreadClient, type ThreadRun } from "../thread/client";
-import type { Message, MessageInput } from "../thread/message";
+import { ThreadClient, type ThreadEndpoint, type ThreadRun } from "../thread/client";
+import { messageText, type Message, type MessageInput } from "../thread/message";
 import { collectReducers, middlewareTools, validateRunContext } from "./middleware/compose";
 import { middlewaresFromConfig } from "./middleware/registry";
 import type { Middleware, Runtime } from "./middleware/types";
@@ -21,12 +23,21 @@ import { serverToolsFor } from "./tool-registry";
 import { summarizerFor } from "./summarizer";
 import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
+import { describeIssues } from "../zod-issues";
 
-export type RunDeps = { env: Env; waitUntil: (p: Promise<unknown>) => void; fetch?: typeof fetch };
+export type RunDeps = {
+  env: Env;
+  waitUntil: (p: Promise<unknown>) => void;
+  fetch?: typeof fetch;
+  /** Set when the run executes inside its thread's own object: thread calls are local, not RPC. */
+  local?: ThreadEndpoint;
+  /** The D1 session facts are read through (memory/bookmark.ts); one from the input's bookmark when absent. */
+  facts?: D1DatabaseSession;
+};
 
 /** Streaming callbacks: `start` once the first upstream event exists, then every content/tool delta. */
 export type StreamHooks = {
-  start(model: ModelConfig, route: RouteResult): void | Promise<void>;
+  start(model: ModelConfig, route: Pick<RouteResult, "reason">): void | Promise<void>;
   delta(event: DeltaEvent): void | Promise<void>;
 };
 
@@ -38,9 +49,13 @@ export type Prepared = {
   /** The thread's lease, held from before its history is read until the run's save (or failure). */
   run?: ThreadRun;
   route: RouteResult;
+  /** The memory scopes this run loads (`name` or `name:id`), recorded with its routing. */
+  scopes: string[];
   /** Client system/developer messages: instructions for this call, never stored. */
   clientSystem: ChatMessage[];
   facts: Message[];
+  /** Which facts loaded and why (the response's `memory`). */
+  memory: MemoryReport;
   /** The thread's messages (the budget window, or all of them when middleware needs the whole state) + channels. */
   state: AgentState;
   /** The client's new non-system messages, with ids. */
@@ -71,8 +86,7 @@ function validateAgentContext(agent: AgentConfig | undefined, context: Record<st
   if (!agent?.context_schema) return;
   const parsed = z.fromJSONSchema(agent.context_schema).safeParse(context);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 5).map((i) => `context.${i.path.map(String).join(".")}: ${i.message}`);
-    throw new AppError("BEM-083", issues.join("; "));
+    throw new AppError("BEM-083", describeIssues(parsed.error.issues, { prefix: "context." }));
   }
 }
 
@@ -93,7 +107,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const { principal } = input;
   if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
-  const thread = input.threadId !== undefined ? new ThreadClient(env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil }) : undefined;
+  const thread = input.threadId !== undefined ? new ThreadClient(env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil, local: deps.local }) : undefined;
 
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
   const agentTools = serverToolsFor(agent);
@@ -138,19 +152,24 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const leasing = thread?.beginRun(needsWholeState ? {} : { recentTokens: budget });
   leasing?.catch(() => undefined); // awaited below; this only covers a loading failure that comes first
   let facts: Message[];
+  let memoryReport: MemoryReport;
   let state: AgentState;
+  // When a scope's facts do not fit, those relevant to this input load first (after the agent's always-kinds).
+  const rank = { query: lastUser ? messageText(lastUser.content) : "", alwaysKinds: agent?.always_kinds ?? [] };
   let run: ThreadRun | undefined;
   try {
     if (thread && leasing && needsWholeState) {
-      const memory = memoryFor(env, principal.tenant);
+      const memory = memoryFor(env, principal.tenant, { facts: deps.facts ?? factsSession(env.DB, input.bookmark) });
       const [loaded, threadState] = await loadingMemory(Promise.all([
         memory.loadContext(
           scopes.filter((s) => !s.equals(session)),
           budget,
+          rank,
         ),
         leasing.then(() => thread.getState(input.checkpointId)),
       ]));
       facts = loaded.messages;
+      memoryReport = { facts: loaded.facts, dropped_facts: loaded.dropped.facts };
       if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
       const { messages, ...channels } = threadState.channels;
       state = { ...channels, messages: input.checkpointId !== undefined && middlewares.length === 0 ? new TokenLimitStrategy().apply(messages, Math.max(0, budget - loaded.tokens)) : messages };
@@ -158,9 +177,10 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
       const own = thread && leasing
         ? { threadId: thread.threadId, thread: preloadedSession(async () => (await leasing).recent ?? thread.loadRecent(budget), budget, thread) }
         : undefined;
-      const memory = memoryFor(env, principal.tenant, own ? { session: own } : {});
-      const loaded = await loadingMemory(memory.loadContext(scopes, budget));
+      const memory = memoryFor(env, principal.tenant, { facts: deps.facts ?? factsSession(env.DB, input.bookmark), ...(own ? { session: own } : {}) });
+      const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));
       facts = loaded.messages.filter((m) => m.metadata?.fact !== undefined);
+      memoryReport = { facts: loaded.facts, dropped_facts: loaded.dropped.facts };
       const factSet = new Set(facts);
       state = { messages: loaded.messages.filter((m) => !factSet.has(m)) };
       if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
@@ -175,6 +195,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
       agent: { name: agent?.name ?? "default" },
       summarize: summarizerFor(deps, principal),
       now: () => Date.now(),
+      caller: { env, principal, ...(thread ? { threadId: thread.threadId } : {}), scopes: scopes.map(String) },
     };
     const inputMessages = toSave.map((m) =>
       makeMessage(
@@ -189,7 +210,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
         runtime,
       ),
     );
-    return { input, agent, thread, run, route, clientSystem, facts, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
+    return { input, agent, thread, run, route, scopes: scopes.map(String), clientSystem, facts, memory: memoryReport, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
   } catch (e) {
     // Whether the lease is granted already or later, it is given back without holding up this answer.
     if (leasing) deps.waitUntil(leasing.then((r) => r.end(), () => undefined));

@@ -9,6 +9,7 @@ import { recordUsage } from "./usage";
 import { prepare, type Prepared, type RunDeps, type StreamHooks } from "./prepare";
 import { addUsage, callRouted } from "./model-call";
 import { saveRun } from "./save-run";
+import { scheduleExtraction } from "../tasks/extract-facts";
 
 export type { RunDeps, StreamHooks } from "./prepare";
 
@@ -91,6 +92,12 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
   p.timings.lap("save");
 
   const result = last!;
+  // Background fact extraction (agents with `extract:`); a failure to queue never fails the saved turn.
+  deps.waitUntil(
+    scheduleExtraction(deps.env, { agent: p.agent, principal: p.input.principal, threadId: p.thread?.threadId, checkpointId }).catch((e: unknown) =>
+      console.error(JSON.stringify({ level: "error", where: "extract", message: e instanceof Error ? e.message : String(e) })),
+    ),
+  );
   deps.waitUntil(
     recordUsage(deps.env.DB, p.input.principal.tenant, { model: model.name, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: usage.cost }).catch((e: unknown) =>
       console.error(JSON.stringify({ level: "error", where: "usage", message: e instanceof Error ? e.message : String(e) })),
@@ -108,6 +115,7 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
     attempts,
     usage,
     warnings: [...p.warnings, ...events],
+    memory: p.memory,
     timings: p.timings,
     state: loop.state,
   };

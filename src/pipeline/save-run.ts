@@ -4,6 +4,7 @@ import type { UpdateOp } from "../thread/types";
 import { toThreadOps } from "./state";
 import type { LoopStep, StepWrite } from "./tools/loop";
 import type { Prepared } from "./prepare";
+import { routeSummary } from "./turn";
 
 /** Writes the run's steps as checkpoints (the first with the input and the routing record). */
 export async function saveRun(p: Prepared, prefix: StepWrite[], steps: LoopStep[], model: ModelConfig, attempts: Attempt[]): Promise<string | null> {
@@ -19,7 +20,8 @@ export async function saveRun(p: Prepared, prefix: StepWrite[], steps: LoopStep[
         op: "set",
         channel: "last_route",
         reducer: "last_value",
-        value: { model: model.name, reason: p.route.reason, candidates: p.route.candidates.map((m) => m.name), attempts, trace: p.route.trace },
+        // The compact summary (no trace; see routeSummary) and the scopes whose facts the run loaded.
+        value: { ...routeSummary(model, p.route, attempts), memory_scopes: p.scopes },
       });
     }
     if (ops.length > 0) saves.push({ ops, source: i === 0 ? "input" : "loop" });

@@ -1,4 +1,4 @@
-import { routingSummary, type TurnResult } from "../pipeline/turn";
+import { routingOf, type TurnResult } from "../pipeline/turn";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
 import { replyToOutput, type OutputItem } from "./convert";
 import type { ResponsePlan } from "./plan";
@@ -69,7 +69,7 @@ export function responseBody(
           edgeweave: {
             thread_id: plan.store ? r.threadId : null,
             checkpoint_id: plan.store ? r.checkpointId : null,
-            routing: routingSummary(r),
+            routing: routingOf(r),
             cost: r.usage.cost,
             usage_estimated: r.usage.estimated,
             warnings: r.warnings,

@@ -45,7 +45,7 @@ function checkCalls(unanswered: string[], known: Set<string>): void {
  * - neither: a new thread; store:false: runs statelessly over the same history and saves nothing.
  * All lookups are bound to the caller's tenant (another tenant's id is BEM-100/102).
  */
-export async function planResponse(env: Env, principal: Principal, timings: Timings, body: ResponseCreateRequest): Promise<ResponsePlan> {
+export async function planResponse(env: Env, principal: Principal, timings: Timings, body: ResponseCreateRequest, bookmark?: string): Promise<ResponsePlan> {
   if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
   const tenant = principal.tenant;
   const store = body.store !== false;
@@ -58,6 +58,7 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
   const base: TurnInput = {
     principal,
     timings,
+    ...(bookmark !== undefined ? { bookmark } : {}),
     agentName: body.agent,
     messages,
     model: body.model,

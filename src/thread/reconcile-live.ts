@@ -57,7 +57,7 @@ export function reconcileRows(incoming: readonly string[], first: readonly LiveR
 /**
  * Reads the rows the rule needs from a thread object's SQLite, lazily: the newest n rows
  * (hash and role only) for the overlap, and only when that fails the oldest n+1 (with the
- * writing checkpoint) for a divergence. Hashes are computed for rows written before v2.
+ * writing checkpoint) for a divergence. Hashes are computed for rows written before v3.
  */
 export function reconcileLive(sql: SqlStorage, incoming: readonly string[], total: number): Reconciled {
   if (incoming.length < 2 || total === 0) return NONE;

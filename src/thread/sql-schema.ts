@@ -1,3 +1,5 @@
+import { LANGGRAPH_DDL } from "../langgraph/checkpoint-store";
+
 /**
  * DDL of a thread object, by schema version. A live object runs only the
  * versions newer than the one stored in its `meta` row, so later releases
@@ -38,8 +40,10 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
        PRIMARY KEY (checkpoint_id, idx)
      )`,
   ],
-  // v2 (resent-history reconciliation): each live message's content hash (src/thread/message-hash.ts)
-  // and the checkpoint that wrote it. Rows from v1 keep NULLs; their hash is computed when read.
+  // v2: LangGraph checkpointer tables (src/langgraph/checkpoint-store.ts), separate from the above.
+  LANGGRAPH_DDL,
+  // v3 (resent-history reconciliation): each live message's content hash (src/thread/message-hash.ts)
+  // and the checkpoint that wrote it. Rows written before v3 keep NULLs; their hash is computed when read.
   [`ALTER TABLE messages ADD COLUMN hash TEXT`, `ALTER TABLE messages ADD COLUMN cp TEXT`],
 ];
 
