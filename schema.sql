@@ -98,7 +98,8 @@ CREATE TABLE webhooks (
   callback_url  TEXT,
   secret        TEXT NOT NULL,            -- HMAC key; needed in clear to verify signatures
   created_at    INTEGER NOT NULL
-);
+  -- 0004: the JSON grant patterns given at registration; 1 = may run agents that rewrite stored history
+  , grants TEXT NOT NULL DEFAULT '[]', rewrite_history INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX webhooks_tenant ON webhooks (tenant_id);
 
 -- One row per accepted delivery; the primary key makes repeats (even concurrent ones) no-ops.

@@ -17,6 +17,7 @@ export const catalog = {
   "BEM-022": { status: 403, meaning: "The key's role does not allow this" },
   "BEM-023": { status: 403, meaning: "Memory scope outside the key's grants" },
   "BEM-024": { status: 429, meaning: "Rate limit exceeded for this key" },
+  "BEM-025": { status: 403, meaning: "Thread outside the key's grants (needs a grant matching session:<thread>)" },
 
   "BEM-030": { status: 400, meaning: "Invalid thread id" },
   "BEM-031": { status: 404, meaning: "Message id not found in the thread" },

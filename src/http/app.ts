@@ -6,12 +6,10 @@ import type { AppEnv } from "./app-env";
 import { toErrorResponse } from "./errors";
 import { validationHook } from "./validation";
 import { Timings } from "../pipeline/timings";
-import { authenticate } from "./auth";
+import { resolvePrincipal } from "./auth";
+import { access } from "./access";
 import { corsForApi } from "./cors";
 import { allowedMethodsFor } from "./allowed-methods";
-import { bodyLimits } from "./limits";
-import { idempotency } from "../idempotency/middleware";
-import { rateLimit } from "./rate-limit";
 import { taskRoutes } from "./tasks";
 import { webhookRoutes } from "./webhooks";
 import { threadRoutes } from "./threads";
@@ -48,19 +46,11 @@ export function createApp() {
     c.header("x-request-id", c.get("requestId"));
   });
 
-  app.get("/health", (c) => c.json({ ok: true }));
+  app.get("/health", access("public"), (c) => c.json({ ok: true }));
 
-  // Before auth, so preflight requests (which carry no key) are answered.
+  // Before any route, so preflight requests (which carry no key) are answered.
   app.use("/v1/*", corsForApi);
-  app.use("/v1/*", authenticate, async (c, next) => {
-    c.get("timings").lap("auth");
-    await next();
-  });
-  // After auth (so unauthenticated callers cost no body read) and before any route reads a body.
-  app.use("/v1/*", rateLimit);
-  app.use("/v1/*", bodyLimits);
-  // After the body is read and limited (its hash is part of the key's record).
-  app.use("/v1/*", idempotency);
+  // Each route declares its own access and body limit (src/http/access.ts).
   // One chain, so `typeof app` accumulates every sub-app's routes (hono/client reads them).
   const api = app
     .route("/", threadRoutes)
@@ -77,8 +67,7 @@ export function createApp() {
     .route("/", taskRoutes)
     .route("/", langgraphRoutes);
 
-  // MCP clients (desktop assistants, IDEs): the same keys and rate limits as /v1.
-  app.use("/mcp", authenticate, rateLimit);
+  // MCP clients (desktop assistants, IDEs): the same keys and rate limits as /v1 (declared in ./mcp).
   app.route("/", mcpRoutes);
 
   // Pages outside /v1 (no key needed to load them).
@@ -91,14 +80,20 @@ export function createApp() {
     scheme: "bearer",
     description: "An API key: the operator key or a tenant key (`Authorization: Bearer <key>`).",
   });
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: { title: "edgeweave", version: "0.1.0", description: "Memory and model routing for AI agents, at the edge." },
-    security: [{ bearer: [] }],
-  });
+  app.get("/openapi.json", access("public"), (c) =>
+    c.json(
+      app.getOpenAPI31Document({
+        openapi: "3.1.0",
+        info: { title: "edgeweave", version: "0.1.0", description: "Memory and model routing for AI agents, at the edge." },
+        security: [{ bearer: [] }],
+      }),
+    ),
+  );
 
   const methodsOn = allowedMethodsFor(app.routes);
-  app.notFound((c) => {
+  app.notFound(async (c) => {
+    // Under /v1 the key is checked first, so the API's shape is not probed without one.
+    if (c.req.path.startsWith("/v1/")) await resolvePrincipal(c);
     const allow = methodsOn(c.req.path);
     if (allow.length > 0) throw new AppError("BEM-003", `${c.req.method} is not served here; use ${allow.join(", ")}`, { headers: { allow: allow.join(", ") } });
     throw new AppError("BEM-002");

@@ -9,6 +9,7 @@ import type { DeltaEvent } from "../providers/types";
 import { routeHeaders } from "../routing/route-headers";
 import { requireKnownModel } from "../routing/closest-models";
 import type { MessageInput } from "../thread/message";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { ChatCompletionRequest, ChatCompletionResponse, TraceHeader } from "./chat-schemas";
 import { errorResponses, jsonOrEventStream } from "./openapi-errors";
@@ -23,6 +24,7 @@ export const RUN_ERRORS = [
 const chatCompletion = createRoute({
   method: "post",
   path: "/v1/chat/completions",
+  middleware: access("run", "run", { idempotent: true }),
   tags: ["chat"],
   summary: "Chat completion (OpenAI-compatible; stateful with thread_id)",
   request: {

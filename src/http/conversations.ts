@@ -1,10 +1,13 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { authorizeThread } from "../auth/policy";
 import { AppError } from "../errors";
 import { inputToMessages, messagesToItems } from "../responses/convert";
 import { newThreadId } from "../responses/plan";
 import { deleteConversationRecords, requireConversation, saveConversation, type ConversationRecord } from "../responses/store";
 import { ThreadClient } from "../thread/client";
+import { parseThreadId } from "../thread/thread-id";
 import type { Message } from "../thread/message";
+import { access, type Access, type BodySize } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { page } from "./responses";
@@ -26,32 +29,43 @@ const ItemList = z
 const Items = z.array(InputItem).max(1000);
 const IdParam = z.object({ id: z.string().min(1).max(256) });
 const ItemParam = IdParam.extend({ item_id: z.string().min(1).max(300) });
-const ERRORS = ["BEM-022", "BEM-030", "BEM-038", "BEM-102"] as const;
+const ERRORS = ["BEM-022", "BEM-025", "BEM-030", "BEM-038", "BEM-102"] as const;
 
-const route = <M extends "get" | "post" | "delete", P extends string>(method: M, path: P, summary: string) => ({ method, path, tags: ["conversations"], summary });
+/**
+ * A conversation is a thread, so its routes need the thread's rights: reading it, adding to it
+ * and its metadata need `reach_thread` (the conversation's id matches a grant `session:<id>`);
+ * deleting it or one of its items removes stored history, so also `rewrite_thread`.
+ */
+const route = <M extends "get" | "post" | "delete", P extends string>(method: M, path: P, summary: string, need: Access, body: BodySize = "none") => ({
+  method,
+  path,
+  middleware: access(need, body, method === "post" ? { idempotent: true } : {}),
+  tags: ["conversations"],
+  summary,
+});
 
 const create = createRoute({
-  ...route("post", "/v1/conversations", "Create a conversation (a new thread), optionally with items and metadata"),
+  ...route("post", "/v1/conversations", "Create a conversation (a new thread), optionally with items and metadata", "reach_thread", "run"),
   request: { body: { content: { "application/json": { schema: z.strictObject({ items: Items.nullable().optional(), metadata: Metadata.nullable().optional() }) } }, required: true } },
   responses: { 200: jsonContent(Conversation, "The conversation"), ...errorResponses(...ERRORS) },
 });
 const retrieve = createRoute({
-  ...route("get", "/v1/conversations/{id}", "A conversation (any thread of the tenant)"),
+  ...route("get", "/v1/conversations/{id}", "A conversation (any thread of the tenant)", "reach_thread"),
   request: { params: IdParam },
   responses: { 200: jsonContent(Conversation, "The conversation"), ...errorResponses(...ERRORS) },
 });
 const update = createRoute({
-  ...route("post", "/v1/conversations/{id}", "Replace a conversation's metadata"),
+  ...route("post", "/v1/conversations/{id}", "Replace a conversation's metadata", "reach_thread", "small"),
   request: { params: IdParam, body: { content: { "application/json": { schema: z.object({ metadata: Metadata.nullable() }) } }, required: true } },
   responses: { 200: jsonContent(Conversation, "The conversation"), ...errorResponses(...ERRORS) },
 });
 const remove = createRoute({
-  ...route("delete", "/v1/conversations/{id}", "Delete a conversation: its thread and the responses stored on it"),
+  ...route("delete", "/v1/conversations/{id}", "Delete a conversation: its thread and the responses stored on it", "rewrite_thread"),
   request: { params: IdParam },
   responses: { 200: jsonContent(z.object({ id: z.string(), object: z.literal("conversation.deleted"), deleted: z.literal(true) }), "Deleted"), ...errorResponses(...ERRORS) },
 });
 const listItems = createRoute({
-  ...route("get", "/v1/conversations/{id}/items", "The conversation's items (the thread's messages at its head)"),
+  ...route("get", "/v1/conversations/{id}/items", "The conversation's items (the thread's messages at its head)", "reach_thread"),
   request: {
     params: IdParam,
     query: z.object({ limit: z.coerce.number().int().min(1).max(100).optional(), order: z.enum(["asc", "desc"]).optional(), after: z.string().max(300).optional() }),
@@ -59,17 +73,17 @@ const listItems = createRoute({
   responses: { 200: jsonContent(ItemList, "Items"), ...errorResponses(...ERRORS) },
 });
 const addItems = createRoute({
-  ...route("post", "/v1/conversations/{id}/items", "Append items (one checkpoint)"),
+  ...route("post", "/v1/conversations/{id}/items", "Append items (one checkpoint)", "reach_thread", "run"),
   request: { params: IdParam, body: { content: { "application/json": { schema: z.object({ items: Items.min(1) }) } }, required: true } },
   responses: { 200: jsonContent(ItemList, "The added items"), ...errorResponses(...ERRORS) },
 });
 const getItem = createRoute({
-  ...route("get", "/v1/conversations/{id}/items/{item_id}", "One item"),
+  ...route("get", "/v1/conversations/{id}/items/{item_id}", "One item", "reach_thread"),
   request: { params: ItemParam },
   responses: { 200: jsonContent(z.record(z.string(), z.unknown()), "The item"), ...errorResponses(...ERRORS, "BEM-104") },
 });
 const deleteItem = createRoute({
-  ...route("delete", "/v1/conversations/{id}/items/{item_id}", "Remove an item's message from the thread (one checkpoint)"),
+  ...route("delete", "/v1/conversations/{id}/items/{item_id}", "Remove an item's message from the thread (one checkpoint)", "rewrite_thread"),
   request: { params: ItemParam },
   responses: { 200: jsonContent(Conversation, "The conversation"), ...errorResponses(...ERRORS, "BEM-104") },
 });
@@ -89,54 +103,63 @@ function messageIdOf(itemId: string, messages: readonly Message[]): string {
   return m.id;
 }
 
-async function open(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, id: string, waitUntil?: (p: Promise<unknown>) => void) {
-  const tenant = tenantOf(c.get("principal"));
+/**
+ * The conversation, after the key's grants allow it (403 BEM-025 whether or not it exists;
+ * `rewrites`: removing stored history also needs rewrite_thread, 403 BEM-022), then its tenant's record.
+ */
+async function open(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, id: string, rewrites: boolean, waitUntil?: (p: Promise<unknown>) => void) {
+  const principal = c.get("principal");
+  const tenant = tenantOf(principal);
+  authorizeThread(principal, parseThreadId(id), rewrites);
   const record = await requireConversation(c.env.DB, tenant, id);
   return { tenant, record, thread: new ThreadClient(c.env, tenant, id, waitUntil ? { waitUntil } : {}) };
 }
 
 export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(create, async (c) => {
-    const tenant = tenantOf(c.get("principal"));
+    const principal = c.get("principal");
+    const tenant = tenantOf(principal);
     // A JSON body is required ({} at least, as the openai client sends): an empty POST creates nothing.
     if ((await c.req.text()).trim() === "") throw new AppError("BEM-011", "Send a JSON body ({} at least)");
     const body = c.req.valid("json");
     const record: ConversationRecord = { id: newThreadId().replace(/^thr_/, "conv_"), metadata: body.metadata ?? {}, created_at: Date.now() };
+    // A new thread, as chat on a new thread_id: the key must reach it (a grant matching session:conv_*).
+    authorizeThread(principal, record.id, false);
     const messages = body.items?.length ? inputToMessages(body.items) : [];
     if (messages.length > 0) await new ThreadClient(c.env, tenant, record.id).appendMessages(messages, "update");
     await saveConversation(c.env.DB, tenant, record);
     return c.json(view(record), 200);
   })
   .openapi(retrieve, async (c) => {
-    const { record } = await open(c, c.req.valid("param").id);
+    const { record } = await open(c, c.req.valid("param").id, false);
     return c.json(view(record), 200);
   })
   .openapi(update, async (c) => {
-    const { tenant, record } = await open(c, c.req.valid("param").id);
+    const { tenant, record } = await open(c, c.req.valid("param").id, false);
     const next = { ...record, metadata: c.req.valid("json").metadata ?? {} };
     await saveConversation(c.env.DB, tenant, next);
     return c.json(view(next), 200);
   })
   .openapi(remove, async (c) => {
-    const { tenant, record, thread } = await open(c, c.req.valid("param").id);
+    const { tenant, record, thread } = await open(c, c.req.valid("param").id, true);
     await thread.destroy();
     await deleteConversationRecords(c.env.DB, tenant, record.id);
     return c.json({ id: record.id, object: "conversation.deleted" as const, deleted: true as const }, 200);
   })
   .openapi(listItems, async (c) => {
-    const { thread } = await open(c, c.req.valid("param").id);
+    const { thread } = await open(c, c.req.valid("param").id, false);
     const state = await thread.getState();
     return c.json(page(itemsOf(state.channels.messages), c.req.valid("query"), "desc") as z.infer<typeof ItemList>, 200);
   })
   .openapi(addItems, async (c) => {
-    const { thread } = await open(c, c.req.valid("param").id, (p) => c.executionCtx.waitUntil(p));
+    const { thread } = await open(c, c.req.valid("param").id, false, (p) => c.executionCtx.waitUntil(p));
     const cp = await thread.appendMessages(inputToMessages(c.req.valid("json").items), "update");
     const added = cp.writes.flatMap((w) => (w.op === "put" ? [w.message] : []));
     return c.json(page(itemsOf(added), { limit: 1000 }, "asc") as z.infer<typeof ItemList>, 200);
   })
   .openapi(getItem, async (c) => {
     const { id, item_id } = c.req.valid("param");
-    const { thread } = await open(c, id);
+    const { thread } = await open(c, id, false);
     const items = itemsOf((await thread.getState()).channels.messages);
     const item = items.find((i) => i.id === item_id);
     if (!item) throw new AppError("BEM-104", `No item '${item_id.slice(0, 80)}' in this conversation`);
@@ -144,7 +167,7 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
   })
   .openapi(deleteItem, async (c) => {
     const { id, item_id } = c.req.valid("param");
-    const { record, thread } = await open(c, id, (p) => c.executionCtx.waitUntil(p));
+    const { record, thread } = await open(c, id, true, (p) => c.executionCtx.waitUntil(p));
     const messageId = messageIdOf(item_id, (await thread.getState()).channels.messages);
     await thread.update({ ops: [{ op: "remove", id: messageId }] }, "update");
     return c.json(view(record), 200);

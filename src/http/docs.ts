@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { serveAsset } from "./assets";
 
@@ -19,6 +20,6 @@ export const DOCS_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; " +
   "connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-docsRoutes.get("/docs", (c) => serveAsset(c, "/docs/index.html", DOCS_CSP));
-docsRoutes.get("/docs/init.js", (c) => serveAsset(c, "/docs/init.js", DOCS_CSP));
-docsRoutes.get("/docs/scalar.js", (c) => serveAsset(c, "/docs/scalar.js", DOCS_CSP));
+docsRoutes.get("/docs", access("public"), (c) => serveAsset(c, "/docs/index.html", DOCS_CSP));
+docsRoutes.get("/docs/init.js", access("public"), (c) => serveAsset(c, "/docs/init.js", DOCS_CSP));
+docsRoutes.get("/docs/scalar.js", access("public"), (c) => serveAsset(c, "/docs/scalar.js", DOCS_CSP));

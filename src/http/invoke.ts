@@ -3,6 +3,7 @@ import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
 import { runAnyTurn } from "../pipeline/run-in-object";
 import { routingOf, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { routeHeaders } from "../routing/route-headers";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { RUN_ERRORS, streamErrorBody } from "./chat";
 import { InvokeRequest, InvokeResponse, TraceHeader } from "./chat-schemas";
@@ -13,6 +14,7 @@ import { validationHook } from "./validation";
 const invokeTurn = createRoute({
   method: "post",
   path: "/v1/invoke",
+  middleware: access("run", "run", { idempotent: true }),
   tags: ["chat"],
   summary: "Run an agent turn (native shape)",
   request: { headers: TraceHeader, body: { content: { "application/json": { schema: InvokeRequest } }, required: true } },

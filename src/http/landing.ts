@@ -1,3 +1,4 @@
+import { access } from "./access";
 import { Hono } from "hono";
 import type { AppEnv } from "./app-env";
 import { serveAsset } from "./assets";
@@ -7,4 +8,4 @@ export const landingRoutes = new Hono<AppEnv>();
 
 const LANDING_CSP = "default-src 'none'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-landingRoutes.get("/", (c) => serveAsset(c, "/index.html", LANDING_CSP));
+landingRoutes.get("/", access("public"), (c) => serveAsset(c, "/index.html", LANDING_CSP));

@@ -1,3 +1,4 @@
+import { access } from "./access";
 import { Hono } from "hono";
 import { handleMcp } from "../mcp/server";
 import type { AppEnv } from "./app-env";
@@ -7,4 +8,9 @@ import type { AppEnv } from "./app-env";
  * the Model Context Protocol over Streamable HTTP, behind the same bearer-key
  * authentication and rate limits as /v1.
  */
-export const mcpRoutes = new Hono<AppEnv>().all("/mcp", (c) => handleMcp(c.req.raw, c.env, c.get("principal")));
+export const mcpRoutes = new Hono<AppEnv>().all("/mcp", access("any_key", "run"), async (c) => {
+  // The access gate has read (and checked) the body; the transport gets it back from Hono's cache.
+  const raw = c.req.raw;
+  const body = raw.method === "GET" || raw.method === "HEAD" ? undefined : await c.req.arrayBuffer();
+  return handleMcp(new Request(raw.url, { method: raw.method, headers: raw.headers, body }), c.env, c.get("principal"));
+});

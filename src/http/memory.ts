@@ -6,8 +6,9 @@ import { expiryOf, Fact, publicFact, validateFactText, validateKey, validateKind
 import { memoryFor } from "../memory/for-tenant";
 import { FactReport } from "../memory/report";
 import { MemoryScope, ScopeInput } from "../memory/scope";
-import { assertCanRead, assertCanWriteFact } from "../memory/scopes-for";
+import { authorize } from "../auth/policy";
 import { Message } from "../thread/message";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { cursorOf, parseCursor } from "./cursor";
 import { errorResponses, jsonContent } from "./openapi-errors";
@@ -65,6 +66,7 @@ function bookmarkHeader(session: D1DatabaseSession): Record<string, string> {
 const rememberFact = createRoute({
   method: "post",
   path: "/v1/memory/facts",
+  middleware: access("write_scope", "small", { idempotent: true }),
   tags: ["memory"],
   summary: "Remember a fact in a scope",
   description: "Only the operator writes `system`; tenant admins any scope of their tenant; members the scopes their key grants.",
@@ -75,6 +77,7 @@ const rememberFact = createRoute({
 const listFacts = createRoute({
   method: "get",
   path: "/v1/memory/facts",
+  middleware: access("read_scope"),
   tags: ["memory"],
   summary: "List a scope's live facts in creation order (paged), or search them",
   description: "`kind` and `key` filter; `q` searches the text (BM25, best first, with `score`; one page, no cursor). Expired facts are never listed.",
@@ -94,6 +97,7 @@ const listFacts = createRoute({
 const forgetFact = createRoute({
   method: "delete",
   path: "/v1/memory/facts/{id}",
+  middleware: access("write_scope"),
   tags: ["memory"],
   summary: "Forget a fact",
   description: "A fact of another tenant is indistinguishable from a missing one (404).",
@@ -104,6 +108,7 @@ const forgetFact = createRoute({
 const factHistory = createRoute({
   method: "get",
   path: "/v1/memory/facts/{id}/history",
+  middleware: access("read_scope"),
   tags: ["memory"],
   summary: "A fact and its earlier texts (newest first)",
   description: "Versions are kept when remembering with the fact's key replaced its text. A fact of another tenant, or an expired one, is 404.",
@@ -114,6 +119,7 @@ const factHistory = createRoute({
 const loadContext = createRoute({
   method: "post",
   path: "/v1/memory/context",
+  middleware: access("read_scope", "small"),
   tags: ["memory"],
   summary: "Load layered memory as a model would see it",
   description:
@@ -135,7 +141,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const key = body.key != null ? validateKey(body.key) : null;
     const now = Date.now();
     const expiresAt = expiryOf(body, now);
-    assertCanWriteFact(principal, scope);
+    authorize(principal, "write_scope", { scope });
     // Written through a session so the answer carries its bookmark: a run that sends it back sees this fact.
     const session = c.env.DB.withSession("first-primary");
     const { text: _text, tokens: _tokens, ...fact } = await new D1FactsBackend(session, principal.tenant).remember(scope, kind, text, { key, expiresAt, now });
@@ -145,7 +151,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const q = c.req.valid("query");
     const principal = c.get("principal");
     const scope = MemoryScope.parse(q.scope);
-    assertCanRead(principal, scope);
+    authorize(principal, "read_scope", { scope });
     const filter = { ...(q.kind !== undefined ? { kind: validateKind(q.kind) } : {}), ...(q.key !== undefined ? { key: validateKey(q.key) } : {}) };
     const limit = q.limit ?? 50;
     const session = factsSession(c.env.DB, parseBookmark(c.req.header(BOOKMARK_HEADER)));
@@ -167,7 +173,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const facts = new D1FactsBackend(session, principal.tenant);
     const fact = await facts.get(id);
     if (!fact) throw new AppError("BEM-061", "No such fact");
-    assertCanWriteFact(principal, MemoryScope.parse(fact.scope));
+    authorize(principal, "write_scope", { scope: MemoryScope.parse(fact.scope) });
     if (!(await facts.forget(id))) throw new AppError("BEM-061", "No such fact");
     return c.json({ id, deleted: true as const }, 200, bookmarkHeader(session));
   })
@@ -177,14 +183,14 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const store = new D1FactsBackend(c.env.DB, principal.tenant);
     const fact = await store.get(id);
     if (!fact) throw new AppError("BEM-061", "No such fact");
-    assertCanRead(principal, MemoryScope.parse(fact.scope));
+    authorize(principal, "read_scope", { scope: MemoryScope.parse(fact.scope) });
     return c.json({ fact: publicFact(fact), versions: await store.history(id) }, 200);
   })
   .openapi(loadContext, async (c) => {
     const body = c.req.valid("json");
     const principal = c.get("principal");
     const scopes = body.scopes.map((s) => MemoryScope.parse(s));
-    for (const s of scopes) assertCanRead(principal, s);
+    for (const scope of scopes) authorize(principal, "read_scope", { scope });
     const session = factsSession(c.env.DB, parseBookmark(c.req.header(BOOKMARK_HEADER)));
     const rank = { ...(body.query !== undefined ? { query: body.query } : {}), ...(body.always_kinds ? { alwaysKinds: body.always_kinds.map(validateKind) } : {}) };
     return c.json(await memoryFor(c.env, principal.tenant, { facts: session }).loadContext(scopes, body.max_tokens, rank), 200, bookmarkHeader(session));

@@ -1,8 +1,5 @@
-import { createMiddleware } from "hono/factory";
 import type { Principal } from "../auth/principal";
 import { AppError } from "../errors";
-import type { AppEnv } from "./app-env";
-import { isAuthExempt } from "./auth";
 
 /**
  * Per-key rate limits with the Workers rate-limiting bindings (configured in
@@ -33,14 +30,9 @@ export async function withinLimit(limiter: RateLimit, key: string): Promise<bool
 
 export const limiterFor = (env: Env, p: Principal): RateLimit => (p.role === "member" ? env.RATE_LIMIT_MEMBER : env.RATE_LIMIT_ADMIN);
 
-/** LangGraph's checkpointer and store routes count on their own binding (a graph step is several calls). */
-const LANGGRAPH = /^\/v1\/langgraph\//;
-
-/** Runs after `authenticate`. */
-export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
-  if (isAuthExempt(c.req.method, c.req.path)) return next();
-  const p = c.get("principal");
-  const limiter = LANGGRAPH.test(c.req.path) ? c.env.RATE_LIMIT_LANGGRAPH : limiterFor(c.env, p);
+/** The per-key limit of a bearer-key caller (called by the route's declared access, after authentication).
+ * LangGraph's checkpointer and store routes count on their own binding (a graph step is several calls). */
+export async function checkKeyRate(env: Env, p: Principal, own?: "langgraph"): Promise<void> {
+  const limiter = own === "langgraph" ? env.RATE_LIMIT_LANGGRAPH : limiterFor(env, p);
   if (!(await withinLimit(limiter, `key:${p.keyId}`))) throw limited("key");
-  return next();
-});
+}

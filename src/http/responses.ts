@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { authorizeThread } from "../auth/policy";
 import { AppError } from "../errors";
 import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
 import { runAnyTurn } from "../pipeline/run-in-object";
@@ -9,6 +10,7 @@ import { messagesToItems } from "../responses/convert";
 import { newResponseHex, nowSeconds, responseBody, statusOf } from "../responses/body";
 import { planResponse } from "../responses/plan";
 import { deleteResponse, requireResponse, saveResponse } from "../responses/store";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { RUN_ERRORS, streamErrorBody } from "./chat";
 import { errorResponses, jsonContent, jsonOrEventStream } from "./openapi-errors";
@@ -17,12 +19,13 @@ import { responsesRenderer } from "./responses-stream";
 import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
 
-const RESPONSE_ERRORS = [...RUN_ERRORS, "BEM-100", "BEM-101", "BEM-102", "BEM-103", "BEM-105", "BEM-109"] as const;
+const RESPONSE_ERRORS = [...RUN_ERRORS, "BEM-025", "BEM-100", "BEM-101", "BEM-102", "BEM-103", "BEM-105", "BEM-109"] as const;
 const IdParam = z.object({ id: z.string().min(1).max(256) });
 
 const create = createRoute({
   method: "post",
   path: "/v1/responses",
+  middleware: access("run", "run", { idempotent: true }),
   tags: ["responses"],
   summary: "Create a response (OpenAI Responses API; a response is a checkpoint of a thread)",
   request: { body: { content: { "application/json": { schema: ResponseCreateRequest } }, required: true } },
@@ -34,25 +37,28 @@ const create = createRoute({
 const retrieve = createRoute({
   method: "get",
   path: "/v1/responses/{id}",
+  middleware: access("reach_thread"),
   tags: ["responses"],
   summary: "A stored response",
   request: { params: IdParam },
-  responses: { 200: jsonContent(ResponseObject, "The Response as it was returned"), ...errorResponses("BEM-022", "BEM-100") },
+  responses: { 200: jsonContent(ResponseObject, "The Response as it was returned"), ...errorResponses("BEM-022", "BEM-025", "BEM-100") },
 });
 const remove = createRoute({
   method: "delete",
   path: "/v1/responses/{id}",
+  middleware: access("reach_thread"),
   tags: ["responses"],
   summary: "Delete a stored response (the thread's checkpoints stay)",
   request: { params: IdParam },
   responses: {
     200: jsonContent(z.object({ id: z.string(), object: z.literal("response.deleted"), deleted: z.literal(true) }), "Deleted"),
-    ...errorResponses("BEM-022", "BEM-100"),
+    ...errorResponses("BEM-022", "BEM-025", "BEM-100"),
   },
 });
 const inputItems = createRoute({
   method: "get",
   path: "/v1/responses/{id}/input_items",
+  middleware: access("reach_thread"),
   tags: ["responses"],
   summary: "The input items of a stored response",
   request: {
@@ -65,13 +71,21 @@ const inputItems = createRoute({
   },
   responses: {
     200: jsonContent(z.object({ object: z.literal("list"), data: z.array(z.record(z.string(), z.unknown())), first_id: z.string().nullable(), last_id: z.string().nullable(), has_more: z.boolean() }), "Input items"),
-    ...errorResponses("BEM-022", "BEM-100"),
+    ...errorResponses("BEM-022", "BEM-025", "BEM-100"),
   },
 });
 
 function tenantOf(principal: AppEnv["Variables"]["principal"]): string {
   if (principal.kind !== "tenant") throw new AppError("BEM-022", "Responses belong to tenants; use a tenant key");
   return principal.tenant;
+}
+
+/** A stored response the caller may see: its tenant's (else 404 BEM-100), on a thread its grants reach (else 403 BEM-025). */
+async function reachableResponse(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, id: string) {
+  const principal = c.get("principal");
+  const rec = await requireResponse(c.env.DB, tenantOf(principal), id);
+  authorizeThread(principal, rec.thread_id, false);
+  return rec;
 }
 
 /** An OpenAI-style page over a list (`after` is the last id of the previous page). */
@@ -123,17 +137,18 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     })) as unknown as Response;
   })
   .openapi(retrieve, async (c) => {
-    const rec = await requireResponse(c.env.DB, tenantOf(c.get("principal")), c.req.valid("param").id);
+    const rec = await reachableResponse(c, c.req.valid("param").id);
     return c.json(rec.body as z.infer<typeof ResponseObject>, 200);
   })
   .openapi(remove, async (c) => {
-    const id = c.req.valid("param").id;
-    const deleted = await deleteResponse(c.env.DB, tenantOf(c.get("principal")), id);
-    if (!deleted) throw new AppError("BEM-100", `No response '${id.slice(0, 80)}'`);
-    return c.json({ id, object: "response.deleted" as const, deleted: true as const }, 200);
+    // Deletes the response record only (its thread's checkpoints stay): the thread's reach suffices.
+    const rec = await reachableResponse(c, c.req.valid("param").id);
+    const deleted = await deleteResponse(c.env.DB, tenantOf(c.get("principal")), rec.id);
+    if (!deleted) throw new AppError("BEM-100", `No response '${rec.id.slice(0, 80)}'`);
+    return c.json({ id: rec.id, object: "response.deleted" as const, deleted: true as const }, 200);
   })
   .openapi(inputItems, async (c) => {
-    const rec = await requireResponse(c.env.DB, tenantOf(c.get("principal")), c.req.valid("param").id);
+    const rec = await reachableResponse(c, c.req.valid("param").id);
     return c.json(page(rec.input as { id?: unknown }[], c.req.valid("query"), "desc") as never, 200);
   });
 

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { serveAsset } from "./assets";
 
@@ -22,4 +23,4 @@ const FILES: Record<string, string> = {
   "/ui/favicon.svg": "/ui/favicon.svg",
 };
 
-for (const [route, file] of Object.entries(FILES)) uiRoutes.get(route, (c) => serveAsset(c, file, INSPECTOR_CSP, "no-store"));
+for (const [route, file] of Object.entries(FILES)) uiRoutes.get(route, access("public"), (c) => serveAsset(c, file, INSPECTOR_CSP, "no-store"));

@@ -3,8 +3,6 @@ import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
 import { claim, complete, pruneExpired, release, type Stored } from "./store";
 
-/** POSTs that run a turn or write memory/state (webhook deliveries have their own replay protection). */
-const IDEMPOTENT = /^\/v1\/(chat\/completions|responses|invoke|route|memory\/facts|memory\/tasks|tasks\/summarize|webhooks|threads\/[^/]+\/(state|fork)|conversations(\/[^/]+(\/items)?)?)$/;
 const KEY = /^[\x21-\x7e]{1,255}$/;
 /** How long the first request owns the key before a duplicate may take over (longer than any run). */
 const LEASE_MS = 5 * 60 * 1000;
@@ -25,19 +23,23 @@ async function sha256(text: string): Promise<string> {
 const replay = (r: Stored) => new Response(r.body, { status: r.status, headers: { ...r.headers, "idempotent-replayed": "true" } });
 
 /**
- * `Idempotency-Key` on run and write POSTs, per tenant, for 24 h: the same key with the same
+ * `Idempotency-Key` on the POSTs that declare it (`access(…, { idempotent: true })`: runs and
+ * writes; webhook deliveries have their own replay protection), per tenant, for 24 h: the same key with the same
  * body returns the stored result (nothing runs again); with another body 422 BEM-106; while
  * the first is still running a duplicate waits for it, then 409 BEM-107 (which SDKs retry).
  * Streams are recorded whole and replayed as one body.
  */
 export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   const key = c.req.header("idempotency-key");
-  if (key === undefined || c.req.method !== "POST" || !IDEMPOTENT.test(c.req.path)) return next();
+  if (key === undefined || c.req.method !== "POST") return next();
   if (!KEY.test(key)) throw new AppError("BEM-108");
   const db = c.env.DB;
-  const tenant = c.get("principal").tenant;
+  const principal = c.get("principal");
+  const tenant = principal.tenant;
   const route = c.req.path;
-  const bodyHash = await sha256(`POST ${route}\n${await c.req.text()}`);
+  // The caller's key is part of the request: another key of the tenant reusing the key is a
+  // different request (422), never a replay of a result it might not be allowed to see.
+  const bodyHash = await sha256(`POST ${route}\n${principal.keyId}\n${await c.req.text()}`);
 
   const deadline = Date.now() + WAIT_MS;
   for (;;) {

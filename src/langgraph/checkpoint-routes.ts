@@ -1,3 +1,4 @@
+import { access } from "../http/access";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/app-env";
@@ -77,6 +78,7 @@ const body = <T extends z.ZodType>(schema: T) => ({ body: { required: true, cont
 const batch = createRoute({
   method: "post",
   path: "/v1/langgraph/threads/{thread_id}/batch",
+  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
   tags: ["langgraph"],
   summary: "Store checkpoints and pending writes, in order, atomically",
   request: { params: ThreadParam, ...body(BatchBody) },
@@ -85,6 +87,7 @@ const batch = createRoute({
 const getTuple = createRoute({
   method: "post",
   path: "/v1/langgraph/threads/{thread_id}/get",
+  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
   tags: ["langgraph"],
   summary: "A checkpoint tuple (latest of the namespace without checkpoint_id)",
   request: { params: ThreadParam, ...body(GetBody) },
@@ -96,6 +99,7 @@ const getTuple = createRoute({
 const listThread = createRoute({
   method: "post",
   path: "/v1/langgraph/threads/{thread_id}/list",
+  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
   tags: ["langgraph"],
   summary: "Checkpoint tuples of a thread, newest first",
   request: { params: ThreadParam, ...body(ListBody) },
@@ -104,6 +108,7 @@ const listThread = createRoute({
 const listAll = createRoute({
   method: "post",
   path: "/v1/langgraph/list",
+  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
   tags: ["langgraph"],
   summary: "Checkpoint tuples across the tenant's threads the key reaches, newest first",
   request: body(ListBody),
@@ -112,6 +117,7 @@ const listAll = createRoute({
 const deltaHistory = createRoute({
   method: "post",
   path: "/v1/langgraph/threads/{thread_id}/delta-history",
+  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
   tags: ["langgraph"],
   summary: "DeltaChannel history: writes along the parent chain back to a stored seed",
   request: { params: ThreadParam, ...body(DeltaBody) },
@@ -120,6 +126,7 @@ const deltaHistory = createRoute({
 const deleteThread = createRoute({
   method: "delete",
   path: "/v1/langgraph/threads/{thread_id}",
+  middleware: access("reach_thread", "none", { rate: "langgraph" }),
   tags: ["langgraph"],
   summary: "Delete the thread's LangGraph checkpoints (edgeweave's own turns stay)",
   request: { params: ThreadParam },

@@ -48,9 +48,12 @@ function grantClause(p: Principal): { sql: string; args: string[] } | null {
   const parts: string[] = [];
   const args: string[] = [];
   for (const g of p.grants) {
-    if (g.endsWith(":*")) {
+    if (g.endsWith("*")) {
+      // "name:*" and "name:prefix*": namespaces whose text starts with "name." + prefix.
+      const at = g.indexOf(":");
+      const start = `${g.slice(0, at)}.${g.slice(at + 1, -1)}`;
       parts.push(`(namespace >= ? AND namespace < ?)`);
-      args.push(...after(g.slice(0, -2)));
+      args.push(start, `${start}\u{10ffff}`);
     } else {
       const ns = joined(namespaceOfScope(MemoryScope.parse(g)));
       parts.push(`(namespace = ? OR (namespace >= ? AND namespace < ?))`);

@@ -1,6 +1,6 @@
+import { authorize, decide } from "../auth/policy";
 import { AppError } from "../errors";
 import { MemoryScope } from "../memory/scope";
-import { assertCanRead, canRead } from "../memory/scopes-for";
 import type { ToolCaller } from "../pipeline/middleware/types";
 import { defineTool, type ToolCallRuntime } from "../pipeline/tools/define";
 import { ThreadClient } from "../thread/client";
@@ -15,7 +15,7 @@ import { parseThreadId } from "../thread/thread-id";
  */
 
 function callerOf(runtime: ToolCallRuntime): ToolCaller {
-  if (!runtime.caller || runtime.caller.principal.kind !== "tenant") throw new AppError("BEM-143", "Thread tools need a tenant key");
+  if (!runtime.caller || runtime.caller.principal.kind === "operator") throw new AppError("BEM-143", "Thread tools need a tenant key");
   return runtime.caller;
 }
 
@@ -40,7 +40,7 @@ export const searchThreads = defineTool({
       for (const t of list.threads) {
         if (found.length >= limit) break;
         if (query && !t.thread_id.toLowerCase().includes(query)) continue;
-        if (canRead(caller.principal, MemoryScope.session(t.thread_id))) found.push({ thread_id: t.thread_id, updated_at: t.updated_at });
+        if (decide(caller.principal, "read_scope", { scope: MemoryScope.session(t.thread_id) }).allow) found.push({ thread_id: t.thread_id, updated_at: t.updated_at });
       }
       if (!list.next_before) break;
       before = list.next_before;
@@ -60,7 +60,7 @@ export const getThread = defineTool({
   handler: async (input, runtime) => {
     const caller = callerOf(runtime);
     const threadId = parseThreadId(String(input.thread_id));
-    assertCanRead(caller.principal, MemoryScope.session(threadId));
+    authorize(caller.principal, "read_scope", { scope: MemoryScope.session(threadId) });
     const limit = typeof input.limit === "number" ? input.limit : 50;
     const recent = await new ThreadClient(caller.env, caller.principal.tenant, threadId).loadRecent(200_000);
     const messages = recent.messages.slice(-limit).map((m) => ({ id: m.id, role: m.role, content: messageText(m.content), created_at: m.created_at }));

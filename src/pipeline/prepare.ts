@@ -4,7 +4,7 @@ import { factsSession } from "../memory/bookmark";
 import { memoryFor } from "../memory/for-tenant";
 import { preloadedSession } from "../memory/session-backend";
 import { MemoryScope } from "../memory/scope";
-import { resolveScopes } from "../memory/scopes-for";
+import { authorize, authorizeThread, resolveScopes } from "../auth/policy";
 import type { MemoryReport } from "../memory/report";
 import { TokenLimitStrategy } from "../memory/token-limit-strategy";
 import type { ChatMessage, DeltaEvent } from "../providers/types";
@@ -105,11 +105,15 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const timings = input.timings ?? new Timings();
   timings.lap("request");
   const { principal } = input;
-  if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
+  authorize(principal, "run");
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
   const thread = input.threadId !== undefined ? new ThreadClient(env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil, local: deps.local }) : undefined;
 
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
+  // Before anything is read or written: the thread must be reachable, and a run that
+  // rewrites its stored history (a fork, or middleware that replaces or removes messages)
+  // needs the same right as POST …/state and /fork.
+  if (thread) authorizeThread(principal, thread.threadId, input.checkpointId !== undefined || middlewares.some((m) => m.rewritesHistory === true));
   const agentTools = serverToolsFor(agent);
   const tools = middlewareTools(middlewares, agentTools);
   const reducers = collectReducers(middlewares, tools);
@@ -120,11 +124,9 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const toSave = input.messages.filter((m) => !isInstruction(m));
   if (toSave.length === 0) throw new AppError("BEM-011", "messages: at least one non-system message is required");
 
-  // Scopes come from the principal; the client may only narrow them (BEM-023 otherwise).
-  const sessionId = thread?.threadId ?? "stateless";
-  const session = MemoryScope.session(sessionId);
-  let scopes = resolveScopes({ principal, sessionId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
-  if (!thread) scopes = scopes.filter((s) => !s.equals(session));
+  // Every layer, the agent's or the client's, must be within the caller's grants (BEM-023 otherwise).
+  const scopes = resolveScopes({ principal, sessionId: thread?.threadId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
+  const session = thread ? MemoryScope.session(thread.threadId) : undefined;
 
   const system: ChatMessage[] = agent?.system_prompt ? [{ role: "system", content: agent.system_prompt }, ...clientSystem] : clientSystem;
   const newInput = toSave.map(toChat);
@@ -162,7 +164,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
       const memory = memoryFor(env, principal.tenant, { facts: deps.facts ?? factsSession(env.DB, input.bookmark) });
       const [loaded, threadState] = await loadingMemory(Promise.all([
         memory.loadContext(
-          scopes.filter((s) => !s.equals(session)),
+          scopes.filter((s) => !session || !s.equals(session)),
           budget,
           rank,
         ),

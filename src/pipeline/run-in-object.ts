@@ -1,5 +1,5 @@
+import { authorizeThread, resolveScopes } from "../auth/policy";
 import { AppError } from "../errors";
-import { resolveScopes } from "../memory/scopes-for";
 import { requireAgent } from "../routing/registry";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
 import { runTurn, type RunDeps, type StreamHooks } from "./run";
@@ -24,6 +24,8 @@ export function runAnyTurn(deps: RunDeps, input: TurnInput, stream?: StreamHooks
 function admit(input: TurnInput & { threadId: string }): void {
   const { principal } = input;
   if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
+  // The thread first (BEM-025), then what it loads (BEM-023); agent middleware that rewrites history is checked in the object.
+  authorizeThread(principal, input.threadId, input.checkpointId !== undefined);
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
   resolveScopes({ principal, sessionId: input.threadId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
 }

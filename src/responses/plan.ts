@@ -1,8 +1,10 @@
+import { authorizeThread } from "../auth/policy";
 import type { Principal } from "../auth/principal";
 import { AppError } from "../errors";
 import type { Timings } from "../pipeline/timings";
 import type { TurnInput } from "../pipeline/turn";
 import { ThreadClient } from "../thread/client";
+import { parseThreadId } from "../thread/thread-id";
 import type { Message, MessageInput } from "../thread/message";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
 import { callIdsOf, inputToMessages, toChatParams, unansweredCallIds } from "./convert";
@@ -40,10 +42,13 @@ function checkCalls(unanswered: string[], known: Set<string>): void {
 
 /**
  * A response is a checkpoint of a thread:
- * - previous_response_id at the thread's head continues the thread; an older one continues as a new branch;
+ * - previous_response_id at the thread's head continues the thread; an older one continues as a new branch
+ *   (decided in the thread's object, which knows its head: one round trip; a branch needs rewrite_thread);
  * - conversation names the thread (continued at its head);
- * - neither: a new thread; store:false: runs statelessly over the same history and saves nothing.
- * All lookups are bound to the caller's tenant (another tenant's id is BEM-100/102).
+ * - neither: a new thread (the key must reach it, as chat on a new thread_id); store:false: runs
+ *   statelessly over the same history and saves nothing (reading that history needs the thread's reach).
+ * All lookups are bound to the caller's tenant (another tenant's id is BEM-100/102), and every
+ * thread read or continued is checked against the key's grants before it is touched (BEM-025).
  */
 export async function planResponse(env: Env, principal: Principal, timings: Timings, body: ResponseCreateRequest, bookmark?: string): Promise<ResponsePlan> {
   if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
@@ -72,6 +77,7 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
 
   if (previousResponseId !== null) {
     const prev = await requireResponse(env.DB, tenant, previousResponseId);
+    authorizeThread(principal, prev.thread_id, false);
     const thread = new ThreadClient(env, tenant, prev.thread_id);
     if (unanswered.length > 0) {
       const output = (prev.body.output ?? []) as { type?: string; call_id?: string }[];
@@ -81,10 +87,11 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
       const state = await thread.getState(prev.checkpoint_id);
       return plan({ messages: [...state.channels.messages.map(asInput), ...messages] });
     }
-    const head = (await thread.getHistory({ limit: 1 })).checkpoints[0]?.id;
-    return plan({ threadId: prev.thread_id, ...(head !== prev.checkpoint_id ? { checkpointId: prev.checkpoint_id } : {}) });
+    return plan({ threadId: prev.thread_id, continueFrom: prev.checkpoint_id });
   }
   if (conversationId !== null) {
+    // The grant first: a conversation outside it is 403 whether or not it exists.
+    authorizeThread(principal, parseThreadId(conversationId), false);
     await requireConversation(env.DB, tenant, conversationId);
     const thread = new ThreadClient(env, tenant, conversationId);
     if (unanswered.length > 0) {

@@ -1,10 +1,10 @@
+import { authorize } from "../auth/policy";
 import { z } from "@hono/zod-openapi";
 import type { Principal } from "../auth/principal";
 import { AppError } from "../errors";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { validateFactText, validateKey } from "../memory/facts";
 import { MemoryScope } from "../memory/scope";
-import { assertCanWriteFact } from "../memory/scopes-for";
 import { estimateTokens } from "../memory/tokens";
 import { callModel } from "../providers/call";
 import { runWithFailover } from "../providers/failover";
@@ -38,7 +38,7 @@ export async function extractionTaskId(tenant: string, threadId: string, checkpo
 /** Called after a saved turn: queues the extraction when the agent asks for one. */
 export async function scheduleExtraction(env: Pick<Env, "TASKS">, run: { agent?: AgentConfig; principal: Principal; threadId?: string; checkpointId: string | null }): Promise<string | null> {
   const { agent, principal, threadId, checkpointId } = run;
-  if (!agent?.extract || threadId === undefined || checkpointId === null || principal.kind !== "tenant") return null;
+  if (!agent?.extract || threadId === undefined || checkpointId === null || principal.kind === "operator") return null;
   return enqueueTask(env, {
     id: await extractionTaskId(principal.tenant, threadId, checkpointId),
     kind: "extract_facts",
@@ -129,7 +129,7 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
   const scope = config.scope === "session" ? MemoryScope.session(task.thread_id) : MemoryScope.parse(config.scope);
   // The turn's key must be able to write there; config alone grants nothing.
   try {
-    assertCanWriteFact(principal, scope);
+    authorize(principal, "write_scope", { scope: scope });
   } catch (e) {
     reject(`the key that ran the turn may not write '${scope}' (${e instanceof Error ? e.message : "denied"})`);
   }

@@ -219,6 +219,12 @@ export class ThreadDO extends DurableObject<Env> {
     return new LangGraphCheckpoints(this.ctx.storage, Number(this.env.LANGGRAPH_CHUNK_BYTES) || 1_900_000);
   }
 
+  /** The head checkpoint's id (null for an empty thread): the run in the object resolves `continueFrom` with it. */
+  protected headId(): string | null {
+    if (!this.ready) this.open();
+    return this.head?.id ?? null;
+  }
+
   // ---- internals ---------------------------------------------------------
 
   private get sql(): SqlStorage {

@@ -4,7 +4,7 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { catalog, type ErrorCode } from "../../src/errors";
 import { app } from "../../src/http/app";
-import { isAuthExempt } from "../../src/http/auth";
+import { declaredFor } from "../support/routes";
 
 type Operation = {
   responses: Record<string, { description: string; content?: Record<string, { schema?: unknown }> }>;
@@ -113,8 +113,10 @@ describe("GET /openapi.json", () => {
       const statuses = Object.keys(op.responses);
       expect(statuses.some((s) => /^2\d\d$/.test(s)), `${where} has a 2xx`).toBe(true);
       expect(statuses.some((s) => /^4\d\d$/.test(s)), `${where} has a 4xx`).toBe(true);
-      // A route the auth middleware lets through without a bearer key must say so (security: []).
-      const exempt = isAuthExempt(method.toUpperCase(), path.replace(/\{[^}]+\}/g, "sample-1"));
+      // A route declared without a bearer key must say so (security: []).
+      const need = declaredFor(method, path)?.access;
+      expect(need, `${where} declares its access`).toBeDefined();
+      const exempt = need === "public" || need === "signed";
       if (exempt) expect(op.security, `${where} is exempt from bearer auth: declare security: []`).toEqual([]);
       else expect(op.security === undefined && statuses.includes("401"), `${where} takes the bearer key and documents 401`).toBe(true);
       for (const [status, res] of Object.entries(op.responses)) {

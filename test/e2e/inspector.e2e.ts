@@ -176,7 +176,7 @@ async function docs(page: Page, base: string): Promise<void> {
   await page.waitForURL(`${base}/docs`);
   // Rendered from /openapi.json: the document's title and one of its operations.
   await page.getByText("Memory and model routing for AI agents, at the edge.").first().waitFor();
-  await page.getByText("List the tenant's threads").first().waitFor();
+  await page.getByText("Checkpoints of every branch, newest first, paged").first().waitFor();
 }
 
 async function main(): Promise<void> {

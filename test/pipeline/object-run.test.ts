@@ -13,7 +13,7 @@ import { tenantForRuns, uniqueThread } from "./helpers";
 const tenant = tenantForRuns();
 const stubFor = (tenantId: string, thread: string) => env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenantId, thread)));
 const contents = async (thread: string) => (await new ThreadClient(env, tenant().tenant, thread).getState()).channels.messages.map((m) => m.content);
-const principal = () => ({ kind: "tenant" as const, tenant: tenant().tenant, role: "admin" as const, keyId: "k-test", grants: [] });
+const principal = () => ({ kind: "tenant" as const, tenant: tenant().tenant, role: "admin" as const, keyId: "k-test", grants: ["*"] });
 
 async function events(body: ReadableStream<Uint8Array>): Promise<RunEvent[]> {
   const out: RunEvent[] = [];

@@ -120,7 +120,7 @@ describe("retries and dead letters", () => {
   /** A hook with a callback that always answers 500, and an accepted delivery: a real transient failure. */
   async function failingDelivery() {
     mockUpstream("https://down.example.com", () => new Response("down", { status: 500 }));
-    const hook = await insertWebhook(env.DB, t.tenant, { name: "h", agent_name: "assistant", thread_from: "/t", text_from: "/x", callback_url: "https://down.example.com/cb", secret: "whsec_test" });
+    const hook = await insertWebhook(env.DB, t.tenant, { name: "h", agent_name: "assistant", thread_from: "/t", text_from: "/x", callback_url: "https://down.example.com/cb", secret: "whsec_test", scopes: ["session:*", "organization:acme"], rewrite_history: true });
     const threadId = `th-${uid()}`;
     const deliveryId = `d-${uid()}`;
     await claimDelivery(env.DB, { webhookId: hook.id, deliveryId, tenant: t.tenant, threadId, input: "hello" });

@@ -15,8 +15,12 @@ const scopeOf = (tenantId: string) =>
 const json = (facts: unknown[]) => JSON.stringify({ facts });
 
 /** One note-taker turn; resolves when its extraction task has an outcome. */
-async function turn(key: string, tenantId: string, thread: string, text: string) {
-  const res = await api("/v1/chat/completions", { key, body: { model: "gpt-4o-mini", agent: "note-taker", thread_id: thread, messages: [{ role: "user", content: text }] } });
+// memory_scopes narrows the run's layers (a member without organization:acme could not load the agent's).
+async function turn(key: string, tenantId: string, thread: string, text: string, memory_scopes?: string[]) {
+  const res = await api("/v1/chat/completions", {
+    key,
+    body: { model: "gpt-4o-mini", agent: "note-taker", thread_id: thread, messages: [{ role: "user", content: text }], ...(memory_scopes ? { memory_scopes } : {}) },
+  });
   expect(res.status).toBe(200);
   const body = (await res.json()) as { edgeweave: { checkpoint_id: string } };
   const id = await extractionTaskId(tenantId, thread, body.edgeweave.checkpoint_id);
@@ -86,10 +90,10 @@ describe("background fact extraction through the queue", () => {
 
   it("a key without a grant on the extraction scope: nothing stored, even for a well-formed answer", async () => {
     const t = tenant();
-    const member = await createKey(t.tenant, { role: "member", scopes: ["docset:*"] });
+    const member = await createKey(t.tenant, { role: "member", scopes: ["docset:*", "session:*"] });
     const before = await scopeOf(t.tenant);
     fakeOpenAI().reply("ok");
-    const { status } = await turn(member.key, t.tenant, uniqueThread(), "I live in Oslo.");
+    const { status } = await turn(member.key, t.tenant, uniqueThread(), "I live in Oslo.", ["session"]);
     expect(status.status).toBe("dead_lettered");
     expect((status as { reason: string }).reason).toMatch(/BEM-144.*may not write 'organization:acme'/);
     expect(await scopeOf(t.tenant)).toEqual(before);

@@ -60,6 +60,7 @@ export function summarization(opts: SummarizationOptions): Middleware {
   const count = opts.tokenCounter ?? estimateTokens;
   return {
     name: "summarization",
+    rewritesHistory: true,
     async beforeModel(state, runtime) {
       const messages = state.messages;
       if (!shouldSummarize(messages, opts.trigger, runtime, count)) return;

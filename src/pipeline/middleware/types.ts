@@ -50,6 +50,11 @@ export type ModelRequest = { system: string | null; messages: Message[]; tools: 
 
 export type Middleware = {
   name: string;
+  /**
+   * True when its hooks may remove or replace stored messages (not only append): running it
+   * on a thread needs the right to rewrite that thread's history (src/auth/policy.ts).
+   */
+  rewritesHistory?: boolean;
   /** Channels this middleware owns, with their reducers. */
   stateSchema?: Reducers;
   /** Fields the per-run context must carry for this middleware (bad context → BEM-083). */

@@ -1,8 +1,8 @@
+import { authorize, decide } from "../../auth/policy";
 import { AppError } from "../../errors";
 import { D1FactsBackend } from "../../memory/d1-facts-backend";
 import { expiryOf, validateFactText, validateKey, validateKind } from "../../memory/facts";
 import { MemoryScope } from "../../memory/scope";
-import { assertCanRead, assertCanWriteFact, canRead } from "../../memory/scopes-for";
 import type { ToolCaller } from "../middleware/types";
 import { defineTool, type ToolCallRuntime } from "./define";
 
@@ -18,7 +18,7 @@ export const RECALL_MAX = 20;
 const SCOPE_FIELD = { type: "string", maxLength: 200, description: "`name:id` (e.g. `organization:acme`), or `session` for this conversation" } as const;
 
 function callerOf(runtime: ToolCallRuntime): ToolCaller {
-  if (!runtime.caller || runtime.caller.principal.kind !== "tenant") throw new AppError("BEM-143", "Memory tools run only inside a tenant's turn");
+  if (!runtime.caller || runtime.caller.principal.kind === "operator") throw new AppError("BEM-143", "Memory tools run only inside a tenant's turn");
   return runtime.caller;
 }
 
@@ -39,7 +39,7 @@ function defaultWriteScope(caller: ToolCaller): MemoryScope {
   const layers = caller.scopes.map((s) => MemoryScope.parse(s)).filter((s) => !s.isSystem);
   for (const scope of [...layers.filter((s) => !s.isSession), ...layers.filter((s) => s.isSession)]) {
     try {
-      assertCanWriteFact(caller.principal, scope);
+      authorize(caller.principal, "write_scope", { scope: scope });
       return scope;
     } catch {
       // not writable by this key: try the next layer
@@ -74,7 +74,7 @@ export const rememberTool = defineTool({
     const key = typeof input.key === "string" ? validateKey(input.key) : null;
     const now = Date.now();
     const expiresAt = expiryOf({ ttl_seconds: typeof input.ttl_seconds === "number" ? input.ttl_seconds : null }, now);
-    assertCanWriteFact(caller.principal, scope);
+    authorize(caller.principal, "write_scope", { scope: scope });
     const fact = await store(caller).remember(scope, kind, text, { key, expiresAt, now });
     return JSON.stringify({ id: fact.id, scope: fact.scope, kind: fact.kind, key: fact.key, version: fact.version, replaced: fact.replaced, expires_at: fact.expires_at });
   },
@@ -97,9 +97,9 @@ export const recallTool = defineTool({
     let scopes: MemoryScope[];
     if (Array.isArray(input.scopes)) {
       scopes = input.scopes.map((s) => scopeOf(String(s), caller));
-      for (const s of scopes) assertCanRead(caller.principal, s, caller.threadId);
+      for (const s of scopes) authorize(caller.principal, "read_scope", { scope: s });
     } else {
-      scopes = caller.scopes.map((s) => MemoryScope.parse(s)).filter((s) => canRead(caller.principal, s, caller.threadId));
+      scopes = caller.scopes.map((s) => MemoryScope.parse(s)).filter((s) => decide(caller.principal, "read_scope", { scope: s }).allow);
     }
     const limit = typeof input.limit === "number" ? input.limit : 5;
     const facts = await store(caller).searchScopes(scopes, String(input.query), limit);
@@ -123,7 +123,7 @@ export const forgetTool = defineTool({
       ? await facts.get(String(input.id))
       : await facts.getByKey(typeof input.scope === "string" ? scopeOf(input.scope, caller) : defaultWriteScope(caller), validateKey(String(input.key)));
     if (!fact) throw new AppError("BEM-061", hasId ? `No fact with id '${String(input.id)}'` : `No fact with key '${String(input.key)}' in that scope`);
-    assertCanWriteFact(caller.principal, MemoryScope.parse(fact.scope));
+    authorize(caller.principal, "write_scope", { scope: MemoryScope.parse(fact.scope) });
     if (!(await facts.forget(fact.id))) throw new AppError("BEM-061", "The fact was already gone");
     return JSON.stringify({ id: fact.id, scope: fact.scope, deleted: true });
   },
