@@ -94,6 +94,9 @@ export const catalog = {
   "BEM-120": { status: 400, meaning: "Invalid LangGraph store namespace or key" },
 
   "BEM-160": { status: 400, meaning: "Invalid X-Edgeweave-Bookmark header (send back a bookmark edgeweave returned)" },
+  "BEM-096": { status: 400, meaning: "Tool message answers no open tool call" },
+  "BEM-097": { status: 413, meaning: "Thread holds the maximum number of bytes (MAX_THREAD_BYTES)" },
+  "BEM-098": { status: 503, meaning: "Thread storage failed; nothing was run or stored" },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof catalog;

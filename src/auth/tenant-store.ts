@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../errors";
+import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../path-segment";
 import { hashKey, looksLikeApiKey, newApiKey, newKeyId } from "./keys";
 import type { Principal } from "./principal";
 
@@ -10,6 +11,7 @@ import type { Principal } from "./principal";
 export const TenantId = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,64}$/, "1-64 characters of A-Z a-z 0-9 . _ -")
+  .refine((id) => !isDotSegment(id), DOT_SEGMENT_MESSAGE)
   .openapi({ example: "acme" });
 
 export const KeyRole = z.enum(["admin", "member"]);

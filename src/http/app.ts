@@ -27,6 +27,7 @@ import { uiRoutes } from "./ui";
 import { landingRoutes } from "./landing";
 import { langgraphRoutes } from "../langgraph/routes";
 import { mcpRoutes } from "./mcp";
+import { rememberEnvSecrets } from "../log";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
 export function createApp() {
@@ -41,6 +42,7 @@ export function createApp() {
   // the id is returned in X-Request-Id below (and on errors, src/http/errors.ts).
   app.use("*", requestId({ headerName: "", generator: (c) => c.req.header("cf-ray") ?? crypto.randomUUID() }));
   app.use("*", async (c, next) => {
+    rememberEnvSecrets(c.env);
     c.set("timings", new Timings());
     await next();
     c.header("x-request-id", c.get("requestId"));

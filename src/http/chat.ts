@@ -15,6 +15,7 @@ import { ChatCompletionRequest, ChatCompletionResponse, TraceHeader } from "./ch
 import { errorResponses, jsonOrEventStream } from "./openapi-errors";
 import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
+import { errorText, log } from "../log";
 
 export const RUN_ERRORS = [
   "BEM-160", "BEM-022", "BEM-023", "BEM-030", "BEM-032", "BEM-038", "BEM-041", "BEM-046", "BEM-047",
@@ -46,8 +47,12 @@ function edgeweaveSummary(r: TurnResult, trace: TraceLevel, reconciled: Reconcil
 
 /** The public body of a run that failed mid-stream (OpenAI clients read `error.message`). */
 export function streamErrorBody(e: unknown) {
-  if (isAppError(e)) return { error: { code: e.code, message: e.message, ...(isFailoverError(e) ? { attempts: e.attempts } : {}) } };
-  console.error(JSON.stringify({ level: "error", where: "stream", message: e instanceof Error ? e.message : String(e) }));
+  if (isAppError(e)) {
+    // The client sees the code; what the upstream said (redacted) goes to the log only.
+    if (e.internal) log.error("stream", { code: e.code, internal: e.internal });
+    return { error: { code: e.code, message: e.message, ...(isFailoverError(e) ? { attempts: e.attempts } : {}) } };
+  }
+  log.error("stream", { message: errorText(e) });
   return { error: { code: "BEM-001", message: "Internal error" } };
 }
 

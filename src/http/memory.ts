@@ -123,7 +123,7 @@ const loadContext = createRoute({
   tags: ["memory"],
   summary: "Load layered memory as a model would see it",
   description:
-    "Facts first (one system message each, `[{kind} {scope}] {text}`; layer order, then creation order) within half the budget; " +
+    "Facts first (one system message each, `[{kind} {scope}] \"{text}\"` with the text a one-line JSON string; layer order, then creation order) within half the budget; " +
     "a scope whose facts do not fit loads `always_kinds` first, then the facts most relevant to `query`, then the newest. " +
     "Then the newest turns that fit the rest. `dropped` reports what was left out, `facts` which facts loaded and why.",
   request: { body: { content: { "application/json": { schema: ContextBody } }, required: true } },

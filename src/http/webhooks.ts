@@ -10,7 +10,7 @@ import { parseThreadId } from "../thread/thread-id";
 import { allowPrivateCallbacks, assertCallbackUrl, MAX_CALLBACK_URL } from "../webhooks/callback-url";
 import { parsePointer, resolvePointer } from "../webhooks/pointer";
 import { webhookPrincipal } from "../webhooks/run-delivery";
-import { DELIVERY_HEADER, newSecret, parseTimestamp, SIGNATURE_HEADER, TIMESTAMP_HEADER, toHex, verify, withinReplayWindow } from "../webhooks/signature";
+import { DELIVERY_HEADER, newSecret, parseSignature, parseTimestamp, SIGNATURE_HEADER, TIMESTAMP_HEADER, toHex, verify, withinReplayWindow } from "../webhooks/signature";
 import { claimDelivery, claimSignature, deleteWebhook, findWebhook, insertWebhook, listWebhooks, releaseDelivery, releaseSignature, Webhook } from "../webhooks/store";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
@@ -184,8 +184,12 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
       throw new AppError("BEM-090", "Send X-Edgeweave-Timestamp (unix seconds) and X-Edgeweave-Signature (sha256=<hex>)");
     }
     if (!withinReplayWindow(timestamp)) throw new AppError("BEM-091", "X-Edgeweave-Timestamp is more than 5 minutes from now");
+    const mac = parseSignature(signature);
+    if (!mac) throw new AppError("BEM-090", "X-Edgeweave-Signature must be exactly sha256=<64 hex digits>");
     const bytes = new Uint8Array(await c.req.arrayBuffer());
-    if (!(await verify(hook.secret, timestampRaw, bytes, signature))) throw new AppError("BEM-090", "The signature does not match");
+    if (!(await verify(hook.secret, timestampRaw, bytes, mac))) throw new AppError("BEM-090", "The signature does not match");
+    // The replay record is keyed on the MAC itself, so no spelling of the header can pass as a new request.
+    const replayKey = toHex(mac);
     if (!(await withinLimit(c.env.RATE_LIMIT_WEBHOOK, `hook:${hook.id}`))) throw limited("webhook");
 
     const { threadId, text } = extract(parseGuardedJson(decodeUtf8(bytes)), hook);
@@ -195,7 +199,7 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     if (header !== undefined && !DELIVERY_ID.test(header)) throw new AppError("BEM-011", "X-Edgeweave-Delivery must be 1-128 visible ASCII characters");
     const deliveryId = header ?? toHex(await crypto.subtle.digest("SHA-256", bytes));
 
-    const sig = await claimSignature(c.env.DB, hook.id, signature.toLowerCase(), deliveryId);
+    const sig = await claimSignature(c.env.DB, hook.id, replayKey, deliveryId);
     if (!sig.first) return c.json({ delivery_id: sig.deliveryId, status: "accepted" as const }, 202, { "x-edgeweave-duplicate": "1" });
     const first = await claimDelivery(c.env.DB, { webhookId: hook.id, deliveryId, tenant: hook.tenant_id, threadId, input: text });
     if (first) {
@@ -204,7 +208,7 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
       } catch (e) {
         // Without its task the claim would swallow the sender's retry: undo it.
         await releaseDelivery(c.env.DB, hook.tenant_id, hook.id, deliveryId);
-        await releaseSignature(c.env.DB, hook.id, signature.toLowerCase());
+        await releaseSignature(c.env.DB, hook.id, replayKey);
         throw e;
       }
     }

@@ -24,6 +24,7 @@ import { summarizerFor } from "./summarizer";
 import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
 import { describeIssues } from "../zod-issues";
+import { checkToolAnswers } from "../thread/tool-answers";
 
 export type RunDeps = {
   env: Env;
@@ -100,6 +101,16 @@ async function loadingMemory<T>(work: Promise<T>): Promise<T> {
   }
 }
 
+/** A thread read that fails without a code is the thread's storage failing, not long-term memory. */
+async function readingThread<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    if (e instanceof AppError) throw e;
+    throw new AppError("BEM-098", undefined, { internal: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
+  }
+}
+
 export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared> {
   const { env } = deps;
   const timings = input.timings ?? new Timings();
@@ -162,14 +173,15 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   try {
     if (thread && leasing && needsWholeState) {
       const memory = memoryFor(env, principal.tenant, { facts: deps.facts ?? factsSession(env.DB, input.bookmark) });
-      const [loaded, threadState] = await loadingMemory(Promise.all([
-        memory.loadContext(
+      // Each failure keeps its own cause: D1 memory → BEM-065, the thread's storage → BEM-098 (or its own code).
+      const [loaded, threadState] = await Promise.all([
+        loadingMemory(memory.loadContext(
           scopes.filter((s) => !session || !s.equals(session)),
           budget,
           rank,
-        ),
-        leasing.then(() => thread.getState(input.checkpointId)),
-      ]));
+        )),
+        readingThread(leasing.then(() => thread.getState(input.checkpointId))),
+      ]);
       facts = loaded.messages;
       memoryReport = { facts: loaded.facts, dropped_facts: loaded.dropped.facts };
       if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
@@ -189,13 +201,15 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
     }
     // A client may narrow its scopes so the session is never read; the run still takes its turn.
     run = leasing ? await leasing : undefined;
+    // Before any model call: a tool result must answer a call the stored conversation (or this input) left open.
+    checkToolAnswers(state.messages, toSave);
     timings.lap("memory");
 
     const runtime: Runtime = {
       model: { name: route.model.name, max_tokens: route.model.max_tokens },
       context,
       agent: { name: agent?.name ?? "default" },
-      summarize: summarizerFor(deps, principal),
+      summarize: summarizerFor(deps, principal, "summarization"),
       now: () => Date.now(),
       caller: { env, principal, ...(thread ? { threadId: thread.threadId } : {}), scopes: scopes.map(String) },
     };

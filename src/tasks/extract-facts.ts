@@ -6,6 +6,8 @@ import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { validateFactText, validateKey } from "../memory/facts";
 import { MemoryScope } from "../memory/scope";
 import { estimateTokens } from "../memory/tokens";
+import { usageOf } from "../pipeline/model-call";
+import { recordUsage } from "../pipeline/usage";
 import { callModel } from "../providers/call";
 import { runWithFailover } from "../providers/failover";
 import type { ChatMessage } from "../providers/types";
@@ -158,6 +160,9 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
   const candidates = route.candidates.filter((m) => !isOfflineModel(m));
   if (candidates.length === 0) return { skipped: "no extraction model is available (only the offline model)" };
   const { value, model } = await runWithFailover(candidates, (m) => callModel(m, request, { env }));
+  // Billed before the output is judged: the call was made whether or not its facts are kept.
+  const usage = usageOf(request.messages, model, value);
+  await recordUsage(env.DB, task.tenant, { model: model.name, cause: "extraction", prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: usage.cost });
   const facts = validateExtraction(value.message.content ?? "", { scope, kinds: config.kinds });
 
   let replaced = 0;

@@ -13,11 +13,14 @@ import type {
   LoadRecentResult,
   RpcResult,
   RunGrant,
+  StatePage,
+  StatePageOptions,
   ThreadUpdate,
   ThreadState,
   UpdateOp,
   UpdateSource,
 } from "./types";
+import { errorText, log } from "../log";
 
 type Answer<T> = RpcResult<T> | Promise<RpcResult<T>>;
 
@@ -26,7 +29,7 @@ type Answer<T> = RpcResult<T> | Promise<RpcResult<T>>;
  * itself when the run already executes inside it (then every call is a local call).
  */
 export interface ThreadEndpoint {
-  getState(checkpointId: string | null): Answer<ThreadState>;
+  getState(checkpointId: string | null, page?: StatePageOptions): Answer<StatePage>;
   getHistory(opts: HistoryOptions): Answer<History>;
   write(body: ThreadUpdate, source: UpdateSource, run: { token?: string; endRun?: boolean }): Answer<Checkpoint>;
   beginRun(opts: BeginRunOptions): Answer<RunGrant>;
@@ -79,8 +82,20 @@ export class ThreadClient {
   }
 
   async getState(checkpointId?: string): Promise<ThreadState> {
-    const state = unwrap(await this.stub.getState(checkpointId ?? null));
-    return { ...state, thread_id: this.threadId };
+    // Page by page (each RPC well under the 32 MiB limit), all pages of the checkpoint the first one read.
+    const first = unwrap(await this.stub.getState(checkpointId ?? null));
+    const messages = [...first.channels.messages];
+    for (let next = first.next_offset; next !== null; ) {
+      const page = unwrap(await this.stub.getState(first.checkpoint_id, { offset: next }));
+      messages.push(...page.channels.messages);
+      next = page.next_offset;
+    }
+    const { next_offset: _, ...state } = first;
+    state.channels.messages = messages;
+    // Channel maps without a prototype: no channel name can reach Object.prototype's machinery.
+    const channels = Object.assign(Object.create(null) as ThreadState["channels"], state.channels);
+    const reducers = Object.assign(Object.create(null) as ThreadState["reducers"], state.reducers);
+    return { ...state, channels, reducers, thread_id: this.threadId };
   }
 
   async getHistory(opts: HistoryOptions = {}): Promise<History> {
@@ -141,7 +156,7 @@ export class ThreadClient {
    */
   private async list(cp: Checkpoint): Promise<void> {
     const touch = touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) =>
-      console.error(JSON.stringify({ level: "error", where: "thread-list", message: e instanceof Error ? e.message : String(e) })),
+      log.error("thread-list", { message: errorText(e) }),
     );
     if (cp.parent_id === null || !this.opts.waitUntil) await touch;
     else this.opts.waitUntil(touch);
@@ -212,7 +227,7 @@ export class ThreadRun {
     try {
       await this.stub.endRun(this.token);
     } catch (e) {
-      console.error(JSON.stringify({ level: "error", where: "thread-run-end", message: e instanceof Error ? e.message : String(e) }));
+      log.error("thread-run-end", { message: errorText(e) });
     }
   }
 }

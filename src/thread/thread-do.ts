@@ -11,6 +11,7 @@ import { reconcileLive, type Reconciled } from "./reconcile-live";
 import { describeIssues } from "../zod-issues";
 import { LangGraphCheckpoints } from "../langgraph/checkpoint-store";
 import type { DeltaHistory, DeltaQuery, GetQuery, LgOp, ListQuery, StoredTuple } from "../langgraph/checkpoint-types";
+import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
 import {
   Reducer,
   ThreadUpdate,
@@ -29,11 +30,18 @@ import {
   type RunGrant,
   type RunWrite,
   type Source,
+  type StatePage,
+  type StatePageOptions,
   type ThreadState,
 } from "./types";
 
 /** SQLite refuses values over 2 MB; a configured limit above this is clamped. */
 const ROW_CEILING = 1_900_000;
+/** Bytes of messages one getState page carries, and of writes one history page carries: far below the 32 MiB RPC limit. */
+const STATE_PAGE_BYTES = 4 * 1024 * 1024;
+const HISTORY_PAGE_BYTES = 8 * 1024 * 1024;
+/** Default per-thread cap on stored bytes (messages + channels), when MAX_THREAD_BYTES is unset. */
+const DEFAULT_THREAD_BYTES = 16 * 1024 * 1024;
 const utf8 = new TextEncoder();
 
 type Head = { id: string; step: number; count: number; clock: string };
@@ -64,12 +72,32 @@ export class ThreadDO extends DurableObject<Env> {
 
   // ---- RPC surface -------------------------------------------------------
 
-  /** State at the head, or at any checkpoint of any branch. */
-  getState(checkpointId?: string | null): RpcResult<ThreadState> {
+  /**
+   * One page of the state at the head, or at any checkpoint of any branch: the
+   * messages from `offset` up to `maxBytes` of them (at least one; channels on
+   * the first page only), so no single RPC comes near the 32 MiB limit however
+   * big the thread. ThreadClient.getState reads every page of one checkpoint.
+   */
+  getState(checkpointId?: string | null, page: StatePageOptions = {}): RpcResult<StatePage> {
     return this.run(() => {
-      if (!checkpointId || checkpointId === this.head?.id) return this.liveState();
+      const offset = Math.max(0, Math.trunc(page.offset ?? 0));
+      const maxBytes = Math.min(Math.max(1, Math.trunc(page.maxBytes ?? STATE_PAGE_BYTES)), STATE_PAGE_BYTES);
+      if (!checkpointId || checkpointId === this.head?.id) return this.livePage(offset, maxBytes);
       const cp = this.checkpointRow(checkpointId);
-      return toThreadState(cp.id, cp.step, this.replay(cp.id));
+      const state = this.replay(cp.id);
+      const all = [...state.messages.values()];
+      const picked: Message[] = [];
+      let bytes = 0;
+      for (let i = offset; i < all.length; i++) {
+        const size = utf8.encode(JSON.stringify(all[i])).length;
+        if (picked.length > 0 && bytes + size > maxBytes) break;
+        bytes += size;
+        picked.push(all[i]!);
+      }
+      if (offset > 0) state.channels.clear();
+      state.messages = new Map(picked.map((m) => [m.id, m]));
+      const next = offset + picked.length < all.length ? offset + picked.length : null;
+      return { ...toThreadState(cp.id, cp.step, state), next_offset: next };
     });
   }
 
@@ -84,9 +112,18 @@ export class ThreadDO extends DurableObject<Env> {
           limit + 1,
         )
         .toArray();
-      const page = rows.slice(0, limit);
-      const checkpoints: HistoryEntry[] = page.map((r) => ({ ...toCheckpoint(r, this.writesOf(r.id)), is_head: r.id === this.head?.id }));
-      return { checkpoints, next_before: rows.length > limit ? (page[page.length - 1]?.id ?? null) : null };
+      // A page also ends at HISTORY_PAGE_BYTES of writes (at least one checkpoint), so it fits one RPC.
+      const checkpoints: HistoryEntry[] = [];
+      let bytes = 0;
+      for (const r of rows.slice(0, limit)) {
+        const writes = this.sql.exec<{ json: string }>(`SELECT json FROM writes WHERE checkpoint_id = ? ORDER BY idx`, r.id).toArray();
+        const size = writes.reduce((n, w) => n + w.json.length, 0);
+        if (checkpoints.length > 0 && bytes + size > HISTORY_PAGE_BYTES) break;
+        bytes += size;
+        checkpoints.push({ ...toCheckpoint(r, writes.map((w) => JSON.parse(w.json) as Write)), is_head: r.id === this.head?.id });
+      }
+      const more = rows.length > checkpoints.length;
+      return { checkpoints, next_before: more ? (checkpoints[checkpoints.length - 1]?.id ?? null) : null };
     });
   }
 
@@ -336,6 +373,7 @@ export class ThreadDO extends DurableObject<Env> {
     return {
       messageBytes: Math.min(bytes, ROW_CEILING),
       threadMessages: Number(this.env.MAX_THREAD_MESSAGES) || 200_000,
+      threadBytes: Number(this.env.MAX_THREAD_BYTES) || DEFAULT_THREAD_BYTES,
     };
   }
 
@@ -346,6 +384,9 @@ export class ThreadDO extends DurableObject<Env> {
     const writes: Write[] = [];
     const now = Date.now();
     const cpId = this.ids.next(now); // known before the ops, so each message row records its checkpoint
+    // Built on the first new message: the calls open at the thread's tail (a lazy read back to the newest assistant/user message).
+    let toolAnswers: ToolAnswerCheck | undefined;
+    const answers = () => (toolAnswers ??= new ToolAnswerCheck(openToolCalls(this.tail())));
 
     const put = (input: ParsedMessageInput, mustExist: boolean) => {
       const existing = input.id
@@ -353,6 +394,7 @@ export class ThreadDO extends DurableObject<Env> {
         : undefined;
       if (mustExist && !existing) throw new AppError("BEM-031", `No message with id '${input.id}' in this thread`);
       const message = Message.parse({ ...input, id: input.id ?? this.ids.next(now), created_at: existing?.created_at ?? now });
+      if (!existing) answers().next(message);
       const json = encodeMessage(message);
       if (json.bytes > limits.messageBytes) {
         throw new AppError("BEM-033", `Message is ${json.bytes} bytes; the limit is ${limits.messageBytes}`);
@@ -386,6 +428,7 @@ export class ThreadDO extends DurableObject<Env> {
           break;
         }
         case "remove_all":
+          answers().reset();
           this.sql.exec(`DELETE FROM messages`);
           count = 0;
           writes.push({ op: "remove_all" });
@@ -416,7 +459,25 @@ export class ThreadDO extends DurableObject<Env> {
     if (count > limits.threadMessages) {
       throw new AppError("BEM-034", `A thread holds at most ${limits.threadMessages} messages`);
     }
+    // Inside the transaction: over the cap, every op of this update rolls back.
+    const held = this.storedBytes();
+    if (held > limits.threadBytes) {
+      throw new AppError("BEM-097", `The thread would hold ${held} bytes of messages and channels; the limit is ${limits.threadBytes} (MAX_THREAD_BYTES)`);
+    }
     return this.commitCheckpoint(this.head, source, writes, count, cpId);
+  }
+
+  /** The thread's messages, newest first, parsed as they are read (callers stop early). */
+  private *tail(): Generator<Message> {
+    for (const r of this.sql.exec<{ json: string }>(`SELECT json FROM messages ORDER BY seq DESC`)) yield JSON.parse(r.json) as Message;
+  }
+
+  /** Bytes of the live messages and channels (what a state read returns). */
+  private storedBytes(): number {
+    const row = this.sql
+      .exec<{ b: number }>(`SELECT (SELECT COALESCE(SUM(bytes), 0) FROM messages) + (SELECT COALESCE(SUM(length(CAST(value AS BLOB)) + length(CAST(name AS BLOB))), 0) FROM channels) AS b`)
+      .toArray()[0];
+    return row?.b ?? 0;
   }
 
   private insertMessage(m: Message, json: EncodedMessage, cp: string | null): void {
@@ -486,16 +547,26 @@ export class ThreadDO extends DurableObject<Env> {
     return state;
   }
 
-  private liveState(): ThreadState {
+  private livePage(offset: number, maxBytes: number): StatePage {
     const state = emptyReplayState();
-    for (const r of this.sql.exec<{ json: string }>(`SELECT json FROM messages ORDER BY seq`)) {
+    let bytes = 0;
+    let next: number | null = null;
+    // The cursor steps lazily: rows past the page are never read.
+    for (const r of this.sql.exec<{ json: string; bytes: number }>(`SELECT json, bytes FROM messages ORDER BY seq LIMIT -1 OFFSET ?`, offset)) {
+      if (state.messages.size > 0 && bytes + r.bytes > maxBytes) {
+        next = offset + state.messages.size;
+        break;
+      }
+      bytes += r.bytes;
       const m = JSON.parse(r.json) as Message;
       state.messages.set(m.id, m);
     }
-    for (const r of this.sql.exec<{ name: string; reducer: string; value: string }>(`SELECT name, reducer, value FROM channels`)) {
-      state.channels.set(r.name, { reducer: Reducer.parse(r.reducer), value: JSON.parse(r.value) as unknown });
+    if (offset === 0) {
+      for (const r of this.sql.exec<{ name: string; reducer: string; value: string }>(`SELECT name, reducer, value FROM channels`)) {
+        state.channels.set(r.name, { reducer: Reducer.parse(r.reducer), value: JSON.parse(r.value) as unknown });
+      }
     }
-    return toThreadState(this.head?.id ?? null, this.head?.step ?? 0, state);
+    return { ...toThreadState(this.head?.id ?? null, this.head?.step ?? 0, state), next_offset: next };
   }
 }
 
@@ -514,15 +585,21 @@ function toCheckpoint(r: CheckpointRow, writes: Write[]): Checkpoint {
 /** Same shape whether built from the live tables or from replayed checkpoints (channels sorted by name). */
 export function toThreadState(checkpointId: string | null, step: number, s: ReplayState): ThreadState {
   const names = [...s.channels.keys()].sort();
+  // Own data properties (defineProperty, never assignment): a `__proto__` stored before names were checked stays
+  // plain data. Not null-prototype objects here: RPC cannot clone those; ThreadClient rebuilds them without one.
   const channels: ThreadState["channels"] = { messages: [...s.messages.values()] };
   const reducers: ThreadState["reducers"] = {};
   for (const name of names) {
     const ch = s.channels.get(name);
     if (!ch) continue;
-    channels[name] = ch.value;
-    reducers[name] = ch.reducer;
+    defineOwn(channels, name, ch.value);
+    defineOwn(reducers, name, ch.reducer);
   }
   return { checkpoint_id: checkpointId, step, channels, reducers };
+}
+
+function defineOwn(o: object, key: string, value: unknown): void {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function busy<T>(waitMs: number): RpcResult<T> {

@@ -4,6 +4,7 @@ import { sign, verify } from "../../src/webhooks/signature";
 import { clearUpstream, mockUpstream } from "../support/upstream";
 import { api, createTenant, type TestTenant } from "../support/tenants";
 import { deliver, deliveryCount, deliveryRow, nowSeconds, registerHook, threadMessages, waitFor } from "./helpers";
+import { loggedLines } from "../support/logs";
 
 let t: TestTenant;
 beforeAll(async () => {
@@ -272,6 +273,7 @@ describe("secrets", () => {
       await deliver(hook, "{bad json");
       expect((await deliver(hook, ticket(`tk-${uid()}`), { deliveryId: "s-ok" })).status).toBe(202);
       await waitFor("done", async () => ((await deliveryRow(hook.id, "s-ok"))?.status === "done" ? true : undefined));
+      lines.push(...loggedLines()); // the worker's logger writes to the test capture
       expect(lines.join("\n")).not.toContain(hook.secret);
       expect(lines.join("\n")).not.toContain(hook.secret.slice(6, 30));
     } finally {
