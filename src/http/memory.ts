@@ -10,6 +10,7 @@ import type { AppEnv } from "./app-env";
 import { cursorOf, parseCursor } from "./cursor";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
+import { assertRoom } from "../quotas";
 
 // Kind and text stay loose strings here so the handler answers with their own codes (BEM-063, BEM-062, BEM-064).
 const RememberBody = z
@@ -96,6 +97,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const kind = validateKind(body.kind);
     const text = validateFactText(body.text);
     assertCanWriteFact(principal, scope);
+    await assertRoom(c.env, principal.tenant, "facts");
     const fact = await new D1FactsBackend(c.env.DB, principal.tenant).remember(scope, kind, text);
     return c.json({ id: fact.id, scope: fact.scope, kind: fact.kind, created_at: fact.created_at }, 201);
   })

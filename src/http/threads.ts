@@ -8,6 +8,7 @@ import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { ADMIN_ROLES, requireRole } from "./roles";
 import { issueSummary, validationHook } from "./validation";
+import { assertThreadRoom } from "../quotas";
 
 // Thread ids are checked in the handler so a bad one gets its own code (BEM-030), not BEM-011.
 const ThreadParam = z.object({
@@ -97,6 +98,7 @@ const stateWrites = new OpenAPIHono<AppEnv>({ defaultHook: opsHook }).openapi(up
   const principal = c.get("principal");
   requireRole(principal, ADMIN_ROLES, "change thread state");
   const thread = new ThreadClient(c.env, principal.tenant, c.req.valid("param").id);
+  await assertThreadRoom(c.env, principal.tenant, thread.threadId);
   return c.json(await thread.update(c.req.valid("json"), "update"), 200);
 });
 

@@ -13,6 +13,7 @@ import { decodeUtf8, parseGuardedJson } from "./limits";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { limited, withinLimit } from "./rate-limit";
 import { validationHook } from "./validation";
+import { assertRoom } from "../quotas";
 
 /**
  * Signed inbound webhooks. A tenant admin registers a hook (agent + where the
@@ -130,6 +131,7 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     pointerOrFail("text_from", body.text_from);
     requireAgent(body.agent_name);
     const callback = body.callback_url === undefined ? null : assertCallbackUrl(body.callback_url, allowPrivateCallbacks(c.env)).toString();
+    await assertRoom(c.env, c.get("principal").tenant, "webhooks");
     const secret = newSecret();
     const hook = await insertWebhook(c.env.DB, c.get("principal").tenant, { name: body.name, agent_name: body.agent_name, thread_from: body.thread_from, text_from: body.text_from, callback_url: callback, secret });
     return c.json({ ...hook, secret }, 201);

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { assertThreadRoom } from "../quotas";
 import { AppError } from "../errors";
 import { memoryFor } from "../memory/for-tenant";
 import { preloadedSession } from "../memory/session-backend";
@@ -116,6 +117,8 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const clientSystem = input.messages.filter(isInstruction).map(toChat);
   const toSave = input.messages.filter((m) => !isInstruction(m));
   if (toSave.length === 0) throw new AppError("BEM-011", "messages: at least one non-system message is required");
+  // A run on a thread the tenant does not have yet creates it: within the thread quota, before anything is read or written.
+  if (thread) await assertThreadRoom(env, principal.tenant, thread.threadId);
 
   // Scopes come from the principal; the client may only narrow them (BEM-023 otherwise).
   const sessionId = thread?.threadId ?? "stateless";
