@@ -9,6 +9,7 @@ import { parsePointer, resolvePointer } from "../webhooks/pointer";
 import { DELIVERY_HEADER, newSecret, parseSignature, parseTimestamp, SIGNATURE_HEADER, TIMESTAMP_HEADER, toHex, verify, withinReplayWindow } from "../webhooks/signature";
 import { claimDelivery, claimSignature, deleteWebhook, findWebhook, insertWebhook, listWebhooks, releaseDelivery, releaseSignature, Webhook } from "../webhooks/store";
 import type { AppEnv } from "./app-env";
+import { cursorOf, parseCursor } from "./cursor";
 import { decodeUtf8, parseGuardedJson } from "./limits";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { limited, withinLimit } from "./rate-limit";
@@ -68,8 +69,17 @@ const listWebhooksRoute = createRoute({
   method: "get",
   path: "/v1/webhooks",
   tags: ["webhooks"],
-  summary: "List the tenant's webhooks (secrets are never shown again)",
-  responses: { 200: jsonContent(z.object({ webhooks: z.array(Webhook) }).openapi("WebhookList"), "The hooks"), ...errorResponses("BEM-022") },
+  summary: "List the tenant's webhooks in creation order, paged (secrets are never shown again)",
+  request: {
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(200).optional().openapi({ description: "Hooks per page (default 50)" }),
+      cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),
+    }),
+  },
+  responses: {
+    200: jsonContent(z.object({ webhooks: z.array(Webhook), next_cursor: z.string().nullable() }).openapi("WebhookList"), "A page of hooks; next_cursor is null on the last"),
+    ...errorResponses("BEM-011", "BEM-022"),
+  },
 });
 
 const deleteWebhookRoute = createRoute({
@@ -138,7 +148,13 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
   })
   .openapi(listWebhooksRoute, async (c) => {
     requireTenantAdmin(c.get("principal"));
-    return c.json({ webhooks: await listWebhooks(c.env.DB, c.get("principal").tenant) }, 200);
+    const q = c.req.valid("query");
+    const limit = q.limit ?? 50;
+    // The same paging as GET /v1/memory/facts: one row past the page says whether another follows.
+    const rows = await listWebhooks(c.env.DB, c.get("principal").tenant, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined);
+    const webhooks = rows.slice(0, limit);
+    const last = webhooks[webhooks.length - 1];
+    return c.json({ webhooks, next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200);
   })
   .openapi(deleteWebhookRoute, async (c) => {
     const { id } = c.req.valid("param");
