@@ -4,6 +4,7 @@ import { estimateTokens } from "../memory/tokens";
 import { IdGenerator } from "./ids";
 import { Message } from "./message";
 import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplayState } from "./reducers";
+import { chargeHistory, DEFAULT_HISTORY_BYTES } from "./history-bytes";
 import { clampTtl, clampWait, Lease, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
@@ -332,6 +333,7 @@ export class ThreadDO extends DurableObject<Env> {
       messageBytes: Math.min(bytes, ROW_CEILING),
       threadMessages: Number(this.env.MAX_THREAD_MESSAGES) || 200_000,
       threadBytes: Number(this.env.MAX_THREAD_BYTES) || DEFAULT_THREAD_BYTES,
+      historyBytes: Number(this.env.MAX_THREAD_HISTORY_BYTES) || DEFAULT_HISTORY_BYTES,
     };
   }
 
@@ -458,7 +460,9 @@ export class ThreadDO extends DurableObject<Env> {
       `INSERT INTO checkpoints (id, parent_id, step, source, created_at) VALUES (?, ?, ?, ?, ?)`,
       cp.id, cp.parent_id, cp.step, cp.source, cp.created_at,
     );
-    writes.forEach((w, i) => this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, JSON.stringify(w)));
+    const stored = writes.map((w) => JSON.stringify(w));
+    chargeHistory(this.sql, stored, this.limits.historyBytes); // 413 BEM-019 past the cap: the caller's transaction rolls back
+    stored.forEach((json, i) => this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, json));
     const head: Head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
     this.sql.exec(
       `INSERT INTO meta (key, value) VALUES ('head', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
