@@ -1,9 +1,9 @@
 import { createMiddleware } from "hono/factory";
 import { sameSecret } from "../auth/keys";
 import { operatorPrincipal } from "../auth/principal";
-import { principalForKey } from "../auth/tenant-store";
 import { AppError } from "../errors";
 import type { AppEnv } from "./app-env";
+import { tenantPrincipal } from "./unknown-keys";
 
 /**
  * /v1 routes that do NOT take a bearer key because the request carries its own
@@ -20,8 +20,8 @@ const BEARER = /^Bearer\s+(.+)$/i;
 
 /**
  * Resolves the caller from `Authorization: Bearer <key>`: the operator key (secret
- * OPERATOR_KEY, compared in constant time) or a tenant key (looked up by its SHA-256).
- * Nothing is cached, so a revoked key fails on its very next request.
+ * OPERATOR_KEY, compared in constant time) or a tenant key (looked up by its SHA-256;
+ * see tenant-store.ts for the per-isolate caches and unknown-keys.ts for the throttle).
  * Route files use `c.get("principal")` and nothing else to know who is calling.
  */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
@@ -36,8 +36,8 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     c.set("principal", operatorPrincipal());
     return next();
   }
-  const principal = await principalForKey(c.env.DB, presented);
-  if (!principal) throw new AppError("BEM-021", "The API key is not valid or was revoked");
+  // 401 BEM-021, or 429 BEM-099 when this address has tried too many unknown keys.
+  const principal = await tenantPrincipal(c, presented);
   c.set("principal", principal);
   return next();
 });
