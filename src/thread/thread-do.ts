@@ -5,7 +5,7 @@ import { IdGenerator } from "./ids";
 import { Message } from "./message";
 import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplayState } from "./reducers";
 import { chargeHistory, DEFAULT_HISTORY_BYTES } from "./history-bytes";
-import { clampTtl, clampWait, Lease, RunLeases } from "./run-lease";
+import { clampTtl, clampWait, Lease, LEASE, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
 import {
@@ -131,7 +131,7 @@ export class ThreadDO extends DurableObject<Env> {
    */
   update(input: StateUpdate, source: Source, run: RunWrite = {}): RpcResult<Checkpoint> {
     const leases = this.openLeases();
-    if (!leases.admits(run.token)) return busy(0);
+    if (!leases.admits(run.token)) return busy(0, leases);
     return this.admitted(run, () => this.applyUpdate(input, source));
   }
 
@@ -155,7 +155,7 @@ export class ThreadDO extends DurableObject<Env> {
     const waitMs = clampWait(opts.waitMs);
     const pending = leases.acquire(clampTtl(opts.ttlMs), waitMs);
     const lease = pending instanceof Promise ? await pending : pending;
-    if (!lease) return busy(waitMs);
+    if (!lease) return busy(waitMs, leases);
     try {
       const recent = opts.recentTokens === undefined ? null : this.readRecent(opts.recentTokens, {});
       return { ok: true, value: { lease, recent } };
@@ -210,7 +210,7 @@ export class ThreadDO extends DurableObject<Env> {
     const waitMs = clampWait(undefined);
     const pending = leases.acquire(clampTtl(undefined), waitMs);
     const lease = pending instanceof Promise ? await pending : pending;
-    if (!lease) return busy(waitMs);
+    if (!lease) return busy(waitMs, leases);
     try {
       await this.ctx.storage.deleteAll();
       this.ready = false;
@@ -238,6 +238,7 @@ export class ThreadDO extends DurableObject<Env> {
   /** Created once per live object (a delete re-creates the tables, not the queue). */
   private openLeases(): RunLeases {
     if (!this.ready) this.open();
+    const maxHoldMs = Number(this.env.MAX_RUN_LEASE_MS) || LEASE.defaultMaxHoldMs;
     this.leases ??= new RunLeases({
       load: () => {
         const raw = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'run_lease'`).toArray()[0]?.value;
@@ -256,7 +257,7 @@ export class ThreadDO extends DurableObject<Env> {
           this.sql.exec(`DELETE FROM meta WHERE key = 'run_lease'`);
         }
       },
-    });
+    }, Date.now, maxHoldMs);
     return this.leases;
   }
 
@@ -274,7 +275,7 @@ export class ThreadDO extends DurableObject<Env> {
     const waitMs = clampWait(undefined);
     const pending = leases.acquire(clampTtl(undefined), waitMs);
     const lease = pending instanceof Promise ? await pending : pending;
-    if (!lease) return busy(waitMs);
+    if (!lease) return busy(waitMs, leases);
     try {
       return write();
     } finally {
@@ -559,8 +560,10 @@ function defineOwn(o: object, key: string, value: unknown): void {
   Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-function busy<T>(waitMs: number): RpcResult<T> {
-  return { ok: false, error: { code: "BEM-038", message: `Thread is busy with another run; waited ${waitMs} ms (retry later)` } };
+/** BEM-038, saying when to retry: when the holder's lease ends at the latest (MAX_RUN_LEASE_MS bounds it). */
+function busy<T>(waitMs: number, leases: RunLeases): RpcResult<T> {
+  const retry_after = leases.retryAfterSeconds();
+  return { ok: false, error: { code: "BEM-038", message: `Thread is busy with another run; waited ${waitMs} ms (retry after ${retry_after} s)`, retry_after } };
 }
 
 function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
