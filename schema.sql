@@ -28,19 +28,44 @@ CREATE TABLE facts (
   text        TEXT NOT NULL,
   tokens      INTEGER NOT NULL,
   created_at  INTEGER NOT NULL
-);
+  -- Added by migration 0005 with ALTER TABLE, whose text SQLite keeps as written, hence this layout.
+  -- key: unique per scope (remembering with it replaces the text), expires_at: ms, never loaded after,
+  -- updated_at: when the text was last written (recency), version: 1 + replacements.
+, key TEXT, expires_at INTEGER, updated_at INTEGER, version INTEGER NOT NULL DEFAULT 1);
 CREATE INDEX facts_by_scope ON facts (tenant_id, scope, created_at, id);
+CREATE UNIQUE INDEX facts_by_key ON facts (tenant_id, scope, key) WHERE key IS NOT NULL;
+CREATE INDEX facts_by_kind ON facts (tenant_id, scope, kind, created_at, id);
+CREATE INDEX facts_by_recency ON facts (tenant_id, scope, updated_at, id);
+CREATE INDEX facts_by_expiry ON facts (expires_at) WHERE expires_at IS NOT NULL;
 
--- Turns of non-session scopes (session turns live in the thread Durable Object).
-CREATE TABLE scope_turns (
-  id          TEXT PRIMARY KEY,
+-- Earlier versions of a keyed fact, written when remembering with its key replaced the text.
+CREATE TABLE fact_versions (
+  fact_id     TEXT NOT NULL,
+  version     INTEGER NOT NULL,
+  tenant_id   TEXT NOT NULL,
+  kind        TEXT NOT NULL,
+  text        TEXT NOT NULL,
+  written_at  INTEGER NOT NULL,           -- when this version was remembered
+  replaced_at INTEGER NOT NULL,
+  PRIMARY KEY (fact_id, version)
+);
+
+-- Fact count and token sum per scope: whether a scope fits its share, and how many facts did not,
+-- cost O(1), not O(facts in the scope).
+CREATE TABLE fact_scope_stats (
   tenant_id   TEXT NOT NULL,
   scope       TEXT NOT NULL,
-  message     TEXT NOT NULL,              -- JSON message
+  n           INTEGER NOT NULL,
   tokens      INTEGER NOT NULL,
-  created_at  INTEGER NOT NULL
+  PRIMARY KEY (tenant_id, scope)
 );
-CREATE INDEX scope_turns_by_scope ON scope_turns (tenant_id, scope, id);
+
+-- BM25 over fact text (rowid = facts.rowid); searches join back to facts for tenant, scope and expiry.
+CREATE VIRTUAL TABLE facts_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+
+CREATE TRIGGER facts_after_insert AFTER INSERT ON facts BEGIN INSERT INTO facts_fts (rowid, text) VALUES (new.rowid, new.text); INSERT OR IGNORE INTO fact_scope_stats (tenant_id, scope, n, tokens) VALUES (new.tenant_id, new.scope, 0, 0); UPDATE fact_scope_stats SET n = n + 1, tokens = tokens + new.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
+CREATE TRIGGER facts_after_delete AFTER DELETE ON facts BEGIN DELETE FROM facts_fts WHERE rowid = old.rowid; DELETE FROM fact_versions WHERE fact_id = old.id; UPDATE fact_scope_stats SET n = n - 1, tokens = tokens - old.tokens WHERE tenant_id = old.tenant_id AND scope = old.scope; END;
+CREATE TRIGGER facts_after_text_update AFTER UPDATE OF text ON facts BEGIN INSERT INTO fact_versions (fact_id, version, tenant_id, kind, text, written_at, replaced_at) VALUES (old.id, old.version, old.tenant_id, old.kind, old.text, old.updated_at, new.updated_at); DELETE FROM facts_fts WHERE rowid = old.rowid; INSERT INTO facts_fts (rowid, text) VALUES (new.rowid, new.text); UPDATE fact_scope_stats SET tokens = tokens + new.tokens - old.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
 
 -- Threads a tenant has touched, for listing (the DO holds the content).
 CREATE TABLE threads (
@@ -56,7 +81,7 @@ CREATE TABLE usage (
   tenant_id         TEXT NOT NULL,
   day               TEXT NOT NULL,        -- YYYY-MM-DD (UTC)
   model             TEXT NOT NULL,
-  cause             TEXT NOT NULL DEFAULT 'turn', -- turn | webhook | summarization | summarize_task
+  cause             TEXT NOT NULL DEFAULT 'turn', -- turn | webhook | summarization | summarize_task | extraction
   requests          INTEGER NOT NULL DEFAULT 0,
   prompt_tokens     INTEGER NOT NULL DEFAULT 0,
   completion_tokens INTEGER NOT NULL DEFAULT 0,
@@ -74,7 +99,8 @@ CREATE TABLE webhooks (
   callback_url  TEXT,
   secret        TEXT NOT NULL,            -- HMAC key; needed in clear to verify signatures
   created_at    INTEGER NOT NULL
-);
+  -- 0004: the JSON grant patterns given at registration; 1 = may run agents that rewrite stored history
+  , grants TEXT NOT NULL DEFAULT '[]', rewrite_history INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX webhooks_tenant ON webhooks (tenant_id);
 
 -- One row per accepted delivery; the primary key makes repeats (even concurrent ones) no-ops.
@@ -120,6 +146,26 @@ CREATE TABLE dead_letters (
   created_at    INTEGER NOT NULL
 );
 CREATE INDEX dead_letters_tenant ON dead_letters (tenant_id, created_at, id);
+
+-- Threads of a tenant that hold LangGraph checkpoints (the checkpoints live in each thread's object).
+CREATE TABLE langgraph_threads (
+  tenant_id   TEXT NOT NULL,
+  thread_id   TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, thread_id)
+);
+
+-- LangGraph store items: namespace labels joined by '.' (labels never contain '.'), JSON values.
+CREATE TABLE store_items (
+  tenant_id   TEXT NOT NULL,
+  namespace   TEXT NOT NULL,
+  key         TEXT NOT NULL,
+  value       TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, namespace, key)
+);
+CREATE INDEX store_items_by_update ON store_items (tenant_id, updated_at);
 
 -- Per-tenant counts for the quotas (src/quotas.ts), kept by triggers in the same transaction as
 -- every write that changes them, so a quota check reads one row instead of counting.

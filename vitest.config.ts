@@ -1,5 +1,9 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { buildAssets } from "./scripts/build-assets";
+
+// The worker serves /, /docs and /ui from the built static assets (dist/public).
+await buildAssets();
 
 export default defineConfig(async () => ({
   plugins: [
@@ -16,6 +20,8 @@ export default defineConfig(async () => ({
           ANTHROPIC_API_KEY: "sk-ant-test",
           GROQ_API_KEY: "gsk-test",
           NVIDIA_API_KEY: "nvapi-test",
+          // Lowered from production's 1.9 MB so tests exercise chunked LangGraph values.
+          LANGGRAPH_CHUNK_BYTES: "65536",
         },
         d1Databases: { DB: "edgeweave-test", SCHEMA_CHECK_DB: "edgeweave-schema-check" },
       },
@@ -23,6 +29,10 @@ export default defineConfig(async () => ({
   ],
   test: {
     include: ["test/**/*.test.ts"],
+    // One workerd runtime per worker, reused file after file: starting one per file cost ~3 s each
+    // (270 of 570 s for the suite). Storage is shared, so tests use their own tenants and threads
+    // (test/support/tenants.ts) and must not leave background work running past their end.
+    isolate: false,
     setupFiles: ["./test/setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,

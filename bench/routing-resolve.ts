@@ -1,7 +1,7 @@
 // Routing benchmark (pure code, Node via tsx):
 //   1. ModelRouter.resolve with 1,000 models and the 5 default strategies: median per call,
 //      against a plain filter/sort implementation of the same rules in the same run.
-//   2. Compiling a 1,000-model models.yaml (parse + validate + index + render the module).
+//   2. Compiling a 1,000-model models.yaml (parse + validate + render the module).
 // Run: npx tsx bench/routing-resolve.ts
 import { cpus, loadavg } from "node:os";
 import { compileModels, renderCompiledModule } from "../src/routing/compile.ts";
@@ -131,7 +131,7 @@ for (let i = 0; i < 7; i++) {
 const fmt = (x: number) => x.toFixed(1);
 console.log(`machine: ${cpus()[0]?.model ?? "unknown"} x${cpus().length}, node ${process.version}, ${new Date().toISOString().slice(0, 10)}`);
 console.log(`resolve, ${N_MODELS} models, 5 strategies + availability, ${CALLS} calls over ${requests.length} request shapes (with trace):`);
-console.log(`  ModelRouter.resolve      median ${fmt(routed.median)} us   p90 ${fmt(routed.p90)} us   (goal <= 50 us)`);
+console.log(`  ModelRouter.resolve      median ${fmt(routed.median)} us   p90 ${fmt(routed.p90)} us`);
 console.log(`  baseline filter/sort     median ${fmt(baseline.median)} us   p90 ${fmt(baseline.p90)} us   (no trace, no reasons)`);
 console.log(`  resolve median per request shape: ${perShape.map(fmt).join(" / ")} us (text / image / explicit caps / agent tags / 100k context / audio + 3 caps)`);
 console.log(`  load average at the end: ${loadavg().map((x) => x.toFixed(1)).join(" ")} (2 cores shared; higher means noisier numbers)`);

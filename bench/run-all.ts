@@ -8,7 +8,9 @@ const steps: { name: string; cmd: string[]; limitS: number; env?: Record<string,
   { name: "thread (bytes per turn; newest-window load)", cmd: ["vitest", "run", "-c", "bench/thread-vitest.config.ts"], limitS: 180 },
   { name: "memory (loadContext at 100 vs 100,000 messages)", cmd: ["vitest", "run", "-c", "bench/memory-vitest.config.ts"], limitS: 180 },
   { name: "trim (10,000 messages vs @langchain/core)", cmd: ["tsx", "bench/trim-messages.ts"], limitS: 240, env: { BENCH_SLOW_RUNS: "3" } },
-  { name: "turn latency (wrangler dev vs pass-through)", cmd: ["tsx", "bench/turn-latency.ts", "200"], limitS: 180 },
+  { name: "turn latency (wrangler dev vs pass-through)", cmd: ["tsx", "bench/turn-latency.ts", "200"], limitS: 420 },
+  { name: "latency model (modelled deployment: round trips, added ms)", cmd: ["vitest", "run", "-c", "bench/latency-vitest.config.ts"], limitS: 300 },
+  { name: "langgraph (calls and stored bytes per turn, 100 turns, vs MemorySaver)", cmd: ["vitest", "run", "-c", "bench/langgraph-vitest.config.ts"], limitS: 240 },
 ];
 
 console.log(`edgeweave benchmarks — ${new Date().toISOString()} — ${cpus().length} cores, ${cpus()[0]?.model ?? "unknown"}, node ${process.version}`);

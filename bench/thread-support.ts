@@ -1,13 +1,13 @@
 import { env } from "cloudflare:workers";
 import type { ThreadDO } from "../src/thread/thread-do";
-import type { StateUpdate } from "../src/thread/types";
+import type { ThreadUpdate } from "../src/thread/types";
 
 export const stubFor = (name: string) => env.THREADS.get(env.THREADS.idFromName(`bench:${name}-${crypto.randomUUID()}`));
 
 /** A realistic chat line of about 200 characters (~54 tokens). */
 export const line = (i: number) => `turn ${i}: ` + "the quick brown fox jumps over the lazy dog and keeps going ".repeat(3).slice(0, 190);
 
-export function mustUpdate(instance: ThreadDO, update: StateUpdate): void {
+export function mustUpdate(instance: ThreadDO, update: ThreadUpdate): void {
   const r = instance.update(update, "input");
   if (!r.ok) throw new Error(`${r.error.code} ${r.error.message}`);
 }

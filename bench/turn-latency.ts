@@ -1,6 +1,7 @@
 // Issue 5 benchmark: latency of a stateful chat turn through `wrangler dev` (1,000-message
 // thread, 10 facts) against a bare pass-through worker forwarding to the same zero-latency
-// upstream, interleaved in the same run.  Run: npx tsx bench/turn-latency.ts [turns]
+// upstream, interleaved in the same run; then throughput with 8 threads at once against the
+// pass-through at the same concurrency.  Run: npx tsx bench/turn-latency.ts [turns]
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, cpus } from "node:os";
 import { join } from "node:path";
@@ -9,6 +10,8 @@ import { percentile, run, startWranglerDev } from "./support/wrangler-dev.ts";
 
 const TURNS = Number(process.argv[2] ?? 200);
 const WARMUP = 20;
+const CONCURRENCY = 8;
+const CONC_PER_LANE = Number(process.env.BENCH_CONC_TURNS ?? 25);
 const OPERATOR = "bench-operator-key";
 const BENCH_CONFIG = "wrangler.bench.toml";
 
@@ -91,6 +94,31 @@ async function main() {
     }
     a.sort((x, y) => x - y);
     b.sort((x, y) => x - y);
+
+    // Throughput with CONCURRENCY threads at once (each its own 1,000-message thread), against
+    // the pass-through under the same concurrency; alternating rounds so noise hits both alike.
+    const threads = Array.from({ length: CONCURRENCY }, (_, i) => `bench-conc-${i}`);
+    for (const t of threads) await json(`${ew.url}/v1/threads/${t}/state`, { key, body: { ops: [{ op: "append", messages: seed }] } });
+    const concTurn = (t: string) => json(`${ew.url}/v1/chat/completions`, { key, body: { ...turnBody(0), thread_id: t } });
+    const rate = async (one: (lane: number) => Promise<unknown>): Promise<number> => {
+      const t0 = performance.now();
+      let done = 0;
+      await Promise.all(Array.from({ length: CONCURRENCY }, async (_, lane) => {
+        for (let i = 0; i < CONC_PER_LANE; i++) {
+          await one(lane);
+          done++;
+        }
+      }));
+      return done / ((performance.now() - t0) / 1000);
+    };
+    const ewRates: number[] = [];
+    const ptRates: number[] = [];
+    await rate((lane) => concTurn(threads[lane]!)); // warm-up
+    for (let round = 0; round < 3; round++) {
+      ewRates.push(await rate((lane) => concTurn(threads[lane]!)));
+      ptRates.push(await rate(() => passthrough()));
+    }
+    const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
     const result = {
       date: new Date().toISOString(),
       machine: `${cpus().length} cores, ${cpus()[0]?.model ?? "unknown"}`,
@@ -101,6 +129,12 @@ async function main() {
       passthrough_ms: { p50: +percentile(b, 50).toFixed(2), p99: +percentile(b, 99).toFixed(2) },
       p50_ratio: +(percentile(a, 50) / percentile(b, 50)).toFixed(2),
       p99_ratio: +(percentile(a, 99) / percentile(b, 99)).toFixed(2),
+      concurrent: {
+        threads: CONCURRENCY,
+        edgeweave_rps: +med(ewRates).toFixed(1),
+        passthrough_rps: +med(ptRates).toFixed(1),
+        throughput_ratio: +(med(ewRates) / med(ptRates)).toFixed(2),
+      },
       upstream_calls: upstream.calls(),
     };
     console.log(`BENCH turn-latency ${JSON.stringify(result)}`);

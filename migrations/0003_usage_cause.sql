@@ -6,7 +6,7 @@ CREATE TABLE usage (
   tenant_id         TEXT NOT NULL,
   day               TEXT NOT NULL,        -- YYYY-MM-DD (UTC)
   model             TEXT NOT NULL,
-  cause             TEXT NOT NULL DEFAULT 'turn', -- turn | webhook | summarization | summarize_task
+  cause             TEXT NOT NULL DEFAULT 'turn', -- turn | webhook | summarization | summarize_task | extraction
   requests          INTEGER NOT NULL DEFAULT 0,
   prompt_tokens     INTEGER NOT NULL DEFAULT 0,
   completion_tokens INTEGER NOT NULL DEFAULT 0,

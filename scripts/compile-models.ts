@@ -1,4 +1,4 @@
-// models.yaml -> src/routing/models.generated.ts (validated data + prebuilt indexes).
+// models.yaml -> src/routing/models.generated.ts (validated data).
 // Runs before dev, test and deploy (npm run build:models; wrangler.toml [build]).
 // Usage: tsx scripts/compile-models.ts [models.yaml] [--out src/routing/models.generated.ts | -]
 // A bad file exits 1 with "BEM-0xx file:line: what is wrong" on stderr.

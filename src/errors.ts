@@ -22,6 +22,7 @@ export const catalog = {
   "BEM-022": { status: 403, meaning: "The key's role does not allow this" },
   "BEM-023": { status: 403, meaning: "Memory scope outside the key's grants" },
   "BEM-024": { status: 429, meaning: "Rate limit exceeded for this key" },
+  "BEM-025": { status: 403, meaning: "Thread outside the key's grants (needs a grant matching session:<thread>)" },
 
   "BEM-030": { status: 400, meaning: "Invalid thread id" },
   "BEM-031": { status: 404, meaning: "Message id not found in the thread" },
@@ -54,6 +55,12 @@ export const catalog = {
   "BEM-064": { status: 400, meaning: "Fact text is empty" },
   "BEM-065": { status: 503, meaning: "Long-term memory is unavailable right now; nothing was run or stored" },
 
+  "BEM-140": { status: 400, meaning: "Invalid fact key" },
+  "BEM-141": { status: 400, meaning: "Invalid fact expiry (expires_at / ttl_seconds)" },
+  "BEM-142": { status: 400, meaning: "Invalid memory search (query or filters)" },
+  "BEM-143": { status: 400, meaning: "Invalid memory tool call (scope, id or key)" },
+  "BEM-144": { status: 422, meaning: "Fact extraction output rejected (malformed, over limits, or outside the key's grants); nothing stored" },
+
   "BEM-070": { status: 503, meaning: "Provider API key secret is not set" },
   "BEM-071": { status: 502, meaning: "Upstream provider error" },
   "BEM-072": { status: 504, meaning: "Upstream provider timed out" },
@@ -77,6 +84,10 @@ export const catalog = {
   "BEM-093": { status: 404, meaning: "Webhook not found" },
   "BEM-094": { status: 400, meaning: "Callback URL not allowed" },
   "BEM-095": { status: 422, meaning: "Webhook payload lacks the configured thread or text field" },
+
+  "BEM-120": { status: 400, meaning: "Invalid LangGraph store namespace or key" },
+
+  "BEM-160": { status: 400, meaning: "Invalid X-Edgeweave-Bookmark header (send back a bookmark edgeweave returned)" },
   "BEM-096": { status: 400, meaning: "Tool message answers no open tool call" },
   "BEM-097": { status: 413, meaning: "Thread holds the maximum number of bytes (MAX_THREAD_BYTES)" },
   "BEM-098": { status: 503, meaning: "Thread storage failed; nothing was run or stored" },

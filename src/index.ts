@@ -1,9 +1,11 @@
 import { app } from "./http/app";
+import { scheduledPurge } from "./memory/purge";
 import { consumeTaskBatch } from "./tasks/consumer";
 import { consumeDeadLetterBatch, DEAD_LETTER_QUEUE } from "./tasks/dead-letter-queue";
 import { rememberEnvSecrets } from "./log";
 
-export { ThreadDO } from "./thread/thread-do";
+// The thread object with the agent run inside it (its storage half is src/thread/thread-do.ts).
+export { ThreadDO } from "./pipeline/thread-object";
 export type { App } from "./http/app";
 
 export default {
@@ -11,5 +13,9 @@ export default {
   queue: (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => {
     rememberEnvSecrets(env);
     return batch.queue === DEAD_LETTER_QUEUE ? consumeDeadLetterBatch(batch, env) : consumeTaskBatch(batch, env, ctx);
+  },
+  scheduled: (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => {
+    rememberEnvSecrets(env);
+    ctx.waitUntil(scheduledPurge(env));
   },
 } satisfies ExportedHandler<Env>;

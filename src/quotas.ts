@@ -64,3 +64,15 @@ export async function assertThreadRoom(env: Env, tenant: string, threadId: strin
   const held = row?.held ?? 0;
   if (row?.known !== 1 && held + 1 > max) throw full("threads", held, max);
 }
+
+/** A fact remembered under a key the scope already holds replaces it (no new row): only a new fact needs room. */
+export async function assertFactRoom<S>(
+  env: Env,
+  tenant: string,
+  facts: { getByKey(scope: S, key: string): Promise<unknown> },
+  scope: S,
+  key: string | null | undefined,
+): Promise<void> {
+  if (key != null && (await facts.getByKey(scope, key)) !== null) return;
+  await assertRoom(env, tenant, "facts");
+}

@@ -3,17 +3,24 @@ import { z } from "@hono/zod-openapi";
 /** The operator's tenant id: its facts (the `system` scope) are stored under tenant ''. */
 export const OPERATOR_TENANT = "";
 
-/** Who is calling: resolved from the API key, never from the request body. */
+/** The four kinds of caller the policy (src/auth/policy.ts) decides for. */
+export const Role = z.enum(["operator", "admin", "member", "webhook"]);
+export type Role = z.infer<typeof Role>;
+
+/** Who is calling: resolved from the API key (or the webhook's record), never from the request body. */
 export const Principal = z.object({
-  kind: z.enum(["operator", "tenant"]),
+  kind: z.enum(["operator", "tenant", "webhook"]),
   tenant: z.string(),
-  role: z.enum(["operator", "admin", "member"]),
+  role: Role,
   keyId: z.string(),
   /**
-   * Scope patterns the key may read/write beyond the system scope and its current session:
-   * exact "organization:acme", wildcard "docset:*", or "*" (every scope of the tenant; admins).
+   * Scope patterns the key (or hook) may read/write besides `system`: exact "organization:acme",
+   * prefix "session:support-*", every id "docset:*", or "*" (every scope of the tenant; admins).
+   * Thread `t` is reached through the pattern matching `session:t`.
    */
   grants: z.array(z.string()),
+  /** Webhooks only: registered with `rewrite_history: true` by a key that had that right. */
+  rewriteHistory: z.boolean().optional(),
 });
 export type Principal = z.infer<typeof Principal>;
 

@@ -1,14 +1,15 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { requestId } from "hono/request-id";
+import { secureHeaders } from "hono/secure-headers";
 import { AppError } from "../errors";
 import type { AppEnv } from "./app-env";
 import { toErrorResponse } from "./errors";
 import { validationHook } from "./validation";
 import { Timings } from "../pipeline/timings";
-import { authenticate } from "./auth";
+import { resolvePrincipal } from "./auth";
+import { access } from "./access";
 import { corsForApi } from "./cors";
 import { allowedMethodsFor } from "./allowed-methods";
-import { bodyLimits } from "./limits";
-import { rateLimit } from "./rate-limit";
 import { taskRoutes } from "./tasks";
 import { webhookRoutes } from "./webhooks";
 import { threadRoutes } from "./threads";
@@ -21,31 +22,35 @@ import { invokeRoutes } from "./invoke";
 import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
+import { landingRoutes } from "./landing";
+import { langgraphRoutes } from "../langgraph/routes";
+import { mcpRoutes } from "./mcp";
 import { rememberEnvSecrets } from "../log";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
+  // Every response: nosniff, no referrer, no framing, HSTS, same-origin opener and resource policy.
+  // Outermost, so responses made by the error handler get them too.
+  // Pages outside /v1 add their own Content-Security-Policy (src/http/assets.ts).
+  app.use("*", secureHeaders({ xFrameOptions: "DENY", referrerPolicy: "no-referrer" }));
+  // The id tags this request's error logs: Cloudflare's ray id, else a new UUID. An inbound
+  // X-Request-Id is not taken (headerName ""), so a client cannot choose what our logs say;
+  // the id is returned in X-Request-Id below (and on errors, src/http/errors.ts).
+  app.use("*", requestId({ headerName: "", generator: (c) => c.req.header("cf-ray") ?? crypto.randomUUID() }));
   app.use("*", async (c, next) => {
     rememberEnvSecrets(c.env);
-    c.set("requestId", c.req.header("cf-ray") ?? crypto.randomUUID());
     c.set("timings", new Timings());
     await next();
     c.header("x-request-id", c.get("requestId"));
   });
 
-  app.get("/health", (c) => c.json({ ok: true }));
+  app.get("/health", access("public"), (c) => c.json({ ok: true }));
 
-  // Before auth, so preflight requests (which carry no key) are answered.
+  // Before any route, so preflight requests (which carry no key) are answered.
   app.use("/v1/*", corsForApi);
-  app.use("/v1/*", authenticate, async (c, next) => {
-    c.get("timings").lap("auth");
-    await next();
-  });
-  // After auth (so unauthenticated callers cost no body read) and before any route reads a body.
-  app.use("/v1/*", rateLimit);
-  app.use("/v1/*", bodyLimits);
+  // Each route declares its own access and body limit (src/http/access.ts).
   // One chain, so `typeof app` accumulates every sub-app's routes (hono/client reads them).
   const api = app
     .route("/", threadRoutes)
@@ -57,9 +62,14 @@ export function createApp() {
     .route("/", invokeRoutes)
     .route("/", usageRoutes)
     .route("/", webhookRoutes)
-    .route("/", taskRoutes);
+    .route("/", taskRoutes)
+    .route("/", langgraphRoutes);
+
+  // MCP clients (desktop assistants, IDEs): the same keys and rate limits as /v1 (declared in ./mcp).
+  app.route("/", mcpRoutes);
 
   // Pages outside /v1 (no key needed to load them).
+  app.route("/", landingRoutes);
   app.route("/", docsRoutes);
   app.route("/", uiRoutes);
 
@@ -68,14 +78,20 @@ export function createApp() {
     scheme: "bearer",
     description: "An API key: the operator key or a tenant key (`Authorization: Bearer <key>`).",
   });
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: { title: "edgeweave", version: "0.1.0", description: "Memory and model routing for AI agents, at the edge." },
-    security: [{ bearer: [] }],
-  });
+  app.get("/openapi.json", access("public"), (c) =>
+    c.json(
+      app.getOpenAPI31Document({
+        openapi: "3.1.0",
+        info: { title: "edgeweave", version: "0.1.0", description: "Memory and model routing for AI agents, at the edge." },
+        security: [{ bearer: [] }],
+      }),
+    ),
+  );
 
   const methodsOn = allowedMethodsFor(app.routes);
-  app.notFound((c) => {
+  app.notFound(async (c) => {
+    // Under /v1 the key is checked first, so the API's shape is not probed without one.
+    if (c.req.path.startsWith("/v1/")) await resolvePrincipal(c);
     const allow = methodsOn(c.req.path);
     if (allow.length > 0) throw new AppError("BEM-003", `${c.req.method} is not served here; use ${allow.join(", ")}`, { headers: { allow: allow.join(", ") } });
     throw new AppError("BEM-002");

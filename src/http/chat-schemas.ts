@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { MemoryReport } from "../memory/report";
 import { Content, ContentPart, ToolCall } from "../thread/message";
 
 // Checked by the thread layer, so a bad id gets its own code (BEM-030) as on the thread routes.
@@ -9,6 +10,12 @@ const ScopeObject = z.object({ name: z.string().min(1).max(32), id: z.string().m
 /** Both the seed's `{name, id}` objects and `name:id` strings are accepted. */
 export const RequestedScopes = z.array(z.union([ScopeString, ScopeObject])).max(16);
 export type RequestedScopes = z.infer<typeof RequestedScopes>;
+
+/** Asks for the full routing trace in a run's response (the default is the compact summary). */
+export const TraceLevel = z.enum(["summary", "full"]).openapi({ description: "`full`: the response's routing adds the candidates and the per-strategy trace" });
+export const TraceHeader = z.object({
+  "x-edgeweave-trace": TraceLevel.optional().openapi({ description: "`full` for the whole routing trace in the response (same as the body's `trace`)" }),
+});
 
 export const ChatTool = z.object({
   type: z.literal("function"),
@@ -54,17 +61,22 @@ export const ChatCompletionRequest = z
     capabilities: z.array(z.string().max(64)).max(32).optional(),
     checkpoint_id: z.string().max(64).optional().openapi({ description: "Continue from this checkpoint (time travel / fork)" }),
     context: z.record(z.string(), z.unknown()).optional().openapi({ description: "Per-run context for the agent's dynamic prompt" }),
+    trace: TraceLevel.optional(),
   })
   .openapi("ChatCompletionRequest");
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
+const Attempt = z.object({ model: z.string(), outcome: z.string(), status: z.number().optional(), error_code: z.string().optional(), delay_ms: z.number().optional() });
+
+/** The compact routing record (the default); `candidates` and `trace` only with the full trace. */
 export const RoutingSummary = z
   .object({
     model: z.string(),
     reason: z.string(),
-    candidates: z.array(z.string()),
-    attempts: z.array(z.object({ model: z.string(), outcome: z.string(), status: z.number().optional(), error_code: z.string().optional(), delay_ms: z.number().optional() })),
-    trace: z.array(z.unknown()).optional(),
+    candidate_count: z.number().int().openapi({ description: "How many models the failover order held" }),
+    attempts: z.array(Attempt),
+    candidates: z.array(z.string()).optional().openapi({ description: "The failover order (full trace only)" }),
+    trace: z.array(z.unknown()).optional().openapi({ description: "Every routing step's input, output and exclusions (full trace only; see POST /v1/route)" }),
   })
   .openapi("RoutingSummary");
 
@@ -85,7 +97,15 @@ export const ChatCompletionResponse = z
       }),
     ),
     usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() }),
-    edgeweave: z.object({ thread_id: z.string().nullable(), checkpoint_id: z.string().nullable(), routing: RoutingSummary, cost: z.number() }),
+    edgeweave: z.object({
+      thread_id: z.string().nullable(),
+      checkpoint_id: z.string().nullable(),
+      routing: RoutingSummary,
+      cost: z.number(),
+      usage_estimated: z.boolean().openapi({ description: "true when the provider reported no usage and the tokens are estimated" }),
+      warnings: z.array(z.string()).openapi({ description: "What the run could not honour, e.g. facts that did not fit the budget" }),
+      memory: MemoryReport.optional(),
+    }),
   })
   .openapi("ChatCompletionResponse");
 
@@ -102,6 +122,7 @@ export const InvokeRequest = z
     stream: z.boolean().optional(),
     checkpoint_id: z.string().max(64).optional(),
     context: z.record(z.string(), z.unknown()).optional(),
+    trace: TraceLevel.optional(),
   })
   .openapi("InvokeRequest");
 export type InvokeRequest = z.infer<typeof InvokeRequest>;
@@ -115,5 +136,6 @@ export const InvokeResponse = z
     routing: RoutingSummary,
     usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number(), estimated: z.boolean() }),
     warnings: z.array(z.string()).optional(),
+    memory: MemoryReport.optional(),
   })
   .openapi("InvokeResponse");

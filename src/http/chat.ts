@@ -1,30 +1,33 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { isAppError } from "../errors";
-import { runTurn } from "../pipeline/run";
-import { routingSummary, type TurnInput, type TurnResult } from "../pipeline/turn";
+import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
+import { runAnyTurn } from "../pipeline/run-in-object";
+import { routingOf, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { isFailoverError } from "../providers/failover";
 import type { DeltaEvent } from "../providers/types";
 import { routeHeaders } from "../routing/route-headers";
 import type { MessageInput } from "../thread/message";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
-import { ChatCompletionRequest, ChatCompletionResponse } from "./chat-schemas";
+import { ChatCompletionRequest, ChatCompletionResponse, TraceHeader } from "./chat-schemas";
 import { errorResponses, jsonOrEventStream } from "./openapi-errors";
 import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
 import { errorText, log } from "../log";
 
 export const RUN_ERRORS = [
-  "BEM-022", "BEM-023", "BEM-030", "BEM-032", "BEM-038", "BEM-041", "BEM-046", "BEM-047",
+  "BEM-160", "BEM-022", "BEM-023", "BEM-030", "BEM-032", "BEM-038", "BEM-041", "BEM-046", "BEM-047",
   "BEM-065", "BEM-070", "BEM-071", "BEM-072", "BEM-073", "BEM-074", "BEM-075", "BEM-076", "BEM-077", "BEM-081", "BEM-083", "BEM-084",
 ] as const;
 
 const chatCompletion = createRoute({
   method: "post",
   path: "/v1/chat/completions",
+  middleware: access("run", "run"),
   tags: ["chat"],
   summary: "Chat completion (OpenAI-compatible; stateful with thread_id)",
   request: {
-    headers: z.object({ "x-thread-id": z.string().optional().openapi({ description: "Alternative to the body's thread_id" }) }),
+    headers: TraceHeader.extend({ "x-thread-id": z.string().optional().openapi({ description: "Alternative to the body's thread_id" }) }),
     body: { content: { "application/json": { schema: ChatCompletionRequest } }, required: true },
   },
   responses: {
@@ -36,8 +39,8 @@ const chatCompletion = createRoute({
 const completionId = () => `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-function edgeweaveSummary(r: TurnResult) {
-  return { thread_id: r.threadId, checkpoint_id: r.checkpointId, routing: routingSummary(r), cost: r.usage.cost, usage_estimated: r.usage.estimated, warnings: r.warnings };
+function edgeweaveSummary(r: TurnResult, trace: TraceLevel) {
+  return { thread_id: r.threadId, checkpoint_id: r.checkpointId, routing: routingOf(r, trace), cost: r.usage.cost, usage_estimated: r.usage.estimated, warnings: r.warnings, memory: r.memory };
 }
 
 /** The public body of a run that failed mid-stream (OpenAI clients read `error.message`). */
@@ -62,11 +65,14 @@ function toolCallDeltas(ev: DeltaEvent) {
 /** POST /v1/chat/completions: OpenAI-compatible, so the official clients work unchanged. */
 export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(chatCompletion, async (c) => {
   const body = c.req.valid("json");
+  const headers = c.req.valid("header");
+  const trace = body.trace ?? headers["x-edgeweave-trace"] ?? "summary";
   const input: TurnInput = {
     principal: c.get("principal"),
     timings: c.get("timings"),
+    bookmark: parseBookmark(c.req.header(BOOKMARK_HEADER)),
     agentName: body.agent,
-    threadId: body.thread_id ?? c.req.valid("header")["x-thread-id"],
+    threadId: body.thread_id ?? headers["x-thread-id"],
     messages: body.messages.map((m): MessageInput => ({
       role: m.role === "developer" ? "system" : m.role,
       content: m.content ?? null,
@@ -94,7 +100,7 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
   const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
 
   if (!body.stream) {
-    const r = await runTurn(deps, input);
+    const r = await runAnyTurn(deps, input);
     const id = completionId();
     return c.json(
       {
@@ -111,7 +117,7 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
           },
         ],
         usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens },
-        edgeweave: edgeweaveSummary(r),
+        edgeweave: edgeweaveSummary(r, trace),
       },
       200,
       { ...routeHeaders({ model: r.model, reason: r.route.reason }), "Server-Timing": r.timings.header() },
@@ -137,13 +143,13 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     },
     async done(out, r) {
       // The finishing chunk names the model and why (and the checkpoint), with or without include_usage.
-      await out.send(chunk(r.model.name, {}, r.finishReason, { edgeweave: edgeweaveSummary(r) }));
+      await out.send(chunk(r.model.name, {}, r.finishReason, { edgeweave: edgeweaveSummary(r, trace) }));
       if (includeUsage) {
         await out.send(
           JSON.stringify({
             id, object: "chat.completion.chunk", created: nowSeconds(), model: r.model.name, choices: [],
             usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens },
-            edgeweave: edgeweaveSummary(r),
+            edgeweave: edgeweaveSummary(r, trace),
           }),
         );
       }

@@ -1,26 +1,25 @@
-import { Scalar } from "@scalar/hono-api-reference";
 import { Hono } from "hono";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
+import { serveAsset } from "./assets";
 
 /**
- * GET /docs: the Scalar API reference over /openapi.json.
- * The package renders a page that loads its viewer script from cdn.jsdelivr.net (it
- * ships no self-hostable bundle), so the page says so and points at the raw document
- * for offline use. The inspector (/ui) has no such dependency.
+ * GET /docs: the API reference over /openapi.json, rendered by Scalar's viewer. The viewer
+ * is the pinned @scalar/api-reference bundle, copied into the static assets at build time
+ * (scripts/build-assets.ts) and served from this origin, so the page works offline and
+ * loads nothing from another origin.
  */
 export const docsRoutes = new Hono<AppEnv>();
 
-export const DOCS_CDN_NOTE =
-  "This reference loads its viewer from cdn.jsdelivr.net. Offline, read the raw OpenAPI 3.1 document at /openapi.json.";
+/**
+ * Scripts only from this origin. The viewer injects its styles at run time (hence inline
+ * styles) and renders images from data: URLs; it fetches only /openapi.json (and, from its
+ * "try it" client, this origin's API).
+ */
+export const DOCS_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; " +
+  "connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-const reference = Scalar<AppEnv>({ url: "/openapi.json", pageTitle: "edgeweave API reference" });
-
-// Shown without JavaScript or when the CDN script never arrives (Scalar replaces #app once it loads).
-const note = `<noscript><p>${DOCS_CDN_NOTE}</p></noscript>\n    <div id="app"><p style="font:16px system-ui;margin:2rem">${DOCS_CDN_NOTE}</p></div>`;
-
-docsRoutes.get("/docs", async (c) => {
-  const rendered = await reference(c, async () => {});
-  if (!rendered) throw new Error("Scalar rendered nothing");
-  const html = (await rendered.text()).replace('<div id="app"></div>', note);
-  return c.html(html, 200, { "cache-control": "no-store" });
-});
+docsRoutes.get("/docs", access("public"), (c) => serveAsset(c, "/docs/index.html", DOCS_CSP));
+docsRoutes.get("/docs/init.js", access("public"), (c) => serveAsset(c, "/docs/init.js", DOCS_CSP));
+docsRoutes.get("/docs/scalar.js", access("public"), (c) => serveAsset(c, "/docs/scalar.js", DOCS_CSP));

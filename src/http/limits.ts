@@ -1,23 +1,27 @@
+import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import { AppError } from "../errors";
 import type { AppEnv } from "./app-env";
 
 /**
- * Request body limits, applied to every /v1 route before any handler or zod
- * validator reads the body: size per route group (413 BEM-013, from
- * Content-Length and again while streaming), media type (415 BEM-012), UTF-8
- * and JSON syntax (400 BEM-010), nesting depth and total size of the document
- * (400 BEM-014). The checked text is handed on to the validators through
- * Hono's body cache, so nothing parses an unchecked body.
+ * Request body limits. Each route declares its size (src/http/access.ts):
+ * 413 BEM-013 from Content-Length and again while streaming (Hono's bodyLimit);
+ * JSON routes then check media type (415 BEM-012), UTF-8 and JSON syntax
+ * (400 BEM-010), nesting depth and total size of the document (400 BEM-014)
+ * before any validator parses the body.
  */
 export const KiB = 1024;
 export const MiB = 1024 * KiB;
 
 export const BODY_LIMITS = {
+  /** GET and DELETE: no body. */
+  none: 0,
   /** chat, invoke, route, thread state: conversations are big. */
   run: 1 * MiB,
   /** signed webhook deliveries. */
   webhook: 256 * KiB,
+  /** LangGraph checkpoint batches: whole graph states, values chunked in storage (5 MB values round-trip). */
+  langgraph: 16 * MiB,
   /** memory, admin, webhook registration, tasks: small documents. */
   small: 64 * KiB,
 } as const;
@@ -25,46 +29,6 @@ export const BODY_LIMITS = {
 export const MAX_JSON_DEPTH = 32;
 /** Array items plus object keys, summed over the whole document. */
 export const MAX_JSON_ITEMS = 10_000;
-
-const WEBHOOK_DELIVERY = /^\/v1\/webhooks\/[^/]+$/;
-const RUN_ROUTES = /^\/v1\/(chat\/|invoke$|invoke\/|route$|threads\/)/;
-
-export const isWebhookDelivery = (method: string, path: string): boolean => method === "POST" && WEBHOOK_DELIVERY.test(path);
-
-export function bodyLimitFor(method: string, path: string): number {
-  if (isWebhookDelivery(method, path)) return BODY_LIMITS.webhook;
-  if (RUN_ROUTES.test(path)) return BODY_LIMITS.run;
-  return BODY_LIMITS.small;
-}
-
-const tooLarge = (limit: number) => new AppError("BEM-013", `Request body is larger than ${limit} bytes`);
-
-/** Reads the whole body, failing as soon as it passes `limit` bytes (whatever Content-Length claimed). */
-export async function readCapped(req: Request, limit: number): Promise<Uint8Array<ArrayBuffer>> {
-  const declared = req.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
-  if (!req.body) return new Uint8Array(0);
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      throw tooLarge(limit);
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
@@ -126,21 +90,26 @@ export function parseGuardedJson(text: string): unknown {
 const JSON_MEDIA = /^application\/([\w.-]+\+)?json$/i;
 export const isJsonMediaType = (contentType: string | undefined): boolean => contentType !== undefined && JSON_MEDIA.test(contentType.split(";")[0]!.trim());
 
-const BODYLESS = new Set(["GET", "HEAD", "OPTIONS"]);
+const tooLarge = (limit: number) => new AppError("BEM-013", `Request body is larger than ${limit} bytes`);
 
-export const bodyLimits = createMiddleware<AppEnv>(async (c, next) => {
-  const method = c.req.method;
-  if (BODYLESS.has(method)) return next();
-  const limit = bodyLimitFor(method, c.req.path);
-  const bytes = await readCapped(c.req.raw, limit);
-  // Hand the bytes on: the raw stream is consumed. Hono stores promises in its
-  // body cache although the field types say values, hence the casts.
-  c.req.bodyCache.arrayBuffer = Promise.resolve(bytes.buffer) as unknown as ArrayBuffer;
-  // A delivery is parsed by its route, after its signature is checked.
-  if (isWebhookDelivery(method, c.req.path) || bytes.byteLength === 0) return next();
+/** Hono's bodyLimit with our coded 413 (checked from Content-Length, and on the bytes actually read). */
+export const capBody = (limit: number) =>
+  bodyLimit({
+    maxSize: limit,
+    onError: () => {
+      throw tooLarge(limit);
+    },
+  });
+
+/**
+ * A JSON body's checks before any validator parses it: media type (415 BEM-012),
+ * UTF-8 and syntax (400 BEM-010), depth and size (400 BEM-014). The bytes stay in
+ * Hono's body cache, so the route's validator reads the same checked text.
+ */
+export const guardJson = createMiddleware<AppEnv>(async (c, next) => {
+  const bytes = new Uint8Array(await c.req.arrayBuffer());
+  if (bytes.byteLength === 0) return next(); // the route's validator answers BEM-010 for a required body
   if (!isJsonMediaType(c.req.header("content-type"))) throw new AppError("BEM-012", "Send the body as application/json");
-  const text = decodeUtf8(bytes);
-  parseGuardedJson(text);
-  c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
+  parseGuardedJson(decodeUtf8(bytes));
   return next();
 });

@@ -1,16 +1,19 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError } from "../errors";
+import { BOOKMARK_HEADER, factsSession, parseBookmark } from "../memory/bookmark";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
-import { Fact, validateFactText, validateKind } from "../memory/facts";
+import { expiryOf, Fact, publicFact, validateFactText, validateKey, validateKind } from "../memory/facts";
 import { memoryFor } from "../memory/for-tenant";
+import { FactReport } from "../memory/report";
 import { MemoryScope, ScopeInput } from "../memory/scope";
-import { assertCanRead, assertCanWriteFact } from "../memory/scopes-for";
+import { authorize } from "../auth/policy";
 import { Message } from "../thread/message";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { cursorOf, parseCursor } from "./cursor";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
-import { assertRoom } from "../quotas";
+import { assertFactRoom } from "../quotas";
 
 // Kind and text stay loose strings here so the handler answers with their own codes (BEM-063, BEM-062, BEM-064).
 const RememberBody = z
@@ -18,16 +21,31 @@ const RememberBody = z
     scope: ScopeInput,
     kind: z.string().openapi({ description: "[a-z][a-z0-9_-]{0,31}", example: "style" }),
     text: z.string().openapi({ description: "1 to 8192 bytes of UTF-8", example: "Use short sentences." }),
+    key: z.string().nullish().openapi({ description: "Unique per scope: remembering with a key the scope holds replaces that fact's text (the old text goes to its history)", example: "answer-style" }),
+    expires_at: z.number().nullish().openapi({ description: "Unix ms; the fact never loads after it and is purged" }),
+    ttl_seconds: z.number().nullish().openapi({ description: "Alternative to expires_at: seconds from now (1 to ten years)" }),
   })
   .openapi("RememberFact");
-const Remembered = Fact.omit({ text: true }).openapi("RememberedFact");
-const FactPage = z.object({ facts: z.array(Fact), next_cursor: z.string().nullable() }).openapi("FactPage");
+const Remembered = Fact.omit({ text: true })
+  .extend({ replaced: z.boolean().openapi({ description: "True when the key already named a fact, whose text this replaced" }) })
+  .openapi("RememberedFact");
+const ScoredFact = Fact.extend({ score: z.number().optional().openapi({ description: "BM25 relevance to `q` (higher is more relevant)" }) });
+const FactPage = z.object({ facts: z.array(ScoredFact), next_cursor: z.string().nullable() }).openapi("FactPage");
+const FactHistory = z
+  .object({
+    fact: Fact,
+    versions: z.array(z.object({ version: z.number().int(), kind: z.string(), text: z.string(), written_at: z.number().int(), replaced_at: z.number().int() })),
+  })
+  .openapi("FactHistory");
 const ContextBody = z
   .object({
     scopes: z.array(ScopeInput).min(1).max(32).openapi({ example: ["system", "organization:acme", "session:support-42"] }),
     max_tokens: z.number().int().min(1).max(10_000_000).openapi({ example: 4096 }),
+    query: z.string().max(16_384).optional().openapi({ description: "The current input: when a scope's facts do not fit, the most relevant to it load first" }),
+    always_kinds: z.array(z.string().max(32)).max(32).optional().openapi({ description: "Kinds that load before any other fact of their scope" }),
   })
   .openapi("LoadContext");
+
 const LoadedContext = z
   .object({
     messages: z.array(Message),
@@ -36,39 +54,51 @@ const LoadedContext = z
       facts: z.number().int().openapi({ description: "Facts left out because they exceeded the facts share (half the budget)" }),
       turns: z.boolean().openapi({ description: "Older turns were left out" }),
     }),
+    facts: z.array(FactReport).openapi({ description: "Each loaded fact and why, and the examined ones that did not fit" }),
   })
   .openapi("LoadedContext");
 
-const publicFact = (f: Fact): Fact => ({ id: f.id, scope: f.scope, kind: f.kind, text: f.text, created_at: f.created_at, tokens: f.tokens });
+/** The session's bookmark as a response header (none before its first query). */
+function bookmarkHeader(session: D1DatabaseSession): Record<string, string> {
+  const b = session.getBookmark();
+  return b ? { [BOOKMARK_HEADER]: b } : {};
+}
 
 const rememberFact = createRoute({
   method: "post",
   path: "/v1/memory/facts",
+  middleware: access("write_scope", "small"),
   tags: ["memory"],
   summary: "Remember a fact in a scope",
   description: "Only the operator writes `system`; tenant admins any scope of their tenant; members the scopes their key grants.",
   request: { body: { content: { "application/json": { schema: RememberBody } }, required: true } },
-  responses: { 201: jsonContent(Remembered, "The stored fact"), ...errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-062", "BEM-063", "BEM-064") },
+  responses: { 201: jsonContent(Remembered, "The stored fact"), ...errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-062", "BEM-063", "BEM-064", "BEM-140", "BEM-141") },
 });
 
 const listFacts = createRoute({
   method: "get",
   path: "/v1/memory/facts",
+  middleware: access("read_scope"),
   tags: ["memory"],
-  summary: "List a scope's facts in creation order (paged)",
+  summary: "List a scope's live facts in creation order (paged), or search them",
+  description: "`kind` and `key` filter; `q` searches the text (BM25, best first, with `score`; one page, no cursor). Expired facts are never listed.",
   request: {
     query: z.object({
       scope: z.string().openapi({ example: "organization:acme" }),
+      kind: z.string().max(32).optional(),
+      key: z.string().max(200).optional(),
+      q: z.string().max(2000).optional().openapi({ description: "Words to search for; any syntax characters are treated as plain text" }),
       limit: z.coerce.number().int().min(1).max(200).optional(),
       cursor: z.string().max(200).optional(),
     }),
   },
-  responses: { 200: jsonContent(FactPage, "A page of facts"), ...errorResponses("BEM-023", "BEM-060") },
+  responses: { 200: jsonContent(FactPage, "A page of facts"), ...errorResponses("BEM-023", "BEM-060", "BEM-063", "BEM-140", "BEM-142") },
 });
 
 const forgetFact = createRoute({
   method: "delete",
   path: "/v1/memory/facts/{id}",
+  middleware: access("write_scope"),
   tags: ["memory"],
   summary: "Forget a fact",
   description: "A fact of another tenant is indistinguishable from a missing one (404).",
@@ -76,14 +106,27 @@ const forgetFact = createRoute({
   responses: { 200: jsonContent(z.object({ id: z.string(), deleted: z.literal(true) }), "Forgotten"), ...errorResponses("BEM-022", "BEM-023", "BEM-061") },
 });
 
+const factHistory = createRoute({
+  method: "get",
+  path: "/v1/memory/facts/{id}/history",
+  middleware: access("read_scope"),
+  tags: ["memory"],
+  summary: "A fact and its earlier texts (newest first)",
+  description: "Versions are kept when remembering with the fact's key replaced its text. A fact of another tenant, or an expired one, is 404.",
+  request: { params: z.object({ id: z.string().max(200).openapi({ param: { name: "id", in: "path" } }) }) },
+  responses: { 200: jsonContent(FactHistory, "The fact and its versions"), ...errorResponses("BEM-023", "BEM-061") },
+});
+
 const loadContext = createRoute({
   method: "post",
   path: "/v1/memory/context",
+  middleware: access("read_scope", "small"),
   tags: ["memory"],
   summary: "Load layered memory as a model would see it",
   description:
     "Facts first (one system message each, `[{kind} {scope}] \"{text}\"` with the text a one-line JSON string; layer order, then creation order) within half the budget; " +
-    "then the newest turns that fit the rest. `dropped` reports what was left out.",
+    "a scope whose facts do not fit loads `always_kinds` first, then the facts most relevant to `query`, then the newest. " +
+    "Then the newest turns that fit the rest. `dropped` reports what was left out, `facts` which facts loaded and why.",
   request: { body: { content: { "application/json": { schema: ContextBody } }, required: true } },
   responses: { 200: jsonContent(LoadedContext, "The loaded context"), ...errorResponses("BEM-023", "BEM-030", "BEM-060") },
 });
@@ -96,36 +139,62 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const scope = MemoryScope.parse(body.scope);
     const kind = validateKind(body.kind);
     const text = validateFactText(body.text);
-    assertCanWriteFact(principal, scope);
-    await assertRoom(c.env, principal.tenant, "facts");
-    const fact = await new D1FactsBackend(c.env.DB, principal.tenant).remember(scope, kind, text);
-    return c.json({ id: fact.id, scope: fact.scope, kind: fact.kind, created_at: fact.created_at }, 201);
+    const key = body.key != null ? validateKey(body.key) : null;
+    const now = Date.now();
+    const expiresAt = expiryOf(body, now);
+    authorize(principal, "write_scope", { scope });
+    // Written through a session so the answer carries its bookmark: a run that sends it back sees this fact.
+    const session = c.env.DB.withSession("first-primary");
+    const facts = new D1FactsBackend(session, principal.tenant);
+    await assertFactRoom(c.env, principal.tenant, facts, scope, key);
+    const { text: _text, tokens: _tokens, ...fact } = await facts.remember(scope, kind, text, { key, expiresAt, now });
+    return c.json(fact, 201, bookmarkHeader(session));
   })
   .openapi(listFacts, async (c) => {
     const q = c.req.valid("query");
     const principal = c.get("principal");
     const scope = MemoryScope.parse(q.scope);
-    assertCanRead(principal, scope);
+    authorize(principal, "read_scope", { scope });
+    const filter = { ...(q.kind !== undefined ? { kind: validateKind(q.kind) } : {}), ...(q.key !== undefined ? { key: validateKey(q.key) } : {}) };
     const limit = q.limit ?? 50;
-    const rows = await new D1FactsBackend(c.env.DB, principal.tenant).list(scope, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined);
+    const session = factsSession(c.env.DB, parseBookmark(c.req.header(BOOKMARK_HEADER)));
+    const store = new D1FactsBackend(session, principal.tenant);
+    if (q.q !== undefined) {
+      if (q.cursor !== undefined) throw new AppError("BEM-142", "A search (q) is one page, best first; it takes no cursor");
+      const hits = (await store.searchScopes([scope], q.q, limit * 4)).filter((f) => (filter.kind ?? f.kind) === f.kind && (filter.key ?? f.key) === f.key);
+      return c.json({ facts: hits.slice(0, limit).map((f) => ({ ...publicFact(f), score: f.score })), next_cursor: null }, 200, bookmarkHeader(session));
+    }
+    const rows = await store.list(scope, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined, filter);
     const facts = rows.slice(0, limit);
     const last = facts[facts.length - 1];
-    return c.json({ facts: facts.map(publicFact), next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200);
+    return c.json({ facts: facts.map(publicFact), next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200, bookmarkHeader(session));
   })
   .openapi(forgetFact, async (c) => {
     const { id } = c.req.valid("param");
     const principal = c.get("principal");
-    const facts = new D1FactsBackend(c.env.DB, principal.tenant);
+    const session = c.env.DB.withSession("first-primary");
+    const facts = new D1FactsBackend(session, principal.tenant);
     const fact = await facts.get(id);
     if (!fact) throw new AppError("BEM-061", "No such fact");
-    assertCanWriteFact(principal, MemoryScope.parse(fact.scope));
+    authorize(principal, "write_scope", { scope: MemoryScope.parse(fact.scope) });
     if (!(await facts.forget(id))) throw new AppError("BEM-061", "No such fact");
-    return c.json({ id, deleted: true as const }, 200);
+    return c.json({ id, deleted: true as const }, 200, bookmarkHeader(session));
+  })
+  .openapi(factHistory, async (c) => {
+    const { id } = c.req.valid("param");
+    const principal = c.get("principal");
+    const store = new D1FactsBackend(c.env.DB, principal.tenant);
+    const fact = await store.get(id);
+    if (!fact) throw new AppError("BEM-061", "No such fact");
+    authorize(principal, "read_scope", { scope: MemoryScope.parse(fact.scope) });
+    return c.json({ fact: publicFact(fact), versions: await store.history(id) }, 200);
   })
   .openapi(loadContext, async (c) => {
     const body = c.req.valid("json");
     const principal = c.get("principal");
     const scopes = body.scopes.map((s) => MemoryScope.parse(s));
-    for (const s of scopes) assertCanRead(principal, s);
-    return c.json(await memoryFor(c.env, principal.tenant).loadContext(scopes, body.max_tokens), 200);
+    for (const scope of scopes) authorize(principal, "read_scope", { scope });
+    const session = factsSession(c.env.DB, parseBookmark(c.req.header(BOOKMARK_HEADER)));
+    const rank = { ...(body.query !== undefined ? { query: body.query } : {}), ...(body.always_kinds ? { alwaysKinds: body.always_kinds.map(validateKind) } : {}) };
+    return c.json(await memoryFor(c.env, principal.tenant, { facts: session }).loadContext(scopes, body.max_tokens, rank), 200, bookmarkHeader(session));
   });

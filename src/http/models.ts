@@ -3,6 +3,7 @@ import { AppError } from "../errors";
 import { isOfflineModel, Modality, type ModelConfig, Provider } from "../routing/model-config";
 import { modelByName, models, modelsCreatedAt, routerFor } from "../routing/registry";
 import type { ModelRouter } from "../routing/router";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
@@ -53,6 +54,7 @@ function describe(m: ModelConfig, router: ModelRouter): ModelInfo {
 const listModels = createRoute({
   method: "get",
   path: "/v1/models",
+  middleware: access("any_key"),
   tags: ["models"],
   summary: "List configured models (OpenAI list shape, plus routing fields)",
   responses: { 200: jsonContent(ModelList, "The models, in config order"), ...errorResponses() },
@@ -61,6 +63,7 @@ const listModels = createRoute({
 const getModel = createRoute({
   method: "get",
   path: "/v1/models/{name}",
+  middleware: access("any_key"),
   tags: ["models"],
   summary: "One configured model",
   request: { params: z.object({ name: z.string().max(256).openapi({ param: { name: "name", in: "path" }, example: "gpt-4o-mini" }) }) },

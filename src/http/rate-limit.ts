@@ -1,8 +1,5 @@
-import { createMiddleware } from "hono/factory";
 import type { Principal } from "../auth/principal";
 import { AppError } from "../errors";
-import type { AppEnv } from "./app-env";
-import { isAuthExempt } from "./auth";
 import { errorText, log } from "../log";
 
 /**
@@ -34,10 +31,9 @@ export async function withinLimit(limiter: RateLimit, key: string): Promise<bool
 
 export const limiterFor = (env: Env, p: Principal): RateLimit => (p.role === "member" ? env.RATE_LIMIT_MEMBER : env.RATE_LIMIT_ADMIN);
 
-/** Runs after `authenticate`. */
-export const rateLimit = createMiddleware<AppEnv>(async (c, next) => {
-  if (isAuthExempt(c.req.method, c.req.path)) return next();
-  const p = c.get("principal");
-  if (!(await withinLimit(limiterFor(c.env, p), `key:${p.keyId}`))) throw limited("key");
-  return next();
-});
+/** The per-key limit of a bearer-key caller (called by the route's declared access, after authentication).
+ * LangGraph's checkpointer and store routes count on their own binding (a graph step is several calls). */
+export async function checkKeyRate(env: Env, p: Principal, own?: "langgraph"): Promise<void> {
+  const limiter = own === "langgraph" ? env.RATE_LIMIT_LANGGRAPH : limiterFor(env, p);
+  if (!(await withinLimit(limiter, `key:${p.keyId}`))) throw limited("key");
+}

@@ -2,6 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { requireAgent, routerFor } from "../routing/registry";
 import { Content } from "../thread/message";
 import { ChatMessage } from "./chat-schemas";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
@@ -47,6 +48,7 @@ const RouteResponse = z
 const routeDryRun = createRoute({
   method: "post",
   path: "/v1/route",
+  middleware: access("any_key", "run"),
   tags: ["models"],
   summary: "Dry run: the model that would answer, the failover candidates and every strategy's trace",
   request: { body: { content: { "application/json": { schema: RouteBody } }, required: true } },

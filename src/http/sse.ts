@@ -1,8 +1,13 @@
+import { SSEStreamingApi } from "hono/streaming";
 import { errorText, log } from "../log";
+
 /**
  * A server-sent-events response whose producer runs independently of the
  * client: if the client disconnects, writes are dropped but the producer (and
  * whatever it saves at the end) still finishes, kept alive by waitUntil.
+ * Events are written by Hono's SSE writer (`SSEStreamingApi`, the one behind
+ * `streamSSE`); the response is built here rather than by `streamSSE(c, …)` so
+ * a producer that outlives the client is kept alive explicitly.
  */
 export type SseWriter = {
   /** Writes one event; never throws (a gone client just stops receiving). */
@@ -16,28 +21,21 @@ export function sseResponse(
   headers: Record<string, string> = {},
 ): Response {
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-  const writer = writable.getWriter();
-  const encoder = new TextEncoder();
-  let gone = false;
+  const stream = new SSEStreamingApi(writable, readable);
   const out: SseWriter = {
     get clientGone() {
-      return gone;
+      return stream.aborted;
     },
     async send(data, event) {
-      if (gone) return;
-      const lines = data.split(/\r?\n/).map((l) => `data: ${l}`).join("\n");
-      try {
-        await writer.write(encoder.encode(`${event ? `event: ${event}\n` : ""}${lines}\n\n`));
-      } catch {
-        gone = true;
-      }
+      if (stream.aborted) return;
+      await stream.writeSSE(event ? { event, data } : { data }); // a write to a gone client is dropped by the writer
     },
   };
   const done = producer(out)
     .catch((e: unknown) => log.error("sse", { message: errorText(e) }))
-    .finally(() => writer.close().catch(() => undefined));
+    .finally(() => stream.close());
   waitUntil(done);
-  return new Response(readable, {
+  return new Response(stream.responseReadable, {
     headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", ...headers },
   });
 }

@@ -1,4 +1,5 @@
-import { runTurn, type RunDeps } from "../pipeline/run";
+import type { RunDeps } from "../pipeline/run";
+import { runAnyTurn } from "../pipeline/run-in-object";
 import type { TurnInput, TurnResult } from "../pipeline/turn";
 import type { DeltaEvent } from "../providers/types";
 import type { ModelConfig } from "../routing/model-config";
@@ -25,8 +26,8 @@ export function streamRun(deps: RunDeps, input: TurnInput, render: StreamRendere
     let out: SseWriter | undefined;
     let finish: () => void = () => undefined;
     const finished = new Promise<void>((r) => (finish = r));
-    const run = runTurn(deps, input, {
-      async start(model: ModelConfig, route: RouteResult) {
+    const run = runAnyTurn(deps, input, {
+      async start(model: ModelConfig, route: Pick<RouteResult, "reason">) {
         resolve(
           sseResponse(
             async (w) => {

@@ -1,17 +1,16 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Principal } from "../auth/principal";
+import { authorize, authorizeThread } from "../auth/policy";
 import { AppError } from "../errors";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { validateFactText, validateKind } from "../memory/facts";
 import { MemoryScope } from "../memory/scope";
-import { assertCanWriteFact } from "../memory/scopes-for";
 import { enqueueTask } from "../tasks/messages";
 import { listDeadLetters, taskStatus } from "../tasks/store";
 import { parseThreadId } from "../thread/thread-id";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { cursorOf, parseCursor } from "./cursor";
 import { errorResponses, jsonContent } from "./openapi-errors";
-import { ADMIN_ROLES, requireRole } from "./roles";
 import { validationHook } from "./validation";
 import { assertRoom } from "../quotas";
 
@@ -47,11 +46,10 @@ const DeadLetterView = z
   .object({ id: z.string(), task_id: z.string().nullable(), kind: z.string().nullable(), body: z.string(), reason: z.string(), attempts: z.number().int(), created_at: z.number().int() })
   .openapi("DeadLetter");
 
-const requireAdmin = (p: Principal, action: string) => requireRole(p, ADMIN_ROLES, action);
-
 const queueMemoryTask = createRoute({
   method: "post",
   path: "/v1/memory/tasks",
+  middleware: access("queue_tasks", "small"),
   tags: ["tasks"],
   summary: "Remember or forget a fact in the background",
   description: "Checked now (scope, grants, kind, text, the fact's existence), applied by the queue consumer. Poll GET /v1/tasks/{id}.",
@@ -62,6 +60,7 @@ const queueMemoryTask = createRoute({
 const queueSummary = createRoute({
   method: "post",
   path: "/v1/tasks/summarize",
+  middleware: access("rewrite_thread", "small"),
   tags: ["tasks"],
   summary: "Summarize a thread in the background",
   description: "Replaces the older messages with one system summary, keeping the newest `keep_messages`, as one checkpoint (the one before it still holds everything).",
@@ -72,6 +71,7 @@ const queueSummary = createRoute({
 const listDeadLettersRoute = createRoute({
   method: "get",
   path: "/v1/tasks/dead-letters",
+  middleware: access("queue_tasks"),
   tags: ["tasks"],
   summary: "The tenant's dead-lettered tasks, newest first",
   request: { query: z.object({ limit: z.coerce.number().int().min(1).max(200).optional(), cursor: z.string().max(200).optional() }) },
@@ -84,6 +84,7 @@ const listDeadLettersRoute = createRoute({
 const getTaskStatus = createRoute({
   method: "get",
   path: "/v1/tasks/{id}",
+  middleware: access("queue_tasks"),
   tags: ["tasks"],
   summary: "A task's status: pending, done (with its result) or dead_lettered (with the reason)",
   request: { params: z.object({ id: z.string().min(1).max(200).openapi({ param: { name: "id", in: "path" } }) }) },
@@ -95,10 +96,9 @@ export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
   .openapi(queueMemoryTask, async (c) => {
     const body = c.req.valid("json");
     const p = c.get("principal");
-    requireAdmin(p, "queue memory tasks");
     if (body.op === "remember") {
       const scope = MemoryScope.parse(body.scope);
-      assertCanWriteFact(p, scope);
+      authorize(p, "write_scope", { scope });
       // Checked here so the caller hears it at once; the task checks again when it runs.
       await assertRoom(c.env, p.tenant, "facts");
       const task_id = await enqueueTask(c.env, { kind: "remember_memory", tenant: p.tenant, scope: scope.toString(), fact_kind: validateKind(body.kind), text: validateFactText(body.text) });
@@ -106,18 +106,19 @@ export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     }
     const fact = await new D1FactsBackend(c.env.DB, p.tenant).get(body.fact_id);
     if (!fact) throw new AppError("BEM-061", "No such fact");
-    assertCanWriteFact(p, MemoryScope.parse(fact.scope));
+    authorize(p, "write_scope", { scope: MemoryScope.parse(fact.scope) });
     return c.json({ task_id: await enqueueTask(c.env, { kind: "forget_memory", tenant: p.tenant, fact_id: body.fact_id }) }, 202);
   })
   .openapi(queueSummary, async (c) => {
     const body = c.req.valid("json");
     const p = c.get("principal");
-    requireAdmin(p, "summarize threads");
-    if (p.kind !== "tenant") throw new AppError("BEM-022", "Threads belong to tenants; use a tenant admin key");
+    // Summarizing replaces stored messages: the rewrite right on this very thread.
+    const threadId = parseThreadId(body.thread_id);
+    authorizeThread(p, threadId, true);
     const task_id = await enqueueTask(c.env, {
       kind: "summarize_thread",
       tenant: p.tenant,
-      thread_id: parseThreadId(body.thread_id),
+      thread_id: threadId,
       ...(body.keep_messages !== undefined ? { keep_messages: body.keep_messages } : {}),
       ...(body.model !== undefined ? { model: body.model } : {}),
     });
@@ -126,7 +127,6 @@ export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
   .openapi(listDeadLettersRoute, async (c) => {
     const q = c.req.valid("query");
     const p = c.get("principal");
-    requireAdmin(p, "read dead letters");
     const limit = q.limit ?? 50;
     const rows = await listDeadLetters(c.env.DB, p.tenant, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined);
     const page = rows.slice(0, limit);
@@ -136,7 +136,6 @@ export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
   .openapi(getTaskStatus, async (c) => {
     const { id } = c.req.valid("param");
     const p = c.get("principal");
-    requireAdmin(p, "read task status");
     // Unknown ids and other tenants' ids read as pending: nothing leaks.
     return c.json({ task_id: id, ...(await taskStatus(c.env.DB, p.tenant, id)) }, 200);
   });

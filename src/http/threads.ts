@@ -1,12 +1,14 @@
 import { createRoute, OpenAPIHono, z, type Hook } from "@hono/zod-openapi";
+import type { Principal } from "../auth/principal";
+import { authorizeThread, readableThreads } from "../auth/policy";
 import { AppError } from "../errors";
 import { ThreadClient } from "../thread/client";
 import { listThreads, ThreadList } from "../thread/registry";
 import { parseThreadId } from "../thread/thread-id";
-import { Checkpoint, CheckpointId, History, StateUpdate, ThreadState } from "../thread/types";
+import { Checkpoint, CheckpointId, History, ThreadUpdate, ThreadState } from "../thread/types";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
-import { ADMIN_ROLES, requireRole } from "./roles";
 import { issueSummary, validationHook } from "./validation";
 import { assertThreadRoom } from "../quotas";
 
@@ -23,9 +25,15 @@ const opsHook: Hook<unknown, AppEnv, string, undefined> = (result, c) => {
   return undefined;
 };
 
-/** The thread's own object is the truth (the D1 list is bookkeeping for listing): no checkpoint, no thread. */
-async function existingThread(env: Env, tenant: string, rawId: string): Promise<ThreadClient> {
-  const client = new ThreadClient(env, tenant, parseThreadId(rawId));
+/**
+ * The caller's thread, checked in this order: a valid id (BEM-030), the policy (403,
+ * before existence, so a refusal reveals nothing), then existence — the thread's own
+ * object is the truth (the D1 list is bookkeeping for listing): no checkpoint, no thread.
+ */
+async function existingThread(env: Env, p: Principal, rawId: string, rewrites: boolean): Promise<ThreadClient> {
+  const threadId = parseThreadId(rawId);
+  authorizeThread(p, threadId, rewrites);
+  const client = new ThreadClient(env, p.tenant, threadId);
   if ((await client.getHistory({ limit: 1 })).checkpoints.length === 0) throw new AppError("BEM-036", `No thread '${client.threadId}'`);
   return client;
 }
@@ -33,71 +41,78 @@ async function existingThread(env: Env, tenant: string, rawId: string): Promise<
 const listThreadsRoute = createRoute({
   method: "get",
   path: "/v1/threads",
+  middleware: access("reach_thread"),
   tags: ["threads"],
-  summary: "List the tenant's threads, most recently updated first",
+  summary: "List the threads the key may reach (all of the tenant's for an admin), most recently updated first",
   request: { query: z.object({ limit: Limit, before: z.string().max(200).optional() }) },
-  responses: { 200: jsonContent(ThreadList, "A page of threads"), ...errorResponses() },
+  responses: { 200: jsonContent(ThreadList, "A page of threads"), ...errorResponses("BEM-022") },
 });
 
 const getState = createRoute({
   method: "get",
   path: "/v1/threads/{id}/state",
+  middleware: access("reach_thread"),
   tags: ["threads"],
   summary: "Thread state at the head, or at any checkpoint",
   request: { params: ThreadParam, query: z.object({ checkpoint_id: CheckpointId.optional() }) },
-  responses: { 200: jsonContent(ThreadState, "Channels at the checkpoint"), ...errorResponses("BEM-030", "BEM-032", "BEM-036") },
+  responses: { 200: jsonContent(ThreadState, "Channels at the checkpoint"), ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-032", "BEM-036") },
 });
 
 const getHistory = createRoute({
   method: "get",
   path: "/v1/threads/{id}/history",
+  middleware: access("reach_thread"),
   tags: ["threads"],
   summary: "Checkpoints of every branch, newest first, paged",
   request: { params: ThreadParam, query: z.object({ limit: Limit, before: CheckpointId.optional() }) },
-  responses: { 200: jsonContent(History, "A page of checkpoints"), ...errorResponses("BEM-030", "BEM-036") },
+  responses: { 200: jsonContent(History, "A page of checkpoints"), ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-036") },
 });
 
 const updateState = createRoute({
   method: "post",
   path: "/v1/threads/{id}/state",
+  middleware: access("rewrite_thread", "run"),
   tags: ["threads"],
   summary: "Apply channel operations (administrative repair); writes one checkpoint",
   request: {
     params: ThreadParam,
-    body: { required: true, content: { "application/json": { schema: StateUpdate } } },
+    body: { required: true, content: { "application/json": { schema: ThreadUpdate } } },
   },
   responses: {
     200: jsonContent(Checkpoint, "The new head checkpoint"),
-    ...errorResponses("BEM-022", "BEM-030", "BEM-031", "BEM-033", "BEM-034", "BEM-035", "BEM-037", "BEM-038"),
+    ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-031", "BEM-033", "BEM-034", "BEM-035", "BEM-037", "BEM-038"),
   },
 });
 
 const forkThread = createRoute({
   method: "post",
   path: "/v1/threads/{id}/fork",
+  middleware: access("rewrite_thread", "small"),
   tags: ["threads"],
   summary: "Continue from an old checkpoint as a new branch (the old one stays in history)",
   request: {
     params: ThreadParam,
     body: { required: true, content: { "application/json": { schema: z.object({ checkpoint_id: CheckpointId }) } } },
   },
-  responses: { 200: jsonContent(Checkpoint, "The new head checkpoint"), ...errorResponses("BEM-022", "BEM-030", "BEM-032", "BEM-036", "BEM-038") },
+  responses: { 200: jsonContent(Checkpoint, "The new head checkpoint"), ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-032", "BEM-036", "BEM-038") },
 });
 
 const deleteThread = createRoute({
   method: "delete",
   path: "/v1/threads/{id}",
+  middleware: access("rewrite_thread"),
   tags: ["threads"],
   summary: "Delete the thread: messages, channels and checkpoints",
   request: { params: ThreadParam },
-  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-030", "BEM-036", "BEM-038") },
+  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-036", "BEM-038") },
 });
 
 // Own sub-app so a bad update body is reported with opsHook (BEM-035).
 const stateWrites = new OpenAPIHono<AppEnv>({ defaultHook: opsHook }).openapi(updateState, async (c) => {
   const principal = c.get("principal");
-  requireRole(principal, ADMIN_ROLES, "change thread state");
-  const thread = new ThreadClient(c.env, principal.tenant, c.req.valid("param").id);
+  const threadId = parseThreadId(c.req.valid("param").id);
+  authorizeThread(principal, threadId, true);
+  const thread = new ThreadClient(c.env, principal.tenant, threadId);
   await assertThreadRoom(c.env, principal.tenant, thread.threadId);
   return c.json(await thread.update(c.req.valid("json"), "update"), 200);
 });
@@ -106,27 +121,26 @@ const stateWrites = new OpenAPIHono<AppEnv>({ defaultHook: opsHook }).openapi(up
 export const threadRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(listThreadsRoute, async (c) => {
     const q = c.req.valid("query");
-    return c.json(await listThreads(c.env.DB, c.get("principal").tenant, q), 200);
+    const p = c.get("principal");
+    return c.json(await listThreads(c.env.DB, p.tenant, { ...q, only: readableThreads(p) }), 200);
   })
   .openapi(getState, async (c) => {
-    const thread = await existingThread(c.env, c.get("principal").tenant, c.req.valid("param").id);
+    const thread = await existingThread(c.env, c.get("principal"), c.req.valid("param").id, false);
     return c.json(await thread.getState(c.req.valid("query").checkpoint_id), 200);
   })
   .openapi(getHistory, async (c) => {
-    const thread = await existingThread(c.env, c.get("principal").tenant, c.req.valid("param").id);
+    const thread = await existingThread(c.env, c.get("principal"), c.req.valid("param").id, false);
     return c.json(await thread.getHistory(c.req.valid("query")), 200);
   })
   .route("/", stateWrites)
   .openapi(forkThread, async (c) => {
     const principal = c.get("principal");
-    requireRole(principal, ADMIN_ROLES, "fork a thread");
-    const thread = await existingThread(c.env, principal.tenant, c.req.valid("param").id);
+    const thread = await existingThread(c.env, principal, c.req.valid("param").id, true);
     return c.json(await thread.fork(c.req.valid("json").checkpoint_id), 200);
   })
   .openapi(deleteThread, async (c) => {
     const principal = c.get("principal");
-    requireRole(principal, ADMIN_ROLES, "delete a thread");
-    const thread = await existingThread(c.env, principal.tenant, c.req.valid("param").id);
+    const thread = await existingThread(c.env, principal, c.req.valid("param").id, true);
     await thread.destroy();
     return c.body(null, 204);
   });

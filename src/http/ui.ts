@@ -1,11 +1,11 @@
-import { type Context, Hono } from "hono";
-import { INSPECTOR_HTML, INSPECTOR_ICON } from "../ui/page";
-import { INSPECTOR_JS } from "../ui/script";
-import { INSPECTOR_CSS } from "../ui/style";
+import { Hono } from "hono";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
+import { serveAsset } from "./assets";
 
 /**
- * GET /ui: the thread inspector (HTML, one script, one stylesheet, all from this worker).
+ * GET /ui: the thread inspector — an HTML page, one bundled script (src/ui, built by
+ * scripts/build-assets.ts), one stylesheet and an icon, all static assets of this worker.
  * Outside /v1, so loading it needs no key; its API calls carry the key the user enters.
  */
 export const uiRoutes = new Hono<AppEnv>();
@@ -15,19 +15,12 @@ export const INSPECTOR_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
   "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-const headers = (contentType: string): Record<string, string> => ({
-  "content-type": contentType,
-  "content-security-policy": INSPECTOR_CSP,
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "x-frame-options": "DENY",
-  "cache-control": "no-store",
-});
+const FILES: Record<string, string> = {
+  "/ui": "/ui/index.html",
+  "/ui/": "/ui/index.html",
+  "/ui/inspector.js": "/ui/inspector.js",
+  "/ui/inspector.css": "/ui/inspector.css",
+  "/ui/favicon.svg": "/ui/favicon.svg",
+};
 
-const page = (c: Context<AppEnv>) => c.body(INSPECTOR_HTML, 200, headers("text/html; charset=utf-8"));
-
-uiRoutes.get("/ui", page);
-uiRoutes.get("/ui/", page);
-uiRoutes.get("/ui/inspector.js", (c) => c.body(INSPECTOR_JS, 200, headers("text/javascript; charset=utf-8")));
-uiRoutes.get("/ui/inspector.css", (c) => c.body(INSPECTOR_CSS, 200, headers("text/css; charset=utf-8")));
-uiRoutes.get("/ui/favicon.svg", (c) => c.body(INSPECTOR_ICON, 200, headers("image/svg+xml")));
+for (const [route, file] of Object.entries(FILES)) uiRoutes.get(route, access("public"), (c) => serveAsset(c, file, INSPECTOR_CSP, "no-store"));

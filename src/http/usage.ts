@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { listUsage, UsageCause, utcDay } from "../pipeline/usage";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
@@ -17,10 +18,11 @@ const UsageList = z
 const listUsageRoute = createRoute({
   method: "get",
   path: "/v1/usage",
+  middleware: access("any_key"),
   tags: ["usage"],
   summary: "Usage per day, model and cause for the caller's tenant (every provider call is counted)",
   request: { query: z.object({ from: Day.optional(), to: Day.optional() }) },
-  responses: { 200: jsonContent(UsageList, "Usage rows, oldest day first"), ...errorResponses("BEM-022") },
+  responses: { 200: jsonContent(UsageList, "Usage rows, oldest day first"), ...errorResponses() },
 });
 
 /** GET /v1/usage: the caller's tenant's tokens and cost per day and model. */

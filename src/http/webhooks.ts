@@ -1,13 +1,18 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { parseGrant, grantWithin } from "../auth/grants";
+import { authorize, authorizeThread, resolveScopes } from "../auth/policy";
 import type { Principal } from "../auth/principal";
+import { middlewaresFromConfig } from "../pipeline/middleware/registry";
 import { AppError } from "../errors";
 import { requireAgent } from "../routing/registry";
 import { enqueueTask } from "../tasks/messages";
 import { parseThreadId } from "../thread/thread-id";
 import { allowPrivateCallbacks, assertCallbackUrl, MAX_CALLBACK_URL } from "../webhooks/callback-url";
 import { parsePointer, resolvePointer } from "../webhooks/pointer";
+import { webhookPrincipal } from "../webhooks/run-delivery";
 import { DELIVERY_HEADER, newSecret, parseSignature, parseTimestamp, SIGNATURE_HEADER, TIMESTAMP_HEADER, toHex, verify, withinReplayWindow } from "../webhooks/signature";
 import { claimDelivery, claimSignature, deleteWebhook, findWebhook, insertWebhook, listWebhooks, releaseDelivery, releaseSignature, Webhook } from "../webhooks/store";
+import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { cursorOf, parseCursor } from "./cursor";
 import { decodeUtf8, parseGuardedJson } from "./limits";
@@ -42,14 +47,36 @@ const CreateWebhook = z
     thread_from: Pointer,
     text_from: Pointer.openapi({ example: "/ticket/body" }),
     callback_url: z.string().max(MAX_CALLBACK_URL).optional().openapi({ description: "https URL that receives {webhook_id, delivery_id, thread_id, reply, model}, signed like deliveries", example: "https://example.com/hooks/edgeweave" }),
+    scopes: z
+      .array(z.string().max(200))
+      .max(64)
+      .optional()
+      .openapi({
+        description: "Grant patterns deliveries run with, as for member keys: a delivery reaches thread t only through a grant matching session:t, and the agent's memory_scopes must all be granted. Default: none.",
+        example: ["session:ticket-*", "organization:acme"],
+      }),
+    rewrite_history: z.boolean().optional().openapi({ description: "Allow agents whose middleware rewrites stored history (trim, delete_old, summarization). Default false." }),
   })
   .openapi("CreateWebhook");
 const CreatedWebhook = Webhook.extend({ secret: z.string().openapi({ description: "The HMAC key: shown once. Sign `<timestamp>.<raw body>` with HMAC-SHA256." }) }).openapi("CreatedWebhook");
 const Accepted = z.object({ delivery_id: z.string(), status: z.literal("accepted") }).openapi("WebhookAccepted");
 const IdParam = z.object({ id: z.string().min(1).max(64).openapi({ param: { name: "id", in: "path" }, example: "wh_3f2a…" }) });
 
-function requireTenantAdmin(p: Principal): void {
-  if (p.kind !== "tenant" || p.role !== "admin") throw new AppError("BEM-022", "Only a tenant admin key manages webhooks");
+/**
+ * The grants a new hook may carry: parsed like a key's, each within the registering
+ * key's own grants, and enough for its agent (every memory scope granted, the rewrite
+ * right if its middleware rewrites history) — so deliveries fail here, not on the queue.
+ */
+function hookGrants(p: Principal, body: { agent_name: string; scopes?: string[]; rewrite_history?: boolean }): { scopes: string[]; rewrite_history: boolean } {
+  const scopes = [...new Set((body.scopes ?? []).map(parseGrant))];
+  for (const g of scopes) if (!grantWithin(p.grants, g)) throw new AppError("BEM-023", `Grant '${g}' is more than this key holds`);
+  const rewrite_history = body.rewrite_history === true;
+  if (rewrite_history) authorize(p, "rewrite_thread");
+  const hook: Principal = { kind: "webhook", tenant: p.tenant, role: "webhook", keyId: "webhook:new", grants: scopes, rewriteHistory: rewrite_history };
+  const agent = requireAgent(body.agent_name);
+  resolveScopes({ principal: hook, agentScopes: agent.memory_scopes });
+  if (middlewaresFromConfig(agent.middleware ?? []).some((m) => m.rewritesHistory === true)) authorize(hook, "rewrite_thread");
+  return { scopes, rewrite_history };
 }
 
 function pointerOrFail(field: string, raw: string): void {
@@ -59,15 +86,17 @@ function pointerOrFail(field: string, raw: string): void {
 const createWebhook = createRoute({
   method: "post",
   path: "/v1/webhooks",
+  middleware: access("manage_webhooks", "small"),
   tags: ["webhooks"],
   summary: "Register a signed inbound webhook",
   request: { body: { content: { "application/json": { schema: CreateWebhook } }, required: true } },
-  responses: { 201: jsonContent(CreatedWebhook, "The hook and its secret (shown once)"), ...errorResponses("BEM-022", "BEM-047", "BEM-094") },
+  responses: { 201: jsonContent(CreatedWebhook, "The hook and its secret (shown once)"), ...errorResponses("BEM-022", "BEM-023", "BEM-047", "BEM-060", "BEM-094") },
 });
 
 const listWebhooksRoute = createRoute({
   method: "get",
   path: "/v1/webhooks",
+  middleware: access("manage_webhooks"),
   tags: ["webhooks"],
   summary: "List the tenant's webhooks in creation order, paged (secrets are never shown again)",
   request: {
@@ -85,6 +114,7 @@ const listWebhooksRoute = createRoute({
 const deleteWebhookRoute = createRoute({
   method: "delete",
   path: "/v1/webhooks/{id}",
+  middleware: access("manage_webhooks"),
   tags: ["webhooks"],
   summary: "Delete a webhook (deliveries to it fail from now on)",
   request: { params: IdParam },
@@ -111,6 +141,7 @@ function extract(payload: unknown, hook: { thread_from: string; text_from: strin
 const deliverWebhook = createRoute({
   method: "post",
   path: "/v1/webhooks/{id}",
+  middleware: access("signed", "webhook"),
   tags: ["webhooks"],
   summary: "Deliver a signed payload (no bearer key: the signature is the credential)",
   security: [],
@@ -128,7 +159,7 @@ const deliverWebhook = createRoute({
   },
   responses: {
     202: jsonContent(Accepted, "Accepted (or already accepted: the same answer)"),
-    ...errorResponses("BEM-010", "BEM-013", "BEM-014", "BEM-090", "BEM-091", "BEM-093", "BEM-095"),
+    ...errorResponses("BEM-010", "BEM-013", "BEM-014", "BEM-025", "BEM-090", "BEM-091", "BEM-093", "BEM-095"),
   },
 });
 
@@ -136,18 +167,16 @@ const deliverWebhook = createRoute({
 export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(createWebhook, async (c) => {
     const body = c.req.valid("json");
-    requireTenantAdmin(c.get("principal"));
     pointerOrFail("thread_from", body.thread_from);
     pointerOrFail("text_from", body.text_from);
-    requireAgent(body.agent_name);
+    const grants = hookGrants(c.get("principal"), body);
     const callback = body.callback_url === undefined ? null : assertCallbackUrl(body.callback_url, allowPrivateCallbacks(c.env)).toString();
     await assertRoom(c.env, c.get("principal").tenant, "webhooks");
     const secret = newSecret();
-    const hook = await insertWebhook(c.env.DB, c.get("principal").tenant, { name: body.name, agent_name: body.agent_name, thread_from: body.thread_from, text_from: body.text_from, callback_url: callback, secret });
+    const hook = await insertWebhook(c.env.DB, c.get("principal").tenant, { name: body.name, agent_name: body.agent_name, thread_from: body.thread_from, text_from: body.text_from, callback_url: callback, secret, ...grants });
     return c.json({ ...hook, secret }, 201);
   })
   .openapi(listWebhooksRoute, async (c) => {
-    requireTenantAdmin(c.get("principal"));
     const q = c.req.valid("query");
     const limit = q.limit ?? 50;
     // The same paging as GET /v1/memory/facts: one row past the page says whether another follows.
@@ -158,7 +187,6 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
   })
   .openapi(deleteWebhookRoute, async (c) => {
     const { id } = c.req.valid("param");
-    requireTenantAdmin(c.get("principal"));
     if (!(await deleteWebhook(c.env.DB, c.get("principal").tenant, id))) throw new AppError("BEM-093", "No such webhook");
     return c.json({ id, deleted: true as const }, 200);
   })
@@ -183,6 +211,8 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     if (!(await withinLimit(c.env.RATE_LIMIT_WEBHOOK, `hook:${hook.id}`))) throw limited("webhook");
 
     const { threadId, text } = extract(parseGuardedJson(decodeUtf8(bytes)), hook);
+    // The hook reaches only the threads its registration granted (BEM-025, nothing stored).
+    authorizeThread(webhookPrincipal(hook), threadId, false);
     const header = c.req.header(DELIVERY_HEADER);
     if (header !== undefined && !DELIVERY_ID.test(header)) throw new AppError("BEM-011", "X-Edgeweave-Delivery must be 1-128 visible ASCII characters");
     const deliveryId = header ?? toHex(await crypto.subtle.digest("SHA-256", bytes));

@@ -2,16 +2,30 @@ import { OPERATOR_TENANT } from "../auth/principal";
 import { AppError } from "../errors";
 import { IdGenerator } from "../thread/ids";
 import { factTokens, type Fact } from "./facts";
+import { matchExpression, searchTerms } from "./fts";
+import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
 import { ownerTenant, type MemoryScope } from "./scope";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem } from "./types";
 
 const ids = new IdGenerator();
-const COLUMNS = "id, scope, kind, text, tokens, created_at";
+const COLUMNS = "id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version";
+const F_COLUMNS = COLUMNS.split(", ").map((c) => `f.${c}`).join(", ");
+/** Not expired at the bound time (expired facts never load, even before the purge removes them). */
+const LIVE = "(expires_at IS NULL OR expires_at > ?)";
 /** Rows fetched per round trip while filling a budget; grows so big budgets need few trips. */
 const FIRST_PAGE = 16;
 const MAX_PAGE = 256;
 
 export type FactCursor = { created_at: number; id: string };
+export type RememberOptions = { key?: string | null; expiresAt?: number | null; now?: number };
+/** The stored fact and whether it replaced an earlier text under the same key. */
+export type Remembered = Fact & { replaced: boolean };
+export type FactVersion = { version: number; kind: string; text: string; written_at: number; replaced_at: number };
+export type ListFilter = { kind?: string; key?: string };
+export type { ScoredFact } from "./rank";
+
+/** bm25() is lower-is-better; clients read "higher is more relevant". */
+const scored = ({ rank, ...f }: Fact & { rank: number }): ScoredFact => ({ ...f, score: Math.round(-rank * 1e6) / 1e6 });
 
 /**
  * Facts of every scope in D1, bound to one tenant: every query carries tenant_id.
@@ -20,24 +34,36 @@ export type FactCursor = { created_at: number; id: string };
  */
 export class D1FactsBackend implements MemoryBackend {
   constructor(
-    private readonly db: D1Database,
+    /** The database, or a session of it (reads may come from a replica; see memory/bookmark.ts). */
+    private readonly db: Pick<D1Database, "prepare" | "batch">,
     readonly tenant: string,
+    private readonly clock: () => number = Date.now,
   ) {}
 
+  /**
+   * A scope's live facts within `limits.facts`. The scope's stats row (count, token sum)
+   * says first whether they all fit: then they load in creation order; if not, in the
+   * ranked order of rank.ts (always-kinds, relevance to `limits.rank.query`, recency).
+   * Either way two round trips and O(what is kept) rows, whatever the scope's size.
+   */
   async loadLayer(scope: MemoryScope, limits: LayerLimits): Promise<LayerLoad> {
     const out = emptyLayer();
     if (limits.facts === undefined) return out;
     const owner = ownerTenant(scope, this.tenant);
     const key = scope.toString();
+    const now = this.clock();
+    const live = await this.stats(owner, key, now);
+    if (live.n === 0) return out;
+    if (live.tokens > limits.facts) return rankedLayer(this.source(owner, key, now), limits.facts, limits.rank ?? {}, live);
     let room = limits.facts;
     let after: FactCursor = { created_at: -1, id: "" };
-    let page = FIRST_PAGE;
-    // Keyset pages in creation order until one fact does not fit: O(kept), not O(all facts).
+    let page = Math.min(MAX_PAGE, Math.max(FIRST_PAGE, live.n));
+    // Keyset pages in creation order (one page normally: the count is known).
     for (;;) {
-      const rows = await this.page(owner, key, after, page);
+      const rows = await this.page(owner, key, after, page, now);
       for (const f of rows) {
         if (f.tokens > room) {
-          out.factsDropped = await this.countFrom(owner, key, after);
+          out.factsDropped = live.n - out.facts.length;
           return out;
         }
         out.facts.push(f);
@@ -45,8 +71,83 @@ export class D1FactsBackend implements MemoryBackend {
         after = f;
       }
       if (rows.length < page) return out;
-      page = Math.min(page * 2, MAX_PAGE);
+      page = MAX_PAGE;
     }
+  }
+
+  /** Live facts and their tokens in a scope: the triggers' stats row less expired rows the purge has not reached. */
+  private async stats(owner: string, scope: string, now: number): Promise<{ n: number; tokens: number }> {
+    const [all, expired] = await this.db.batch<{ n: number | null; tokens: number | null }>([
+      this.db.prepare("SELECT n, tokens FROM fact_scope_stats WHERE tenant_id = ? AND scope = ?").bind(owner, scope),
+      // The partial expiry index keeps this to the few expired rows awaiting the hourly purge.
+      this.db.prepare("SELECT COUNT(*) AS n, SUM(tokens) AS tokens FROM facts WHERE expires_at <= ? AND tenant_id = ? AND scope = ?").bind(now, owner, scope),
+    ]);
+    const a = all?.results[0];
+    const e = expired?.results[0];
+    return { n: Math.max(0, (a?.n ?? 0) - (e?.n ?? 0)), tokens: Math.max(0, (a?.tokens ?? 0) - (e?.tokens ?? 0)) };
+  }
+
+  /** The queries rank.ts needs, bound to one scope and one moment. */
+  private source(owner: string, scope: string, now: number): FactSource {
+    const ofKinds = (kinds: readonly string[], limit: number, after: { created_at: number; id: string }) =>
+      this.db
+        .prepare(
+          `SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND scope = ? AND kind IN (${kinds.map(() => "?").join(", ")}) AND ${LIVE} ` +
+            "AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?",
+        )
+        .bind(owner, scope, ...kinds, now, after.created_at, after.id, limit);
+    const recent = (limit: number, before: { updated_at: number; id: string }) =>
+      this.db
+        .prepare(
+          `SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND scope = ? AND ${LIVE} AND (updated_at < ? OR (updated_at = ? AND id < ?)) ` +
+            "ORDER BY updated_at DESC, id DESC LIMIT ?",
+        )
+        .bind(owner, scope, now, before.updated_at, before.updated_at, before.id || "\uffff", limit);
+    return {
+      firstRows: async (req) => {
+        const match = matchExpression(searchTerms(req.query));
+        const stmts: D1PreparedStatement[] = [recent(req.recentLimit, { updated_at: Number.MAX_SAFE_INTEGER, id: "" })];
+        if (req.kinds.length > 0) stmts.push(ofKinds(req.kinds, req.limit, { created_at: -1, id: "" }));
+        if (match !== null) stmts.push(this.searchStatement([{ owner, scope }], match, req.relevantLimit, now));
+        const [r, ...rest] = await this.db.batch<Record<string, unknown>>(stmts);
+        const always = req.kinds.length > 0 ? rest.shift() : undefined;
+        const relevant = match !== null ? rest.shift() : undefined;
+        return {
+          recent: (r?.results ?? []) as Fact[],
+          always: (always?.results ?? []) as Fact[],
+          relevant: ((relevant?.results ?? []) as (Fact & { rank: number })[]).map(scored),
+        };
+      },
+      ofKinds: async (kinds, limit, after) => (await ofKinds(kinds, limit, after).all<Fact>()).results,
+      recent: async (limit, before) => (await recent(limit, before).all<Fact>()).results,
+    };
+  }
+
+  /**
+   * BM25 search over the given scopes' live facts, best first (score: higher is more
+   * relevant). The query is tokenized here, never passed to FTS5 as syntax.
+   */
+  async search(scopes: readonly { owner: string; scope: string }[], query: string, limit: number, now = this.clock()): Promise<ScoredFact[]> {
+    const match = matchExpression(searchTerms(query));
+    if (match === null || scopes.length === 0) return [];
+    const { results } = await this.searchStatement(scopes, match, limit, now).all<Fact & { rank: number }>();
+    return results.map(scored);
+  }
+
+  /** FTS5 finds the matching rows (all tenants'); the join keeps this tenant's scopes and live facts. */
+  private searchStatement(scopes: readonly { owner: string; scope: string }[], match: string, limit: number, now: number): D1PreparedStatement {
+    const pairs = scopes.map(() => "(f.tenant_id = ? AND f.scope = ?)").join(" OR ");
+    return this.db
+      .prepare(
+        `SELECT ${F_COLUMNS}, facts_fts.rank AS rank FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid ` +
+          `WHERE facts_fts MATCH ? AND (${pairs}) AND (f.expires_at IS NULL OR f.expires_at > ?) ORDER BY facts_fts.rank LIMIT ?`,
+      )
+      .bind(match, ...scopes.flatMap((s) => [s.owner, s.scope]), now, limit);
+  }
+
+  /** Search within scopes of this tenant (system included, read from the operator's rows). */
+  searchScopes(scopes: readonly MemoryScope[], query: string, limit: number): Promise<ScoredFact[]> {
+    return this.search(scopes.map((s) => ({ owner: ownerTenant(s, this.tenant), scope: s.toString() })), query, limit);
   }
 
   async appendLayer(scope: MemoryScope, item: MemoryItem): Promise<string> {
@@ -54,19 +155,29 @@ export class D1FactsBackend implements MemoryBackend {
     return (await this.remember(scope, item.kind, item.text)).id;
   }
 
-  /** Stores a fact (kind and text validated by the caller). */
-  async remember(scope: MemoryScope, kind: string, text: string): Promise<Fact> {
+  /**
+   * Stores a fact (kind, text, key and expiry validated by the caller). With a key that
+   * the scope already holds, the text (kind, expiry) is replaced in place — same id, version + 1 —
+   * and the old text kept in fact_versions by the update trigger. One statement, so two
+   * concurrent writers of one key leave one fact, never two.
+   */
+  async remember(scope: MemoryScope, kind: string, text: string, opts: RememberOptions = {}): Promise<Remembered> {
     // Defence in depth behind the route checks: system facts only from the operator, and the operator only those.
     if (scope.isSystem !== (this.tenant === OPERATOR_TENANT)) {
       throw new AppError("BEM-023", scope.isSystem ? "Only the operator key writes system facts" : "The operator key writes only the system scope");
     }
-    const base = { id: ids.next(), scope: scope.toString(), kind, text, created_at: Date.now() };
-    const fact: Fact = { ...base, tokens: factTokens(base) };
-    await this.db
-      .prepare("INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .bind(fact.id, this.tenant, fact.scope, fact.kind, fact.text, fact.tokens, fact.created_at)
-      .run();
-    return fact;
+    const now = opts.now ?? this.clock();
+    const base = { scope: scope.toString(), kind, text };
+    const row = await this.db
+      .prepare(
+        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) " +
+          "ON CONFLICT (tenant_id, scope, key) WHERE key IS NOT NULL DO UPDATE SET kind = excluded.kind, text = excluded.text, tokens = excluded.tokens, " +
+          `expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1 RETURNING ${COLUMNS}`,
+      )
+      .bind(ids.next(), this.tenant, base.scope, kind, text, factTokens(base), now, opts.key ?? null, opts.expiresAt ?? null, now)
+      .first<Fact>();
+    if (!row) throw new AppError("BEM-001", undefined, { internal: "INSERT … RETURNING gave no row" });
+    return { ...row, replaced: row.version > 1 };
   }
 
   async forget(id: string): Promise<boolean> {
@@ -74,29 +185,59 @@ export class D1FactsBackend implements MemoryBackend {
     return res.meta.changes > 0;
   }
 
-  /** A fact this tenant owns (system facts belong to the operator), or null. */
+  /** A fact this tenant owns (system facts belong to the operator), or null. Expired facts are gone. */
   async get(id: string): Promise<Fact | null> {
-    return this.db.prepare(`SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND id = ?`).bind(this.tenant, id).first<Fact>();
+    return this.db.prepare(`SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND id = ? AND ${LIVE}`).bind(this.tenant, id, this.clock()).first<Fact>();
   }
 
-  /** One page of a scope's facts in creation order, after `after`. */
-  list(scope: MemoryScope, limit: number, after?: FactCursor): Promise<Fact[]> {
-    return this.page(ownerTenant(scope, this.tenant), scope.toString(), after ?? { created_at: -1, id: "" }, limit);
+  /** The live fact with this key in this scope, or null. */
+  async getByKey(scope: MemoryScope, key: string): Promise<Fact | null> {
+    return this.db
+      .prepare(`SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND scope = ? AND key = ? AND ${LIVE}`)
+      .bind(ownerTenant(scope, this.tenant), scope.toString(), key, this.clock())
+      .first<Fact>();
   }
 
-  private async page(owner: string, scope: string, after: FactCursor, limit: number): Promise<Fact[]> {
+  /** Earlier texts of a fact this tenant owns, newest first. */
+  async history(id: string, limit = 100): Promise<FactVersion[]> {
     const { results } = await this.db
-      .prepare(`SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND scope = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`)
-      .bind(owner, scope, after.created_at, after.id, limit)
+      .prepare("SELECT version, kind, text, written_at, replaced_at FROM fact_versions WHERE fact_id = ? AND tenant_id = ? ORDER BY version DESC LIMIT ?")
+      .bind(id, this.tenant, limit)
+      .all<FactVersion>();
+    return results;
+  }
+
+  /** One page of a scope's live facts in creation order, after `after`, optionally one kind and/or one key. */
+  async list(scope: MemoryScope, limit: number, after?: FactCursor, filter: ListFilter = {}): Promise<Fact[]> {
+    const a = after ?? { created_at: -1, id: "" };
+    const where = [filter.kind !== undefined ? "AND kind = ?" : "", filter.key !== undefined ? "AND key = ?" : ""].join(" ");
+    const extra = [filter.kind, filter.key].filter((v): v is string => v !== undefined);
+    const { results } = await this.db
+      .prepare(`SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND scope = ? ${where} AND ${LIVE} AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`)
+      .bind(ownerTenant(scope, this.tenant), scope.toString(), ...extra, this.clock(), a.created_at, a.id, limit)
       .all<Fact>();
     return results;
   }
 
-  private async countFrom(owner: string, scope: string, after: FactCursor): Promise<number> {
-    const row = await this.db
-      .prepare("SELECT COUNT(*) AS n FROM facts WHERE tenant_id = ? AND scope = ? AND (created_at, id) > (?, ?)")
-      .bind(owner, scope, after.created_at, after.id)
-      .first<{ n: number }>();
-    return row?.n ?? 0;
+  private async page(owner: string, scope: string, after: FactCursor, limit: number, now: number): Promise<Fact[]> {
+    const { results } = await this.db
+      .prepare(`SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND scope = ? AND ${LIVE} AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`)
+      .bind(owner, scope, now, after.created_at, after.id, limit)
+      .all<Fact>();
+    return results;
   }
+}
+
+/** Deletes facts whose expiry has passed, in bounded batches (the scheduled purge). Returns how many. */
+export async function purgeExpiredFacts(db: D1Database, now = Date.now(), batch = 500, maxBatches = 100): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const res = await db
+      .prepare("DELETE FROM facts WHERE rowid IN (SELECT rowid FROM facts WHERE expires_at <= ? LIMIT ?)")
+      .bind(now, batch)
+      .run();
+    total += res.meta.changes;
+    if (res.meta.changes < batch) break;
+  }
+  return total;
 }

@@ -14,9 +14,52 @@ export const Fact = z
     kind: z.string(),
     text: z.string(),
     created_at: z.number().int(),
+    key: z.string().nullable().openapi({ description: "Unique per scope: remembering with it again replaces the text (the old text is kept in the fact's history)" }),
+    expires_at: z.number().int().nullable().openapi({ description: "Unix ms after which the fact never loads (and is purged)" }),
+    updated_at: z.number().int().openapi({ description: "Unix ms when the text was last written" }),
+    version: z.number().int().openapi({ description: "1, plus one per replacement through its key" }),
   })
   .openapi("Fact");
 export type Fact = z.infer<typeof Fact> & { tokens: number };
+
+/** A fact as a client sees it (no token estimate). */
+export const publicFact = (f: Fact): Fact => ({
+  id: f.id,
+  scope: f.scope,
+  kind: f.kind,
+  text: f.text,
+  created_at: f.created_at,
+  key: f.key,
+  expires_at: f.expires_at,
+  updated_at: f.updated_at,
+  version: f.version,
+  tokens: f.tokens,
+});
+
+const KEY = /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$/;
+/** Longest time-to-live accepted: ten years. */
+export const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
+
+export function validateKey(key: string): string {
+  if (!KEY.test(key)) throw new AppError("BEM-140", "Fact key must be 1-128 characters of A-Z a-z 0-9 . _ : / @ -, starting with a letter or digit");
+  return key;
+}
+
+/** expires_at (unix ms) or ttl_seconds → the expiry, or null; both, a past time or an out-of-range ttl is BEM-141. */
+export function expiryOf(input: { expires_at?: number | null; ttl_seconds?: number | null }, now: number): number | null {
+  const { expires_at, ttl_seconds } = input;
+  if (expires_at != null && ttl_seconds != null) throw new AppError("BEM-141", "Give expires_at or ttl_seconds, not both");
+  if (ttl_seconds != null) {
+    if (!Number.isInteger(ttl_seconds) || ttl_seconds < 1 || ttl_seconds > MAX_TTL_SECONDS) throw new AppError("BEM-141", `ttl_seconds must be an integer from 1 to ${MAX_TTL_SECONDS}`);
+    return now + ttl_seconds * 1000;
+  }
+  if (expires_at != null) {
+    if (!Number.isSafeInteger(expires_at) || expires_at <= now) throw new AppError("BEM-141", "expires_at must be a future time in unix milliseconds");
+    if (expires_at > now + MAX_TTL_SECONDS * 1000) throw new AppError("BEM-141", "expires_at is more than ten years away");
+    return expires_at;
+  }
+  return null;
+}
 
 export function validateKind(kind: string): string {
   if (!KIND.test(kind)) throw new AppError("BEM-063", "Fact kind must match [a-z][a-z0-9_-]{0,31}");

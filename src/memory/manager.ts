@@ -2,7 +2,8 @@ import type { Message } from "../thread/message";
 import { factMessage, validateFactText, validateKind } from "./facts";
 import type { MemoryScope } from "./scope";
 import { TokenLimitStrategy } from "./token-limit-strategy";
-import type { ContextStrategy, LoadedContext, MemoryBackend, TokenedMessage } from "./types";
+import type { RankOptions } from "./rank";
+import type { ContextStrategy, FactReport, LoadedContext, LoadedFact, MemoryBackend, TokenedMessage } from "./types";
 
 export type MemoryManagerOptions = {
   /** Share of the budget facts may use (0..1). Default 0.5. */
@@ -31,7 +32,8 @@ export class MemoryManager {
     this.factShare = Math.min(1, Math.max(0, opts.factShare ?? 0.5));
   }
 
-  async loadContext(scopes: readonly MemoryScope[], maxTokens: number): Promise<LoadedContext> {
+  /** `rank` chooses among a scope's facts when they do not all fit (see rank.ts). */
+  async loadContext(scopes: readonly MemoryScope[], maxTokens: number, rank?: RankOptions): Promise<LoadedContext> {
     const layers = dedupe(scopes);
     const budget = Math.max(0, Math.floor(maxTokens));
 
@@ -42,22 +44,26 @@ export class MemoryManager {
     let factRoom = Math.floor(budget * this.factShare);
     const last = layers.length - 1;
     const [factLoads, lastTurns] = await Promise.all([
-      Promise.all(layers.map((s) => this.backend.loadLayer(s, { facts: factRoom }))),
+      Promise.all(layers.map((s) => this.backend.loadLayer(s, rank ? { facts: factRoom, rank } : { facts: factRoom }))),
       last >= 0 ? this.backend.loadLayer(layers[last]!, { turns: budget }) : Promise.resolve(undefined),
     ]);
     let droppedFacts = 0;
     const facts: Message[] = [];
     let factTokens = 0;
+    const report: FactReport[] = [];
     for (const load of factLoads) {
       for (const f of load.facts) {
         if (droppedFacts === 0 && f.tokens <= factRoom) {
           facts.push(factMessage(f));
           factRoom -= f.tokens;
           factTokens += f.tokens;
+          report.push(reportOf(f, true));
         } else {
           droppedFacts++; // once one fact is left out, all later ones are too (priority order)
+          report.push(reportOf(f, false));
         }
       }
+      for (const f of load.skipped ?? []) report.push(reportOf(f, false));
       droppedFacts += load.factsDropped;
     }
 
@@ -82,7 +88,7 @@ export class MemoryManager {
     if (turns.length < candidates.length) droppedTurns = true;
     const turnTokens = turns.reduce((n, m) => n + (stored.get(m) ?? 0), 0);
 
-    return { messages: [...facts, ...turns], tokens: factTokens + turnTokens, dropped: { facts: droppedFacts, turns: droppedTurns } };
+    return { messages: [...facts, ...turns], tokens: factTokens + turnTokens, facts: report, dropped: { facts: droppedFacts, turns: droppedTurns } };
   }
 
   saveTurn(scope: MemoryScope, message: Message): Promise<string> {
@@ -97,6 +103,13 @@ export class MemoryManager {
   forget(id: string): Promise<boolean> {
     return this.backend.forget(id);
   }
+}
+
+function reportOf(f: LoadedFact, loaded: boolean): FactReport {
+  const base = { id: f.id, scope: f.scope, kind: f.kind, key: f.key ?? null, tokens: f.tokens, loaded };
+  if (!loaded) return { ...base, reason: "didn't fit" };
+  if (!f.why) return { ...base, reason: "fits" };
+  return f.why.score !== undefined ? { ...base, reason: f.why.reason, score: f.why.score } : { ...base, reason: f.why.reason };
 }
 
 /** The newest turns (a suffix) whose stored estimates fit `room`. */

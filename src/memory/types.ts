@@ -1,5 +1,7 @@
 import type { Message } from "../thread/message";
 import type { Fact } from "./facts";
+import type { RankOptions } from "./rank";
+import type { FactReport } from "./report";
 import type { MemoryScope } from "./scope";
 
 /** What a layer stores: turns (conversation messages) and facts (short rules/preferences). */
@@ -17,12 +19,18 @@ export type TokenedMessage = { message: Message; tokens: number };
  * costs O(what is kept). A budget of 0 returns nothing but still reports whether
  * anything was left out (facts counted, turns: whether any exist).
  */
-export type LayerLimits = { facts?: number; turns?: number };
+export type LayerLimits = { facts?: number; turns?: number; rank?: RankOptions };
+
+/** Why a fact was loaded when its scope did not fit whole (rank.ts); absent: the whole scope fit. */
+export type FactWhy = { reason: "always" | "relevant" | "recent"; score?: number };
+export type LoadedFact = Fact & { why?: FactWhy };
 
 export type LayerLoad = {
-  facts: Fact[];
+  facts: LoadedFact[];
   /** Facts of this scope not returned because the budget ran out. */
   factsDropped: number;
+  /** Some of those, examined and left out for their size (reported as "didn't fit"). */
+  skipped?: Fact[];
   turns: TokenedMessage[];
   /** Older turns exist that were not returned. */
   turnsTruncated: boolean;
@@ -32,7 +40,7 @@ export interface MemoryBackend {
   loadLayer(scope: MemoryScope, limits: LayerLimits): Promise<LayerLoad>;
   /** Stores a turn or a fact in the scope; returns the item's id. */
   appendLayer(scope: MemoryScope, item: MemoryItem): Promise<string>;
-  /** Removes a fact (or non-session turn) by id; false when there was none. */
+  /** Removes a fact by id; false when there was none. */
   forget(id: string): Promise<boolean>;
 }
 
@@ -41,10 +49,14 @@ export interface ContextStrategy {
   apply(messages: Message[], maxTokens: number, tokensOf?: (m: Message) => number): Message[];
 }
 
+export type { FactReport } from "./report";
+
 /** What a model would see, plus what had to be left out to fit. */
 export type LoadedContext = {
   messages: Message[];
   tokens: number;
+  /** Every loaded fact and the examined ones left out, in load order. */
+  facts: FactReport[];
   dropped: {
     /** Facts that did not fit the facts share (counted exactly; never silent). */
     facts: number;

@@ -1,17 +1,19 @@
 import { z } from "@hono/zod-openapi";
 import { assertThreadRoom } from "../quotas";
 import { AppError } from "../errors";
+import { factsSession } from "../memory/bookmark";
 import { memoryFor } from "../memory/for-tenant";
 import { preloadedSession } from "../memory/session-backend";
 import { MemoryScope } from "../memory/scope";
-import { resolveScopes } from "../memory/scopes-for";
+import { authorize, authorizeThread, resolveScopes } from "../auth/policy";
+import type { MemoryReport } from "../memory/report";
 import { TokenLimitStrategy } from "../memory/token-limit-strategy";
 import type { ChatMessage, DeltaEvent } from "../providers/types";
 import type { AgentConfig, ModelConfig } from "../routing/model-config";
 import { requireAgent, routerFor } from "../routing/registry";
 import type { RouteResult } from "../routing/router";
-import { ThreadClient, type ThreadRun } from "../thread/client";
-import type { Message, MessageInput } from "../thread/message";
+import { ThreadClient, type ThreadEndpoint, type ThreadRun } from "../thread/client";
+import { messageText, type Message, type MessageInput } from "../thread/message";
 import { collectReducers, middlewareTools, validateRunContext } from "./middleware/compose";
 import { middlewaresFromConfig } from "./middleware/registry";
 import type { Middleware, Runtime } from "./middleware/types";
@@ -22,13 +24,22 @@ import { serverToolsFor } from "./tool-registry";
 import { summarizerFor } from "./summarizer";
 import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
+import { describeIssues } from "../zod-issues";
 import { checkToolAnswers } from "../thread/tool-answers";
 
-export type RunDeps = { env: Env; waitUntil: (p: Promise<unknown>) => void; fetch?: typeof fetch };
+export type RunDeps = {
+  env: Env;
+  waitUntil: (p: Promise<unknown>) => void;
+  fetch?: typeof fetch;
+  /** Set when the run executes inside its thread's own object: thread calls are local, not RPC. */
+  local?: ThreadEndpoint;
+  /** The D1 session facts are read through (memory/bookmark.ts); one from the input's bookmark when absent. */
+  facts?: D1DatabaseSession;
+};
 
 /** Streaming callbacks: `start` once the first upstream event exists, then every content/tool delta. */
 export type StreamHooks = {
-  start(model: ModelConfig, route: RouteResult): void | Promise<void>;
+  start(model: ModelConfig, route: Pick<RouteResult, "reason">): void | Promise<void>;
   delta(event: DeltaEvent): void | Promise<void>;
 };
 
@@ -40,9 +51,13 @@ export type Prepared = {
   /** The thread's lease, held from before its history is read until the run's save (or failure). */
   run?: ThreadRun;
   route: RouteResult;
+  /** The memory scopes this run loads (`name` or `name:id`), recorded with its routing. */
+  scopes: string[];
   /** Client system/developer messages: instructions for this call, never stored. */
   clientSystem: ChatMessage[];
   facts: Message[];
+  /** Which facts loaded and why (the response's `memory`). */
+  memory: MemoryReport;
   /** The thread's messages (the budget window, or all of them when middleware needs the whole state) + channels. */
   state: AgentState;
   /** The client's new non-system messages, with ids. */
@@ -73,8 +88,7 @@ function validateAgentContext(agent: AgentConfig | undefined, context: Record<st
   if (!agent?.context_schema) return;
   const parsed = z.fromJSONSchema(agent.context_schema).safeParse(context);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 5).map((i) => `context.${i.path.map(String).join(".")}: ${i.message}`);
-    throw new AppError("BEM-083", issues.join("; "));
+    throw new AppError("BEM-083", describeIssues(parsed.error.issues, { prefix: "context." }));
   }
 }
 
@@ -103,11 +117,15 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const timings = input.timings ?? new Timings();
   timings.lap("request");
   const { principal } = input;
-  if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
+  authorize(principal, "run");
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
-  const thread = input.threadId !== undefined ? new ThreadClient(env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil }) : undefined;
+  const thread = input.threadId !== undefined ? new ThreadClient(env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil, local: deps.local }) : undefined;
 
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
+  // Before anything is read or written: the thread must be reachable, and a run that
+  // rewrites its stored history (a fork, or middleware that replaces or removes messages)
+  // needs the same right as POST …/state and /fork.
+  if (thread) authorizeThread(principal, thread.threadId, input.checkpointId !== undefined || middlewares.some((m) => m.rewritesHistory === true));
   const agentTools = serverToolsFor(agent);
   const tools = middlewareTools(middlewares, agentTools);
   const reducers = collectReducers(middlewares, tools);
@@ -118,13 +136,12 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const toSave = input.messages.filter((m) => !isInstruction(m));
   if (toSave.length === 0) throw new AppError("BEM-011", "messages: at least one non-system message is required");
   // A run on a thread the tenant does not have yet creates it: within the thread quota, before anything is read or written.
-  if (thread) await assertThreadRoom(env, principal.tenant, thread.threadId);
+  // (A run inside the thread's object was checked by the Worker before it was handed over: run-in-object.ts.)
+  if (thread && !deps.local) await assertThreadRoom(env, principal.tenant, thread.threadId);
 
-  // Scopes come from the principal; the client may only narrow them (BEM-023 otherwise).
-  const sessionId = thread?.threadId ?? "stateless";
-  const session = MemoryScope.session(sessionId);
-  let scopes = resolveScopes({ principal, sessionId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
-  if (!thread) scopes = scopes.filter((s) => !s.equals(session));
+  // Every layer, the agent's or the client's, must be within the caller's grants (BEM-023 otherwise).
+  const scopes = resolveScopes({ principal, sessionId: thread?.threadId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
+  const session = thread ? MemoryScope.session(thread.threadId) : undefined;
 
   const system: ChatMessage[] = agent?.system_prompt ? [{ role: "system", content: agent.system_prompt }, ...clientSystem] : clientSystem;
   const newInput = toSave.map(toChat);
@@ -152,20 +169,25 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const leasing = thread?.beginRun(needsWholeState ? {} : { recentTokens: budget });
   leasing?.catch(() => undefined); // awaited below; this only covers a loading failure that comes first
   let facts: Message[];
+  let memoryReport: MemoryReport;
   let state: AgentState;
+  // When a scope's facts do not fit, those relevant to this input load first (after the agent's always-kinds).
+  const rank = { query: lastUser ? messageText(lastUser.content) : "", alwaysKinds: agent?.always_kinds ?? [] };
   let run: ThreadRun | undefined;
   try {
     if (thread && leasing && needsWholeState) {
-      const memory = memoryFor(env, principal.tenant);
+      const memory = memoryFor(env, principal.tenant, { facts: deps.facts ?? factsSession(env.DB, input.bookmark) });
       // Each failure keeps its own cause: D1 memory → BEM-065, the thread's storage → BEM-098 (or its own code).
       const [loaded, threadState] = await Promise.all([
         loadingMemory(memory.loadContext(
-          scopes.filter((s) => !s.equals(session)),
+          scopes.filter((s) => !session || !s.equals(session)),
           budget,
+          rank,
         )),
         readingThread(leasing.then(() => thread.getState(input.checkpointId))),
       ]);
       facts = loaded.messages;
+      memoryReport = { facts: loaded.facts, dropped_facts: loaded.dropped.facts };
       if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
       const { messages, ...channels } = threadState.channels;
       state = { ...channels, messages: input.checkpointId !== undefined && middlewares.length === 0 ? new TokenLimitStrategy().apply(messages, Math.max(0, budget - loaded.tokens)) : messages };
@@ -173,9 +195,10 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
       const own = thread && leasing
         ? { threadId: thread.threadId, thread: preloadedSession(async () => (await leasing).recent ?? thread.loadRecent(budget), budget, thread) }
         : undefined;
-      const memory = memoryFor(env, principal.tenant, own ? { session: own } : {});
-      const loaded = await loadingMemory(memory.loadContext(scopes, budget));
+      const memory = memoryFor(env, principal.tenant, { facts: deps.facts ?? factsSession(env.DB, input.bookmark), ...(own ? { session: own } : {}) });
+      const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));
       facts = loaded.messages.filter((m) => m.metadata?.fact !== undefined);
+      memoryReport = { facts: loaded.facts, dropped_facts: loaded.dropped.facts };
       const factSet = new Set(facts);
       state = { messages: loaded.messages.filter((m) => !factSet.has(m)) };
       if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
@@ -192,6 +215,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
       agent: { name: agent?.name ?? "default" },
       summarize: summarizerFor(deps, principal, "summarization"),
       now: () => Date.now(),
+      caller: { env, principal, ...(thread ? { threadId: thread.threadId } : {}), scopes: scopes.map(String) },
     };
     const inputMessages = toSave.map((m) =>
       makeMessage(
@@ -206,7 +230,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
         runtime,
       ),
     );
-    return { input, agent, thread, run, route, clientSystem, facts, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
+    return { input, agent, thread, run, route, scopes: scopes.map(String), clientSystem, facts, memory: memoryReport, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
   } catch (e) {
     // Whether the lease is granted already or later, it is given back without holding up this answer.
     if (leasing) deps.waitUntil(leasing.then((r) => r.end(), () => undefined));

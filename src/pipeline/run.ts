@@ -9,6 +9,7 @@ import { recordUsage } from "./usage";
 import { prepare, type Prepared, type RunDeps, type StreamHooks } from "./prepare";
 import { addUsage, callRouted } from "./model-call";
 import { saveRun } from "./save-run";
+import { scheduleExtraction } from "../tasks/extract-facts";
 import { errorText, log } from "../log";
 
 export type { RunDeps, StreamHooks } from "./prepare";
@@ -101,6 +102,12 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
   p.timings.lap("save");
 
   const result = last!;
+  // Background fact extraction (agents with `extract:`); a failure to queue never fails the saved turn.
+  deps.waitUntil(
+    scheduleExtraction(deps.env, { agent: p.agent, principal: p.input.principal, threadId: p.thread?.threadId, checkpointId }).catch((e: unknown) =>
+      log.error("extract", { message: errorText(e) }),
+    ),
+  );
   const lastMessage = loop.state.messages.at(-1);
   const reply = lastMessage?.role === "assistant" ? { role: "assistant" as const, content: lastMessage.content === null ? null : typeof lastMessage.content === "string" ? lastMessage.content : JSON.stringify(lastMessage.content), ...(lastMessage.tool_calls ? { tool_calls: lastMessage.tool_calls } : {}) } : result.message;
   return {
@@ -113,6 +120,7 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
     attempts,
     usage,
     warnings: [...p.warnings, ...events],
+    memory: p.memory,
     timings: p.timings,
     state: loop.state,
   };

@@ -1,15 +1,16 @@
+import { authorizeThread } from "../auth/policy";
 import type { Attempt } from "../providers/failover";
 import type { ModelConfig } from "../routing/model-config";
 import type { UpdateOp } from "../thread/types";
 import { toThreadOps } from "./state";
 import type { LoopStep, StepWrite } from "./tools/loop";
 import type { Prepared } from "./prepare";
+import { routeSummary } from "./turn";
 
 /** Writes the run's steps as checkpoints (the first with the input and the routing record). */
 export async function saveRun(p: Prepared, prefix: StepWrite[], steps: LoopStep[], model: ModelConfig, attempts: Attempt[]): Promise<string | null> {
   if (!p.thread || steps.length === 0) return null;
   const run = p.run;
-  if (p.input.checkpointId !== undefined) await p.thread.fork(p.input.checkpointId, { run });
   const saves: { ops: UpdateOp[]; source: "input" | "loop" }[] = [];
   for (const [i, step] of steps.entries()) {
     const writes = i === 0 ? [...prefix, ...step.writes] : step.writes;
@@ -19,11 +20,16 @@ export async function saveRun(p: Prepared, prefix: StepWrite[], steps: LoopStep[
         op: "set",
         channel: "last_route",
         reducer: "last_value",
-        value: { model: model.name, reason: p.route.reason, candidates: p.route.candidates.map((m) => m.name), attempts, trace: p.route.trace },
+        // The compact summary (no trace; see routeSummary) and the scopes whose facts the run loaded.
+        value: { ...routeSummary(model, p.route, attempts), memory_scopes: p.scopes },
       });
     }
     if (ops.length > 0) saves.push({ ops, source: i === 0 ? "input" : "loop" });
   }
+  // A safety net behind the check in prepare (declared rewritesHistory): whatever removed
+  // stored messages — an undeclared middleware, a tool's Command — needs the rewrite right too.
+  if (saves.some((s) => s.ops.some((o) => o.op === "remove" || o.op === "remove_all"))) authorizeThread(p.input.principal, p.thread.threadId, true);
+  if (p.input.checkpointId !== undefined) await p.thread.fork(p.input.checkpointId, { run });
   let checkpointId: string | null = null;
   // The last save ends the run in the same event, so the next run starts right on it.
   for (const [i, s] of saves.entries()) {

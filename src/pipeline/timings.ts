@@ -10,6 +10,17 @@ export class Timings {
     this.last = now;
   }
 
+  /** The phases so far, e.g. to carry a run's timings from the thread object back to the Worker. */
+  get entries(): [string, number][] {
+    return this.phases.map(([n, ms]) => [n, ms]);
+  }
+
+  /** Appends phases measured elsewhere (the thread object's part of a run). */
+  add(entries: readonly (readonly [string, number])[]): void {
+    for (const [n, ms] of entries) this.phases.push([n, ms]);
+    this.last = Date.now();
+  }
+
   header(): string {
     return this.phases.map(([n, ms]) => `${n};dur=${ms}`).join(", ");
   }

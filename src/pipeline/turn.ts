@@ -1,4 +1,5 @@
 import type { Principal } from "../auth/principal";
+import type { MemoryReport } from "../memory/report";
 import type { ChatRequest, ChatResult } from "../providers/types";
 import type { Attempt } from "../providers/failover";
 import type { ModelConfig } from "../routing/model-config";
@@ -25,6 +26,8 @@ export type TurnInput = {
   checkpointId?: string;
   /** Per-run context for the agent's dynamic prompt. */
   context?: Record<string, unknown>;
+  /** A D1 bookmark the client got from a fact write: the run reads facts at least that fresh. */
+  bookmark?: string;
   /** What the turn's provider calls are recorded as in usage (default "turn"). */
   cause?: UsageCause;
   /** Phase timings of the request so far (Server-Timing); a new clock when absent. */
@@ -45,13 +48,29 @@ export type TurnResult = {
   attempts: Attempt[];
   usage: TurnUsage;
   warnings: string[];
+  /** Which facts the model was given, and why. */
+  memory: MemoryReport;
   timings: Timings;
   /** The thread state after the run, every channel (not returned over HTTP). */
   state: AgentState;
 };
 
-export type RoutingSummary = { model: string; reason: string; candidates: string[]; attempts: Attempt[]; trace: RouteResult["trace"] };
+/**
+ * How a run reports its routing. The compact form is the default in every run response and
+ * the form each checkpoint stores (a trace lists every strategy's input and output, ~1.7 KB
+ * on the shipped models, and would be repeated per turn); the full form adds the failover
+ * order and the trace, on request (`X-Edgeweave-Trace: full` or `"trace": "full"`).
+ * `POST /v1/route` always returns the full trace.
+ */
+export type RouteSummary = { model: string; reason: string; candidate_count: number; attempts: Attempt[] };
+export type RouteDetail = RouteSummary & { candidates: string[]; trace: RouteResult["trace"] };
+export type TraceLevel = "summary" | "full";
 
-export function routingSummary(r: TurnResult): RoutingSummary {
-  return { model: r.model.name, reason: r.route.reason, candidates: r.route.candidates.map((m) => m.name), attempts: r.attempts, trace: r.route.trace };
+export function routeSummary(model: ModelConfig, route: RouteResult, attempts: Attempt[]): RouteSummary {
+  return { model: model.name, reason: route.reason, candidate_count: route.candidates.length, attempts };
+}
+
+export function routingOf(r: TurnResult, level: TraceLevel = "summary"): RouteSummary | RouteDetail {
+  const summary = routeSummary(r.model, r.route, r.attempts);
+  return level === "full" ? { ...summary, candidates: r.route.candidates.map((m) => m.name), trace: r.route.trace } : summary;
 }

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 /** Per-tenant, per-day, per-model, per-cause usage counters in D1: one row per provider call is added in. */
 
 /** What made a provider call: a turn (chat, invoke), a webhook delivery's turn, the summarization middleware, a summarize task. */
-export const UsageCause = z.enum(["turn", "webhook", "summarization", "summarize_task"]);
+export const UsageCause = z.enum(["turn", "webhook", "summarization", "summarize_task", "extraction"]);
 export type UsageCause = z.infer<typeof UsageCause>;
 
 export type UsageRecord = { model: string; cause: UsageCause; prompt_tokens: number; completion_tokens: number; cost: number; requests?: number };

@@ -1,6 +1,7 @@
 import { AppError, type ErrorCode, isAppError } from "../errors";
 import type { ModelConfig } from "../routing/model-config";
 import { isProviderError, type ProviderError, streamCut } from "./provider-error";
+import { backoff } from "../backoff";
 
 /**
  * Retries and failover across routed candidates:
@@ -30,12 +31,14 @@ export type Attempt = {
 export type FailoverOptions = {
   /** Extra tries of one model on retryable errors (default 1: two tries per model). */
   maxRetriesPerModel?: number;
-  /** First backoff step when the upstream gave no retry-after (default 200 ms, doubling). */
+  /** First backoff step when the upstream gave no retry-after (default 200 ms, doubling, with jitter: src/backoff.ts). */
   baseDelayMs?: number;
   /** Longest wait before a retry (default 2000 ms). */
   maxDelayMs?: number;
   /** Injected in tests so nothing really waits. */
   sleep?: (ms: number) => Promise<void>;
+  /** The jitter's random source (tests pass a constant). */
+  random?: () => number;
 };
 
 export type FailoverResult<T> = { value: T; model: ModelConfig; attempts: Attempt[] };
@@ -109,7 +112,7 @@ export async function runWithFailover<T>(
           attempts.push(recordFailure(model.name, "failover", e));
           break;
         }
-        const delay = asked ?? Math.min(maxDelay, baseDelay * 2 ** retry);
+        const delay = asked ?? backoff(retry, { base: baseDelay, max: maxDelay, random: opts.random });
         attempts.push(recordFailure(model.name, "retry", e, delay));
         await sleep(delay);
       }

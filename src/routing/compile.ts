@@ -2,12 +2,12 @@
  * Build-time: models.yaml text -> the source of models.generated.ts.
  * Imports the YAML loader, so runtime code must not import this module.
  */
-import { buildIndexData, type CompiledModels } from "./compiled";
+import type { CompiledModels } from "./compiled";
 import { type LoadOptions, loadModelsFromYaml } from "./yaml-loader";
 
 export function compileModels(text: string, fileName: string, created: number, options: LoadOptions = {}): CompiledModels {
   const file = loadModelsFromYaml(text, fileName, options);
-  return { models: file.models, defaultModel: file.default_model, agents: file.agents, index: buildIndexData(file.models), created };
+  return { models: file.models, defaultModel: file.default_model, agents: file.agents, created };
 }
 
 export function renderCompiledModule(data: CompiledModels, source: string): string {

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MiddlewareSpec } from "../pipeline/middleware/registry";
-import { SERVER_TOOLS } from "../pipeline/tool-registry";
+import { SERVER_TOOL_NAMES } from "../pipeline/tool-names";
 
 export const Provider = z.enum(["openai", "anthropic", "custom", "ollama", "groq", "nvidia"]);
 export type Provider = z.infer<typeof Provider>;
@@ -104,7 +104,25 @@ export const ScopeString = z
 export const MiddlewareSetting = MiddlewareSpec;
 export type MiddlewareSetting = z.infer<typeof MiddlewareSetting>;
 
-const ToolName = z.string().refine((n) => SERVER_TOOLS.has(n), { message: `not a server tool (known: ${[...SERVER_TOOLS.keys()].join(", ")}; middleware install their own)` });
+/** A fact kind, as the memory API accepts it (src/memory/facts.ts). */
+const FactKind = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, "a fact kind: [a-z][a-z0-9_-]{0,31}");
+
+/** Background fact extraction after turns (src/tasks/extract-facts.ts). */
+export const ExtractConfig = z.strictObject({
+  /** Where extracted facts go: a scope, or `session` for the turn's thread; written with the grants of the key that ran the turn. */
+  scope: ScopeString,
+  /** The only kinds the extractor may store. */
+  kinds: z.array(FactKind).min(1).max(16),
+  /** The extraction model; default: the router's cheapest that fits. */
+  model: z.string().min(1).max(128).optional(),
+  /** Extract after every N-th turn, from the last N turns. */
+  every_turns: z.number().int().min(1).max(100).default(1),
+});
+export type ExtractConfig = z.infer<typeof ExtractConfig>;
+
+const ToolName = z.string().refine((n) => (SERVER_TOOL_NAMES as readonly string[]).includes(n), {
+  message: `not a server tool (known: ${SERVER_TOOL_NAMES.join(", ")}; middleware install their own)`,
+});
 
 /** One models.yaml `agents:` entry. */
 export const AgentConfig = z.object({
@@ -118,6 +136,9 @@ export const AgentConfig = z.object({
   tags: z.array(Capability).default([]),
   system_prompt: z.string().max(100_000).optional(),
   memory_scopes: z.array(ScopeString).default([]),
+  /** Fact kinds loaded before any other fact of their scope when the scope does not fit its share. */
+  always_kinds: z.array(FactKind).max(32).default([]),
+  extract: ExtractConfig.optional(),
   middleware: z.array(MiddlewareSetting).default([]),
   tools: z.array(ToolName).default([]),
   context_schema: z.record(z.string(), z.unknown()).optional(),

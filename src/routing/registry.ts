@@ -14,8 +14,6 @@ export const modelsCreatedAt: number = compiled.created;
 const modelMap = new Map(models.map((m) => [m.name, m]));
 const agentMap = new Map(agents.map((a) => [a.name, a]));
 
-export const defaultModel: ModelConfig | null = compiled.defaultModel === null ? null : modelMap.get(compiled.defaultModel) ?? null;
-
 export const modelByName = (name: string): ModelConfig | undefined => modelMap.get(name);
 export const agentByName = (name: string): AgentConfig | undefined => agentMap.get(name);
 
@@ -24,13 +22,6 @@ export function requireAgent(name: string): AgentConfig {
   const a = agentMap.get(name);
   if (!a) throw new AppError("BEM-047", `unknown agent "${name}"`);
   return a;
-}
-
-/** The model, or BEM-049. */
-export function requireModel(name: string): ModelConfig {
-  const m = modelMap.get(name);
-  if (!m) throw new AppError("BEM-049", `unknown model "${name}"; GET /v1/models lists them`);
-  return m;
 }
 
 /** A secret counts as set when it is a non-empty string. */
@@ -57,7 +48,6 @@ export function routerFor(env: object): ModelRouter {
         const secret = m.provider_config.api_key_env;
         return secret === undefined || secretSet(env, secret) ? true : `secret ${secret} is not set`;
       },
-      index: compiled.index,
     });
     routers.set(env, r);
   }

@@ -1,7 +1,6 @@
 import { estimateTokens } from "../memory/tokens";
 import type { Content, MessageInput } from "../thread/message";
-import type { AgentConfig, Modality } from "./model-config";
-import { MODALITIES, MODALITY_BIT, type ModelIndex } from "./model-index";
+import type { AgentConfig, Modality, ModelConfig } from "./model-config";
 
 export type RouteMessage = Pick<MessageInput, "role" | "content" | "tool_calls" | "name">;
 
@@ -20,8 +19,8 @@ export type RouteRequest = {
 
 /** The request's needs, derived once. Modality, explicit capabilities and context are HARD; agent tags are SOFT. */
 export type Requirements = {
+  /** In the order text, image, audio, video. */
   modalities: Modality[];
-  modalityMask: number;
   capabilities: string[];
   capabilitySource: "metadata" | "agent_tags" | "none";
   capabilitiesHard: boolean;
@@ -31,20 +30,25 @@ export type Requirements = {
 };
 
 const PART_MODALITY = { text: "text", image_url: "image", input_audio: "audio", video_url: "video" } as const;
+const MODALITY_ORDER: readonly Modality[] = ["text", "image", "audio", "video"];
 
-function addContent(content: Content | null | undefined, mask: number): number {
-  if (content == null) return mask;
-  if (typeof content === "string") return content === "" ? mask : mask | MODALITY_BIT.text;
-  for (const part of content) mask |= MODALITY_BIT[PART_MODALITY[part.type]];
-  return mask;
+function addContent(content: Content | null | undefined, into: Set<Modality>): void {
+  if (content == null) return;
+  if (typeof content === "string") {
+    if (content !== "") into.add("text");
+    return;
+  }
+  for (const part of content) into.add(PART_MODALITY[part.type]);
 }
 
-export function deriveRequirements(req: RouteRequest, index: ModelIndex): Requirements {
-  let mask = addContent(req.content, 0);
-  for (const m of req.messages ?? []) mask = addContent(m.content, mask);
-  if (mask === 0) mask = MODALITY_BIT.text; // an empty request is a text request
-  const modalities = MODALITIES.filter((m) => mask & MODALITY_BIT[m]);
+export function deriveRequirements(req: RouteRequest, models: readonly ModelConfig[]): Requirements {
+  const seen = new Set<Modality>();
+  addContent(req.content, seen);
+  for (const m of req.messages ?? []) addContent(m.content, seen);
+  if (seen.size === 0) seen.add("text"); // an empty request is a text request
+  const modalities = MODALITY_ORDER.filter((m) => seen.has(m));
 
+  const listed = (tag: string) => models.some((m) => m.capabilities.includes(tag));
   const explicit = req.metadata?.capabilities ?? [];
   let capabilities: string[] = [];
   let capabilitySource: Requirements["capabilitySource"] = "none";
@@ -54,8 +58,8 @@ export function deriveRequirements(req: RouteRequest, index: ModelIndex): Requir
     capabilitySource = "metadata";
   } else if (req.agent && req.agent.tags.length > 0) {
     const tags = [...new Set(req.agent.tags)];
-    capabilities = tags.filter((t) => index.hasCapability(t));
-    ignoredTags = tags.filter((t) => !index.hasCapability(t));
+    capabilities = tags.filter(listed);
+    ignoredTags = tags.filter((t) => !listed(t));
     if (capabilities.length > 0) capabilitySource = "agent_tags";
   }
 
@@ -67,7 +71,6 @@ export function deriveRequirements(req: RouteRequest, index: ModelIndex): Requir
 
   return {
     modalities,
-    modalityMask: mask,
     capabilities,
     capabilitySource,
     capabilitiesHard: capabilitySource === "metadata",

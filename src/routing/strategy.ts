@@ -1,5 +1,4 @@
 import type { ModelConfig } from "./model-config";
-import type { ModelIndex } from "./model-index";
 import type { Requirements, RouteRequest } from "./requirements";
 
 export type Exclusion = { model: string; reason: string };
@@ -17,10 +16,8 @@ export interface RouteContext {
   readonly requirements: Requirements;
   /** Every configured model, in config order. */
   readonly models: readonly ModelConfig[];
-  readonly index: ModelIndex;
   /** null when the model meets every hard requirement (availability, modality, explicit capabilities, context window), else why not. */
   hardFailure(model: ModelConfig): string | null;
-  hardFailureAt(position: number): string | null;
 }
 
 /** A routing step: narrows and/or reorders the candidates. Names must be unique in a router. */
@@ -29,63 +26,34 @@ export interface RoutingStrategy {
   apply(candidates: readonly ModelConfig[], ctx: RouteContext): StrategyResult;
 }
 
-export type IndexedResult = { kept: readonly number[]; excluded: Exclusion[]; note?: string };
-
-/** Built-in strategies work on model positions against the index; the router uses this path when present. */
-export interface IndexedStrategy extends RoutingStrategy {
-  applyIndexed(candidates: readonly number[], ctx: RouteContext): IndexedResult;
-}
-
-export const isIndexed = (s: RoutingStrategy): s is IndexedStrategy =>
-  typeof (s as Partial<IndexedStrategy>).applyIndexed === "function";
-
-/** Makes a position-based strategy usable through the plain `apply` interface too. */
-export function indexedStrategy(
-  name: string,
-  applyIndexed: (candidates: readonly number[], ctx: RouteContext) => IndexedResult,
-): IndexedStrategy {
-  return {
-    name,
-    applyIndexed,
-    apply(candidates, ctx) {
-      const positions = candidates.map((m) => {
-        const p = ctx.index.byName.get(m.name);
-        if (p === undefined) throw new Error(`strategy ${name}: candidate ${m.name} is not in the router's model list`);
-        return p;
-      });
-      const r = applyIndexed(positions, ctx);
-      return { kept: r.kept.map((p) => ctx.models[p]!), excluded: r.excluded, note: r.note };
-    },
-  };
-}
-
-/**
- * Keeps candidates whose bit is set; `why` explains each exclusion. Returns the
- * input array itself when nothing is excluded, so the trace can share it.
- */
-export function filterByBits(
-  candidates: readonly number[],
-  bits: Uint32Array,
-  ctx: RouteContext,
-  why: (p: number) => string,
-): IndexedResult {
-  let kept: number[] | null = null;
-  const out: number[] = [];
-  for (let i = 0; i < candidates.length; i++) {
-    const p = candidates[i]!;
-    if (((bits[p >>> 5]! >>> (p & 31)) & 1) === 1) {
-      kept?.push(p);
-    } else {
-      kept ??= candidates.slice(0, i) as number[];
-      out.push(p);
-    }
+/** Keeps the candidates `why` has no objection to; the others are excluded with its reason. */
+export function filterWith(candidates: readonly ModelConfig[], why: (m: ModelConfig) => string | null): Pick<StrategyResult, "kept" | "excluded"> {
+  const kept: ModelConfig[] = [];
+  const excluded: Exclusion[] = [];
+  for (const m of candidates) {
+    const reason = why(m);
+    if (reason === null) kept.push(m);
+    else excluded.push({ model: m.name, reason });
   }
-  // The reasons are built when first read (a trace that is shown, an error that explains).
-  let excluded: Exclusion[] | undefined;
-  const result = { kept: kept ?? candidates } as IndexedResult;
-  Object.defineProperty(result, "excluded", {
-    enumerable: true,
-    get: () => (excluded ??= out.map((p) => ({ model: ctx.index.names[p]!, reason: why(p) }))),
-  });
-  return result;
+  return { kept, excluded };
+}
+
+/** Cheapest first; equal costs keep their order (Array.prototype.sort is stable). */
+export const byCost = (models: readonly ModelConfig[]): ModelConfig[] => [...models].sort((a, b) => a.cost_per_1k_tokens - b.cost_per_1k_tokens);
+
+/** Why `model` cannot take every modality of the request, or null. */
+export function missingModalities(model: ModelConfig, req: Requirements): string | null {
+  const missing = req.modalities.filter((x) => !model.modalities.includes(x));
+  return missing.length === 0 ? null : `lacks ${missing.join(", ")} input`;
+}
+
+/** Why `model` lacks some requested capability, or null. */
+export function missingCapabilities(model: ModelConfig, req: Requirements, suffix = ""): string | null {
+  const missing = req.capabilities.filter((c) => !model.capabilities.includes(c));
+  return missing.length === 0 ? null : `lacks capability ${missing.join(", ")}${suffix}`;
+}
+
+/** Why `model`'s context window cannot hold the request, or null. */
+export function tooSmall(model: ModelConfig, req: Requirements): string | null {
+  return model.max_tokens >= req.minContextTokens ? null : `context window ${model.max_tokens} < ${req.minContextTokens} tokens needed`;
 }

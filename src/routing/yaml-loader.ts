@@ -64,6 +64,9 @@ export function loadModelsFromYaml(text: string, fileName = "models.yaml", optio
     unknownRefs.push({ path: ["default_model"], message: `names unknown model "${file.default_model}"` });
   }
   file.agents.forEach((a, i) => {
+    if (a.extract?.model !== undefined && !known.has(a.extract.model)) {
+      unknownRefs.push({ path: ["agents", i, "extract", "model"], message: `agent ${a.name} extracts with unknown model "${a.extract.model}"` });
+    }
     if (a.model !== undefined && !known.has(a.model)) {
       unknownRefs.push({ path: ["agents", i, "model"], message: `agent ${a.name} names unknown model "${a.model}"` });
     }

@@ -3,13 +3,15 @@ import { failWebhookDelivery } from "../webhooks/run-delivery";
 import { runTask, type TaskContext } from "./handlers";
 import { Task } from "./messages";
 import { isTaskDone, markTaskDone, recordDeadLetter } from "./store";
+import { describeIssues } from "../zod-issues";
+import { backoff } from "../backoff";
 import { errorText, log } from "../log";
 
 /** A task that has failed this many deliveries is dead-lettered (below the queue's own max_retries of 5). */
 export const MAX_ATTEMPTS = 5;
 
-/** Seconds before the next delivery: 10, 20, 40, 80… capped at 5 minutes. */
-export const retryDelaySeconds = (attempts: number): number => Math.min(300, 10 * 2 ** Math.max(0, attempts - 1));
+/** Seconds before the next delivery: 10, 20, 40, 80… capped at 5 minutes, less up to 20% (jitter). */
+export const retryDelaySeconds = (attempts: number, random?: () => number): number => backoff(attempts - 1, { base: 10, max: 300, random });
 
 /** What the consumer needs of a queue message (a real Message, or a test's stand-in). */
 export type TaskMessage = Pick<Message<unknown>, "id" | "body" | "attempts" | "ack" | "retry">;
@@ -44,7 +46,7 @@ export async function consumeTask(ctx: TaskContext, msg: TaskMessage): Promise<"
   const { env } = ctx;
   const parsed = Task.safeParse(msg.body);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ");
+    const issues = describeIssues(parsed.error.issues, { root: "(body)", limit: 3 });
     try {
       await recordDeadLetter(env.DB, { tenant: tenantOf(msg.body), taskId: null, kind: null, body: bodyText(msg.body), reason: `malformed task: ${issues}`, attempts: msg.attempts });
     } catch {

@@ -2,6 +2,7 @@ import { memoryFor } from "../memory/for-tenant";
 import { assertRoom } from "../quotas";
 import { MemoryScope } from "../memory/scope";
 import { runWebhookDelivery } from "../webhooks/run-delivery";
+import { extractFacts } from "./extract-facts";
 import type { Task } from "./messages";
 import { summarizeThread } from "./summarize-thread";
 
@@ -23,5 +24,7 @@ export async function runTask(ctx: TaskContext, task: Task): Promise<unknown> {
       return summarizeThread(env, task);
     case "run_webhook":
       return runWebhookDelivery(env, ctx.waitUntil, task);
+    case "extract_facts":
+      return extractFacts(env, task);
   }
 }

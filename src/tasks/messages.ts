@@ -37,7 +37,17 @@ export const RunWebhookTask = z.object({
   delivery_id: z.string().min(1).max(128),
 });
 
-export const Task = z.discriminatedUnion("kind", [RememberMemoryTask, ForgetMemoryTask, SummarizeThreadTask, RunWebhookTask]);
+/** Facts from a saved turn (src/tasks/extract-facts.ts), written with the grants of the key that ran it. */
+export const ExtractFactsTask = z.object({
+  ...base,
+  kind: z.literal("extract_facts"),
+  agent: z.string().min(1).max(64),
+  thread_id: z.string().min(1).max(128),
+  checkpoint_id: z.string().min(1).max(64),
+  key: z.object({ id: z.string().max(64), role: z.enum(["admin", "member"]), grants: z.array(z.string().max(200)).max(256) }),
+});
+
+export const Task = z.discriminatedUnion("kind", [RememberMemoryTask, ForgetMemoryTask, SummarizeThreadTask, RunWebhookTask, ExtractFactsTask]);
 export type Task = z.infer<typeof Task>;
 export type TaskKind = Task["kind"];
 

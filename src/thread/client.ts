@@ -13,12 +13,31 @@ import type {
   RpcResult,
   RunGrant,
   StatePage,
-  StateUpdate,
+  StatePageOptions,
+  ThreadUpdate,
   ThreadState,
   UpdateOp,
   UpdateSource,
 } from "./types";
 import { errorText, log } from "../log";
+
+type Answer<T> = RpcResult<T> | Promise<RpcResult<T>>;
+
+/**
+ * What a ThreadClient calls: the thread object's RPC stub from a Worker, or the object
+ * itself when the run already executes inside it (then every call is a local call).
+ */
+export interface ThreadEndpoint {
+  getState(checkpointId: string | null, page?: StatePageOptions): Answer<StatePage>;
+  getHistory(opts: HistoryOptions): Answer<History>;
+  write(body: ThreadUpdate, source: UpdateSource, run: { token?: string; endRun?: boolean }): Answer<Checkpoint>;
+  beginRun(opts: BeginRunOptions): Answer<RunGrant>;
+  loadRecent(maxTokens: number, opts: LoadRecentOptions): Answer<LoadRecentResult>;
+  fork(checkpointId: string, run: { token?: string }): Answer<Checkpoint>;
+  renewRun(token: string, ttlMs?: number): Answer<Lease | null>;
+  endRun(token: string): Answer<boolean>;
+  destroy(): Answer<null>;
+}
 
 function unwrap<T>(r: RpcResult<T>): T {
   if (r.ok) return r.value;
@@ -43,25 +62,30 @@ function unwrap<T>(r: RpcResult<T>): T {
  */
 export class ThreadClient {
   readonly threadId: string;
-  private readonly stub: DurableObjectStub<import("./thread-do").ThreadDO>;
+  private readonly stub: ThreadEndpoint;
 
   constructor(
     private readonly env: Env,
     readonly tenant: string,
     threadId: string,
-    /** When given, list bookkeeping after a thread's first write runs after the response. */
-    private readonly opts: { waitUntil?: (p: Promise<unknown>) => void } = {},
+    private readonly opts: {
+      /** When given, list bookkeeping after a thread's first write runs after the response. */
+      waitUntil?: (p: Promise<unknown>) => void;
+      /** The thread's own object, when the caller runs inside it: no RPC hops. */
+      local?: ThreadEndpoint;
+    } = {},
   ) {
     this.threadId = parseThreadId(threadId);
-    this.stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, this.threadId)));
+    // The stub's methods answer the same RpcResults, serialized; only its declared types differ.
+    this.stub = opts.local ?? (env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, this.threadId))) as unknown as ThreadEndpoint);
   }
 
   async getState(checkpointId?: string): Promise<ThreadState> {
     // Page by page (each RPC well under the 32 MiB limit), all pages of the checkpoint the first one read.
-    const first = unwrap((await this.stub.getState(checkpointId ?? null)) as RpcResult<StatePage>);
+    const first = unwrap(await this.stub.getState(checkpointId ?? null));
     const messages = [...first.channels.messages];
     for (let next = first.next_offset; next !== null; ) {
-      const page = unwrap((await this.stub.getState(first.checkpoint_id, { offset: next })) as RpcResult<StatePage>);
+      const page = unwrap(await this.stub.getState(first.checkpoint_id, { offset: next }));
       messages.push(...page.channels.messages);
       next = page.next_offset;
     }
@@ -74,7 +98,7 @@ export class ThreadClient {
   }
 
   async getHistory(opts: HistoryOptions = {}): Promise<History> {
-    return unwrap((await this.stub.getHistory(opts)) as RpcResult<History>);
+    return unwrap(await this.stub.getHistory(opts));
   }
 
   /**
@@ -82,9 +106,9 @@ export class ThreadClient {
    * Without `run` (or with a run whose lease lapsed) it waits for any running turn to save first.
    * `endRun` ends the run with this save (the next queued run starts on it).
    */
-  async update(update: StateUpdate | UpdateOp[], source: UpdateSource, opts: RunSave = {}): Promise<Checkpoint> {
-    const body: StateUpdate = Array.isArray(update) ? { ops: update } : update;
-    const cp = unwrap((await this.stub.write(body, source, { token: opts.run?.token, endRun: opts.endRun })) as RpcResult<Checkpoint>);
+  async update(update: ThreadUpdate | UpdateOp[], source: UpdateSource, opts: RunSave = {}): Promise<Checkpoint> {
+    const body: ThreadUpdate = Array.isArray(update) ? { ops: update } : update;
+    const cp = unwrap(await this.stub.write(body, source, { token: opts.run?.token, endRun: opts.endRun }));
     if (opts.endRun) opts.run?.settle();
     await this.list(cp);
     return cp;
@@ -102,18 +126,18 @@ export class ThreadClient {
    * a save with `endRun`, or `run.end()` in a finally.
    */
   async beginRun(opts: BeginRunOptions = {}): Promise<ThreadRun> {
-    const grant = unwrap((await this.stub.beginRun(opts)) as RpcResult<RunGrant>);
+    const grant = unwrap(await this.stub.beginRun(opts));
     return new ThreadRun(this.stub, grant, clampTtl(opts.ttlMs));
   }
 
   /** Newest messages (oldest→newest) whose stored token estimates sum to at most maxTokens. */
   async loadRecent(maxTokens: number, opts: LoadRecentOptions = {}): Promise<LoadRecentResult> {
-    return unwrap((await this.stub.loadRecent(maxTokens, opts)) as RpcResult<LoadRecentResult>);
+    return unwrap(await this.stub.loadRecent(maxTokens, opts));
   }
 
   /** Makes the given checkpoint's state the head again, as a new branch. */
   async fork(checkpointId: string, opts: { run?: ThreadRun } = {}): Promise<Checkpoint> {
-    const cp = unwrap((await this.stub.fork(checkpointId, { token: opts.run?.token })) as RpcResult<Checkpoint>);
+    const cp = unwrap(await this.stub.fork(checkpointId, { token: opts.run?.token }));
     await this.list(cp);
     return cp;
   }
@@ -133,7 +157,7 @@ export class ThreadClient {
   }
 
   async destroy(): Promise<void> {
-    unwrap((await this.stub.destroy()) as RpcResult<null>);
+    unwrap(await this.stub.destroy());
     await forgetThread(this.env.DB, this.tenant, this.threadId);
   }
 }
@@ -151,12 +175,12 @@ export class ThreadRun {
   readonly #renewal: ReturnType<typeof setInterval>;
 
   constructor(
-    private readonly stub: DurableObjectStub<import("./thread-do").ThreadDO>,
+    private readonly stub: ThreadEndpoint,
     private readonly grant: RunGrant,
     ttlMs: number,
   ) {
     this.#renewal = setInterval(() => {
-      this.stub.renewRun(this.token, ttlMs).then(
+      Promise.resolve(this.stub.renewRun(this.token, ttlMs)).then(
         (r) => {
           if (r.ok && r.value === null) this.#lost = true;
           if (this.#lost) this.settle();

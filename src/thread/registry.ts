@@ -39,22 +39,37 @@ function parseCursor(raw: string): { updatedAt: number; threadId: string } {
   return { updatedAt, threadId: raw.slice(at + 1) };
 }
 
+/** Which threads a caller may see (from the policy's readableThreads): all, or these ids and id prefixes. */
+export type ThreadFilter = { all: true } | { all: false; exact: readonly string[]; prefixes: readonly string[] };
+
+/** The filter as SQL; prefixes compare by substr with the length inlined (a computed integer), so each costs one bound value. */
+function filterSql(f: ThreadFilter): { sql: string; values: string[] } {
+  if (f.all) return { sql: "", values: [] };
+  const terms = [
+    ...f.exact.map(() => "thread_id = ?"),
+    ...f.prefixes.map((p) => (p === "" ? "1" : `substr(thread_id, 1, ${p.length}) = ?`)),
+  ];
+  if (terms.length === 0) return { sql: " AND 0", values: [] };
+  return { sql: ` AND (${terms.join(" OR ")})`, values: [...f.exact, ...f.prefixes.filter((p) => p !== "")] };
+}
+
 export async function listThreads(
   db: D1Database,
   tenant: string,
-  opts: { limit?: number; before?: string } = {},
+  opts: { limit?: number; before?: string; only?: ThreadFilter } = {},
 ): Promise<ThreadList> {
   const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 20), 1), 100);
+  const only = filterSql(opts.only ?? { all: true });
   const cols = `SELECT thread_id, created_at, updated_at FROM threads`;
   const order = `ORDER BY updated_at DESC, thread_id DESC LIMIT ?`;
   const stmt = opts.before
     ? (() => {
         const c = parseCursor(opts.before);
         return db
-          .prepare(`${cols} WHERE tenant_id = ? AND (updated_at < ? OR (updated_at = ? AND thread_id < ?)) ${order}`)
-          .bind(tenant, c.updatedAt, c.updatedAt, c.threadId, limit + 1);
+          .prepare(`${cols} WHERE tenant_id = ?${only.sql} AND (updated_at < ? OR (updated_at = ? AND thread_id < ?)) ${order}`)
+          .bind(tenant, ...only.values, c.updatedAt, c.updatedAt, c.threadId, limit + 1);
       })()
-    : db.prepare(`${cols} WHERE tenant_id = ? ${order}`).bind(tenant, limit + 1);
+    : db.prepare(`${cols} WHERE tenant_id = ?${only.sql} ${order}`).bind(tenant, ...only.values, limit + 1);
   const rows = (await stmt.all<ThreadSummary>()).results;
   const threads = rows.slice(0, limit);
   const last = threads[threads.length - 1];

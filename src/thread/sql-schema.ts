@@ -1,3 +1,5 @@
+import { LANGGRAPH_DDL } from "../langgraph/checkpoint-store";
+
 /**
  * DDL of a thread object, by schema version. A live object runs only the
  * versions newer than the one stored in its `meta` row, so later releases
@@ -38,6 +40,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
        PRIMARY KEY (checkpoint_id, idx)
      )`,
   ],
+  // v2: LangGraph checkpointer tables (src/langgraph/checkpoint-store.ts), separate from the above.
+  LANGGRAPH_DDL,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -7,10 +7,13 @@ import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplaySta
 import { chargeHistory, DEFAULT_HISTORY_BYTES } from "./history-bytes";
 import { clampTtl, clampWait, Lease, LEASE, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
+import { describeIssues } from "../zod-issues";
+import { LangGraphCheckpoints } from "../langgraph/checkpoint-store";
+import type { DeltaHistory, DeltaQuery, GetQuery, LgOp, ListQuery, StoredTuple } from "../langgraph/checkpoint-types";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
 import {
   Reducer,
-  StateUpdate,
+  ThreadUpdate,
   UpdateSource,
   Write,
   type BeginRunOptions,
@@ -129,14 +132,14 @@ export class ThreadDO extends DurableObject<Env> {
    * BEM-038 at once (callers that should wait their turn use write()).
    * `run.endRun` releases the holder's lease in the same event as the save.
    */
-  update(input: StateUpdate, source: Source, run: RunWrite = {}): RpcResult<Checkpoint> {
+  update(input: ThreadUpdate, source: Source, run: RunWrite = {}): RpcResult<Checkpoint> {
     const leases = this.openLeases();
     if (!leases.admits(run.token)) return busy(0, leases);
     return this.admitted(run, () => this.applyUpdate(input, source));
   }
 
   /** update(), but a write that finds another run holding the thread queues behind it (BEM-038 after the wait bound). */
-  write(input: StateUpdate, source: Source, run: RunWrite = {}): Promise<RpcResult<Checkpoint>> {
+  write(input: ThreadUpdate, source: Source, run: RunWrite = {}): Promise<RpcResult<Checkpoint>> {
     return this.exclusive(run, () => this.applyUpdate(input, source));
   }
 
@@ -221,6 +224,31 @@ export class ThreadDO extends DurableObject<Env> {
     return { ok: true, value: null };
   }
 
+  // ---- LangGraph checkpointer (own tables; src/langgraph/checkpoint-store.ts) ----
+
+  lgApply(ops: LgOp[]): RpcResult<{ created: boolean }> {
+    return this.run(() => this.langgraph.apply(ops));
+  }
+  lgGet(q: GetQuery): RpcResult<{ tuple: StoredTuple; history?: DeltaHistory } | null> {
+    return this.run(() => this.langgraph.get(q));
+  }
+  lgList(q: ListQuery): RpcResult<StoredTuple[]> {
+    return this.run(() => this.langgraph.list(q));
+  }
+  lgDeltaHistory(q: DeltaQuery): RpcResult<DeltaHistory> {
+    return this.run(() => this.langgraph.deltaHistory(q));
+  }
+  lgDelete(): RpcResult<{ existed: boolean }> {
+    return this.run(() => this.langgraph.deleteAll());
+  }
+  lgStoredBytes(): RpcResult<number> {
+    return this.run(() => this.langgraph.storedBytes());
+  }
+
+  private get langgraph(): LangGraphCheckpoints {
+    return new LangGraphCheckpoints(this.ctx.storage, Number(this.env.LANGGRAPH_CHUNK_BYTES) || 1_900_000);
+  }
+
   // ---- internals ---------------------------------------------------------
 
   private get sql(): SqlStorage {
@@ -289,10 +317,10 @@ export class ThreadDO extends DurableObject<Env> {
     return result;
   }
 
-  private applyUpdate(input: StateUpdate, source: Source): RpcResult<Checkpoint> {
+  private applyUpdate(input: ThreadUpdate, source: Source): RpcResult<Checkpoint> {
     return this.run(() => {
-      const parsed = StateUpdate.safeParse(input);
-      if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues));
+      const parsed = ThreadUpdate.safeParse(input);
+      if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues, { root: "(update)" }));
       const src = UpdateSource.safeParse(source);
       if (!src.success) throw new AppError("BEM-035", "Source must be input, loop or update");
       return this.ctx.storage.transactionSync(() => this.applyOps(parsed.data.ops, src.data));
@@ -564,11 +592,4 @@ function defineOwn(o: object, key: string, value: unknown): void {
 function busy<T>(waitMs: number, leases: RunLeases): RpcResult<T> {
   const retry_after = leases.retryAfterSeconds();
   return { ok: false, error: { code: "BEM-038", message: `Thread is busy with another run; waited ${waitMs} ms (retry after ${retry_after} s)`, retry_after } };
-}
-
-function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
-  return issues
-    .slice(0, 5)
-    .map((i) => `${i.path.map(String).join(".") || "(update)"}: ${i.message}`)
-    .join("; ");
 }

@@ -46,11 +46,12 @@ export const UpdateOp = z.discriminatedUnion("op", [
 ]);
 export type UpdateOp = z.input<typeof UpdateOp>;
 
-export const StateUpdate = z
+/** A thread write as channel operations (not pipeline/state.ts StateUpdate, a run's channel writes). */
+export const ThreadUpdate = z
   .object({ ops: z.array(UpdateOp).min(1).max(1000) })
   .openapi("StateUpdate", { description: "Channel operations applied atomically as one checkpoint." });
-export type StateUpdate = z.input<typeof StateUpdate>;
-export type ParsedUpdate = z.output<typeof StateUpdate>;
+export type ThreadUpdate = z.input<typeof ThreadUpdate>;
+export type ParsedUpdate = z.output<typeof ThreadUpdate>;
 export type ParsedMessageInput = z.output<typeof MessageInput>;
 
 /** A resolved operation as stored in a checkpoint: the delta, replayable without the caller's input. */

@@ -1,4 +1,5 @@
 import { signedHeaders } from "./signature";
+import { backoff } from "../backoff";
 
 /** What a callback receiver gets: signed like inbound deliveries, with the same secret and headers. */
 export type CallbackPayload = { webhook_id: string; delivery_id: string; thread_id: string; reply: string; model: string };
@@ -14,7 +15,7 @@ export class CallbackFailed extends Error {
 
 export type CallbackOptions = {
   attempts?: number;
-  /** First backoff; doubles each attempt. */
+  /** First backoff; doubles each attempt (src/backoff.ts). */
   baseDelayMs?: number;
   timeoutMs?: number;
   fetch?: typeof fetch;
@@ -25,7 +26,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const retryable = (status: number) => status >= 500 || status === 408 || status === 429;
 
 /**
- * POSTs the reply with bounded retries (default 3 attempts, 250 ms then 500 ms apart).
+ * POSTs the reply with bounded retries (default 3 attempts, about 250 ms then 500 ms apart; see backoff).
  * Redirects are not followed (a redirect could point anywhere). Throws
  * CallbackFailed when every attempt failed transiently, so the task is retried
  * by the queue; the turn itself is not run again (the delivery row says so).
@@ -36,7 +37,7 @@ export async function sendCallback(url: string, secret: string, payload: Callbac
   const body = JSON.stringify(payload);
   let last = "no attempt";
   for (let i = 1; i <= attempts; i++) {
-    if (i > 1) await sleep((opts.baseDelayMs ?? 250) * 2 ** (i - 2));
+    if (i > 1) await sleep(backoff(i - 2, { base: opts.baseDelayMs ?? 250, max: 30_000 }));
     try {
       const headers = { "content-type": "application/json", ...(await signedHeaders(secret, body, (opts.now ?? Date.now)())) };
       const res = await doFetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000) });

@@ -7,12 +7,12 @@ import { type CallbackOptions, type CallbackOutcome, sendCallback } from "./call
 import { findWebhook, getDelivery, setDeliveryStatus, type WebhookRecord } from "./store";
 
 /**
- * A hook runs as a member-like principal of its tenant with no grants: it sees
- * the system scope, its thread's session and whatever the agent's own
- * memory_scopes allow — never more than a member key without grants would.
+ * A hook runs as the webhook principal of its tenant with the grants given at
+ * registration (never more than the registering key had): the policy decides its
+ * threads, its agent's scopes and whether it may rewrite history, as for a key.
  */
-export function webhookPrincipal(hook: Pick<WebhookRecord, "id" | "tenant_id">): Principal {
-  return { kind: "tenant", tenant: hook.tenant_id, role: "member", keyId: `webhook:${hook.id}`, grants: [] };
+export function webhookPrincipal(hook: Pick<WebhookRecord, "id" | "tenant_id" | "scopes" | "rewrite_history">): Principal {
+  return { kind: "webhook", tenant: hook.tenant_id, role: "webhook", keyId: `webhook:${hook.id}`, grants: hook.scopes, rewriteHistory: hook.rewrite_history };
 }
 
 export type RunSummary = { thread_id: string; checkpoint_id: string | null; reply: string; model: string };

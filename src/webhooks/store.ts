@@ -9,6 +9,8 @@ export const Webhook = z
     thread_from: z.string(),
     text_from: z.string(),
     callback_url: z.string().nullable(),
+    scopes: z.array(z.string()).openapi({ description: "The grants deliveries run with (given at registration, within the registering key's)" }),
+    rewrite_history: z.boolean().openapi({ description: "Whether deliveries may run agents that rewrite stored history (trim, delete_old, summarization)" }),
     created_at: z.number().int(),
   })
   .openapi("Webhook");
@@ -17,19 +19,37 @@ export type Webhook = z.infer<typeof Webhook>;
 /** The stored row: the secret is kept in clear because verifying an HMAC needs it. */
 export type WebhookRecord = Webhook & { tenant_id: string; secret: string };
 
+type Row = Omit<WebhookRecord, "scopes" | "rewrite_history"> & { grants: string; rewrite_history: number };
+
+const Grants = z.array(z.string());
+/** A malformed stored value grants nothing rather than failing the delivery. */
+function grantsOf(json: string): string[] {
+  try {
+    const parsed = Grants.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : [];
+  } catch {
+    return [];
+  }
+}
+
+function fromRow<T extends Partial<Row>>(r: T & Pick<Row, "grants" | "rewrite_history">): Omit<T, "grants" | "rewrite_history"> & Pick<Webhook, "scopes" | "rewrite_history"> {
+  const { grants, rewrite_history, ...rest } = r;
+  return { ...rest, scopes: grantsOf(grants), rewrite_history: rewrite_history === 1 };
+}
+
 export type NewWebhook = Omit<Webhook, "id" | "created_at"> & { secret: string };
 
 export const newWebhookId = (): string => `wh_${crypto.randomUUID().replaceAll("-", "")}`;
 
-const PUBLIC_COLUMNS = "id, name, agent_name, thread_from, text_from, callback_url, created_at";
+const PUBLIC_COLUMNS = "id, name, agent_name, thread_from, text_from, callback_url, grants, rewrite_history, created_at";
 
 export async function insertWebhook(db: D1Database, tenant: string, w: NewWebhook, now = Date.now()): Promise<Webhook> {
   const id = newWebhookId();
   await db
-    .prepare("INSERT INTO webhooks (id, tenant_id, name, agent_name, thread_from, text_from, callback_url, secret, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-    .bind(id, tenant, w.name, w.agent_name, w.thread_from, w.text_from, w.callback_url, w.secret, now)
+    .prepare("INSERT INTO webhooks (id, tenant_id, name, agent_name, thread_from, text_from, callback_url, secret, grants, rewrite_history, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    .bind(id, tenant, w.name, w.agent_name, w.thread_from, w.text_from, w.callback_url, w.secret, JSON.stringify(w.scopes), w.rewrite_history ? 1 : 0, now)
     .run();
-  return { id, name: w.name, agent_name: w.agent_name, thread_from: w.thread_from, text_from: w.text_from, callback_url: w.callback_url, created_at: now };
+  return { id, name: w.name, agent_name: w.agent_name, thread_from: w.thread_from, text_from: w.text_from, callback_url: w.callback_url, scopes: w.scopes, rewrite_history: w.rewrite_history, created_at: now };
 }
 
 /** A page of the tenant's hooks in creation order, starting after `after` (the cursor of the last hook seen). */
@@ -39,7 +59,7 @@ export async function listWebhooks(db: D1Database, tenant: string, limit: number
         .prepare(`SELECT ${PUBLIC_COLUMNS} FROM webhooks WHERE tenant_id = ? AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?`)
         .bind(tenant, after.created_at, after.created_at, after.id, limit)
     : db.prepare(`SELECT ${PUBLIC_COLUMNS} FROM webhooks WHERE tenant_id = ? ORDER BY created_at, id LIMIT ?`).bind(tenant, limit);
-  return (await stmt.all<Webhook>()).results;
+  return (await stmt.all<Omit<Row, "tenant_id" | "secret">>()).results.map(fromRow);
 }
 
 /** Deletes the hook and its delivery records; false when the tenant has no such hook. */
@@ -53,7 +73,8 @@ export async function deleteWebhook(db: D1Database, tenant: string, id: string):
 
 /** Looks a hook up by id alone: the delivery route learns the tenant from the hook. */
 export async function findWebhook(db: D1Database, id: string): Promise<WebhookRecord | null> {
-  return db.prepare(`SELECT ${PUBLIC_COLUMNS}, tenant_id, secret FROM webhooks WHERE id = ?`).bind(id).first<WebhookRecord>();
+  const row = await db.prepare(`SELECT ${PUBLIC_COLUMNS}, tenant_id, secret FROM webhooks WHERE id = ?`).bind(id).first<Row>();
+  return row ? fromRow(row) : null;
 }
 
 export const DeliveryStatus = z.enum(["accepted", "replied", "done", "failed"]);

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../src/http/app";
-import { isAuthExempt } from "../../src/http/auth";
+import { declaredFor } from "../support/routes";
 import { ThreadClient } from "../../src/thread/client";
 import { api, createKey, createTenant, OPERATOR_KEY, type TestTenant } from "../support/tenants";
 
@@ -65,7 +65,8 @@ describe("every /v1 route requires a key (except the named exemptions)", () => {
 
   it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))("%s: no key 401 BEM-020, revoked key 401 BEM-021", async (_, r) => {
     const path = fill(r.path, "x1", "t1");
-    if (isAuthExempt(r.method, path)) return;
+    const need = declaredFor(r.method, r.path)?.access;
+    if (need === "public" || need === "signed") return;
     const body = r.method === "GET" || r.method === "DELETE" ? undefined : {};
     const none = await api(path, { method: r.method, body });
     expect(none.status).toBe(401);

@@ -4,7 +4,7 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { catalog, type ErrorCode } from "../../src/errors";
 import { app } from "../../src/http/app";
-import { isAuthExempt } from "../../src/http/auth";
+import { declaredFor } from "../support/routes";
 
 type Operation = {
   responses: Record<string, { description: string; content?: Record<string, { schema?: unknown }> }>;
@@ -22,7 +22,7 @@ type Doc = {
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 // Routes outside the API: plain pages and the document itself. Anything else must be documented.
-const PAGES = new Set(["/health", "/openapi.json", "/docs", "/ui", "/ui/", "/ui/inspector.js", "/ui/inspector.css", "/ui/favicon.svg"]);
+const PAGES = new Set(["/", "/health", "/openapi.json", "/docs", "/docs/init.js", "/docs/scalar.js", "/ui", "/ui/", "/ui/inspector.js", "/ui/inspector.css", "/ui/favicon.svg"]);
 
 async function fetchDoc(): Promise<Doc> {
   const res = await exports.default.fetch("http://x/openapi.json");
@@ -113,8 +113,10 @@ describe("GET /openapi.json", () => {
       const statuses = Object.keys(op.responses);
       expect(statuses.some((s) => /^2\d\d$/.test(s)), `${where} has a 2xx`).toBe(true);
       expect(statuses.some((s) => /^4\d\d$/.test(s)), `${where} has a 4xx`).toBe(true);
-      // A route the auth middleware lets through without a bearer key must say so (security: []).
-      const exempt = isAuthExempt(method.toUpperCase(), path.replace(/\{[^}]+\}/g, "sample-1"));
+      // A route declared without a bearer key must say so (security: []).
+      const need = declaredFor(method, path)?.access;
+      expect(need, `${where} declares its access`).toBeDefined();
+      const exempt = need === "public" || need === "signed";
       if (exempt) expect(op.security, `${where} is exempt from bearer auth: declare security: []`).toEqual([]);
       else expect(op.security === undefined && statuses.includes("401"), `${where} takes the bearer key and documents 401`).toBe(true);
       for (const [status, res] of Object.entries(op.responses)) {
@@ -159,14 +161,48 @@ describe("GET /openapi.json", () => {
 });
 
 describe("GET /docs", () => {
-  it("renders the reference over /openapi.json without a key, and says where its viewer comes from", async () => {
+  it("renders the reference over /openapi.json with Scalar's viewer from this origin, no key, no CDN", async () => {
     const res = await exports.default.fetch("http://x/docs");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/html");
+    const csp = (res.headers.get("content-security-policy") ?? "").split(";").map((d) => d.trim());
+    expect(csp).toEqual(expect.arrayContaining(["script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"]));
     const html = await res.text();
-    expect(html).toContain("/openapi.json");
     expect(html).toContain("edgeweave API reference");
-    expect(html).toContain("cdn.jsdelivr.net");
-    expect(html).toMatch(/<div id="app"><p[^>]*>This reference loads its viewer from cdn\.jsdelivr\.net/);
+    const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.map((m) => m[1]?.trim())).toEqual(['src="/docs/scalar.js" defer', 'src="/docs/init.js" defer']);
+    expect(scripts.every((m) => m[2] === "")).toBe(true);
+    expect(html).not.toMatch(/https?:\/\//);
+
+    const init = await exports.default.fetch("http://x/docs/init.js");
+    expect(init.status).toBe(200);
+    expect(await init.text()).toContain('url: "/openapi.json"');
+
+    // The pinned @scalar/api-reference bundle, byte for byte.
+    const viewer = await exports.default.fetch("http://x/docs/scalar.js");
+    expect(viewer.status).toBe(200);
+    expect(viewer.headers.get("content-type")).toContain("javascript");
+    const pinned = (await import("../../node_modules/@scalar/api-reference/package.json")).version;
+    const body = await viewer.text();
+    expect(body.length).toBeGreaterThan(1_000_000);
+    expect(body).toContain(pinned);
+  });
+
+  it("serves only the files it names: other paths under /docs are 404", async () => {
+    const res = await exports.default.fetch("http://x/docs/index.html");
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-002");
+  });
+});
+
+describe("GET /", () => {
+  it("is a small landing page linking to the inspector, the reference, the document and /health", async () => {
+    const res = await exports.default.fetch("http://x/");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
+    const html = await res.text();
+    for (const href of ["/ui", "/docs", "/openapi.json", "/health"]) expect(html).toContain(`href="${href}"`);
+    expect(html).not.toMatch(/<script/);
   });
 });

@@ -87,8 +87,9 @@ describe("typed client (hono/client over App)", () => {
     expect(reply.split("\n")[0]).toBe("Echo: Hello typed world");
     expect(completion.edgeweave.thread_id).toBe(thread);
     expect(completion.edgeweave.routing.model).toBe("offline-echo");
-    // @ts-expect-error the completion's extension object has no `memory` field
-    expect(completion.edgeweave.memory).toBeUndefined();
+    // @ts-expect-error the completion's extension object has no `secrets` field
+    expect(completion.edgeweave.secrets).toBeUndefined();
+    expect(completion.edgeweave.memory?.facts).toEqual([]);
 
     const res = await client.v1.threads[":id"].state.$get({ param: { id: thread }, query: {} });
     if (res.status !== 200) throw new Error(`${res.status} ${await res.text()}`);

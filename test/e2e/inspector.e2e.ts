@@ -5,7 +5,8 @@
  * throwaway local state (D1 migrations applied), seeds a tenant, a key, a fact and a
  * two-turn thread through the API (offline model), then drives Debian's chromium with
  * playwright-core: enter the key, open the thread, read messages and history, fork
- * from the first checkpoint and see the new branch. Saves test-artifacts/inspector.png.
+ * from the first checkpoint and see the new branch; then follow the landing page's link to
+ * /docs and see the API reference rendered from this origin. Saves test-artifacts/inspector.png.
  * wrangler dev is stopped at the end, also on failure.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
@@ -108,12 +109,22 @@ async function seed(base: string): Promise<Seeded> {
 
 async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   await page.goto(`${base}/ui`);
+  // A wrong key is reported and not kept.
+  await page.fill("#key", "ew_not-a-real-key");
+  await page.click("#key-form button[type=submit]");
+  await page.locator("#status.error").filter({ hasText: "BEM-021" }).waitFor();
+  check((await page.locator("#key-state").innerText()) === "No key set.", "a rejected key is not reported as set");
+  check((await page.evaluate(() => sessionStorage.length)) === 0, "a rejected key is dropped from sessionStorage");
+  check(await page.locator("#forget").isHidden(), "nothing to forget after a rejected key");
+
   await page.fill("#key", s.key);
   await page.click("#key-form button[type=submit]");
   const link = page.locator(`.thread-link[data-thread="${s.thread}"]`);
   await link.waitFor();
   check((await page.inputValue("#key")) === "", "the key is not left in the input");
   check((await page.evaluate(() => sessionStorage.length)) === 1, "the key is kept in sessionStorage");
+  check((await page.evaluate(() => localStorage.length)) === 0, "nothing in localStorage");
+  check((await page.context().cookies()).length === 0, "no cookies");
   await link.click();
 
   // Two turns: user + assistant each, newest checkpoint at the head.
@@ -133,7 +144,11 @@ async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   await page.locator("#to-head").waitFor({ state: "visible" });
   check((await page.locator("#messages li.msg").count()) === 2, "2 messages at the first checkpoint");
 
-  // Facts loaded for the default scopes (system + this session).
+  // The memory panel starts from the scopes the last run loaded (recorded with its routing).
+  const lastRun = await call<{ channels: { last_route: { memory_scopes: string[] } } }>(base, "GET", `/v1/threads/${s.thread}/state`, s.key);
+  const scopes = await page.inputValue("#scopes");
+  check(scopes === lastRun.channels.last_route.memory_scopes.join(", "), `the memory panel defaults to the last run's scopes: ${scopes}`);
+  check(scopes.includes(`session:${s.thread}`), "the last run loaded the session");
   await page.click("#memory-form button[type=submit]");
   await page.locator("#memory .facts li").first().waitFor();
   check((await page.locator("#memory").innerText()).includes(s.fact), "the session fact is loaded");
@@ -152,6 +167,16 @@ async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   // Open the fact list and a tool-free message's metadata so the screenshot shows them.
   await page.click("#memory-form button[type=submit]");
   await page.locator("#memory .facts li").first().waitFor();
+}
+
+/** The API reference renders offline: Scalar's viewer from this origin, no CSP violation, no other origin. */
+async function docs(page: Page, base: string): Promise<void> {
+  await page.goto(`${base}/`);
+  await page.click('a[href="/docs"]');
+  await page.waitForURL(`${base}/docs`);
+  // Rendered from /openapi.json: the document's title and one of its operations.
+  await page.getByText("Memory and model routing for AI agents, at the edge.").first().waitFor();
+  await page.getByText("Checkpoints of every branch, newest first, paged").first().waitFor();
 }
 
 async function main(): Promise<void> {
@@ -189,14 +214,26 @@ async function main(): Promise<void> {
     const page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(10_000);
     const problems: string[] = [];
-    page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
+    // The one 401 is the wrong key the test enters on purpose.
+    let rejectedKeys = 0;
+    page.on("console", (m) => {
+      if (/status of 401/.test(m.text()) && rejectedKeys++ === 0) return;
+      if (m.type() === "error" || /Content.Security.Policy/i.test(m.text())) problems.push(`console: ${m.text()}`);
+    });
     page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
     page.on("request", (r) => !r.url().startsWith(base) && problems.push(`request to another origin: ${r.url()}`));
+    // Every API call the page makes carries the key as a bearer header and no cookie.
+    page.on("request", (r) => {
+      if (!r.url().startsWith(`${base}/v1/`)) return;
+      const h = r.headers();
+      if (!h.authorization?.startsWith("Bearer ") || h.cookie !== undefined) problems.push(`API call without the bearer key or with a cookie: ${r.url()}`);
+    });
     try {
       await drive(page, base, seeded);
     } finally {
       await page.screenshot({ path: SCREENSHOT, fullPage: true }).catch(() => undefined);
     }
+    await docs(page, base);
     check(problems.length === 0, `the page reported problems:\n${problems.join("\n")}`);
 
     const history = await call<{ checkpoints: { id: string; parent_id: string | null; is_head: boolean; source: string }[] }>(

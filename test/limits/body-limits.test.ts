@@ -1,9 +1,10 @@
 import { env, exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BODY_LIMITS, bodyLimitFor, jsonDepth, jsonItems, MAX_JSON_DEPTH, MAX_JSON_ITEMS, parseGuardedJson } from "../../src/http/limits";
+import { BODY_LIMITS, jsonDepth, jsonItems, MAX_JSON_DEPTH, MAX_JSON_ITEMS, parseGuardedJson } from "../../src/http/limits";
 import { isAppError } from "../../src/errors";
-import { createTenant, type TestTenant } from "../support/tenants";
+import { appRoutes, declaredFor } from "../support/routes";
+import { api, createTenant, type TestTenant } from "../support/tenants";
 
 let t: TestTenant;
 beforeAll(async () => {
@@ -86,15 +87,23 @@ describe("limits on every route group, before parsing; nothing stored", () => {
     expect(res.status).toBe(201);
   });
 
-  it("limits per group", () => {
-    expect(bodyLimitFor("POST", "/v1/chat/completions")).toBe(1024 * 1024);
-    expect(bodyLimitFor("POST", "/v1/invoke")).toBe(1024 * 1024);
-    expect(bodyLimitFor("POST", "/v1/threads/x/state")).toBe(1024 * 1024);
-    expect(bodyLimitFor("POST", "/v1/webhooks/wh_1")).toBe(256 * 1024);
-    expect(bodyLimitFor("POST", "/v1/webhooks")).toBe(64 * 1024);
-    expect(bodyLimitFor("POST", "/v1/memory/facts")).toBe(64 * 1024);
-    expect(bodyLimitFor("POST", "/v1/admin/tenants")).toBe(64 * 1024);
-    expect(bodyLimitFor("POST", "/v1/invoker")).toBe(64 * 1024);
+  it("limits per group, declared on each route", async () => {
+    const limit = (method: string, path: string) => BODY_LIMITS[declaredFor(method, path)!.body];
+    expect(limit("POST", "/v1/chat/completions")).toBe(1024 * 1024);
+    expect(limit("POST", "/v1/invoke")).toBe(1024 * 1024);
+    expect(limit("POST", "/v1/threads/{id}/state")).toBe(1024 * 1024);
+    expect(limit("POST", "/v1/webhooks/{id}")).toBe(256 * 1024);
+    expect(limit("POST", "/v1/webhooks")).toBe(64 * 1024);
+    expect(limit("POST", "/v1/memory/facts")).toBe(64 * 1024);
+    expect(limit("POST", "/v1/admin/tenants")).toBe(64 * 1024);
+    // Routes that take no body declare none, so any body is refused before it is read. The one
+    // exception is LangGraph's store API, whose DELETE carries {namespace, key} in its body.
+    const bodied = new Set(["DELETE /v1/langgraph/store/items"]);
+    for (const r of appRoutes().filter((r) => (r.method === "GET" || r.method === "DELETE") && !bodied.has(`${r.method} ${r.path}`)))
+      expect(r.declared?.body, `${r.method} ${r.path}`).toBe("none");
+    expect(declaredFor("DELETE", "/v1/langgraph/store/items")?.body).toBe("run");
+    // A path no route serves has no limit of its own: it is a 404 (after the key check).
+    expect((await api("/v1/invoker", { key: t.adminKey, body: {} })).status).toBe(404);
   });
 });
 

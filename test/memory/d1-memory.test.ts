@@ -86,18 +86,15 @@ describe("memory on real D1 and the thread Durable Object", () => {
     expect((await new ThreadClient(env, tenant, thread).loadRecent(100_000)).messages).toHaveLength(6);
   });
 
-  it("turns of non-session scopes live in D1 and load newest-first across pages", async () => {
+  it("only sessions hold turns: a non-session scope refuses one and loads none", async () => {
     const m = memoryFor(env, `t-${uid()}`);
-    for (let i = 0; i < 80; i++) await m.saveTurn(org, { id: `o${i}`, role: "user", content: `org turn ${i}`, created_at: i });
-    const all = await m.loadContext([org], 100_000);
-    expect(all.messages.map((x) => x.id)).toEqual(Array.from({ length: 80 }, (_, i) => `o${i}`));
-    const per = estimateTokens({ role: "user", content: "org turn 10" });
-    const some = await m.loadContext([org], per * 40);
-    expect(some.messages.map((x) => x.id)).toEqual(Array.from({ length: 40 }, (_, i) => `o${i + 40}`));
-    expect(some.dropped.turns).toBe(true);
+    expect(await codeOf(m.saveTurn(org, { id: "o1", role: "user", content: "org turn", created_at: 1 }))).toBe("BEM-060");
+    const ctx = await m.loadContext([org], 100_000);
+    expect(ctx.messages).toEqual([]);
+    expect(ctx.dropped.turns).toBe(false);
   });
 
-  it("facts keep creation order across keyset pages and count exactly what the share left out", async () => {
+  it("facts keep creation order across keyset pages when they fit; when not, the newest load (no query) and the rest are counted exactly", async () => {
     const tenant = `t-${uid()}`;
     const m = memoryFor(env, tenant);
     const texts = Array.from({ length: 50 }, (_, i) => `fact number ${String(i).padStart(2, "0")}`);
@@ -109,8 +106,9 @@ describe("memory on real D1 and the thread Durable Object", () => {
     expect(full.dropped.facts).toBe(0);
 
     const part = await m.loadContext([org], each * 37 * 2 + 1);
-    expect(part.messages.map((x) => x.content)).toEqual(texts.slice(0, 37).map((t) => `[rule organization:acme] ${JSON.stringify(t)}`));
+    expect(part.messages.map((x) => x.content)).toEqual(texts.slice(13).reverse().map((t) => `[rule organization:acme] ${JSON.stringify(t)}`));
     expect(part.dropped.facts).toBe(13);
+    expect(new Set(part.facts.filter((f) => f.loaded).map((f) => f.reason))).toEqual(new Set(["recent"]));
 
     const listed = await new D1FactsBackend(env.DB, tenant).list(org, 100);
     expect(listed.map((f) => f.text)).toEqual(texts);

@@ -15,7 +15,17 @@ describe("POST/GET/DELETE /v1/memory/facts", () => {
       const res = await api("/v1/memory/facts", { key: t.adminKey, body: { scope: "organization:acme", kind: "style", text: `rule ${i}` } });
       expect(res.status).toBe(201);
       const out = (await res.json()) as FactOut;
-      expect(out).toEqual({ id: expect.any(String), scope: "organization:acme", kind: "style", created_at: expect.any(Number) });
+      expect(out).toEqual({
+        id: expect.any(String),
+        scope: "organization:acme",
+        kind: "style",
+        created_at: expect.any(Number),
+        updated_at: expect.any(Number),
+        key: null,
+        expires_at: null,
+        version: 1,
+        replaced: false,
+      });
       ids.push(out.id);
     }
     const p1 = (await (await api("/v1/memory/facts?scope=organization:acme&limit=3", { key: t.adminKey })).json()) as { facts: FactOut[]; next_cursor: string };

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isAppError } from "../../src/errors";
 import { factTokens } from "../../src/memory/facts";
-import { InMemoryBackend } from "../../src/memory/in-memory-backend";
+import { InMemoryBackend } from "../support/in-memory-backend";
 import { MemoryManager } from "../../src/memory/manager";
 import { MemoryScope } from "../../src/memory/scope";
 import { TokenLimitStrategy } from "../../src/memory/token-limit-strategy";
@@ -96,6 +96,32 @@ describe("MemoryManager over the in-memory backend", () => {
     for (let i = 0; i < 200; i++) await m.saveTurn(session, msg("user", "more " + "t".repeat(30)));
     const again = await m.loadContext([MemoryScope.system(), org, session], budget);
     expect(again.messages.filter((x) => x.role === "system").map((x) => x.content)).toEqual(facts);
+  });
+
+  it("facts priority is strict: once a fact does not fit, no later fact loads, not even a smaller one (example)", async () => {
+    const m = new MemoryManager(new InMemoryBackend());
+    await m.remember(org, "tone", "Short."); // created first, but in a later layer
+    await m.remember(MemoryScope.system(), "rule", "Be kind.");
+    await m.remember(MemoryScope.system(), "rule", `Cite sources. ${"x".repeat(400)}`); // larger than the whole share
+    await m.remember(MemoryScope.system(), "rule", "Tiny.");
+    const cost = (scope: string, kind: string, text: string) => factTokens({ kind, scope, text });
+    const kind = cost("system", "rule", "Be kind.");
+    const small = kind + cost("system", "rule", "Tiny.") + cost("organization:acme", "tone", "Short.");
+
+    // The facts share (half the budget) holds all three small facts, but the large one comes
+    // before two of them in priority order (system, then organization; creation order within).
+    const ctx = await m.loadContext([MemoryScope.system(), org], 2 * small);
+    expect(ctx.messages.map((x) => x.content)).toEqual([`[rule system] "Be kind."`]);
+    expect(ctx.dropped.facts).toBe(3);
+    expect(ctx.tokens).toBe(kind);
+
+    // A fact exactly as large as the room left fits.
+    const exact = await m.loadContext([MemoryScope.system()], 2 * kind);
+    expect(exact.messages.map((x) => x.content)).toEqual([`[rule system] "Be kind."`]);
+    // One token less: nothing loads, and all three system facts are counted.
+    const short = await m.loadContext([MemoryScope.system()], 2 * kind - 2);
+    expect(short.messages).toEqual([]);
+    expect(short.dropped.facts).toBe(3);
   });
 
   it("later layers' turns take precedence when the budget is short", async () => {

@@ -5,7 +5,10 @@ import type { Principal } from "../../src/auth/principal";
 import { operatorPrincipal } from "../../src/auth/principal";
 import { isAppError } from "../../src/errors";
 import { MemoryScope } from "../../src/memory/scope";
-import { assertCanWriteFact, canRead, resolveScopes } from "../../src/memory/scopes-for";
+import { authorize, decide, resolveScopes } from "../../src/auth/policy";
+
+const canRead = (p: Principal, scope: MemoryScope) => decide(p, "read_scope", { scope }).allow;
+const assertCanWriteFact = (p: Principal, scope: MemoryScope) => authorize(p, "write_scope", { scope });
 
 const codeOf = (f: () => unknown): string | undefined => {
   try {
@@ -67,8 +70,8 @@ describe("grants", () => {
   });
 
   it("validates patterns (BEM-060)", () => {
-    expect(["*", "docset:*", "organization:acme", "team"].map(parseGrant)).toEqual(["*", "docset:*", "organization:acme", "team"]);
-    for (const bad of ["", "**", "Docset:*", "system:*", "a:*:*", "x y"]) expect(codeOf(() => parseGrant(bad)), bad).toBe("BEM-060");
+    expect(["*", "docset:*", "organization:acme", "team", "session:support-*"].map(parseGrant)).toEqual(["*", "docset:*", "organization:acme", "team", "session:support-*"]);
+    for (const bad of ["", "**", "Docset:*", "system:*", "system:a*", "a:*:*", "x y", "session:a b*", "team*"]) expect(codeOf(() => parseGrant(bad)), bad).toBe("BEM-060");
   });
 });
 
@@ -81,26 +84,35 @@ describe("who may read and write which scope", () => {
     expect(canRead(operatorPrincipal(), MemoryScope.parse("organization:acme"))).toBe(false);
   });
 
-  it("members: their grants, and only the current session", () => {
+  it("prefix grants match ids that start with the prefix, under the same name only", () => {
+    const s = (raw: string) => MemoryScope.parse(raw);
+    expect(grantMatches("session:support-*", s("session:support-42"))).toBe(true);
+    expect(grantMatches("session:support-*", s("session:support-"))).toBe(true);
+    expect(grantMatches("session:support-*", s("session:ceo"))).toBe(false);
+    expect(grantMatches("session:support-*", s("docset:support-1"))).toBe(false);
+    expect(grantMatches("session:a*", s("session:a"))).toBe(true);
+  });
+
+  it("members: their grants, sessions included (no implicit session)", () => {
     const m = member(["organization:acme", "docset:*"]);
     expect(canRead(m, MemoryScope.parse("organization:acme"))).toBe(true);
     expect(canRead(m, MemoryScope.parse("organization:other"))).toBe(false);
     expect(canRead(m, MemoryScope.parse("docset:d9"))).toBe(true);
-    expect(canRead(m, MemoryScope.session("mine"), "mine")).toBe(true);
-    expect(canRead(m, MemoryScope.session("theirs"), "mine")).toBe(false);
+    expect(canRead(m, MemoryScope.session("mine"))).toBe(false);
+    expect(canRead(member(["session:mi*"]), MemoryScope.session("mine"))).toBe(true);
     expect(codeOf(() => assertCanWriteFact(m, MemoryScope.parse("docset:d1")))).toBeUndefined();
     expect(codeOf(() => assertCanWriteFact(m, MemoryScope.parse("team")))).toBe("BEM-023");
     expect(codeOf(() => assertCanWriteFact(m, MemoryScope.session("mine")))).toBe("BEM-023");
   });
 
   it("admins: any scope of their tenant, any session", () => {
-    expect(canRead(admin, MemoryScope.session("theirs"), "mine")).toBe(true);
+    expect(canRead(admin, MemoryScope.session("theirs"))).toBe(true);
     expect(codeOf(() => assertCanWriteFact(admin, MemoryScope.parse("team:x")))).toBeUndefined();
   });
 });
 
 describe("resolveScopes", () => {
-  const m = member(["organization:acme"]);
+  const m = member(["organization:acme", "session:s1"]);
 
   it("defaults to the session only", () => {
     expect(resolveScopes({ principal: m, sessionId: "s1" }).map(String)).toEqual(["session:s1"]);
@@ -122,5 +134,12 @@ describe("resolveScopes", () => {
       expect(codeOf(() => resolveScopes({ principal: m, sessionId: "s1", requested: ["system", outside] })), outside).toBe("BEM-023");
     }
     expect(codeOf(() => resolveScopes({ principal: m, sessionId: "s1", requested: ["BAD"] }))).toBe("BEM-060");
+  });
+
+  it("an agent's layer outside the grant rejects the run with BEM-023 (agents do not widen keys)", () => {
+    expect(codeOf(() => resolveScopes({ principal: m, sessionId: "s1", agentScopes: ["session", "docset:support"] }))).toBe("BEM-023");
+    expect(codeOf(() => resolveScopes({ principal: member(["organization:acme"]), sessionId: "s1" }))).toBe("BEM-023");
+    // Stateless: no session layer, so none is needed.
+    expect(resolveScopes({ principal: member(["organization:acme"]), agentScopes: ["session", "organization:acme"] }).map(String)).toEqual(["organization:acme"]);
   });
 });

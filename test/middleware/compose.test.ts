@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import {
   collectReducers,
   middlewareTools,
-  modelMessages,
   prepareModelRequest,
   runAfterModel,
   runBeforeModel,
@@ -10,12 +9,13 @@ import {
 } from "../../src/pipeline/middleware/compose";
 import { dynamicPrompt, promptTemplate } from "../../src/pipeline/middleware/dynamic-prompt";
 import { filterToolNoise } from "../../src/pipeline/middleware/filter-tool-noise";
-import { checkToolPairs } from "../../src/pipeline/middleware/tool-pairs";
 import { todoList } from "../../src/pipeline/middleware/todo-list";
 import type { Middleware } from "../../src/pipeline/middleware/types";
 import { remove } from "../../src/pipeline/state";
 import { setUserName } from "../../src/pipeline/tools/builtin";
 import { assistant, call, stateOf, testRuntime, toolResult, user } from "./helpers";
+import { checkToolPairs } from "../support/tool-pairs-oracle";
+import { modelMessages } from "../support/model-messages";
 
 const codeOf = async (p: unknown) => {
   try {

@@ -2,18 +2,18 @@ import { describe, expect, it } from "vitest";
 import { estimateTokens } from "../../src/memory/tokens";
 import { runBeforeModel } from "../../src/pipeline/middleware/compose";
 import {
-  expandSummary,
   keepBoundary,
   summarization,
   SUMMARY_PREFIX,
   SUMMARY_SUFFIX,
   type SummaryOf,
 } from "../../src/pipeline/middleware/summarization";
-import { checkToolPairs } from "../../src/pipeline/middleware/tool-pairs";
 import { HookOutcome } from "../../src/pipeline/middleware/types";
 import { applyUpdate, isOverwrite, type StateUpdate } from "../../src/pipeline/state";
 import type { Message } from "../../src/thread/message";
 import { assistant, call, stateOf, testRuntime, toolResult, user } from "./helpers";
+import { checkToolPairs } from "../support/tool-pairs-oracle";
+import { expandSummary } from "../support/expand-summary";
 
 const turns = (n: number): Message[] =>
   Array.from({ length: n }, (_, i) => [user(`question ${i}`, `u${i}`), assistant(`answer ${i}`, undefined, `a${i}`)]).flat();

@@ -19,7 +19,7 @@ const jsonTurn = (thread: string, content: string, extra: Record<string, unknown
 describe("failover across routed candidates", () => {
   it("500 twice on the first candidate, then success on the next; the trace names every attempt", async () => {
     const fake = fakeOpenAI().status(500).status(500).reply("from the second model");
-    const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: jsonTurn(uniqueThread(), "hi") });
+    const res = await api("/v1/chat/completions", { key: tenant().adminKey, headers: { "x-edgeweave-trace": "full" }, body: jsonTurn(uniqueThread(), "hi") });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { model: string; choices: { message: { content: string } }[]; edgeweave: { routing: Routing } };
     expect(body.choices[0]!.message.content).toBe("from the second model");

@@ -3,7 +3,7 @@ import { fakeAnthropic } from "../support/fake-anthropic";
 import { api, createTenant } from "../support/tenants";
 import { readSse, tenantForRuns, uniqueThread } from "./helpers";
 
-const tenant = tenantForRuns({ memberScopes: ["organization:acme"] });
+const tenant = tenantForRuns({ memberScopes: ["organization:acme", "session:*"] });
 
 type InvokeBody = {
   session_id: string;
@@ -18,8 +18,9 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
   it("runs a turn on the named model and reports routing, usage and cost", async () => {
     const fake = fakeAnthropic().reply({ text: "Release notes drafted.", usage: { prompt_tokens: 1000, completion_tokens: 200 } });
     const session = uniqueThread("s");
+    // The admin key: "assistant" trims the stored history, which members may not do.
     const res = await api("/v1/invoke", {
-      key: tenant().memberKey,
+      key: tenant().adminKey,
       body: { agent_name: "assistant", session_id: session, content: [{ type: "text", text: "Draft the release notes" }], model_override: "claude-3-5-haiku" },
     });
     expect(res.status).toBe(200);
@@ -40,7 +41,8 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
     const res = await api("/v1/invoke", {
       key: tenant().memberKey,
       body: {
-        agent_name: "assistant",
+        agent_name: "planner",
+        context: { user_name: "Ada" },
         session_id: uniqueThread("s"),
         content: [{ type: "text", text: "hi" }],
         metadata: { memory_scopes: [{ name: "organization", id: "other-org" }] },

@@ -1,6 +1,9 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { anthropicAdapter, callModel, collectStream, ProviderError, streamModel } from "../../src/providers";
+import { anthropicAdapter } from "../../src/providers/anthropic";
+import { callModel, streamModel } from "../../src/providers/call";
+import { ProviderError } from "../../src/providers/provider-error";
+import { collectStream } from "../../src/providers/stream-accumulator";
 import type { Target } from "../../src/providers/adapter";
 import type { ChatRequest } from "../../src/providers/types";
 import { fakeAnthropic } from "../support/fake-anthropic";

@@ -1,15 +1,9 @@
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  type Attempt,
-  callModel,
-  FailoverError,
-  openStreamWithFailover,
-  ProviderError,
-  runWithFailover,
-  streamModel,
-} from "../../src/providers";
+import { callModel, streamModel } from "../../src/providers/call";
+import { type Attempt, FailoverError, openStreamWithFailover, runWithFailover } from "../../src/providers/failover";
+import { ProviderError } from "../../src/providers/provider-error";
 import type { ChatRequest, StreamEvent } from "../../src/providers/types";
 import { fakeAnthropic } from "../support/fake-anthropic";
 import { fakeOpenAI } from "../support/fake-openai";
@@ -34,7 +28,7 @@ describe("failover across providers (through the fake wire formats)", () => {
     const openai = fakeOpenAI().status(500).status(502);
     const anthropic = fakeAnthropic().reply("From Claude");
     const { waits, sleep } = sleeper();
-    const r = await runWithFailover([gpt, claude], call, { sleep, baseDelayMs: 100 });
+    const r = await runWithFailover([gpt, claude], call, { sleep, baseDelayMs: 100, random: () => 0 });
     expect(r.value.message.content).toBe("From Claude");
     expect(r.model.name).toBe("claude");
     expect(r.attempts).toEqual<Attempt[]>([

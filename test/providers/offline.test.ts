@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { callModel, OFFLINE_LABEL, offlineResponder, runWithFailover, streamModel } from "../../src/providers";
+import { callModel, streamModel } from "../../src/providers/call";
+import { runWithFailover } from "../../src/providers/failover";
+import { OFFLINE_LABEL, offlineResponder } from "../../src/providers/offline";
 import type { ChatRequest } from "../../src/providers/types";
 import { parseSse } from "../../src/providers/sse";
 import { unmockedRequests, upstreamRequests } from "../support/upstream";

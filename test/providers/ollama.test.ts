@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { callModel, collectStream, streamModel } from "../../src/providers";
+import { callModel, streamModel } from "../../src/providers/call";
+import { collectStream } from "../../src/providers/stream-accumulator";
 import type { ChatRequest } from "../../src/providers/types";
 import { fakeOllama } from "../support/fake-ollama";
 import { clearUpstream } from "../support/upstream";

@@ -1,6 +1,9 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { callModel, collectStream, FailoverError, ProviderError, runWithFailover, streamModel } from "../../src/providers";
+import { callModel, streamModel } from "../../src/providers/call";
+import { FailoverError, runWithFailover } from "../../src/providers/failover";
+import { ProviderError } from "../../src/providers/provider-error";
+import { collectStream } from "../../src/providers/stream-accumulator";
 import type { ChatRequest } from "../../src/providers/types";
 import { fakeOpenAI } from "../support/fake-openai";
 import { clearUpstream, expectUnmockedRequests, unmockedRequests } from "../support/upstream";

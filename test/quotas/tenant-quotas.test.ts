@@ -46,7 +46,7 @@ describe("per-tenant quotas", () => {
   it("webhooks: MAX_WEBHOOKS_PER_TENANT, then 413 BEM-016; deleting makes room", async () => {
     const t = await createTenant();
     const vars = { MAX_WEBHOOKS_PER_TENANT: "2" };
-    const hook = { name: "h", agent_name: "assistant", thread_from: "/id", text_from: "/text" };
+    const hook = { name: "h", agent_name: "assistant", thread_from: "/id", text_from: "/text", scopes: ["session:*", "organization:acme"], rewrite_history: true };
     const first = (await (await call(vars, "/v1/webhooks", t.adminKey, hook)).json()) as { id: string };
     expect((await call(vars, "/v1/webhooks", t.adminKey, hook)).status).toBe(201);
     await expectCode(await call(vars, "/v1/webhooks", t.adminKey, hook), 413, "BEM-016");

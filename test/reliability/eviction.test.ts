@@ -104,8 +104,12 @@ describe("eviction", () => {
     });
     const pending = say(thread, "second", "gpt-4o-mini");
     while (!reached) await sleep(5);
-    await evict(thread);
+    // The run lives in the thread object now, and the runtime evicts an object only once the
+    // calls it serves are done: the eviction is requested mid-call and lands after the save.
+    const evicting = evict(thread);
+    await sleep(50);
     released = true;
+    await evicting;
     expect(await pending).toBe("second answer");
     // The in-flight call carried the first turn.
     expect(wireMessages(fake.last.body).map(wireText)).toEqual(["first", "first answer", "second"]);
@@ -128,7 +132,9 @@ describe("eviction", () => {
       if (done) throw new Error(`stream ended early: ${seen}`);
       seen += value;
     }
-    await evict(thread);
+    // As above: requested mid-stream, the eviction lands once the object's run has saved.
+    const evicting = evict(thread);
+    await sleep(50);
     figures.streamed_evictions++;
     gated.release();
     for (;;) {
@@ -143,6 +149,7 @@ describe("eviction", () => {
       .join("");
     expect(text).toBe("Hello from a stream");
     expect(seen.trimEnd().endsWith("data: [DONE]")).toBe(true);
+    await evicting;
 
     // Saved by finish() after the last chunk; give waitUntil a moment if the client outran it.
     let msgs = await messagesOf(thread);

@@ -318,7 +318,7 @@ beforeAll(async () => {
   for (const [scope, text] of [["organization:acme", "org fact"], [`session:${thread}`, "session fact"]]) {
     expect((await api("/v1/memory/facts", { key: t.adminKey, body: { scope, kind: "note", text } })).status).toBe(201);
   }
-  const hookRes = await api("/v1/webhooks", { key: t.adminKey, body: { name: "fuzz", agent_name: "assistant", thread_from: "/zz_thread", text_from: "/zz_text" } });
+  const hookRes = await api("/v1/webhooks", { key: t.adminKey, body: { name: "fuzz", agent_name: "assistant", thread_from: "/zz_thread", text_from: "/zz_text", scopes: ["session:*", "organization:acme"], rewrite_history: true } });
   expect(hookRes.status).toBe(201);
   const hook = (await hookRes.json()) as { id: string; secret: string };
 

@@ -120,7 +120,7 @@ describe("retries and dead letters", () => {
   /** A hook with a callback that always answers 500, and an accepted delivery: a real transient failure. */
   async function failingDelivery() {
     mockUpstream("https://down.example.com", () => new Response("down", { status: 500 }));
-    const hook = await insertWebhook(env.DB, t.tenant, { name: "h", agent_name: "assistant", thread_from: "/t", text_from: "/x", callback_url: "https://down.example.com/cb", secret: "whsec_test" });
+    const hook = await insertWebhook(env.DB, t.tenant, { name: "h", agent_name: "assistant", thread_from: "/t", text_from: "/x", callback_url: "https://down.example.com/cb", secret: "whsec_test", scopes: ["session:*", "organization:acme"], rewrite_history: true });
     const threadId = `th-${uid()}`;
     const deliveryId = `d-${uid()}`;
     await claimDelivery(env.DB, { webhookId: hook.id, deliveryId, tenant: t.tenant, threadId, input: "hello" });
@@ -138,7 +138,12 @@ describe("retries and dead letters", () => {
       expect(m.acked).toBe(0);
       delays.push(m.retries[0]!.delaySeconds!);
     }
-    expect(delays).toEqual([10, 20, 40, 80]);
+    // 10, 20, 40, 80 s, each less up to 20% of jitter.
+    expect(delays).toHaveLength(4);
+    delays.forEach((d, i) => {
+      expect(d).toBeLessThanOrEqual(10 * 2 ** i);
+      expect(d).toBeGreaterThanOrEqual(8 * 2 ** i);
+    });
     expect((await status(hook.id, deliveryId))!.status).toBe("replied");
 
     const last = new FakeMessage(body, MAX_ATTEMPTS);
@@ -156,7 +161,9 @@ describe("retries and dead letters", () => {
   });
 
   it("backoff grows with attempts and is capped", () => {
-    expect([1, 2, 3, 4, 5, 6, 10].map(retryDelaySeconds)).toEqual([10, 20, 40, 80, 160, 300, 300]);
+    expect([1, 2, 3, 4, 5, 6, 10].map((a) => retryDelaySeconds(a, () => 0))).toEqual([10, 20, 40, 80, 160, 300, 300]);
+    // Jitter takes off up to 20%, never adds.
+    expect([1, 2, 6].map((a) => retryDelaySeconds(a, () => 1))).toEqual([8, 16, 240]);
   });
 
   it("a batch: each message gets its own decision", async () => {

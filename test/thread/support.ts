@@ -27,7 +27,8 @@ export const assistant = msg("assistant" as const);
 export async function tenantKey(role: "admin" | "member") {
   const tenant = unique("tenant");
   await createTenant(env.DB, { id: tenant });
-  const { key } = await createKey(env.DB, tenant, { role, scopes: [] });
+  // Members reach threads through session grants (src/auth/policy.ts); these reach all of the tenant's.
+  const { key } = await createKey(env.DB, tenant, { role, scopes: role === "member" ? ["session:*"] : [] });
   return { tenant, key };
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { collectReducers } from "../../src/pipeline/middleware/compose";
-import { checkToolPairs } from "../../src/pipeline/middleware/tool-pairs";
+import { checkToolPairs } from "../support/tool-pairs-oracle";
 import { todoList } from "../../src/pipeline/middleware/todo-list";
 import { getLastUserMessage, setUserName } from "../../src/pipeline/tools/builtin";
 import { command, defineTool, modelVisibleSchema, toolDefinitions } from "../../src/pipeline/tools/define";

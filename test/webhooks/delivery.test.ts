@@ -241,14 +241,14 @@ describe("registration", () => {
 
     const other = await createTenant();
     await expectError(await api(`/v1/webhooks/${hook.id}`, { method: "DELETE", key: other.adminKey }), 404, "BEM-093");
-    expect(await (await api("/v1/webhooks", { key: other.adminKey })).json()).toEqual({ webhooks: [] });
+    expect(await (await api("/v1/webhooks", { key: other.adminKey })).json()).toEqual({ webhooks: [], next_cursor: null });
 
     expect((await api(`/v1/webhooks/${hook.id}`, { method: "DELETE", key: t.adminKey })).status).toBe(200);
     await expectError(await deliver(hook, ticket("after-delete")), 404, "BEM-093");
   });
 
   it("rejects an unknown agent, a bad pointer and a disallowed callback", async () => {
-    const base = { name: "x", agent_name: "assistant", thread_from: "/a", text_from: "/b" };
+    const base = { name: "x", agent_name: "assistant", thread_from: "/a", text_from: "/b", scopes: ["session:*", "organization:acme"], rewrite_history: true };
     await expectError(await api("/v1/webhooks", { key: t.adminKey, body: { ...base, agent_name: "nobody" } }), 404, "BEM-047");
     await expectError(await api("/v1/webhooks", { key: t.adminKey, body: { ...base, thread_from: "a/b" } }), 400, "BEM-011");
     await expectError(await api("/v1/webhooks", { key: t.adminKey, body: { ...base, text_from: "/a~2" } }), 400, "BEM-011");

@@ -7,7 +7,8 @@ export type Hook = { id: string; secret: string; callback_url: string | null };
 export async function registerHook(t: TestTenant, over: Record<string, unknown> = {}): Promise<Hook> {
   const res = await api("/v1/webhooks", {
     key: t.adminKey,
-    body: { name: "helpdesk", agent_name: "assistant", thread_from: "/ticket/id", text_from: "/ticket/body", ...over },
+    // Grants for any thread and the assistant agent's layers (which trim the stored history).
+    body: { name: "helpdesk", agent_name: "assistant", thread_from: "/ticket/id", text_from: "/ticket/body", scopes: ["session:*", "organization:acme"], rewrite_history: true, ...over },
   });
   if (res.status !== 201) throw new Error(`register failed: ${res.status} ${await res.text()}`);
   return (await res.json()) as Hook;

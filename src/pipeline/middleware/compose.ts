@@ -3,6 +3,7 @@ import type { Message } from "../../thread/message";
 import { applyUpdate, type AgentState, type Reducer, type Reducers, type StateUpdate } from "../state";
 import type { Tool } from "../tools/define";
 import { HookOutcome, type Middleware, type MiddlewareEvent, type ModelRequest, type Runtime } from "./types";
+import { describeIssues } from "../../zod-issues";
 
 export type HookName = "before_model" | "after_model";
 
@@ -92,12 +93,6 @@ export function prepareModelRequest(
   return request;
 }
 
-/** The messages sent to the provider: the system prompt first, then the conversation. */
-export function modelMessages(request: ModelRequest, runtime: Pick<Runtime, "now">): Message[] {
-  if (request.system === null) return request.messages;
-  return [{ id: "system-prompt", role: "system", content: request.system, created_at: runtime.now() }, ...request.messages];
-}
-
 /** Validates the per-run context against every middleware's context schema (BEM-083 on failure). */
 export function validateRunContext(middlewares: readonly Middleware[], context: unknown): Record<string, unknown> {
   const value = context ?? {};
@@ -106,11 +101,7 @@ export function validateRunContext(middlewares: readonly Middleware[], context: 
   for (const m of middlewares) {
     if (!m.contextSchema) continue;
     const parsed = m.contextSchema.safeParse(value);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues.slice(0, 5)) {
-        problems.push(`context.${issue.path.map(String).join(".")}: ${issue.message} (needed by ${m.name})`);
-      }
-    }
+    if (!parsed.success) problems.push(describeIssues(parsed.error.issues, { prefix: "context.", suffix: ` (needed by ${m.name})` }));
   }
   if (problems.length) throw new AppError("BEM-083", problems.join("; "));
   return value as Record<string, unknown>;

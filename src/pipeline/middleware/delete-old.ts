@@ -47,6 +47,7 @@ export function deleteOldTurns(messages: readonly Message[], opts: DeleteOldOpti
 export function deleteOld(opts: DeleteOldOptions): Middleware {
   return {
     name: "delete_old",
+    rewritesHistory: true,
     afterModel(state) {
       const ops = deleteOldTurns(state.messages, opts);
       return ops.length ? { messages: ops } : undefined;

@@ -9,6 +9,7 @@ import type { Middleware } from "./types";
  */
 export const filterToolNoise: Middleware = {
   name: "filter_tool_noise",
+  rewritesHistory: true, // it overwrites the stored messages
   beforeModel(state) {
     const filtered = state.messages.filter((m) => !(m.role === "tool" && m.metadata?.ephemeral === true));
     if (filtered.length === state.messages.length) return;

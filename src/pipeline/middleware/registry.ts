@@ -7,6 +7,7 @@ import { summarization } from "./summarization";
 import { todoList } from "./todo-list";
 import { trim } from "./trim";
 import type { Middleware } from "./types";
+import { describeIssues } from "../../zod-issues";
 
 const count = z.number().int().positive();
 
@@ -40,8 +41,7 @@ export type MiddlewareSpec = z.input<typeof MiddlewareSpec>;
 export function middlewareFromConfig(spec: unknown): Middleware {
   const parsed = MiddlewareSpec.safeParse(spec);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.map(String).join(".") || "(entry)"}: ${i.message}`);
-    throw new AppError("BEM-084", `Invalid middleware entry: ${issues.join("; ")}`);
+    throw new AppError("BEM-084", `Invalid middleware entry: ${describeIssues(parsed.error.issues, { root: "(entry)" })}`);
   }
   const s = parsed.data;
   switch (s.name) {

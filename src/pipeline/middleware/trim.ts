@@ -77,6 +77,7 @@ function pairCost(messages: readonly Message[], m: Message, from: number, to: nu
 export function trim(opts: { maxTokens?: number; includeSystem?: boolean; tokenCounter?: TokenEstimator } = {}): Middleware {
   return {
     name: "trim",
+    rewritesHistory: true,
     beforeModel(state, runtime) {
       const kept = trimMessages(state.messages, {
         maxTokens: opts.maxTokens ?? runtime.model.max_tokens,

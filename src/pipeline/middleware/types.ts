@@ -1,4 +1,5 @@
 import type { z } from "@hono/zod-openapi";
+import type { Principal } from "../../auth/principal";
 import type { Message } from "../../thread/message";
 import type { AgentState, Reducers, StateUpdate } from "../state";
 import type { Tool } from "../tools/define";
@@ -14,7 +15,18 @@ export type Runtime = {
   now: () => number;
   /** Id source for new messages; crypto.randomUUID when absent. */
   newId?: () => string;
+  /** Who runs this turn, for tools that act with the caller's grants (memory tools). Never shown to the model. */
+  caller?: ToolCaller;
 };
+
+declare global {
+  // The worker's bindings (worker-configuration.d.ts). Declared here too, empty, so the
+  // build-time scripts that import this file type-check without the worker types.
+  interface Env {}
+}
+
+/** The calling key and the run's memory layers, injected by the pipeline. */
+export type ToolCaller = { env: Env; principal: Principal; threadId?: string; scopes: readonly string[] };
 
 /** Something worth logging that is not a state change (e.g. a failed summary). */
 export type MiddlewareEvent = { level: "info" | "warn"; type: string; message: string };
@@ -38,6 +50,11 @@ export type ModelRequest = { system: string | null; messages: Message[]; tools: 
 
 export type Middleware = {
   name: string;
+  /**
+   * True when its hooks may remove or replace stored messages (not only append): running it
+   * on a thread needs the right to rewrite that thread's history (src/auth/policy.ts).
+   */
+  rewritesHistory?: boolean;
   /** Channels this middleware owns, with their reducers. */
   stateSchema?: Reducers;
   /** Fields the per-run context must carry for this middleware (bad context → BEM-083). */

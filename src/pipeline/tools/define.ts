@@ -3,6 +3,7 @@ import { AppError } from "../../errors";
 import type { Content } from "../../thread/message";
 import type { Runtime } from "../middleware/types";
 import type { AgentState, Reducers, StateUpdate } from "../state";
+import { describeIssues } from "../../zod-issues";
 
 /** The input schema of a tool: a JSON Schema object. */
 export const ToolInputSchema = z.looseObject({
@@ -61,8 +62,7 @@ export function defineTool(spec: ToolSpec): Tool {
   const validate: Tool["validate"] = (input) => {
     const parsed = validator.safeParse(input);
     if (parsed.success) return { ok: true, value: parsed.data as Record<string, unknown> };
-    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.map(String).join(".") || "(input)"}: ${i.message}`);
-    return { ok: false, error: issues.join("; ") };
+    return { ok: false, error: describeIssues(parsed.error.issues, { root: "(input)" }) };
   };
   return { ...spec, validate };
 }

@@ -1,0 +1,11 @@
+import { access } from "./access";
+import { Hono } from "hono";
+import type { AppEnv } from "./app-env";
+import { serveAsset } from "./assets";
+
+/** GET /: a small page linking to the inspector, the reference, the OpenAPI document and /health. */
+export const landingRoutes = new Hono<AppEnv>();
+
+const LANDING_CSP = "default-src 'none'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+landingRoutes.get("/", access("public"), (c) => serveAsset(c, "/index.html", LANDING_CSP));

@@ -1,0 +1,344 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  copyCheckpoint,
+  maxChannelVersion,
+  TASKS,
+  WRITES_IDX_MAP,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  type DeltaChannelHistory,
+  type PendingWrite,
+  type SerializerProtocol,
+} from "@langchain/langgraph-checkpoint";
+import { fromBase64, toBase64 } from "./base64.js";
+import { EdgeweaveError, EdgeweaveHttp, pathId, type EdgeweaveClientOptions } from "./http.js";
+
+/** Serde output on the wire: type and base64 bytes (the server never decodes values). */
+type Wire = { t: string; b: string };
+type WireWrite = { task_id: string; channel: string; value: Wire };
+type WireTuple = {
+  thread_id: string;
+  ns: string;
+  id: string;
+  parent_id: string | null;
+  checkpoint: Wire;
+  metadata: Wire;
+  blobs: { channel: string; value: Wire }[];
+  writes: WireWrite[];
+  sends?: Wire[];
+};
+type WireHistory = Record<string, { seed?: Wire; writes: WireWrite[] }>;
+type PutOp = {
+  op: "put";
+  ns: string;
+  id: string;
+  parent_id: string | null;
+  v: number;
+  versions: ChannelVersions;
+  checkpoint: Wire;
+  metadata: Wire;
+  blobs: { channel: string; version: string | number; value: Wire | null }[];
+};
+type WritesOp = { op: "writes"; ns: string; checkpoint_id: string; task_id: string; task_path: string; writes: { channel: string; idx: number; value: Wire }[] };
+type Op = PutOp | WritesOp;
+
+export type EdgeweaveSaverOptions = EdgeweaveClientOptions & {
+  serde?: SerializerProtocol;
+  /** Writes issued within this many ms go out as one request (default 0: the next macrotask). */
+  batchDelayMs?: number;
+};
+
+type Queue = {
+  ops: Op[];
+  done: { resolve: () => void; reject: (e: unknown) => void; put: boolean }[];
+  timer?: ReturnType<typeof setTimeout>;
+  inflight?: Promise<void>;
+};
+
+const LIST_PAGE = 200;
+const BATCH_MAX = 256;
+
+/**
+ * LangGraph checkpointer backed by edgeweave: each thread's checkpoints live in
+ * that thread's Durable Object, tenant-scoped by the API key.
+ *
+ *   const checkpointer = new EdgeweaveSaver({ baseUrl: "http://localhost:8787", apiKey: KEY });
+ *   const graph = builder.compile({ checkpointer });
+ *
+ * Values are serialized here with `serde` and stored as opaque bytes; a
+ * checkpoint stores only the channels whose version changed. Writes
+ * (`put`, `putWrites`) issued together are sent as one request, in order; each
+ * resolves once stored (a checkpoint: once stored, or once a later write is queued
+ * behind it); reads first wait for the thread's queued writes. So a one-node graph
+ * invoke costs three requests: read, input checkpoint + node writes, final checkpoint.
+ */
+export class EdgeweaveSaver extends BaseCheckpointSaver {
+  private readonly http: EdgeweaveHttp;
+  private readonly batchDelayMs: number;
+  private readonly queues = new Map<string, Queue>();
+  /** Delta channels seen so far: their history is fetched along with a getTuple. */
+  private readonly deltaChannels = new Set<string>();
+  private readonly prefetched = new Map<string, Record<string, DeltaChannelHistory>>();
+
+  constructor(opts: EdgeweaveSaverOptions) {
+    super(opts.serde);
+    this.http = new EdgeweaveHttp(opts);
+    this.batchDelayMs = opts.batchDelayMs ?? 0;
+  }
+
+  /**
+   * Versions are "<counter, 32 digits>.<random>": a channel value is stored once per
+   * version, and a fork from an old checkpoint counts up from the same numbers as the
+   * branch it leaves, so the random part keeps the two branches' values apart.
+   * (Graphs accept only savers typed with number versions, though versions are
+   * `number | string` everywhere LangGraph reads them; hence the cast.)
+   */
+  override getNextVersion(current: number | undefined): number {
+    return nextVersion(current) as unknown as number;
+  }
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    if (threadId === undefined) return undefined;
+    await this.flush(threadId);
+    const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const checkpointId = (config.configurable?.checkpoint_id as string | undefined) || undefined;
+    const body = { ns, checkpoint_id: checkpointId, ...(this.deltaChannels.size ? { delta_channels: [...this.deltaChannels] } : {}) };
+    const res = await this.http.call<{ tuple: WireTuple | null; history?: WireHistory }>("POST", `/threads/${pathId(threadId)}/get`, body);
+    if (!res.tuple) return undefined;
+    if (res.history) this.prefetched.set(historyKey(threadId, ns, res.tuple.id), await this.loadHistory(res.history));
+    return this.loadTuple(res.tuple);
+  }
+
+  async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    if (threadId !== undefined) await this.flush(threadId);
+    else await Promise.all([...this.queues.keys()].map((t) => this.flush(t)));
+    const path = threadId === undefined ? "/list" : `/threads/${pathId(threadId)}/list`;
+    let remaining = options.limit;
+    let before = options.before?.configurable?.checkpoint_id as string | undefined;
+    for (;;) {
+      const limit = Math.min(remaining ?? LIST_PAGE, LIST_PAGE);
+      const body = {
+        ns: config.configurable?.checkpoint_ns as string | undefined,
+        checkpoint_id: (config.configurable?.checkpoint_id as string | undefined) || undefined,
+        before,
+        limit,
+        filter: options.filter,
+      };
+      const { tuples } = await this.http.call<{ tuples: WireTuple[] }>("POST", path, body);
+      for (const t of tuples) yield await this.loadTuple(t);
+      if (remaining !== undefined) remaining -= tuples.length;
+      if (tuples.length < limit || (remaining !== undefined && remaining <= 0)) return;
+      before = tuples[tuples.length - 1]!.id;
+    }
+  }
+
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    if (threadId === undefined) throw new Error('EdgeweaveSaver.put: config.configurable is missing "thread_id"');
+    const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const { channel_values: values, ...rest } = copyCheckpoint(checkpoint);
+    const blobs = await Promise.all(
+      Object.entries(newVersions).map(async ([channel, version]) => ({
+        channel,
+        version,
+        value: values[channel] === undefined ? null : await this.dump(values[channel]),
+      })),
+    );
+    await this.enqueue(threadId, {
+      op: "put",
+      ns,
+      id: checkpoint.id,
+      parent_id: (config.configurable?.checkpoint_id as string | undefined) || null,
+      v: checkpoint.v,
+      versions: checkpoint.channel_versions,
+      checkpoint: await this.dump(rest),
+      metadata: await this.dump(metadata),
+      blobs,
+    });
+    return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+  }
+
+  async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    const checkpointId = config.configurable?.checkpoint_id as string | undefined;
+    if (threadId === undefined) throw new Error('EdgeweaveSaver.putWrites: config.configurable is missing "thread_id"');
+    if (!checkpointId) throw new Error('EdgeweaveSaver.putWrites: config.configurable is missing "checkpoint_id"');
+    const wire = await Promise.all(
+      writes.map(async ([channel, value], i) => ({ channel, idx: WRITES_IDX_MAP[channel] ?? i, value: await this.dump(value) })),
+    );
+    await this.enqueue(threadId, {
+      op: "writes",
+      ns: (config.configurable?.checkpoint_ns as string | undefined) ?? "",
+      checkpoint_id: checkpointId,
+      task_id: taskId,
+      task_path: taskPath,
+      writes: wire,
+    });
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    await this.flush(threadId);
+    try {
+      await this.http.call("DELETE", `/threads/${pathId(threadId)}`);
+    } catch (e) {
+      // Deleting a thread that holds no checkpoints is a no-op, as in every LangGraph saver.
+      if (!(e instanceof EdgeweaveError && e.code === "BEM-036")) throw e;
+    }
+  }
+
+  /** The walk runs on the server (one request, or none when getTuple brought it along). */
+  override async getDeltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
+    const { config, channels } = options;
+    if (channels.length === 0) return {};
+    for (const c of channels) this.deltaChannels.add(c);
+    const threadId = config.configurable?.thread_id as string | undefined;
+    if (threadId === undefined) return Object.fromEntries(channels.map((c) => [c, { writes: [] }]));
+    const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const checkpointId = (config.configurable?.checkpoint_id as string | undefined) || undefined;
+    if (checkpointId) {
+      const key = historyKey(threadId, ns, checkpointId);
+      const cached = this.prefetched.get(key);
+      this.prefetched.delete(key);
+      if (cached && channels.every((c) => cached[c] !== undefined)) return Object.fromEntries(channels.map((c) => [c, cached[c]!]));
+    }
+    await this.flush(threadId);
+    const { history } = await this.http.call<{ history: WireHistory }>("POST", `/threads/${pathId(threadId)}/delta-history`, {
+      ns,
+      checkpoint_id: checkpointId,
+      channels,
+    });
+    return this.loadHistory(history);
+  }
+
+  // ---- batching ------------------------------------------------------------
+
+  /**
+   * Queues a write; resolves once it is stored. One request per thread is in
+   * flight at a time, and writes queued meanwhile go out together after it
+   * (a macrotask later, so the graph's next checkpoint, chained on the
+   * previous one, joins the writes its step produced).
+   */
+  private enqueue(threadId: string, op: Op): Promise<void> {
+    let q = this.queues.get(threadId);
+    if (!q) this.queues.set(threadId, (q = { ops: [], done: [] }));
+    const queue = q;
+    // Ops are stored in order and a failed batch fails everything queued behind it, so an
+    // op may settle before it is stored as long as a later op, which LangGraph also awaits,
+    // is still to settle: a checkpoint settles once anything is queued behind it, and a
+    // task's regular writes at once (LangGraph always saves the step's checkpoint after
+    // them, and waits for them before it does). Special writes (errors, interrupts) and the
+    // last checkpoint settle only when stored. LangGraph chains each checkpoint on the
+    // previous one and on the step's delta writes; without this every link would cost a
+    // round trip instead of joining one batch.
+    for (const d of queue.done) if (d.put) d.resolve();
+    queue.ops.push(op);
+    const regularWrites = op.op === "writes" && op.writes.every((w) => w.idx >= 0);
+    const stored = new Promise<void>((resolve, reject) => queue.done.push({ resolve, reject, put: op.op === "put" }));
+    if (regularWrites) {
+      void stored.catch(() => {}); // reported through the checkpoint queued behind it
+      return Promise.resolve();
+    }
+    if (!queue.inflight && !queue.timer) this.schedule(threadId, queue);
+    return stored;
+  }
+
+  private schedule(threadId: string, q: Queue): void {
+    q.timer = setTimeout(() => void this.send(threadId, q), this.batchDelayMs);
+  }
+
+  private send(threadId: string, q: Queue): Promise<void> {
+    if (q.timer) clearTimeout(q.timer);
+    q.timer = undefined;
+    if (q.inflight) return q.inflight;
+    const ops = q.ops.splice(0);
+    const done = q.done.splice(0);
+    if (ops.length === 0) return Promise.resolve();
+    q.inflight = (async () => {
+      try {
+        for (let at = 0; at < ops.length; at += BATCH_MAX) {
+          await this.http.call("POST", `/threads/${pathId(threadId)}/batch`, { ops: ops.slice(at, at + BATCH_MAX) });
+        }
+        for (const d of done) d.resolve();
+      } catch (e) {
+        // Writes queued behind a failed batch would land without their predecessors: fail them too.
+        for (const d of [...done, ...q.done.splice(0)]) d.reject(e);
+        q.ops.length = 0;
+      } finally {
+        q.inflight = undefined;
+        if (q.ops.length > 0) this.schedule(threadId, q);
+        else if (this.queues.get(threadId) === q) this.queues.delete(threadId);
+      }
+    })();
+    return q.inflight;
+  }
+
+  /** Stores every queued write of the thread now (reads see the thread's own writes). */
+  private async flush(threadId: string): Promise<void> {
+    for (;;) {
+      const q = this.queues.get(threadId);
+      if (!q || (!q.inflight && q.ops.length === 0)) return;
+      await (q.inflight ?? this.send(threadId, q));
+    }
+  }
+
+  // ---- serde ---------------------------------------------------------------
+
+  private async dump(value: unknown): Promise<Wire> {
+    const [t, bytes] = await this.serde.dumpsTyped(value);
+    return { t, b: toBase64(bytes) };
+  }
+
+  private load(w: Wire): Promise<unknown> {
+    return this.serde.loadsTyped(w.t, fromBase64(w.b));
+  }
+
+  private async loadWrites(writes: WireWrite[]): Promise<CheckpointPendingWrite[]> {
+    return Promise.all(writes.map(async (w) => [w.task_id, w.channel, await this.load(w.value)] as CheckpointPendingWrite));
+  }
+
+  private async loadHistory(h: WireHistory): Promise<Record<string, DeltaChannelHistory>> {
+    const out: Record<string, DeltaChannelHistory> = {};
+    for (const [channel, entry] of Object.entries(h)) {
+      const item: DeltaChannelHistory = { writes: await this.loadWrites(entry.writes) };
+      if (entry.seed) item.seed = await this.load(entry.seed);
+      out[channel] = item;
+    }
+    return out;
+  }
+
+  private async loadTuple(t: WireTuple): Promise<CheckpointTuple> {
+    const rest = (await this.load(t.checkpoint)) as Omit<Checkpoint, "channel_values">;
+    const channel_values: Record<string, unknown> = {};
+    for (const b of t.blobs) channel_values[b.channel] = await this.load(b.value);
+    const checkpoint: Checkpoint = { ...rest, channel_values };
+    if (t.sends) {
+      // v<4 checkpoints kept pending sends as the parent's TASKS writes; v4 keeps them in a channel.
+      checkpoint.channel_values[TASKS] = await Promise.all(t.sends.map((s) => this.load(s)));
+      const versions = Object.values(checkpoint.channel_versions);
+      checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+    }
+    const configurable = { thread_id: t.thread_id, checkpoint_ns: t.ns, checkpoint_id: t.id };
+    const tuple: CheckpointTuple = {
+      config: { configurable },
+      checkpoint,
+      metadata: (await this.load(t.metadata)) as CheckpointMetadata,
+      pendingWrites: await this.loadWrites(t.writes),
+    };
+    if (t.parent_id !== null) tuple.parentConfig = { configurable: { thread_id: t.thread_id, checkpoint_ns: t.ns, checkpoint_id: t.parent_id } };
+    return tuple;
+  }
+}
+
+function nextVersion(current: number | string | undefined): string {
+  const n = current === undefined ? 0 : Number.parseInt(String(current).split(".")[0]!, 10) || 0;
+  return `${String(n + 1).padStart(32, "0")}.${Math.random().toFixed(16).slice(2)}`;
+}
+
+const historyKey = (threadId: string, ns: string, checkpointId: string) => JSON.stringify([threadId, ns, checkpointId]);

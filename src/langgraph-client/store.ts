@@ -1,0 +1,49 @@
+import { BaseStore, type Item, type Operation, type OperationResults } from "@langchain/langgraph-checkpoint";
+import { EdgeweaveHttp, type EdgeweaveClientOptions } from "./http.js";
+
+type WireItem = { namespace: string[]; key: string; value: Record<string, unknown>; created_at: string; updated_at: string };
+type WireResult = WireItem | { items: WireItem[] } | { namespaces: string[][] } | null;
+
+const toItem = (w: WireItem): Item => ({ namespace: w.namespace, key: w.key, value: w.value, createdAt: new Date(w.created_at), updatedAt: new Date(w.updated_at) });
+
+/**
+ * LangGraph store backed by edgeweave's tenant-scoped D1 items.
+ *
+ *   const store = new EdgeweaveStore({ baseUrl: "http://localhost:8787", apiKey: KEY });
+ *   const graph = builder.compile({ checkpointer, store });
+ *
+ * A namespace's first two labels are a memory scope (`["organization", "acme"]` is
+ * `organization:acme`); the key's grants decide which namespaces it reaches, as for facts.
+ * Values are JSON. Each `batch` is one request. There is no semantic index: a search's
+ * `query` is ignored and items carry no score.
+ */
+export class EdgeweaveStore extends BaseStore {
+  private readonly http: EdgeweaveHttp;
+
+  constructor(opts: EdgeweaveClientOptions) {
+    super();
+    this.http = new EdgeweaveHttp(opts);
+  }
+
+  async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
+    if (operations.length === 0) return [] as OperationResults<Op>;
+    const ops = operations.map((op) => {
+      if ("namespacePrefix" in op) {
+        return { op: "search", namespace_prefix: op.namespacePrefix, filter: op.filter, limit: op.limit ?? 10, offset: op.offset ?? 0, query: op.query };
+      }
+      if ("value" in op) return { op: "put", namespace: op.namespace, key: op.key, value: op.value };
+      if ("key" in op) return { op: "get", namespace: op.namespace, key: op.key };
+      const prefix = op.matchConditions?.find((m) => m.matchType === "prefix")?.path;
+      const suffix = op.matchConditions?.find((m) => m.matchType === "suffix")?.path;
+      return { op: "list_namespaces", prefix, suffix, max_depth: op.maxDepth, limit: op.limit, offset: op.offset };
+    });
+    const { results } = await this.http.call<{ results: WireResult[] }>("POST", "/store/batch", { ops });
+    return results.map((r, i) => {
+      const op = operations[i]!;
+      if ("namespacePrefix" in op) return (r as { items: WireItem[] }).items.map(toItem);
+      if ("value" in op) return undefined;
+      if ("key" in op) return r === null ? null : toItem(r as WireItem);
+      return (r as { namespaces: string[][] }).namespaces;
+    }) as OperationResults<Op>;
+  }
+}

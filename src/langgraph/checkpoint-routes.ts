@@ -1,0 +1,199 @@
+import { access } from "../http/access";
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { AppError } from "../errors";
+import type { AppEnv } from "../http/app-env";
+import { errorResponses, jsonContent } from "../http/openapi-errors";
+import { validationHook } from "../http/validation";
+import { fromBase64, toBase64 } from "../langgraph-client/base64";
+import { parseThreadId, threadObjectName } from "../thread/thread-id";
+import type { RpcResult } from "../thread/types";
+import { mayReachThread, requireThread, tenantOf } from "./access";
+import {
+  BatchBody,
+  DeltaBody,
+  GetBody,
+  ListBody,
+  TypedWire,
+  type DeltaHistory,
+  type LgOp,
+  type StoredTuple,
+  type StoredWrite,
+  type Typed,
+} from "./checkpoint-types";
+import { indexedThreads, indexThread, unindexThread } from "./thread-index";
+
+const ThreadParam = z.object({
+  thread_id: z.string().openapi({ param: { name: "thread_id", in: "path" }, description: "1-128 chars of A-Z a-z 0-9 . _ : -" }),
+});
+
+const WriteWire = z.object({ task_id: z.string(), channel: z.string(), value: TypedWire });
+const TupleWire = z
+  .object({
+    thread_id: z.string(),
+    ns: z.string(),
+    id: z.string(),
+    parent_id: z.string().nullable(),
+    checkpoint: TypedWire,
+    metadata: TypedWire,
+    blobs: z.array(z.object({ channel: z.string(), value: TypedWire })),
+    writes: z.array(WriteWire),
+    sends: z.array(TypedWire).optional(),
+  })
+  .openapi("LangGraphTuple");
+const HistoryWire = z.record(z.string(), z.object({ seed: TypedWire.optional(), writes: z.array(WriteWire) })).openapi("LangGraphDeltaHistory");
+
+const toWire = (v: Typed) => ({ t: v.t, b: toBase64(v.b) });
+const fromWire = (v: { t: string; b: string }): Typed => ({ t: v.t, b: fromBase64(v.b) });
+const writeWire = (w: StoredWrite) => ({ task_id: w.task_id, channel: w.channel, value: toWire(w.value) });
+const tupleWire = (threadId: string, t: StoredTuple) => ({
+  thread_id: threadId,
+  ns: t.ns,
+  id: t.id,
+  parent_id: t.parent_id,
+  checkpoint: toWire(t.checkpoint),
+  metadata: toWire(t.metadata),
+  blobs: t.blobs.map((b) => ({ channel: b.channel, value: toWire(b.value) })),
+  writes: t.writes.map(writeWire),
+  ...(t.sends ? { sends: t.sends.map(toWire) } : {}),
+});
+const historyWire = (h: DeltaHistory) =>
+  Object.fromEntries(Object.entries(h).map(([ch, e]) => [ch, { ...(e.seed ? { seed: toWire(e.seed) } : {}), writes: e.writes.map(writeWire) }]));
+
+function unwrap<T>(r: RpcResult<T>): T {
+  if (r.ok) return r.value;
+  throw new AppError(r.error.code, r.error.message);
+}
+
+const stubOf = (env: Env, tenant: string, threadId: string) => env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, threadId)));
+
+/** The thread's object, after the id and the key's reach are checked. */
+function threadFor(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, rawId: string) {
+  const threadId = parseThreadId(rawId);
+  const tenant = requireThread(c.get("principal"), threadId);
+  return { tenant, threadId, stub: stubOf(c.env, tenant, threadId) };
+}
+
+const body = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
+
+const batch = createRoute({
+  method: "post",
+  path: "/v1/langgraph/threads/{thread_id}/batch",
+  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
+  tags: ["langgraph"],
+  summary: "Store checkpoints and pending writes, in order, atomically",
+  request: { params: ThreadParam, ...body(BatchBody) },
+  responses: { 200: jsonContent(z.object({ ok: z.literal(true) }), "Stored"), ...errorResponses("BEM-022", "BEM-023", "BEM-030") },
+});
+const getTuple = createRoute({
+  method: "post",
+  path: "/v1/langgraph/threads/{thread_id}/get",
+  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
+  tags: ["langgraph"],
+  summary: "A checkpoint tuple (latest of the namespace without checkpoint_id)",
+  request: { params: ThreadParam, ...body(GetBody) },
+  responses: {
+    200: jsonContent(z.object({ tuple: TupleWire.nullable(), history: HistoryWire.optional() }), "The tuple, or null"),
+    ...errorResponses("BEM-022", "BEM-023", "BEM-030"),
+  },
+});
+const listThread = createRoute({
+  method: "post",
+  path: "/v1/langgraph/threads/{thread_id}/list",
+  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
+  tags: ["langgraph"],
+  summary: "Checkpoint tuples of a thread, newest first",
+  request: { params: ThreadParam, ...body(ListBody) },
+  responses: { 200: jsonContent(z.object({ tuples: z.array(TupleWire) }), "Tuples"), ...errorResponses("BEM-022", "BEM-023", "BEM-030") },
+});
+const listAll = createRoute({
+  method: "post",
+  path: "/v1/langgraph/list",
+  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
+  tags: ["langgraph"],
+  summary: "Checkpoint tuples across the tenant's threads the key reaches, newest first",
+  request: body(ListBody),
+  responses: { 200: jsonContent(z.object({ tuples: z.array(TupleWire) }), "Tuples"), ...errorResponses("BEM-022") },
+});
+const deltaHistory = createRoute({
+  method: "post",
+  path: "/v1/langgraph/threads/{thread_id}/delta-history",
+  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
+  tags: ["langgraph"],
+  summary: "DeltaChannel history: writes along the parent chain back to a stored seed",
+  request: { params: ThreadParam, ...body(DeltaBody) },
+  responses: { 200: jsonContent(z.object({ history: HistoryWire }), "Per channel: seed and writes, oldest first"), ...errorResponses("BEM-022", "BEM-023", "BEM-030") },
+});
+const deleteThread = createRoute({
+  method: "delete",
+  path: "/v1/langgraph/threads/{thread_id}",
+  middleware: access("reach_thread", "none", { rate: "langgraph" }),
+  tags: ["langgraph"],
+  summary: "Delete the thread's LangGraph checkpoints (edgeweave's own turns stay)",
+  request: { params: ThreadParam },
+  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-023", "BEM-030", "BEM-036") },
+});
+
+/** Threads scanned per round of a cross-thread list, and in parallel. */
+const SCAN_PAGE = 50;
+
+/** LangGraph's checkpointer over HTTP (EdgeweaveSaver is the client). */
+export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(batch, async (c) => {
+    const { tenant, threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
+    const ops: LgOp[] = c.req.valid("json").ops.map((op) =>
+      op.op === "put"
+        ? {
+            ...op,
+            checkpoint: fromWire(op.checkpoint),
+            metadata: fromWire(op.metadata),
+            blobs: op.blobs.map((b) => ({ channel: b.channel, version: b.version, value: b.value ? fromWire(b.value) : null })),
+          }
+        : { ...op, writes: op.writes.map((w) => ({ channel: w.channel, idx: w.idx, value: fromWire(w.value) })) },
+    );
+    const { created } = unwrap((await stub.lgApply(ops)) as RpcResult<{ created: boolean }>);
+    if (created) await indexThread(c.env.DB, tenant, threadId);
+    return c.json({ ok: true as const }, 200);
+  })
+  .openapi(getTuple, async (c) => {
+    const { threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
+    const found = unwrap((await stub.lgGet(c.req.valid("json"))) as RpcResult<{ tuple: StoredTuple; history?: DeltaHistory } | null>);
+    if (!found) return c.json({ tuple: null }, 200);
+    return c.json({ tuple: tupleWire(threadId, found.tuple), ...(found.history ? { history: historyWire(found.history) } : {}) }, 200);
+  })
+  .openapi(listThread, async (c) => {
+    const { threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
+    const tuples = unwrap((await stub.lgList(c.req.valid("json"))) as RpcResult<StoredTuple[]>);
+    return c.json({ tuples: tuples.map((t) => tupleWire(threadId, t)) }, 200);
+  })
+  .openapi(listAll, async (c) => {
+    const principal = c.get("principal");
+    const tenant = tenantOf(principal);
+    const q = c.req.valid("json");
+    // Every reachable thread is asked for its newest `limit`; the merge keeps the newest overall.
+    const found: { threadId: string; t: StoredTuple }[] = [];
+    for (let after = ""; ; ) {
+      const ids = await indexedThreads(c.env.DB, tenant, after, SCAN_PAGE);
+      const reachable = ids.filter((id) => mayReachThread(principal, id));
+      const pages = await Promise.all(
+        reachable.map(async (id) => ({ id, tuples: unwrap((await stubOf(c.env, tenant, id).lgList(q)) as RpcResult<StoredTuple[]>) })),
+      );
+      for (const p of pages) for (const t of p.tuples) found.push({ threadId: p.id, t });
+      if (ids.length < SCAN_PAGE) break;
+      after = ids[ids.length - 1]!;
+    }
+    found.sort((a, b) => (a.t.id < b.t.id ? 1 : a.t.id > b.t.id ? -1 : 0));
+    const page = q.limit === undefined ? found : found.slice(0, q.limit);
+    return c.json({ tuples: page.map((f) => tupleWire(f.threadId, f.t)) }, 200);
+  })
+  .openapi(deltaHistory, async (c) => {
+    const { stub } = threadFor(c, c.req.valid("param").thread_id);
+    const history = unwrap((await stub.lgDeltaHistory(c.req.valid("json"))) as RpcResult<DeltaHistory>);
+    return c.json({ history: historyWire(history) }, 200);
+  })
+  .openapi(deleteThread, async (c) => {
+    const { tenant, threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
+    const { existed } = unwrap((await stub.lgDelete()) as RpcResult<{ existed: boolean }>);
+    await unindexThread(c.env.DB, tenant, threadId);
+    if (!existed) throw new AppError("BEM-036", `No LangGraph checkpoints in thread '${threadId}'`);
+    return c.body(null, 204);
+  });

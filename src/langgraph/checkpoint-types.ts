@@ -1,0 +1,84 @@
+import { z } from "@hono/zod-openapi";
+
+/**
+ * The LangGraph checkpointer's wire and RPC shapes. Values stay opaque: the
+ * client serializes them with its own serde and sends `{t, b}` (serde type,
+ * base64 bytes); the server stores the bytes and never interprets them, except
+ * metadata of type "json", which it parses to filter `list` by.
+ */
+export const MAX_NS = 1024;
+const Id = z.string().min(1).max(256);
+const Ns = z.string().max(MAX_NS);
+const Base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, "base64");
+
+export const TypedWire = z.object({ t: z.string().min(1).max(64), b: Base64 }).openapi("LangGraphValue");
+export type TypedWire = z.infer<typeof TypedWire>;
+
+export const PutOp = z.object({
+  op: z.literal("put"),
+  ns: Ns,
+  id: Id,
+  parent_id: Id.nullable(),
+  /** Checkpoint format version (pending sends of v<4 checkpoints are migrated on read). */
+  v: z.number().int(),
+  /** channel → version of every channel at this checkpoint (how blobs are joined on read). */
+  versions: z.record(z.string(), z.union([z.string(), z.number()])),
+  checkpoint: TypedWire,
+  metadata: TypedWire,
+  /** The channels in newVersions: their value at that version, or null when the channel is empty. */
+  blobs: z.array(z.object({ channel: z.string(), version: z.union([z.string(), z.number()]), value: TypedWire.nullable() })),
+});
+export const WritesOp = z.object({
+  op: z.literal("writes"),
+  ns: Ns,
+  checkpoint_id: Id,
+  task_id: z.string().min(1).max(256),
+  task_path: z.string().max(4096),
+  /** idx is the position, or the negative WRITES_IDX_MAP slot of a special channel (those replace; others are first-wins). */
+  writes: z.array(z.object({ channel: z.string(), idx: z.number().int(), value: TypedWire })),
+});
+export const BatchBody = z.object({ ops: z.array(z.discriminatedUnion("op", [PutOp, WritesOp])).min(1).max(256) }).openapi("LangGraphBatch");
+export type BatchBody = z.infer<typeof BatchBody>;
+
+export const GetBody = z.object({
+  ns: Ns.default(""),
+  checkpoint_id: Id.optional(),
+  /** Also return the delta-channel history of these channels for the tuple found (saves a round trip). */
+  delta_channels: z.array(z.string()).max(64).optional(),
+});
+export const ListBody = z.object({
+  ns: Ns.optional(),
+  checkpoint_id: Id.optional(),
+  before: Id.optional(),
+  limit: z.number().int().min(1).max(1000).optional(),
+  filter: z.record(z.string(), z.unknown()).optional(),
+});
+export type ListBody = z.infer<typeof ListBody>;
+export const DeltaBody = z.object({ ns: Ns.default(""), checkpoint_id: Id.optional(), channels: z.array(z.string()).max(64) });
+
+/** Bytes form, inside the Worker and over RPC. */
+export type Typed = { t: string; b: Uint8Array };
+export type PutRecord = Omit<z.infer<typeof PutOp>, "checkpoint" | "metadata" | "blobs"> & {
+  checkpoint: Typed;
+  metadata: Typed;
+  blobs: { channel: string; version: string | number; value: Typed | null }[];
+};
+export type WritesRecord = Omit<z.infer<typeof WritesOp>, "writes"> & { writes: { channel: string; idx: number; value: Typed }[] };
+export type LgOp = PutRecord | WritesRecord;
+
+export type StoredWrite = { task_id: string; channel: string; value: Typed };
+export type StoredTuple = {
+  ns: string;
+  id: string;
+  parent_id: string | null;
+  checkpoint: Typed;
+  metadata: Typed;
+  blobs: { channel: string; value: Typed }[];
+  writes: StoredWrite[];
+  /** v<4 checkpoints: the parent's TASKS writes, for the pending-sends migration. */
+  sends?: Typed[];
+};
+export type DeltaHistory = Record<string, { seed?: Typed; writes: StoredWrite[] }>;
+export type GetQuery = { ns: string; checkpoint_id?: string; delta_channels?: string[] };
+export type ListQuery = ListBody;
+export type DeltaQuery = { ns: string; checkpoint_id?: string; channels: string[] };

@@ -1,0 +1,8 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../http/app-env";
+import { validationHook } from "../http/validation";
+import { checkpointRoutes } from "./checkpoint-routes";
+import { storeRoutes } from "./store-routes";
+
+/** Everything under /v1/langgraph: the checkpointer (EdgeweaveSaver) and the store (EdgeweaveStore, the SDK's StoreClient). */
+export const langgraphRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).route("/", checkpointRoutes).route("/", storeRoutes);

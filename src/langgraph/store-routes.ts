@@ -1,0 +1,141 @@
+import { access } from "../http/access";
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../http/app-env";
+import { errorResponses, jsonContent } from "../http/openapi-errors";
+import { validationHook } from "../http/validation";
+import { Namespace, ScopedStore } from "./store";
+
+/**
+ * The LangGraph server's store API under /v1/langgraph, so
+ * `new Client({ apiUrl: "<origin>/v1/langgraph", defaultHeaders: { authorization: "Bearer <key>" } }).store`
+ * (@langchain/langgraph-sdk) works unchanged; plus /store/batch, which EdgeweaveStore uses.
+ */
+const Value = z.record(z.string(), z.unknown());
+const Key = z.string();
+const Filter = z.record(z.string(), z.unknown()).optional();
+const ItemWire = z
+  .object({ namespace: z.array(z.string()), key: z.string(), value: Value, created_at: z.string(), updated_at: z.string() })
+  .openapi("StoreItem");
+const Ttl = { index: z.unknown().optional(), ttl: z.number().nullable().optional(), refresh_ttl: z.boolean().nullable().optional() };
+
+const PutBody = z.object({ namespace: Namespace, key: Key, value: Value.nullable(), ...Ttl });
+const SearchBody = z.object({
+  namespace_prefix: z.array(z.string()).max(16).default([]),
+  filter: Filter,
+  limit: z.number().int().min(1).max(1000).default(10),
+  offset: z.number().int().min(0).default(0),
+  query: z.string().nullable().optional(),
+  refresh_ttl: z.boolean().nullable().optional(),
+});
+const NamespacesBody = z.object({
+  prefix: z.array(z.string()).max(16).nullable().optional(),
+  suffix: z.array(z.string()).max(16).nullable().optional(),
+  max_depth: z.number().int().min(1).nullable().optional(),
+  limit: z.number().int().min(1).max(1000).default(100),
+  offset: z.number().int().min(0).default(0),
+});
+const BatchOp = z.union([
+  z.object({ op: z.literal("get"), namespace: Namespace, key: Key }),
+  z.object({ op: z.literal("put"), namespace: Namespace, key: Key, value: Value.nullable() }),
+  z.object({ op: z.literal("search"), ...SearchBody.shape }),
+  z.object({ op: z.literal("list_namespaces"), ...NamespacesBody.shape }),
+]);
+const BatchBody = z.object({ ops: z.array(BatchOp).min(1).max(100) });
+const BatchResult = z.union([ItemWire.nullable(), z.object({ items: z.array(ItemWire) }), z.object({ namespaces: z.array(z.array(z.string())) })]);
+
+const errs = () => errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-120");
+const json = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
+
+const putItem = createRoute({
+  method: "put",
+  path: "/v1/langgraph/store/items",
+  middleware: access("write_scope", "run", { rate: "langgraph" }),
+  tags: ["langgraph store"],
+  summary: "Put (upsert) an item; a null value deletes it",
+  request: json(PutBody),
+  responses: { 204: { description: "Stored" }, ...errs() },
+});
+const getItem = createRoute({
+  method: "get",
+  path: "/v1/langgraph/store/items",
+  middleware: access("read_scope", "none", { rate: "langgraph" }),
+  tags: ["langgraph store"],
+  summary: "An item, or null",
+  request: { query: z.object({ namespace: z.string().max(4096), key: Key, refresh_ttl: z.string().optional() }) },
+  responses: { 200: jsonContent(ItemWire.nullable(), "The item, or null"), ...errs() },
+});
+const deleteItem = createRoute({
+  method: "delete",
+  path: "/v1/langgraph/store/items",
+  middleware: access("write_scope", "run", { rate: "langgraph" }),
+  tags: ["langgraph store"],
+  summary: "Delete an item",
+  request: json(z.object({ namespace: Namespace, key: Key })),
+  responses: { 204: { description: "Deleted" }, ...errs() },
+});
+const searchItems = createRoute({
+  method: "post",
+  path: "/v1/langgraph/store/items/search",
+  middleware: access("read_scope", "run", { rate: "langgraph" }),
+  tags: ["langgraph store"],
+  summary: "Items under a namespace prefix, filtered by value fields ($eq $ne $gt $gte $lt $lte)",
+  request: json(SearchBody),
+  responses: { 200: jsonContent(z.object({ items: z.array(ItemWire) }), "Newest update first"), ...errs() },
+});
+const listNamespaces = createRoute({
+  method: "post",
+  path: "/v1/langgraph/store/namespaces",
+  middleware: access("read_scope", "run", { rate: "langgraph" }),
+  tags: ["langgraph store"],
+  summary: "Namespaces the key reaches, by prefix / suffix, cut to max_depth",
+  request: json(NamespacesBody),
+  responses: { 200: jsonContent(z.object({ namespaces: z.array(z.array(z.string())) }), "Namespaces"), ...errs() },
+});
+const batch = createRoute({
+  method: "post",
+  path: "/v1/langgraph/store/batch",
+  middleware: access("write_scope", "run", { rate: "langgraph" }),
+  tags: ["langgraph store"],
+  summary: "Several store operations in one call (EdgeweaveStore.batch); results in order",
+  request: json(BatchBody),
+  responses: { 200: jsonContent(z.object({ results: z.array(BatchResult.nullable()) }), "One result per op (null for a put)"), ...errs() },
+});
+
+type Search = z.infer<typeof SearchBody>;
+type Namespaces = z.infer<typeof NamespacesBody>;
+const search = (s: ScopedStore, b: Search) => s.search(b.namespace_prefix, { filter: b.filter, limit: b.limit, offset: b.offset });
+const namespaces = (s: ScopedStore, b: Namespaces) =>
+  s.listNamespaces({ prefix: b.prefix ?? undefined, suffix: b.suffix ?? undefined, maxDepth: b.max_depth ?? undefined, limit: b.limit, offset: b.offset });
+const putOrDelete = (s: ScopedStore, ns: string[], key: string, value: Record<string, unknown> | null) =>
+  value === null ? s.delete(ns, key) : s.put(ns, key, value);
+
+export const storeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(putItem, async (c) => {
+    const b = c.req.valid("json");
+    await putOrDelete(new ScopedStore(c.env.DB, c.get("principal")), b.namespace, b.key, b.value);
+    return c.body(null, 204);
+  })
+  .openapi(getItem, async (c) => {
+    const q = c.req.valid("query");
+    return c.json(await new ScopedStore(c.env.DB, c.get("principal")).get(q.namespace.split("."), q.key), 200);
+  })
+  .openapi(deleteItem, async (c) => {
+    const b = c.req.valid("json");
+    await new ScopedStore(c.env.DB, c.get("principal")).delete(b.namespace, b.key);
+    return c.body(null, 204);
+  })
+  .openapi(searchItems, async (c) => c.json({ items: await search(new ScopedStore(c.env.DB, c.get("principal")), c.req.valid("json")) }, 200))
+  .openapi(listNamespaces, async (c) =>
+    c.json({ namespaces: await namespaces(new ScopedStore(c.env.DB, c.get("principal")), c.req.valid("json")) }, 200),
+  )
+  .openapi(batch, async (c) => {
+    const store = new ScopedStore(c.env.DB, c.get("principal"));
+    const results = [];
+    for (const op of c.req.valid("json").ops) {
+      if (op.op === "get") results.push(await store.get(op.namespace, op.key));
+      else if (op.op === "put") results.push((await putOrDelete(store, op.namespace, op.key, op.value), null));
+      else if (op.op === "search") results.push({ items: await search(store, op) });
+      else results.push({ namespaces: await namespaces(store, op) });
+    }
+    return c.json({ results }, 200);
+  });

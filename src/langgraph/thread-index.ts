@@ -1,0 +1,23 @@
+/**
+ * D1 index of the threads that hold LangGraph checkpoints, per tenant: what
+ * `list` without a thread id walks (the checkpoints live in each thread's object).
+ */
+export async function indexThread(db: D1Database, tenant: string, threadId: string, now = Date.now()): Promise<void> {
+  await db
+    .prepare(`INSERT INTO langgraph_threads (tenant_id, thread_id, created_at) VALUES (?, ?, ?) ON CONFLICT (tenant_id, thread_id) DO NOTHING`)
+    .bind(tenant, threadId, now)
+    .run();
+}
+
+export async function unindexThread(db: D1Database, tenant: string, threadId: string): Promise<void> {
+  await db.prepare(`DELETE FROM langgraph_threads WHERE tenant_id = ? AND thread_id = ?`).bind(tenant, threadId).run();
+}
+
+/** A page of the tenant's LangGraph thread ids, in id order, after `after`. */
+export async function indexedThreads(db: D1Database, tenant: string, after: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .prepare(`SELECT thread_id FROM langgraph_threads WHERE tenant_id = ? AND thread_id > ? ORDER BY thread_id LIMIT ?`)
+    .bind(tenant, after, limit)
+    .all<{ thread_id: string }>();
+  return rows.results.map((r) => r.thread_id);
+}

@@ -1,0 +1,73 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Principal } from "../auth/principal";
+import { isAppError } from "../errors";
+import { MemoryScope } from "../memory/scope";
+import type { Runtime, ToolCaller } from "../pipeline/middleware/types";
+import { modelVisibleSchema, type Tool } from "../pipeline/tools/define";
+import { MEMORY_TOOLS } from "../pipeline/tools/memory-tools";
+import { THREAD_TOOLS } from "./thread-tools";
+import { errorText, log } from "../log";
+
+/**
+ * The MCP endpoint: edgeweave's memory tools (remember, recall, forget) and thread
+ * reading (search_threads, get_thread) for MCP clients — desktop assistants, IDEs —
+ * over Streamable HTTP, stateless (a server and transport per request; nothing is
+ * kept between requests). The caller is the bearer key's principal, so every tool acts
+ * with that key's grants, exactly as when a model calls them in a run.
+ */
+
+const TOOLS: readonly Tool[] = [...MEMORY_TOOLS, ...THREAD_TOOLS];
+
+/**
+ * Outside a run there are no agent layers: a tool's default scopes are the key's exact
+ * grants (a wildcard grant names no one scope), then `system` for reading.
+ */
+function callerFor(env: Env, principal: Principal): ToolCaller {
+  const exact = principal.grants.filter((g) => !g.includes("*"));
+  return { env, principal, scopes: [...exact, "system"].filter((s) => s === "system" || MemoryScope.parse(s)) };
+}
+
+function runtimeFor(caller: ToolCaller): Runtime {
+  return { model: { name: "mcp", max_tokens: 0 }, context: {}, agent: { name: "mcp" }, now: () => Date.now(), caller };
+}
+
+function mcpServer(env: Env, principal: Principal): Server {
+  const server = new Server({ name: "edgeweave", version: "0.1.0" }, { capabilities: { tools: {} } });
+  const byName = new Map(TOOLS.map((t) => [t.name, t]));
+  const runtime = runtimeFor(callerFor(env, principal));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: modelVisibleSchema(t) })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    const fail = (text: string) => ({ content: [{ type: "text" as const, text }], isError: true });
+    const tool = byName.get(req.params.name);
+    if (!tool) return fail(`Unknown tool '${req.params.name}'. Available: ${[...byName.keys()].join(", ")}`);
+    const checked = tool.validate(req.params.arguments ?? {});
+    if (!checked.ok) return fail(`Invalid arguments for '${tool.name}': ${checked.error}`);
+    try {
+      const out = await tool.handler(checked.value, { ...runtime, toolCallId: crypto.randomUUID(), state: { messages: [] } });
+      return { content: [{ type: "text" as const, text: typeof out === "string" ? out : JSON.stringify(out) }] };
+    } catch (e) {
+      // A refusal (grants, unknown fact) is the tool's answer; internals never leave the worker.
+      if (isAppError(e)) return fail(`${e.code}: ${e.message}`);
+      log.error("mcp", { tool: tool.name, message: errorText(e) });
+      return fail("Internal error");
+    }
+  });
+  return server;
+}
+
+/** Answers one MCP HTTP request for an authenticated principal. */
+export async function handleMcp(req: Request, env: Env, principal: Principal): Promise<Response> {
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const server = mcpServer(env, principal);
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(req);
+  } finally {
+    // Stateless: with JSON responses the answer is complete here.
+    await server.close();
+  }
+}

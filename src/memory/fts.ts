@@ -1,0 +1,39 @@
+/**
+ * Full-text queries over facts (SQLite FTS5 in D1, table facts_fts). User text never
+ * reaches FTS5's query syntax: it is split into word tokens here and every token is
+ * quoted, so characters like `"`, `*`, `:`, `(`, `NEAR`, `AND` are plain words or
+ * nothing — never an SQL error.
+ */
+
+/** Words that match almost every fact and only dilute BM25. */
+const STOPWORDS = new Set(
+  ("a an and are as at be but by can could did do does for from had has have he her him his how i if in into is it its " +
+    "me my no not of on or our she so than that the their them then there these they this to us was we were what when " +
+    "where which who why will with would you your").split(" "),
+);
+
+/** At most this many terms per query (a long input would otherwise OR hundreds of words). */
+export const MAX_TERMS = 24;
+const MAX_TERM_CHARS = 64;
+
+/** The distinct search words of a text: letters/digits runs, lower-cased, stopwords and 1-letter words dropped. */
+export function searchTerms(text: string): string[] {
+  const out = new Set<string>();
+  for (const m of text.normalize("NFKC").toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
+    const w = m[0].slice(0, MAX_TERM_CHARS);
+    if (w.length < 2 || STOPWORDS.has(w)) continue;
+    out.add(w);
+    if (out.size >= MAX_TERMS) break;
+  }
+  return [...out];
+}
+
+const quote = (term: string): string => `"${term.replaceAll('"', '""')}"`;
+
+/**
+ * An FTS5 MATCH expression: any of `terms`; null when there is nothing to search for.
+ * Terms come from searchTerms (letters and digits only) and are quoted anyway.
+ */
+export function matchExpression(terms: readonly string[]): string | null {
+  return terms.length === 0 ? null : terms.map(quote).join(" OR ");
+}

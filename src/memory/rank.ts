@@ -1,0 +1,100 @@
+import type { Fact } from "./facts";
+import { emptyLayer, type FactWhy, type LayerLoad, type LoadedFact } from "./types";
+
+/** How to choose among a scope's facts when they do not all fit. */
+export type RankOptions = {
+  /** The current input: facts sharing its words rank first (BM25). */
+  query?: string;
+  /** Kinds the agent marks `always`: loaded before anything else, in creation order. */
+  alwaysKinds?: readonly string[];
+};
+
+export type ScoredFact = Fact & { score: number };
+type After = { created_at: number; id: string };
+type Before = { updated_at: number; id: string };
+
+/** What ranking reads from one scope; D1 implements it (d1-facts-backend.ts). */
+export type FactSource = {
+  /** The first rows of every stage in one round trip. */
+  firstRows(req: { kinds: readonly string[]; query: string; limit: number; relevantLimit: number; recentLimit: number }): Promise<{
+    always: Fact[];
+    relevant: ScoredFact[];
+    recent: Fact[];
+  }>;
+  /** Further always-kind rows in creation order, after a position. */
+  ofKinds(kinds: readonly string[], limit: number, after: After): Promise<Fact[]>;
+  /** Further rows newest first (by last write), before a position. */
+  recent(limit: number, before: Before): Promise<Fact[]>;
+};
+
+/** The smallest a fact's system message can be (4 tokens framing + `[k s] t`). */
+const MIN_FACT_TOKENS = 6;
+const MAX_RELEVANT = 128;
+const MAX_PAGE = 512;
+/** Facts examined but left out, reported as "didn't fit"; the rest are only counted. */
+export const MAX_SKIPPED_REPORTED = 16;
+
+/**
+ * A scope whose `live` facts (`tokens` in all) exceed `room`: always-kinds first (creation
+ * order, stopping at the first that does not fit — they are rules in order), then the facts
+ * most relevant to the query (each that fits; a smaller, less relevant one may still fit after
+ * a big one), then the most recently written (stopping at the first that does not fit).
+ * Every stage reads about what the room can hold (sized by the scope's mean fact size), all
+ * in one round trip, so the cost is O(kept) whatever the scope's size.
+ */
+export async function rankedLayer(src: FactSource, room: number, opts: RankOptions, live: { n: number; tokens: number }): Promise<LayerLoad> {
+  const out = emptyLayer();
+  const skipped: Fact[] = [];
+  const taken = new Set<string>();
+  const take = (f: Fact, why: FactWhy): boolean => {
+    if (taken.has(f.id)) return true;
+    if (f.tokens > room) {
+      if (skipped.length < MAX_SKIPPED_REPORTED) skipped.push(f);
+      return false;
+    }
+    out.facts.push({ ...f, why } satisfies LoadedFact);
+    taken.add(f.id);
+    room -= f.tokens;
+    return true;
+  };
+  const mean = live.n > 0 ? Math.max(MIN_FACT_TOKENS, live.tokens / live.n) : MIN_FACT_TOKENS;
+  // Half again what the room holds at the mean size: most loads need no second page.
+  const limit = Math.min(MAX_PAGE, Math.ceil((room / mean) * 1.5) + 4);
+  const kinds = [...new Set(opts.alwaysKinds ?? [])];
+  const query = opts.query?.trim() ?? "";
+  const relevantLimit = Math.min(MAX_RELEVANT, limit);
+  const first = await src.firstRows({ kinds, query, limit, relevantLimit, recentLimit: limit });
+
+  let rows = first.always;
+  always: while (kinds.length > 0) {
+    let after: After | undefined;
+    for (const f of rows) {
+      if (!take(f, { reason: "always" })) break always;
+      after = f;
+    }
+    if (rows.length < limit || room < MIN_FACT_TOKENS || !after) break;
+    rows = await src.ofKinds(kinds, limit, after);
+  }
+
+  for (const f of first.relevant) {
+    if (room < MIN_FACT_TOKENS) break;
+    take(f, { reason: "relevant", score: f.score });
+  }
+
+  let recent = first.recent;
+  let recentLimit = limit;
+  newest: while (room >= MIN_FACT_TOKENS) {
+    let before: Before | undefined;
+    for (const f of recent) {
+      if (!take(f, { reason: "recent" })) break newest;
+      before = f;
+    }
+    if (recent.length < recentLimit || !before) break;
+    recentLimit = MAX_PAGE;
+    recent = await src.recent(recentLimit, before);
+  }
+
+  out.factsDropped = Math.max(0, live.n - out.facts.length);
+  out.skipped = skipped;
+  return out;
+}

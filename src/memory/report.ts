@@ -1,0 +1,25 @@
+import { z } from "@hono/zod-openapi";
+
+/** One fact a load considered: loaded (and why) or left out. */
+export const FactReport = z
+  .object({
+    id: z.string(),
+    scope: z.string(),
+    kind: z.string(),
+    key: z.string().nullable(),
+    tokens: z.number().int(),
+    loaded: z.boolean(),
+    reason: z.enum(["fits", "always", "relevant", "recent", "didn't fit"]).openapi({
+      description:
+        '"fits": its whole scope fit the facts share; "always": a kind the agent always loads; "relevant": matched the input (BM25 `score`, higher is closer); "recent": newest after those; "didn\'t fit": examined, left out',
+    }),
+    score: z.number().optional(),
+  })
+  .openapi("FactReport");
+export type FactReport = z.infer<typeof FactReport>;
+
+/** The `memory` part of a run's response: which facts the model was given, and why. */
+export const MemoryReport = z
+  .object({ facts: z.array(FactReport), dropped_facts: z.number().int().openapi({ description: "Facts left out because the facts share was full" }) })
+  .openapi("MemoryReport");
+export type MemoryReport = z.infer<typeof MemoryReport>;

@@ -1,0 +1,75 @@
+import { authorizeThread, resolveScopes } from "../auth/policy";
+import { AppError } from "../errors";
+import { assertThreadRoom } from "../quotas";
+import { requireAgent } from "../routing/registry";
+import { parseThreadId, threadObjectName } from "../thread/thread-id";
+import { runTurn, type RunDeps, type StreamHooks } from "./run";
+import { fromWireError, readEvents, type RunEvent } from "./run-wire";
+import { Timings } from "./timings";
+import type { TurnInput, TurnResult } from "./turn";
+
+/**
+ * Runs a turn where it is cheapest: a stateful turn inside its thread's object (one RPC;
+ * the object holds the lease, reads, calls the model and saves without further hops),
+ * a stateless one here in the Worker. Same contract as runTurn.
+ */
+export function runAnyTurn(deps: RunDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
+  return input.threadId === undefined ? runTurn(deps, input, stream) : runInThreadObject(deps, input, stream);
+}
+
+/**
+ * What the Worker settles before handing a run over, so a request the key may not make
+ * never reaches the object: a tenant key, a valid thread id, a known agent, scopes
+ * within the key's grants. The object checks the rest as it runs.
+ */
+function admit(input: TurnInput & { threadId: string }): void {
+  const { principal } = input;
+  if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
+  // The thread first (BEM-025), then what it loads (BEM-023); agent middleware that rewrites history is checked in the object.
+  authorizeThread(principal, input.threadId, input.checkpointId !== undefined);
+  const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
+  resolveScopes({ principal, sessionId: input.threadId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
+}
+
+async function runInThreadObject(deps: RunDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
+  const timings = input.timings ?? new Timings();
+  const threadId = parseThreadId(input.threadId ?? "");
+  admit({ ...input, threadId });
+  await assertThreadRoom(deps.env, input.principal.tenant, threadId); // 413 BEM-017 before the object is reached
+  timings.lap("request");
+  const { env } = deps;
+  const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(input.principal.tenant, threadId)));
+  const { timings: _local, ...sent } = input;
+  const body = await stub.runTurn({ input: { ...sent, threadId }, stream: stream !== undefined });
+
+  let settle!: { ok: (r: TurnResult) => void; fail: (e: unknown) => void };
+  const answer = new Promise<TurnResult>((ok, fail) => (settle = { ok, fail }));
+  // Read to the end even after the answer: the object's bookkeeping finishes inside this call.
+  const reading = (async () => {
+    let answered = false;
+    try {
+      for await (const ev of readEvents(body)) {
+        if (answered) continue;
+        if (ev.t === "start") await stream?.start(ev.model, { reason: ev.reason });
+        else if (ev.t === "delta") await stream?.delta(ev.ev);
+        else {
+          answered = true;
+          if (ev.t === "done") settle.ok(toResult(ev, timings));
+          else settle.fail(fromWireError(ev.error));
+        }
+      }
+      if (!answered) settle.fail(new AppError("BEM-001", undefined, { internal: "thread object's run stream ended without an answer" }));
+    } catch (e) {
+      if (!answered) settle.fail(e);
+    }
+  })();
+  deps.waitUntil(reading);
+  return answer;
+}
+
+function toResult(ev: RunEvent & { t: "done" }, timings: Timings): TurnResult {
+  const { timings: phases, ...result } = ev.result;
+  timings.add(phases.filter(([name]) => name !== "request"));
+  // The thread state stays in the object; over HTTP only the reply and the summary are returned.
+  return { ...result, timings, state: { messages: [] } };
+}

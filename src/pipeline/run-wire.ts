@@ -1,0 +1,60 @@
+import { AppError, type ErrorCode } from "../errors";
+import { FailoverError, type Attempt } from "../providers/failover";
+import type { DeltaEvent } from "../providers/types";
+import type { ModelConfig } from "../routing/model-config";
+import type { TurnInput, TurnResult } from "./turn";
+
+/**
+ * How a stateful run travels between the Worker and its thread object: the request is
+ * one RPC argument; the answer is one byte stream of newline-delimited JSON events
+ * (RPC streams carry bytes), so deltas reach the client as they come and the object
+ * keeps running — and saving — whether or not anyone still reads.
+ */
+export type ObjectRunRequest = { input: Omit<TurnInput, "timings">; stream: boolean };
+
+/** A run's result without the thread state (that stays in the object). */
+export type WireResult = Omit<TurnResult, "timings" | "state"> & { timings: [string, number][] };
+
+export type WireError = { code: ErrorCode; message: string; internal?: string; headers?: Record<string, string>; attempts?: Attempt[] };
+
+export type RunEvent =
+  | { t: "start"; model: ModelConfig; reason: string }
+  | { t: "delta"; ev: DeltaEvent }
+  | { t: "done"; result: WireResult }
+  | { t: "error"; error: WireError };
+
+export function toWireError(e: unknown): WireError {
+  if (e instanceof AppError) {
+    const out: WireError = { code: e.code, message: e.message };
+    if (e.internal !== undefined) out.internal = e.internal;
+    if (e.headers !== undefined) out.headers = e.headers;
+    if (e instanceof FailoverError) out.attempts = e.attempts;
+    return out;
+  }
+  // Not ours: the Worker logs the detail and answers a plain BEM-001.
+  return { code: "BEM-001", message: "Internal error", internal: e instanceof Error ? `${e.name}: ${e.message}\n${e.stack ?? ""}` : String(e) };
+}
+
+export function fromWireError(w: WireError): AppError {
+  const opts = { ...(w.internal !== undefined ? { internal: w.internal } : {}), ...(w.headers !== undefined ? { headers: w.headers } : {}) };
+  return w.attempts !== undefined ? new FailoverError(w.code, w.message, w.attempts, opts) : new AppError(w.code, w.code === "BEM-001" ? undefined : w.message, opts);
+}
+
+const encoder = new TextEncoder();
+export const encodeEvent = (ev: RunEvent): Uint8Array => encoder.encode(`${JSON.stringify(ev)}\n`);
+
+/** The events of an NDJSON byte stream, in order. */
+export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<RunEvent> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for await (const chunk of body) {
+    buffered += decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = buffered.indexOf("\n")) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      // Our own object wrote the line with JSON.stringify of a RunEvent.
+      if (line !== "") yield JSON.parse(line) as RunEvent;
+    }
+  }
+}

@@ -1,0 +1,75 @@
+import { ThreadDO as ThreadStore } from "../thread/thread-do";
+import { factsSession, newerBookmark } from "../memory/bookmark";
+import { threadObjectName } from "../thread/thread-id";
+import { runTurn, type StreamHooks } from "./run";
+import { encodeEvent, toWireError, type ObjectRunRequest, type RunEvent } from "./run-wire";
+import { Timings } from "./timings";
+
+/**
+ * The thread's Durable Object with the agent run inside it. A Worker hands a stateful
+ * turn over in one RPC (runTurn); from there the lease, the window, the facts (D1, from
+ * here), middleware, the provider calls, server tools and the save all happen in this
+ * object, against its own SQLite, without further hops. The storage half is
+ * src/thread/thread-do.ts; this adds only the run.
+ */
+export class ThreadDO extends ThreadStore {
+  /**
+   * Runs one turn; answers a stream of RunEvents (run-wire.ts). The run does not depend
+   * on the stream being read: a caller that goes away does not stop the save.
+   */
+  runTurn(req: ObjectRunRequest): ReadableStream<Uint8Array> {
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const writer = writable.getWriter();
+    let gone = false;
+    // Not awaited: the writer queues in order, and a reader that stopped must not stall the run.
+    const send = (ev: RunEvent) => {
+      if (!gone) writer.write(encodeEvent(ev)).catch(() => (gone = true));
+    };
+    const after: Promise<unknown>[] = [];
+    const work = (async () => {
+      const { input } = req;
+      const threadId = input.threadId;
+      // The Worker names this object from (tenant, thread); a run for another thread never runs here.
+      if (threadId === undefined || input.principal.kind !== "tenant" || !this.ctx.id.equals(this.env.THREADS.idFromName(threadObjectName(input.principal.tenant, threadId)))) {
+        send({ t: "error", error: { code: "BEM-001", message: "Internal error", internal: "run sent to the wrong thread object" } });
+        return;
+      }
+      // Facts at least as fresh as this thread's previous turn and as the client's own writes.
+      const bookmark = newerBookmark(this.factsBookmark(), input.bookmark);
+      const facts = factsSession(this.env.DB, bookmark);
+      const deps = { env: this.env, waitUntil: (p: Promise<unknown>) => void after.push(p.catch(() => undefined)), local: this, facts };
+      const hooks: StreamHooks | undefined = req.stream
+        ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
+        : undefined;
+      try {
+        const { timings, state: _state, ...rest } = await runTurn(deps, { ...input, timings: new Timings() }, hooks);
+        send({ t: "done", result: { ...rest, timings: timings.entries } });
+      } catch (e) {
+        send({ t: "error", error: toWireError(e) });
+      }
+      this.rememberBookmark(newerBookmark(bookmark, facts.getBookmark()));
+      // Bookkeeping (thread list, usage) after the answer, still inside this call.
+      while (after.length > 0) await Promise.all(after.splice(0));
+    })();
+    work.finally(() => writer.close().catch(() => undefined)).catch(() => undefined);
+    return readable;
+  }
+
+  /** The newest facts bookmark a run of this thread has seen (kept in the meta table). */
+  private factsBookmark(): string | undefined {
+    try {
+      return this.ctx.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'facts_bookmark'`).toArray()[0]?.value;
+    } catch {
+      return undefined; // a deleted thread has no tables until its next write
+    }
+  }
+
+  private rememberBookmark(bookmark: string | undefined): void {
+    if (!bookmark || bookmark === this.factsBookmark()) return;
+    try {
+      this.ctx.storage.sql.exec(`INSERT INTO meta (key, value) VALUES ('facts_bookmark', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, bookmark);
+    } catch {
+      // The thread was deleted meanwhile: nothing to keep the bookmark for.
+    }
+  }
+}

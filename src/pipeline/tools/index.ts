@@ -1,4 +1,0 @@
-export * from "./define";
-export * from "./execute";
-export * from "./loop";
-export * from "./builtin";

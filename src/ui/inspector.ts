@@ -1,0 +1,271 @@
+/**
+ * The thread inspector (/ui), bundled by scripts/build-assets.ts into dist/public/ui/inspector.js.
+ * Threads, the messages and channels at any checkpoint, the checkpoint timeline with its
+ * branches, fork, the routing of the last turn and the memory it loaded. No framework; data
+ * reaches the page only as text (see dom.ts), the key only sessionStorage (see api.ts).
+ */
+import { api, ApiError, dropKey, getKey, setKey } from "./api";
+import { byId, clear, el, pretty, short, when } from "./dom";
+import { lanes } from "./lanes";
+import type { History, HistoryEntry, LastRoute, LoadedContext, Message, ThreadList, ThreadState, Write } from "./types";
+
+const view: { thread: string | null; checkpoint: string | null; history: HistoryEntry[]; historyBefore: string | null; threadsBefore: string | null } = {
+  thread: null,
+  checkpoint: null,
+  history: [],
+  historyBefore: null,
+  threadsBefore: null,
+};
+const enc = encodeURIComponent;
+
+function say(text: string, isError = false): void {
+  const s = byId("status");
+  s.textContent = text;
+  s.className = isError ? "error" : "";
+}
+
+/** An event handler whose failure is shown in the status line; a rejected key is dropped. */
+function guarded(fn: () => Promise<unknown> | void): (ev?: Event) => void {
+  return (ev) => {
+    ev?.preventDefault();
+    Promise.resolve()
+      .then(fn)
+      .catch((err: unknown) => {
+        if (err instanceof ApiError && err.rejectsKey) forgetKey();
+        say(err instanceof Error ? err.message : String(err), true);
+      });
+  };
+}
+
+// ---- threads ----
+async function loadThreads(append: boolean): Promise<void> {
+  const q = `/v1/threads?limit=50${append && view.threadsBefore ? `&before=${enc(view.threadsBefore)}` : ""}`;
+  const page = await api<ThreadList>("GET", q);
+  const list = byId("threads");
+  if (!append) clear(list);
+  for (const t of page.threads) {
+    const b = el("button", { type: "button", class: "thread-link", "data-thread": t.thread_id, onclick: guarded(() => openThread(t.thread_id)) }, [
+      el("span", { class: "thread-id", text: t.thread_id }),
+      el("span", { class: "muted", text: `updated ${when(t.updated_at)}` }),
+    ]);
+    list.append(el("li", {}, [b]));
+  }
+  if (!append && page.threads.length === 0) list.append(el("li", { class: "muted", text: "No threads for this key's tenant yet." }));
+  view.threadsBefore = page.next_before;
+  byId("more-threads").hidden = !page.next_before;
+  say(`Loaded ${list.querySelectorAll("button").length} thread(s).`);
+}
+
+async function openThread(id: string): Promise<void> {
+  view.thread = id;
+  view.checkpoint = null;
+  for (const b of document.querySelectorAll(".thread-link")) b.classList.toggle("active", b.getAttribute("data-thread") === id);
+  byId("thread").hidden = false;
+  byId("thread-title").textContent = id;
+  clear(byId("memory"));
+  const [head] = await Promise.all([loadState(null), loadHistory(false)]);
+  // The scopes the last run loaded (recorded with its routing); a thread without runs: its session.
+  const scopes = lastRoute(head)?.memory_scopes;
+  byId<HTMLInputElement>("scopes").value = scopes?.length ? scopes.join(", ") : `session:${id}`;
+  say(`Opened thread ${id}.`);
+}
+
+// ---- state at a checkpoint ----
+const lastRoute = (st: ThreadState): LastRoute | undefined => {
+  const r = st.channels.last_route;
+  return r && typeof r === "object" ? (r as LastRoute) : undefined;
+};
+
+async function loadState(checkpointId: string | null): Promise<ThreadState> {
+  if (!view.thread) throw new Error("Open a thread first");
+  const q = `/v1/threads/${enc(view.thread)}/state${checkpointId ? `?checkpoint_id=${enc(checkpointId)}` : ""}`;
+  const st = await api<ThreadState>("GET", q);
+  view.checkpoint = checkpointId;
+  byId("viewing").textContent = `${checkpointId ? "Viewing the state at checkpoint" : "Viewing the head: checkpoint"} ${short(st.checkpoint_id)} (step ${st.step})`;
+  byId("to-head").hidden = !checkpointId;
+  renderMessages(st.channels.messages);
+  renderChannels(st.channels, st.reducers);
+  renderRouting(lastRoute(st));
+  markSelected(st.checkpoint_id);
+  return st;
+}
+
+function contentText(content: Message["content"]): string {
+  if (content === null || content === undefined) return "";
+  if (typeof content === "string") return content;
+  return content.map((p) => (p.type === "text" ? p.text : `[${p.type}]`)).join("\n");
+}
+
+function argsText(raw: string): string {
+  try {
+    return pretty(JSON.parse(raw));
+  } catch {
+    return raw;
+  }
+}
+
+function renderMessages(messages: Message[]): void {
+  const list = byId("messages");
+  clear(list);
+  if (messages.length === 0) list.append(el("li", { class: "muted", text: "No messages at this checkpoint." }));
+  for (const m of messages) {
+    const head = el("div", { class: "msg-head" }, [
+      el("span", { class: `role role-${m.role}`, text: m.role }),
+      m.name ? el("span", { class: "muted", text: m.name }) : null,
+      el("span", { class: "muted", text: when(m.created_at) }),
+      el("code", { class: "muted", text: m.id }),
+    ]);
+    const body: HTMLElement[] = [];
+    const text = contentText(m.content);
+    if (m.role === "tool") {
+      body.push(el("details", { class: "tool" }, [el("summary", { text: `tool result${m.tool_call_id ? ` for ${m.tool_call_id}` : ""}` }), el("pre", { text })]));
+    } else if (text) {
+      body.push(el("p", { class: "msg-text", text }));
+    }
+    for (const call of m.tool_calls ?? []) {
+      body.push(el("details", { class: "tool" }, [el("summary", { text: `tool call: ${call.function.name} (${call.id})` }), el("pre", { text: argsText(call.function.arguments) })]));
+    }
+    if (m.metadata) body.push(el("details", { class: "meta" }, [el("summary", { text: "metadata" }), el("pre", { text: pretty(m.metadata) })]));
+    list.append(el("li", { class: "msg" }, [head, ...body]));
+  }
+}
+
+function renderChannels(channels: ThreadState["channels"], reducers: ThreadState["reducers"]): void {
+  const box = byId("channels");
+  clear(box);
+  box.append(el("p", { class: "muted", text: `messages: ${channels.messages.length} message(s)` }));
+  for (const [name, value] of Object.entries(channels)) {
+    if (name === "messages") continue;
+    box.append(el("details", { class: "channel" }, [el("summary", { text: `${name} (${reducers[name] ?? "last_value"})` }), el("pre", { text: pretty(value) })]));
+  }
+}
+
+function renderRouting(route: LastRoute | undefined): void {
+  const box = byId("routing");
+  clear(box);
+  if (!route) {
+    box.append(el("p", { class: "muted", text: "No routed turn at this checkpoint." }));
+    return;
+  }
+  const dl = el("dl", { class: "kv" });
+  const candidates = route.candidates ? route.candidates.join(", ") : String(route.candidate_count ?? "");
+  for (const [k, v] of [["model", route.model], ["reason", route.reason], ["candidates", candidates], ["memory scopes", (route.memory_scopes ?? []).join(", ")]] as const) {
+    dl.append(el("dt", { text: k }), el("dd", { text: v }));
+  }
+  box.append(dl);
+  box.append(el("details", {}, [el("summary", { text: `attempts (${(route.attempts ?? []).length})` }), el("pre", { text: pretty(route.attempts ?? []) })]));
+  // Older checkpoints stored the whole trace; new ones keep the summary (POST /v1/route gives the trace).
+  if (route.trace !== undefined) box.append(el("details", {}, [el("summary", { text: "trace" }), el("pre", { text: pretty(route.trace) })]));
+}
+
+// ---- history timeline ----
+async function loadHistory(append: boolean): Promise<void> {
+  if (!view.thread) return;
+  const q = `/v1/threads/${enc(view.thread)}/history?limit=100${append && view.historyBefore ? `&before=${enc(view.historyBefore)}` : ""}`;
+  const page = await api<History>("GET", q);
+  view.history = append ? [...view.history, ...page.checkpoints] : page.checkpoints;
+  view.historyBefore = page.next_before;
+  byId("more-history").hidden = !page.next_before;
+  renderHistory();
+}
+
+function writesSummary(writes: Write[]): string {
+  return writes.map((w) => (w.op === "put" ? `put ${w.message.role}` : w.op === "set" ? `set ${w.channel}` : w.op)).join(", ");
+}
+
+function renderHistory(): void {
+  const list = byId("history");
+  clear(list);
+  const info = lanes(view.history);
+  for (const cp of view.history) {
+    const n = info.lane.get(cp.id) ?? 0;
+    const forks = info.children.get(cp.id)?.length ?? 0;
+    const badges: HTMLElement[] = [el("span", { class: `lane lane-${n % 6}`, text: `branch ${n + 1}` })];
+    if (cp.is_head) badges.push(el("span", { class: "badge head", text: "HEAD" }));
+    if (forks > 1) badges.push(el("span", { class: "badge", text: `${forks} branches` }));
+    list.append(
+      el("li", { class: `cp lane-border-${n % 6}`, "data-checkpoint": cp.id, "data-head": String(cp.is_head) }, [
+        el("div", { class: "cp-head" }, [...badges, el("strong", { text: `step ${cp.step}` }), el("span", { class: "muted", text: cp.source }), el("code", { text: short(cp.id) })]),
+        el("div", { class: "muted small", text: `parent ${short(cp.parent_id)} · ${when(cp.created_at)}${cp.writes.length ? ` · ${writesSummary(cp.writes)}` : ""}` }),
+        el("div", { class: "cp-actions" }, [
+          el("button", { type: "button", class: "view-cp", onclick: guarded(() => loadState(cp.id)) }, ["View state"]),
+          el("button", { type: "button", class: "fork-cp", onclick: guarded(() => fork(cp.id)) }, ["Fork from here"]),
+        ]),
+      ]),
+    );
+  }
+  markSelected(null);
+}
+
+function markSelected(checkpointId: string | null): void {
+  const target = checkpointId ?? view.checkpoint;
+  for (const li of document.querySelectorAll("#history .cp")) {
+    li.classList.toggle("selected", target ? li.getAttribute("data-checkpoint") === target : li.getAttribute("data-head") === "true");
+  }
+}
+
+async function fork(checkpointId: string): Promise<void> {
+  if (!view.thread) return;
+  const cp = await api<{ id: string }>("POST", `/v1/threads/${enc(view.thread)}/fork`, { checkpoint_id: checkpointId });
+  await loadHistory(false);
+  await loadState(null);
+  say(`Forked from ${short(checkpointId)}: new head ${short(cp.id)} on a new branch.`);
+}
+
+// ---- memory ----
+async function loadMemory(): Promise<void> {
+  const scopes = byId<HTMLInputElement>("scopes").value.split(",").map((s) => s.trim()).filter(Boolean);
+  const maxTokens = Number(byId<HTMLInputElement>("max-tokens").value) || 4096;
+  const ctx = await api<LoadedContext>("POST", "/v1/memory/context", { scopes, max_tokens: maxTokens });
+  const box = byId("memory");
+  clear(box);
+  box.append(el("p", { class: "muted", text: `${ctx.tokens} token(s); dropped ${ctx.dropped.facts} fact(s)${ctx.dropped.turns ? " and older turns" : ""}` }));
+  const ol = el("ol", { class: "facts" });
+  for (const m of ctx.messages) {
+    ol.append(el("li", { class: m.role === "system" ? "fact" : "turn" }, [el("span", { class: `role role-${m.role}`, text: m.role }), " ", contentText(m.content)]));
+  }
+  if (ctx.messages.length === 0) ol.append(el("li", { class: "muted", text: "Nothing loaded for these scopes." }));
+  box.append(ol);
+}
+
+// ---- key ----
+function keyChanged(): void {
+  const has = getKey() !== null;
+  byId("key-state").textContent = has ? "Key set for this tab." : "No key set.";
+  byId("forget").hidden = !has;
+  byId<HTMLButtonElement>("refresh").disabled = !has;
+}
+
+/** Forgets the key and everything loaded with it; also when the server rejects the key. */
+function forgetKey(): void {
+  dropKey();
+  clear(byId("threads"));
+  byId("thread").hidden = true;
+  keyChanged();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  byId("key-form").addEventListener(
+    "submit",
+    guarded(async () => {
+      const input = byId<HTMLInputElement>("key");
+      const value = input.value.trim();
+      input.value = "";
+      if (!value) throw new Error("Enter a key");
+      setKey(value);
+      keyChanged();
+      await loadThreads(false);
+    }),
+  );
+  byId("forget").addEventListener("click", () => {
+    forgetKey();
+    say("Key forgotten.");
+  });
+  byId("refresh").addEventListener("click", guarded(() => loadThreads(false)));
+  byId("more-threads").addEventListener("click", guarded(() => loadThreads(true)));
+  byId("more-history").addEventListener("click", guarded(() => loadHistory(true)));
+  byId("to-head").addEventListener("click", guarded(() => loadState(null)));
+  byId("memory-form").addEventListener("submit", guarded(loadMemory));
+  keyChanged();
+  if (getKey()) guarded(() => loadThreads(false))();
+});

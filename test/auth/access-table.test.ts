@@ -1,0 +1,275 @@
+import { env, exports } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ThreadClient } from "../../src/thread/client";
+import { sign } from "../../src/webhooks/signature";
+import { appRoutes } from "../support/routes";
+import { api, createKey, createTenant, OPERATOR_KEY, type TestTenant } from "../support/tenants";
+
+/**
+ * Every route the app registers (read from app.routes, so a new route fails this test
+ * until it is declared and listed here) × seven principals: the expected outcome,
+ * and for every denial a proof that nothing changed anywhere.
+ *
+ * Outcomes: allow (2xx) · deny (401/403, coded; no row, thread or key changed) ·
+ * own (another tenant's key: it may act on its own tenant, and tenant A is untouched).
+ */
+
+const PRINCIPALS = ["operator", "member_none", "member_a", "member_org", "other_admin", "webhook", "admin"] as const;
+type Who = (typeof PRINCIPALS)[number];
+type Outcome = "allow" | "deny" | "own";
+type Call = { method: string; path: string; body?: unknown; headers?: Record<string, string>; signed?: boolean };
+type Row = { call: (who: Who) => Promise<Call> | Call; expect: Partial<Record<Who, Outcome>> & { default: Outcome } };
+
+let A: TestTenant;
+let B: TestTenant;
+let keyOf: Record<Exclude<Who, "webhook">, string>;
+let hook: { id: string; secret: string };
+let firstCheckpoint: string;
+
+const uid = () => crypto.randomUUID().slice(0, 8);
+const threads = () => ({ A: ["a-1", "a-del", "a-new"], B: ["a-1"] });
+
+async function made<T>(res: Promise<Response>, status = 201): Promise<T> {
+  const r = await res;
+  if (r.status !== status) throw new Error(`setup failed: ${r.status} ${await r.text()}`);
+  return (await r.json()) as T;
+}
+
+beforeAll(async () => {
+  A = await createTenant({ memberScopes: [] });
+  B = await createTenant();
+  keyOf = {
+    operator: OPERATOR_KEY,
+    admin: A.adminKey,
+    member_none: A.memberKey,
+    member_a: (await createKey(A.tenant, { role: "member", scopes: ["session:a*"] })).key,
+    member_org: (await createKey(A.tenant, { role: "member", scopes: ["organization:acme"] })).key,
+    other_admin: B.adminKey,
+  };
+  for (const id of ["a-1", "a-del", "ceo"]) await made(api("/v1/chat/completions", { key: A.adminKey, body: { model: "offline-echo", thread_id: id, messages: [{ role: "user", content: `hello ${id}` }] } }), 200);
+  firstCheckpoint = (await new ThreadClient(env, A.tenant, "a-1").getHistory({ limit: 1 })).checkpoints[0]!.id;
+  await made(api("/v1/memory/facts", { key: A.adminKey, body: { scope: "organization:acme", kind: "note", text: "acme fact" } }));
+  hook = await made(api("/v1/webhooks", { key: A.adminKey, body: { name: "tbl", agent_name: "planner", thread_from: "/t", text_from: "/x", scopes: ["session:a*"] } }));
+});
+
+/** Everything a call could change: every D1 row (queue bookkeeping aside, which the consumer writes on its own time) and the threads' heads. */
+async function world(): Promise<string> {
+  const tables = ["tenants", "api_keys", "facts", "fact_versions", "threads", "store_items", "langgraph_threads", "usage", "webhooks", "webhook_signatures"];
+  const rows = await Promise.all(tables.map(async (t) => (await env.DB.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all()).results));
+  const deliveries = (await env.DB.prepare("SELECT webhook_id, delivery_id, tenant_id, thread_id, input FROM webhook_deliveries ORDER BY rowid").all()).results;
+  const heads = await Promise.all(
+    Object.entries(threads()).flatMap(([t, ids]) =>
+      ids.map(async (id) => (await new ThreadClient(env, t === "A" ? A.tenant : B.tenant, id).getHistory({ limit: 1 })).checkpoints[0]?.id ?? null),
+    ),
+  );
+  return JSON.stringify({ rows, deliveries, heads });
+}
+
+/** Tenant A's part of the world only (for another tenant's allowed calls). */
+async function worldOfA(): Promise<string> {
+  const w = JSON.parse(await world()) as { rows: Record<string, unknown>[][]; deliveries: Record<string, unknown>[]; heads: (string | null)[] };
+  const mine = (r: Record<string, unknown>) => r.tenant_id === A.tenant || r.id === A.tenant;
+  return JSON.stringify({ rows: w.rows.map((t) => t.filter(mine)), deliveries: w.deliveries.filter(mine), heads: w.heads.slice(0, threads().A.length) });
+}
+
+const all = (o: Outcome): Row["expect"] => ({ default: o });
+const bearerOnly = (o: Outcome): Row["expect"] => ({ default: o, webhook: "deny" });
+/** Tenant A's admin (and the operator's powers where noted); other tenants act on their own. */
+const adminOnly = (extra: Partial<Record<Who, Outcome>> = {}): Row["expect"] => ({ default: "deny", admin: "allow", other_admin: "own", ...extra });
+
+const page = (path: string): [string, Row] => [`GET ${path}`, { call: () => ({ method: "GET", path }), expect: all("allow") }];
+const say = (text: string) => [{ role: "user", content: text }];
+const freshFact = async () => (await made<{ id: string }>(api("/v1/memory/facts", { key: A.adminKey, body: { scope: "organization:acme", kind: "note", text: `f-${uid()}` } }))).id;
+
+const b64 = (o: unknown) => btoa(JSON.stringify(o));
+/** A LangGraph checkpoint put (opaque bytes to the server), fresh per call. */
+const lgPut = () => ({
+  op: "put",
+  ns: "",
+  id: `1ef${uid()}`,
+  parent_id: null,
+  v: 4,
+  versions: {},
+  checkpoint: { t: "json", b: b64({ v: 4, id: "x", ts: "", channel_values: {}, channel_versions: {}, versions_seen: {} }) },
+  metadata: { t: "json", b: b64({}) },
+  blobs: [],
+});
+const acmeNs = ["organization", "acme"];
+/** Checkpointer routes on thread a-1: tenant A's admin and the `session:a*` member reach it. */
+const lgThread = (method: string, path: string, body?: unknown, extra: Partial<Record<Who, Outcome>> = {}): Row => ({
+  call: () => ({ method, path, ...(body === undefined ? {} : { body }) }),
+  expect: adminOnly({ member_a: "allow", ...extra }),
+});
+/** Store routes on organization:acme: tenant A's admin and the `organization:acme` member. */
+const lgStore = (method: string, path: string, body?: unknown, extra: Partial<Record<Who, Outcome>> = {}): Row => ({
+  call: () => ({ method, path, ...(body === undefined ? {} : { body: typeof body === "function" ? (body as () => unknown)() : body }) }),
+  expect: adminOnly({ member_org: "allow", ...extra }),
+});
+
+const TABLE: Record<string, Row> = Object.fromEntries<Row>([
+  page("/"),
+  page("/docs/init.js"),
+  page("/docs/scalar.js"),
+  page("/health"),
+  page("/openapi.json"),
+  page("/docs"),
+  page("/ui"),
+  page("/ui/"),
+  page("/ui/inspector.js"),
+  page("/ui/inspector.css"),
+  page("/ui/favicon.svg"),
+  ["GET /v1/models", { call: () => ({ method: "GET", path: "/v1/models" }), expect: bearerOnly("allow") }],
+  ["GET /v1/models/:name", { call: () => ({ method: "GET", path: "/v1/models/offline-echo" }), expect: bearerOnly("allow") }],
+  ["POST /v1/route", { call: () => ({ method: "POST", path: "/v1/route", body: { model: "auto", messages: say("hi") } }), expect: bearerOnly("allow") }],
+  ["GET /v1/usage", { call: () => ({ method: "GET", path: "/v1/usage" }), expect: bearerOnly("allow") }],
+
+  ["POST /v1/admin/tenants", { call: () => ({ method: "POST", path: "/v1/admin/tenants", body: { id: `t-${uid()}` } }), expect: { default: "deny", operator: "allow" } }],
+  ["GET /v1/admin/tenants", { call: () => ({ method: "GET", path: "/v1/admin/tenants" }), expect: { default: "deny", operator: "allow" } }],
+  ["POST /v1/admin/tenants/:tenant/keys", { call: () => ({ method: "POST", path: `/v1/admin/tenants/${A.tenant}/keys`, body: { role: "member" } }), expect: { default: "deny", operator: "allow", admin: "allow" } }],
+  ["GET /v1/admin/tenants/:tenant/keys", { call: () => ({ method: "GET", path: `/v1/admin/tenants/${A.tenant}/keys` }), expect: { default: "deny", operator: "allow", admin: "allow" } }],
+  [
+    "DELETE /v1/admin/tenants/:tenant/keys/:id",
+    {
+      call: async () => ({ method: "DELETE", path: `/v1/admin/tenants/${A.tenant}/keys/${(await createKey(A.tenant, { role: "member" })).id}` }),
+      expect: { default: "deny", operator: "allow", admin: "allow" },
+    },
+  ],
+
+  ["GET /v1/threads", { call: () => ({ method: "GET", path: "/v1/threads?limit=100" }), expect: { default: "allow", operator: "deny", webhook: "deny", other_admin: "own" } }],
+  ["GET /v1/threads/:id/state", { call: () => ({ method: "GET", path: "/v1/threads/a-1/state" }), expect: adminOnly({ member_a: "allow" }) }],
+  ["GET /v1/threads/:id/history", { call: () => ({ method: "GET", path: "/v1/threads/a-1/history" }), expect: adminOnly({ member_a: "allow" }) }],
+  ["POST /v1/threads/:id/state", { call: () => ({ method: "POST", path: "/v1/threads/a-1/state", body: { ops: [{ op: "set", channel: "topic", value: uid() }] } }), expect: adminOnly() }],
+  ["POST /v1/threads/:id/fork", { call: () => ({ method: "POST", path: "/v1/threads/a-1/fork", body: { checkpoint_id: firstCheckpoint } }), expect: adminOnly() }],
+  ["DELETE /v1/threads/:id", { call: () => ({ method: "DELETE", path: "/v1/threads/a-del" }), expect: adminOnly() }],
+  ["POST /v1/chat/completions", { call: () => ({ method: "POST", path: "/v1/chat/completions", body: { model: "offline-echo", thread_id: "a-1", messages: say("hi") } }), expect: adminOnly({ member_a: "allow" }) }],
+  [
+    "POST /v1/invoke",
+    {
+      call: () => ({ method: "POST", path: "/v1/invoke", body: { agent_name: "planner", context: { user_name: "x" }, session_id: "a-new", model_override: "offline-echo", content: [{ type: "text", text: "hi" }] } }),
+      expect: adminOnly({ member_a: "allow" }),
+    },
+  ],
+
+  ["POST /v1/memory/facts", { call: () => ({ method: "POST", path: "/v1/memory/facts", body: { scope: "organization:acme", kind: "note", text: uid() } }), expect: adminOnly({ member_org: "allow" }) }],
+  ["GET /v1/memory/facts", { call: () => ({ method: "GET", path: "/v1/memory/facts?scope=organization:acme" }), expect: adminOnly({ member_org: "allow" }) }],
+  // The operator holds only `system`: another tenant's fact is not found (404), as for another tenant's admin.
+  ["DELETE /v1/memory/facts/:id", { call: async () => ({ method: "DELETE", path: `/v1/memory/facts/${await freshFact()}` }), expect: adminOnly({ member_org: "allow", operator: "own" }) }],
+  [
+    "GET /v1/memory/facts/:id/history",
+    { call: async () => ({ method: "GET", path: `/v1/memory/facts/${await freshFact()}/history` }), expect: adminOnly({ member_org: "allow", operator: "own" }) },
+  ],
+  ["POST /v1/memory/context", { call: () => ({ method: "POST", path: "/v1/memory/context", body: { scopes: ["organization:acme"], max_tokens: 1000 } }), expect: adminOnly({ member_org: "allow" }) }],
+
+  ["POST /v1/memory/tasks", { call: () => ({ method: "POST", path: "/v1/memory/tasks", body: { op: "remember", scope: "organization:acme", kind: "note", text: uid() } }), expect: adminOnly() }],
+  ["POST /v1/tasks/summarize", { call: () => ({ method: "POST", path: "/v1/tasks/summarize", body: { thread_id: "a-1" } }), expect: adminOnly() }],
+  ["GET /v1/tasks/dead-letters", { call: () => ({ method: "GET", path: "/v1/tasks/dead-letters" }), expect: adminOnly({ operator: "allow" }) }],
+  ["GET /v1/tasks/:id", { call: () => ({ method: "GET", path: "/v1/tasks/task_x" }), expect: adminOnly({ operator: "allow" }) }],
+
+  ["POST /v1/webhooks", { call: () => ({ method: "POST", path: "/v1/webhooks", body: { name: "x", agent_name: "planner", thread_from: "/t", text_from: "/x", scopes: ["session:a*"] } }), expect: adminOnly() }],
+  ["GET /v1/webhooks", { call: () => ({ method: "GET", path: "/v1/webhooks" }), expect: adminOnly() }],
+  [
+    "DELETE /v1/webhooks/:id",
+    {
+      call: async () => {
+        const h = await made<{ id: string }>(api("/v1/webhooks", { key: A.adminKey, body: { name: "d", agent_name: "planner", thread_from: "/t", text_from: "/x" } }));
+        return { method: "DELETE", path: `/v1/webhooks/${h.id}` };
+      },
+      expect: adminOnly(),
+    },
+  ],
+  ["POST /v1/langgraph/threads/:thread_id/batch", { call: () => ({ method: "POST", path: "/v1/langgraph/threads/a-1/batch", body: { ops: [lgPut()] } }), expect: adminOnly({ member_a: "allow" }) }],
+  ["POST /v1/langgraph/threads/:thread_id/get", lgThread("POST", "/v1/langgraph/threads/a-1/get", {})],
+  ["POST /v1/langgraph/threads/:thread_id/list", lgThread("POST", "/v1/langgraph/threads/a-1/list", {})],
+  ["POST /v1/langgraph/threads/:thread_id/delta-history", lgThread("POST", "/v1/langgraph/threads/a-1/delta-history", { channels: ["messages"] })],
+  // a-1 holds no LangGraph checkpoints when this runs: those who reach it get 404 BEM-036
+  // (deleting real checkpoints is test/langgraph/checkpointer.test.ts); everyone else is denied.
+  ["DELETE /v1/langgraph/threads/:thread_id", lgThread("DELETE", "/v1/langgraph/threads/a-2", undefined, { admin: "own", member_a: "own" })],
+  // Across threads: filtered to what the key reaches (an empty list for a key that reaches none).
+  ["POST /v1/langgraph/list", { call: () => ({ method: "POST", path: "/v1/langgraph/list", body: {} }), expect: { default: "allow", operator: "deny", webhook: "deny", other_admin: "own" } }],
+  ["PUT /v1/langgraph/store/items", lgStore("PUT", "/v1/langgraph/store/items", () => ({ namespace: acmeNs, key: uid(), value: { a: 1 } }))],
+  ["GET /v1/langgraph/store/items", lgStore("GET", "/v1/langgraph/store/items?namespace=organization.acme&key=k")],
+  ["DELETE /v1/langgraph/store/items", lgStore("DELETE", "/v1/langgraph/store/items", { namespace: acmeNs, key: "k" })],
+  // Search is filtered by the key's grants: a key that reaches nothing there gets no items.
+  ["POST /v1/langgraph/store/items/search", lgStore("POST", "/v1/langgraph/store/items/search", { namespace_prefix: acmeNs }, { member_none: "allow", member_a: "allow" })],
+  ["POST /v1/langgraph/store/namespaces", { call: () => ({ method: "POST", path: "/v1/langgraph/store/namespaces", body: {} }), expect: { default: "allow", operator: "deny", webhook: "deny", other_admin: "own" } }],
+  ["POST /v1/langgraph/store/batch", lgStore("POST", "/v1/langgraph/store/batch", () => ({ ops: [{ op: "put", namespace: acmeNs, key: uid(), value: { a: 1 } }] }))],
+  // Last: an accepted delivery's turn runs on the queue in the background.
+  ["POST /v1/webhooks/:id", { call: () => ({ method: "POST", path: `/v1/webhooks/${hook.id}`, body: { t: "a-1", x: `hi ${uid()}` }, signed: true }), expect: { default: "deny", webhook: "allow" } }],
+]);
+
+async function send(who: Who, c: Call): Promise<Response> {
+  const raw = c.body === undefined ? undefined : JSON.stringify(c.body);
+  const headers: Record<string, string> = { ...(raw !== undefined ? { "content-type": "application/json" } : {}), ...(c.headers ?? {}) };
+  if (who === "webhook") {
+    if (c.signed) {
+      const ts = String(Math.floor(Date.now() / 1000));
+      Object.assign(headers, { "x-edgeweave-timestamp": ts, "x-edgeweave-signature": await sign(hook.secret, ts, raw ?? "") });
+    } else headers.authorization = `Bearer ${hook.secret}`; // a hook's only credential, presented as a key
+  } else headers.authorization = `Bearer ${keyOf[who]}`;
+  return exports.default.fetch(`http://x${c.path}`, { method: c.method, headers, body: raw });
+}
+
+/** An accepted background task writes on the queue's time: wait for it, so it is not taken for the next call's doing. */
+async function settled(status: number, text: string): Promise<void> {
+  const taskId = status === 202 ? (JSON.parse(text) as { task_id?: string }).task_id : undefined;
+  if (!taskId) return;
+  for (const until = Date.now() + 20_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+    const done = await env.DB.prepare("SELECT 1 FROM tasks_done WHERE task_id = ?1 UNION SELECT 1 FROM dead_letters WHERE task_id = ?1").bind(taskId).first();
+    if (done) return;
+  }
+  throw new Error(`task ${taskId} did not finish`);
+}
+
+const routeKey = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
+
+describe("access table: every registered route × every principal", () => {
+  it("every route declares its access and is listed here (a new route fails until it is)", () => {
+    const routes = appRoutes();
+    expect(routes.length).toBeGreaterThan(30);
+    expect(routes.filter((r) => r.declared === undefined).map(routeKey), "routes without a declared requirement").toEqual([]);
+    expect(routes.map(routeKey).filter((k) => !(k in TABLE)), "routes missing from TABLE").toEqual([]);
+    expect(Object.keys(TABLE).filter((k) => !routes.some((r) => routeKey(r) === k)), "TABLE rows for no route").toEqual([]);
+  });
+
+  it("allows exactly what the table says; every denial is coded and changes nothing", async () => {
+    const wrong: string[] = [];
+    let calls = 0;
+    let deniedAllowed = 0;
+    for (const [route, row] of Object.entries(TABLE)) {
+      for (const who of PRINCIPALS) {
+        const expected = row.expect[who] ?? row.expect.default;
+        const call = await row.call(who);
+        const before = expected === "own" ? await worldOfA() : await world();
+        const res = await send(who, call);
+        const text = await res.text();
+        await settled(res.status, text);
+        const after = expected === "own" ? await worldOfA() : await world();
+        calls++;
+        const where = `${route} as ${who} → ${res.status} ${text.slice(0, 120)}`;
+        if (res.status >= 500) wrong.push(`${where}: server error`);
+        else if (expected === "allow" && (res.status < 200 || res.status > 299)) wrong.push(`${where}: expected allow`);
+        else if (expected === "deny") {
+          const coded = /"code":"BEM-0(2[0-5]|90)"/.test(text);
+          if (res.status !== 401 && res.status !== 403) {
+            wrong.push(`${where}: expected deny`);
+            if (res.status < 300) deniedAllowed++;
+          } else if (!coded) wrong.push(`${where}: denial without its code`);
+          if (before !== after) wrong.push(`${where}: a denied call changed stored data`);
+        } else if (expected === "own" && before !== after) wrong.push(`${where}: another tenant changed tenant A`);
+      }
+    }
+    console.log(JSON.stringify({ access_table: { routes: Object.keys(TABLE).length, principals: PRINCIPALS.length, calls, wrong: wrong.length, denials_allowed: deniedAllowed } }));
+    expect(wrong).toEqual([]);
+  }, 240_000);
+
+  it("GET /v1/threads lists for each key exactly the threads it may read", async () => {
+    const list = async (key: string) =>
+      ((await (await api("/v1/threads?limit=100", { key })).json()) as { threads: { thread_id: string }[] }).threads.map((t) => t.thread_id).sort();
+    expect(await list(keyOf.member_none)).toEqual([]);
+    expect(await list(keyOf.member_org)).toEqual([]);
+    expect((await list(keyOf.member_a)).every((id) => id.startsWith("a"))).toBe(true);
+    expect(await list(keyOf.member_a)).toContain("a-1");
+    expect(await list(keyOf.admin)).toContain("ceo");
+    expect(await list(keyOf.other_admin)).not.toContain("ceo");
+  });
+});

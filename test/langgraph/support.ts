@@ -1,0 +1,32 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
+import { exports } from "cloudflare:workers";
+import { EdgeweaveSaver } from "../../src/langgraph-client/saver";
+import { createTenant, type TestTenant } from "../support/tenants";
+
+/** The Worker under test as a fetch (what a LangGraph app would call over the network), counting calls. */
+export function workerFetch(counter?: { calls: number; paths?: string[] }): typeof fetch {
+  return (input, init) => {
+    if (counter) {
+      counter.calls++;
+      counter.paths?.push(`${init?.method ?? "GET"} ${new URL(String(input instanceof Request ? input.url : input)).pathname}`);
+    }
+    return exports.default.fetch(new Request(input, init));
+  };
+}
+
+export const BASE_URL = "http://edgeweave.test";
+
+export function saverFor(key: string, counter?: { calls: number; paths?: string[] }): EdgeweaveSaver {
+  return new EdgeweaveSaver({ baseUrl: BASE_URL, apiKey: key, fetch: workerFetch(counter) });
+}
+
+/** A fresh tenant per saver, as each MemorySaver starts empty. */
+export async function freshSaver(): Promise<{ saver: EdgeweaveSaver; tenant: TestTenant }> {
+  const tenant = await createTenant();
+  return { saver: saverFor(tenant.adminKey), tenant };
+}
+
+// Vite resolves @langchain/langgraph to its "browser" build here, which leaves out the
+// AsyncLocalStorage set-up that interrupt() and getStore() need; workerd has it (nodejs_compat).
+AsyncLocalStorageProviderSingleton.initializeGlobalInstance(new AsyncLocalStorage());

@@ -1,0 +1,153 @@
+import { env } from "cloudflare:workers";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { D1FactsBackend } from "../../src/memory/d1-facts-backend";
+import { factTokens } from "../../src/memory/facts";
+import { memoryFor } from "../../src/memory/for-tenant";
+import { MemoryScope } from "../../src/memory/scope";
+import type { FactReport } from "../../src/memory/types";
+import { tenantForRuns, uniqueThread } from "../pipeline/helpers";
+import { fakeOllama } from "../support/fake-ollama";
+import { api } from "../support/tenants";
+
+const tenant = tenantForRuns();
+const uid = () => crypto.randomUUID().slice(0, 8);
+type Ctx = { messages: { content: string }[]; facts: FactReport[]; dropped: { facts: number } };
+const context = async (key: string, body: Record<string, unknown>) => (await (await api("/v1/memory/context", { key, body })).json()) as Ctx;
+
+/** Facts remembered 1 ms apart, so recency is their order here. */
+async function seed(tenantId: string, scope: MemoryScope, facts: [kind: string, text: string][], start = Date.now() - 1_000_000) {
+  const store = new D1FactsBackend(env.DB, tenantId);
+  const out = [];
+  for (const [i, [kind, text]] of facts.entries()) out.push(await store.remember(scope, kind, text, { now: start + i }));
+  return out;
+}
+
+const filler = (n: number) => Array.from({ length: n }, (_, i): [string, string] => ["note", `Routine status update number ${i} about the weekly office plants watering.`]);
+
+describe("relevance-ranked loading", () => {
+  it("the relevant fact wins a tight budget over newer irrelevant ones; then the newest; the rest counted", async () => {
+    const scope = MemoryScope.new("organization", `o-${uid()}`);
+    const [old] = await seed(tenant().tenant, scope, [["billing", "Invoices are payable within 45 days by bank transfer."], ...filler(40)]);
+    const each = factTokens({ kind: "note", scope: scope.toString(), text: filler(1)[0]![1] });
+    const body = { scopes: [scope.toString()], max_tokens: each * 2 * 5 };
+
+    const ranked = await context(tenant().adminKey, { ...body, query: "When are invoices payable?" });
+    expect(ranked.messages[0]!.content).toContain("Invoices are payable");
+    expect(ranked.facts[0]).toMatchObject({ id: old!.id, loaded: true, reason: "relevant" });
+    expect(ranked.facts[0]!.score).toBeGreaterThan(0);
+    const loaded = ranked.facts.filter((f) => f.loaded);
+    expect(loaded.slice(1).map((f) => f.reason)).toEqual(Array(loaded.length - 1).fill("recent"));
+    expect(ranked.messages.slice(1).map((m) => m.content)).toEqual(
+      filler(40).slice(40 - (loaded.length - 1)).reverse().map(([, t]) => `[note ${scope}] ${JSON.stringify(t)}`),
+    );
+    expect(ranked.dropped.facts).toBe(41 - loaded.length);
+
+    // Without a matching query, recency alone: the old billing fact is not loaded.
+    const plain = await context(tenant().adminKey, { ...body, query: "unrelated words zebra" });
+    expect(plain.messages.map((m) => m.content).join("\n")).not.toContain("Invoices");
+    expect(plain.facts.filter((f) => f.loaded).map((f) => f.reason)).toEqual(Array(loaded.length).fill("recent"));
+
+    // All facts fit: creation order, reason "fits".
+    const roomy = await context(tenant().adminKey, { scopes: [scope.toString()], max_tokens: each * 2 * 60, query: "invoices" });
+    expect(roomy.facts.map((f) => f.reason)).toEqual(Array(41).fill("fits"));
+    expect(roomy.messages[0]!.content).toContain("Invoices are payable");
+  });
+
+  it("always-kinds load first regardless of relevance; a big relevant fact that does not fit is reported and a smaller one still loads", async () => {
+    const scope = MemoryScope.new("organization", `o-${uid()}`);
+    const big = `Shipping: ${"parcels to islands travel by ferry and take longer; ".repeat(20)}`;
+    const facts = await seed(tenant().tenant, scope, [
+      ["policy", "Never share a customer's address."],
+      ["shipping", big],
+      ["shipping", "Shipping to islands takes five days."],
+      ...filler(30),
+    ]);
+    const each = factTokens({ kind: "note", scope: scope.toString(), text: filler(1)[0]![1] });
+    const ctx = await context(tenant().adminKey, { scopes: [scope.toString()], max_tokens: each * 2 * 4, query: "shipping to the islands", always_kinds: ["policy"] });
+    expect(ctx.facts[0]).toMatchObject({ id: facts[0]!.id, reason: "always", loaded: true });
+    const byId = new Map(ctx.facts.map((f) => [f.id, f]));
+    expect(byId.get(facts[1]!.id)).toMatchObject({ loaded: false, reason: "didn't fit" });
+    expect(byId.get(facts[2]!.id)).toMatchObject({ loaded: true, reason: "relevant" });
+  });
+
+  it("a run's response says which facts were loaded and why; the agent's always-kinds come first", async () => {
+    const t = tenant();
+    const scope = MemoryScope.new("organization", "acme");
+    // llama3.2 has a 4096-token window: ~2,000 tokens for facts, so 120 facts overflow it.
+    await seed(t.tenant, scope, [["policy", "Escalate refund requests above 500 EUR to a manager."], ["travel", "The Lisbon office is closed on Fridays in August."], ...filler(120)]);
+    const fake = fakeOllama("http://localhost:11434").reply("It is closed on Fridays.");
+    const res = await api("/v1/chat/completions", {
+      key: t.adminKey,
+      body: { model: "llama3.2", agent: "memory-assistant", thread_id: uniqueThread(), messages: [{ role: "user", content: "Is the Lisbon office open on Fridays in August?" }] },
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { edgeweave: { memory: { facts: FactReport[]; dropped_facts: number } } };
+    const facts = body.edgeweave.memory.facts.filter((f) => f.loaded);
+    expect(facts[0]).toMatchObject({ kind: "policy", reason: "always" });
+    expect(facts[1]).toMatchObject({ kind: "travel", reason: "relevant" });
+    expect(facts.slice(2).every((f) => f.reason === "recent" || f.reason === "relevant")).toBe(true);
+    expect(body.edgeweave.memory.dropped_facts).toBeGreaterThan(0);
+    const sent = JSON.stringify(fake.last.body);
+    expect(sent).toContain("Escalate refund requests");
+    expect(sent).toContain("Lisbon office is closed");
+  });
+});
+
+describe("ranking properties (fast-check, fixed seed)", () => {
+  const VOCAB = ["amber", "basil", "cedar", "delta", "ember", "fjord", "grove", "haven", "ivory", "jolly", "karma", "lemon"];
+  it("equal-size facts: loaded tokens fit; always first; no matching fact is left out while a non-matching one loads", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.constantFrom("note", "rule"), fc.array(fc.constantFrom(...VOCAB), { minLength: 4, maxLength: 4 })), { minLength: 1, maxLength: 25 }),
+        fc.array(fc.constantFrom(...VOCAB), { minLength: 0, maxLength: 3 }),
+        fc.integer({ min: 0, max: 12 }),
+        fc.boolean(),
+        async (rows, queryWords, fitCount, withAlways) => {
+          const tenantId = `p-${uid()}`;
+          const scope = MemoryScope.new("docset", "d");
+          const facts = await seed(tenantId, scope, rows.map(([kind, words]) => [kind, words.join(" ")]));
+          const each = facts[0]!.tokens;
+          const share = each * fitCount;
+          const loaded = await memoryFor(env, tenantId).loadContext([scope], share * 2, { query: queryWords.join(" "), alwaysKinds: withAlways ? ["rule"] : [] });
+          const taken = loaded.facts.filter((f) => f.loaded);
+          expect(taken.reduce((n, f) => n + f.tokens, 0)).toBeLessThanOrEqual(share);
+          expect(taken.length + loaded.dropped.facts).toBe(facts.length);
+          if (facts.length <= fitCount) {
+            expect(taken.map((f) => f.id)).toEqual(facts.map((f) => f.id));
+            return;
+          }
+          expect(taken).toHaveLength(fitCount);
+          const reasons = taken.map((f) => f.reason);
+          const firstOther = reasons.findIndex((r) => r !== "always");
+          if (firstOther >= 0) expect(reasons.slice(firstOther)).not.toContain("always");
+          if (withAlways) {
+            const rules = facts.filter((f) => f.kind === "rule").length;
+            expect(reasons.filter((r) => r === "always")).toHaveLength(Math.min(rules, fitCount));
+          }
+          const matches = (id: string) => queryWords.some((w) => facts.find((f) => f.id === id)!.text.split(" ").includes(w));
+          const takenIds = new Set(taken.map((f) => f.id));
+          const missedMatch = facts.some((f) => !takenIds.has(f.id) && matches(f.id));
+          if (missedMatch) expect(reasons.filter((r) => r === "recent")).toEqual([]);
+          for (const f of taken.filter((x) => x.reason === "relevant")) expect(matches(f.id)).toBe(true);
+          await env.DB.prepare("DELETE FROM facts WHERE tenant_id = ?").bind(tenantId).run();
+        },
+      ),
+      { seed: 16_2026, numRuns: 25 },
+    );
+  });
+
+  it("any user text as a search query answers (never an SQL error)", async () => {
+    const tenantId = `q-${uid()}`;
+    const scope = MemoryScope.new("docset", "d");
+    await seed(tenantId, scope, [["note", "alpha beta gamma"], ["note", "delta epsilon"]]);
+    const store = new D1FactsBackend(env.DB, tenantId);
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 80 }), fc.string({ unit: "binary", maxLength: 40 }), fc.constantFrom('"', "*", "a:b", "NEAR(", "^", "AND OR NOT", "\\")), async (q) => {
+        const hits = await store.searchScopes([scope], q, 5);
+        expect(Array.isArray(hits)).toBe(true);
+      }),
+      { seed: 4242, numRuns: 150 },
+    );
+  });
+});

@@ -1,0 +1,121 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { consumeTask } from "../../src/tasks/consumer";
+import { extractionTaskId, MAX_EXTRACTED } from "../../src/tasks/extract-facts";
+import { taskStatus } from "../../src/tasks/store";
+import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../pipeline/helpers";
+import { fakeOpenAI } from "../support/fake-openai";
+import { api, createKey } from "../support/tenants";
+import { waitFor } from "../webhooks/helpers";
+import { FakeMessage } from "./fake-message";
+
+const tenant = tenantForRuns();
+const scopeOf = (tenantId: string) =>
+  env.DB.prepare("SELECT id, kind, key, text, version FROM facts WHERE tenant_id = ? AND scope = 'organization:acme' AND key IS NOT NULL ORDER BY created_at").bind(tenantId).all<{ id: string; kind: string; key: string; text: string; version: number }>().then((r) => r.results);
+const json = (facts: unknown[]) => JSON.stringify({ facts });
+
+/** One note-taker turn; resolves when its extraction task has an outcome. */
+// memory_scopes narrows the run's layers (a member without organization:acme could not load the agent's).
+async function turn(key: string, tenantId: string, thread: string, text: string, memory_scopes?: string[]) {
+  const res = await api("/v1/chat/completions", {
+    key,
+    body: { model: "gpt-4o-mini", agent: "note-taker", thread_id: thread, messages: [{ role: "user", content: text }], ...(memory_scopes ? { memory_scopes } : {}) },
+  });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { edgeweave: { checkpoint_id: string } };
+  const id = await extractionTaskId(tenantId, thread, body.edgeweave.checkpoint_id);
+  const status = await waitFor("extraction outcome", async () => {
+    const s = await taskStatus(env.DB, tenantId, id);
+    return s.status === "pending" ? undefined : s;
+  });
+  return { id, status };
+}
+
+describe("background fact extraction through the queue", () => {
+  it("extracts after a turn and upserts by key: 'moved to Berlin' replaces 'lives in Lisbon'", async () => {
+    const t = tenant();
+    const thread = uniqueThread();
+    const fake = fakeOpenAI()
+      .reply("Lisbon is lovely.")
+      .reply(json([{ key: "home-city", kind: "profile", text: "The user lives in Lisbon." }, { key: "drink", kind: "preference", text: "Prefers tea." }]));
+    const first = await turn(t.adminKey, t.tenant, thread, "I live in Lisbon and I drink tea.");
+    expect(first.status).toEqual({ status: "done", result: { stored: 2, replaced: 0, model: "gpt-4o-mini" } });
+    const prompt = wireMessages(fake.last.body);
+    expect(wireText(prompt[1]!)).toContain("user: I live in Lisbon and I drink tea.");
+    expect((fake.last.body as { response_format?: unknown }).response_format).toEqual({ type: "json_object" });
+
+    fake.reply("Berlin, nice.").reply("```json\n" + json([{ key: "home-city", kind: "profile", text: "The user moved to Berlin." }]) + "\n```");
+    const second = await turn(t.adminKey, t.tenant, thread, "I moved to Berlin last month.");
+    expect(second.status).toEqual({ status: "done", result: { stored: 1, replaced: 1, model: "gpt-4o-mini" } });
+    // The extractor was shown the known keys, so it could reuse one.
+    expect(wireText(wireMessages(fake.last.body)[0]!)).toContain("- home-city: The user lives in Lisbon.");
+    const facts = await scopeOf(t.tenant);
+    expect(facts.map((f) => [f.key, f.text, f.version])).toEqual([
+      ["home-city", "The user moved to Berlin.", 2],
+      ["drink", "Prefers tea.", 1],
+    ]);
+    const history = (await (await api(`/v1/memory/facts/${facts[0]!.id}/history`, { key: t.adminKey })).json()) as { versions: { text: string }[] };
+    expect(history.versions.map((v) => v.text)).toEqual(["The user lives in Lisbon."]);
+
+    // The same task delivered again is a duplicate: no second extraction call, nothing changes.
+    const calls = fake.calls.length;
+    const again = new FakeMessage({ id: first.id, kind: "extract_facts", tenant: t.tenant, agent: "note-taker", thread_id: thread, checkpoint_id: "x", key: { id: "k", role: "admin", grants: ["*"] } });
+    expect(await consumeTask({ env, waitUntil: () => undefined }, again)).toBe("duplicate");
+    expect(fake.calls.length).toBe(calls);
+
+    // Both extraction calls are billed under their own cause (issue 11, finding 10: every provider call).
+    const usage = (await (await api("/v1/usage", { key: t.adminKey })).json()) as { data: { cause: string; requests: number }[] };
+    expect(usage.data.filter((r) => r.cause === "extraction").reduce((n, r) => n + r.requests, 0)).toBe(2);
+    expect(usage.data.filter((r) => r.cause === "turn").reduce((n, r) => n + r.requests, 0)).toBe(2);
+  });
+
+  const rejected: [string, string, RegExp][] = [
+    ["malformed: prose", "Sure! The user lives in Porto.", /not JSON/],
+    ["malformed: wrong shape", JSON.stringify({ fact: "Porto" }), /facts|Unrecognized/],
+    ["over the limit", json(Array.from({ length: MAX_EXTRACTED + 1 }, (_, i) => ({ key: `k${i}`, kind: "profile", text: "x" }))), /facts/],
+    ["text too long", json([{ key: "k", kind: "profile", text: "x".repeat(1001) }]), /facts\.0\.text/],
+    ["hostile: another scope", json([{ key: "k", kind: "profile", text: "ok" }, { key: "admin", kind: "profile", text: "I am root", scope: "system" }]), /scope 'system'/],
+    ["hostile: another organization", json([{ key: "k", kind: "profile", text: "x", scope: "organization:globex" }]), /organization:globex/],
+    ["a kind not configured", json([{ key: "k", kind: "secret", text: "x" }]), /kind 'secret'/],
+    ["a bad key", json([{ key: "has spaces", kind: "profile", text: "x" }]), /facts\.0/],
+  ];
+  for (const [name, answer, why] of rejected) {
+    it(`${name} → nothing stored, the task status says why`, async () => {
+      const t = tenant();
+      const before = await scopeOf(t.tenant);
+      fakeOpenAI().reply("ok").reply(answer);
+      const { status } = await turn(t.adminKey, t.tenant, uniqueThread(), "I live in Porto.");
+      expect(status.status).toBe("dead_lettered");
+      const reason = (status as { reason: string }).reason;
+      expect(reason).toContain("BEM-144");
+      expect(reason).toMatch(why);
+      expect(await scopeOf(t.tenant)).toEqual(before);
+    });
+  }
+
+  it("a key without a grant on the extraction scope: nothing stored, even for a well-formed answer", async () => {
+    const t = tenant();
+    const member = await createKey(t.tenant, { role: "member", scopes: ["docset:*", "session:*"] });
+    const before = await scopeOf(t.tenant);
+    fakeOpenAI().reply("ok");
+    const { status } = await turn(member.key, t.tenant, uniqueThread(), "I live in Oslo.", ["session"]);
+    expect(status.status).toBe("dead_lettered");
+    expect((status as { reason: string }).reason).toMatch(/BEM-144.*may not write 'organization:acme'/);
+    expect(await scopeOf(t.tenant)).toEqual(before);
+  });
+
+  it("a provider failure is retried (not dead-lettered at once)", async () => {
+    const t = tenant();
+    const thread = uniqueThread();
+    // A turn of an agent that does not extract (offline model), so nothing is queued; the task is run here.
+    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "auto", agent: "assistant", thread_id: thread, messages: [{ role: "user", content: "I live in Rome." }] } });
+    const cp = ((await res.json()) as { edgeweave: { checkpoint_id: string } }).edgeweave.checkpoint_id;
+    const before = await scopeOf(t.tenant);
+    const fake = fakeOpenAI().status(500).status(500).status(500).status(500);
+    const msg = new FakeMessage({ id: await extractionTaskId(t.tenant, thread, cp), kind: "extract_facts", tenant: t.tenant, agent: "note-taker", thread_id: thread, checkpoint_id: cp, key: { id: "k", role: "admin", grants: ["*"] } });
+    expect(await consumeTask({ env, waitUntil: () => undefined }, msg)).toBe("retried");
+    expect(msg.retries).toHaveLength(1);
+    expect(fake.calls.length).toBeGreaterThan(0);
+    expect(await scopeOf(t.tenant)).toEqual(before);
+  });
+});
