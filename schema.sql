@@ -204,3 +204,22 @@ CREATE TABLE store_items (
   PRIMARY KEY (tenant_id, namespace, key)
 );
 CREATE INDEX store_items_by_update ON store_items (tenant_id, updated_at);
+
+-- Per-tenant counts for the quotas (src/quotas.ts), kept by triggers in the same transaction as
+-- every write that changes them, so a quota check reads one row instead of counting.
+CREATE TABLE tenant_counts (
+  tenant_id   TEXT NOT NULL,
+  kind        TEXT NOT NULL,              -- keys (live, not revoked) | webhooks | threads | facts
+  n           INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, kind)
+);
+
+CREATE TRIGGER tenant_counts_key_insert AFTER INSERT ON api_keys WHEN new.revoked_at IS NULL BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'keys', 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = 'keys'; END;
+CREATE TRIGGER tenant_counts_key_revoke AFTER UPDATE OF revoked_at ON api_keys WHEN old.revoked_at IS NULL AND new.revoked_at IS NOT NULL BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'keys'; END;
+CREATE TRIGGER tenant_counts_key_delete AFTER DELETE ON api_keys WHEN old.revoked_at IS NULL BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'keys'; END;
+CREATE TRIGGER tenant_counts_webhook_insert AFTER INSERT ON webhooks BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'webhooks', 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = 'webhooks'; END;
+CREATE TRIGGER tenant_counts_webhook_delete AFTER DELETE ON webhooks BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'webhooks'; END;
+CREATE TRIGGER tenant_counts_thread_insert AFTER INSERT ON threads BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'threads', 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = 'threads'; END;
+CREATE TRIGGER tenant_counts_thread_delete AFTER DELETE ON threads BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'threads'; END;
+CREATE TRIGGER tenant_counts_fact_insert AFTER INSERT ON facts BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'facts', 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = 'facts'; END;
+CREATE TRIGGER tenant_counts_fact_delete AFTER DELETE ON facts BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'facts'; END;

@@ -11,6 +11,11 @@ export const catalog = {
   "BEM-012": { status: 415, meaning: "Unsupported content type (send application/json)" },
   "BEM-013": { status: 413, meaning: "Request body too large" },
   "BEM-014": { status: 400, meaning: "JSON nested too deeply or too long" },
+  "BEM-015": { status: 413, meaning: "Tenant holds the maximum number of live API keys (MAX_KEYS_PER_TENANT)" },
+  "BEM-016": { status: 413, meaning: "Tenant holds the maximum number of webhooks (MAX_WEBHOOKS_PER_TENANT)" },
+  "BEM-017": { status: 413, meaning: "Tenant holds the maximum number of threads (MAX_THREADS_PER_TENANT)" },
+  "BEM-018": { status: 413, meaning: "Tenant holds the maximum number of facts (MAX_FACTS_PER_TENANT)" },
+  "BEM-019": { status: 413, meaning: "Thread history holds the maximum number of bytes (MAX_THREAD_HISTORY_BYTES)" },
 
   "BEM-020": { status: 401, meaning: "Missing API key" },
   "BEM-021": { status: 401, meaning: "Invalid or revoked API key" },
@@ -97,6 +102,7 @@ export const catalog = {
   "BEM-096": { status: 400, meaning: "Tool message answers no open tool call" },
   "BEM-097": { status: 413, meaning: "Thread holds the maximum number of bytes (MAX_THREAD_BYTES)" },
   "BEM-098": { status: 503, meaning: "Thread storage failed; nothing was run or stored" },
+  "BEM-099": { status: 429, meaning: "Too many attempts with unknown API keys from this address" },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof catalog;

@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { authorizeThread } from "../auth/policy";
+import { assertThreadRoom } from "../quotas";
 import { AppError } from "../errors";
 import { inputToMessages, messagesToItems } from "../responses/convert";
 import { newThreadId } from "../responses/plan";
@@ -29,7 +30,7 @@ const ItemList = z
 const Items = z.array(InputItem).max(1000);
 const IdParam = z.object({ id: z.string().min(1).max(256) });
 const ItemParam = IdParam.extend({ item_id: z.string().min(1).max(300) });
-const ERRORS = ["BEM-022", "BEM-025", "BEM-030", "BEM-038", "BEM-102"] as const;
+const ERRORS = ["BEM-017", "BEM-022", "BEM-025", "BEM-030", "BEM-038", "BEM-102"] as const;
 
 /**
  * A conversation is a thread, so its routes need the thread's rights: reading it, adding to it
@@ -126,7 +127,11 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
     // A new thread, as chat on a new thread_id: the key must reach it (a grant matching session:conv_*).
     authorizeThread(principal, record.id, false);
     const messages = body.items?.length ? inputToMessages(body.items) : [];
-    if (messages.length > 0) await new ThreadClient(c.env, tenant, record.id).appendMessages(messages, "update");
+    if (messages.length > 0) {
+      // Its items make a new thread: within the tenant's thread quota (413 BEM-017, nothing stored).
+      await assertThreadRoom(c.env, tenant, record.id);
+      await new ThreadClient(c.env, tenant, record.id).appendMessages(messages, "update");
+    }
     await saveConversation(c.env.DB, tenant, record);
     return c.json(view(record), 200);
   })
@@ -152,7 +157,9 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
     return c.json(page(itemsOf(state.channels.messages), c.req.valid("query"), "desc") as z.infer<typeof ItemList>, 200);
   })
   .openapi(addItems, async (c) => {
-    const { thread } = await open(c, c.req.valid("param").id, false, (p) => c.executionCtx.waitUntil(p));
+    const { tenant, thread } = await open(c, c.req.valid("param").id, false, (p) => c.executionCtx.waitUntil(p));
+    // A conversation created without items has no thread yet: the first items make one.
+    await assertThreadRoom(c.env, tenant, thread.threadId);
     const cp = await thread.appendMessages(inputToMessages(c.req.valid("json").items), "update");
     const added = cp.writes.flatMap((w) => (w.op === "put" ? [w.message] : []));
     return c.json(page(itemsOf(added), { limit: 1000 }, "asc") as z.infer<typeof ItemList>, 200);

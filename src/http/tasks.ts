@@ -12,6 +12,7 @@ import type { AppEnv } from "./app-env";
 import { cursorOf, parseCursor } from "./cursor";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
+import { assertRoom } from "../quotas";
 
 /**
  * Background work on the TASKS queue: asynchronous remember/forget and thread
@@ -98,6 +99,8 @@ export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     if (body.op === "remember") {
       const scope = MemoryScope.parse(body.scope);
       authorize(p, "write_scope", { scope });
+      // Checked here so the caller hears it at once; the task checks again when it runs.
+      await assertRoom(c.env, p.tenant, "facts");
       const task_id = await enqueueTask(c.env, { kind: "remember_memory", tenant: p.tenant, scope: scope.toString(), fact_kind: validateKind(body.kind), text: validateFactText(body.text) });
       return c.json({ task_id }, 202);
     }

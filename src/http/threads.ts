@@ -10,6 +10,7 @@ import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { issueSummary, validationHook } from "./validation";
+import { assertThreadRoom } from "../quotas";
 
 // Thread ids are checked in the handler so a bad one gets its own code (BEM-030), not BEM-011.
 const ThreadParam = z.object({
@@ -112,6 +113,7 @@ const stateWrites = new OpenAPIHono<AppEnv>({ defaultHook: opsHook }).openapi(up
   const threadId = parseThreadId(c.req.valid("param").id);
   authorizeThread(principal, threadId, true);
   const thread = new ThreadClient(c.env, principal.tenant, threadId);
+  await assertThreadRoom(c.env, principal.tenant, thread.threadId);
   return c.json(await thread.update(c.req.valid("json"), "update"), 200);
 });
 

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { assertThreadRoom } from "../quotas";
 import { AppError } from "../errors";
 import { factsSession } from "../memory/bookmark";
 import { memoryFor } from "../memory/for-tenant";
@@ -134,6 +135,9 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const clientSystem = input.messages.filter(isInstruction).map(toChat);
   const toSave = input.messages.filter((m) => !isInstruction(m));
   if (toSave.length === 0) throw new AppError("BEM-011", "messages: at least one non-system message is required");
+  // A run on a thread the tenant does not have yet creates it: within the thread quota, before anything is read or written.
+  // (A run inside the thread's object was checked by the Worker before it was handed over: run-in-object.ts.)
+  if (thread && !deps.local) await assertThreadRoom(env, principal.tenant, thread.threadId);
 
   // Every layer, the agent's or the client's, must be within the caller's grants (BEM-023 otherwise).
   const scopes = resolveScopes({ principal, sessionId: thread?.threadId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });

@@ -43,7 +43,8 @@ export interface ThreadEndpoint {
 
 function unwrap<T>(r: RpcResult<T>): T {
   if (r.ok) return r.value;
-  throw new AppError(r.error.code, r.error.message);
+  const { code, message, retry_after } = r.error;
+  throw new AppError(code, message, retry_after === undefined ? {} : { headers: { "retry-after": String(retry_after) } });
 }
 
 /**

@@ -4,7 +4,8 @@ import { estimateTokens } from "../memory/tokens";
 import { IdGenerator } from "./ids";
 import { Message } from "./message";
 import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplayState } from "./reducers";
-import { clampTtl, clampWait, Lease, RunLeases } from "./run-lease";
+import { chargeHistory, DEFAULT_HISTORY_BYTES } from "./history-bytes";
+import { clampTtl, clampWait, Lease, LEASE, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
 import { messageHash } from "./message-hash";
 import { reconcileLive, type Reconciled } from "./reconcile-live";
@@ -135,7 +136,7 @@ export class ThreadDO extends DurableObject<Env> {
    */
   update(input: ThreadUpdate, source: Source, run: RunWrite = {}): RpcResult<Checkpoint> {
     const leases = this.openLeases();
-    if (!leases.admits(run.token)) return busy(0);
+    if (!leases.admits(run.token)) return busy(0, leases);
     return this.admitted(run, () => this.applyUpdate(input, source));
   }
 
@@ -164,7 +165,7 @@ export class ThreadDO extends DurableObject<Env> {
     const waitMs = clampWait(opts.waitMs);
     const pending = leases.acquire(clampTtl(opts.ttlMs), waitMs);
     const lease = pending instanceof Promise ? await pending : pending;
-    if (!lease) return busy(waitMs);
+    if (!lease) return busy(waitMs, leases);
     try {
       const recent = opts.recentTokens === undefined ? null : this.readRecent(opts.recentTokens, {});
       return { ok: true, value: { lease, recent } };
@@ -220,7 +221,7 @@ export class ThreadDO extends DurableObject<Env> {
     const waitMs = clampWait(undefined);
     const pending = leases.acquire(clampTtl(undefined), waitMs);
     const lease = pending instanceof Promise ? await pending : pending;
-    if (!lease) return busy(waitMs);
+    if (!lease) return busy(waitMs, leases);
     try {
       await this.ctx.storage.deleteAll();
       this.ready = false;
@@ -279,6 +280,7 @@ export class ThreadDO extends DurableObject<Env> {
   /** Created once per live object (a delete re-creates the tables, not the queue). */
   private openLeases(): RunLeases {
     if (!this.ready) this.open();
+    const maxHoldMs = Number(this.env.MAX_RUN_LEASE_MS) || LEASE.defaultMaxHoldMs;
     this.leases ??= new RunLeases({
       load: () => {
         const raw = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'run_lease'`).toArray()[0]?.value;
@@ -297,7 +299,7 @@ export class ThreadDO extends DurableObject<Env> {
           this.sql.exec(`DELETE FROM meta WHERE key = 'run_lease'`);
         }
       },
-    });
+    }, Date.now, maxHoldMs);
     return this.leases;
   }
 
@@ -315,7 +317,7 @@ export class ThreadDO extends DurableObject<Env> {
     const waitMs = clampWait(undefined);
     const pending = leases.acquire(clampTtl(undefined), waitMs);
     const lease = pending instanceof Promise ? await pending : pending;
-    if (!lease) return busy(waitMs);
+    if (!lease) return busy(waitMs, leases);
     try {
       return write();
     } finally {
@@ -374,6 +376,7 @@ export class ThreadDO extends DurableObject<Env> {
       messageBytes: Math.min(bytes, ROW_CEILING),
       threadMessages: Number(this.env.MAX_THREAD_MESSAGES) || 200_000,
       threadBytes: Number(this.env.MAX_THREAD_BYTES) || DEFAULT_THREAD_BYTES,
+      historyBytes: Number(this.env.MAX_THREAD_HISTORY_BYTES) || DEFAULT_HISTORY_BYTES,
     };
   }
 
@@ -501,7 +504,9 @@ export class ThreadDO extends DurableObject<Env> {
       `INSERT INTO checkpoints (id, parent_id, step, source, created_at) VALUES (?, ?, ?, ?, ?)`,
       cp.id, cp.parent_id, cp.step, cp.source, cp.created_at,
     );
-    writes.forEach((w, i) => this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, JSON.stringify(w)));
+    const stored = writes.map((w) => JSON.stringify(w));
+    chargeHistory(this.sql, stored, this.limits.historyBytes); // 413 BEM-019 past the cap: the caller's transaction rolls back
+    stored.forEach((json, i) => this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, json));
     const head: Head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
     this.sql.exec(
       `INSERT INTO meta (key, value) VALUES ('head', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
@@ -602,6 +607,8 @@ function defineOwn(o: object, key: string, value: unknown): void {
   Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-function busy<T>(waitMs: number): RpcResult<T> {
-  return { ok: false, error: { code: "BEM-038", message: `Thread is busy with another run; waited ${waitMs} ms (retry later)` } };
+/** BEM-038, saying when to retry: when the holder's lease ends at the latest (MAX_RUN_LEASE_MS bounds it). */
+function busy<T>(waitMs: number, leases: RunLeases): RpcResult<T> {
+  const retry_after = leases.retryAfterSeconds();
+  return { ok: false, error: { code: "BEM-038", message: `Thread is busy with another run; waited ${waitMs} ms (retry after ${retry_after} s)`, retry_after } };
 }
