@@ -159,6 +159,7 @@ CREATE TABLE responses (
   created_at    INTEGER NOT NULL,
   PRIMARY KEY (tenant_id, id)
 );
+CREATE INDEX responses_by_thread ON responses (tenant_id, thread_id);
 
 -- A conversation is a thread seen through the Conversations API; this holds its metadata.
 CREATE TABLE conversations (
