@@ -4,7 +4,7 @@
  *
  *   core  ←  config  ←  thread ← memory ← auth      (the stores and who may reach them)
  *                    ←  routing, providers, webhooks
- *   all of the above ←  pipeline (one agent run)  ←  tasks  ←  {http, langgraph, mcp}  ←  index.ts
+ *   all of the above ←  pipeline (one agent run)  ←  tasks  ←  {http, langgraph, mcp, responses, idempotency}  ←  index.ts
  *
  * `core` (messages, tokens, ids, principal, errors, log, backoff, zod issues, path segments)
  * imports nothing of ours; `langgraph-client` is a published package and imports nothing of
@@ -25,8 +25,11 @@ const may = {
   tasks: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline"],
   // The HTTP edge: langgraph and mcp are route sets on http's helpers; http mounts them (app.ts, mcp.ts).
   mcp: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http"],
+  // The Responses API's conversion/storage and the Idempotency-Key middleware: HTTP features on http's schemas and env.
+  responses: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http"],
+  idempotency: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http"],
   langgraph: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http", "langgraph-client"],
-  http: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "mcp", "langgraph"],
+  http: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "mcp", "langgraph", "responses", "idempotency"],
   // The inspector is a browser bundle: it shares the wire types only.
   ui: ["core", "thread"],
 };

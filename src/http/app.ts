@@ -19,6 +19,8 @@ import { modelRoutes } from "./models";
 import { routeRoutes } from "./route";
 import { chatRoutes } from "./chat";
 import { invokeRoutes } from "./invoke";
+import { responsesRoutes } from "./responses";
+import { conversationRoutes } from "./conversations";
 import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
@@ -60,6 +62,8 @@ export function createApp() {
     .route("/", routeRoutes)
     .route("/", chatRoutes)
     .route("/", invokeRoutes)
+    .route("/", responsesRoutes)
+    .route("/", conversationRoutes)
     .route("/", usageRoutes)
     .route("/", webhookRoutes)
     .route("/", taskRoutes)

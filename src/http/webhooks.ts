@@ -15,10 +15,12 @@ import { DELIVERY_HEADER, newSecret, parseSignature, parseTimestamp, SIGNATURE_H
 import { claimDelivery, claimSignature, deleteWebhook, findWebhook, insertWebhook, listWebhooks, releaseDelivery, releaseSignature, Webhook } from "../webhooks/store";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
+import { cursorOf, parseCursor } from "../core/cursor";
 import { decodeUtf8, parseGuardedJson } from "./limits";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { limited, withinLimit } from "./rate-limit";
 import { validationHook } from "./validation";
+import { assertRoom } from "../auth/quotas";
 
 /**
  * Signed inbound webhooks. A tenant admin registers a hook (agent + where the
@@ -85,7 +87,7 @@ function pointerOrFail(field: string, raw: string): void {
 const createWebhook = createRoute({
   method: "post",
   path: "/v1/webhooks",
-  middleware: access("manage_webhooks", "small"),
+  middleware: access("manage_webhooks", "small", { idempotent: true }),
   tags: ["webhooks"],
   summary: "Register a signed inbound webhook",
   request: { body: { content: { "application/json": { schema: CreateWebhook } }, required: true } },
@@ -97,8 +99,17 @@ const listWebhooksRoute = createRoute({
   path: "/v1/webhooks",
   middleware: access("manage_webhooks"),
   tags: ["webhooks"],
-  summary: "List the tenant's webhooks (secrets are never shown again)",
-  responses: { 200: jsonContent(z.object({ webhooks: z.array(Webhook) }).openapi("WebhookList"), "The hooks"), ...errorResponses("BEM-022") },
+  summary: "List the tenant's webhooks in creation order, paged (secrets are never shown again)",
+  request: {
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(200).optional().openapi({ description: "Hooks per page (default 50)" }),
+      cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),
+    }),
+  },
+  responses: {
+    200: jsonContent(z.object({ webhooks: z.array(Webhook), next_cursor: z.string().nullable() }).openapi("WebhookList"), "A page of hooks; next_cursor is null on the last"),
+    ...errorResponses("BEM-011", "BEM-022"),
+  },
 });
 
 const deleteWebhookRoute = createRoute({
@@ -161,12 +172,19 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     pointerOrFail("text_from", body.text_from);
     const grants = hookGrants(c.get("principal"), body);
     const callback = body.callback_url === undefined ? null : assertCallbackUrl(body.callback_url, allowPrivateCallbacks(c.env)).toString();
+    await assertRoom(c.env, c.get("principal").tenant, "webhooks");
     const secret = newSecret();
     const hook = await insertWebhook(c.env.DB, c.get("principal").tenant, { name: body.name, agent_name: body.agent_name, thread_from: body.thread_from, text_from: body.text_from, callback_url: callback, secret, ...grants });
     return c.json({ ...hook, secret }, 201);
   })
   .openapi(listWebhooksRoute, async (c) => {
-    return c.json({ webhooks: await listWebhooks(c.env.DB, c.get("principal").tenant) }, 200);
+    const q = c.req.valid("query");
+    const limit = q.limit ?? 50;
+    // The same paging as GET /v1/memory/facts: one row past the page says whether another follows.
+    const rows = await listWebhooks(c.env.DB, c.get("principal").tenant, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined);
+    const webhooks = rows.slice(0, limit);
+    const last = webhooks[webhooks.length - 1];
+    return c.json({ webhooks, next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200);
   })
   .openapi(deleteWebhookRoute, async (c) => {
     const { id } = c.req.valid("param");

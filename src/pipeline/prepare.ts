@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { assertThreadRoom } from "../auth/quotas";
 import { AppError } from "../core/errors";
 import { factsSession } from "../memory/bookmark";
 import { memoryFor } from "../memory/for-tenant";
@@ -235,6 +236,9 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   authorize(principal, "run");
   const { agent, thread, middlewares, agentTools, tools, reducers, context } = planRun(deps, input);
   const { clientSystem, toSave } = splitInput(input.messages);
+  // A run on a thread the tenant does not have yet creates it: within the thread quota, before anything is read or written.
+  // (A run inside the thread's object was checked by the Worker before it was handed over: run-in-object.ts.)
+  if (thread && !deps.local) await assertThreadRoom(env, principal.tenant, thread.threadId);
   // Every layer, the agent's or the client's, must be within the caller's grants (BEM-023 otherwise).
   const scopes = resolveScopes({ principal, sessionId: thread?.threadId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
   const { route, lastUser, budget } = routeRun(env, input, agent, clientSystem, toSave);

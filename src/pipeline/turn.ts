@@ -25,6 +25,12 @@ export type TurnInput = {
   memoryScopes?: readonly ScopeInput[];
   /** Continue from this checkpoint: the turn starts a new branch there. */
   checkpointId?: string;
+  /**
+   * Continue after this checkpoint (a Responses `previous_response_id`): at the thread's head a
+   * plain continuation, elsewhere a new branch there, as `checkpointId` (and with its right).
+   * Resolved inside the thread's object, which knows its head without another round trip.
+   */
+  continueFrom?: string;
   /** Per-run context for the agent's dynamic prompt. */
   context?: Record<string, unknown>;
   /** A D1 bookmark the client got from a fact write: the run reads facts at least that fresh. */

@@ -1,4 +1,5 @@
 import { authorize } from "../auth/policy";
+import { assertFactRoom } from "../auth/quotas";
 import { z } from "@hono/zod-openapi";
 import type { Principal } from "../core/principal";
 import { AppError } from "../core/errors";
@@ -99,7 +100,7 @@ function instructions(kinds: readonly string[], known: readonly { key: string; t
   ].join("\n");
 }
 
-type Extracted = { stored: number; replaced: number; model: string } | { skipped: string };
+type Extracted = { stored: number; replaced: number; model: string; over_quota?: number } | { skipped: string };
 
 export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTask>): Promise<Extracted> {
   const agent = agentByName(task.agent);
@@ -144,6 +145,24 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
   const facts = validateExtraction(value.message.content ?? "", { scope, kinds: config.kinds });
 
   let replaced = 0;
-  for (const f of facts) if ((await store.remember(scope, f.kind, f.text, { key: f.key })).replaced) replaced++;
-  return { stored: facts.length, replaced, model: model.name };
+  let overQuota = 0;
+  for (const f of facts) {
+    // At the tenant's fact quota new facts are left out (and counted); replacing a keyed one still works.
+    if (!(await fitsFactQuota(env, task.tenant, store, scope, f.key))) {
+      overQuota++;
+      continue;
+    }
+    if ((await store.remember(scope, f.kind, f.text, { key: f.key })).replaced) replaced++;
+  }
+  return { stored: facts.length - overQuota, replaced, model: model.name, ...(overQuota > 0 ? { over_quota: overQuota } : {}) };
+}
+
+async function fitsFactQuota(env: Env, tenant: string, store: D1FactsBackend, scope: MemoryScope, key: string | null | undefined): Promise<boolean> {
+  try {
+    await assertFactRoom(env, tenant, store, scope, key);
+    return true;
+  } catch (e) {
+    if (e instanceof AppError && e.code === "BEM-018") return false;
+    throw e;
+  }
 }

@@ -3,6 +3,7 @@ import type { MessageInput } from "../core/message";
 import { touchThread, forgetThread } from "./thread-list";
 import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
+import type { Reconciled } from "./reconcile-live";
 import type {
   BeginRunOptions,
   Checkpoint,
@@ -37,11 +38,13 @@ export interface ThreadEndpoint {
   renewRun(token: string, ttlMs?: number): Answer<Lease | null>;
   endRun(token: string): Answer<boolean>;
   destroy(): Answer<null>;
+  reconcile(hashes: string[]): Answer<Reconciled>;
 }
 
 function unwrap<T>(r: RpcResult<T>): T {
   if (r.ok) return r.value;
-  throw new AppError(r.error.code, r.error.message);
+  const { code, message, retry_after } = r.error;
+  throw new AppError(code, message, retry_after === undefined ? {} : { headers: { "retry-after": String(retry_after) } });
 }
 
 /**
@@ -132,6 +135,11 @@ export class ThreadClient {
   /** Newest messages (oldest→newest) whose stored token estimates sum to at most maxTokens. */
   async loadRecent(maxTokens: number, opts: LoadRecentOptions = {}): Promise<LoadRecentResult> {
     return unwrap(await this.stub.loadRecent(maxTokens, opts));
+  }
+
+  /** What a resent message list (as hashes, src/thread/message-hash.ts) shares with the live path. */
+  async reconcile(hashes: string[]): Promise<Reconciled> {
+    return unwrap(await this.stub.reconcile(hashes));
   }
 
   /** Makes the given checkpoint's state the head again, as a new branch. */

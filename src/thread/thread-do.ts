@@ -4,8 +4,11 @@ import { estimateTokens } from "../core/tokens";
 import { IdGenerator } from "../core/ids";
 import { Message } from "../core/message";
 import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplayState } from "./reducers";
-import { clampTtl, clampWait, Lease, RunLeases } from "./run-lease";
+import { chargeHistory, DEFAULT_HISTORY_BYTES } from "./history-bytes";
+import { clampTtl, clampWait, Lease, LEASE, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
+import { messageHash } from "./message-hash";
+import { reconcileLive, type Reconciled } from "./reconcile-live";
 import { describeIssues } from "../core/zod-issues";
 import { LangGraphCheckpoints } from "./langgraph-checkpoints";
 import type { DeltaHistory, DeltaQuery, GetQuery, LgOp, ListQuery, StoredTuple } from "./langgraph-checkpoint-types";
@@ -133,7 +136,7 @@ export class ThreadDO extends DurableObject<Env> {
    */
   update(input: ThreadUpdate, source: Source, run: RunWrite = {}): RpcResult<Checkpoint> {
     const leases = this.openLeases();
-    if (!leases.admits(run.token)) return busy(0);
+    if (!leases.admits(run.token)) return busy(0, leases);
     return this.admitted(run, () => this.applyUpdate(input, source));
   }
 
@@ -147,6 +150,11 @@ export class ThreadDO extends DurableObject<Env> {
     return this.run(() => this.readRecent(maxTokens, opts));
   }
 
+  /** Resent-history reconciliation: what an incoming list (message hashes) shares with the live path. */
+  reconcile(hashes: string[]): RpcResult<Reconciled> {
+    return this.run(() => reconcileLive(this.sql, hashes, this.head?.count ?? 0));
+  }
+
   /**
    * Starts a run: waits its turn (FIFO) for the thread's lease, then returns it
    * with, when `recentTokens` is given, the newest window read under it — one
@@ -157,7 +165,7 @@ export class ThreadDO extends DurableObject<Env> {
     const waitMs = clampWait(opts.waitMs);
     const pending = leases.acquire(clampTtl(opts.ttlMs), waitMs);
     const lease = pending instanceof Promise ? await pending : pending;
-    if (!lease) return busy(waitMs);
+    if (!lease) return busy(waitMs, leases);
     try {
       const recent = opts.recentTokens === undefined ? null : this.readRecent(opts.recentTokens, {});
       return { ok: true, value: { lease, recent } };
@@ -192,12 +200,13 @@ export class ThreadDO extends DurableObject<Env> {
   private forkNow(checkpointId: string): RpcResult<Checkpoint> {
     return this.run(() => {
       const target = this.checkpointRow(checkpointId);
-      const state = this.replay(target.id);
+      const owners = new Map<string, string>();
+      const state = this.replay(target.id, owners);
       return this.ctx.storage.transactionSync(() => {
         // Rebuilding the live tables costs O(state at the target); forks are rare.
         this.sql.exec(`DELETE FROM messages`);
         this.sql.exec(`DELETE FROM channels`);
-        for (const m of state.messages.values()) this.insertMessage(m, encodeMessage(m));
+        for (const m of state.messages.values()) this.insertMessage(m, encodeMessage(m), owners.get(m.id) ?? null);
         for (const [name, ch] of state.channels) {
           this.sql.exec(`INSERT INTO channels (name, reducer, value) VALUES (?, ?, ?)`, name, ch.reducer, JSON.stringify(ch.value));
         }
@@ -212,7 +221,7 @@ export class ThreadDO extends DurableObject<Env> {
     const waitMs = clampWait(undefined);
     const pending = leases.acquire(clampTtl(undefined), waitMs);
     const lease = pending instanceof Promise ? await pending : pending;
-    if (!lease) return busy(waitMs);
+    if (!lease) return busy(waitMs, leases);
     try {
       await this.ctx.storage.deleteAll();
       this.ready = false;
@@ -248,6 +257,12 @@ export class ThreadDO extends DurableObject<Env> {
     return new LangGraphCheckpoints(this.ctx.storage, Number(this.env.LANGGRAPH_CHUNK_BYTES) || 1_900_000);
   }
 
+  /** The head checkpoint's id (null for an empty thread): the run in the object resolves `continueFrom` with it. */
+  protected headId(): string | null {
+    if (!this.ready) this.open();
+    return this.head?.id ?? null;
+  }
+
   // ---- internals ---------------------------------------------------------
 
   private get sql(): SqlStorage {
@@ -265,6 +280,7 @@ export class ThreadDO extends DurableObject<Env> {
   /** Created once per live object (a delete re-creates the tables, not the queue). */
   private openLeases(): RunLeases {
     if (!this.ready) this.open();
+    const maxHoldMs = Number(this.env.MAX_RUN_LEASE_MS) || LEASE.defaultMaxHoldMs;
     this.leases ??= new RunLeases({
       load: () => {
         const raw = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'run_lease'`).toArray()[0]?.value;
@@ -283,7 +299,7 @@ export class ThreadDO extends DurableObject<Env> {
           this.sql.exec(`DELETE FROM meta WHERE key = 'run_lease'`);
         }
       },
-    });
+    }, Date.now, maxHoldMs);
     return this.leases;
   }
 
@@ -301,7 +317,7 @@ export class ThreadDO extends DurableObject<Env> {
     const waitMs = clampWait(undefined);
     const pending = leases.acquire(clampTtl(undefined), waitMs);
     const lease = pending instanceof Promise ? await pending : pending;
-    if (!lease) return busy(waitMs);
+    if (!lease) return busy(waitMs, leases);
     try {
       return write();
     } finally {
@@ -360,6 +376,7 @@ export class ThreadDO extends DurableObject<Env> {
       messageBytes: Math.min(bytes, ROW_CEILING),
       threadMessages: Number(this.env.MAX_THREAD_MESSAGES) || 200_000,
       threadBytes: Number(this.env.MAX_THREAD_BYTES) || DEFAULT_THREAD_BYTES,
+      historyBytes: Number(this.env.MAX_THREAD_HISTORY_BYTES) || DEFAULT_HISTORY_BYTES,
     };
   }
 
@@ -369,6 +386,7 @@ export class ThreadDO extends DurableObject<Env> {
     let count = this.head?.count ?? 0;
     const writes: Write[] = [];
     const now = Date.now();
+    const cpId = this.ids.next(now); // known before the ops, so each message row records its checkpoint
     // Built on the first new message: the calls open at the thread's tail (a lazy read back to the newest assistant/user message).
     let toolAnswers: ToolAnswerCheck | undefined;
     const answers = () => (toolAnswers ??= new ToolAnswerCheck(openToolCalls(this.tail())));
@@ -386,11 +404,11 @@ export class ThreadDO extends DurableObject<Env> {
       }
       if (existing) {
         this.sql.exec(
-          `UPDATE messages SET role = ?, json = ?, tokens = ?, bytes = ? WHERE id = ?`,
-          message.role, json.text, json.tokens, json.bytes, message.id,
+          `UPDATE messages SET role = ?, json = ?, tokens = ?, bytes = ?, hash = ?, cp = ? WHERE id = ?`,
+          message.role, json.text, json.tokens, json.bytes, messageHash(message), cpId, message.id,
         );
       } else {
-        this.insertMessage(message, json);
+        this.insertMessage(message, json, cpId);
         count++;
       }
       writes.push({ op: "put", message });
@@ -449,7 +467,7 @@ export class ThreadDO extends DurableObject<Env> {
     if (held > limits.threadBytes) {
       throw new AppError("BEM-097", `The thread would hold ${held} bytes of messages and channels; the limit is ${limits.threadBytes} (MAX_THREAD_BYTES)`);
     }
-    return this.commitCheckpoint(this.head, source, writes, count);
+    return this.commitCheckpoint(this.head, source, writes, count, cpId);
   }
 
   /** The thread's messages, newest first, parsed as they are read (callers stop early). */
@@ -465,17 +483,17 @@ export class ThreadDO extends DurableObject<Env> {
     return row?.b ?? 0;
   }
 
-  private insertMessage(m: Message, json: EncodedMessage): void {
+  private insertMessage(m: Message, json: EncodedMessage, cp: string | null): void {
     this.sql.exec(
-      `INSERT INTO messages (id, role, json, tokens, bytes, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-      m.id, m.role, json.text, json.tokens, json.bytes, m.created_at,
+      `INSERT INTO messages (id, role, json, tokens, bytes, created_at, hash, cp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      m.id, m.role, json.text, json.tokens, json.bytes, m.created_at, messageHash(m), cp,
     );
   }
 
   /** Writes the checkpoint row, its writes and the head pointer (inside the caller's transaction). */
-  private commitCheckpoint(parent: { id: string; step: number } | null, source: Source, writes: Write[], count: number): Checkpoint {
+  private commitCheckpoint(parent: { id: string; step: number } | null, source: Source, writes: Write[], count: number, id = this.ids.next()): Checkpoint {
     const cp: Checkpoint = {
-      id: this.ids.next(),
+      id,
       parent_id: parent?.id ?? null,
       step: (parent?.step ?? 0) + 1,
       source,
@@ -486,7 +504,9 @@ export class ThreadDO extends DurableObject<Env> {
       `INSERT INTO checkpoints (id, parent_id, step, source, created_at) VALUES (?, ?, ?, ?, ?)`,
       cp.id, cp.parent_id, cp.step, cp.source, cp.created_at,
     );
-    for (const [i, w] of writes.entries()) this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, JSON.stringify(w));
+    const stored = writes.map((w) => JSON.stringify(w));
+    chargeHistory(this.sql, stored, this.limits.historyBytes); // 413 BEM-019 past the cap: the caller's transaction rolls back
+    for (const [i, json] of stored.entries()) this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, json);
     const head: Head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
     this.sql.exec(
       `INSERT INTO meta (key, value) VALUES ('head', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
@@ -505,19 +525,23 @@ export class ThreadDO extends DurableObject<Env> {
     return row;
   }
 
-  /** State at a checkpoint: the writes of its parent chain, root first. */
-  replay(checkpointId: string): ReplayState {
+  /** State at a checkpoint: the writes of its parent chain, root first. `owners` learns which checkpoint put each message. */
+  replay(checkpointId: string, owners?: Map<string, string>): ReplayState {
     const state = emptyReplayState();
-    const rows = this.sql.exec<{ json: string }>(
+    const rows = this.sql.exec<{ cp: string; json: string }>(
       `WITH RECURSIVE chain(id, parent_id, depth) AS (
          SELECT id, parent_id, 0 FROM checkpoints WHERE id = ?
          UNION ALL
          SELECT c.id, c.parent_id, chain.depth + 1 FROM checkpoints c JOIN chain ON c.id = chain.parent_id
        )
-       SELECT w.json FROM chain JOIN writes w ON w.checkpoint_id = chain.id ORDER BY chain.depth DESC, w.idx ASC`,
+       SELECT chain.id AS cp, w.json FROM chain JOIN writes w ON w.checkpoint_id = chain.id ORDER BY chain.depth DESC, w.idx ASC`,
       checkpointId,
     );
-    for (const row of rows) applyWrite(state, JSON.parse(row.json) as Write);
+    for (const row of rows) {
+      const w = JSON.parse(row.json) as Write;
+      applyWrite(state, w);
+      if (owners && w.op === "put") owners.set(w.message.id, row.cp);
+    }
     return state;
   }
 
@@ -576,6 +600,8 @@ function defineOwn(o: object, key: string, value: unknown): void {
   Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-function busy<T>(waitMs: number): RpcResult<T> {
-  return { ok: false, error: { code: "BEM-038", message: `Thread is busy with another run; waited ${waitMs} ms (retry later)` } };
+/** BEM-038, saying when to retry: when the holder's lease ends at the latest (MAX_RUN_LEASE_MS bounds it). */
+function busy<T>(waitMs: number, leases: RunLeases): RpcResult<T> {
+  const retry_after = leases.retryAfterSeconds();
+  return { ok: false, error: { code: "BEM-038", message: `Thread is busy with another run; waited ${waitMs} ms (retry after ${retry_after} s)`, retry_after } };
 }

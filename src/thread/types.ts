@@ -128,4 +128,5 @@ export type RunWrite = { token?: string; endRun?: boolean };
 export type HistoryOptions = { before?: string; limit?: number };
 
 /** Cloudflare RPC drops custom error fields, so DO methods return this and the client rethrows. */
-export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string } };
+/** `retry_after` (seconds) becomes the error's Retry-After header (BEM-038). */
+export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string; retry_after?: number } };

@@ -111,13 +111,13 @@ describe("MemoryManager over the in-memory backend", () => {
     // The facts share (half the budget) holds all three small facts, but the large one comes
     // before two of them in priority order (system, then organization; creation order within).
     const ctx = await m.loadContext([MemoryScope.system(), org], 2 * small);
-    expect(ctx.messages.map((x) => x.content)).toEqual(["[rule system] Be kind."]);
+    expect(ctx.messages.map((x) => x.content)).toEqual([`[rule system] "Be kind."`]);
     expect(ctx.dropped.facts).toBe(3);
     expect(ctx.tokens).toBe(kind);
 
     // A fact exactly as large as the room left fits.
     const exact = await m.loadContext([MemoryScope.system()], 2 * kind);
-    expect(exact.messages.map((x) => x.content)).toEqual(["[rule system] Be kind."]);
+    expect(exact.messages.map((x) => x.content)).toEqual([`[rule system] "Be kind."`]);
     // One token less: nothing loads, and all three system facts are counted.
     const short = await m.loadContext([MemoryScope.system()], 2 * kind - 2);
     expect(short.messages).toEqual([]);

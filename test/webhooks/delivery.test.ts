@@ -241,7 +241,7 @@ describe("registration", () => {
 
     const other = await createTenant();
     await expectError(await api(`/v1/webhooks/${hook.id}`, { method: "DELETE", key: other.adminKey }), 404, "BEM-093");
-    expect(await (await api("/v1/webhooks", { key: other.adminKey })).json()).toEqual({ webhooks: [] });
+    expect(await (await api("/v1/webhooks", { key: other.adminKey })).json()).toEqual({ webhooks: [], next_cursor: null });
 
     expect((await api(`/v1/webhooks/${hook.id}`, { method: "DELETE", key: t.adminKey })).status).toBe(200);
     await expectError(await deliver(hook, ticket("after-delete")), 404, "BEM-093");
