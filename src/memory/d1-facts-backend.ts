@@ -144,7 +144,8 @@ export class D1FactsBackend implements MemoryBackend {
   /**
    * One round trip, O(window) whatever the scopes' size: (1) the newest `window` live facts of
    * the scopes that contain a query word — FTS5 ANDs the words with the scopes' tag tokens
-   * (fact_scope_stats.tag, migration 0009), walks those postings newest first and stops;
+   * (fact_scope_stats.tag, migration 0009), walks those postings newest first (its rowid is
+   * -facts.rowid: FTS5 skips ahead in a doclist only forwards) and stops;
    * (2) the scopes' fact count and token sum and, per word, how many of their facts contain
    * it (up to DF_CAP). `score` ranks the window by BM25 with those statistics (bm25.ts).
    */
@@ -158,8 +159,8 @@ export class D1FactsBackend implements MemoryBackend {
     const fPairs = scopes.map(() => "(f.tenant_id = ? AND f.scope = ?)").join(" OR ");
     const candidates = this.db
       .prepare(
-        `${tagsCte}SELECT ${F_COLUMNS} FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH (SELECT tags FROM m) || ? ORDER BY rowid DESC LIMIT ?) c ` +
-          `JOIN facts f ON f.rowid = c.rowid WHERE (${fPairs}) AND (f.expires_at IS NULL OR f.expires_at > ?)`,
+        `${tagsCte}SELECT ${F_COLUMNS} FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH (SELECT tags FROM m) || ? ORDER BY rowid LIMIT ?) c ` +
+          `JOIN facts f ON f.rowid = -c.rowid WHERE (${fPairs}) AND (f.expires_at IS NULL OR f.expires_at > ?)`,
       )
       .bind(...pairArgs, textMatch(words), window, ...pairArgs, now);
     const df = terms.map((_, i) => `(SELECT COUNT(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH m.tags || ? LIMIT ${DF_CAP})) AS d${i}`);
