@@ -17,7 +17,8 @@ DROP TABLE facts_fts;
 -- text: the fact's words (ranked); tag: its scope's token (filter only). rowid = -facts.rowid: FTS5 walks
 -- a doclist forward with skips but backwards linearly, so "newest matches first" is ascending order here.
 CREATE VIRTUAL TABLE facts_fts USING fts5(text, tag, tokenize = 'unicode61 remove_diacritics 2');
-INSERT INTO facts_fts (rowid, text, tag) SELECT -f.rowid, f.text, 's' || s.tag FROM facts f JOIN fact_scope_stats s ON s.tenant_id = f.tenant_id AND s.scope = f.scope;
+-- Ascending FTS rowids: FTS5 flushes its pending terms whenever a rowid is lower than the last one written.
+INSERT INTO facts_fts (rowid, text, tag) SELECT -f.rowid, f.text, 's' || s.tag FROM facts f JOIN fact_scope_stats s ON s.tenant_id = f.tenant_id AND s.scope = f.scope ORDER BY f.rowid DESC;
 
 CREATE TRIGGER facts_after_insert AFTER INSERT ON facts BEGIN INSERT OR IGNORE INTO fact_scope_stats (tenant_id, scope, n, tokens, tag) VALUES (new.tenant_id, new.scope, 0, 0, (SELECT COALESCE(MAX(tag), 0) + 1 FROM fact_scope_stats)); UPDATE fact_scope_stats SET n = n + 1, tokens = tokens + new.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; INSERT INTO facts_fts (rowid, text, tag) VALUES (-new.rowid, new.text, (SELECT 's' || tag FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope)); END;
 CREATE TRIGGER facts_after_delete AFTER DELETE ON facts BEGIN DELETE FROM facts_fts WHERE rowid = -old.rowid; DELETE FROM fact_versions WHERE fact_id = old.id; UPDATE fact_scope_stats SET n = n - 1, tokens = tokens - old.tokens WHERE tenant_id = old.tenant_id AND scope = old.scope; END;

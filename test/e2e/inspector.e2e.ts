@@ -118,6 +118,7 @@ async function seed(base: string): Promise<Seeded> {
   const cp2 = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { topic: "late order" }, channel_versions: { topic: 2 } };
   const c2 = await saver.put(c1, cp2, { source: "loop", step: 0, parents: {} }, { topic: 2 });
   await saver.putWrites(c2, [["topic", "<i>escalate</i>"]], "task-e2e");
+  await saver.getTuple(c2); // a read stores the queued writes first
   return { key, thread, first, second, fact, orgFact, graph: { thread: graphThread, id: cp2.id, parent: cp1.id } };
 }
 
@@ -200,7 +201,8 @@ async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   check((await lgHead.locator(".lg-parent").innerText()).includes(s.graph.parent), "the head's parent is the first checkpoint");
   await lgHead.locator(".lg-pending summary").click();
   await lgHead.locator(".lg-versions summary").click();
-  check((await lgHead.locator(".lg-pending").innerText()).includes("<i>escalate</i>"), "the pending write shown verbatim");
+  const pending = await lgHead.locator(".lg-pending").innerText();
+  check(pending.includes("<i>escalate</i>"), `the pending write shown verbatim: ${pending}`);
   check((await page.locator("#lg-checkpoints i").count()) === 0, "no markup injected from LangGraph values");
   check((await lgHead.locator(".lg-versions").innerText()).includes("topic"), "the channel versions");
 }
