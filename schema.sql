@@ -57,18 +57,16 @@ CREATE TABLE fact_scope_stats (
   tenant_id   TEXT NOT NULL,
   scope       TEXT NOT NULL,
   n           INTEGER NOT NULL,
-  tokens      INTEGER NOT NULL, tag INTEGER,  -- tag: added by migration 0009 (ALTER TABLE, hence the layout); 's' || tag is the scope's full-text token
+  tokens      INTEGER NOT NULL,
   PRIMARY KEY (tenant_id, scope)
 );
-CREATE UNIQUE INDEX fact_scope_stats_by_tag ON fact_scope_stats (tag);
 
--- BM25 over fact text (rowid = -facts.rowid: newest first in FTS5's fast, ascending order) with each fact's scope tag, so a search walks one scope's
--- postings; searches join back to facts for tenant, scope and expiry.
-CREATE VIRTUAL TABLE facts_fts USING fts5(text, tag, tokenize = 'unicode61 remove_diacritics 2');
+-- BM25 over fact text (rowid = facts.rowid); searches join back to facts for tenant, scope and expiry.
+CREATE VIRTUAL TABLE facts_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
 
-CREATE TRIGGER facts_after_insert AFTER INSERT ON facts BEGIN INSERT OR IGNORE INTO fact_scope_stats (tenant_id, scope, n, tokens, tag) VALUES (new.tenant_id, new.scope, 0, 0, (SELECT COALESCE(MAX(tag), 0) + 1 FROM fact_scope_stats)); UPDATE fact_scope_stats SET n = n + 1, tokens = tokens + new.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; INSERT INTO facts_fts (rowid, text, tag) VALUES (-new.rowid, new.text, (SELECT 's' || tag FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope)); END;
-CREATE TRIGGER facts_after_delete AFTER DELETE ON facts BEGIN DELETE FROM facts_fts WHERE rowid = -old.rowid; DELETE FROM fact_versions WHERE fact_id = old.id; UPDATE fact_scope_stats SET n = n - 1, tokens = tokens - old.tokens WHERE tenant_id = old.tenant_id AND scope = old.scope; END;
-CREATE TRIGGER facts_after_text_update AFTER UPDATE OF text ON facts BEGIN INSERT INTO fact_versions (fact_id, version, tenant_id, kind, text, written_at, replaced_at) VALUES (old.id, old.version, old.tenant_id, old.kind, old.text, old.updated_at, new.updated_at); DELETE FROM facts_fts WHERE rowid = -old.rowid; INSERT INTO facts_fts (rowid, text, tag) VALUES (-new.rowid, new.text, (SELECT 's' || tag FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope)); UPDATE fact_scope_stats SET tokens = tokens + new.tokens - old.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
+CREATE TRIGGER facts_after_insert AFTER INSERT ON facts BEGIN INSERT INTO facts_fts (rowid, text) VALUES (new.rowid, new.text); INSERT OR IGNORE INTO fact_scope_stats (tenant_id, scope, n, tokens) VALUES (new.tenant_id, new.scope, 0, 0); UPDATE fact_scope_stats SET n = n + 1, tokens = tokens + new.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
+CREATE TRIGGER facts_after_delete AFTER DELETE ON facts BEGIN DELETE FROM facts_fts WHERE rowid = old.rowid; DELETE FROM fact_versions WHERE fact_id = old.id; UPDATE fact_scope_stats SET n = n - 1, tokens = tokens - old.tokens WHERE tenant_id = old.tenant_id AND scope = old.scope; END;
+CREATE TRIGGER facts_after_text_update AFTER UPDATE OF text ON facts BEGIN INSERT INTO fact_versions (fact_id, version, tenant_id, kind, text, written_at, replaced_at) VALUES (old.id, old.version, old.tenant_id, old.kind, old.text, old.updated_at, new.updated_at); DELETE FROM facts_fts WHERE rowid = old.rowid; INSERT INTO facts_fts (rowid, text) VALUES (new.rowid, new.text); UPDATE fact_scope_stats SET tokens = tokens + new.tokens - old.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
 
 -- Threads a tenant has touched, for listing (the DO holds the content).
 CREATE TABLE threads (
@@ -162,6 +160,7 @@ CREATE TABLE responses (
   created_at    INTEGER NOT NULL,
   PRIMARY KEY (tenant_id, id)
 );
+CREATE INDEX responses_by_thread ON responses (tenant_id, thread_id);
 
 -- A conversation is a thread seen through the Conversations API; this holds its metadata.
 CREATE TABLE conversations (

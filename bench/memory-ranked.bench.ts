@@ -32,28 +32,19 @@ const median = (xs: number[]) => {
 };
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 
-/**
- * Rows get explicit rowids, descending within each batch of 1,000 (batches ascending): the full-text
- * rowid is -facts.rowid (migration 0009), and FTS5 flushes its pending terms whenever a transaction
- * writes a lower rowid than the one before — a 1,000-row batch in facts.rowid order would flush 1,000
- * times. The app writes facts one per transaction, where the order does not matter.
- */
 async function seedScope(scope: string, n: number): Promise<void> {
   const start = Date.now() - n;
-  const top = (await env.DB.prepare("SELECT COALESCE(MAX(rowid), 0) AS r FROM facts").first<{ r: number }>())?.r ?? 0;
   for (let i = 0; i < n; i += 1000) {
-    const size = Math.min(1000, n - i);
-    const stmts = Array.from({ length: size }, (_, j) => {
+    const stmts = Array.from({ length: Math.min(1000, n - i) }, (_, j) => {
       const t = text();
-      return env.DB.prepare("INSERT INTO facts (rowid, id, tenant_id, scope, kind, text, tokens, created_at, updated_at) VALUES (?, ?, ?, ?, 'note', ?, ?, ?, ?)").bind(
-        top + i + size - j,
+      return env.DB.prepare("INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, updated_at) VALUES (?, ?, ?, 'note', ?, ?, ?, ?)").bind(
         `f-${scope}-${i + j}`,
         TENANT,
         scope,
         t,
         factTokens({ kind: "note", scope, text: t }),
-        start + i + size - j,
-        start + i + size - j,
+        start + i + j,
+        start + i + j,
       );
     });
     await env.DB.batch(stmts);

@@ -2,8 +2,7 @@ import { OPERATOR_TENANT } from "../auth/principal";
 import { AppError } from "../errors";
 import { IdGenerator } from "../thread/ids";
 import { factTokens, type Fact } from "./facts";
-import { bm25 } from "./bm25";
-import { matchExpression, searchTerms, textMatch } from "./fts";
+import { matchExpression, searchTerms } from "./fts";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
 import { ownerTenant, type MemoryScope } from "./scope";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem } from "./types";
@@ -25,15 +24,8 @@ export type FactVersion = { version: number; kind: string; text: string; written
 export type ListFilter = { kind?: string; key?: string };
 export type { ScoredFact } from "./rank";
 
-/**
- * A search ranks the newest this-many matches of its scopes (FTS5 walks the scope's postings
- * newest first and stops), so its cost does not grow with the scope. A fact that matches but is
- * older than that window is not found; recency breaks the tie of what a big scope holds.
- */
-export const SEARCH_WINDOW = 128;
-/** Per query term, how many of the scopes' facts containing it are counted for its idf (bounded work). */
-export const DF_CAP = 100;
-type Scoped = { owner: string; scope: string };
+/** bm25() is lower-is-better; clients read "higher is more relevant". */
+const scored = ({ rank, ...f }: Fact & { rank: number }): ScoredFact => ({ ...f, score: Math.round(-rank * 1e6) / 1e6 });
 
 /**
  * Facts of every scope in D1, bound to one tenant: every query carries tenant_id.
@@ -113,17 +105,17 @@ export class D1FactsBackend implements MemoryBackend {
         .bind(owner, scope, now, before.updated_at, before.updated_at, before.id || "\uffff", limit);
     return {
       firstRows: async (req) => {
-        const terms = searchTerms(req.query);
+        const match = matchExpression(searchTerms(req.query));
         const stmts: D1PreparedStatement[] = [recent(req.recentLimit, { updated_at: Number.MAX_SAFE_INTEGER, id: "" })];
         if (req.kinds.length > 0) stmts.push(ofKinds(req.kinds, req.limit, { created_at: -1, id: "" }));
-        const search = this.searchStatements([{ owner, scope }], terms, Math.max(req.relevantLimit, SEARCH_WINDOW), now);
-        if (search) stmts.push(...search.statements);
+        if (match !== null) stmts.push(this.searchStatement([{ owner, scope }], match, req.relevantLimit, now));
         const [r, ...rest] = await this.db.batch<Record<string, unknown>>(stmts);
         const always = req.kinds.length > 0 ? rest.shift() : undefined;
+        const relevant = match !== null ? rest.shift() : undefined;
         return {
           recent: (r?.results ?? []) as Fact[],
           always: (always?.results ?? []) as Fact[],
-          relevant: search ? search.score(rest).slice(0, req.relevantLimit) : [],
+          relevant: ((relevant?.results ?? []) as (Fact & { rank: number })[]).map(scored),
         };
       },
       ofKinds: async (kinds, limit, after) => (await ofKinds(kinds, limit, after).all<Fact>()).results,
@@ -135,48 +127,22 @@ export class D1FactsBackend implements MemoryBackend {
    * BM25 search over the given scopes' live facts, best first (score: higher is more
    * relevant). The query is tokenized here, never passed to FTS5 as syntax.
    */
-  async search(scopes: readonly Scoped[], query: string, limit: number, now = this.clock()): Promise<ScoredFact[]> {
-    const search = this.searchStatements(scopes, searchTerms(query), Math.max(limit, SEARCH_WINDOW), now);
-    if (!search) return [];
-    return search.score(await this.db.batch<Record<string, unknown>>(search.statements)).slice(0, limit);
+  async search(scopes: readonly { owner: string; scope: string }[], query: string, limit: number, now = this.clock()): Promise<ScoredFact[]> {
+    const match = matchExpression(searchTerms(query));
+    if (match === null || scopes.length === 0) return [];
+    const { results } = await this.searchStatement(scopes, match, limit, now).all<Fact & { rank: number }>();
+    return results.map(scored);
   }
 
-  /**
-   * One round trip, O(window) whatever the scopes' size: (1) the newest `window` live facts of
-   * the scopes that contain a query word — FTS5 ANDs the words with the scopes' tag tokens
-   * (fact_scope_stats.tag, migration 0009), walks those postings newest first (its rowid is
-   * -facts.rowid: FTS5 skips ahead in a doclist only forwards) and stops;
-   * (2) the scopes' fact count and token sum and, per word, how many of their facts contain
-   * it (up to DF_CAP). `score` ranks the window by BM25 with those statistics (bm25.ts).
-   */
-  private searchStatements(scopes: readonly Scoped[], terms: readonly string[], window: number, now: number) {
-    const words = matchExpression(terms);
-    if (words === null || scopes.length === 0) return null;
-    const pairs = scopes.map(() => "(tenant_id = ? AND scope = ?)").join(" OR ");
-    const pairArgs = scopes.flatMap((s) => [s.owner, s.scope]);
-    // The scopes' tags as an FTS5 expression; 's0' is no scope's tag (tags start at 1), so no scope matches nothing.
-    const tagsCte = `WITH m(n, tokens, tags) AS (SELECT SUM(n), SUM(tokens), '(' || COALESCE(group_concat('tag : s' || tag, ' OR '), 'tag : s0') || ') AND ' FROM fact_scope_stats WHERE ${pairs}) `;
-    const fPairs = scopes.map(() => "(f.tenant_id = ? AND f.scope = ?)").join(" OR ");
-    const candidates = this.db
+  /** FTS5 finds the matching rows (all tenants'); the join keeps this tenant's scopes and live facts. */
+  private searchStatement(scopes: readonly { owner: string; scope: string }[], match: string, limit: number, now: number): D1PreparedStatement {
+    const pairs = scopes.map(() => "(f.tenant_id = ? AND f.scope = ?)").join(" OR ");
+    return this.db
       .prepare(
-        `${tagsCte}SELECT ${F_COLUMNS} FROM (SELECT rowid FROM facts_fts WHERE facts_fts MATCH (SELECT tags FROM m) || ? ORDER BY rowid LIMIT ?) c ` +
-          `JOIN facts f ON f.rowid = -c.rowid WHERE (${fPairs}) AND (f.expires_at IS NULL OR f.expires_at > ?)`,
+        `SELECT ${F_COLUMNS}, facts_fts.rank AS rank FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid ` +
+          `WHERE facts_fts MATCH ? AND (${pairs}) AND (f.expires_at IS NULL OR f.expires_at > ?) ORDER BY facts_fts.rank LIMIT ?`,
       )
-      .bind(...pairArgs, textMatch(words), window, ...pairArgs, now);
-    const df = terms.map((_, i) => `(SELECT COUNT(*) FROM (SELECT 1 FROM facts_fts WHERE facts_fts MATCH m.tags || ? LIMIT ${DF_CAP})) AS d${i}`);
-    const stats = this.db
-      .prepare(`${tagsCte}SELECT m.n AS n, m.tokens AS tokens${df.map((d) => `, ${d}`).join("")} FROM m`)
-      .bind(...pairArgs, ...terms.map((t) => textMatch(matchExpression([t])!)));
-    const score = (results: D1Result<Record<string, unknown>>[]): ScoredFact[] => {
-      const [c, st] = results;
-      const row = (st?.results[0] ?? {}) as Record<string, number | null>;
-      const stats = { n: row.n ?? 0, tokens: row.tokens ?? 0, df: terms.map((_, i) => row[`d${i}`] ?? 1) };
-      const facts = (c?.results ?? []) as Fact[];
-      return facts
-        .map((f) => ({ ...f, score: bm25(terms, f, stats) }))
-        .sort((a, b) => b.score - a.score || b.updated_at - a.updated_at || (a.id < b.id ? 1 : -1));
-    };
-    return { statements: [candidates, stats], score };
+      .bind(match, ...scopes.flatMap((s) => [s.owner, s.scope]), now, limit);
   }
 
   /** Search within scopes of this tenant (system included, read from the operator's rows). */

@@ -16,16 +16,11 @@ const STOPWORDS = new Set(
 export const MAX_TERMS = 24;
 const MAX_TERM_CHARS = 64;
 
-/** A text's words as the index sees them (unicode61, remove_diacritics): letter/digit runs, lower-cased, marks dropped. */
-export function words(text: string): string[] {
-  return [...text.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)].map((m) => m[0]);
-}
-
-/** The distinct search words of a text: its words, stopwords and 1-letter words dropped. */
+/** The distinct search words of a text: letters/digits runs, lower-cased, stopwords and 1-letter words dropped. */
 export function searchTerms(text: string): string[] {
   const out = new Set<string>();
-  for (const word of words(text)) {
-    const w = word.slice(0, MAX_TERM_CHARS);
+  for (const m of text.normalize("NFKC").toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
+    const w = m[0].slice(0, MAX_TERM_CHARS);
     if (w.length < 2 || STOPWORDS.has(w)) continue;
     out.add(w);
     if (out.size >= MAX_TERMS) break;
@@ -42,9 +37,3 @@ const quote = (term: string): string => `"${term.replaceAll('"', '""')}"`;
 export function matchExpression(terms: readonly string[]): string | null {
   return terms.length === 0 ? null : terms.map(quote).join(" OR ");
 }
-
-/**
- * The words part of a scoped FTS5 query: `text : (…)`, ANDed in SQL with the scopes' tag tokens
- * (column `tag`, see migration 0009) so FTS5 walks only those scopes' postings.
- */
-export const textMatch = (expr: string): string => `text : (${expr})`;
