@@ -30,8 +30,9 @@ export async function saveRun(p: Prepared, prefix: StepWrite[], steps: LoopStep[
         op: "set",
         channel: "last_route",
         reducer: "last_value",
-        // The compact summary (no trace; see routeSummary), the scopes whose facts the run loaded and which facts, why.
-        value: { ...routeSummary(model, p.route, attempts), memory_scopes: p.scopes, memory: storedReport(p.memory) },
+        // The compact summary (no trace; see routeSummary), the scopes whose facts the run loaded and which facts, why
+        // (a run prepared without memory, as some tests build it, stores no report).
+        value: { ...routeSummary(model, p.route, attempts), memory_scopes: p.scopes, ...(p.memory ? { memory: storedReport(p.memory) } : {}) },
       });
     }
     if (ops.length > 0) saves.push({ ops, source: i === 0 ? "input" : "loop" });
