@@ -212,3 +212,23 @@ describe("POST /v1/responses with the official openai client", () => {
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-103");
   });
 });
+
+describe("deleting a thread deletes its responses and its conversation record", () => {
+  it("DELETE /v1/threads/:id: the thread's stored responses are 404, the conversation is gone", async () => {
+    fakeOpenAI().reply("one").reply("two");
+    const key = tenant().adminKey;
+    const client = openaiClient(key);
+    const conv = await client.conversations.create({ metadata: { topic: "x" } });
+    const first = await client.responses.create({ model: "gpt-4o-mini", input: "first", conversation: conv.id });
+    const second = await client.responses.create({ model: "gpt-4o-mini", input: "second", previous_response_id: first.id });
+    expect((await api(`/v1/responses/${second.id}`, { key })).status).toBe(200);
+
+    expect((await api(`/v1/threads/${conv.id}`, { key, method: "DELETE" })).status).toBe(204);
+    for (const id of [first.id, second.id]) {
+      const res = await api(`/v1/responses/${id}`, { key });
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-100");
+    }
+    expect((await api(`/v1/conversations/${conv.id}`, { key })).status).toBe(404);
+  });
+});
