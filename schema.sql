@@ -37,6 +37,7 @@ CREATE UNIQUE INDEX facts_by_key ON facts (tenant_id, scope, key) WHERE key IS N
 CREATE INDEX facts_by_kind ON facts (tenant_id, scope, kind, created_at, id);
 CREATE INDEX facts_by_recency ON facts (tenant_id, scope, updated_at, id);
 CREATE INDEX facts_by_expiry ON facts (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX facts_expiring ON facts (tenant_id, scope, expires_at) WHERE expires_at IS NOT NULL;
 
 -- Earlier versions of a keyed fact, written when remembering with its key replaced the text.
 CREATE TABLE fact_versions (

@@ -7,6 +7,16 @@ import type { LoopStep, StepWrite } from "./tools/loop";
 import type { Prepared } from "./prepare";
 import { routeSummary } from "./turn";
 
+/**
+ * The memory report kept with a checkpoint (the inspector shows it): the response's report,
+ * its first entries only, so a turn that examined hundreds of facts does not store hundreds of rows.
+ */
+export const STORED_REPORT_FACTS = 64;
+const storedReport = (m: Prepared["memory"]) =>
+  m.facts.length > STORED_REPORT_FACTS
+    ? { facts: m.facts.slice(0, STORED_REPORT_FACTS), dropped_facts: m.dropped_facts, facts_omitted: m.facts.length - STORED_REPORT_FACTS }
+    : m;
+
 /** Writes the run's steps as checkpoints (the first with the input and the routing record). */
 export async function saveRun(p: Prepared, prefix: StepWrite[], steps: LoopStep[], model: ModelConfig, attempts: Attempt[]): Promise<string | null> {
   if (!p.thread || steps.length === 0) return null;
@@ -20,8 +30,9 @@ export async function saveRun(p: Prepared, prefix: StepWrite[], steps: LoopStep[
         op: "set",
         channel: "last_route",
         reducer: "last_value",
-        // The compact summary (no trace; see routeSummary) and the scopes whose facts the run loaded.
-        value: { ...routeSummary(model, p.route, attempts), memory_scopes: p.scopes },
+        // The compact summary (no trace; see routeSummary), the scopes whose facts the run loaded and which facts, why
+        // (a run prepared without memory, as some tests build it, stores no report).
+        value: { ...routeSummary(model, p.route, attempts), memory_scopes: p.scopes, ...(p.memory ? { memory: storedReport(p.memory) } : {}) },
       });
     }
     if (ops.length > 0) saves.push({ ops, source: i === 0 ? "input" : "loop" });

@@ -1,21 +1,35 @@
 /**
  * The thread inspector (/ui), bundled by scripts/build-assets.ts into dist/public/ui/inspector.js.
  * Threads, the messages and channels at any checkpoint, the checkpoint timeline with its
- * branches, fork, the routing of the last turn and the memory it loaded. No framework; data
+ * branches, fork, the routing of the last turn and the facts it loaded (and why), memory for any
+ * scopes, and a thread's LangGraph checkpoints (read-only). No framework; data
  * reaches the page only as text (see dom.ts), the key only sessionStorage (see api.ts).
  */
 import { api, ApiError, dropKey, getKey, setKey } from "./api";
 import { byId, clear, el, pretty, short, when } from "./dom";
+import { checkpointView } from "./langgraph";
 import { lanes } from "./lanes";
-import type { History, HistoryEntry, LastRoute, LoadedContext, Message, ThreadList, ThreadState, Write } from "./types";
+import { reportRows, reportSummary } from "./memory-report";
+import type { History, HistoryEntry, LangGraphTuple, LastRoute, LoadedContext, Message, ThreadList, ThreadState, Write } from "./types";
 
-const view: { thread: string | null; checkpoint: string | null; history: HistoryEntry[]; historyBefore: string | null; threadsBefore: string | null } = {
+const view: {
+  thread: string | null;
+  checkpoint: string | null;
+  history: HistoryEntry[];
+  historyBefore: string | null;
+  threadsBefore: string | null;
+  /** The LangGraph list shown: its thread, namespace (undefined: all) and the oldest id shown. */
+  lg: { thread: string; ns: string | undefined; before: string | null } | null;
+} = {
   thread: null,
   checkpoint: null,
   history: [],
   historyBefore: null,
   threadsBefore: null,
+  lg: null,
 };
+/** LangGraph checkpoints per page. */
+const LG_PAGE = 20;
 const enc = encodeURIComponent;
 
 function say(text: string, isError = false): void {
@@ -67,6 +81,7 @@ async function openThread(id: string): Promise<void> {
   // The scopes the last run loaded (recorded with its routing); a thread without runs: its session.
   const scopes = lastRoute(head)?.memory_scopes;
   byId<HTMLInputElement>("scopes").value = scopes?.length ? scopes.join(", ") : `session:${id}`;
+  byId<HTMLInputElement>("lg-thread").value = id;
   say(`Opened thread ${id}.`);
 }
 
@@ -86,6 +101,7 @@ async function loadState(checkpointId: string | null): Promise<ThreadState> {
   renderMessages(st.channels.messages);
   renderChannels(st.channels, st.reducers);
   renderRouting(lastRoute(st));
+  renderLastMemory(lastRoute(st));
   markSelected(st.checkpoint_id);
   return st;
 }
@@ -158,6 +174,31 @@ function renderRouting(route: LastRoute | undefined): void {
   if (route.trace !== undefined) box.append(el("details", {}, [el("summary", { text: "trace" }), el("pre", { text: pretty(route.trace) })]));
 }
 
+function renderLastMemory(route: LastRoute | undefined): void {
+  const box = byId("last-memory");
+  clear(box);
+  const report = route?.memory;
+  if (!report) {
+    box.append(el("p", { class: "muted", text: route ? "This run's checkpoint has no memory report (written before reports were stored)." : "No run at this checkpoint." }));
+    return;
+  }
+  box.append(el("p", { class: "muted", text: reportSummary(report) }));
+  if (report.facts.length === 0) return;
+  const head = el("tr", {}, ["fact", "scope", "kind", "key", "tokens", "loaded", "why"].map((h) => el("th", { text: h })));
+  const body = reportRows(report).map((r) =>
+    el("tr", { class: r.loaded ? "loaded" : "left-out", "data-fact": r.id }, [
+      el("td", {}, [el("code", { text: short(r.id) })]),
+      el("td", { text: r.scope }),
+      el("td", { text: r.kind }),
+      el("td", { text: r.key }),
+      el("td", { text: String(r.tokens) }),
+      el("td", { text: r.loaded ? "yes" : "no" }),
+      el("td", { class: "why", text: r.why }),
+    ]),
+  );
+  box.append(el("table", { class: "report" }, [el("thead", {}, [head]), el("tbody", {}, body)]));
+}
+
 // ---- history timeline ----
 async function loadHistory(append: boolean): Promise<void> {
   if (!view.thread) return;
@@ -228,19 +269,63 @@ async function loadMemory(): Promise<void> {
   box.append(ol);
 }
 
+// ---- LangGraph checkpoints (read-only, through the checkpointer's list route) ----
+async function loadLangGraph(append: boolean): Promise<void> {
+  if (!append) {
+    const thread = byId<HTMLInputElement>("lg-thread").value.trim();
+    if (!thread) throw new Error("Enter a LangGraph thread id");
+    const ns = byId<HTMLInputElement>("lg-ns").value.trim();
+    view.lg = { thread, ns: ns === "" ? undefined : ns, before: null };
+  }
+  const lg = view.lg;
+  if (!lg) return;
+  const body = { limit: LG_PAGE, ...(lg.ns !== undefined ? { ns: lg.ns } : {}), ...(append && lg.before ? { before: lg.before } : {}) };
+  const { tuples } = await api<{ tuples: LangGraphTuple[] }>("POST", `/v1/langgraph/threads/${enc(lg.thread)}/list`, body);
+  const list = byId("lg-checkpoints");
+  if (!append) clear(list);
+  for (const t of tuples) list.append(renderCheckpoint(t));
+  if (!append && tuples.length === 0) list.append(el("li", { class: "muted", text: `No LangGraph checkpoints in ${lg.thread}${lg.ns !== undefined ? ` (namespace "${lg.ns}")` : ""}.` }));
+  lg.before = tuples.at(-1)?.id ?? null;
+  byId("more-lg").hidden = tuples.length < LG_PAGE;
+  say(`Loaded ${list.querySelectorAll("li.lg-cp").length} LangGraph checkpoint(s) of ${lg.thread}.`);
+}
+
+function renderCheckpoint(t: LangGraphTuple): HTMLElement {
+  const v = checkpointView(t);
+  const versions = el("dl", { class: "kv" });
+  for (const [channel, version] of v.channelVersions) versions.append(el("dt", { text: channel }), el("dd", {}, [el("code", { text: version })]));
+  const writes = el("ol", { class: "lg-writes" });
+  for (const w of v.pendingWrites) writes.append(el("li", {}, [el("code", { text: `${w.channel} ← task ${short(w.task)}` }), el("pre", { text: pretty(w.value) })]));
+  return el("li", { class: "cp lg-cp", "data-checkpoint": v.id, "data-ns": t.ns }, [
+    el("div", { class: "cp-head" }, [
+      el("span", { class: "badge", text: v.ns }),
+      el("strong", { text: v.step === "" ? "step ?" : `step ${v.step}` }),
+      el("span", { class: "muted", text: v.source }),
+      el("code", { class: "lg-id", text: v.id }),
+    ]),
+    el("div", { class: "muted small lg-parent", text: `parent ${v.parent ?? "none"}${v.ts ? ` · ${v.ts}` : ""}${v.channels.length ? ` · values stored: ${v.channels.join(", ")}` : ""}` }),
+    el("details", { class: "lg-versions" }, [el("summary", { text: `channel versions (${v.channelVersions.length})` }), versions]),
+    el("details", { class: "lg-pending" }, [el("summary", { text: `pending writes (${v.pendingWrites.length})` }), writes]),
+    el("details", { class: "lg-metadata" }, [el("summary", { text: "metadata" }), el("pre", { text: pretty(v.metadata) })]),
+  ]);
+}
+
 // ---- key ----
 function keyChanged(): void {
   const has = getKey() !== null;
   byId("key-state").textContent = has ? "Key set for this tab." : "No key set.";
   byId("forget").hidden = !has;
   byId<HTMLButtonElement>("refresh").disabled = !has;
+  byId("langgraph-panel").hidden = !has;
 }
 
 /** Forgets the key and everything loaded with it; also when the server rejects the key. */
 function forgetKey(): void {
   dropKey();
   clear(byId("threads"));
+  clear(byId("lg-checkpoints"));
   byId("thread").hidden = true;
+  view.lg = null;
   keyChanged();
 }
 
@@ -266,6 +351,8 @@ document.addEventListener("DOMContentLoaded", () => {
   byId("more-history").addEventListener("click", guarded(() => loadHistory(true)));
   byId("to-head").addEventListener("click", guarded(() => loadState(null)));
   byId("memory-form").addEventListener("submit", guarded(loadMemory));
+  byId("lg-form").addEventListener("submit", guarded(() => loadLangGraph(false)));
+  byId("more-lg").addEventListener("click", guarded(() => loadLangGraph(true)));
   keyChanged();
   if (getKey()) guarded(() => loadThreads(false))();
 });

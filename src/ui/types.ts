@@ -22,4 +22,34 @@ export type LastRoute = {
   attempts?: unknown[];
   trace?: unknown;
   memory_scopes?: string[];
+  /** Which facts the run loaded and why (written since issue 16's inspector view). */
+  memory?: StoredMemoryReport;
+};
+
+/** One entry of a run's memory report (src/memory/report.ts FactReport). */
+export type FactReportRow = {
+  id: string;
+  scope: string;
+  kind: string;
+  key: string | null;
+  tokens: number;
+  loaded: boolean;
+  reason: "fits" | "always" | "relevant" | "recent" | "didn't fit";
+  score?: number;
+};
+/** last_route.memory (src/pipeline/save-run.ts): the response's report, its first entries only. */
+export type StoredMemoryReport = { facts: FactReportRow[]; dropped_facts: number; facts_omitted?: number };
+
+/** A serialized LangGraph value on the wire (src/langgraph/checkpoint-types.ts TypedWire). */
+export type TypedValue = { t: string; b: string };
+/** POST /v1/langgraph/threads/{id}/list → tuples (src/langgraph/checkpoint-routes.ts TupleWire). */
+export type LangGraphTuple = {
+  thread_id: string;
+  ns: string;
+  id: string;
+  parent_id: string | null;
+  checkpoint: TypedValue;
+  metadata: TypedValue;
+  blobs: { channel: string; value: TypedValue }[];
+  writes: { task_id: string; channel: string; value: TypedValue }[];
 };

@@ -5,7 +5,9 @@
  * throwaway local state (D1 migrations applied), seeds a tenant, a key, a fact and a
  * two-turn thread through the API (offline model), then drives Debian's chromium with
  * playwright-core: enter the key, open the thread, read messages and history, fork
- * from the first checkpoint and see the new branch; then follow the landing page's link to
+ * from the first checkpoint and see the new branch, read the memory report of the last run (which
+ * facts loaded and why) and a LangGraph thread's checkpoints (stored by the real EdgeweaveSaver);
+ * then follow the landing page's link to
  * /docs and see the API reference rendered from this origin. Saves test-artifacts/inspector.png.
  * wrangler dev is stopped at the end, also on failure.
  */
@@ -14,7 +16,9 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:f
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { chromium, type Page } from "playwright-core";
+import { EdgeweaveSaver } from "../../src/langgraph-client/saver";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const ARTIFACTS = join(ROOT, "test-artifacts");
@@ -91,7 +95,7 @@ async function call<T>(base: string, method: string, path: string, key: string, 
   return JSON.parse(text) as T;
 }
 
-type Seeded = { key: string; thread: string; first: string; second: string; fact: string };
+type Seeded = { key: string; thread: string; first: string; second: string; fact: string; orgFact: string; graph: { thread: string; id: string; parent: string } };
 
 async function seed(base: string): Promise<Seeded> {
   const tenant = `e2e-${Date.now().toString(36)}`;
@@ -100,11 +104,22 @@ async function seed(base: string): Promise<Seeded> {
   const thread = "support-e2e";
   const fact = "The customer prefers short answers.";
   await call(base, "POST", "/v1/memory/facts", key, { scope: `session:${thread}`, kind: "style", text: fact });
+  // The assistant agent loads organization:acme: the last run's memory report lists this fact.
+  const orgFact = (await call<{ id: string }>(base, "POST", "/v1/memory/facts", key, { scope: "organization:acme", kind: "shipping", text: "Orders ship from Lisbon." })).id;
   const turn = (text: string) =>
     call<{ checkpoint_id: string }>(base, "POST", "/v1/invoke", key, { agent_name: "assistant", session_id: thread, content: [{ type: "text", text }] });
   const first = (await turn("Hello, my order <b>#42</b> is late")).checkpoint_id;
   const second = (await turn("Can you check it again?")).checkpoint_id;
-  return { key, thread, first, second, fact };
+  // A LangGraph thread: two checkpoints and a pending write, through the real saver over HTTP.
+  const saver = new EdgeweaveSaver({ baseUrl: base, apiKey: key });
+  const graphThread = "graph-e2e";
+  const cp1 = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { topic: "order" }, channel_versions: { topic: 1 } };
+  const c1 = await saver.put({ configurable: { thread_id: graphThread, checkpoint_ns: "" } }, cp1, { source: "input", step: -1, parents: {} }, { topic: 1 });
+  const cp2 = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { topic: "late order" }, channel_versions: { topic: 2 } };
+  const c2 = await saver.put(c1, cp2, { source: "loop", step: 0, parents: {} }, { topic: 2 });
+  await saver.putWrites(c2, [["topic", "<i>escalate</i>"]], "task-e2e");
+  await saver.getTuple(c2); // a read stores the queued writes first
+  return { key, thread, first, second, fact, orgFact, graph: { thread: graphThread, id: cp2.id, parent: cp1.id } };
 }
 
 async function drive(page: Page, base: string, s: Seeded): Promise<void> {
@@ -153,6 +168,12 @@ async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   await page.locator("#memory .facts li").first().waitFor();
   check((await page.locator("#memory").innerText()).includes(s.fact), "the session fact is loaded");
 
+  // The memory report of the run at the first checkpoint: the organization fact, loaded because its scope fit.
+  const orgRow = page.locator(`#last-memory tr[data-fact="${s.orgFact}"]`);
+  await orgRow.waitFor();
+  check((await orgRow.innerText()).includes("fits"), `the report says why the fact loaded: ${await orgRow.innerText()}`);
+  check((await page.locator("#last-memory p").innerText()).includes("loaded"), "the report's summary line");
+
   // Fork from the first checkpoint: a new head on a second branch.
   await page.click(`#history li.cp[data-checkpoint="${s.first}"] .fork-cp`);
   await page.locator("#history li.cp").nth(2).waitFor();
@@ -167,6 +188,23 @@ async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   // Open the fact list and a tool-free message's metadata so the screenshot shows them.
   await page.click("#memory-form button[type=submit]");
   await page.locator("#memory .facts li").first().waitFor();
+
+  // LangGraph checkpoints (read-only): the panel starts from the open thread, which has none.
+  check((await page.inputValue("#lg-thread")) === s.thread, "the LangGraph panel starts from the open thread");
+  await page.click("#lg-form button[type=submit]");
+  await page.locator("#lg-checkpoints li").filter({ hasText: "No LangGraph checkpoints" }).waitFor();
+  await page.fill("#lg-thread", s.graph.thread);
+  await page.click("#lg-form button[type=submit]");
+  const lgHead = page.locator(`#lg-checkpoints li.lg-cp[data-checkpoint="${s.graph.id}"]`);
+  await lgHead.waitFor();
+  check((await page.locator("#lg-checkpoints li.lg-cp").count()) === 2, "2 LangGraph checkpoints");
+  check((await lgHead.locator(".lg-parent").innerText()).includes(s.graph.parent), "the head's parent is the first checkpoint");
+  await lgHead.locator(".lg-pending summary").click();
+  await lgHead.locator(".lg-versions summary").click();
+  const pending = await lgHead.locator(".lg-pending").innerText();
+  check(pending.includes("<i>escalate</i>"), `the pending write shown verbatim: ${pending}`);
+  check((await page.locator("#lg-checkpoints i").count()) === 0, "no markup injected from LangGraph values");
+  check((await lgHead.locator(".lg-versions").innerText()).includes("topic"), "the channel versions");
 }
 
 /** The API reference renders offline: Scalar's viewer from this origin, no CSP violation, no other origin. */

@@ -48,13 +48,21 @@ describe("routing in run responses: a compact summary by default, the full trace
     expect(finish.edgeweave.routing.trace?.map((t) => t.strategy)).toEqual(STRATEGIES);
   });
 
-  it("a checkpoint stores the compact summary and the scopes the run loaded, never the trace", async () => {
+  it("a checkpoint stores the compact summary, the scopes the run loaded and its memory report, never the trace", async () => {
     const thread = uniqueThread();
-    expect((await chat(thread, { agent: "assistant" }, { "x-edgeweave-trace": "full" })).status).toBe(200);
-    const state = (await (await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).json()) as { channels: { last_route: Routing & { memory_scopes: string[] } } };
+    const fact = await api("/v1/memory/facts", { key: tenant().adminKey, body: { scope: "organization:acme", kind: "style", text: `Answer in one line (${thread}).` } });
+    const factId = ((await fact.json()) as { id: string }).id;
+    const res = await chat(thread, { agent: "assistant" }, { "x-edgeweave-trace": "full" });
+    expect(res.status).toBe(200);
+    const answered = ((await res.json()) as { edgeweave: { memory: unknown } }).edgeweave.memory;
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).json()) as {
+      channels: { last_route: Routing & { memory_scopes: string[]; memory: { facts: { id: string; reason: string; loaded: boolean }[] } } };
+    };
     const stored = state.channels.last_route;
-    expect(Object.keys(stored).sort()).toEqual(["attempts", "candidate_count", "memory_scopes", "model", "reason"]);
+    expect(Object.keys(stored).sort()).toEqual(["attempts", "candidate_count", "memory", "memory_scopes", "model", "reason"]);
     expect(stored.memory_scopes).toContain(`session:${thread}`);
+    expect(stored.memory).toEqual(answered);
+    expect(stored.memory.facts).toContainEqual(expect.objectContaining({ id: factId, reason: "fits", loaded: true }));
   });
 
   it("an unknown trace level is a coded 400, nothing run", async () => {

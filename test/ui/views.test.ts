@@ -1,0 +1,85 @@
+import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
+import { describe, expect, it } from "vitest";
+import { checkpointView, decodeTyped } from "../../src/ui/langgraph";
+import { reportRows, reportSummary } from "../../src/ui/memory-report";
+import type { LangGraphTuple, StoredMemoryReport } from "../../src/ui/types";
+import { api, createTenant } from "../support/tenants";
+import { saverFor } from "../langgraph/support";
+
+// The inspector's pure view code (src/ui), fed what the API really answers. The page itself is
+// driven in Chromium by test/e2e/inspector.e2e.ts.
+
+describe("the inspector's LangGraph view (read-only, from the checkpointer's list route)", () => {
+  it("shows namespaces, ids, parents, metadata, channel versions and pending writes of checkpoints the real saver stored", async () => {
+    const t = await createTenant();
+    const saver = saverFor(t.adminKey);
+    const thread = `lg-view-${uuid6(-1).slice(0, 8)}`;
+    const first = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { n: 1 }, channel_versions: { n: 1 } };
+    const c1 = await saver.put({ configurable: { thread_id: thread, checkpoint_ns: "" } }, first, { source: "input", step: -1, parents: {} }, { n: 1 });
+    const second = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { n: 2 }, channel_versions: { n: 2 } };
+    const c2 = await saver.put(c1, second, { source: "loop", step: 0, parents: {} }, { n: 2 });
+    await saver.putWrites(c2, [["n", 3]], "task-7");
+    const sub = { ...emptyCheckpoint(), id: uuid6(-1) };
+    await saver.put({ configurable: { thread_id: thread, checkpoint_ns: "child:1" } }, sub, { source: "input", step: -1, parents: { "": second.id } }, {});
+
+    const res = await api(`/v1/langgraph/threads/${thread}/list`, { key: t.adminKey, body: { limit: 20 } });
+    expect(res.status).toBe(200);
+    const { tuples } = (await res.json()) as { tuples: LangGraphTuple[] };
+    const views = tuples.map(checkpointView);
+    expect(views.map((v) => [v.ns, v.id])).toEqual([
+      ["child:1", sub.id],
+      ["(root)", second.id],
+      ["(root)", first.id],
+    ]);
+    const head = views[1]!;
+    expect(head).toMatchObject({ parent: first.id, step: "0", source: "loop", channelVersions: [["n", "2"]], channels: ["n"] });
+    expect(head.pendingWrites).toEqual([{ task: "task-7", channel: "n", value: 3 }]);
+    expect(head.metadata).toMatchObject({ source: "loop", step: 0 });
+    expect(head.ts).toBe(second.ts);
+    expect(views[2]!.parent).toBeNull();
+    expect(views[0]!.metadata).toMatchObject({ parents: { "": second.id } });
+  });
+
+  it("names a non-JSON value by type and size instead of decoding it", () => {
+    expect(decodeTyped({ t: "bytes", b: btoa("\u0000\u0001\u0002") })).toBe("<bytes, 3 bytes>");
+    expect(decodeTyped({ t: "json", b: btoa("not json") })).toBe("not json");
+    expect(decodeTyped({ t: "json", b: btoa(JSON.stringify({ a: [1] })) })).toEqual({ a: [1] });
+  });
+});
+
+describe("the inspector's memory report of the last run", () => {
+  const report: StoredMemoryReport = {
+    facts: [
+      { id: "f-always", scope: "organization:acme", kind: "policy", key: null, tokens: 12, loaded: true, reason: "always" },
+      { id: "f-rel", scope: "organization:acme", kind: "travel", key: "lisbon", tokens: 15, loaded: true, reason: "relevant", score: 2.34567 },
+      { id: "f-new", scope: "organization:acme", kind: "note", key: null, tokens: 20, loaded: true, reason: "recent" },
+      { id: "f-big", scope: "organization:acme", kind: "note", key: null, tokens: 900, loaded: false, reason: "didn't fit" },
+    ],
+    dropped_facts: 118,
+    facts_omitted: 3,
+  };
+
+  it("says why each fact was loaded or left out, with the BM25 score of a relevant one", () => {
+    const rows = reportRows(report);
+    expect(rows.map((r) => [r.id, r.loaded, r.why])).toEqual([
+      ["f-always", true, "always (a kind the agent always loads)"],
+      ["f-rel", true, "relevant (BM25 score 2.346)"],
+      ["f-new", true, "recent (newest after the relevant)"],
+      ["f-big", false, "didn't fit"],
+    ]);
+    expect(rows[1]!.key).toBe("lisbon");
+    expect(reportSummary(report)).toBe("3 fact(s) loaded, 47 token(s); 118 left out; 3 more entries not stored");
+  });
+
+  it("a run's stored report reads back through the thread state as the run answered it", async () => {
+    const t = await createTenant();
+    const thread = `mem-view-${uuid6(-1).slice(0, 8)}`;
+    await api("/v1/memory/facts", { key: t.adminKey, body: { scope: "organization:acme", kind: "style", text: "Answer briefly." } });
+    const run = await api("/v1/invoke", { key: t.adminKey, body: { agent_name: "assistant", session_id: thread, content: [{ type: "text", text: "hello" }], model_override: "offline-echo" } });
+    expect(run.status).toBe(200);
+    const answered = ((await run.json()) as { memory: StoredMemoryReport }).memory;
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as { channels: { last_route: { memory: StoredMemoryReport } } };
+    expect(reportRows(state.channels.last_route.memory)).toEqual(reportRows(answered));
+    expect(reportRows(answered)).toContainEqual(expect.objectContaining({ kind: "style", loaded: true, why: "fits (the whole scope fit its share)" }));
+  });
+});
