@@ -81,11 +81,12 @@ CREATE TABLE usage (
   tenant_id         TEXT NOT NULL,
   day               TEXT NOT NULL,        -- YYYY-MM-DD (UTC)
   model             TEXT NOT NULL,
+  cause             TEXT NOT NULL DEFAULT 'turn', -- turn | webhook | summarization | summarize_task | extraction
   requests          INTEGER NOT NULL DEFAULT 0,
   prompt_tokens     INTEGER NOT NULL DEFAULT 0,
   completion_tokens INTEGER NOT NULL DEFAULT 0,
   cost              REAL NOT NULL DEFAULT 0,
-  PRIMARY KEY (tenant_id, day, model)
+  PRIMARY KEY (tenant_id, day, model, cause)
 );
 
 CREATE TABLE webhooks (
@@ -146,6 +147,45 @@ CREATE TABLE dead_letters (
 );
 CREATE INDEX dead_letters_tenant ON dead_letters (tenant_id, created_at, id);
 
+-- A stored response: a checkpoint of one of the tenant's threads, with the Response
+-- object as returned and its input items (GET /v1/responses/:id[/input_items]).
+CREATE TABLE responses (
+  tenant_id     TEXT NOT NULL,
+  id            TEXT NOT NULL,
+  thread_id     TEXT NOT NULL,
+  checkpoint_id TEXT NOT NULL,
+  body          TEXT NOT NULL,
+  input         TEXT NOT NULL,
+  created_at    INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, id)
+);
+CREATE INDEX responses_by_thread ON responses (tenant_id, thread_id);
+
+-- A conversation is a thread seen through the Conversations API; this holds its metadata.
+CREATE TABLE conversations (
+  tenant_id     TEXT NOT NULL,
+  id            TEXT NOT NULL,
+  metadata      TEXT NOT NULL,
+  created_at    INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, id)
+);
+
+-- Idempotency-Key: the first request claims the key (status NULL while it runs), then
+-- stores its result; a replay within 24 h returns it. body_hash catches a reused key.
+CREATE TABLE idempotency_keys (
+  tenant_id     TEXT NOT NULL,
+  key           TEXT NOT NULL,
+  route         TEXT NOT NULL,
+  body_hash     TEXT NOT NULL,
+  status        INTEGER,
+  headers       TEXT,
+  response      TEXT,
+  lease_until   INTEGER NOT NULL,
+  expires_at    INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, key)
+);
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+
 -- Threads of a tenant that hold LangGraph checkpoints (the checkpoints live in each thread's object).
 CREATE TABLE langgraph_threads (
   tenant_id   TEXT NOT NULL,
@@ -165,3 +205,22 @@ CREATE TABLE store_items (
   PRIMARY KEY (tenant_id, namespace, key)
 );
 CREATE INDEX store_items_by_update ON store_items (tenant_id, updated_at);
+
+-- Per-tenant counts for the quotas (src/quotas.ts), kept by triggers in the same transaction as
+-- every write that changes them, so a quota check reads one row instead of counting.
+CREATE TABLE tenant_counts (
+  tenant_id   TEXT NOT NULL,
+  kind        TEXT NOT NULL,              -- keys (live, not revoked) | webhooks | threads | facts
+  n           INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, kind)
+);
+
+CREATE TRIGGER tenant_counts_key_insert AFTER INSERT ON api_keys WHEN new.revoked_at IS NULL BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'keys', 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = 'keys'; END;
+CREATE TRIGGER tenant_counts_key_revoke AFTER UPDATE OF revoked_at ON api_keys WHEN old.revoked_at IS NULL AND new.revoked_at IS NOT NULL BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'keys'; END;
+CREATE TRIGGER tenant_counts_key_delete AFTER DELETE ON api_keys WHEN old.revoked_at IS NULL BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'keys'; END;
+CREATE TRIGGER tenant_counts_webhook_insert AFTER INSERT ON webhooks BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'webhooks', 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = 'webhooks'; END;
+CREATE TRIGGER tenant_counts_webhook_delete AFTER DELETE ON webhooks BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'webhooks'; END;
+CREATE TRIGGER tenant_counts_thread_insert AFTER INSERT ON threads BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'threads', 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = 'threads'; END;
+CREATE TRIGGER tenant_counts_thread_delete AFTER DELETE ON threads BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'threads'; END;
+CREATE TRIGGER tenant_counts_fact_insert AFTER INSERT ON facts BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'facts', 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = 'facts'; END;
+CREATE TRIGGER tenant_counts_fact_delete AFTER DELETE ON facts BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'facts'; END;

@@ -40,6 +40,8 @@ async function main() {
     const thread = "bench-thread";
     await bench.seedThread(thread);
     const edgeweave = () => json(`${ew.url}/v1/chat/completions`, { key, body: turnBody(thread) });
+    // The same turn through the Responses API, on the same thread seen as a conversation (issue 14: ratio ≤ 1.1 vs chat).
+    const responsesTurn = () => json(`${ew.url}/v1/responses`, { key, body: { model: "llama3.2", memory_scopes: ["session", "organization:acme"], conversation: thread, input: "Question 0?" } });
     const passthrough = () => json(pt.url, { body: { model: "llama3.2", messages: [{ role: "user", content: "Question 0?" }], stream: false } });
     if (process.env.BENCH_TIMING) {
       for (const [name, fn] of [
@@ -63,17 +65,21 @@ async function main() {
 
     for (let i = 0; i < WARMUP; i++) {
       await edgeweave();
+      await responsesTurn();
       await passthrough();
     }
     const a: number[] = [];
     const b: number[] = [];
+    const r: number[] = [];
     for (let i = 0; i < TURNS; i++) {
-      // Interleaved so machine noise hits both alike.
+      // Interleaved so machine noise hits all alike.
       a.push(await timed(edgeweave));
+      r.push(await timed(responsesTurn));
       b.push(await timed(passthrough));
     }
     a.sort((x, y) => x - y);
     b.sort((x, y) => x - y);
+    r.sort((x, y) => x - y);
 
     // Throughput with CONCURRENCY threads at once (each its own 1,000-message thread), against
     // the pass-through under the same concurrency; alternating rounds so noise hits both alike.
@@ -124,12 +130,14 @@ async function main() {
       machine: `${cpus().length} cores, ${cpus()[0]?.model ?? "unknown"}`,
       load_avg_1m: { start: +load[0]!.toFixed(2), end: +load[1]!.toFixed(2) },
       turns: TURNS,
-      thread_messages_at_start: 1000 + 2 * WARMUP,
+      thread_messages_at_start: 1000 + 4 * WARMUP,
       facts: 10,
       edgeweave_ms: { p50: +percentile(a, 50).toFixed(2), p99: +percentile(a, 99).toFixed(2) },
       passthrough_ms: { p50: +percentile(b, 50).toFixed(2), p99: +percentile(b, 99).toFixed(2) },
       p50_ratio: +(percentile(a, 50) / percentile(b, 50)).toFixed(2),
       p99_ratio: +(percentile(a, 99) / percentile(b, 99)).toFixed(2),
+      responses_ms: { p50: +percentile(r, 50).toFixed(2), p99: +percentile(r, 99).toFixed(2) },
+      responses_vs_chat_p50_ratio: +(percentile(r, 50) / percentile(a, 50)).toFixed(2),
       concurrent: {
         threads: CONCURRENCY,
         edgeweave_rps: +med(ewRates).toFixed(1),

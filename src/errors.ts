@@ -11,6 +11,11 @@ export const catalog = {
   "BEM-012": { status: 415, meaning: "Unsupported content type (send application/json)" },
   "BEM-013": { status: 413, meaning: "Request body too large" },
   "BEM-014": { status: 400, meaning: "JSON nested too deeply or too long" },
+  "BEM-015": { status: 413, meaning: "Tenant holds the maximum number of live API keys (MAX_KEYS_PER_TENANT)" },
+  "BEM-016": { status: 413, meaning: "Tenant holds the maximum number of webhooks (MAX_WEBHOOKS_PER_TENANT)" },
+  "BEM-017": { status: 413, meaning: "Tenant holds the maximum number of threads (MAX_THREADS_PER_TENANT)" },
+  "BEM-018": { status: 413, meaning: "Tenant holds the maximum number of facts (MAX_FACTS_PER_TENANT)" },
+  "BEM-019": { status: 413, meaning: "Thread history holds the maximum number of bytes (MAX_THREAD_HISTORY_BYTES)" },
 
   "BEM-020": { status: 401, meaning: "Missing API key" },
   "BEM-021": { status: 401, meaning: "Invalid or revoked API key" },
@@ -56,7 +61,7 @@ export const catalog = {
   "BEM-143": { status: 400, meaning: "Invalid memory tool call (scope, id or key)" },
   "BEM-144": { status: 422, meaning: "Fact extraction output rejected (malformed, over limits, or outside the key's grants); nothing stored" },
 
-  "BEM-070": { status: 503, meaning: "Provider API key secret is not set" },
+  "BEM-070": { status: 424, meaning: "Provider API key secret is not set (a configuration error: 424, which SDKs do not retry)" },
   "BEM-071": { status: 502, meaning: "Upstream provider error" },
   "BEM-072": { status: 504, meaning: "Upstream provider timed out" },
   "BEM-073": { status: 502, meaning: "Upstream provider rejected the request (auth or validation)" },
@@ -80,9 +85,24 @@ export const catalog = {
   "BEM-094": { status: 400, meaning: "Callback URL not allowed" },
   "BEM-095": { status: 422, meaning: "Webhook payload lacks the configured thread or text field" },
 
+  "BEM-100": { status: 404, meaning: "Response not found (or not stored)" },
+  "BEM-101": { status: 400, meaning: "function_call_output names a call_id that no earlier function_call made" },
+  "BEM-102": { status: 404, meaning: "Conversation not found" },
+  "BEM-103": { status: 400, meaning: "Responses input cannot be used as given (e.g. both previous_response_id and conversation)" },
+  "BEM-104": { status: 404, meaning: "Conversation item not found" },
+  "BEM-105": { status: 404, meaning: "The model does not exist (OpenAI code model_not_found); the message names the closest configured models" },
+  "BEM-106": { status: 422, meaning: "Idempotency-Key reused with a different request body" },
+  "BEM-107": { status: 409, meaning: "A request with this Idempotency-Key is still running" },
+  "BEM-108": { status: 400, meaning: "Invalid Idempotency-Key (1-255 printable characters)" },
+  "BEM-109": { status: 400, meaning: "Every resent message is already in the thread: nothing new to answer" },
+
   "BEM-120": { status: 400, meaning: "Invalid LangGraph store namespace or key" },
 
   "BEM-160": { status: 400, meaning: "Invalid X-Edgeweave-Bookmark header (send back a bookmark edgeweave returned)" },
+  "BEM-096": { status: 400, meaning: "Tool message answers no open tool call" },
+  "BEM-097": { status: 413, meaning: "Thread holds the maximum number of bytes (MAX_THREAD_BYTES)" },
+  "BEM-098": { status: 503, meaning: "Thread storage failed; nothing was run or stored" },
+  "BEM-099": { status: 429, meaning: "Too many attempts with unknown API keys from this address" },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof catalog;

@@ -2,6 +2,7 @@ import { app } from "./http/app";
 import { scheduledPurge } from "./memory/purge";
 import { consumeTaskBatch } from "./tasks/consumer";
 import { consumeDeadLetterBatch, DEAD_LETTER_QUEUE } from "./tasks/dead-letter-queue";
+import { rememberEnvSecrets } from "./log";
 
 // The thread object with the agent run inside it (its storage half is src/thread/thread-do.ts).
 export { ThreadDO } from "./pipeline/thread-object";
@@ -9,7 +10,12 @@ export type { App } from "./http/app";
 
 export default {
   fetch: app.fetch,
-  queue: (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) =>
-    batch.queue === DEAD_LETTER_QUEUE ? consumeDeadLetterBatch(batch, env) : consumeTaskBatch(batch, env, ctx),
-  scheduled: (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => ctx.waitUntil(scheduledPurge(env)),
+  queue: (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => {
+    rememberEnvSecrets(env);
+    return batch.queue === DEAD_LETTER_QUEUE ? consumeDeadLetterBatch(batch, env) : consumeTaskBatch(batch, env, ctx);
+  },
+  scheduled: (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => {
+    rememberEnvSecrets(env);
+    ctx.waitUntil(scheduledPurge(env));
+  },
 } satisfies ExportedHandler<Env>;

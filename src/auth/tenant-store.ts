@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../errors";
+import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../path-segment";
 import { hashKey, looksLikeApiKey, newApiKey, newKeyId } from "./keys";
 import type { Principal } from "./principal";
 
@@ -10,6 +11,7 @@ import type { Principal } from "./principal";
 export const TenantId = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,64}$/, "1-64 characters of A-Z a-z 0-9 . _ -")
+  .refine((id) => !isDotSegment(id), DOT_SEGMENT_MESSAGE)
   .openapi({ example: "acme" });
 
 export const KeyRole = z.enum(["admin", "member"]);
@@ -100,6 +102,7 @@ export async function createKey(
     .prepare("INSERT INTO api_keys (id, tenant_id, key_hash, role, scopes, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
     .bind(info.id, tenant, await hashKey(key), info.role, JSON.stringify(scopes), info.name, info.created_at)
     .run();
+  unknownKeys.delete(await hashKey(key)); // (a new random key cannot have been tried, but never let a stale miss hide it)
   return { info, key };
 }
 
@@ -126,10 +129,25 @@ export async function revokeKey(db: D1Database, tenant: string, id: string): Pro
 /**
  * Resolved keys, per isolate, by hash: saves a D1 round trip on every request.
  * A revoke clears the entry in the isolate that revoked it at once; other
- * isolates drop it within KEY_CACHE_MS. Unknown keys are never cached.
+ * isolates drop it within KEY_CACHE_MS.
  */
 export const KEY_CACHE_MS = 10_000;
 const keyCache = new Map<string, { principal: Principal; until: number; keyId: string }>();
+
+/**
+ * Well-formed keys that no tenant holds, by hash, for UNKNOWN_KEY_CACHE_MS: the same wrong key
+ * sent again costs no D1 lookup. Safe because keys are 128-bit random and made only here (a key
+ * cannot be presented before it exists; createKey clears its hash anyway).
+ */
+export const UNKNOWN_KEY_CACHE_MS = 10_000;
+const unknownKeys = new Map<string, number>();
+
+/** The principal of a key this isolate resolved within KEY_CACHE_MS, without asking D1. */
+export async function cachedPrincipalForKey(key: string, now = Date.now()): Promise<Principal | null> {
+  if (!looksLikeApiKey(key)) return null;
+  const cached = keyCache.get(await hashKey(key));
+  return cached && cached.until > now ? cached.principal : null;
+}
 
 /** The principal of a live tenant key, or null for unknown and revoked keys. */
 export async function principalForKey(db: D1Database, key: string, now = Date.now()): Promise<Principal | null> {
@@ -137,12 +155,15 @@ export async function principalForKey(db: D1Database, key: string, now = Date.no
   const hash = await hashKey(key);
   const cached = keyCache.get(hash);
   if (cached && cached.until > now) return cached.principal;
+  if ((unknownKeys.get(hash) ?? 0) > now) return null;
   const row = await db
     .prepare("SELECT id, tenant_id, role, scopes FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL")
     .bind(hash)
     .first<Pick<KeyRow, "id" | "tenant_id" | "role" | "scopes">>();
   if (!row) {
     keyCache.delete(hash);
+    if (unknownKeys.size > 10_000) unknownKeys.clear(); // bounded, like keyCache
+    unknownKeys.set(hash, now + UNKNOWN_KEY_CACHE_MS);
     return null;
   }
   const role = KeyRole.parse(row.role);

@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { every } from "hono/combine";
 import { createMiddleware } from "hono/factory";
 import { authorize, type Action } from "../auth/policy";
+import { idempotency } from "../idempotency/middleware";
 import type { AppEnv } from "./app-env";
 import { resolvePrincipal } from "./auth";
 import { BODY_LIMITS, capBody, guardJson } from "./limits";
@@ -12,16 +13,21 @@ import { checkKeyRate } from "./rate-limit";
  * a policy action (bearer key, per-key rate limit, then the role column of POLICY), or
  * `public` (no key: pages, the spec) or `signed` (the request carries its own credential,
  * checked by the route: webhook deliveries). Then the body limit, and for JSON bodies the
- * JSON checks. Nothing matches paths elsewhere.
+ * JSON checks; then, on POSTs that run a turn or write (`idempotent: true`), the
+ * Idempotency-Key layer (after the checks: it hashes the checked body). Nothing matches
+ * paths elsewhere.
  */
 export type Access = Action | "public" | "signed";
 export type BodySize = keyof typeof BODY_LIMITS;
-export type Declared = { access: Access; body: BodySize };
+export type Declared = { access: Access; body: BodySize; idempotent: boolean };
 
 const declarations = new WeakMap<object, Declared>();
 
-/** `rate: "langgraph"` counts the key on LangGraph's own limiter (a graph step is several calls). */
-export function access(need: Access, body: BodySize = "none", opts: { rate?: "langgraph" } = {}): MiddlewareHandler<AppEnv> {
+/**
+ * `rate: "langgraph"` counts the key on LangGraph's own limiter (a graph step is several calls);
+ * `idempotent: true` honours `Idempotency-Key` (src/idempotency/middleware.ts).
+ */
+export function access(need: Access, body: BodySize = "none", opts: { rate?: "langgraph"; idempotent?: boolean } = {}): MiddlewareHandler<AppEnv> {
   const gate = createMiddleware<AppEnv>(async (c, next) => {
     if (need !== "public" && need !== "signed") {
       const principal = await resolvePrincipal(c);
@@ -35,8 +41,10 @@ export function access(need: Access, body: BodySize = "none", opts: { rate?: "la
   });
   const chain: MiddlewareHandler<AppEnv>[] = [gate, capBody(BODY_LIMITS[body])];
   if (body === "small" || body === "run" || body === "langgraph") chain.push(guardJson);
+  const idempotent = opts.idempotent === true;
+  if (idempotent) chain.push(idempotency);
   const declared = every(...chain) as MiddlewareHandler<AppEnv>;
-  declarations.set(declared, { access: need, body });
+  declarations.set(declared, { access: need, body, idempotent });
   return declared;
 }
 

@@ -7,6 +7,7 @@ import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
+import { assertRoom } from "../quotas";
 
 const errors = (...codes: ErrorCode[]) => errorResponses("BEM-022", ...codes);
 
@@ -96,6 +97,7 @@ export const adminRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
     authorize(c.get("principal"), "manage_keys", { tenant });
     const body = c.req.valid("json");
     const scopes = (body.scopes ?? []).map(parseGrant);
+    await assertRoom(c.env, tenant, "keys");
     const { info, key } = await createKey(c.env.DB, tenant, { role: body.role, scopes, name: body.name });
     return c.json({ ...info, key }, 201);
   })

@@ -19,12 +19,15 @@ import { modelRoutes } from "./models";
 import { routeRoutes } from "./route";
 import { chatRoutes } from "./chat";
 import { invokeRoutes } from "./invoke";
+import { responsesRoutes } from "./responses";
+import { conversationRoutes } from "./conversations";
 import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
 import { landingRoutes } from "./landing";
 import { langgraphRoutes } from "../langgraph/routes";
 import { mcpRoutes } from "./mcp";
+import { rememberEnvSecrets } from "../log";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
 export function createApp() {
@@ -39,6 +42,7 @@ export function createApp() {
   // the id is returned in X-Request-Id below (and on errors, src/http/errors.ts).
   app.use("*", requestId({ headerName: "", generator: (c) => c.req.header("cf-ray") ?? crypto.randomUUID() }));
   app.use("*", async (c, next) => {
+    rememberEnvSecrets(c.env);
     c.set("timings", new Timings());
     await next();
     c.header("x-request-id", c.get("requestId"));
@@ -58,6 +62,8 @@ export function createApp() {
     .route("/", routeRoutes)
     .route("/", chatRoutes)
     .route("/", invokeRoutes)
+    .route("/", responsesRoutes)
+    .route("/", conversationRoutes)
     .route("/", usageRoutes)
     .route("/", webhookRoutes)
     .route("/", taskRoutes)

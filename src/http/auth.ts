@@ -1,9 +1,9 @@
 import type { Context } from "hono";
 import { sameSecret } from "../auth/keys";
 import { operatorPrincipal, type Principal } from "../auth/principal";
-import { principalForKey } from "../auth/tenant-store";
 import { AppError } from "../errors";
 import type { AppEnv } from "./app-env";
+import { tenantPrincipal } from "./unknown-keys";
 
 const BEARER = /^Bearer\s+(.+)$/i;
 
@@ -11,7 +11,8 @@ const BEARER = /^Bearer\s+(.+)$/i;
  * Resolves the caller from `Authorization: Bearer <key>`: the operator key (secret
  * OPERATOR_KEY, compared in constant time) or a tenant key (looked up by its SHA-256).
  * Resolved tenant keys are cached per isolate for 10 s (KEY_CACHE_MS): a revoked key fails at once
- * on the isolate that revoked it and within 10 s everywhere else.
+ * on the isolate that revoked it and within 10 s everywhere else. Unknown keys are cached as
+ * unknown for 10 s and throttled per client address (src/http/unknown-keys.ts).
  * Called by each route's declared access (src/http/access.ts), so a route that takes
  * no key (pages, signed webhook deliveries) says so where it is declared.
  */
@@ -22,7 +23,6 @@ export async function resolvePrincipal(c: Context<AppEnv>): Promise<Principal> {
 
   const operatorKey = c.env.OPERATOR_KEY;
   if (operatorKey && (await sameSecret(presented, operatorKey))) return operatorPrincipal();
-  const principal = await principalForKey(c.env.DB, presented);
-  if (!principal) throw new AppError("BEM-021", "The API key is not valid or was revoked");
-  return principal;
+  // 401 BEM-021, or 429 BEM-099 when this address has tried too many unknown keys.
+  return tenantPrincipal(c, presented);
 }

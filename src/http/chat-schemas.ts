@@ -3,7 +3,7 @@ import { MemoryReport } from "../memory/report";
 import { Content, ContentPart, ToolCall } from "../thread/message";
 
 // Checked by the thread layer, so a bad id gets its own code (BEM-030) as on the thread routes.
-const ThreadIdField = z.string().min(1).max(512).openapi({ description: "1-128 characters of A-Z a-z 0-9 . _ : - (else BEM-030)" });
+const ThreadIdField = z.string().min(1).max(512).openapi({ description: "1-128 characters of A-Z a-z 0-9 . _ : -, not only dots (else BEM-030)" });
 const ScopeString = z.string().min(1).max(200);
 const ScopeObject = z.object({ name: z.string().min(1).max(32), id: z.string().min(1).max(128).optional() });
 
@@ -102,6 +102,10 @@ export const ChatCompletionResponse = z
       checkpoint_id: z.string().nullable(),
       routing: RoutingSummary,
       cost: z.number(),
+      reconciled: z
+        .object({ matched: z.number().int(), appended: z.number().int(), branched_from: z.string().nullable() })
+        .optional()
+        .openapi({ description: "On a thread: how many sent messages it already held, how many were appended, and the checkpoint a diverging resend branched from" }),
       usage_estimated: z.boolean().openapi({ description: "true when the provider reported no usage and the tokens are estimated" }),
       warnings: z.array(z.string()).openapi({ description: "What the run could not honour, e.g. facts that did not fit the budget" }),
       memory: MemoryReport.optional(),

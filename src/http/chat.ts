@@ -1,11 +1,13 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { isAppError } from "../errors";
 import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
+import { reconcileTurn, type ReconcileReport } from "../pipeline/reconcile";
 import { runAnyTurn } from "../pipeline/run-in-object";
 import { routingOf, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { isFailoverError } from "../providers/failover";
 import type { DeltaEvent } from "../providers/types";
 import { routeHeaders } from "../routing/route-headers";
+import { requireKnownModel } from "../routing/closest-models";
 import type { MessageInput } from "../thread/message";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
@@ -13,6 +15,7 @@ import { ChatCompletionRequest, ChatCompletionResponse, TraceHeader } from "./ch
 import { errorResponses, jsonOrEventStream } from "./openapi-errors";
 import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
+import { errorText, log } from "../log";
 
 export const RUN_ERRORS = [
   "BEM-160", "BEM-022", "BEM-023", "BEM-030", "BEM-032", "BEM-038", "BEM-041", "BEM-046", "BEM-047",
@@ -22,7 +25,7 @@ export const RUN_ERRORS = [
 const chatCompletion = createRoute({
   method: "post",
   path: "/v1/chat/completions",
-  middleware: access("run", "run"),
+  middleware: access("run", "run", { idempotent: true }),
   tags: ["chat"],
   summary: "Chat completion (OpenAI-compatible; stateful with thread_id)",
   request: {
@@ -31,21 +34,25 @@ const chatCompletion = createRoute({
   },
   responses: {
     200: jsonOrEventStream(ChatCompletionResponse, "A chat.completion; with stream: true, SSE chat.completion.chunk events ending in data: [DONE]"),
-    ...errorResponses(...RUN_ERRORS),
+    ...errorResponses(...RUN_ERRORS, "BEM-105", "BEM-109"),
   },
 });
 
 const completionId = () => `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-function edgeweaveSummary(r: TurnResult, trace: TraceLevel) {
-  return { thread_id: r.threadId, checkpoint_id: r.checkpointId, routing: routingOf(r, trace), cost: r.usage.cost, usage_estimated: r.usage.estimated, warnings: r.warnings, memory: r.memory };
+function edgeweaveSummary(r: TurnResult, trace: TraceLevel, reconciled: ReconcileReport | null = null) {
+  return { thread_id: r.threadId, checkpoint_id: r.checkpointId, routing: routingOf(r, trace), cost: r.usage.cost, usage_estimated: r.usage.estimated, warnings: r.warnings, memory: r.memory, ...(reconciled ? { reconciled } : {}) };
 }
 
 /** The public body of a run that failed mid-stream (OpenAI clients read `error.message`). */
 export function streamErrorBody(e: unknown) {
-  if (isAppError(e)) return { error: { code: e.code, message: e.message, ...(isFailoverError(e) ? { attempts: e.attempts } : {}) } };
-  console.error(JSON.stringify({ level: "error", where: "stream", message: e instanceof Error ? e.message : String(e) }));
+  if (isAppError(e)) {
+    // The client sees the code; what the upstream said (redacted) goes to the log only.
+    if (e.internal) log.error("stream", { code: e.code, internal: e.internal });
+    return { error: { code: e.code, message: e.message, ...(isFailoverError(e) ? { attempts: e.attempts } : {}) } };
+  }
+  log.error("stream", { message: errorText(e) });
   return { error: { code: "BEM-001", message: "Internal error" } };
 }
 
@@ -60,9 +67,10 @@ function toolCallDeltas(ev: DeltaEvent) {
 /** POST /v1/chat/completions: OpenAI-compatible, so the official clients work unchanged. */
 export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(chatCompletion, async (c) => {
   const body = c.req.valid("json");
+  requireKnownModel(body.model);
   const headers = c.req.valid("header");
   const trace = body.trace ?? headers["x-edgeweave-trace"] ?? "summary";
-  const input: TurnInput = {
+  const asSent: TurnInput = {
     principal: c.get("principal"),
     timings: c.get("timings"),
     bookmark: parseBookmark(c.req.header(BOOKMARK_HEADER)),
@@ -93,6 +101,8 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     },
   };
   const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
+  // Clients that resend the whole history store only what is new (README "Resent history").
+  const { input, report } = await reconcileTurn(c.env, asSent, deps.waitUntil);
 
   if (!body.stream) {
     const r = await runAnyTurn(deps, input);
@@ -112,7 +122,7 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
           },
         ],
         usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens },
-        edgeweave: edgeweaveSummary(r, trace),
+        edgeweave: edgeweaveSummary(r, trace, report),
       },
       200,
       { ...routeHeaders({ model: r.model, reason: r.route.reason }), "Server-Timing": r.timings.header() },
@@ -138,13 +148,13 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     },
     async done(out, r) {
       // The finishing chunk names the model and why (and the checkpoint), with or without include_usage.
-      await out.send(chunk(r.model.name, {}, r.finishReason, { edgeweave: edgeweaveSummary(r, trace) }));
+      await out.send(chunk(r.model.name, {}, r.finishReason, { edgeweave: edgeweaveSummary(r, trace, report) }));
       if (includeUsage) {
         await out.send(
           JSON.stringify({
             id, object: "chat.completion.chunk", created: nowSeconds(), model: r.model.name, choices: [],
             usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens },
-            edgeweave: edgeweaveSummary(r, trace),
+            edgeweave: edgeweaveSummary(r, trace, report),
           }),
         );
       }

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { AppError, catalog, isAppError } from "../errors";
 import type { AppEnv } from "./app-env";
+import { log } from "../log";
 
 /** One place that turns any thrown value into the public error shape. */
 export function toErrorResponse(err: unknown, c: Context<AppEnv>): Response {
@@ -23,7 +24,7 @@ export function toErrorResponse(err: unknown, c: Context<AppEnv>): Response {
   }
   if (appErr.status >= 500 && (appErr.code === "BEM-001" || appErr.internal)) {
     // Internal details go to logs only, tagged by request id.
-    console.error(JSON.stringify({ level: "error", requestId: c.get("requestId"), code: appErr.code, internal: appErr.internal }));
+    log.error("request", { requestId: c.get("requestId"), code: appErr.code, internal: appErr.internal });
   }
   const res = c.json(appErr.toJSON(), appErr.status as 400);
   for (const [k, v] of Object.entries(appErr.headers ?? {})) res.headers.set(k, v);

@@ -14,7 +14,7 @@ import { validationHook } from "./validation";
 const invokeTurn = createRoute({
   method: "post",
   path: "/v1/invoke",
-  middleware: access("run", "run"),
+  middleware: access("run", "run", { idempotent: true }),
   tags: ["chat"],
   summary: "Run an agent turn (native shape)",
   request: { headers: TraceHeader, body: { content: { "application/json": { schema: InvokeRequest } }, required: true } },

@@ -13,6 +13,7 @@ import type { AppEnv } from "./app-env";
 import { cursorOf, parseCursor } from "./cursor";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
+import { assertFactRoom } from "../quotas";
 
 // Kind and text stay loose strings here so the handler answers with their own codes (BEM-063, BEM-062, BEM-064).
 const RememberBody = z
@@ -66,7 +67,7 @@ function bookmarkHeader(session: D1DatabaseSession): Record<string, string> {
 const rememberFact = createRoute({
   method: "post",
   path: "/v1/memory/facts",
-  middleware: access("write_scope", "small"),
+  middleware: access("write_scope", "small", { idempotent: true }),
   tags: ["memory"],
   summary: "Remember a fact in a scope",
   description: "Only the operator writes `system`; tenant admins any scope of their tenant; members the scopes their key grants.",
@@ -123,7 +124,7 @@ const loadContext = createRoute({
   tags: ["memory"],
   summary: "Load layered memory as a model would see it",
   description:
-    "Facts first (one system message each, `[{kind} {scope}] {text}`; layer order, then creation order) within half the budget; " +
+    "Facts first (one system message each, `[{kind} {scope}] \"{text}\"` with the text a one-line JSON string; layer order, then creation order) within half the budget; " +
     "a scope whose facts do not fit loads `always_kinds` first, then the facts most relevant to `query`, then the newest. " +
     "Then the newest turns that fit the rest. `dropped` reports what was left out, `facts` which facts loaded and why.",
   request: { body: { content: { "application/json": { schema: ContextBody } }, required: true } },
@@ -144,7 +145,9 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     authorize(principal, "write_scope", { scope });
     // Written through a session so the answer carries its bookmark: a run that sends it back sees this fact.
     const session = c.env.DB.withSession("first-primary");
-    const { text: _text, tokens: _tokens, ...fact } = await new D1FactsBackend(session, principal.tenant).remember(scope, kind, text, { key, expiresAt, now });
+    const facts = new D1FactsBackend(session, principal.tenant);
+    await assertFactRoom(c.env, principal.tenant, facts, scope, key);
+    const { text: _text, tokens: _tokens, ...fact } = await facts.remember(scope, kind, text, { key, expiresAt, now });
     return c.json(fact, 201, bookmarkHeader(session));
   })
   .openapi(listFacts, async (c) => {

@@ -1,5 +1,6 @@
 import type { Principal } from "../auth/principal";
 import { AppError } from "../errors";
+import { errorText, log } from "../log";
 
 /**
  * Per-key rate limits with the Workers rate-limiting bindings (configured in
@@ -23,7 +24,7 @@ export async function withinLimit(limiter: RateLimit, key: string): Promise<bool
   try {
     return (await limiter.limit({ key })).success;
   } catch (e) {
-    console.error(JSON.stringify({ level: "error", where: "rate-limit", message: e instanceof Error ? e.message : "limiter failed" }));
+    log.error("rate-limit", { message: errorText(e) });
     return true;
   }
 }

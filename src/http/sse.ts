@@ -1,4 +1,5 @@
 import { SSEStreamingApi } from "hono/streaming";
+import { errorText, log } from "../log";
 
 /**
  * A server-sent-events response whose producer runs independently of the
@@ -31,7 +32,7 @@ export function sseResponse(
     },
   };
   const done = producer(out)
-    .catch((e: unknown) => console.error(JSON.stringify({ level: "error", where: "sse", message: e instanceof Error ? e.message : String(e) })))
+    .catch((e: unknown) => log.error("sse", { message: errorText(e) }))
     .finally(() => stream.close());
   waitUntil(done);
   return new Response(stream.responseReadable, {

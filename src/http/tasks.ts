@@ -12,6 +12,7 @@ import type { AppEnv } from "./app-env";
 import { cursorOf, parseCursor } from "./cursor";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
+import { assertRoom } from "../quotas";
 
 /**
  * Background work on the TASKS queue: asynchronous remember/forget and thread
@@ -48,7 +49,7 @@ const DeadLetterView = z
 const queueMemoryTask = createRoute({
   method: "post",
   path: "/v1/memory/tasks",
-  middleware: access("queue_tasks", "small"),
+  middleware: access("queue_tasks", "small", { idempotent: true }),
   tags: ["tasks"],
   summary: "Remember or forget a fact in the background",
   description: "Checked now (scope, grants, kind, text, the fact's existence), applied by the queue consumer. Poll GET /v1/tasks/{id}.",
@@ -59,7 +60,7 @@ const queueMemoryTask = createRoute({
 const queueSummary = createRoute({
   method: "post",
   path: "/v1/tasks/summarize",
-  middleware: access("rewrite_thread", "small"),
+  middleware: access("rewrite_thread", "small", { idempotent: true }),
   tags: ["tasks"],
   summary: "Summarize a thread in the background",
   description: "Replaces the older messages with one system summary, keeping the newest `keep_messages`, as one checkpoint (the one before it still holds everything).",
@@ -98,6 +99,8 @@ export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     if (body.op === "remember") {
       const scope = MemoryScope.parse(body.scope);
       authorize(p, "write_scope", { scope });
+      // Checked here so the caller hears it at once; the task checks again when it runs.
+      await assertRoom(c.env, p.tenant, "facts");
       const task_id = await enqueueTask(c.env, { kind: "remember_memory", tenant: p.tenant, scope: scope.toString(), fact_kind: validateKind(body.kind), text: validateFactText(body.text) });
       return c.json({ task_id }, 202);
     }

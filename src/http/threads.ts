@@ -10,6 +10,7 @@ import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { issueSummary, validationHook } from "./validation";
+import { assertThreadRoom } from "../quotas";
 
 // Thread ids are checked in the handler so a bad one gets its own code (BEM-030), not BEM-011.
 const ThreadParam = z.object({
@@ -70,7 +71,7 @@ const getHistory = createRoute({
 const updateState = createRoute({
   method: "post",
   path: "/v1/threads/{id}/state",
-  middleware: access("rewrite_thread", "run"),
+  middleware: access("rewrite_thread", "run", { idempotent: true }),
   tags: ["threads"],
   summary: "Apply channel operations (administrative repair); writes one checkpoint",
   request: {
@@ -86,7 +87,7 @@ const updateState = createRoute({
 const forkThread = createRoute({
   method: "post",
   path: "/v1/threads/{id}/fork",
-  middleware: access("rewrite_thread", "small"),
+  middleware: access("rewrite_thread", "small", { idempotent: true }),
   tags: ["threads"],
   summary: "Continue from an old checkpoint as a new branch (the old one stays in history)",
   request: {
@@ -112,6 +113,7 @@ const stateWrites = new OpenAPIHono<AppEnv>({ defaultHook: opsHook }).openapi(up
   const threadId = parseThreadId(c.req.valid("param").id);
   authorizeThread(principal, threadId, true);
   const thread = new ThreadClient(c.env, principal.tenant, threadId);
+  await assertThreadRoom(c.env, principal.tenant, thread.threadId);
   return c.json(await thread.update(c.req.valid("json"), "update"), 200);
 });
 

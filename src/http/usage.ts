@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { listUsage, utcDay } from "../pipeline/usage";
+import { listUsage, UsageCause, utcDay } from "../pipeline/usage";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
@@ -10,7 +10,7 @@ const UsageList = z
   .object({
     from: Day,
     to: Day,
-    data: z.array(z.object({ day: Day, model: z.string(), requests: z.number(), prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number() })),
+    data: z.array(z.object({ day: Day, model: z.string(), cause: UsageCause.openapi({ description: "What made the provider calls: turn, webhook, summarization (middleware), summarize_task" }), requests: z.number(), prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number() })),
     total: z.object({ requests: z.number(), prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number() }),
   })
   .openapi("UsageList");
@@ -20,7 +20,7 @@ const listUsageRoute = createRoute({
   path: "/v1/usage",
   middleware: access("any_key"),
   tags: ["usage"],
-  summary: "Usage per day and model for the caller's tenant",
+  summary: "Usage per day, model and cause for the caller's tenant (every provider call is counted)",
   request: { query: z.object({ from: Day.optional(), to: Day.optional() }) },
   responses: { 200: jsonContent(UsageList, "Usage rows, oldest day first"), ...errorResponses() },
 });

@@ -10,14 +10,16 @@ import { parseThreadId } from "../thread/thread-id";
 import { allowPrivateCallbacks, assertCallbackUrl, MAX_CALLBACK_URL } from "../webhooks/callback-url";
 import { parsePointer, resolvePointer } from "../webhooks/pointer";
 import { webhookPrincipal } from "../webhooks/run-delivery";
-import { DELIVERY_HEADER, newSecret, parseTimestamp, SIGNATURE_HEADER, TIMESTAMP_HEADER, toHex, verify, withinReplayWindow } from "../webhooks/signature";
+import { DELIVERY_HEADER, newSecret, parseSignature, parseTimestamp, SIGNATURE_HEADER, TIMESTAMP_HEADER, toHex, verify, withinReplayWindow } from "../webhooks/signature";
 import { claimDelivery, claimSignature, deleteWebhook, findWebhook, insertWebhook, listWebhooks, releaseDelivery, releaseSignature, Webhook } from "../webhooks/store";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
+import { cursorOf, parseCursor } from "./cursor";
 import { decodeUtf8, parseGuardedJson } from "./limits";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { limited, withinLimit } from "./rate-limit";
 import { validationHook } from "./validation";
+import { assertRoom } from "../quotas";
 
 /**
  * Signed inbound webhooks. A tenant admin registers a hook (agent + where the
@@ -84,7 +86,7 @@ function pointerOrFail(field: string, raw: string): void {
 const createWebhook = createRoute({
   method: "post",
   path: "/v1/webhooks",
-  middleware: access("manage_webhooks", "small"),
+  middleware: access("manage_webhooks", "small", { idempotent: true }),
   tags: ["webhooks"],
   summary: "Register a signed inbound webhook",
   request: { body: { content: { "application/json": { schema: CreateWebhook } }, required: true } },
@@ -96,8 +98,17 @@ const listWebhooksRoute = createRoute({
   path: "/v1/webhooks",
   middleware: access("manage_webhooks"),
   tags: ["webhooks"],
-  summary: "List the tenant's webhooks (secrets are never shown again)",
-  responses: { 200: jsonContent(z.object({ webhooks: z.array(Webhook) }).openapi("WebhookList"), "The hooks"), ...errorResponses("BEM-022") },
+  summary: "List the tenant's webhooks in creation order, paged (secrets are never shown again)",
+  request: {
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(200).optional().openapi({ description: "Hooks per page (default 50)" }),
+      cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),
+    }),
+  },
+  responses: {
+    200: jsonContent(z.object({ webhooks: z.array(Webhook), next_cursor: z.string().nullable() }).openapi("WebhookList"), "A page of hooks; next_cursor is null on the last"),
+    ...errorResponses("BEM-011", "BEM-022"),
+  },
 });
 
 const deleteWebhookRoute = createRoute({
@@ -160,12 +171,19 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     pointerOrFail("text_from", body.text_from);
     const grants = hookGrants(c.get("principal"), body);
     const callback = body.callback_url === undefined ? null : assertCallbackUrl(body.callback_url, allowPrivateCallbacks(c.env)).toString();
+    await assertRoom(c.env, c.get("principal").tenant, "webhooks");
     const secret = newSecret();
     const hook = await insertWebhook(c.env.DB, c.get("principal").tenant, { name: body.name, agent_name: body.agent_name, thread_from: body.thread_from, text_from: body.text_from, callback_url: callback, secret, ...grants });
     return c.json({ ...hook, secret }, 201);
   })
   .openapi(listWebhooksRoute, async (c) => {
-    return c.json({ webhooks: await listWebhooks(c.env.DB, c.get("principal").tenant) }, 200);
+    const q = c.req.valid("query");
+    const limit = q.limit ?? 50;
+    // The same paging as GET /v1/memory/facts: one row past the page says whether another follows.
+    const rows = await listWebhooks(c.env.DB, c.get("principal").tenant, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined);
+    const webhooks = rows.slice(0, limit);
+    const last = webhooks[webhooks.length - 1];
+    return c.json({ webhooks, next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200);
   })
   .openapi(deleteWebhookRoute, async (c) => {
     const { id } = c.req.valid("param");
@@ -184,8 +202,12 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
       throw new AppError("BEM-090", "Send X-Edgeweave-Timestamp (unix seconds) and X-Edgeweave-Signature (sha256=<hex>)");
     }
     if (!withinReplayWindow(timestamp)) throw new AppError("BEM-091", "X-Edgeweave-Timestamp is more than 5 minutes from now");
+    const mac = parseSignature(signature);
+    if (!mac) throw new AppError("BEM-090", "X-Edgeweave-Signature must be exactly sha256=<64 hex digits>");
     const bytes = new Uint8Array(await c.req.arrayBuffer());
-    if (!(await verify(hook.secret, timestampRaw, bytes, signature))) throw new AppError("BEM-090", "The signature does not match");
+    if (!(await verify(hook.secret, timestampRaw, bytes, mac))) throw new AppError("BEM-090", "The signature does not match");
+    // The replay record is keyed on the MAC itself, so no spelling of the header can pass as a new request.
+    const replayKey = toHex(mac);
     if (!(await withinLimit(c.env.RATE_LIMIT_WEBHOOK, `hook:${hook.id}`))) throw limited("webhook");
 
     const { threadId, text } = extract(parseGuardedJson(decodeUtf8(bytes)), hook);
@@ -195,7 +217,7 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     if (header !== undefined && !DELIVERY_ID.test(header)) throw new AppError("BEM-011", "X-Edgeweave-Delivery must be 1-128 visible ASCII characters");
     const deliveryId = header ?? toHex(await crypto.subtle.digest("SHA-256", bytes));
 
-    const sig = await claimSignature(c.env.DB, hook.id, signature.toLowerCase(), deliveryId);
+    const sig = await claimSignature(c.env.DB, hook.id, replayKey, deliveryId);
     if (!sig.first) return c.json({ delivery_id: sig.deliveryId, status: "accepted" as const }, 202, { "x-edgeweave-duplicate": "1" });
     const first = await claimDelivery(c.env.DB, { webhookId: hook.id, deliveryId, tenant: hook.tenant_id, threadId, input: text });
     if (first) {
@@ -204,7 +226,7 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
       } catch (e) {
         // Without its task the claim would swallow the sender's retry: undo it.
         await releaseDelivery(c.env.DB, hook.tenant_id, hook.id, deliveryId);
-        await releaseSignature(c.env.DB, hook.id, signature.toLowerCase());
+        await releaseSignature(c.env.DB, hook.id, replayKey);
         throw e;
       }
     }

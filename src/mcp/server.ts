@@ -8,6 +8,7 @@ import type { Runtime, ToolCaller } from "../pipeline/middleware/types";
 import { modelVisibleSchema, type Tool } from "../pipeline/tools/define";
 import { MEMORY_TOOLS } from "../pipeline/tools/memory-tools";
 import { THREAD_TOOLS } from "./thread-tools";
+import { errorText, log } from "../log";
 
 /**
  * The MCP endpoint: edgeweave's memory tools (remember, recall, forget) and thread
@@ -51,7 +52,7 @@ function mcpServer(env: Env, principal: Principal): Server {
     } catch (e) {
       // A refusal (grants, unknown fact) is the tool's answer; internals never leave the worker.
       if (isAppError(e)) return fail(`${e.code}: ${e.message}`);
-      console.error(JSON.stringify({ level: "error", where: "mcp", tool: tool.name, message: e instanceof Error ? e.message : String(e) }));
+      log.error("mcp", { tool: tool.name, message: errorText(e) });
       return fail("Internal error");
     }
   });

@@ -75,8 +75,16 @@ export function validateFactText(text: string): string {
   return text;
 }
 
-/** How a fact reads to the model: `[{kind} {scope}] {text}`. */
-export const formatFact = (f: { kind: string; scope: string; text: string }): string => `[${f.kind} ${f.scope}] ${f.text}`;
+/**
+ * How a fact reads to the model: `[{kind} {scope}] "{text}"` — one line, the text
+ * a JSON string (newlines, quotes and backslashes escaped; U+2028/2029 and NEL
+ * too, which JSON leaves alone). A fact's text therefore cannot end its own
+ * quotes or start a line that looks like another fact's header.
+ */
+export const formatFact = (f: { kind: string; scope: string; text: string }): string => `[${f.kind} ${f.scope}] ${quoteLine(f.text)}`;
+
+export const quoteLine = (text: string): string =>
+  JSON.stringify(text).replace(/[\u2028\u2029\u0085]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 /** A fact as the one system message it loads as. */
 export const factMessage = (f: Pick<Fact, "id" | "kind" | "scope" | "text" | "created_at">): Message => ({

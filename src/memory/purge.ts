@@ -1,4 +1,5 @@
 import { purgeExpiredFacts } from "./d1-facts-backend";
+import { log } from "../log";
 
 /**
  * The scheduled task (cron in wrangler.toml): removes expired facts, with their
@@ -7,6 +8,6 @@ import { purgeExpiredFacts } from "./d1-facts-backend";
  */
 export async function scheduledPurge(env: Pick<Env, "DB">, now = Date.now()): Promise<{ purged: number }> {
   const purged = await purgeExpiredFacts(env.DB, now);
-  if (purged > 0) console.log(JSON.stringify({ level: "info", where: "purge", purged }));
+  if (purged > 0) log.info("purge", { purged });
   return { purged };
 }

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { OPERATOR_TENANT } from "../auth/principal";
 import { AppError } from "../errors";
+import { isDotSegment } from "../path-segment";
 
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 /** Scope ids follow the thread id rule, since `session:<thread id>` is a scope. */
@@ -21,8 +22,8 @@ export class MemoryScope {
     if (typeof name !== "string" || !NAME.test(name)) {
       throw new AppError("BEM-060", "Scope name must match [a-z][a-z0-9_-]{0,31}");
     }
-    if (id !== undefined && (typeof id !== "string" || !ID.test(id))) {
-      throw new AppError("BEM-060", "Scope id must be 1-128 characters of A-Z a-z 0-9 . _ : -");
+    if (id !== undefined && (typeof id !== "string" || !ID.test(id) || isDotSegment(id))) {
+      throw new AppError("BEM-060", "Scope id must be 1-128 characters of A-Z a-z 0-9 . _ : -, not only dots");
     }
     if (name === "system" && id !== undefined) throw new AppError("BEM-060", "The system scope takes no id");
     if (name === "session" && id === undefined) throw new AppError("BEM-060", "A session scope needs a thread id");

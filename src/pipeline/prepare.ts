@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { assertThreadRoom } from "../quotas";
 import { AppError } from "../errors";
 import { factsSession } from "../memory/bookmark";
 import { memoryFor } from "../memory/for-tenant";
@@ -24,6 +25,7 @@ import { summarizerFor } from "./summarizer";
 import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
 import { describeIssues } from "../zod-issues";
+import { checkToolAnswers } from "../thread/tool-answers";
 
 export type RunDeps = {
   env: Env;
@@ -100,6 +102,16 @@ async function loadingMemory<T>(work: Promise<T>): Promise<T> {
   }
 }
 
+/** A thread read that fails without a code is the thread's storage failing, not long-term memory. */
+async function readingThread<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    if (e instanceof AppError) throw e;
+    throw new AppError("BEM-098", undefined, { internal: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
+  }
+}
+
 export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared> {
   const { env } = deps;
   const timings = input.timings ?? new Timings();
@@ -123,6 +135,9 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const clientSystem = input.messages.filter(isInstruction).map(toChat);
   const toSave = input.messages.filter((m) => !isInstruction(m));
   if (toSave.length === 0) throw new AppError("BEM-011", "messages: at least one non-system message is required");
+  // A run on a thread the tenant does not have yet creates it: within the thread quota, before anything is read or written.
+  // (A run inside the thread's object was checked by the Worker before it was handed over: run-in-object.ts.)
+  if (thread && !deps.local) await assertThreadRoom(env, principal.tenant, thread.threadId);
 
   // Every layer, the agent's or the client's, must be within the caller's grants (BEM-023 otherwise).
   const scopes = resolveScopes({ principal, sessionId: thread?.threadId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
@@ -162,14 +177,15 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   try {
     if (thread && leasing && needsWholeState) {
       const memory = memoryFor(env, principal.tenant, { facts: deps.facts ?? factsSession(env.DB, input.bookmark) });
-      const [loaded, threadState] = await loadingMemory(Promise.all([
-        memory.loadContext(
+      // Each failure keeps its own cause: D1 memory → BEM-065, the thread's storage → BEM-098 (or its own code).
+      const [loaded, threadState] = await Promise.all([
+        loadingMemory(memory.loadContext(
           scopes.filter((s) => !session || !s.equals(session)),
           budget,
           rank,
-        ),
-        leasing.then(() => thread.getState(input.checkpointId)),
-      ]));
+        )),
+        readingThread(leasing.then(() => thread.getState(input.checkpointId))),
+      ]);
       facts = loaded.messages;
       memoryReport = { facts: loaded.facts, dropped_facts: loaded.dropped.facts };
       if (loaded.dropped.facts > 0) warnings.push(`${loaded.dropped.facts} fact(s) did not fit the facts share of ${route.model.name}'s budget`);
@@ -189,13 +205,15 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
     }
     // A client may narrow its scopes so the session is never read; the run still takes its turn.
     run = leasing ? await leasing : undefined;
+    // Before any model call: a tool result must answer a call the stored conversation (or this input) left open.
+    checkToolAnswers(state.messages, toSave);
     timings.lap("memory");
 
     const runtime: Runtime = {
       model: { name: route.model.name, max_tokens: route.model.max_tokens },
       context,
       agent: { name: agent?.name ?? "default" },
-      summarize: summarizerFor(deps, principal),
+      summarize: summarizerFor(deps, principal, "summarization"),
       now: () => Date.now(),
       caller: { env, principal, ...(thread ? { threadId: thread.threadId } : {}), scopes: scopes.map(String) },
     };

@@ -1,5 +1,6 @@
 import { authorizeThread, resolveScopes } from "../auth/policy";
 import { AppError } from "../errors";
+import { assertThreadRoom } from "../quotas";
 import { requireAgent } from "../routing/registry";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
 import { runTurn, type RunDeps, type StreamHooks } from "./run";
@@ -34,6 +35,7 @@ async function runInThreadObject(deps: RunDeps, input: TurnInput, stream?: Strea
   const timings = input.timings ?? new Timings();
   const threadId = parseThreadId(input.threadId ?? "");
   admit({ ...input, threadId });
+  await assertThreadRoom(deps.env, input.principal.tenant, threadId); // 413 BEM-017 before the object is reached
   timings.lap("request");
   const { env } = deps;
   const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(input.principal.tenant, threadId)));

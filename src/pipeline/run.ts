@@ -10,6 +10,7 @@ import { prepare, type Prepared, type RunDeps, type StreamHooks } from "./prepar
 import { addUsage, callRouted } from "./model-call";
 import { saveRun } from "./save-run";
 import { scheduleExtraction } from "../tasks/extract-facts";
+import { errorText, log } from "../log";
 
 export type { RunDeps, StreamHooks } from "./prepare";
 
@@ -46,6 +47,13 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
   const clientToolNames = (p.input.params?.tools ?? []).map((t) => t.function.name);
 
   let loop: { state: AgentState; steps: LoopStep[] };
+  // Every model call that answered is billed, whether or not the run then completes (e.g. steps exhausted).
+  const bill = () => {
+    if (calls === 0) return;
+    const cause = p.input.cause ?? "turn";
+    const record = { model: model.name, cause, requests: calls, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: usage.cost };
+    deps.waitUntil(recordUsage(deps.env.DB, p.input.principal.tenant, record).catch((e: unknown) => log.error("usage", { cause, message: errorText(e) })));
+  };
   try {
     loop = await runToolLoop({
       state: startState,
@@ -84,9 +92,11 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
       },
     });
   } catch (e) {
+    bill();
     if (e instanceof StepsExhaustedError) await saveRun(p, [inputWrite], e.steps, model, attempts);
     throw e;
   }
+  bill();
   p.timings.lap("model");
   const checkpointId = await saveRun(p, [inputWrite], loop.steps, model, attempts);
   p.timings.lap("save");
@@ -95,12 +105,7 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
   // Background fact extraction (agents with `extract:`); a failure to queue never fails the saved turn.
   deps.waitUntil(
     scheduleExtraction(deps.env, { agent: p.agent, principal: p.input.principal, threadId: p.thread?.threadId, checkpointId }).catch((e: unknown) =>
-      console.error(JSON.stringify({ level: "error", where: "extract", message: e instanceof Error ? e.message : String(e) })),
-    ),
-  );
-  deps.waitUntil(
-    recordUsage(deps.env.DB, p.input.principal.tenant, { model: model.name, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: usage.cost }).catch((e: unknown) =>
-      console.error(JSON.stringify({ level: "error", where: "usage", message: e instanceof Error ? e.message : String(e) })),
+      log.error("extract", { message: errorText(e) }),
     ),
   );
   const lastMessage = loop.state.messages.at(-1);

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { AppError } from "../errors";
 import { Message } from "../thread/message";
 import { checkReducerValue, reduce } from "../thread/reducers";
-import { Reducer, type UpdateOp } from "../thread/types";
+import { isReservedChannel, Reducer, type UpdateOp } from "../thread/types";
 
 /**
  * The in-run state model: what middleware and tools read and write during one
@@ -73,12 +73,19 @@ export function applyMessageUpdate(current: readonly Message[], update: MessageU
   return out.filter((m): m is Message => m !== null);
 }
 
-const channelEntries = (update: StateUpdate): [string, unknown][] =>
-  Object.entries(update).filter(([k, v]) => k !== "messages" && v !== undefined);
+function channelEntries(update: StateUpdate): [string, unknown][] {
+  const entries = Object.entries(update).filter(([k, v]) => k !== "messages" && v !== undefined);
+  const reserved = entries.find(([k]) => isReservedChannel(k));
+  if (reserved) throw new AppError("BEM-035", `'${reserved[0]}' is reserved, not a channel name`);
+  return entries;
+}
+
+/** A copy without a prototype, so writing any channel name is a plain own property. */
+const plainCopy = <T extends object>(o: T): T => Object.assign(Object.create(null) as T, o);
 
 /** Applies one update to an in-memory state, exactly as the DO would persist it. Never mutates `state`. */
 export function applyUpdate(state: AgentState, update: StateUpdate, reducers: Reducers = {}): AgentState {
-  const next: AgentState = { ...state };
+  const next: AgentState = plainCopy(state);
   if (update.messages !== undefined) next.messages = applyMessageUpdate(state.messages, update.messages);
   for (const [channel, value] of channelEntries(update)) {
     const reducer = reducers[channel] ?? "last_value";
@@ -97,7 +104,7 @@ const sameValue = (a: unknown, b: unknown): boolean => a === b || JSON.stringify
  * have no meaningful order: that is BEM-082.
  */
 export function mergeStepUpdates(updates: readonly StateUpdate[], reducers: Reducers = {}): StateUpdate {
-  const merged: StateUpdate = {};
+  const merged: StateUpdate = plainCopy({});
   const ops: MessageOp[] = [];
   let replaced: OverwriteMessages | undefined;
   let messageWriters = 0;

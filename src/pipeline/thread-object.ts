@@ -42,7 +42,7 @@ export class ThreadDO extends ThreadStore {
         ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
         : undefined;
       try {
-        const { timings, state: _state, ...rest } = await runTurn(deps, { ...input, timings: new Timings() }, hooks);
+        const { timings, state: _state, ...rest } = await runTurn(deps, { ...this.continued(input), timings: new Timings() }, hooks);
         send({ t: "done", result: { ...rest, timings: timings.entries } });
       } catch (e) {
         send({ t: "error", error: toWireError(e) });
@@ -53,6 +53,13 @@ export class ThreadDO extends ThreadStore {
     })();
     work.finally(() => writer.close().catch(() => undefined)).catch(() => undefined);
     return readable;
+  }
+
+  /** `continueFrom` at the head is a plain continuation; anywhere else it is a branch there (prepare then checks the rewrite right). */
+  private continued(input: ObjectRunRequest["input"]): ObjectRunRequest["input"] {
+    const { continueFrom, ...rest } = input;
+    if (continueFrom === undefined || continueFrom === this.headId()) return rest;
+    return { ...rest, checkpointId: continueFrom };
   }
 
   /**

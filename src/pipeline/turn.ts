@@ -7,6 +7,7 @@ import type { RouteResult } from "../routing/router";
 import type { MessageInput } from "../thread/message";
 import type { AgentState } from "./state";
 import type { Timings } from "./timings";
+import type { UsageCause } from "./usage";
 
 /** One agent run as the endpoints describe it. */
 export type TurnInput = {
@@ -23,10 +24,18 @@ export type TurnInput = {
   memoryScopes?: readonly unknown[];
   /** Continue from this checkpoint: the turn starts a new branch there. */
   checkpointId?: string;
+  /**
+   * Continue after this checkpoint (a Responses `previous_response_id`): at the thread's head a
+   * plain continuation, elsewhere a new branch there, as `checkpointId` (and with its right).
+   * Resolved inside the thread's object, which knows its head without another round trip.
+   */
+  continueFrom?: string;
   /** Per-run context for the agent's dynamic prompt. */
   context?: Record<string, unknown>;
   /** A D1 bookmark the client got from a fact write: the run reads facts at least that fresh. */
   bookmark?: string;
+  /** What the turn's provider calls are recorded as in usage (default "turn"). */
+  cause?: UsageCause;
   /** Phase timings of the request so far (Server-Timing); a new clock when absent. */
   timings?: Timings;
   /** Passed through to the provider: tools, tool_choice, response_format, temperature… */

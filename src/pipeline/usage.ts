@@ -1,30 +1,37 @@
-/** Per-tenant, per-day, per-model usage counters in D1. */
-export type UsageRecord = { model: string; prompt_tokens: number; completion_tokens: number; cost: number };
+import { z } from "@hono/zod-openapi";
+
+/** Per-tenant, per-day, per-model, per-cause usage counters in D1: one row per provider call is added in. */
+
+/** What made a provider call: a turn (chat, invoke), a webhook delivery's turn, the summarization middleware, a summarize task. */
+export const UsageCause = z.enum(["turn", "webhook", "summarization", "summarize_task", "extraction"]);
+export type UsageCause = z.infer<typeof UsageCause>;
+
+export type UsageRecord = { model: string; cause: UsageCause; prompt_tokens: number; completion_tokens: number; cost: number; requests?: number };
 
 export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 export async function recordUsage(db: D1Database, tenant: string, u: UsageRecord, now = Date.now()): Promise<void> {
   await db
     .prepare(
-      `INSERT INTO usage (tenant_id, day, model, requests, prompt_tokens, completion_tokens, cost)
-       VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6)
-       ON CONFLICT (tenant_id, day, model) DO UPDATE SET
-         requests = requests + 1,
+      `INSERT INTO usage (tenant_id, day, model, cause, requests, prompt_tokens, completion_tokens, cost)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+       ON CONFLICT (tenant_id, day, model, cause) DO UPDATE SET
+         requests = requests + excluded.requests,
          prompt_tokens = prompt_tokens + excluded.prompt_tokens,
          completion_tokens = completion_tokens + excluded.completion_tokens,
          cost = cost + excluded.cost`,
     )
-    .bind(tenant, utcDay(now), u.model, u.prompt_tokens, u.completion_tokens, u.cost)
+    .bind(tenant, utcDay(now), u.model, u.cause, u.requests ?? 1, u.prompt_tokens, u.completion_tokens, u.cost)
     .run();
 }
 
-export type UsageRow = { day: string; model: string; requests: number; prompt_tokens: number; completion_tokens: number; cost: number };
+export type UsageRow = { day: string; model: string; cause: UsageCause; requests: number; prompt_tokens: number; completion_tokens: number; cost: number };
 
 export async function listUsage(db: D1Database, tenant: string, from: string, to: string): Promise<UsageRow[]> {
   const { results } = await db
     .prepare(
-      `SELECT day, model, requests, prompt_tokens, completion_tokens, cost FROM usage
-       WHERE tenant_id = ?1 AND day >= ?2 AND day <= ?3 ORDER BY day, model LIMIT 1000`,
+      `SELECT day, model, cause, requests, prompt_tokens, completion_tokens, cost FROM usage
+       WHERE tenant_id = ?1 AND day >= ?2 AND day <= ?3 ORDER BY day, model, cause LIMIT 1000`,
     )
     .bind(tenant, from, to)
     .all<UsageRow>();

@@ -10,6 +10,7 @@ import { ollamaAdapter } from "./ollama";
 import { openaiAdapter } from "./openai";
 import { httpError, malformed, ProviderError, streamCut } from "./provider-error";
 import type { ChatRequest, ChatResult, StreamEvent } from "./types";
+import { rememberSecret } from "../log";
 
 /** What a provider call needs from its surroundings. `env` holds the secrets (the worker's Env). */
 export type ProviderContext = {
@@ -52,6 +53,7 @@ export function resolveTarget(model: ModelConfig, env: object): Target {
       throw new ProviderError("BEM-070", `Model '${model.name}' needs the secret ${keyEnv}, which is not set`, { disposition: "failover" });
     }
     target.apiKey = key;
+    rememberSecret(key); // whatever an upstream echoes back, this value never reaches a log line
   }
   return target;
 }

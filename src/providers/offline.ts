@@ -2,12 +2,16 @@ import { z } from "@hono/zod-openapi";
 import { estimateTextTokens, estimateTokens } from "../memory/tokens";
 import { messageText } from "../thread/message";
 import { ChatMessage, FunctionTool } from "./types";
+import { pickTool, sampleFromSchema, structuredContent } from "./offline-structured";
 
 /**
  * The offline echo model: an in-process OpenAI-compatible responder (Chat
  * Completions wire format, JSON and SSE), so `npm start` runs a full turn with
  * no key and no network. It echoes the last user text and shows what memory
  * the turn carried. It is only reachable when EDGEWEAVE_OFFLINE=1 (see call.ts).
+ * With `response_format` it answers JSON valid against the schema; given tools it
+ * calls the one the user names or describes, with arguments valid against its
+ * parameters (offline-structured.ts); `tool_choice` forcing a tool always calls it.
  */
 
 const OfflineRequest = z.object({
@@ -19,6 +23,7 @@ const OfflineRequest = z.object({
   tool_choice: z.unknown().optional(),
   max_tokens: z.number().int().positive().nullable().optional(),
   max_completion_tokens: z.number().int().positive().nullable().optional(),
+  response_format: z.unknown().optional(),
 });
 type OfflineRequest = z.infer<typeof OfflineRequest>;
 
@@ -36,17 +41,25 @@ export function offlineReply(req: OfflineRequest): Reply {
   const msgs = req.messages;
   const last = msgs[msgs.length - 1]!;
   if (last.role === "tool") {
-    return { content: `The tool answered: ${messageText(last.content)}\n${OFFLINE_LABEL}`, finish_reason: "stop" };
+    const answered = `The tool answered: ${messageText(last.content)}`;
+    return { content: structuredContent(req.response_format, answered) ?? `${answered}\n${OFFLINE_LABEL}`, finish_reason: "stop" };
   }
   let lastUser = -1;
   for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i]!.role === "user") { lastUser = i; break; }
   const text = lastUser >= 0 ? messageText(msgs[lastUser]!.content) : "";
 
-  const wanted = /\bcall\s+([A-Za-z0-9_-]+)/i.exec(text)?.[1];
-  const tool = wanted ? req.tools?.find((t) => t.function.name === wanted) : undefined;
-  if (tool && req.tool_choice !== "none") {
-    return { content: null, tool_call: { id: `call_offline_${lastUser}`, name: tool.function.name, arguments: "{}" }, finish_reason: "tool_calls" };
+  const tools = req.tools ?? [];
+  const choice = req.tool_choice as { type?: string; function?: { name?: string } } | string | undefined;
+  const forced = typeof choice === "object" && choice !== null ? tools.find((t) => t.function.name === choice.function?.name) : undefined;
+  const tool =
+    choice === "none" ? undefined
+    : forced ?? pickTool(text, tools.map((t) => ({ ...t, name: t.function.name, description: t.function.description }))) ?? (choice === "required" ? tools[0] : undefined);
+  if (tool) {
+    const args = sampleFromSchema(tool.function.parameters ?? { type: "object" });
+    return { content: null, tool_call: { id: `call_offline_${lastUser}`, name: tool.function.name, arguments: JSON.stringify(args ?? {}) }, finish_reason: "tool_calls" };
   }
+  const structured = structuredContent(req.response_format, text);
+  if (structured !== undefined) return { content: structured, finish_reason: "stop" };
 
   const facts = msgs.filter((m) => (m.role === "system" || m.role === "developer") && FACT.test(messageText(m.content)));
   const earlier = msgs.slice(0, Math.max(lastUser, 0)).filter((m) => m.role !== "system" && m.role !== "developer").length;

@@ -1,4 +1,5 @@
 import { AppError, type ErrorCode } from "../errors";
+import { redact, rememberSecret } from "../log";
 
 /**
  * What failover may do after an error:
@@ -48,11 +49,10 @@ export function parseRetryAfter(headers: Headers, now: number = Date.now()): num
 
 const MAX_LOGGED_BODY = 500;
 
-/** Trims an upstream body for logs and removes the key if the upstream echoed it. */
-export function redactForLog(body: string, secret: string | undefined): string {
-  let text = body.length > MAX_LOGGED_BODY ? `${body.slice(0, MAX_LOGGED_BODY)}…` : body;
-  if (secret) text = text.split(secret).join("[redacted]");
-  return text;
+/** Trims an upstream text for logs and redacts credentials (the log redacts again when it writes). */
+export function redactForLog(body: string, secret?: string): string {
+  rememberSecret(secret);
+  return redact(body.length > MAX_LOGGED_BODY ? `${body.slice(0, MAX_LOGGED_BODY)}…` : body);
 }
 
 /** Maps an upstream non-2xx answer to a classified error; the public message names only model and status. */

@@ -5,6 +5,7 @@ import { Task } from "./messages";
 import { isTaskDone, markTaskDone, recordDeadLetter } from "./store";
 import { describeIssues } from "../zod-issues";
 import { backoff } from "../backoff";
+import { errorText, log } from "../log";
 
 /** A task that has failed this many deliveries is dead-lettered (below the queue's own max_retries of 5). */
 export const MAX_ATTEMPTS = 5;
@@ -67,7 +68,7 @@ export async function consumeTask(ctx: TaskContext, msg: TaskMessage): Promise<"
     return "done";
   } catch (e) {
     if (!isAppError(e) || e.status >= 500) {
-      console.error(JSON.stringify({ level: "error", where: "task", task: task.id, kind: task.kind, attempt: msg.attempts, error: e instanceof Error ? `${e.name}: ${e.message}` : "non-error thrown" }));
+      log.error("task", { task: task.id, kind: task.kind, attempt: msg.attempts, error: errorText(e), internal: isAppError(e) ? e.internal : undefined });
     }
     if (!isPermanent(e) && msg.attempts < MAX_ATTEMPTS) {
       msg.retry({ delaySeconds: retryDelaySeconds(msg.attempts) });
@@ -79,7 +80,7 @@ export async function consumeTask(ctx: TaskContext, msg: TaskMessage): Promise<"
       if (task.kind === "run_webhook") await failWebhookDelivery(env, task, reason);
     } catch (storeErr) {
       // Could not keep the dead letter (D1 down?): let the queue retry, and its own DLQ catch it in the end.
-      console.error(JSON.stringify({ level: "error", where: "dead-letter", task: task.id, error: storeErr instanceof Error ? storeErr.message : "unknown" }));
+      log.error("dead-letter", { task: task.id, error: errorText(storeErr) });
       msg.retry({ delaySeconds: retryDelaySeconds(msg.attempts) });
       return "retried";
     }

@@ -1,4 +1,5 @@
 import { recordDeadLetter } from "./store";
+import { errorText, log } from "../log";
 
 export const DEAD_LETTER_QUEUE = "edgeweave-tasks-dlq";
 
@@ -28,7 +29,7 @@ export async function consumeDeadLetterBatch(batch: Pick<MessageBatch<unknown>, 
       await recordDeadLetter(env.DB, { ...who, body, reason: "retries exhausted on the task queue (reached its dead-letter queue)", attempts: m.attempts });
       m.ack();
     } catch (e) {
-      console.error(JSON.stringify({ level: "error", where: "dead-letter-queue", message: e instanceof Error ? e.message : String(e) }));
+      log.error("dead-letter-queue", { message: errorText(e) });
       m.retry({ delaySeconds: 60 });
     }
   }

@@ -1,4 +1,5 @@
 import { authorize } from "../auth/policy";
+import { assertFactRoom } from "../quotas";
 import { z } from "@hono/zod-openapi";
 import type { Principal } from "../auth/principal";
 import { AppError } from "../errors";
@@ -6,6 +7,8 @@ import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { validateFactText, validateKey } from "../memory/facts";
 import { MemoryScope } from "../memory/scope";
 import { estimateTokens } from "../memory/tokens";
+import { usageOf } from "../pipeline/model-call";
+import { recordUsage } from "../pipeline/usage";
 import { callModel } from "../providers/call";
 import { runWithFailover } from "../providers/failover";
 import type { ChatMessage } from "../providers/types";
@@ -119,7 +122,7 @@ function instructions(kinds: readonly string[], known: readonly { key: string; t
   ].join("\n");
 }
 
-type Extracted = { stored: number; replaced: number; model: string } | { skipped: string };
+type Extracted = { stored: number; replaced: number; model: string; over_quota?: number } | { skipped: string };
 
 export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTask>): Promise<Extracted> {
   const agent = agentByName(task.agent);
@@ -158,9 +161,30 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
   const candidates = route.candidates.filter((m) => !isOfflineModel(m));
   if (candidates.length === 0) return { skipped: "no extraction model is available (only the offline model)" };
   const { value, model } = await runWithFailover(candidates, (m) => callModel(m, request, { env }));
+  // Billed before the output is judged: the call was made whether or not its facts are kept.
+  const usage = usageOf(request.messages, model, value);
+  await recordUsage(env.DB, task.tenant, { model: model.name, cause: "extraction", prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: usage.cost });
   const facts = validateExtraction(value.message.content ?? "", { scope, kinds: config.kinds });
 
   let replaced = 0;
-  for (const f of facts) if ((await store.remember(scope, f.kind, f.text, { key: f.key })).replaced) replaced++;
-  return { stored: facts.length, replaced, model: model.name };
+  let overQuota = 0;
+  for (const f of facts) {
+    // At the tenant's fact quota new facts are left out (and counted); replacing a keyed one still works.
+    if (!(await fitsFactQuota(env, task.tenant, store, scope, f.key))) {
+      overQuota++;
+      continue;
+    }
+    if ((await store.remember(scope, f.kind, f.text, { key: f.key })).replaced) replaced++;
+  }
+  return { stored: facts.length - overQuota, replaced, model: model.name, ...(overQuota > 0 ? { over_quota: overQuota } : {}) };
+}
+
+async function fitsFactQuota(env: Env, tenant: string, store: D1FactsBackend, scope: MemoryScope, key: string | null | undefined): Promise<boolean> {
+  try {
+    await assertFactRoom(env, tenant, store, scope, key);
+    return true;
+  } catch (e) {
+    if (e instanceof AppError && e.code === "BEM-018") return false;
+    throw e;
+  }
 }

@@ -1,4 +1,5 @@
 import { memoryFor } from "../memory/for-tenant";
+import { assertRoom } from "../quotas";
 import { MemoryScope } from "../memory/scope";
 import { runWebhookDelivery } from "../webhooks/run-delivery";
 import { extractFacts } from "./extract-facts";
@@ -12,6 +13,7 @@ export async function runTask(ctx: TaskContext, task: Task): Promise<unknown> {
   const { env } = ctx;
   switch (task.kind) {
     case "remember_memory": {
+      await assertRoom(env, task.tenant, "facts"); // 413: a permanent failure, dead-lettered with the reason
       const id = await memoryFor(env, task.tenant).remember(MemoryScope.parse(task.scope), task.fact_kind, task.text);
       return { fact_id: id };
     }

@@ -2,24 +2,15 @@ import type { z } from "@hono/zod-openapi";
 import { summarization } from "../pipeline/middleware/summarization";
 import { HookOutcome, type Runtime } from "../pipeline/middleware/types";
 import { toThreadOps } from "../pipeline/state";
-import { callModel } from "../providers/call";
-import { runWithFailover } from "../providers/failover";
-import type { ChatMessage } from "../providers/types";
+import { summarizerFor } from "../pipeline/summarizer";
 import { routerFor } from "../routing/registry";
 import { ThreadClient, type ThreadRun } from "../thread/client";
-import type { Message } from "../thread/message";
 import type { SummarizeThreadTask } from "./messages";
-
-const INSTRUCTION = "Summarize the conversation below in a few sentences. Keep names, decisions, open questions and facts the user stated.";
-
-function transcript(messages: readonly Message[]): string {
-  return messages.map((m) => `${m.role}: ${typeof m.content === "string" ? m.content : JSON.stringify(m.content)}`).join("\n");
-}
 
 /**
  * The summarize_thread task: the shipped summarization middleware, run once
- * outside a turn, with the router's cheapest candidate (or `model`) writing the
- * summary. The result is one checkpoint (source "update"), so the checkpoint
+ * outside a turn, with the one summarizer (src/pipeline/summarizer.ts; usage
+ * recorded as "summarize_task") writing the summary. The result is one checkpoint (source "update"), so the checkpoint
  * before it still holds the full conversation. It holds the thread's run lease
  * from read to write: the summary replaces the messages, so a turn saved in
  * between would otherwise be overwritten.
@@ -43,11 +34,7 @@ async function summarizeHeld(env: Env, task: z.infer<typeof SummarizeThreadTask>
     context: {},
     agent: { name: "summarize_thread" },
     now: Date.now,
-    summarize: async (older) => {
-      const request = { messages: [{ role: "system", content: INSTRUCTION }, { role: "user", content: transcript(older) }] satisfies ChatMessage[] };
-      const { value } = await runWithFailover(route.candidates, (m) => callModel(m, request, { env }));
-      return typeof value.message.content === "string" ? value.message.content : "";
-    },
+    summarize: summarizerFor({ env }, task, "summarize_task"),
   };
   const mw = summarization({ trigger: { messages: task.keep_messages + 1 }, keep: { messages: task.keep_messages }, ...(task.model ? { model: task.model } : {}) });
   const out = await mw.beforeModel?.({ messages }, runtime);

@@ -3,6 +3,7 @@ import type { MessageInput } from "./message";
 import { touchThread, forgetThread } from "./registry";
 import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
+import type { Reconciled } from "./reconcile-live";
 import type {
   BeginRunOptions,
   Checkpoint,
@@ -12,11 +13,14 @@ import type {
   LoadRecentResult,
   RpcResult,
   RunGrant,
+  StatePage,
+  StatePageOptions,
   ThreadUpdate,
   ThreadState,
   UpdateOp,
   UpdateSource,
 } from "./types";
+import { errorText, log } from "../log";
 
 type Answer<T> = RpcResult<T> | Promise<RpcResult<T>>;
 
@@ -25,7 +29,7 @@ type Answer<T> = RpcResult<T> | Promise<RpcResult<T>>;
  * itself when the run already executes inside it (then every call is a local call).
  */
 export interface ThreadEndpoint {
-  getState(checkpointId: string | null): Answer<ThreadState>;
+  getState(checkpointId: string | null, page?: StatePageOptions): Answer<StatePage>;
   getHistory(opts: HistoryOptions): Answer<History>;
   write(body: ThreadUpdate, source: UpdateSource, run: { token?: string; endRun?: boolean }): Answer<Checkpoint>;
   beginRun(opts: BeginRunOptions): Answer<RunGrant>;
@@ -34,11 +38,13 @@ export interface ThreadEndpoint {
   renewRun(token: string, ttlMs?: number): Answer<Lease | null>;
   endRun(token: string): Answer<boolean>;
   destroy(): Answer<null>;
+  reconcile(hashes: string[]): Answer<Reconciled>;
 }
 
 function unwrap<T>(r: RpcResult<T>): T {
   if (r.ok) return r.value;
-  throw new AppError(r.error.code, r.error.message);
+  const { code, message, retry_after } = r.error;
+  throw new AppError(code, message, retry_after === undefined ? {} : { headers: { "retry-after": String(retry_after) } });
 }
 
 /**
@@ -77,8 +83,20 @@ export class ThreadClient {
   }
 
   async getState(checkpointId?: string): Promise<ThreadState> {
-    const state = unwrap(await this.stub.getState(checkpointId ?? null));
-    return { ...state, thread_id: this.threadId };
+    // Page by page (each RPC well under the 32 MiB limit), all pages of the checkpoint the first one read.
+    const first = unwrap(await this.stub.getState(checkpointId ?? null));
+    const messages = [...first.channels.messages];
+    for (let next = first.next_offset; next !== null; ) {
+      const page = unwrap(await this.stub.getState(first.checkpoint_id, { offset: next }));
+      messages.push(...page.channels.messages);
+      next = page.next_offset;
+    }
+    const { next_offset: _, ...state } = first;
+    state.channels.messages = messages;
+    // Channel maps without a prototype: no channel name can reach Object.prototype's machinery.
+    const channels = Object.assign(Object.create(null) as ThreadState["channels"], state.channels);
+    const reducers = Object.assign(Object.create(null) as ThreadState["reducers"], state.reducers);
+    return { ...state, channels, reducers, thread_id: this.threadId };
   }
 
   async getHistory(opts: HistoryOptions = {}): Promise<History> {
@@ -119,6 +137,11 @@ export class ThreadClient {
     return unwrap(await this.stub.loadRecent(maxTokens, opts));
   }
 
+  /** What a resent message list (as hashes, src/thread/message-hash.ts) shares with the live path. */
+  async reconcile(hashes: string[]): Promise<Reconciled> {
+    return unwrap(await this.stub.reconcile(hashes));
+  }
+
   /** Makes the given checkpoint's state the head again, as a new branch. */
   async fork(checkpointId: string, opts: { run?: ThreadRun } = {}): Promise<Checkpoint> {
     const cp = unwrap(await this.stub.fork(checkpointId, { token: opts.run?.token }));
@@ -134,7 +157,7 @@ export class ThreadClient {
    */
   private async list(cp: Checkpoint): Promise<void> {
     const touch = touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) =>
-      console.error(JSON.stringify({ level: "error", where: "thread-list", message: e instanceof Error ? e.message : String(e) })),
+      log.error("thread-list", { message: errorText(e) }),
     );
     if (cp.parent_id === null || !this.opts.waitUntil) await touch;
     else this.opts.waitUntil(touch);
@@ -205,7 +228,7 @@ export class ThreadRun {
     try {
       await this.stub.endRun(this.token);
     } catch (e) {
-      console.error(JSON.stringify({ level: "error", where: "thread-run-end", message: e instanceof Error ? e.message : String(e) }));
+      log.error("thread-run-end", { message: errorText(e) });
     }
   }
 }

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../path-segment";
 
 /** Content parts in the OpenAI style; providers map them to their own wire formats. */
 export const TextPart = z.object({ type: z.literal("text"), text: z.string() });
@@ -27,7 +28,7 @@ export type ToolCall = z.infer<typeof ToolCall>;
 export const Role = z.enum(["system", "user", "assistant", "tool"]);
 export type Role = z.infer<typeof Role>;
 
-export const MessageId = z.string().min(1).max(128).regex(/^[A-Za-z0-9._:-]+$/);
+export const MessageId = z.string().min(1).max(128).regex(/^[A-Za-z0-9._:-]+$/).refine((id) => !isDotSegment(id), DOT_SEGMENT_MESSAGE);
 
 /** A message as a client may send it: id and created_at are assigned when absent. */
 export const MessageInput = z.object({

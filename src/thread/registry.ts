@@ -26,8 +26,13 @@ export async function touchThread(db: D1Database, tenant: string, threadId: stri
     .run();
 }
 
+/** A deleted thread leaves nothing that names it: its list entry, its stored responses and its conversation record. */
 export async function forgetThread(db: D1Database, tenant: string, threadId: string): Promise<void> {
-  await db.prepare(`DELETE FROM threads WHERE tenant_id = ? AND thread_id = ?`).bind(tenant, threadId).run();
+  await db.batch([
+    db.prepare(`DELETE FROM threads WHERE tenant_id = ? AND thread_id = ?`).bind(tenant, threadId),
+    db.prepare(`DELETE FROM responses WHERE tenant_id = ? AND thread_id = ?`).bind(tenant, threadId),
+    db.prepare(`DELETE FROM conversations WHERE tenant_id = ? AND id = ?`).bind(tenant, threadId),
+  ]);
 }
 
 // Cursor "updated_at~thread_id": '~' never occurs in a thread id.

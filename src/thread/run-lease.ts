@@ -2,9 +2,10 @@ import { z } from "@hono/zod-openapi";
 
 /**
  * A run's exclusive hold on one thread. The token proves the holder when it
- * saves; `expires_at` bounds how long a holder that died can block the thread.
+ * saves; `expires_at` bounds how long a holder that died can block the thread,
+ * and `until` how long a live one can (renewals never pass it: MAX_RUN_LEASE_MS).
  */
-export const Lease = z.object({ token: z.string().min(1), expires_at: z.number().int() });
+export const Lease = z.object({ token: z.string().min(1), expires_at: z.number().int(), until: z.number().int().optional() });
 export type Lease = z.infer<typeof Lease>;
 
 export const LEASE = {
@@ -17,6 +18,12 @@ export const LEASE = {
   maxWaitMs: 60_000,
   /** Callers beyond this many in the queue are refused at once instead of held open. */
   maxWaiters: 1_000,
+  /**
+   * The longest one run holds the thread, renewals included (MAX_RUN_LEASE_MS overrides it).
+   * A slower run keeps running, but its lease lapses: the next run starts, and the slow run's
+   * save queues behind it like any write without a lease.
+   */
+  defaultMaxHoldMs: 120_000,
 } as const;
 
 export const clampTtl = (ms: number | undefined) => clamp(ms ?? LEASE.defaultTtlMs, LEASE.minTtlMs, LEASE.maxTtlMs);
@@ -51,6 +58,7 @@ export class RunLeases {
   constructor(
     private readonly store: LeaseStore,
     private readonly now: () => number = Date.now,
+    private readonly maxHoldMs: number = LEASE.defaultMaxHoldMs,
   ) {
     this.#lease = store.load();
   }
@@ -62,6 +70,16 @@ export class RunLeases {
 
   get waiting(): number {
     return this.#waiters.length;
+  }
+
+  /**
+   * Seconds until the thread's current holder must let go at the latest (its hard bound, not
+   * counting the callers queued behind it): what a refused caller hears as Retry-After. At least 1.
+   */
+  retryAfterSeconds(): number {
+    const live = this.live();
+    const end = live ? (live.until ?? live.expires_at) : this.now();
+    return Math.max(1, Math.ceil((end - this.now()) / 1000));
   }
 
   /** Whether a write carrying `token` may apply now: it holds the live lease, or nobody holds or awaits it. */
@@ -97,7 +115,8 @@ export class RunLeases {
   renew(token: string, ttlMs: number): Lease | null {
     const live = this.live();
     if (!live || live.token !== token) return null;
-    this.#lease = { token, expires_at: this.now() + ttlMs };
+    // Never past the run's hard bound: a slow run cannot hold the thread longer by renewing.
+    this.#lease = { ...live, expires_at: Math.min(this.now() + ttlMs, live.until ?? Number.MAX_SAFE_INTEGER) };
     this.store.save(this.#lease);
     this.#armExpiry();
     return this.#lease;
@@ -112,7 +131,8 @@ export class RunLeases {
   }
 
   #grant(ttlMs: number): Lease {
-    const lease: Lease = { token: crypto.randomUUID(), expires_at: this.now() + ttlMs };
+    const until = this.now() + this.maxHoldMs;
+    const lease: Lease = { token: crypto.randomUUID(), expires_at: Math.min(this.now() + ttlMs, until), until };
     this.#lease = lease;
     this.store.save(lease);
     this.#armExpiry();

@@ -42,6 +42,9 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   ],
   // v2: LangGraph checkpointer tables (src/langgraph/checkpoint-store.ts), separate from the above.
   LANGGRAPH_DDL,
+  // v3 (resent-history reconciliation): each live message's content hash (src/thread/message-hash.ts)
+  // and the checkpoint that wrote it. Rows written before v3 keep NULLs; their hash is computed when read.
+  [`ALTER TABLE messages ADD COLUMN hash TEXT`, `ALTER TABLE messages ADD COLUMN cp TEXT`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

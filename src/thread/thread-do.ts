@@ -4,11 +4,15 @@ import { estimateTokens } from "../memory/tokens";
 import { IdGenerator } from "./ids";
 import { Message } from "./message";
 import { applyWrite, checkReducerValue, emptyReplayState, reduce, type ReplayState } from "./reducers";
-import { clampTtl, clampWait, Lease, RunLeases } from "./run-lease";
+import { chargeHistory, DEFAULT_HISTORY_BYTES } from "./history-bytes";
+import { clampTtl, clampWait, Lease, LEASE, RunLeases } from "./run-lease";
 import { migrate } from "./sql-schema";
+import { messageHash } from "./message-hash";
+import { reconcileLive, type Reconciled } from "./reconcile-live";
 import { describeIssues } from "../zod-issues";
 import { LangGraphCheckpoints } from "../langgraph/checkpoint-store";
 import type { DeltaHistory, DeltaQuery, GetQuery, LgOp, ListQuery, StoredTuple } from "../langgraph/checkpoint-types";
+import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
 import {
   Reducer,
   ThreadUpdate,
@@ -27,11 +31,18 @@ import {
   type RunGrant,
   type RunWrite,
   type Source,
+  type StatePage,
+  type StatePageOptions,
   type ThreadState,
 } from "./types";
 
 /** SQLite refuses values over 2 MB; a configured limit above this is clamped. */
 const ROW_CEILING = 1_900_000;
+/** Bytes of messages one getState page carries, and of writes one history page carries: far below the 32 MiB RPC limit. */
+const STATE_PAGE_BYTES = 4 * 1024 * 1024;
+const HISTORY_PAGE_BYTES = 8 * 1024 * 1024;
+/** Default per-thread cap on stored bytes (messages + channels), when MAX_THREAD_BYTES is unset. */
+const DEFAULT_THREAD_BYTES = 16 * 1024 * 1024;
 const utf8 = new TextEncoder();
 
 type Head = { id: string; step: number; count: number; clock: string };
@@ -62,12 +73,32 @@ export class ThreadDO extends DurableObject<Env> {
 
   // ---- RPC surface -------------------------------------------------------
 
-  /** State at the head, or at any checkpoint of any branch. */
-  getState(checkpointId?: string | null): RpcResult<ThreadState> {
+  /**
+   * One page of the state at the head, or at any checkpoint of any branch: the
+   * messages from `offset` up to `maxBytes` of them (at least one; channels on
+   * the first page only), so no single RPC comes near the 32 MiB limit however
+   * big the thread. ThreadClient.getState reads every page of one checkpoint.
+   */
+  getState(checkpointId?: string | null, page: StatePageOptions = {}): RpcResult<StatePage> {
     return this.run(() => {
-      if (!checkpointId || checkpointId === this.head?.id) return this.liveState();
+      const offset = Math.max(0, Math.trunc(page.offset ?? 0));
+      const maxBytes = Math.min(Math.max(1, Math.trunc(page.maxBytes ?? STATE_PAGE_BYTES)), STATE_PAGE_BYTES);
+      if (!checkpointId || checkpointId === this.head?.id) return this.livePage(offset, maxBytes);
       const cp = this.checkpointRow(checkpointId);
-      return toThreadState(cp.id, cp.step, this.replay(cp.id));
+      const state = this.replay(cp.id);
+      const all = [...state.messages.values()];
+      const picked: Message[] = [];
+      let bytes = 0;
+      for (let i = offset; i < all.length; i++) {
+        const size = utf8.encode(JSON.stringify(all[i])).length;
+        if (picked.length > 0 && bytes + size > maxBytes) break;
+        bytes += size;
+        picked.push(all[i]!);
+      }
+      if (offset > 0) state.channels.clear();
+      state.messages = new Map(picked.map((m) => [m.id, m]));
+      const next = offset + picked.length < all.length ? offset + picked.length : null;
+      return { ...toThreadState(cp.id, cp.step, state), next_offset: next };
     });
   }
 
@@ -82,9 +113,18 @@ export class ThreadDO extends DurableObject<Env> {
           limit + 1,
         )
         .toArray();
-      const page = rows.slice(0, limit);
-      const checkpoints: HistoryEntry[] = page.map((r) => ({ ...toCheckpoint(r, this.writesOf(r.id)), is_head: r.id === this.head?.id }));
-      return { checkpoints, next_before: rows.length > limit ? (page[page.length - 1]?.id ?? null) : null };
+      // A page also ends at HISTORY_PAGE_BYTES of writes (at least one checkpoint), so it fits one RPC.
+      const checkpoints: HistoryEntry[] = [];
+      let bytes = 0;
+      for (const r of rows.slice(0, limit)) {
+        const writes = this.sql.exec<{ json: string }>(`SELECT json FROM writes WHERE checkpoint_id = ? ORDER BY idx`, r.id).toArray();
+        const size = writes.reduce((n, w) => n + w.json.length, 0);
+        if (checkpoints.length > 0 && bytes + size > HISTORY_PAGE_BYTES) break;
+        bytes += size;
+        checkpoints.push({ ...toCheckpoint(r, writes.map((w) => JSON.parse(w.json) as Write)), is_head: r.id === this.head?.id });
+      }
+      const more = rows.length > checkpoints.length;
+      return { checkpoints, next_before: more ? (checkpoints[checkpoints.length - 1]?.id ?? null) : null };
     });
   }
 
@@ -96,7 +136,7 @@ export class ThreadDO extends DurableObject<Env> {
    */
   update(input: ThreadUpdate, source: Source, run: RunWrite = {}): RpcResult<Checkpoint> {
     const leases = this.openLeases();
-    if (!leases.admits(run.token)) return busy(0);
+    if (!leases.admits(run.token)) return busy(0, leases);
     return this.admitted(run, () => this.applyUpdate(input, source));
   }
 
@@ -110,6 +150,11 @@ export class ThreadDO extends DurableObject<Env> {
     return this.run(() => this.readRecent(maxTokens, opts));
   }
 
+  /** Resent-history reconciliation: what an incoming list (message hashes) shares with the live path. */
+  reconcile(hashes: string[]): RpcResult<Reconciled> {
+    return this.run(() => reconcileLive(this.sql, hashes, this.head?.count ?? 0));
+  }
+
   /**
    * Starts a run: waits its turn (FIFO) for the thread's lease, then returns it
    * with, when `recentTokens` is given, the newest window read under it — one
@@ -120,7 +165,7 @@ export class ThreadDO extends DurableObject<Env> {
     const waitMs = clampWait(opts.waitMs);
     const pending = leases.acquire(clampTtl(opts.ttlMs), waitMs);
     const lease = pending instanceof Promise ? await pending : pending;
-    if (!lease) return busy(waitMs);
+    if (!lease) return busy(waitMs, leases);
     try {
       const recent = opts.recentTokens === undefined ? null : this.readRecent(opts.recentTokens, {});
       return { ok: true, value: { lease, recent } };
@@ -155,12 +200,13 @@ export class ThreadDO extends DurableObject<Env> {
   private forkNow(checkpointId: string): RpcResult<Checkpoint> {
     return this.run(() => {
       const target = this.checkpointRow(checkpointId);
-      const state = this.replay(target.id);
+      const owners = new Map<string, string>();
+      const state = this.replay(target.id, owners);
       return this.ctx.storage.transactionSync(() => {
         // Rebuilding the live tables costs O(state at the target); forks are rare.
         this.sql.exec(`DELETE FROM messages`);
         this.sql.exec(`DELETE FROM channels`);
-        for (const m of state.messages.values()) this.insertMessage(m, encodeMessage(m));
+        for (const m of state.messages.values()) this.insertMessage(m, encodeMessage(m), owners.get(m.id) ?? null);
         for (const [name, ch] of state.channels) {
           this.sql.exec(`INSERT INTO channels (name, reducer, value) VALUES (?, ?, ?)`, name, ch.reducer, JSON.stringify(ch.value));
         }
@@ -175,7 +221,7 @@ export class ThreadDO extends DurableObject<Env> {
     const waitMs = clampWait(undefined);
     const pending = leases.acquire(clampTtl(undefined), waitMs);
     const lease = pending instanceof Promise ? await pending : pending;
-    if (!lease) return busy(waitMs);
+    if (!lease) return busy(waitMs, leases);
     try {
       await this.ctx.storage.deleteAll();
       this.ready = false;
@@ -211,6 +257,12 @@ export class ThreadDO extends DurableObject<Env> {
     return new LangGraphCheckpoints(this.ctx.storage, Number(this.env.LANGGRAPH_CHUNK_BYTES) || 1_900_000);
   }
 
+  /** The head checkpoint's id (null for an empty thread): the run in the object resolves `continueFrom` with it. */
+  protected headId(): string | null {
+    if (!this.ready) this.open();
+    return this.head?.id ?? null;
+  }
+
   // ---- internals ---------------------------------------------------------
 
   private get sql(): SqlStorage {
@@ -228,6 +280,7 @@ export class ThreadDO extends DurableObject<Env> {
   /** Created once per live object (a delete re-creates the tables, not the queue). */
   private openLeases(): RunLeases {
     if (!this.ready) this.open();
+    const maxHoldMs = Number(this.env.MAX_RUN_LEASE_MS) || LEASE.defaultMaxHoldMs;
     this.leases ??= new RunLeases({
       load: () => {
         const raw = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'run_lease'`).toArray()[0]?.value;
@@ -246,7 +299,7 @@ export class ThreadDO extends DurableObject<Env> {
           this.sql.exec(`DELETE FROM meta WHERE key = 'run_lease'`);
         }
       },
-    });
+    }, Date.now, maxHoldMs);
     return this.leases;
   }
 
@@ -264,7 +317,7 @@ export class ThreadDO extends DurableObject<Env> {
     const waitMs = clampWait(undefined);
     const pending = leases.acquire(clampTtl(undefined), waitMs);
     const lease = pending instanceof Promise ? await pending : pending;
-    if (!lease) return busy(waitMs);
+    if (!lease) return busy(waitMs, leases);
     try {
       return write();
     } finally {
@@ -322,6 +375,8 @@ export class ThreadDO extends DurableObject<Env> {
     return {
       messageBytes: Math.min(bytes, ROW_CEILING),
       threadMessages: Number(this.env.MAX_THREAD_MESSAGES) || 200_000,
+      threadBytes: Number(this.env.MAX_THREAD_BYTES) || DEFAULT_THREAD_BYTES,
+      historyBytes: Number(this.env.MAX_THREAD_HISTORY_BYTES) || DEFAULT_HISTORY_BYTES,
     };
   }
 
@@ -331,6 +386,10 @@ export class ThreadDO extends DurableObject<Env> {
     let count = this.head?.count ?? 0;
     const writes: Write[] = [];
     const now = Date.now();
+    const cpId = this.ids.next(now); // known before the ops, so each message row records its checkpoint
+    // Built on the first new message: the calls open at the thread's tail (a lazy read back to the newest assistant/user message).
+    let toolAnswers: ToolAnswerCheck | undefined;
+    const answers = () => (toolAnswers ??= new ToolAnswerCheck(openToolCalls(this.tail())));
 
     const put = (input: ParsedMessageInput, mustExist: boolean) => {
       const existing = input.id
@@ -338,17 +397,18 @@ export class ThreadDO extends DurableObject<Env> {
         : undefined;
       if (mustExist && !existing) throw new AppError("BEM-031", `No message with id '${input.id}' in this thread`);
       const message = Message.parse({ ...input, id: input.id ?? this.ids.next(now), created_at: existing?.created_at ?? now });
+      if (!existing) answers().next(message);
       const json = encodeMessage(message);
       if (json.bytes > limits.messageBytes) {
         throw new AppError("BEM-033", `Message is ${json.bytes} bytes; the limit is ${limits.messageBytes}`);
       }
       if (existing) {
         this.sql.exec(
-          `UPDATE messages SET role = ?, json = ?, tokens = ?, bytes = ? WHERE id = ?`,
-          message.role, json.text, json.tokens, json.bytes, message.id,
+          `UPDATE messages SET role = ?, json = ?, tokens = ?, bytes = ?, hash = ?, cp = ? WHERE id = ?`,
+          message.role, json.text, json.tokens, json.bytes, messageHash(message), cpId, message.id,
         );
       } else {
-        this.insertMessage(message, json);
+        this.insertMessage(message, json, cpId);
         count++;
       }
       writes.push({ op: "put", message });
@@ -371,6 +431,7 @@ export class ThreadDO extends DurableObject<Env> {
           break;
         }
         case "remove_all":
+          answers().reset();
           this.sql.exec(`DELETE FROM messages`);
           count = 0;
           writes.push({ op: "remove_all" });
@@ -401,20 +462,38 @@ export class ThreadDO extends DurableObject<Env> {
     if (count > limits.threadMessages) {
       throw new AppError("BEM-034", `A thread holds at most ${limits.threadMessages} messages`);
     }
-    return this.commitCheckpoint(this.head, source, writes, count);
+    // Inside the transaction: over the cap, every op of this update rolls back.
+    const held = this.storedBytes();
+    if (held > limits.threadBytes) {
+      throw new AppError("BEM-097", `The thread would hold ${held} bytes of messages and channels; the limit is ${limits.threadBytes} (MAX_THREAD_BYTES)`);
+    }
+    return this.commitCheckpoint(this.head, source, writes, count, cpId);
   }
 
-  private insertMessage(m: Message, json: EncodedMessage): void {
+  /** The thread's messages, newest first, parsed as they are read (callers stop early). */
+  private *tail(): Generator<Message> {
+    for (const r of this.sql.exec<{ json: string }>(`SELECT json FROM messages ORDER BY seq DESC`)) yield JSON.parse(r.json) as Message;
+  }
+
+  /** Bytes of the live messages and channels (what a state read returns). */
+  private storedBytes(): number {
+    const row = this.sql
+      .exec<{ b: number }>(`SELECT (SELECT COALESCE(SUM(bytes), 0) FROM messages) + (SELECT COALESCE(SUM(length(CAST(value AS BLOB)) + length(CAST(name AS BLOB))), 0) FROM channels) AS b`)
+      .toArray()[0];
+    return row?.b ?? 0;
+  }
+
+  private insertMessage(m: Message, json: EncodedMessage, cp: string | null): void {
     this.sql.exec(
-      `INSERT INTO messages (id, role, json, tokens, bytes, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-      m.id, m.role, json.text, json.tokens, json.bytes, m.created_at,
+      `INSERT INTO messages (id, role, json, tokens, bytes, created_at, hash, cp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      m.id, m.role, json.text, json.tokens, json.bytes, m.created_at, messageHash(m), cp,
     );
   }
 
   /** Writes the checkpoint row, its writes and the head pointer (inside the caller's transaction). */
-  private commitCheckpoint(parent: { id: string; step: number } | null, source: Source, writes: Write[], count: number): Checkpoint {
+  private commitCheckpoint(parent: { id: string; step: number } | null, source: Source, writes: Write[], count: number, id = this.ids.next()): Checkpoint {
     const cp: Checkpoint = {
-      id: this.ids.next(),
+      id,
       parent_id: parent?.id ?? null,
       step: (parent?.step ?? 0) + 1,
       source,
@@ -425,7 +504,9 @@ export class ThreadDO extends DurableObject<Env> {
       `INSERT INTO checkpoints (id, parent_id, step, source, created_at) VALUES (?, ?, ?, ?, ?)`,
       cp.id, cp.parent_id, cp.step, cp.source, cp.created_at,
     );
-    writes.forEach((w, i) => this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, JSON.stringify(w)));
+    const stored = writes.map((w) => JSON.stringify(w));
+    chargeHistory(this.sql, stored, this.limits.historyBytes); // 413 BEM-019 past the cap: the caller's transaction rolls back
+    stored.forEach((json, i) => this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, json));
     const head: Head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
     this.sql.exec(
       `INSERT INTO meta (key, value) VALUES ('head', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
@@ -451,32 +532,46 @@ export class ThreadDO extends DurableObject<Env> {
       .map((r) => JSON.parse(r.json) as Write);
   }
 
-  /** State at a checkpoint: the writes of its parent chain, root first. */
-  replay(checkpointId: string): ReplayState {
+  /** State at a checkpoint: the writes of its parent chain, root first. `owners` learns which checkpoint put each message. */
+  replay(checkpointId: string, owners?: Map<string, string>): ReplayState {
     const state = emptyReplayState();
-    const rows = this.sql.exec<{ json: string }>(
+    const rows = this.sql.exec<{ cp: string; json: string }>(
       `WITH RECURSIVE chain(id, parent_id, depth) AS (
          SELECT id, parent_id, 0 FROM checkpoints WHERE id = ?
          UNION ALL
          SELECT c.id, c.parent_id, chain.depth + 1 FROM checkpoints c JOIN chain ON c.id = chain.parent_id
        )
-       SELECT w.json FROM chain JOIN writes w ON w.checkpoint_id = chain.id ORDER BY chain.depth DESC, w.idx ASC`,
+       SELECT chain.id AS cp, w.json FROM chain JOIN writes w ON w.checkpoint_id = chain.id ORDER BY chain.depth DESC, w.idx ASC`,
       checkpointId,
     );
-    for (const row of rows) applyWrite(state, JSON.parse(row.json) as Write);
+    for (const row of rows) {
+      const w = JSON.parse(row.json) as Write;
+      applyWrite(state, w);
+      if (owners && w.op === "put") owners.set(w.message.id, row.cp);
+    }
     return state;
   }
 
-  private liveState(): ThreadState {
+  private livePage(offset: number, maxBytes: number): StatePage {
     const state = emptyReplayState();
-    for (const r of this.sql.exec<{ json: string }>(`SELECT json FROM messages ORDER BY seq`)) {
+    let bytes = 0;
+    let next: number | null = null;
+    // The cursor steps lazily: rows past the page are never read.
+    for (const r of this.sql.exec<{ json: string; bytes: number }>(`SELECT json, bytes FROM messages ORDER BY seq LIMIT -1 OFFSET ?`, offset)) {
+      if (state.messages.size > 0 && bytes + r.bytes > maxBytes) {
+        next = offset + state.messages.size;
+        break;
+      }
+      bytes += r.bytes;
       const m = JSON.parse(r.json) as Message;
       state.messages.set(m.id, m);
     }
-    for (const r of this.sql.exec<{ name: string; reducer: string; value: string }>(`SELECT name, reducer, value FROM channels`)) {
-      state.channels.set(r.name, { reducer: Reducer.parse(r.reducer), value: JSON.parse(r.value) as unknown });
+    if (offset === 0) {
+      for (const r of this.sql.exec<{ name: string; reducer: string; value: string }>(`SELECT name, reducer, value FROM channels`)) {
+        state.channels.set(r.name, { reducer: Reducer.parse(r.reducer), value: JSON.parse(r.value) as unknown });
+      }
     }
-    return toThreadState(this.head?.id ?? null, this.head?.step ?? 0, state);
+    return { ...toThreadState(this.head?.id ?? null, this.head?.step ?? 0, state), next_offset: next };
   }
 }
 
@@ -495,17 +590,25 @@ function toCheckpoint(r: CheckpointRow, writes: Write[]): Checkpoint {
 /** Same shape whether built from the live tables or from replayed checkpoints (channels sorted by name). */
 export function toThreadState(checkpointId: string | null, step: number, s: ReplayState): ThreadState {
   const names = [...s.channels.keys()].sort();
+  // Own data properties (defineProperty, never assignment): a `__proto__` stored before names were checked stays
+  // plain data. Not null-prototype objects here: RPC cannot clone those; ThreadClient rebuilds them without one.
   const channels: ThreadState["channels"] = { messages: [...s.messages.values()] };
   const reducers: ThreadState["reducers"] = {};
   for (const name of names) {
     const ch = s.channels.get(name);
     if (!ch) continue;
-    channels[name] = ch.value;
-    reducers[name] = ch.reducer;
+    defineOwn(channels, name, ch.value);
+    defineOwn(reducers, name, ch.reducer);
   }
   return { checkpoint_id: checkpointId, step, channels, reducers };
 }
 
-function busy<T>(waitMs: number): RpcResult<T> {
-  return { ok: false, error: { code: "BEM-038", message: `Thread is busy with another run; waited ${waitMs} ms (retry later)` } };
+function defineOwn(o: object, key: string, value: unknown): void {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** BEM-038, saying when to retry: when the holder's lease ends at the latest (MAX_RUN_LEASE_MS bounds it). */
+function busy<T>(waitMs: number, leases: RunLeases): RpcResult<T> {
+  const retry_after = leases.retryAfterSeconds();
+  return { ok: false, error: { code: "BEM-038", message: `Thread is busy with another run; waited ${waitMs} ms (retry after ${retry_after} s)`, retry_after } };
 }

@@ -19,12 +19,17 @@ export type Source = z.infer<typeof Source>;
 export const UpdateSource = Source.exclude(["fork"]);
 export type UpdateSource = z.infer<typeof UpdateSource>;
 
+/** Names that would reach an object's prototype machinery if used as a key: never channels. */
+export const RESERVED_CHANNELS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
+export const isReservedChannel = (name: string): boolean => RESERVED_CHANNELS.has(name);
+
 export const ChannelName = z
   .string()
   .min(1)
   .max(64)
   .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/)
-  .refine((n) => n !== "messages", { message: "'messages' is changed with message ops, not set" });
+  .refine((n) => n !== "messages", { message: "'messages' is changed with message ops, not set" })
+  .refine((n) => !isReservedChannel(n), { message: "__proto__, constructor and prototype are reserved, not channel names" });
 
 export const CheckpointId = z.string().min(1).max(64).regex(/^[A-Za-z0-9]+$/);
 
@@ -90,6 +95,10 @@ export const ThreadState = z
   .openapi("ThreadState");
 export type ThreadState = z.infer<typeof ThreadState>;
 
+/** One RPC page of a state read: `next_offset` is where the next page of messages starts (null: last page). */
+export type StatePage = ThreadState & { next_offset: number | null };
+export type StatePageOptions = { offset?: number; maxBytes?: number };
+
 export const LoadRecentResult = z.object({
   /** Oldest to newest. */
   messages: z.array(Message),
@@ -119,4 +128,5 @@ export type RunWrite = { token?: string; endRun?: boolean };
 export type HistoryOptions = { before?: string; limit?: number };
 
 /** Cloudflare RPC drops custom error fields, so DO methods return this and the client rethrows. */
-export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string } };
+/** `retry_after` (seconds) becomes the error's Retry-After header (BEM-038). */
+export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string; retry_after?: number } };

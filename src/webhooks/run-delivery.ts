@@ -38,7 +38,7 @@ export async function runWebhookDelivery(
   if (delivery.status === "accepted") {
     const r = await runTurn(
       { env, waitUntil },
-      { principal: webhookPrincipal(hook), agentName: hook.agent_name, threadId: delivery.thread_id, messages: [{ role: "user", content: delivery.input }] },
+      { principal: webhookPrincipal(hook), agentName: hook.agent_name, threadId: delivery.thread_id, messages: [{ role: "user", content: delivery.input }], cause: "webhook" },
     );
     summary = { thread_id: delivery.thread_id, checkpoint_id: r.checkpointId, reply: typeof r.reply.content === "string" ? r.reply.content : "", model: r.model.name };
     await setDeliveryStatus(env.DB, hook.tenant_id, hook.id, delivery.delivery_id, hook.callback_url ? "replied" : "done", summary);

@@ -11,7 +11,9 @@ export const DELIVERY_HEADER = "x-edgeweave-delivery";
 export const REPLAY_WINDOW_SECONDS = 300;
 
 const encoder = new TextEncoder();
-const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
+// Exactly this, nothing around it: no trim() (it strips U+00A0, U+FEFF, VT, FF …), so one MAC has one accepted form
+// apart from the hex case, and the replay record is keyed on the parsed bytes.
+const SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
 const TIMESTAMP = /^[0-9]{1,12}$/;
 
 const hmacKey = (secret: string, usage: "sign" | "verify") =>
@@ -55,11 +57,17 @@ export function parseTimestamp(raw: string | undefined): number | null {
 export const withinReplayWindow = (timestamp: number, now = Date.now()): boolean =>
   Math.abs(Math.floor(now / 1000) - timestamp) <= REPLAY_WINDOW_SECONDS;
 
+/** The MAC bytes of a `sha256=<64 hex>` header (either hex case), or null for anything else. */
+export function parseSignature(header: string | undefined): Uint8Array<ArrayBuffer> | null {
+  const hex = header === undefined ? undefined : SIGNATURE.exec(header)?.[1];
+  return hex ? fromHex(hex.toLowerCase()) : null;
+}
+
 /** Constant-time check (crypto.subtle.verify compares the MACs itself). A malformed header is simply false. */
-export async function verify(secret: string, timestamp: string, body: Uint8Array, header: string | undefined): Promise<boolean> {
-  const hex = header === undefined ? undefined : SIGNATURE.exec(header.trim())?.[1];
-  if (!hex) return false;
-  return crypto.subtle.verify("HMAC", await hmacKey(secret, "verify"), fromHex(hex.toLowerCase()), signedBytes(timestamp, body));
+export async function verify(secret: string, timestamp: string, body: Uint8Array, header: string | Uint8Array<ArrayBuffer> | undefined): Promise<boolean> {
+  const mac = typeof header === "string" || header === undefined ? parseSignature(header) : header;
+  if (!mac) return false;
+  return crypto.subtle.verify("HMAC", await hmacKey(secret, "verify"), mac, signedBytes(timestamp, body));
 }
 
 /** A new hook secret: 32 random bytes, hex, with a recognisable prefix. */

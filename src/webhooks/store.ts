@@ -52,9 +52,14 @@ export async function insertWebhook(db: D1Database, tenant: string, w: NewWebhoo
   return { id, name: w.name, agent_name: w.agent_name, thread_from: w.thread_from, text_from: w.text_from, callback_url: w.callback_url, scopes: w.scopes, rewrite_history: w.rewrite_history, created_at: now };
 }
 
-export async function listWebhooks(db: D1Database, tenant: string, limit = 200): Promise<Webhook[]> {
-  const { results } = await db.prepare(`SELECT ${PUBLIC_COLUMNS} FROM webhooks WHERE tenant_id = ? ORDER BY created_at, id LIMIT ?`).bind(tenant, limit).all<Omit<Row, "tenant_id" | "secret">>();
-  return results.map(fromRow);
+/** A page of the tenant's hooks in creation order, starting after `after` (the cursor of the last hook seen). */
+export async function listWebhooks(db: D1Database, tenant: string, limit: number, after?: { created_at: number; id: string }): Promise<Webhook[]> {
+  const stmt = after
+    ? db
+        .prepare(`SELECT ${PUBLIC_COLUMNS} FROM webhooks WHERE tenant_id = ? AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?`)
+        .bind(tenant, after.created_at, after.created_at, after.id, limit)
+    : db.prepare(`SELECT ${PUBLIC_COLUMNS} FROM webhooks WHERE tenant_id = ? ORDER BY created_at, id LIMIT ?`).bind(tenant, limit);
+  return (await stmt.all<Omit<Row, "tenant_id" | "secret">>()).results.map(fromRow);
 }
 
 /** Deletes the hook and its delivery records; false when the tenant has no such hook. */

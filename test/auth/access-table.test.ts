@@ -54,7 +54,7 @@ beforeAll(async () => {
 
 /** Everything a call could change: every D1 row (queue bookkeeping aside, which the consumer writes on its own time) and the threads' heads. */
 async function world(): Promise<string> {
-  const tables = ["tenants", "api_keys", "facts", "fact_versions", "threads", "store_items", "langgraph_threads", "usage", "webhooks", "webhook_signatures"];
+  const tables = ["tenants", "api_keys", "facts", "fact_versions", "threads", "store_items", "langgraph_threads", "usage", "webhooks", "webhook_signatures", "responses", "conversations"];
   const rows = await Promise.all(tables.map(async (t) => (await env.DB.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all()).results));
   const deliveries = (await env.DB.prepare("SELECT webhook_id, delivery_id, tenant_id, thread_id, input FROM webhook_deliveries ORDER BY rowid").all()).results;
   const heads = await Promise.all(
@@ -80,6 +80,23 @@ const adminOnly = (extra: Partial<Record<Who, Outcome>> = {}): Row["expect"] => 
 const page = (path: string): [string, Row] => [`GET ${path}`, { call: () => ({ method: "GET", path }), expect: all("allow") }];
 const say = (text: string) => [{ role: "user", content: text }];
 const freshFact = async () => (await made<{ id: string }>(api("/v1/memory/facts", { key: A.adminKey, body: { scope: "organization:acme", kind: "note", text: `f-${uid()}` } }))).id;
+
+/** A response stored by tenant A's admin on thread a-1 (a conversation is a thread: any thread of the tenant). */
+const freshResponse = async () =>
+  (await made<{ id: string }>(api("/v1/responses", { key: A.adminKey, body: { model: "offline-echo", input: `r-${uid()}`, conversation: "a-1" } }), 200)).id;
+/** A thread of tenant A that the `session:a*` member reaches (so its denial of a rewrite is BEM-022, not BEM-025). */
+const freshThread = async () => {
+  const id = `a-x-${uid()}`;
+  await made(api("/v1/chat/completions", { key: A.adminKey, body: { model: "offline-echo", thread_id: id, messages: say("to remove") } }), 200);
+  return id;
+};
+const firstItem = async (thread: string) =>
+  (await made<{ data: { id: string }[] }>(api(`/v1/conversations/${thread}/items?order=asc&limit=1`, { key: A.adminKey }), 200)).data[0]!.id;
+/** Reads and continuations on thread a-1: tenant A's admin and the `session:a*` member. */
+const onA1 = (method: string, path: string | (() => Promise<string>), body?: unknown): Row => ({
+  call: async () => ({ method, path: typeof path === "string" ? path : await path(), ...(body === undefined ? {} : { body }) }),
+  expect: adminOnly({ member_a: "allow" }),
+});
 
 const b64 = (o: unknown) => btoa(JSON.stringify(o));
 /** A LangGraph checkpoint put (opaque bytes to the server), fresh per call. */
@@ -147,6 +164,30 @@ const TABLE: Record<string, Row> = Object.fromEntries<Row>([
     {
       call: () => ({ method: "POST", path: "/v1/invoke", body: { agent_name: "planner", context: { user_name: "x" }, session_id: "a-new", model_override: "offline-echo", content: [{ type: "text", text: "hi" }] } }),
       expect: adminOnly({ member_a: "allow" }),
+    },
+  ],
+
+  // Responses and conversations: a conversation is a thread, a response a checkpoint of one (src/http/responses.ts, conversations.ts).
+  ["POST /v1/responses", onA1("POST", "/v1/responses", { model: "offline-echo", input: "hi", conversation: "a-1" })],
+  ["GET /v1/responses/:id", onA1("GET", async () => `/v1/responses/${await freshResponse()}`)],
+  ["DELETE /v1/responses/:id", onA1("DELETE", async () => `/v1/responses/${await freshResponse()}`)],
+  ["GET /v1/responses/:id/input_items", onA1("GET", async () => `/v1/responses/${await freshResponse()}/input_items`)],
+  // A new conversation is a new thread conv_…: only a key whose grants match session:conv_… (here the admin) creates one.
+  ["POST /v1/conversations", { call: () => ({ method: "POST", path: "/v1/conversations", body: { metadata: { k: uid() } } }), expect: adminOnly() }],
+  ["GET /v1/conversations/:id", onA1("GET", "/v1/conversations/a-1")],
+  ["POST /v1/conversations/:id", onA1("POST", "/v1/conversations/a-1", { metadata: { k: "v" } })],
+  ["DELETE /v1/conversations/:id", { call: async () => ({ method: "DELETE", path: `/v1/conversations/${await freshThread()}` }), expect: adminOnly() }],
+  ["GET /v1/conversations/:id/items", onA1("GET", "/v1/conversations/a-1/items")],
+  ["POST /v1/conversations/:id/items", onA1("POST", "/v1/conversations/a-1/items", { items: [{ role: "user", content: "added" }] })],
+  ["GET /v1/conversations/:id/items/:item_id", onA1("GET", async () => `/v1/conversations/a-1/items/${await firstItem("a-1")}`)],
+  [
+    "DELETE /v1/conversations/:id/items/:item_id",
+    {
+      call: async () => {
+        const t = await freshThread();
+        return { method: "DELETE", path: `/v1/conversations/${t}/items/${await firstItem(t)}` };
+      },
+      expect: adminOnly(),
     },
   ],
 

@@ -26,7 +26,7 @@ describe("memory on real D1 and the thread Durable Object", () => {
     const a = memoryFor(env, `a-${uid()}`);
     const b = memoryFor(env, `b-${uid()}`);
     const id = await a.remember(org, "style", "Use short sentences.");
-    expect((await a.loadContext([org], 1000)).messages.map((m) => m.content)).toEqual(["[style organization:acme] Use short sentences."]);
+    expect((await a.loadContext([org], 1000)).messages.map((m) => m.content)).toEqual(['[style organization:acme] "Use short sentences."']);
 
     expect((await b.loadContext([org], 1000)).messages).toEqual([]);
     expect(await b.forget(id)).toBe(false);
@@ -44,7 +44,7 @@ describe("memory on real D1 and the thread Durable Object", () => {
     expect(await codeOf(tenant.remember(MemoryScope.system(), "rule", "mine now"))).toBe("BEM-023");
     expect(await codeOf(op.remember(org, "rule", "operator in a tenant scope"))).toBe("BEM-023");
     const ctx = await tenant.loadContext([MemoryScope.system()], 100_000);
-    expect(ctx.messages.map((m) => m.content)).toContain(`[rule system] ${rule}`);
+    expect(ctx.messages.map((m) => m.content)).toContain(`[rule system] ${JSON.stringify(rule)}`);
     expect(await tenant.forget(id)).toBe(false);
     expect(await op.forget(id)).toBe(true);
   });
@@ -64,7 +64,7 @@ describe("memory on real D1 and the thread Durable Object", () => {
     await a.remember(org, "style", "Be brief.");
     const ctx = await a.loadContext([org, MemoryScope.session(thread)], 4096);
     expect(ctx.messages.map((m) => [m.role, m.content])).toEqual([
-      ["system", "[style organization:acme] Be brief."],
+      ["system", '[style organization:acme] "Be brief."'],
       ["user", "A's question"],
       ["assistant", "A's answer"],
     ]);
@@ -102,11 +102,11 @@ describe("memory on real D1 and the thread Durable Object", () => {
     const each = factTokens({ kind: "rule", scope: "organization:acme", text: texts[0]! });
 
     const full = await m.loadContext([org], each * 50 * 2);
-    expect(full.messages.map((x) => x.content)).toEqual(texts.map((t) => `[rule organization:acme] ${t}`));
+    expect(full.messages.map((x) => x.content)).toEqual(texts.map((t) => `[rule organization:acme] ${JSON.stringify(t)}`));
     expect(full.dropped.facts).toBe(0);
 
     const part = await m.loadContext([org], each * 37 * 2 + 1);
-    expect(part.messages.map((x) => x.content)).toEqual(texts.slice(13).reverse().map((t) => `[rule organization:acme] ${t}`));
+    expect(part.messages.map((x) => x.content)).toEqual(texts.slice(13).reverse().map((t) => `[rule organization:acme] ${JSON.stringify(t)}`));
     expect(part.dropped.facts).toBe(13);
     expect(new Set(part.facts.filter((f) => f.loaded).map((f) => f.reason))).toEqual(new Set(["recent"]));
 

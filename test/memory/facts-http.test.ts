@@ -49,7 +49,7 @@ describe("POST/GET/DELETE /v1/memory/facts", () => {
     expect(res.status).toBe(200);
     const ctx = (await res.json()) as { messages: { role: string; content: string }[]; tokens: number; dropped: unknown };
     expect(ctx.messages.filter((m) => m.content.includes("organization:acme"))).toEqual([
-      expect.objectContaining({ role: "system", content: "[style organization:acme] Use short sentences." }),
+      expect.objectContaining({ role: "system", content: '[style organization:acme] "Use short sentences."' }),
     ]);
     expect(ctx.dropped).toEqual({ facts: 0, turns: false });
   });

@@ -35,10 +35,10 @@ describe("MemoryManager over the in-memory backend", () => {
 
     const ctx = await m.loadContext([MemoryScope.system(), org, session], 10_000);
     expect(ctx.messages.map((x) => [x.role, x.content])).toEqual([
-      ["system", "[rule system] Be kind."],
-      ["system", "[style organization:acme] Use short sentences."],
-      ["system", "[tone organization:acme] Friendly."],
-      ["system", "[note session:s1] session fact"],
+      ["system", '[rule system] "Be kind."'],
+      ["system", '[style organization:acme] "Use short sentences."'],
+      ["system", '[tone organization:acme] "Friendly."'],
+      ["system", '[note session:s1] "session fact"'],
       ["user", "hi"],
       ["assistant", "hello"],
     ]);
@@ -47,16 +47,16 @@ describe("MemoryManager over the in-memory backend", () => {
 
     const reversed = await m.loadContext([session, org], 10_000);
     expect(reversed.messages.map((x) => x.content).slice(0, 3)).toEqual([
-      "[note session:s1] session fact",
-      "[style organization:acme] Use short sentences.",
-      "[tone organization:acme] Friendly.",
+      '[note session:s1] "session fact"',
+      '[style organization:acme] "Use short sentences."',
+      '[tone organization:acme] "Friendly."',
     ]);
   });
 
   it("remember → load → forget → load", async () => {
     const m = new MemoryManager(new InMemoryBackend());
     const id = await m.remember(org, "style", "Use short sentences.");
-    expect((await m.loadContext([org], 1000)).messages.map((x) => x.content)).toEqual(["[style organization:acme] Use short sentences."]);
+    expect((await m.loadContext([org], 1000)).messages.map((x) => x.content)).toEqual(['[style organization:acme] "Use short sentences."']);
     expect(await m.forget(id)).toBe(true);
     expect((await m.loadContext([org], 1000)).messages).toEqual([]);
     expect(await m.forget(id)).toBe(false);
@@ -84,7 +84,7 @@ describe("MemoryManager over the in-memory backend", () => {
     const budget = 2 * (3 * f) + 1;
     const ctx = await m.loadContext([MemoryScope.system(), org, session], budget);
     const facts = ctx.messages.filter((x) => x.role === "system").map((x) => x.content);
-    expect(facts).toEqual([0, 1, 2].map((i) => `[rule system] rule ${i} ` + "r".repeat(30)));
+    expect(facts).toEqual([0, 1, 2].map((i) => `[rule system] ${JSON.stringify(`rule ${i} ` + "r".repeat(30))}`));
     expect(ctx.dropped.facts).toBe(7);
     // Turns fill the rest (the unused part of the facts share included), newest first.
     const turns = ctx.messages.filter((x) => x.role === "user");
@@ -111,13 +111,13 @@ describe("MemoryManager over the in-memory backend", () => {
     // The facts share (half the budget) holds all three small facts, but the large one comes
     // before two of them in priority order (system, then organization; creation order within).
     const ctx = await m.loadContext([MemoryScope.system(), org], 2 * small);
-    expect(ctx.messages.map((x) => x.content)).toEqual(["[rule system] Be kind."]);
+    expect(ctx.messages.map((x) => x.content)).toEqual([`[rule system] "Be kind."`]);
     expect(ctx.dropped.facts).toBe(3);
     expect(ctx.tokens).toBe(kind);
 
     // A fact exactly as large as the room left fits.
     const exact = await m.loadContext([MemoryScope.system()], 2 * kind);
-    expect(exact.messages.map((x) => x.content)).toEqual(["[rule system] Be kind."]);
+    expect(exact.messages.map((x) => x.content)).toEqual([`[rule system] "Be kind."`]);
     // One token less: nothing loads, and all three system facts are counted.
     const short = await m.loadContext([MemoryScope.system()], 2 * kind - 2);
     expect(short.messages).toEqual([]);
@@ -167,7 +167,7 @@ describe("MemoryManager over the in-memory backend", () => {
           let fit = 0;
           while (fit < cost.length && cost[fit]! <= room) room -= cost[fit++]!;
           const keptFacts = ctx.messages.filter((x) => x.role === "system").map((x) => x.content);
-          expect(keptFacts).toEqual(priority.slice(0, fit).map(([scope, text]) => `[k ${scope}] ${text}`));
+          expect(keptFacts).toEqual(priority.slice(0, fit).map(([scope, text]) => `[k ${scope}] ${JSON.stringify(text)}`));
           expect(ctx.dropped.facts).toBe(facts.length - fit);
           expect(ctx.messages.slice(0, fit).every((x) => x.role === "system")).toBe(true);
         },

@@ -39,7 +39,7 @@ describe("relevance-ranked loading", () => {
     const loaded = ranked.facts.filter((f) => f.loaded);
     expect(loaded.slice(1).map((f) => f.reason)).toEqual(Array(loaded.length - 1).fill("recent"));
     expect(ranked.messages.slice(1).map((m) => m.content)).toEqual(
-      filler(40).slice(40 - (loaded.length - 1)).reverse().map(([, t]) => `[note ${scope}] ${t}`),
+      filler(40).slice(40 - (loaded.length - 1)).reverse().map(([, t]) => `[note ${scope}] ${JSON.stringify(t)}`),
     );
     expect(ranked.dropped.facts).toBe(41 - loaded.length);
 

@@ -5,6 +5,7 @@ import {
   keepBoundary,
   summarization,
   SUMMARY_PREFIX,
+  SUMMARY_SUFFIX,
   type SummaryOf,
 } from "../../src/pipeline/middleware/summarization";
 import { HookOutcome } from "../../src/pipeline/middleware/types";
@@ -51,7 +52,7 @@ describe("summarization", () => {
     expect(await byFraction.beforeModel!(stateOf(msgs), rt(tokens * 2))).toBeDefined();
   });
 
-  it("replaces the older messages with one system summary naming the range, then the kept ones", async () => {
+  it("replaces the older messages with one labelled summary naming the range, then the kept ones", async () => {
     const msgs = turns(5);
     const s = summarizer();
     const mw = summarization({ trigger: { messages: 10 }, keep: { messages: 4 }, model: "cheap-one" });
@@ -61,8 +62,8 @@ describe("summarization", () => {
     const out = applyUpdate(stateOf(msgs), update).messages;
     expect(out.slice(1)).toEqual(msgs.slice(6));
     expect(out[0]).toMatchObject({
-      role: "system",
-      content: `${SUMMARY_PREFIX}they talked about 6 things`,
+      role: "user", // labelled data, not an operator rule (issue 11, finding 11)
+      content: `${SUMMARY_PREFIX}they talked about 6 things${SUMMARY_SUFFIX}`,
       metadata: { summary_of: { from_id: "u0", to_id: "a2", count: 6 } },
     });
   });

@@ -78,7 +78,7 @@ describe("agent runs with middleware and server tools", () => {
     expect((await turn("five")).status).toBe(200); // 9 before the call: summarize
     const after = await state(thread);
     const summary = after.channels.messages[0]!;
-    expect(summary.role).toBe("system");
+    expect(summary.role).toBe("user"); // a labelled summary, not a system message (issue 11, finding 11)
     expect(summary.metadata?.summary_of).toMatchObject({ count: expect.any(Number) });
     expect(after.channels.messages.slice(1).map((m) => m.content)).not.toContain("one");
     expect(after.channels.messages.length).toBeLessThan(10);

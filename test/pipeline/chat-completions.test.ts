@@ -57,7 +57,7 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     await openaiClient(tenant().adminKey).chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Write a note" }], thread_id: uniqueThread(), agent: "assistant" } as WithThread & OpenAIParams);
     const sent = wireMessages(fake.last.body);
     expect(sent[0]!.role).toBe("system"); // the agent's prompt first
-    expect(sent.some((m) => m.role === "system" && wireText(m) === "[style organization:acme] Use short sentences.")).toBe(true);
+    expect(sent.some((m) => m.role === "system" && wireText(m) === '[style organization:acme] "Use short sentences."')).toBe(true);
     expect(wireText(sent[sent.length - 1]!)).toBe("Write a note");
   });
 

@@ -150,7 +150,7 @@ describe("OpenAI Chat Completions adapter", () => {
   it("missing key → BEM-070 naming the secret, before any request", async () => {
     const fake = fakeOpenAI();
     const err = await failure(callModel(model("gpt", "openai", { api_key_env: "MY_OPENAI_KEY" }), hello, { env: { OPENAI_API_KEY: "sk-other" } }));
-    expect(err).toMatchObject({ code: "BEM-070", status: 503 });
+    expect(err).toMatchObject({ code: "BEM-070", status: 424 });
     expect((err as Error).message).toContain("MY_OPENAI_KEY");
     expect((err as Error).message).not.toContain("sk-other");
     expect(fake.calls).toHaveLength(0);

@@ -41,7 +41,6 @@ async function underMissingTable(table: string) {
   const thread = uniqueThread("d1");
   expect((await turn(thread, "before the fault")).status).toBe(200);
   const before = await doState(thread);
-  vi.spyOn(console, "error").mockImplementation(() => undefined);
   await hide(table);
   let res: Awaited<ReturnType<typeof turn>>;
   try {
@@ -84,8 +83,7 @@ describe("D1 errors during a turn: a coded error or a degraded run that says so,
 
   it("first turn of a NEW thread while the thread list is unwritable: an error leaves nothing behind, a retry stores the turn once", async () => {
     const thread = uniqueThread("d1new");
-    vi.spyOn(console, "error").mockImplementation(() => undefined);
-    await hide("threads");
+      await hide("threads");
     let res: Awaited<ReturnType<typeof turn>>;
     try {
       res = await turn(thread, "hello");

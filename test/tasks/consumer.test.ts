@@ -177,7 +177,7 @@ describe("retries and dead letters", () => {
 });
 
 describe("summarize_thread", () => {
-  it("replaces the older messages with one system summary and keeps the newest", async () => {
+  it("replaces the older messages with one labelled summary and keeps the newest", async () => {
     const threadId = `sum-${uid()}`;
     const thread = new ThreadClient(env, t.tenant, threadId);
     for (let i = 0; i < 5; i++) {
@@ -187,8 +187,8 @@ describe("summarize_thread", () => {
     expect(await consumeTask(ctx, new FakeMessage(body))).toBe("done");
     const msgs = (await thread.getState()).channels.messages;
     expect(msgs).toHaveLength(3);
-    expect(msgs[0]!.role).toBe("system");
-    expect(String(msgs[0]!.content)).toMatch(/^Summary of the earlier conversation:\n\S/);
+    expect(msgs[0]!.role).toBe("user"); // a labelled summary, not a system message
+    expect(String(msgs[0]!.content)).toMatch(/^\[Summary of the earlier conversation[^\n]*\]\n<summary>\n\S[\s\S]*\n<\/summary>$/);
     expect(msgs.slice(1).map((m) => m.content)).toEqual(["question 4", "answer 4"]);
     expect(JSON.parse((await doneRow(body.id))!.result)).toEqual({ summarized: 8 });
   });

@@ -62,6 +62,11 @@ describe("background fact extraction through the queue", () => {
     const again = new FakeMessage({ id: first.id, kind: "extract_facts", tenant: t.tenant, agent: "note-taker", thread_id: thread, checkpoint_id: "x", key: { id: "k", role: "admin", grants: ["*"] } });
     expect(await consumeTask({ env, waitUntil: () => undefined }, again)).toBe("duplicate");
     expect(fake.calls.length).toBe(calls);
+
+    // Both extraction calls are billed under their own cause (issue 11, finding 10: every provider call).
+    const usage = (await (await api("/v1/usage", { key: t.adminKey })).json()) as { data: { cause: string; requests: number }[] };
+    expect(usage.data.filter((r) => r.cause === "extraction").reduce((n, r) => n + r.requests, 0)).toBe(2);
+    expect(usage.data.filter((r) => r.cause === "turn").reduce((n, r) => n + r.requests, 0)).toBe(2);
   });
 
   const rejected: [string, string, RegExp][] = [

@@ -95,7 +95,7 @@ describe("POST /v1/tasks/summarize", () => {
     const s = await settled(((await res.json()) as { task_id: string }).task_id);
     expect(s).toMatchObject({ status: "done", result: { summarized: 6 } });
     const state = (await (await api(`/v1/threads/${threadId}/state`, { key: t.adminKey })).json()) as { channels: { messages: { role: string }[] } };
-    expect(state.channels.messages.map((m) => m.role)).toEqual(["system", "user", "assistant"]);
+    expect(state.channels.messages.map((m) => m.role)).toEqual(["user", "user", "assistant"]); // the summary is a labelled user message
   });
 
   it("needs a tenant admin key and a valid thread id", async () => {

@@ -1,4 +1,5 @@
 import { authorize, decide } from "../../auth/policy";
+import { assertFactRoom } from "../../quotas";
 import { AppError } from "../../errors";
 import { D1FactsBackend } from "../../memory/d1-facts-backend";
 import { expiryOf, validateFactText, validateKey, validateKind } from "../../memory/facts";
@@ -75,7 +76,9 @@ export const rememberTool = defineTool({
     const now = Date.now();
     const expiresAt = expiryOf({ ttl_seconds: typeof input.ttl_seconds === "number" ? input.ttl_seconds : null }, now);
     authorize(caller.principal, "write_scope", { scope: scope });
-    const fact = await store(caller).remember(scope, kind, text, { key, expiresAt, now });
+    const facts = store(caller);
+    await assertFactRoom(caller.env, caller.principal.tenant, facts, scope, key); // 413 BEM-018 at the tenant's cap
+    const fact = await facts.remember(scope, kind, text, { key, expiresAt, now });
     return JSON.stringify({ id: fact.id, scope: fact.scope, kind: fact.kind, key: fact.key, version: fact.version, replaced: fact.replaced, expires_at: fact.expires_at });
   },
 });

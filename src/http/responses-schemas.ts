@@ -1,0 +1,99 @@
+import { z } from "@hono/zod-openapi";
+import { RequestedScopes } from "./chat-schemas";
+
+/**
+ * OpenAI Responses request shapes (as the official `openai` npm client types
+ * them, resources/responses), plus edgeweave's extensions. Unknown fields are
+ * ignored, as on chat: clients send many we do not use.
+ */
+const InputText = z.object({ type: z.literal("input_text"), text: z.string() });
+const OutputText = z.object({ type: z.literal("output_text"), text: z.string() });
+const Refusal = z.object({ type: z.literal("refusal"), refusal: z.string() });
+const InputImage = z.object({
+  type: z.literal("input_image"),
+  image_url: z.string().max(2_000_000).nullable().optional(),
+  file_id: z.string().nullable().optional(),
+  detail: z.enum(["auto", "low", "high"]).optional(),
+});
+const InputAudio = z.object({ type: z.literal("input_audio"), input_audio: z.object({ data: z.string(), format: z.string().max(16) }) });
+export const ResponseContentPart = z.discriminatedUnion("type", [InputText, OutputText, Refusal, InputImage, InputAudio]);
+export type ResponseContentPart = z.infer<typeof ResponseContentPart>;
+
+export const MessageItem = z.object({
+  type: z.literal("message").optional(),
+  id: z.string().max(256).optional(),
+  role: z.enum(["user", "assistant", "system", "developer"]),
+  content: z.union([z.string(), z.array(ResponseContentPart).max(64)]),
+  status: z.string().optional(),
+});
+export const FunctionCallItem = z.object({
+  type: z.literal("function_call"),
+  id: z.string().max(256).optional(),
+  call_id: z.string().min(1).max(256),
+  name: z.string().min(1).max(128),
+  arguments: z.string(),
+  status: z.string().optional(),
+});
+export const FunctionCallOutputItem = z.object({
+  type: z.literal("function_call_output"),
+  id: z.string().max(256).nullable().optional(),
+  call_id: z.string().min(1).max(256),
+  output: z.union([z.string(), z.array(ResponseContentPart).max(64)]),
+  status: z.string().nullable().optional(),
+});
+/** Items a model may return that carry nothing to replay here (kept out of the thread). */
+const ReasoningItem = z.object({ type: z.literal("reasoning") }).loose();
+
+export const InputItem = z.union([FunctionCallItem, FunctionCallOutputItem, ReasoningItem, MessageItem]);
+export type InputItem = z.infer<typeof InputItem>;
+
+export const FunctionTool = z.object({
+  type: z.literal("function"),
+  name: z.string().min(1).max(64),
+  description: z.string().max(8192).nullable().optional(),
+  parameters: z.record(z.string(), z.unknown()).nullable().optional(),
+  strict: z.boolean().nullable().optional(),
+});
+
+export const TextFormat = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text") }),
+  z.object({ type: z.literal("json_object") }),
+  z.object({
+    type: z.literal("json_schema"),
+    name: z.string().min(1).max(64),
+    schema: z.record(z.string(), z.unknown()),
+    description: z.string().optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+]);
+
+export const Metadata = z.record(z.string().max(64), z.string().max(512)).refine((m) => Object.keys(m).length <= 16, { message: "at most 16 keys" });
+
+export const ResponseCreateRequest = z
+  .object({
+    model: z.string().min(1).max(128).openapi({ description: "A configured model name, or `auto` to route" }),
+    input: z.union([z.string(), z.array(InputItem).max(1000)]),
+    instructions: z.string().max(1_000_000).nullable().optional(),
+    previous_response_id: z.string().min(1).max(256).nullable().optional(),
+    conversation: z.union([z.string().min(1).max(256), z.object({ id: z.string().min(1).max(256) })]).nullable().optional(),
+    store: z.boolean().nullable().optional(),
+    stream: z.boolean().nullable().optional(),
+    tools: z.array(FunctionTool).max(128).optional(),
+    tool_choice: z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), name: z.string() })]).optional(),
+    parallel_tool_calls: z.boolean().nullable().optional(),
+    text: z.object({ format: TextFormat.optional() }).loose().nullable().optional(),
+    max_output_tokens: z.number().int().positive().nullable().optional(),
+    temperature: z.number().min(0).max(2).nullable().optional(),
+    top_p: z.number().min(0).max(1).nullable().optional(),
+    metadata: Metadata.nullable().optional(),
+    user: z.string().max(256).optional(),
+    // edgeweave extensions (as on chat)
+    agent: z.string().max(64).optional(),
+    memory_scopes: RequestedScopes.optional(),
+    capabilities: z.array(z.string().max(64)).max(32).optional(),
+    context: z.record(z.string(), z.unknown()).optional(),
+  })
+  .openapi("ResponseCreateRequest");
+export type ResponseCreateRequest = z.infer<typeof ResponseCreateRequest>;
+
+export const ResponseObject = z.object({ id: z.string(), object: z.literal("response") }).loose().openapi("Response");

@@ -1,0 +1,154 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { authorizeThread } from "../auth/policy";
+import { AppError } from "../errors";
+import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
+import { runAnyTurn } from "../pipeline/run-in-object";
+import type { TurnResult } from "../pipeline/turn";
+import { routeHeaders } from "../routing/route-headers";
+import { requireKnownModel } from "../routing/closest-models";
+import { messagesToItems } from "../responses/convert";
+import { newResponseHex, nowSeconds, responseBody, statusOf } from "../responses/body";
+import { planResponse } from "../responses/plan";
+import { deleteResponse, requireResponse, saveResponse } from "../responses/store";
+import { access } from "./access";
+import type { AppEnv } from "./app-env";
+import { RUN_ERRORS, streamErrorBody } from "./chat";
+import { errorResponses, jsonContent, jsonOrEventStream } from "./openapi-errors";
+import { ResponseCreateRequest, ResponseObject } from "./responses-schemas";
+import { responsesRenderer } from "./responses-stream";
+import { streamRun } from "./stream-run";
+import { validationHook } from "./validation";
+
+const RESPONSE_ERRORS = [...RUN_ERRORS, "BEM-025", "BEM-100", "BEM-101", "BEM-102", "BEM-103", "BEM-105", "BEM-109"] as const;
+const IdParam = z.object({ id: z.string().min(1).max(256) });
+
+const create = createRoute({
+  method: "post",
+  path: "/v1/responses",
+  middleware: access("run", "run", { idempotent: true }),
+  tags: ["responses"],
+  summary: "Create a response (OpenAI Responses API; a response is a checkpoint of a thread)",
+  request: { body: { content: { "application/json": { schema: ResponseCreateRequest } }, required: true } },
+  responses: {
+    200: jsonOrEventStream(ResponseObject, "A Response; with stream: true, the Responses event sequence as SSE"),
+    ...errorResponses(...RESPONSE_ERRORS),
+  },
+});
+const retrieve = createRoute({
+  method: "get",
+  path: "/v1/responses/{id}",
+  middleware: access("reach_thread"),
+  tags: ["responses"],
+  summary: "A stored response",
+  request: { params: IdParam },
+  responses: { 200: jsonContent(ResponseObject, "The Response as it was returned"), ...errorResponses("BEM-022", "BEM-025", "BEM-100") },
+});
+const remove = createRoute({
+  method: "delete",
+  path: "/v1/responses/{id}",
+  middleware: access("reach_thread"),
+  tags: ["responses"],
+  summary: "Delete a stored response (the thread's checkpoints stay)",
+  request: { params: IdParam },
+  responses: {
+    200: jsonContent(z.object({ id: z.string(), object: z.literal("response.deleted"), deleted: z.literal(true) }), "Deleted"),
+    ...errorResponses("BEM-022", "BEM-025", "BEM-100"),
+  },
+});
+const inputItems = createRoute({
+  method: "get",
+  path: "/v1/responses/{id}/input_items",
+  middleware: access("reach_thread"),
+  tags: ["responses"],
+  summary: "The input items of a stored response",
+  request: {
+    params: IdParam,
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(100).optional(),
+      order: z.enum(["asc", "desc"]).optional(),
+      after: z.string().max(300).optional(),
+    }),
+  },
+  responses: {
+    200: jsonContent(z.object({ object: z.literal("list"), data: z.array(z.record(z.string(), z.unknown())), first_id: z.string().nullable(), last_id: z.string().nullable(), has_more: z.boolean() }), "Input items"),
+    ...errorResponses("BEM-022", "BEM-025", "BEM-100"),
+  },
+});
+
+function tenantOf(principal: AppEnv["Variables"]["principal"]): string {
+  if (principal.kind !== "tenant") throw new AppError("BEM-022", "Responses belong to tenants; use a tenant key");
+  return principal.tenant;
+}
+
+/** A stored response the caller may see: its tenant's (else 404 BEM-100), on a thread its grants reach (else 403 BEM-025). */
+async function reachableResponse(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, id: string) {
+  const principal = c.get("principal");
+  const rec = await requireResponse(c.env.DB, tenantOf(principal), id);
+  authorizeThread(principal, rec.thread_id, false);
+  return rec;
+}
+
+/** An OpenAI-style page over a list (`after` is the last id of the previous page). */
+export function page<T extends { id?: unknown }>(items: T[], q: { limit?: number; order?: "asc" | "desc"; after?: string }, defaultOrder: "asc" | "desc") {
+  const ordered = (q.order ?? defaultOrder) === "desc" ? [...items].reverse() : items;
+  const start = q.after ? ordered.findIndex((i) => i.id === q.after) + 1 : 0;
+  const limit = q.limit ?? 20;
+  const data = ordered.slice(start, start + limit);
+  return { object: "list" as const, data, first_id: (data[0]?.id as string | undefined) ?? null, last_id: (data.at(-1)?.id as string | undefined) ?? null, has_more: start + limit < ordered.length };
+}
+
+/** POST/GET/DELETE /v1/responses: OpenAI's stateful API over threads and checkpoints. */
+export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(create, async (c) => {
+    const body = c.req.valid("json");
+    requireKnownModel(body.model);
+    const plan = await planResponse(c.env, c.get("principal"), c.get("timings"), body, parseBookmark(c.req.header(BOOKMARK_HEADER)));
+    const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
+    const hexId = newResponseHex();
+    const createdAt = nowSeconds();
+    const finish = async (r: TurnResult) => {
+      const final = responseBody(hexId, createdAt, body, plan, r.model.name, statusOf(r), r);
+      if (plan.store && r.threadId && r.checkpointId) {
+        await saveResponse(c.env.DB, plan.turn.principal.tenant, {
+          id: final.id,
+          thread_id: r.threadId,
+          checkpoint_id: r.checkpointId,
+          body: final,
+          input: messagesToItems(plan.input, `in_${hexId}`),
+          created_at: createdAt,
+        });
+      }
+      return final;
+    };
+
+    if (!body.stream) {
+      const r = await runAnyTurn(deps, plan.turn);
+      const final = await finish(r);
+      return c.json(final, 200, { ...routeHeaders({ model: r.model, reason: r.route.reason }), "Server-Timing": r.timings.header() });
+    }
+    return streamRun(deps, plan.turn, responsesRenderer({
+      hexId,
+      snapshot: (model) => responseBody(hexId, createdAt, body, plan, model, "in_progress"),
+      complete: finish,
+      failed: (model, e) => {
+        const error = streamErrorBody(e).error;
+        return { response: responseBody(hexId, createdAt, body, plan, model, "failed", undefined, error), error };
+      },
+    })) as unknown as Response;
+  })
+  .openapi(retrieve, async (c) => {
+    const rec = await reachableResponse(c, c.req.valid("param").id);
+    return c.json(rec.body as z.infer<typeof ResponseObject>, 200);
+  })
+  .openapi(remove, async (c) => {
+    // Deletes the response record only (its thread's checkpoints stay): the thread's reach suffices.
+    const rec = await reachableResponse(c, c.req.valid("param").id);
+    const deleted = await deleteResponse(c.env.DB, tenantOf(c.get("principal")), rec.id);
+    if (!deleted) throw new AppError("BEM-100", `No response '${rec.id.slice(0, 80)}'`);
+    return c.json({ id: rec.id, object: "response.deleted" as const, deleted: true as const }, 200);
+  })
+  .openapi(inputItems, async (c) => {
+    const rec = await reachableResponse(c, c.req.valid("param").id);
+    return c.json(page(rec.input as { id?: unknown }[], c.req.valid("query"), "desc") as never, 200);
+  });
+

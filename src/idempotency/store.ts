@@ -1,0 +1,53 @@
+/**
+ * Idempotency-Key records in D1 (table idempotency_keys, migration 0007), per tenant.
+ * Why D1 and not a Durable Object: the claim is one atomic INSERT … ON CONFLICT DO NOTHING
+ * on the (tenant, key) primary key, which is all the mutual exclusion needed; replays and
+ * expiry are plain reads/deletes; and a retry usually lands on another isolate, where D1 is
+ * already bound, while a DO per key would add an object (and its cold start) per request.
+ */
+export const TTL_MS = 24 * 60 * 60 * 1000;
+
+export type Stored = { status: number; headers: Record<string, string>; body: string };
+export type Claim =
+  | { kind: "owner" }
+  | { kind: "done"; bodyHash: string; result: Stored }
+  | { kind: "running"; bodyHash: string; leaseUntil: number };
+
+type Row = { body_hash: string; status: number | null; headers: string | null; response: string | null; lease_until: number; expires_at: number };
+
+/** Claims the key for this request, or says who has it. An expired record, or a crashed owner's lapsed lease, is taken over. */
+export async function claim(db: D1Database, tenant: string, key: string, route: string, bodyHash: string, leaseMs: number, now = Date.now()): Promise<Claim> {
+  const inserted = await db
+    .prepare(
+      `INSERT INTO idempotency_keys (tenant_id, key, route, body_hash, lease_until, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+       ON CONFLICT (tenant_id, key) DO UPDATE SET route = excluded.route, body_hash = excluded.body_hash, status = NULL, headers = NULL,
+         response = NULL, lease_until = excluded.lease_until, expires_at = excluded.expires_at
+       WHERE idempotency_keys.expires_at < ?7 OR (idempotency_keys.status IS NULL AND idempotency_keys.lease_until < ?7)`,
+    )
+    .bind(tenant, key, route, bodyHash, now + leaseMs, now + TTL_MS, now)
+    .run();
+  if (inserted.meta.changes > 0) return { kind: "owner" };
+  const row = await db
+    .prepare(`SELECT body_hash, status, headers, response, lease_until, expires_at FROM idempotency_keys WHERE tenant_id = ? AND key = ?`)
+    .bind(tenant, key)
+    .first<Row>();
+  if (!row) return claim(db, tenant, key, route, bodyHash, leaseMs, now); // released between the two statements
+  if (row.status === null) return { kind: "running", bodyHash: row.body_hash, leaseUntil: row.lease_until };
+  return { kind: "done", bodyHash: row.body_hash, result: { status: row.status, headers: JSON.parse(row.headers ?? "{}") as Record<string, string>, body: row.response ?? "" } };
+}
+
+export async function complete(db: D1Database, tenant: string, key: string, result: Stored): Promise<void> {
+  await db
+    .prepare(`UPDATE idempotency_keys SET status = ?, headers = ?, response = ? WHERE tenant_id = ? AND key = ?`)
+    .bind(result.status, JSON.stringify(result.headers), result.body, tenant, key)
+    .run();
+}
+
+/** Gives the key back (the request failed in a way a retry may fix): the next request runs. */
+export async function release(db: D1Database, tenant: string, key: string): Promise<void> {
+  await db.prepare(`DELETE FROM idempotency_keys WHERE tenant_id = ? AND key = ? AND status IS NULL`).bind(tenant, key).run();
+}
+
+export async function pruneExpired(db: D1Database, now = Date.now()): Promise<void> {
+  await db.prepare(`DELETE FROM idempotency_keys WHERE expires_at < ?`).bind(now).run();
+}

@@ -1,0 +1,131 @@
+/**
+ * What makes the offline echo model a faithful stand-in for structured output and
+ * tool calling: a JSON value valid against a JSON Schema (built from its types), and
+ * the choice of a tool from the user's words.
+ */
+type Schema = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Schema => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function resolveRef(ref: string, root: Schema): Schema {
+  const m = /^#\/(\$defs|definitions)\/(.+)$/.exec(ref);
+  const defs = m ? root[m[1]!] : undefined;
+  const target = isObj(defs) ? defs[decodeURIComponent(m![2]!)] : undefined;
+  return isObj(target) ? target : {};
+}
+
+function sampleString(s: Schema, label: string): string {
+  const format = s.format;
+  let v =
+    format === "date-time" ? "2025-01-01T00:00:00Z"
+    : format === "date" ? "2025-01-01"
+    : format === "time" ? "00:00:00"
+    : format === "email" ? "offline@example.com"
+    : format === "uri" || format === "url" ? "https://example.com/"
+    : format === "uuid" ? "00000000-0000-4000-8000-000000000000"
+    : label;
+  const min = typeof s.minLength === "number" ? s.minLength : 0;
+  const max = typeof s.maxLength === "number" ? s.maxLength : Infinity;
+  if (v.length < min) v = v.padEnd(min, ".");
+  return v.slice(0, max);
+}
+
+function sampleNumber(s: Schema, integer: boolean): number {
+  const lo = typeof s.minimum === "number" ? s.minimum : typeof s.exclusiveMinimum === "number" ? s.exclusiveMinimum + (integer ? 1 : 0.5) : undefined;
+  const hi = typeof s.maximum === "number" ? s.maximum : typeof s.exclusiveMaximum === "number" ? s.exclusiveMaximum - (integer ? 1 : 0.5) : undefined;
+  let v = lo ?? (hi !== undefined ? Math.min(hi, 1) : 1);
+  if (integer) v = Math.ceil(v);
+  if (typeof s.multipleOf === "number" && s.multipleOf > 0) v = Math.ceil(v / s.multipleOf) * s.multipleOf;
+  return v;
+}
+
+/**
+ * A value valid against `schema`: const/enum first value, the first anyOf/oneOf branch,
+ * every property of an object (required or not), minItems items of an array, strings
+ * labelled with `label` (the property name) within their length bounds and formats.
+ */
+export function sampleFromSchema(schema: unknown, label = "offline", root: Schema = isObj(schema) ? schema : {}, depth = 0): unknown {
+  if (!isObj(schema) || depth > 12) return label;
+  if (typeof schema.$ref === "string") return sampleFromSchema(resolveRef(schema.$ref, root), label, root, depth + 1);
+  if ("const" in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  for (const key of ["anyOf", "oneOf"] as const) {
+    const branches = schema[key];
+    if (Array.isArray(branches) && branches.length > 0) {
+      const nonNull = branches.find((b) => !(isObj(b) && b.type === "null")) ?? branches[0];
+      return sampleFromSchema(nonNull, label, root, depth + 1);
+    }
+  }
+  if (Array.isArray(schema.allOf) && schema.allOf.length > 0) {
+    const merged: Schema = {};
+    for (const part of schema.allOf) if (isObj(part)) Object.assign(merged, part, { properties: { ...(isObj(merged.properties) ? merged.properties : {}), ...(isObj(part.properties) ? part.properties : {}) } });
+    return sampleFromSchema(merged, label, root, depth + 1);
+  }
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  const type = types.find((t) => t !== "null") ?? (isObj(schema.properties) ? "object" : types[0]);
+  switch (type) {
+    case "object": {
+      const out: Record<string, unknown> = {};
+      const props = isObj(schema.properties) ? schema.properties : {};
+      for (const [name, sub] of Object.entries(props)) out[name] = sampleFromSchema(sub, name, root, depth + 1);
+      return out;
+    }
+    case "array": {
+      const n = typeof schema.minItems === "number" ? schema.minItems : 1;
+      const max = typeof schema.maxItems === "number" ? schema.maxItems : n;
+      return Array.from({ length: Math.min(Math.max(n, 1), max) }, () => sampleFromSchema(schema.items, label, root, depth + 1));
+    }
+    case "string":
+      return sampleString(schema, label);
+    case "integer":
+      return sampleNumber(schema, true);
+    case "number":
+      return sampleNumber(schema, false);
+    case "boolean":
+      return true;
+    case "null":
+      return null;
+    default:
+      return label;
+  }
+}
+
+const STOP = new Set(["the", "and", "for", "with", "that", "this", "from", "into", "your", "about", "when", "what", "which", "will", "returns", "return", "given", "using", "used", "tool", "function", "call", "get", "gets", "value", "values"]);
+const words = (text: string) => text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
+
+export type OfflineTool = { name: string; description?: string | null };
+
+/**
+ * The tool the user's text asks for: one it names (`get_weather`, "get weather", or the old
+ * `call get_weather` phrase), else the one whose description shares the most key words
+ * (words of 4+ letters, not common ones) with the text; none when nothing matches.
+ */
+export function pickTool<T extends OfflineTool>(text: string, tools: readonly T[]): T | undefined {
+  const lower = text.toLowerCase();
+  const said = new Set(words(text));
+  const named = tools.find((t) => {
+    const n = t.name.toLowerCase();
+    return new RegExp(`(^|[^a-z0-9_])${n.replace(/[^a-z0-9_]/g, "\\$&")}($|[^a-z0-9_])`).test(lower) || (n.includes("_") && lower.includes(n.replaceAll("_", " ")));
+  });
+  if (named) return named;
+  let best: T | undefined;
+  let bestHits = 0;
+  for (const t of tools) {
+    const keys = new Set(words(t.description ?? "").filter((w) => w.length >= 4 && !STOP.has(w)));
+    let hits = 0;
+    for (const k of keys) if (said.has(k) || said.has(`${k}s`) || (k.endsWith("s") && said.has(k.slice(0, -1)))) hits++;
+    if (hits > bestHits) {
+      best = t;
+      bestHits = hits;
+    }
+  }
+  return best;
+}
+
+/** The JSON text for a response_format ({type:"json_object"} or {type:"json_schema", json_schema:{schema}}), or undefined for text. */
+export function structuredContent(responseFormat: unknown, echo: string): string | undefined {
+  if (!isObj(responseFormat)) return undefined;
+  if (responseFormat.type === "json_object") return JSON.stringify({ echo });
+  if (responseFormat.type === "json_schema" && isObj(responseFormat.json_schema)) return JSON.stringify(sampleFromSchema(responseFormat.json_schema.schema, echo));
+  return undefined;
+}

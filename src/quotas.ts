@@ -1,0 +1,78 @@
+import { OPERATOR_TENANT } from "./auth/principal";
+import { AppError, type ErrorCode } from "./errors";
+
+/**
+ * Per-tenant quotas (wrangler [vars]): how many live keys, webhooks, threads and facts one
+ * tenant may hold. D1 triggers keep `tenant_counts` in the same transaction as every write
+ * (migrations/0008), so a check is one indexed row read, never a count over the tenant's rows.
+ *
+ * The operator's own system facts (tenant '') have no quota. A check runs before anything is written and answers 413 with the kind's own code: a quota
+ * does not lift with time, so it is not a 429 (clients such as the openai SDK retry 429s on
+ * their own, and a retry could never succeed); 413 is also what the per-thread caps answer
+ * (BEM-034, BEM-097). Removing something (revoking a key, deleting a hook, thread or fact)
+ * makes room at once. Concurrent creates may each pass the same check, so a burst can
+ * overshoot by at most the number of creates in flight.
+ */
+export const QUOTAS = {
+  keys: { variable: "MAX_KEYS_PER_TENANT", code: "BEM-015", fallback: 1_000, what: "live API keys" },
+  webhooks: { variable: "MAX_WEBHOOKS_PER_TENANT", code: "BEM-016", fallback: 500, what: "webhooks" },
+  threads: { variable: "MAX_THREADS_PER_TENANT", code: "BEM-017", fallback: 100_000, what: "threads" },
+  facts: { variable: "MAX_FACTS_PER_TENANT", code: "BEM-018", fallback: 100_000, what: "facts" },
+} as const satisfies Record<string, { variable: keyof Env; code: ErrorCode; fallback: number; what: string }>;
+
+export type QuotaKind = keyof typeof QUOTAS;
+
+/** The configured cap; an unset or unreadable var means the documented default, never "unlimited". */
+export function quotaOf(env: Env, kind: QuotaKind): number {
+  const q = QUOTAS[kind];
+  const raw = Number(env[q.variable]);
+  return Number.isSafeInteger(raw) && raw >= 0 ? raw : q.fallback;
+}
+
+/** How many of `kind` the tenant holds now (one primary-key read). */
+export async function countOf(db: D1Database, tenant: string, kind: QuotaKind): Promise<number> {
+  const row = await db.prepare("SELECT n FROM tenant_counts WHERE tenant_id = ? AND kind = ?").bind(tenant, kind).first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+function full(kind: QuotaKind, held: number, max: number): AppError {
+  const q = QUOTAS[kind];
+  return new AppError(q.code, `This tenant holds ${held} ${q.what}; the limit is ${max} (${q.variable}). Remove some to make room.`);
+}
+
+/** Throws the kind's 413 when the tenant cannot take `adding` more. */
+export async function assertRoom(env: Env, tenant: string, kind: QuotaKind, adding = 1): Promise<void> {
+  if (tenant === OPERATOR_TENANT) return; // the operator's system facts: not a tenant's, and the operator sets the quotas
+  const max = quotaOf(env, kind);
+  const held = await countOf(env.DB, tenant, kind);
+  if (held + adding > max) throw full(kind, held, max);
+}
+
+/**
+ * A write to a thread that does not exist yet creates one: checked against the thread quota
+ * (one D1 read that also says whether the thread is already listed). Existing threads always
+ * take writes, so a tenant at its cap can keep talking on the threads it has.
+ */
+export async function assertThreadRoom(env: Env, tenant: string, threadId: string): Promise<void> {
+  const max = quotaOf(env, "threads");
+  const row = await env.DB.prepare(
+    "SELECT EXISTS (SELECT 1 FROM threads WHERE tenant_id = ?1 AND thread_id = ?2) AS known, " +
+      "(SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'threads') AS held",
+  )
+    .bind(tenant, threadId)
+    .first<{ known: number; held: number | null }>();
+  const held = row?.held ?? 0;
+  if (row?.known !== 1 && held + 1 > max) throw full("threads", held, max);
+}
+
+/** A fact remembered under a key the scope already holds replaces it (no new row): only a new fact needs room. */
+export async function assertFactRoom<S>(
+  env: Env,
+  tenant: string,
+  facts: { getByKey(scope: S, key: string): Promise<unknown> },
+  scope: S,
+  key: string | null | undefined,
+): Promise<void> {
+  if (key != null && (await facts.getByKey(scope, key)) !== null) return;
+  await assertRoom(env, tenant, "facts");
+}

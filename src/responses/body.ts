@@ -1,0 +1,83 @@
+import { routingOf, type TurnResult } from "../pipeline/turn";
+import type { ResponseCreateRequest } from "../http/responses-schemas";
+import { replyToOutput, type OutputItem } from "./convert";
+import type { ResponsePlan } from "./plan";
+
+export const newResponseHex = () => crypto.randomUUID().replaceAll("-", "");
+export const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
+
+/** The fields of a Response that come from the request (the same in every event of a stream). */
+function requestEcho(body: ResponseCreateRequest, plan: ResponsePlan) {
+  return {
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    metadata: body.metadata ?? {},
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    previous_response_id: plan.previousResponseId,
+    conversation: plan.conversationId !== null ? { id: plan.conversationId } : null,
+    store: plan.store,
+    temperature: body.temperature ?? null,
+    top_p: body.top_p ?? null,
+    text: { format: body.text?.format ?? { type: "text" } },
+    tool_choice: body.tool_choice ?? "auto",
+    tools: (body.tools ?? []).map((t) => ({ type: "function", name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? true })),
+    truncation: "disabled",
+    user: body.user,
+    background: false,
+    reasoning: null,
+    service_tier: "default",
+    access_programs: null,
+  };
+}
+
+/** A Response object (openai resources/responses `Response`) plus the `edgeweave` summary. */
+export function responseBody(
+  hexId: string,
+  createdAt: number,
+  body: ResponseCreateRequest,
+  plan: ResponsePlan,
+  model: string,
+  status: ResponseStatus,
+  r?: TurnResult,
+  error?: { code: string; message: string },
+) {
+  const output: OutputItem[] = r ? replyToOutput(r.reply, hexId) : [];
+  return {
+    id: `resp_${hexId}`,
+    object: "response" as const,
+    created_at: createdAt,
+    status,
+    ...(status === "completed" || status === "incomplete" ? { completed_at: nowSeconds() } : {}),
+    error: error ?? null,
+    incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" as const } : null,
+    model,
+    output,
+    ...requestEcho(body, plan),
+    usage: r
+      ? {
+          input_tokens: r.usage.prompt_tokens,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: r.usage.completion_tokens,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: r.usage.total_tokens,
+        }
+      : null,
+    ...(r
+      ? {
+          edgeweave: {
+            thread_id: plan.store ? r.threadId : null,
+            checkpoint_id: plan.store ? r.checkpointId : null,
+            routing: routingOf(r),
+            cost: r.usage.cost,
+            usage_estimated: r.usage.estimated,
+            warnings: r.warnings,
+            ...(plan.reconciled ? { reconciled: plan.reconciled } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+export const statusOf = (r: TurnResult): ResponseStatus => (r.finishReason === "length" ? "incomplete" : "completed");

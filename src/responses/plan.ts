@@ -1,0 +1,110 @@
+import { authorizeThread } from "../auth/policy";
+import type { Principal } from "../auth/principal";
+import { AppError } from "../errors";
+import type { Timings } from "../pipeline/timings";
+import type { TurnInput } from "../pipeline/turn";
+import { ThreadClient } from "../thread/client";
+import { parseThreadId } from "../thread/thread-id";
+import type { Message, MessageInput } from "../thread/message";
+import type { ResponseCreateRequest } from "../http/responses-schemas";
+import { callIdsOf, inputToMessages, toChatParams, unansweredCallIds } from "./convert";
+import { requireConversation, requireResponse } from "./store";
+import { reconcileTurn, type ReconcileReport } from "../pipeline/reconcile";
+
+/** How a Responses request maps onto a turn: which thread, from which checkpoint, saved or not. */
+export type ResponsePlan = {
+  turn: TurnInput;
+  store: boolean;
+  /** The conversation named by the request (returned as `conversation`). */
+  conversationId: string | null;
+  previousResponseId: string | null;
+  /** The request's items as thread messages (instructions excluded): the response's input items. */
+  input: MessageInput[];
+  /** Input on a conversation is reconciled with the thread like a chat resend. */
+  reconciled: ReconcileReport | null;
+};
+
+const hex = () => crypto.randomUUID().replaceAll("-", "");
+export const newThreadId = () => `thr_${hex()}`;
+
+const asInput = (m: Message): MessageInput => ({
+  role: m.role,
+  content: m.content,
+  ...(m.name !== undefined ? { name: m.name } : {}),
+  ...(m.tool_calls !== undefined ? { tool_calls: m.tool_calls } : {}),
+  ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
+});
+
+function checkCalls(unanswered: string[], known: Set<string>): void {
+  const unknown = unanswered.filter((id) => !known.has(id));
+  if (unknown.length > 0) throw new AppError("BEM-101", `function_call_output for unknown call_id '${unknown[0]!.slice(0, 80)}': no earlier function_call made it`);
+}
+
+/**
+ * A response is a checkpoint of a thread:
+ * - previous_response_id at the thread's head continues the thread; an older one continues as a new branch
+ *   (decided in the thread's object, which knows its head: one round trip; a branch needs rewrite_thread);
+ * - conversation names the thread (continued at its head);
+ * - neither: a new thread (the key must reach it, as chat on a new thread_id); store:false: runs
+ *   statelessly over the same history and saves nothing (reading that history needs the thread's reach).
+ * All lookups are bound to the caller's tenant (another tenant's id is BEM-100/102), and every
+ * thread read or continued is checked against the key's grants before it is touched (BEM-025).
+ */
+export async function planResponse(env: Env, principal: Principal, timings: Timings, body: ResponseCreateRequest, bookmark?: string): Promise<ResponsePlan> {
+  if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
+  const tenant = principal.tenant;
+  const store = body.store !== false;
+  const conversationId = body.conversation == null ? null : typeof body.conversation === "string" ? body.conversation : body.conversation.id;
+  const previousResponseId = body.previous_response_id ?? null;
+  if (conversationId !== null && previousResponseId !== null) throw new AppError("BEM-103", "Pass previous_response_id or conversation, not both");
+
+  const messages = inputToMessages(body.input, body.instructions);
+  const input = messages.filter((m) => m.role !== "system");
+  const base: TurnInput = {
+    principal,
+    timings,
+    ...(bookmark !== undefined ? { bookmark } : {}),
+    agentName: body.agent,
+    messages,
+    model: body.model,
+    capabilities: body.capabilities,
+    memoryScopes: body.memory_scopes,
+    context: body.context,
+    params: toChatParams(body),
+  };
+  const unanswered = unansweredCallIds(messages);
+  const plan = (turn: Partial<TurnInput>, reconciled: ReconcileReport | null = null): ResponsePlan => ({ turn: { ...base, ...turn }, store, conversationId, previousResponseId, input, reconciled });
+
+  if (previousResponseId !== null) {
+    const prev = await requireResponse(env.DB, tenant, previousResponseId);
+    authorizeThread(principal, prev.thread_id, false);
+    const thread = new ThreadClient(env, tenant, prev.thread_id);
+    if (unanswered.length > 0) {
+      const output = (prev.body.output ?? []) as { type?: string; call_id?: string }[];
+      checkCalls(unanswered, new Set(output.flatMap((o) => (o.type === "function_call" && o.call_id ? [o.call_id] : []))));
+    }
+    if (!store) {
+      const state = await thread.getState(prev.checkpoint_id);
+      return plan({ messages: [...state.channels.messages.map(asInput), ...messages] });
+    }
+    return plan({ threadId: prev.thread_id, continueFrom: prev.checkpoint_id });
+  }
+  if (conversationId !== null) {
+    // The grant first: a conversation outside it is 403 whether or not it exists.
+    authorizeThread(principal, parseThreadId(conversationId), false);
+    await requireConversation(env.DB, tenant, conversationId);
+    const thread = new ThreadClient(env, tenant, conversationId);
+    if (unanswered.length > 0) {
+      const recent = await thread.loadRecent(Number.MAX_SAFE_INTEGER, { maxMessages: 64 });
+      checkCalls(unanswered, callIdsOf(recent.messages));
+    }
+    if (!store) {
+      const state = await thread.getState();
+      return plan({ messages: [...state.channels.messages.map(asInput), ...messages] });
+    }
+    const r = await reconcileTurn(env, { ...base, threadId: conversationId });
+    return plan(r.input, r.report);
+  }
+  checkCalls(unanswered, new Set());
+  return plan(store ? { threadId: newThreadId() } : {});
+}

@@ -1,0 +1,26 @@
+import { AppError } from "../errors";
+
+/** Default cap on one thread's checkpoint history, when MAX_THREAD_HISTORY_BYTES is unset (64 MiB). */
+export const DEFAULT_HISTORY_BYTES = 64 * 1024 * 1024;
+
+const utf8 = new TextEncoder();
+
+/**
+ * Checkpoint history grows with every write and never shrinks (time travel needs it), so
+ * MAX_THREAD_BYTES, which counts only the live messages and channels, does not bound it: a
+ * channel set again and again, or a message replaced again and again, stays small while its
+ * history grows. This is that bound: the bytes of every stored write, kept as a running total
+ * in the thread's meta table (summed once from the writes of a thread older than it).
+ *
+ * Call inside the checkpoint's transaction, before its writes are stored: over the cap it
+ * throws 413 BEM-019 and the whole update rolls back.
+ */
+export function chargeHistory(sql: SqlStorage, writes: readonly string[], maxBytes: number): void {
+  const added = writes.reduce((n, w) => n + utf8.encode(w).length, 0);
+  const stored = sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'history_bytes'`).toArray()[0];
+  const held = stored ? Number(stored.value) : sql.exec<{ b: number }>(`SELECT COALESCE(SUM(length(CAST(json AS BLOB))), 0) AS b FROM writes`).one().b;
+  if (added > 0 && held + added > maxBytes) {
+    throw new AppError("BEM-019", `The thread's history would hold ${held + added} bytes; the limit is ${maxBytes} (MAX_THREAD_HISTORY_BYTES). Delete the thread or start a new one.`);
+  }
+  sql.exec(`INSERT INTO meta (key, value) VALUES ('history_bytes', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, String(held + added));
+}

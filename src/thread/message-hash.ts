@@ -1,0 +1,34 @@
+import type { MessageInput } from "./message";
+
+/**
+ * A message's identity for resent-history reconciliation, stored per message at
+ * write time. It ignores what clients change when they resend: ids, timestamps,
+ * metadata, `name`, null vs "" content, a single text part vs a string. Tool
+ * traffic matches by id: an assistant message that calls tools is its call ids
+ * (plus its text), a tool result is its tool_call_id.
+ */
+export function canonicalMessage(m: Pick<MessageInput, "role" | "content" | "tool_calls" | "tool_call_id">): string {
+  if (m.role === "tool") return `tool\u0000${m.tool_call_id ?? ""}`;
+  const content = m.content;
+  let text: string;
+  if (content == null) text = "";
+  else if (typeof content === "string") text = content;
+  else if (content.length === 1 && content[0]!.type === "text") text = content[0]!.text;
+  else text = JSON.stringify(content);
+  const calls = m.tool_calls?.length ? `\u0000${m.tool_calls.map((t) => t.id).join("\u0001")}` : "";
+  return `${m.role}\u0000${text}${calls}`;
+}
+
+/** 64 bits as 16 hex chars: FNV-1a and djb2-xor lanes side by side (sync, so usable inside a DO transaction; one pass). */
+export function hashString(s: string): string {
+  let a = 0x811c9dc5;
+  let b = 5381;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = (Math.imul(b, 33) ^ c) | 0;
+  }
+  return (a >>> 0).toString(16).padStart(8, "0") + ((b ^ s.length) >>> 0).toString(16).padStart(8, "0");
+}
+
+export const messageHash = (m: Pick<MessageInput, "role" | "content" | "tool_calls" | "tool_call_id">): string => hashString(canonicalMessage(m));

@@ -1,0 +1,78 @@
+import { messageHash } from "./message-hash";
+import type { Message } from "./message";
+
+/** What a resent list has in common with the thread's live path. */
+export type Reconciled = {
+  /** Incoming messages the thread already holds (they are not stored again). */
+  matched: number;
+  /** Index into the incoming list where the new part starts. */
+  append_from: number;
+  /** Set when the list diverges from the stored path: continue from this checkpoint as a branch. */
+  branch_from: string | null;
+  /** The divergence is inside the first checkpoint: the branch starts empty. */
+  reset: boolean;
+};
+
+export type LiveRow = { hash: string; cp: string | null; role: string };
+
+const NONE: Reconciled = { matched: 0, append_from: 0, branch_from: null, reset: false };
+
+/**
+ * The rule, on hashes (O(incoming): it sees at most the first and last `incoming.length` rows):
+ * 1. Overlap: the longest prefix of `incoming` equal to a suffix of the thread (a full or
+ *    trailing-window resend) is skipped; the rest is new. One matched message counts only
+ *    when it is not a user message (a user may well say the same thing twice).
+ * 2. Divergence: `incoming` starts like the thread (at least two messages) and then differs
+ *    (an edited message, or a regenerate): continue as a branch from the last checkpoint whose
+ *    state is a prefix of `incoming`, and append the rest.
+ * 3. Otherwise everything is new.
+ */
+export function reconcileRows(incoming: readonly string[], first: readonly LiveRow[], last: readonly LiveRow[], total: number, parentOf: (cp: string) => string | null): Reconciled {
+  const n = incoming.length;
+  if (n < 2 || total === 0) return NONE;
+  const tail = last.length;
+  const lastHash = last[tail - 1]?.hash;
+  for (let k = Math.min(n, tail); k >= 1; k--) {
+    if (incoming[k - 1] !== lastHash) continue;
+    let same = true;
+    for (let i = 0; i < k && same; i++) same = incoming[i] === last[tail - k + i]!.hash;
+    if (same && (k >= 2 || last[tail - 1]!.role !== "user")) return { matched: k, append_from: k, branch_from: null, reset: false };
+  }
+  let d = 0;
+  while (d < n && d < first.length && incoming[d] === first[d]!.hash) d++;
+  if (d < 2 || d >= total) return NONE;
+  // The checkpoint that wrote message d-1; if it also wrote message d, its parent's state is the common part.
+  let p = d;
+  const owner = first[d - 1]!.cp;
+  if (owner === null) return NONE; // written before hashes existed: no safe branch point
+  if (first[d]?.cp === owner) {
+    while (p > 0 && first[p - 1]!.cp === owner) p--;
+    const parent = parentOf(owner);
+    if (p === 0 || parent === null) return { matched: 0, append_from: 0, branch_from: null, reset: true };
+    return { matched: p, append_from: p, branch_from: parent, reset: false };
+  }
+  return { matched: d, append_from: d, branch_from: owner, reset: false };
+}
+
+/**
+ * Reads the rows the rule needs from a thread object's SQLite, lazily: the newest n rows
+ * (hash and role only) for the overlap, and only when that fails the oldest n+1 (with the
+ * writing checkpoint) for a divergence. Hashes are computed for rows written before v3.
+ */
+export function reconcileLive(sql: SqlStorage, incoming: readonly string[], total: number): Reconciled {
+  if (incoming.length < 2 || total === 0) return NONE;
+  const n = incoming.length;
+  const rows = (order: "ASC" | "DESC", limit: number): LiveRow[] => {
+    const out: LiveRow[] = [];
+    const cursor = sql.exec(`SELECT hash, role, cp, CASE WHEN hash IS NULL THEN json END FROM messages ORDER BY seq ${order} LIMIT ?`, limit).raw();
+    for (const [hash, role, cp, json] of cursor) {
+      out.push({ hash: (hash as string | null) ?? messageHash(JSON.parse(json as string) as Message), role: role as string, cp: cp as string | null });
+    }
+    return out;
+  };
+  const last = rows("DESC", n).reverse();
+  const overlap = reconcileRows(incoming, [], last, total, () => null);
+  if (overlap.matched > 0) return overlap;
+  const first = total <= n ? last : rows("ASC", n + 1);
+  return reconcileRows(incoming, first, last, total, (cp) => sql.exec<{ parent_id: string | null }>(`SELECT parent_id FROM checkpoints WHERE id = ?`, cp).toArray()[0]?.parent_id ?? null);
+}

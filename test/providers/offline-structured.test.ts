@@ -1,0 +1,81 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { z } from "@hono/zod-openapi";
+import { offlineReply } from "../../src/providers/offline";
+import { pickTool, sampleFromSchema } from "../../src/providers/offline-structured";
+import { fakeOpenAI } from "../support/fake-openai";
+import { openaiClient, tenantForRuns } from "../pipeline/helpers";
+
+const tenant = tenantForRuns();
+const user = (content: string) => ({ role: "user" as const, content });
+
+const person = {
+  type: "object",
+  properties: {
+    name: { type: "string", minLength: 2 },
+    age: { type: "integer", minimum: 18, maximum: 99 },
+    email: { type: "string", format: "email" },
+    tags: { type: "array", items: { type: "string", enum: ["a", "b"] }, minItems: 2 },
+    role: { anyOf: [{ type: "null" }, { $ref: "#/$defs/role" }] },
+    score: { type: ["number", "null"], exclusiveMinimum: 0 },
+  },
+  required: ["name", "age", "email", "tags", "role", "score"],
+  additionalProperties: false,
+  $defs: { role: { type: "string", enum: ["admin", "member"] } },
+};
+
+describe("the offline echo model as a stand-in for structured output and tools", () => {
+  it("answers JSON valid against a json_schema response_format", () => {
+    const r = offlineReply({ model: "offline-echo", messages: [user("Who is Ada?")], response_format: { type: "json_schema", json_schema: { name: "person", schema: person } } });
+    const value = JSON.parse(r.content!) as unknown;
+    expect(z.fromJSONSchema(person as never).safeParse(value).success).toBe(true);
+  });
+
+  it("answers a JSON object for json_object", () => {
+    const r = offlineReply({ model: "offline-echo", messages: [user("hi")], response_format: { type: "json_object" } });
+    expect(JSON.parse(r.content!)).toEqual({ echo: "hi" });
+  });
+
+  it("property: sampled values satisfy random flat object schemas", () => {
+    const prop = fc.oneof(
+      fc.record({ type: fc.constant("string"), minLength: fc.integer({ min: 0, max: 20 }) }),
+      fc.record({ type: fc.constant("integer"), minimum: fc.integer({ min: -50, max: 50 }) }),
+      fc.record({ type: fc.constant("number"), maximum: fc.integer({ min: -50, max: 50 }) }),
+      fc.record({ type: fc.constant("boolean") }),
+      fc.record({ enum: fc.uniqueArray(fc.string({ minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 3 }) }),
+      fc.record({ type: fc.constant("array"), items: fc.constant({ type: "integer" }), minItems: fc.integer({ min: 0, max: 3 }) }),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== "__proto__"), prop, { maxKeys: 6 }), (props) => {
+        const schema = { type: "object", properties: props, required: Object.keys(props) };
+        return z.fromJSONSchema(schema as never).safeParse(sampleFromSchema(schema)).success;
+      }),
+      { seed: 7, numRuns: 200 },
+    );
+  });
+
+  it("calls the tool the user names or describes, with arguments valid against its parameters", () => {
+    const weather = { type: "function" as const, function: { name: "get_weather", description: "Current weather forecast for a city", parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer", minimum: 1 } }, required: ["city", "days"] } } };
+    const stock = { type: "function" as const, function: { name: "stock_price", description: "Latest stock quote for a ticker symbol", parameters: { type: "object", properties: { ticker: { type: "string" } }, required: ["ticker"] } } };
+    const tools = [weather, stock];
+    const named = offlineReply({ model: "offline-echo", messages: [user("please use get_weather")], tools });
+    expect(named.tool_call?.name).toBe("get_weather");
+    expect(z.fromJSONSchema(weather.function.parameters as never).safeParse(JSON.parse(named.tool_call!.arguments)).success).toBe(true);
+    expect(offlineReply({ model: "offline-echo", messages: [user("What's the forecast in Paris?")], tools }).tool_call?.name).toBe("get_weather");
+    expect(offlineReply({ model: "offline-echo", messages: [user("a quote for ACME")], tools }).tool_call?.name).toBe("stock_price");
+    expect(offlineReply({ model: "offline-echo", messages: [user("hello there")], tools }).tool_call).toBeUndefined();
+    expect(offlineReply({ model: "offline-echo", messages: [user("forecast")], tools, tool_choice: "none" }).tool_call).toBeUndefined();
+    expect(offlineReply({ model: "offline-echo", messages: [user("hello")], tools, tool_choice: { type: "function", function: { name: "stock_price" } } }).tool_call?.name).toBe("stock_price");
+    expect(pickTool("call stock_price now", tools.map((t) => ({ name: t.function.name, description: t.function.description })))?.name).toBe("stock_price");
+  });
+
+  it("through /v1/responses: text.format json_schema on the offline model gives parseable JSON", async () => {
+    fakeOpenAI();
+    const r = await openaiClient(tenant().adminKey).responses.create({
+      model: "offline-echo",
+      input: "Describe Ada",
+      text: { format: { type: "json_schema", name: "person", schema: person, strict: true } },
+    });
+    expect(z.fromJSONSchema(person as never).safeParse(JSON.parse(r.output_text)).success).toBe(true);
+  });
+});

@@ -1,0 +1,106 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { app } from "../../src/http/app";
+import { countOf } from "../../src/quotas";
+import { authHeaders, createTenant, OPERATOR_KEY, type TestTenant } from "../support/tenants";
+
+/**
+ * Issue 11, finding 12: admins could mint unlimited keys and webhooks, and nothing capped a
+ * tenant's threads or facts. Each quota is a wrangler var (lowered here by calling the app with
+ * a copy of the test env); past it the create is 413 with the kind's code and writes nothing.
+ */
+async function call(vars: Record<string, string>, path: string, key: string, body?: unknown, method?: string): Promise<Response> {
+  const ctx = createExecutionContext();
+  const res = await app.fetch(
+    new Request(`http://x${path}`, { method: method ?? (body === undefined ? "GET" : "POST"), headers: authHeaders(key), body: body === undefined ? undefined : JSON.stringify(body) }),
+    { ...env, ...vars },
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+async function expectCode(res: Response, status: number, code: string): Promise<void> {
+  expect(res.status, await res.clone().text()).toBe(status);
+  expect(((await res.json()) as { error: { code: string } }).error.code).toBe(code);
+}
+
+const rows = async (sql: string, ...binds: unknown[]) => (await env.DB.prepare(sql).bind(...binds).first<{ n: number }>())?.n ?? 0;
+
+describe("per-tenant quotas", () => {
+  it("keys: MAX_KEYS_PER_TENANT live keys, then 413 BEM-015 (operator and tenant admin alike); revoking makes room", async () => {
+    const t = await createTenant(); // one admin and one member key
+    const vars = { MAX_KEYS_PER_TENANT: "3" };
+    const third = await call(vars, `/v1/admin/tenants/${t.tenant}/keys`, t.adminKey, { role: "member", scopes: [] });
+    expect(third.status).toBe(201);
+    await expectCode(await call(vars, `/v1/admin/tenants/${t.tenant}/keys`, t.adminKey, { role: "member", scopes: [] }), 413, "BEM-015");
+    await expectCode(await call(vars, `/v1/admin/tenants/${t.tenant}/keys`, OPERATOR_KEY, { role: "admin" }), 413, "BEM-015");
+    expect(await rows("SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ?", t.tenant)).toBe(3);
+    const { id } = (await third.json()) as { id: string };
+    expect((await call(vars, `/v1/admin/tenants/${t.tenant}/keys/${id}`, t.adminKey, undefined, "DELETE")).status).toBe(200);
+    expect(await countOf(env.DB, t.tenant, "keys")).toBe(2);
+    expect((await call(vars, `/v1/admin/tenants/${t.tenant}/keys`, t.adminKey, { role: "member", scopes: [] })).status).toBe(201);
+  });
+
+  it("webhooks: MAX_WEBHOOKS_PER_TENANT, then 413 BEM-016; deleting makes room", async () => {
+    const t = await createTenant();
+    const vars = { MAX_WEBHOOKS_PER_TENANT: "2" };
+    const hook = { name: "h", agent_name: "assistant", thread_from: "/id", text_from: "/text", scopes: ["session:*", "organization:acme"], rewrite_history: true };
+    const first = (await (await call(vars, "/v1/webhooks", t.adminKey, hook)).json()) as { id: string };
+    expect((await call(vars, "/v1/webhooks", t.adminKey, hook)).status).toBe(201);
+    await expectCode(await call(vars, "/v1/webhooks", t.adminKey, hook), 413, "BEM-016");
+    expect(await rows("SELECT COUNT(*) AS n FROM webhooks WHERE tenant_id = ?", t.tenant)).toBe(2);
+    expect((await call(vars, `/v1/webhooks/${first.id}`, t.adminKey, undefined, "DELETE")).status).toBe(200);
+    expect((await call(vars, "/v1/webhooks", t.adminKey, hook)).status).toBe(201);
+  });
+
+  it("facts: MAX_FACTS_PER_TENANT, then 413 BEM-018 on the route and on the task queue route; forgetting makes room", async () => {
+    const t = await createTenant();
+    const vars = { MAX_FACTS_PER_TENANT: "2" };
+    const fact = (text: string) => ({ scope: `organization:${t.tenant}`, kind: "note", text });
+    const a = (await (await call(vars, "/v1/memory/facts", t.adminKey, fact("a"))).json()) as { id: string };
+    expect((await call(vars, "/v1/memory/facts", t.adminKey, fact("b"))).status).toBe(201);
+    await expectCode(await call(vars, "/v1/memory/facts", t.adminKey, fact("c")), 413, "BEM-018");
+    await expectCode(await call(vars, "/v1/memory/tasks", t.adminKey, { op: "remember", ...fact("d") }), 413, "BEM-018");
+    expect(await rows("SELECT COUNT(*) AS n FROM facts WHERE tenant_id = ?", t.tenant)).toBe(2);
+    expect((await call(vars, `/v1/memory/facts/${a.id}`, t.adminKey, undefined, "DELETE")).status).toBe(200);
+    expect((await call(vars, "/v1/memory/facts", t.adminKey, fact("c"))).status).toBe(201);
+  });
+
+  it("threads: a run or repair that would create one more than MAX_THREADS_PER_TENANT is 413 BEM-017; existing threads keep working", async () => {
+    const t = await createTenant();
+    const vars = { MAX_THREADS_PER_TENANT: "2" };
+    const chat = (thread_id: string) => ({ model: "offline-echo", thread_id, messages: [{ role: "user", content: "hi" }] });
+    expect((await call(vars, "/v1/chat/completions", t.adminKey, chat("one"))).status).toBe(200);
+    expect((await call(vars, "/v1/chat/completions", t.adminKey, chat("two"))).status).toBe(200);
+    await expectCode(await call(vars, "/v1/chat/completions", t.adminKey, chat("three")), 413, "BEM-017");
+    await expectCode(await call(vars, "/v1/invoke", t.adminKey, { agent_name: "assistant", session_id: "four", content: [{ type: "text", text: "hi" }] }), 413, "BEM-017");
+    await expectCode(await call(vars, "/v1/threads/five/state", t.adminKey, { ops: [{ op: "set", channel: "x", value: 1 }] }), 413, "BEM-017");
+    // A response without a conversation and a conversation created with items make threads too.
+    await expectCode(await call(vars, "/v1/responses", t.adminKey, { model: "offline-echo", input: "hi" }), 413, "BEM-017");
+    await expectCode(await call(vars, "/v1/conversations", t.adminKey, { items: [{ role: "user", content: "hi" }] }), 413, "BEM-017");
+    expect(await rows("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?", t.tenant)).toBe(0);
+    expect(await rows("SELECT COUNT(*) AS n FROM responses WHERE tenant_id = ?", t.tenant)).toBe(0);
+    // Nothing was created: no thread object, no listing row.
+    expect((await call(vars, "/v1/threads/three/state", t.adminKey)).status).toBe(404);
+    expect(await countOf(env.DB, t.tenant, "threads")).toBe(2);
+    // The threads it has still take turns; deleting one makes room.
+    expect((await call(vars, "/v1/chat/completions", t.adminKey, chat("one"))).status).toBe(200);
+    expect((await call(vars, "/v1/threads/two", t.adminKey, undefined, "DELETE")).status).toBe(204);
+    expect((await call(vars, "/v1/chat/completions", t.adminKey, chat("three"))).status).toBe(200);
+  });
+
+  it("counts are kept by triggers with every write, per tenant, and quotas default to the documented vars", async () => {
+    const a: TestTenant = await createTenant();
+    const b = await createTenant();
+    expect(await countOf(env.DB, a.tenant, "keys")).toBe(2);
+    expect(await countOf(env.DB, b.tenant, "keys")).toBe(2);
+    await env.DB.prepare("INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at) VALUES ('f1', ?, 'organization:x', 'note', 't', 1, 0)").bind(a.tenant).run();
+    expect(await countOf(env.DB, a.tenant, "facts")).toBe(1);
+    expect(await countOf(env.DB, b.tenant, "facts")).toBe(0);
+    await env.DB.prepare("DELETE FROM facts WHERE id = 'f1'").run();
+    expect(await countOf(env.DB, a.tenant, "facts")).toBe(0);
+    expect([env.MAX_KEYS_PER_TENANT, env.MAX_WEBHOOKS_PER_TENANT, env.MAX_THREADS_PER_TENANT, env.MAX_FACTS_PER_TENANT].map(Number)).toEqual([1000, 500, 100_000, 100_000]);
+  });
+});

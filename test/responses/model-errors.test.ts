@@ -1,0 +1,60 @@
+import { exports } from "cloudflare:workers";
+import OpenAI from "openai";
+import { describe, expect, it } from "vitest";
+import { catalog } from "../../src/errors";
+import { fakeOpenAI } from "../support/fake-openai";
+import { api } from "../support/tenants";
+import { tenantForRuns } from "../pipeline/helpers";
+
+const tenant = tenantForRuns();
+
+/** The official client with retries on, counting the requests it makes. */
+function countingClient(key: string, respond?: () => Response) {
+  let requests = 0;
+  const client = new OpenAI({
+    apiKey: key,
+    baseURL: "http://x/v1",
+    maxRetries: 2,
+    fetch: async (url: RequestInfo | URL, init?: RequestInit) => {
+      requests++;
+      return respond ? respond() : exports.default.fetch(new Request(url, init));
+    },
+  });
+  return { client, count: () => requests };
+}
+
+describe("a typo is not a routing decision; configuration errors are not retried", () => {
+  it("chat: an unknown model is 404 model_not_found naming the closest names, with our code in bem_code", async () => {
+    const fake = fakeOpenAI();
+    const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "gpt-4o-mnii", messages: [{ role: "user", content: "hi" }] } });
+    expect(res.status).toBe(404);
+    const body = (await res.json()) as { error: { code: string; bem_code: string; type: string; param: string; message: string } };
+    expect(body.error).toMatchObject({ code: "model_not_found", bem_code: "BEM-105", type: "invalid_request_error", param: "model" });
+    expect(body.error.message).toMatch(/Closest configured: gpt-4o-mini, gpt-4o/);
+    expect(fake.calls).toHaveLength(0);
+  });
+
+  it("Responses: the official client gets NotFoundError code model_not_found, once (no retry)", async () => {
+    const { client, count } = countingClient(tenant().adminKey);
+    const err = await client.responses.create({ model: "claude-sonet-4", input: "hi" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((err as InstanceType<typeof OpenAI.NotFoundError>).code).toBe("model_not_found");
+    expect((err as Error).message).toContain("claude-sonnet-4");
+    expect(count()).toBe(1);
+  });
+
+  it("auto and configured names still run", async () => {
+    fakeOpenAI().reply("fine");
+    const res = await api("/v1/responses", { key: tenant().adminKey, body: { model: "gpt-4o-mini", input: "hi" } });
+    expect(res.status).toBe(200);
+  });
+
+  it("BEM-070 (a model's secret unset) is 424, which the official client does not retry", async () => {
+    expect(catalog["BEM-070"].status).toBe(424);
+    const { client, count } = countingClient(tenant().adminKey, () =>
+      Response.json({ error: { code: "BEM-070", message: "Model 'x' needs the secret X_KEY, which is not set" } }, { status: catalog["BEM-070"].status }),
+    );
+    await expect(client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] })).rejects.toMatchObject({ status: 424 });
+    expect(count()).toBe(1);
+  });
+});
