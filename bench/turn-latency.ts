@@ -1,30 +1,17 @@
 // Issue 5 benchmark: latency of a stateful chat turn through `wrangler dev` (1,000-message
 // thread, 10 facts) against a bare pass-through worker forwarding to the same zero-latency
 // upstream, interleaved in the same run; then throughput with 8 threads at once against the
-// pass-through at the same concurrency.  Run: npx tsx bench/turn-latency.ts [turns]
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir, cpus } from "node:os";
-import { join } from "node:path";
-import { startFakeOllama } from "./support/fake-ollama-server.ts";
-import { percentile, run, startWranglerDev } from "./support/wrangler-dev.ts";
+// pass-through at the same concurrency; then a streamed turn's time to first byte against the
+// pass-through streaming.  Run: npx tsx bench/turn-latency.ts [turns]
+import { cpus, loadavg } from "node:os";
+import { json, startTurnBench, turnBody } from "./support/turn-setup.ts";
+import { percentile } from "./support/wrangler-dev.ts";
 
 const TURNS = Number(process.argv[2] ?? 200);
 const WARMUP = 20;
 const CONCURRENCY = 8;
 const CONC_PER_LANE = Number(process.env.BENCH_CONC_TURNS ?? 25);
-const OPERATOR = "bench-operator-key";
-const BENCH_CONFIG = "wrangler.bench.toml";
-
-async function json(url: string, init: { key?: string; body?: unknown; method?: string } = {}): Promise<unknown> {
-  const res = await fetch(url, {
-    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
-    headers: { "content-type": "application/json", ...(init.key ? { authorization: `Bearer ${init.key}` } : {}) },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${init.method ?? "POST"} ${url}: ${res.status} ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) : null;
-}
+const STREAM_TURNS = Number(process.env.BENCH_STREAM_TURNS ?? 100);
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
   const t0 = performance.now();
@@ -32,42 +19,36 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - t0;
 }
 
+/** Milliseconds from sending the request to the first byte of its body; the rest is read to the end. */
+async function firstByte(url: string, body: unknown, key?: string): Promise<number> {
+  const t0 = performance.now();
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
+  if (!res.ok || !res.body) throw new Error(`POST ${url}: ${res.status} ${await res.text()}`);
+  const reader = res.body.getReader();
+  const first = await reader.read();
+  const ms = performance.now() - t0;
+  if (first.done) throw new Error(`POST ${url}: empty body`);
+  while (!(await reader.read()).done);
+  return ms;
+}
+
 async function main() {
-  const persist = mkdtempSync(join(tmpdir(), "edgeweave-bench-"));
-  // Same config, rate limits lifted so the benchmark measures the turn, not the limiter.
-  writeFileSync(BENCH_CONFIG, readFileSync("wrangler.toml", "utf8").replace(/limit = \d+/g, "limit = 1000000"));
-  const upstream = await startFakeOllama();
-  const servers: { stop(): Promise<void> }[] = [];
+  const load = [loadavg()[0]!];
+  const bench = await startTurnBench();
+  const { ew, pt, key } = bench;
   try {
-    await run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--config", BENCH_CONFIG, "--persist-to", persist]);
-    const ew = await startWranglerDev({ config: BENCH_CONFIG, persistTo: persist, vars: { OPERATOR_KEY: OPERATOR } });
-    servers.push(ew);
-    const pt = await startWranglerDev({ config: "bench/passthrough/wrangler.toml", persistTo: persist, readyPath: "/" });
-    servers.push(pt);
-
-    const tenant = `bench-${Date.now()}`;
-    await json(`${ew.url}/v1/admin/tenants`, { key: OPERATOR, body: { id: tenant } });
-    const { key } = (await json(`${ew.url}/v1/admin/tenants/${tenant}/keys`, { key: OPERATOR, body: { role: "admin" } })) as { key: string };
-    for (let i = 0; i < 10; i++) {
-      await json(`${ew.url}/v1/memory/facts`, { key, body: { scope: "organization:acme", kind: "rule", text: `Rule ${i}: keep answers under ${i + 3} sentences.` } });
-    }
     const thread = "bench-thread";
-    const filler = "The quick brown fox jumps over the lazy dog. ".repeat(4);
-    const seed = Array.from({ length: 1000 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `${i}: ${filler}` }));
-    await json(`${ew.url}/v1/threads/${thread}/state`, { key, body: { ops: [{ op: "append", messages: seed }] } });
-
-    // No agent middleware, so the thread keeps its 1,000+ messages; the facts come from a scope the key grants.
-    const turnBody = (i: number) => ({ model: "llama3.2", memory_scopes: ["session", "organization:acme"], thread_id: thread, messages: [{ role: "user", content: `Question ${i}?` }] });
-    const edgeweave = () => json(`${ew.url}/v1/chat/completions`, { key, body: turnBody(0) });
+    await bench.seedThread(thread);
+    const edgeweave = () => json(`${ew.url}/v1/chat/completions`, { key, body: turnBody(thread) });
     // The same turn through the Responses API, on the same thread seen as a conversation (issue 14: ratio ≤ 1.1 vs chat).
     const responsesTurn = () => json(`${ew.url}/v1/responses`, { key, body: { model: "llama3.2", memory_scopes: ["session", "organization:acme"], conversation: thread, input: "Question 0?" } });
-    const passthroughProbe = () => json(pt.url, { body: { model: "llama3.2", messages: [{ role: "user", content: "Question 0?" }], stream: false } });
+    const passthrough = () => json(pt.url, { body: { model: "llama3.2", messages: [{ role: "user", content: "Question 0?" }], stream: false } });
     if (process.env.BENCH_TIMING) {
       for (const [name, fn] of [
         ["health", () => fetch(`${ew.url}/health`).then((r) => r.text())],
         ["models(auth)", () => fetch(`${ew.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.text())],
         ["route(auth+zod)", () => json(`${ew.url}/v1/route`, { key, body: { content: [{ type: "text", text: "hi" }], model_override: "llama3.2" } })],
-        ["passthrough", passthroughProbe],
+        ["passthrough", passthrough],
       ] as const) {
         const xs: number[] = [];
         for (let i = 0; i < 40; i++) xs.push(await timed(fn));
@@ -76,12 +57,11 @@ async function main() {
       }
       for (let i = 0; i < 10; i++) {
         const t0 = performance.now();
-        const res = await fetch(`${ew.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(turnBody(0)) });
+        const res = await fetch(`${ew.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(turnBody(thread)) });
         await res.text();
         console.log(`total ${(performance.now() - t0).toFixed(1)} ms; server-timing: ${res.headers.get("server-timing")}`);
       }
     }
-    const passthrough = () => json(pt.url, { body: { model: "llama3.2", messages: [{ role: "user", content: "Question 0?" }], stream: false } });
 
     for (let i = 0; i < WARMUP; i++) {
       await edgeweave();
@@ -104,8 +84,8 @@ async function main() {
     // Throughput with CONCURRENCY threads at once (each its own 1,000-message thread), against
     // the pass-through under the same concurrency; alternating rounds so noise hits both alike.
     const threads = Array.from({ length: CONCURRENCY }, (_, i) => `bench-conc-${i}`);
-    for (const t of threads) await json(`${ew.url}/v1/threads/${t}/state`, { key, body: { ops: [{ op: "append", messages: seed }] } });
-    const concTurn = (t: string) => json(`${ew.url}/v1/chat/completions`, { key, body: { ...turnBody(0), thread_id: t } });
+    for (const t of threads) await bench.seedThread(t);
+    const concTurn = (t: string) => json(`${ew.url}/v1/chat/completions`, { key, body: turnBody(t) });
     const rate = async (one: (lane: number) => Promise<unknown>): Promise<number> => {
       const t0 = performance.now();
       let done = 0;
@@ -124,10 +104,31 @@ async function main() {
       ewRates.push(await rate((lane) => concTurn(threads[lane]!)));
       ptRates.push(await rate(() => passthrough()));
     }
+    // Time to first byte of a streamed turn (SSE; the first chunk follows the upstream's first
+    // NDJSON line) against the pass-through streaming the same upstream, interleaved.
+    const streamThread = "bench-stream";
+    await bench.seedThread(streamThread);
+    const ewFirst = () => firstByte(`${ew.url}/v1/chat/completions`, turnBody(streamThread, 0, true), key);
+    const ptFirst = () => firstByte(pt.url, { model: "llama3.2", messages: [{ role: "user", content: "Question 0?" }], stream: true });
+    for (let i = 0; i < 10; i++) {
+      await ewFirst();
+      await ptFirst();
+    }
+    const ta: number[] = [];
+    const tb: number[] = [];
+    for (let i = 0; i < STREAM_TURNS; i++) {
+      ta.push(await ewFirst());
+      tb.push(await ptFirst());
+    }
+    ta.sort((x, y) => x - y);
+    tb.sort((x, y) => x - y);
+    load.push(loadavg()[0]!);
+
     const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
     const result = {
       date: new Date().toISOString(),
       machine: `${cpus().length} cores, ${cpus()[0]?.model ?? "unknown"}`,
+      load_avg_1m: { start: +load[0]!.toFixed(2), end: +load[1]!.toFixed(2) },
       turns: TURNS,
       thread_messages_at_start: 1000 + 4 * WARMUP,
       facts: 10,
@@ -143,14 +144,17 @@ async function main() {
         passthrough_rps: +med(ptRates).toFixed(1),
         throughput_ratio: +(med(ewRates) / med(ptRates)).toFixed(2),
       },
-      upstream_calls: upstream.calls(),
+      stream_ttfb_ms: {
+        turns: STREAM_TURNS,
+        edgeweave_p50: +percentile(ta, 50).toFixed(2),
+        passthrough_p50: +percentile(tb, 50).toFixed(2),
+        added_p50: +(percentile(ta, 50) - percentile(tb, 50)).toFixed(2),
+      },
+      upstream_calls: bench.upstreamCalls(),
     };
     console.log(`BENCH turn-latency ${JSON.stringify(result)}`);
   } finally {
-    for (const s of servers) await s.stop();
-    await upstream.close();
-    rmSync(BENCH_CONFIG, { force: true });
-    rmSync(persist, { recursive: true, force: true });
+    await bench.stop();
   }
 }
 

@@ -62,10 +62,18 @@ export class ThreadDO extends ThreadStore {
     return { ...rest, checkpointId: continueFrom };
   }
 
-  /** The newest facts bookmark a run of this thread has seen (kept in the meta table). */
+  /**
+   * The newest facts bookmark a run of this thread has seen (kept in the meta table), read
+   * from storage once per object lifetime: only this object writes it, so the copy in
+   * memory stays current (profiled: two SQL statements per turn otherwise).
+   */
+  private seenBookmark: { value: string | undefined } | undefined;
+
   private factsBookmark(): string | undefined {
+    if (this.seenBookmark) return this.seenBookmark.value;
     try {
-      return this.ctx.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'facts_bookmark'`).toArray()[0]?.value;
+      this.seenBookmark = { value: this.ctx.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'facts_bookmark'`).toArray()[0]?.value };
+      return this.seenBookmark.value;
     } catch {
       return undefined; // a deleted thread has no tables until its next write
     }
@@ -73,6 +81,8 @@ export class ThreadDO extends ThreadStore {
 
   private rememberBookmark(bookmark: string | undefined): void {
     if (!bookmark || bookmark === this.factsBookmark()) return;
+    // Kept in memory even if the write below fails: a newer bookmark only makes reads fresher.
+    this.seenBookmark = { value: bookmark };
     try {
       this.ctx.storage.sql.exec(`INSERT INTO meta (key, value) VALUES ('facts_bookmark', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, bookmark);
     } catch {
