@@ -63,12 +63,19 @@ export function codedErrorProblem(r: Pick<Sent, "status" | "contentType" | "text
 }
 
 /** Every row of every application table in D1, in a stable order (FTS5's shadow tables are the index of facts_fts, which is dumped). */
-export async function dumpD1(): Promise<Record<string, unknown[]>> {
+/**
+ * Every D1 row, but rows of the tenants in `skip` (test files share one runtime, so another
+ * file's background work — a dead letter, a usage row — may still land for its own tenants).
+ */
+export async function dumpD1(skip: ReadonlySet<string> = new Set()): Promise<Record<string, unknown[]>> {
   const tables = await env.DB.prepare(
     `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> 'd1_migrations' AND name NOT LIKE '%\\_fts\\_%' ESCAPE '\\' ORDER BY name`,
   ).all<{ name: string }>();
   const out: Record<string, unknown[]> = {};
-  for (const { name } of tables.results) out[name] = (await env.DB.prepare(`SELECT * FROM "${name}" ORDER BY rowid`).all()).results;
+  for (const { name } of tables.results) {
+    const rows = (await env.DB.prepare(`SELECT * FROM "${name}" ORDER BY rowid`).all<Record<string, unknown>>()).results;
+    out[name] = rows.filter((r) => !skip.has(String(r.tenant_id)));
+  }
   return out;
 }
 
