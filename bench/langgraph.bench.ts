@@ -23,8 +23,10 @@ const text = (i: number, who: string) => `${who} message ${i}: ${"lorem ipsum do
 const DeltaState = new StateSchema({ messages: MessagesDeltaValue });
 const reply = (s: { messages: unknown[] }) => ({ messages: [new AIMessage(text(s.messages.length, "assistant"))] });
 const graphs = {
-  messages: (cp: BaseCheckpointSaver) => new StateGraph(MessagesAnnotation).addNode("reply", reply).addEdge(START, "reply").addEdge("reply", END).compile({ checkpointer: cp }),
-  delta: (cp: BaseCheckpointSaver) => new StateGraph(DeltaState).addNode("reply", reply).addEdge(START, "reply").addEdge("reply", END).compile({ checkpointer: cp }),
+  messages: (cp: BaseCheckpointSaver) =>
+    new StateGraph(MessagesAnnotation).addNode("reply", reply).addEdge(START, "reply").addEdge("reply", END).compile({ checkpointer: cp }),
+  delta: (cp: BaseCheckpointSaver) =>
+    new StateGraph(DeltaState).addNode("reply", reply).addEdge(START, "reply").addEdge("reply", END).compile({ checkpointer: cp }),
 };
 
 /** Bytes a MemorySaver holds (its serialized checkpoints, metadata and writes). */
@@ -49,8 +51,7 @@ async function run(kind: keyof typeof graphs, backend: "edgeweave" | "memory"): 
   const threadId = `bench-${kind}`;
   const saver = backend === "edgeweave" ? saverFor(t.adminKey, counter) : new MemorySaver();
   const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(t.tenant, threadId)));
-  const stored = async () =>
-    saver instanceof MemorySaver ? memoryBytes(saver) : ((await stub.lgStoredBytes()) as RpcResult<number> & { ok: true }).value;
+  const stored = async () => (saver instanceof MemorySaver ? memoryBytes(saver) : ((await stub.lgStoredBytes()) as RpcResult<number> & { ok: true }).value);
   const graph = graphs[kind](saver);
   const out: Run = { calls: [], bytes: [] };
   let before = await stored();

@@ -22,7 +22,7 @@ const SAMPLES = 31;
 const TENANT = `bench-${crypto.randomUUID().slice(0, 8)}`;
 
 let seed = 16;
-const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+const rand = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
 const word = () => `w${Math.floor(rand() * VOCAB).toString(36)}x`;
 const text = () => Array.from({ length: 12 }, word).join(" ");
 const median = (xs: number[]) => {
@@ -67,7 +67,11 @@ it("ranked loading at 100 vs 100,000 facts in one scope; recall over 100,000", a
       const start = performance.now();
       for (let c = 0; c < CALLS_PER_SAMPLE; c++) {
         const r = await memory.loadContext([scopes[i]!], BUDGET, { query: queries[(s + 3 + c) % queries.length]! });
-        shape[i] = { loaded: r.facts.filter((f) => f.loaded).length, relevant: r.facts.filter((f) => f.reason === "relevant").length, dropped: r.dropped.facts };
+        shape[i] = {
+          loaded: r.facts.filter((f) => f.loaded).length,
+          relevant: r.facts.filter((f) => f.reason === "relevant").length,
+          dropped: r.dropped.facts,
+        };
       }
       if (s >= 0) ms[i]!.push((performance.now() - start) / CALLS_PER_SAMPLE);
     }

@@ -85,9 +85,11 @@ async function main() {
     const turn = (t: string) => json(`${ew.url}/v1/chat/completions`, { key, body: turnBody(t) });
     const lanes = async (n: number) => {
       let left = n;
-      await Promise.all(threads.map(async (t) => {
-        while (left-- > 0) await turn(t);
-      }));
+      await Promise.all(
+        threads.map(async (t) => {
+          while (left-- > 0) await turn(t);
+        }),
+      );
     };
     await lanes(40); // warm-up: compiled code, caches
     const dt = await devtools(inspectorPort);
@@ -104,7 +106,9 @@ async function main() {
     const s = summarise(profile);
     const busy = s.all - s.idle;
     const fmt = ([k, ms]: [string, number]) => `${(ms / TURNS).toFixed(3).padStart(8)} ms/turn ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${k}`;
-    console.log(`PROFILE turns=${TURNS} concurrency=${CONCURRENCY} wall=${wall.toFixed(0)} ms load_avg_1m=${load.toFixed(2)} isolate busy=${busy.toFixed(0)} ms (${(busy / TURNS).toFixed(2)} ms/turn) idle=${s.idle.toFixed(0)} ms; profile: ${OUT}`);
+    console.log(
+      `PROFILE turns=${TURNS} concurrency=${CONCURRENCY} wall=${wall.toFixed(0)} ms load_avg_1m=${load.toFixed(2)} isolate busy=${busy.toFixed(0)} ms (${(busy / TURNS).toFixed(2)} ms/turn) idle=${s.idle.toFixed(0)} ms; profile: ${OUT}`,
+    );
     console.log(`-- top self time (% of busy)\n${s.self.map(fmt).join("\n")}`);
     console.log(`-- top total time (% of busy)\n${s.total.map(fmt).join("\n")}`);
   } finally {

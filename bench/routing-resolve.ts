@@ -16,7 +16,7 @@ const WARMUP = 2_000;
 
 // Deterministic pseudo-random numbers so runs are comparable.
 let seed = 42;
-const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
 const CAPS = ["tools", "json", "code", "reasoning", "fast", "long_context", "vision_ocr", "math"];
@@ -50,18 +50,32 @@ const requests: RouteRequest[] = [
   { content: "Call the weather tool", metadata: { capabilities: ["tools", "json"] } },
   { content: "Refactor this function", agent },
   { content: "Long document follows", min_context_tokens: 100_000 },
-  { content: [{ type: "text", text: "transcribe" }, { type: "input_audio", input_audio: { data: "AAAA", format: "wav" } }], metadata: { capabilities: ["math", "vision_ocr", "code"] } },
+  {
+    content: [
+      { type: "text", text: "transcribe" },
+      { type: "input_audio", input_audio: { data: "AAAA", format: "wav" } },
+    ],
+    metadata: { capabilities: ["math", "vision_ocr", "code"] },
+  },
 ];
 
 // The baseline needs the derived requirements as plain data; derive them once per request outside the timing.
 const derived = requests.map((r) => {
   const res = router.resolve(r);
-  return { modalities: res.requirements.modalities, capabilities: res.requirements.capabilities, hard: res.requirements.capabilitiesHard, minTokens: res.requirements.minContextTokens };
+  return {
+    modalities: res.requirements.modalities,
+    capabilities: res.requirements.capabilities,
+    hard: res.requirements.capabilitiesHard,
+    minTokens: res.requirements.minContextTokens,
+  };
 });
 
 // Both implementations must agree before their speed is worth comparing.
 requests.forEach((r, i) => {
-  const a = router.resolve(r).candidates.map((m) => m.name).join(",");
+  const a = router
+    .resolve(r)
+    .candidates.map((m) => m.name)
+    .join(",");
   const b = referenceRoute(models, derived[i]!, (m) => !unavailable.has(m.name), "model-0").join(",");
   if (a !== b) throw new Error(`router and baseline disagree on request ${i}`);
 });
@@ -84,7 +98,10 @@ function timeInterleaved(a: (i: number) => unknown, b: (i: number) => unknown): 
   const sb: number[] = [];
   const BLOCK = 500;
   for (let start = 0; start < CALLS; start += BLOCK) {
-    for (const [fn, out] of [[a, sa], [b, sb]] as const) {
+    for (const [fn, out] of [
+      [a, sa],
+      [b, sb],
+    ] as const) {
       for (let i = start; i < start + BLOCK; i++) {
         const t0 = process.hrtime.bigint();
         fn(i);
@@ -133,6 +150,14 @@ console.log(`machine: ${cpus()[0]?.model ?? "unknown"} x${cpus().length}, node $
 console.log(`resolve, ${N_MODELS} models, 5 strategies + availability, ${CALLS} calls over ${requests.length} request shapes (with trace):`);
 console.log(`  ModelRouter.resolve      median ${fmt(routed.median)} us   p90 ${fmt(routed.p90)} us`);
 console.log(`  baseline filter/sort     median ${fmt(baseline.median)} us   p90 ${fmt(baseline.p90)} us   (no trace, no reasons)`);
-console.log(`  resolve median per request shape: ${perShape.map(fmt).join(" / ")} us (text / image / explicit caps / agent tags / 100k context / audio + 3 caps)`);
-console.log(`  load average at the end: ${loadavg().map((x) => x.toFixed(1)).join(" ")} (2 cores shared; higher means noisier numbers)`);
-console.log(`compile ${N_MODELS}-model YAML (${(yamlText.length / 1024).toFixed(0)} KiB -> ${(moduleBytes / 1024).toFixed(0)} KiB module): median ${fmt(median(compileMs))} ms over ${compileMs.length} runs`);
+console.log(
+  `  resolve median per request shape: ${perShape.map(fmt).join(" / ")} us (text / image / explicit caps / agent tags / 100k context / audio + 3 caps)`,
+);
+console.log(
+  `  load average at the end: ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ")} (2 cores shared; higher means noisier numbers)`,
+);
+console.log(
+  `compile ${N_MODELS}-model YAML (${(yamlText.length / 1024).toFixed(0)} KiB -> ${(moduleBytes / 1024).toFixed(0)} KiB module): median ${fmt(median(compileMs))} ms over ${compileMs.length} runs`,
+);

@@ -14,7 +14,17 @@ it("bytes per turn: 100 vs 10,000 turns", async () => {
   await runInDurableObject(stubFor("storage"), (instance: ThreadDO, state: DurableObjectState) => {
     let turns = 0;
     const turn = () => {
-      mustUpdate(instance, { ops: [{ op: "append", messages: [{ role: "user", content: line(turns) }, { role: "assistant", content: line(turns + 1) }] }] });
+      mustUpdate(instance, {
+        ops: [
+          {
+            op: "append",
+            messages: [
+              { role: "user", content: line(turns) },
+              { role: "assistant", content: line(turns + 1) },
+            ],
+          },
+        ],
+      });
       turns++;
     };
     const bytesPerTurnFrom = (start: number) => {

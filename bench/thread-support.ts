@@ -28,5 +28,4 @@ export const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-export const report = (name: string, figures: Record<string, number | string>) =>
-  console.log(`BENCH ${name} ${JSON.stringify(figures)}`);
+export const report = (name: string, figures: Record<string, number | string>) => console.log(`BENCH ${name} ${JSON.stringify(figures)}`);

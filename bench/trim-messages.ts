@@ -126,7 +126,9 @@ const fmt = (ms: number) => (ms < 1 ? `${(ms * 1000).toFixed(1)} µs` : `${ms.to
 async function main() {
   const messages = buildConversation(N);
   const calls = messages.filter((m) => m.tool_calls).length;
-  console.log(`trim-messages: ${messages.length} messages (${calls} with tool calls, ${cost(messages)} tokens), median of ${RUNS} runs (${SLOW_RUNS} for slow baselines)\n`);
+  console.log(
+    `trim-messages: ${messages.length} messages (${calls} with tool calls, ${cost(messages)} tokens), median of ${RUNS} runs (${SLOW_RUNS} for slow baselines)\n`,
+  );
   const lc = await loadLangChain();
   const lcMessages = lc ? toLangChain(lc, messages) : [];
   for (const maxTokens of BUDGETS) {

@@ -22,7 +22,11 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 /** Milliseconds from sending the request to the first byte of its body; the rest is read to the end. */
 async function firstByte(url: string, body: unknown, key?: string): Promise<number> {
   const t0 = performance.now();
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify(body),
+  });
   if (!res.ok || !res.body) throw new Error(`POST ${url}: ${res.status} ${await res.text()}`);
   const reader = res.body.getReader();
   const first = await reader.read();
@@ -41,7 +45,11 @@ async function main() {
     await bench.seedThread(thread);
     const edgeweave = () => json(`${ew.url}/v1/chat/completions`, { key, body: turnBody(thread) });
     // The same turn through the Responses API, on the same thread seen as a conversation (issue 14: ratio ≤ 1.1 vs chat).
-    const responsesTurn = () => json(`${ew.url}/v1/responses`, { key, body: { model: "llama3.2", memory_scopes: ["session", "organization:acme"], conversation: thread, input: "Question 0?" } });
+    const responsesTurn = () =>
+      json(`${ew.url}/v1/responses`, {
+        key,
+        body: { model: "llama3.2", memory_scopes: ["session", "organization:acme"], conversation: thread, input: "Question 0?" },
+      });
     const passthrough = () => json(pt.url, { body: { model: "llama3.2", messages: [{ role: "user", content: "Question 0?" }], stream: false } });
     if (process.env.BENCH_TIMING) {
       for (const [name, fn] of [
@@ -57,7 +65,11 @@ async function main() {
       }
       for (let i = 0; i < 10; i++) {
         const t0 = performance.now();
-        const res = await fetch(`${ew.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(turnBody(thread)) });
+        const res = await fetch(`${ew.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+          body: JSON.stringify(turnBody(thread)),
+        });
         await res.text();
         console.log(`total ${(performance.now() - t0).toFixed(1)} ms; server-timing: ${res.headers.get("server-timing")}`);
       }
@@ -89,12 +101,14 @@ async function main() {
     const rate = async (one: (lane: number) => Promise<unknown>): Promise<number> => {
       const t0 = performance.now();
       let done = 0;
-      await Promise.all(Array.from({ length: CONCURRENCY }, async (_, lane) => {
-        for (let i = 0; i < CONC_PER_LANE; i++) {
-          await one(lane);
-          done++;
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async (_, lane) => {
+          for (let i = 0; i < CONC_PER_LANE; i++) {
+            await one(lane);
+            done++;
+          }
+        }),
+      );
       return done / ((performance.now() - t0) / 1000);
     };
     const ewRates: number[] = [];

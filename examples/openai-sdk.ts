@@ -15,7 +15,10 @@ const second = await client.responses.create({ model: "auto", input: "What is my
 console.log(second.output_text);
 
 // A conversation is a thread: create it (with items and metadata), then answer on it.
-const conv = await client.conversations.create({ metadata: { topic: "demo" }, items: [{ type: "message", role: "user", content: "Remember: my favourite colour is green." }] });
+const conv = await client.conversations.create({
+  metadata: { topic: "demo" },
+  items: [{ type: "message", role: "user", content: "Remember: my favourite colour is green." }],
+});
 const onConv = await client.responses.create({ model: "auto", input: "What is my favourite colour?", conversation: conv.id });
 console.log(onConv.output_text);
 

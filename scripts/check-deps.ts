@@ -43,7 +43,11 @@ try {
   // JSON out, so a module the cruise failed to read (a silent pass) is caught below.
   const args = ["src", "--config", join(root, ".dependency-cruiser.cjs"), "--output-type", "json"];
   // The same Node that runs this script (22), whatever `node` is first on PATH.
-  const r = spawnSync(process.execPath, [join(root, "node_modules/dependency-cruiser/bin/dependency-cruiser.mjs"), ...args], { cwd: out, encoding: "utf8", maxBuffer: 64 << 20 });
+  const r = spawnSync(process.execPath, [join(root, "node_modules/dependency-cruiser/bin/dependency-cruiser.mjs"), ...args], {
+    cwd: out,
+    encoding: "utf8",
+    maxBuffer: 64 << 20,
+  });
   if (r.status === null || !r.stdout) throw new Error(`depcruise did not run: ${r.stderr}`);
   const result = JSON.parse(r.stdout) as {
     modules: { source: string; dependencies: unknown[] }[];

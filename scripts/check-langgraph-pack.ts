@@ -31,7 +31,10 @@ try {
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
   writeFileSync(
     join(app, "tsconfig.json"),
-    JSON.stringify({ compilerOptions: { target: "es2022", module: "nodenext", moduleResolution: "nodenext", strict: true, noEmit: true, skipLibCheck: true, types: ["node"] }, files: ["app.ts"] }),
+    JSON.stringify({
+      compilerOptions: { target: "es2022", module: "nodenext", moduleResolution: "nodenext", strict: true, noEmit: true, skipLibCheck: true, types: ["node"] },
+      files: ["app.ts"],
+    }),
   );
   writeFileSync(
     join(app, "app.ts"),
@@ -44,7 +47,10 @@ export const graph = new StateGraph(State).addNode("a", () => ({ n: 1 })).addEdg
 export const isError = (e: unknown): e is EdgeweaveError => e instanceof EdgeweaveError;
 `,
   );
-  writeFileSync(join(app, "load.mjs"), `import { EdgeweaveSaver, EdgeweaveStore } from "edgeweave/langgraph";\nnew EdgeweaveSaver({ baseUrl: "http://x", apiKey: "k" }); new EdgeweaveStore({ baseUrl: "http://x", apiKey: "k" });\nconsole.log("loaded");\n`);
+  writeFileSync(
+    join(app, "load.mjs"),
+    `import { EdgeweaveSaver, EdgeweaveStore } from "edgeweave/langgraph";\nnew EdgeweaveSaver({ baseUrl: "http://x", apiKey: "k" }); new EdgeweaveStore({ baseUrl: "http://x", apiKey: "k" });\nconsole.log("loaded");\n`,
+  );
   run(process.execPath, [join(repo, "node_modules", "typescript", "bin", "tsc"), "-p", app], app);
   const loaded = run(process.execPath, ["load.mjs"], app).trim();
   if (loaded !== "loaded") throw new Error(`loading under Node printed: ${loaded}`);

@@ -5,10 +5,20 @@ import { describe, expect, it } from "vitest";
 
 async function shape(db: D1Database) {
   const { results } = await db
-    .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name != 'd1_migrations' ORDER BY type, name")
+    .prepare(
+      "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name != 'd1_migrations' ORDER BY type, name",
+    )
     .all<{ type: string; name: string; tbl_name: string; sql: string | null }>();
   // ALTER TABLE … RENAME (a fault test renames `facts` and back) rewrites dependent SQL with quoted names: same schema.
-  return results.map((r) => ({ ...r, sql: r.sql?.replace(/--.*$/gm, "").replace(/"(\w+)"/g, "$1").replace(/\s+/g, " ").trim() ?? null }));
+  return results.map((r) => ({
+    ...r,
+    sql:
+      r.sql
+        ?.replace(/--.*$/gm, "")
+        .replace(/"(\w+)"/g, "$1")
+        .replace(/\s+/g, " ")
+        .trim() ?? null,
+  }));
 }
 
 describe("schema.sql is the one source of the D1 schema", () => {

@@ -23,14 +23,34 @@ function ollamaUpstream(): void {
     const body = (await req.json()) as { model?: string; messages?: unknown[]; stream?: boolean };
     const arrived = await upstreamDelay("worker", "model");
     const model = body.model ?? "llama3.2";
-    const done = { model, created_at: new Date().toISOString(), message: { role: "assistant", content: "" }, done_reason: "stop", done: true, prompt_eval_count: 10, eval_count: 5 };
+    const done = {
+      model,
+      created_at: new Date().toISOString(),
+      message: { role: "assistant", content: "" },
+      done_reason: "stop",
+      done: true,
+      prompt_eval_count: 10,
+      eval_count: 5,
+    };
     if (body.stream === false) {
       arrived();
       return Response.json({ ...done, message: { role: "assistant", content: `ok (${body.messages?.length ?? 0} messages seen)` } });
     }
-    const lines = [{ model, created_at: done.created_at, message: { role: "assistant", content: "ok " }, done: false }, { model, created_at: done.created_at, message: { role: "assistant", content: "streamed" }, done: false }, done];
+    const lines = [
+      { model, created_at: done.created_at, message: { role: "assistant", content: "ok " }, done: false },
+      { model, created_at: done.created_at, message: { role: "assistant", content: "streamed" }, done: false },
+      done,
+    ];
     arrived();
-    return new Response(new ReadableStream({ start(c) { for (const l of lines) c.enqueue(enc.encode(`${JSON.stringify(l)}\n`)); c.close(); } }), { headers: { "content-type": "application/x-ndjson" } });
+    return new Response(
+      new ReadableStream({
+        start(c) {
+          for (const l of lines) c.enqueue(enc.encode(`${JSON.stringify(l)}\n`));
+          c.close();
+        },
+      }),
+      { headers: { "content-type": "application/x-ndjson" } },
+    );
   });
 }
 
@@ -65,7 +85,10 @@ async function measure(send: () => Promise<Response>, firstByte: boolean): Promi
   await new Promise((r) => setTimeout(r, 3 * DEFAULT_MODEL.d1PrimaryMs));
   const calls = takeCalls();
   const trips = serialRoundTrips(calls, until);
-  if (__BENCH_TRACE__) console.log(JSON.stringify({ trips, ms: until - t0, calls: calls.map((c) => ({ ...c, start: c.start - t0, end: c.end === undefined ? null : c.end - t0 })) }));
+  if (__BENCH_TRACE__)
+    console.log(
+      JSON.stringify({ trips, ms: until - t0, calls: calls.map((c) => ({ ...c, start: c.start - t0, end: c.end === undefined ? null : c.end - t0 })) }),
+    );
   return { ms: until - t0, trips, workerTrips: workerRoundTrips(calls, until) };
 }
 
@@ -84,13 +107,19 @@ it("latency model: stateful turn and stream TTFB vs a pass-through", async () =>
   const tenant = `bench-${crypto.randomUUID().slice(0, 8)}`;
   await ok(await call("/v1/admin/tenants", { id: tenant }, OPERATOR));
   const { key } = (await ok(await call(`/v1/admin/tenants/${tenant}/keys`, { role: "admin" }, OPERATOR))) as { key: string };
-  for (let i = 0; i < 10; i++) await ok(await call("/v1/memory/facts", { scope: "organization:acme", kind: "rule", text: `Rule ${i}: keep answers under ${i + 3} sentences.` }, key));
+  for (let i = 0; i < 10; i++)
+    await ok(await call("/v1/memory/facts", { scope: "organization:acme", kind: "rule", text: `Rule ${i}: keep answers under ${i + 3} sentences.` }, key));
   const thread = "bench-thread";
   const filler = "The quick brown fox jumps over the lazy dog. ".repeat(4);
   const seed = Array.from({ length: 1000 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `${i}: ${filler}` }));
   await ok(await call(`/v1/threads/${thread}/state`, { ops: [{ op: "append", messages: seed }] }, key));
 
-  const turn = (stream: boolean) => () => call("/v1/chat/completions", { model: "llama3.2", stream, memory_scopes: ["session", "organization:acme"], thread_id: thread, messages: [{ role: "user", content: "Question?" }] }, key);
+  const turn = (stream: boolean) => () =>
+    call(
+      "/v1/chat/completions",
+      { model: "llama3.2", stream, memory_scopes: ["session", "organization:acme"], thread_id: thread, messages: [{ role: "user", content: "Question?" }] },
+      key,
+    );
   const pass = (stream: boolean) => () => call("/__passthrough", { model: "llama3.2", stream, messages: [{ role: "user", content: "Question?" }] });
 
   enable(true);
@@ -98,7 +127,16 @@ it("latency model: stateful turn and stream TTFB vs a pass-through", async () =>
     await measure(turn(false), false);
     await measure(pass(false), false);
   }
-  const rows = { turn: [] as number[], turnTrips: [] as number[], turnWorkerTrips: [] as number[], pass: [] as number[], ttfb: [] as number[], ttfbTrips: [] as number[], ttfbWorkerTrips: [] as number[], passTtfb: [] as number[] };
+  const rows = {
+    turn: [] as number[],
+    turnTrips: [] as number[],
+    turnWorkerTrips: [] as number[],
+    pass: [] as number[],
+    ttfb: [] as number[],
+    ttfbTrips: [] as number[],
+    ttfbWorkerTrips: [] as number[],
+    passTtfb: [] as number[],
+  };
   for (let i = 0; i < TURNS; i++) {
     const t = await measure(turn(false), false);
     rows.turn.push(t.ms);
@@ -116,8 +154,22 @@ it("latency model: stateful turn and stream TTFB vs a pass-through", async () =>
   const result = {
     model: latency,
     samples: TURNS,
-    turn: { p50_ms: r(p50(rows.turn)), passthrough_p50_ms: r(p50(rows.pass)), added_p50_ms: r(p50(rows.turn) - p50(rows.pass)), serial_round_trips: p50(rows.turnTrips), max_round_trips: Math.max(...rows.turnTrips), worker_round_trips: p50(rows.turnWorkerTrips) },
-    stream_ttfb: { p50_ms: r(p50(rows.ttfb)), passthrough_p50_ms: r(p50(rows.passTtfb)), added_p50_ms: r(p50(rows.ttfb) - p50(rows.passTtfb)), serial_round_trips: p50(rows.ttfbTrips), max_round_trips: Math.max(...rows.ttfbTrips), worker_round_trips: p50(rows.ttfbWorkerTrips) },
+    turn: {
+      p50_ms: r(p50(rows.turn)),
+      passthrough_p50_ms: r(p50(rows.pass)),
+      added_p50_ms: r(p50(rows.turn) - p50(rows.pass)),
+      serial_round_trips: p50(rows.turnTrips),
+      max_round_trips: Math.max(...rows.turnTrips),
+      worker_round_trips: p50(rows.turnWorkerTrips),
+    },
+    stream_ttfb: {
+      p50_ms: r(p50(rows.ttfb)),
+      passthrough_p50_ms: r(p50(rows.passTtfb)),
+      added_p50_ms: r(p50(rows.ttfb) - p50(rows.passTtfb)),
+      serial_round_trips: p50(rows.ttfbTrips),
+      max_round_trips: Math.max(...rows.ttfbTrips),
+      worker_round_trips: p50(rows.ttfbWorkerTrips),
+    },
   };
   console.log(`BENCH latency-model ${JSON.stringify(result)}`);
   expect(rows.turn.length).toBe(TURNS);

@@ -182,7 +182,8 @@ function wrapStub<T extends object>(stub: T, origin: Origin): T {
         }
         await sleep(state.model.doMs);
         // A streamed answer keeps the call open until its last chunk arrives.
-        if (out instanceof ReadableStream) return delayedStream(
+        if (out instanceof ReadableStream)
+          return delayedStream(
             out,
             state.model.doMs,
             () => c && (c.firstChunk = performance.now()),

@@ -56,7 +56,10 @@ export async function startTurnBench(opts: { inspectorPort?: number } = {}): Pro
     await json(`${ew.url}/v1/admin/tenants`, { key: OPERATOR, body: { id: tenant } });
     const { key } = (await json(`${ew.url}/v1/admin/tenants/${tenant}/keys`, { key: OPERATOR, body: { role: "admin" } })) as { key: string };
     for (let i = 0; i < 10; i++) {
-      await json(`${ew.url}/v1/memory/facts`, { key, body: { scope: "organization:acme", kind: "rule", text: `Rule ${i}: keep answers under ${i + 3} sentences.` } });
+      await json(`${ew.url}/v1/memory/facts`, {
+        key,
+        body: { scope: "organization:acme", kind: "rule", text: `Rule ${i}: keep answers under ${i + 3} sentences.` },
+      });
     }
     const filler = "The quick brown fox jumps over the lazy dog. ".repeat(4);
     const seed = Array.from({ length: 1000 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `${i}: ${filler}` }));

@@ -15,13 +15,34 @@ export async function freePort(): Promise<number> {
 export type DevServer = { url: string; stop(): Promise<void> };
 
 /** Runs `wrangler dev` with the given config and vars; resolves once it answers HTTP. */
-export async function startWranglerDev(opts: { config?: string; vars?: Record<string, string>; persistTo?: string; readyPath?: string; inspectorPort?: number }): Promise<DevServer> {
+export async function startWranglerDev(opts: {
+  config?: string;
+  vars?: Record<string, string>;
+  persistTo?: string;
+  readyPath?: string;
+  inspectorPort?: number;
+}): Promise<DevServer> {
   const port = await freePort();
-  const args = ["wrangler", "dev", "--port", String(port), "--ip", "127.0.0.1", "--inspector-port", String(opts.inspectorPort ?? (await freePort())), "--log-level", "warn"];
+  const args = [
+    "wrangler",
+    "dev",
+    "--port",
+    String(port),
+    "--ip",
+    "127.0.0.1",
+    "--inspector-port",
+    String(opts.inspectorPort ?? (await freePort())),
+    "--log-level",
+    "warn",
+  ];
   if (opts.config) args.push("--config", opts.config);
   if (opts.persistTo) args.push("--persist-to", opts.persistTo);
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
-  const child: ChildProcess = spawn("npx", args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" }, detached: true });
+  const child: ChildProcess = spawn("npx", args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    detached: true,
+  });
   let log = "";
   child.stdout?.on("data", (d) => (log += d));
   child.stderr?.on("data", (d) => (log += d));

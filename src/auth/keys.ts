@@ -23,9 +23,6 @@ export async function hashKey(key: string): Promise<string> {
  */
 export async function sameSecret(a: string, b: string): Promise<boolean> {
   const enc = new TextEncoder();
-  const [da, db] = await Promise.all([
-    crypto.subtle.digest("SHA-256", enc.encode(a)),
-    crypto.subtle.digest("SHA-256", enc.encode(b)),
-  ]);
+  const [da, db] = await Promise.all([crypto.subtle.digest("SHA-256", enc.encode(a)), crypto.subtle.digest("SHA-256", enc.encode(b))]);
   return crypto.subtle.timingSafeEqual(da, db);
 }

@@ -38,9 +38,21 @@ export const POLICY = {
   manage_webhooks: { what: "register, list and delete webhooks", operator: "no", admin: "yes", member: "no", webhook: "no" },
   queue_tasks: { what: "queue memory tasks; read task status and dead letters", operator: "yes", admin: "yes", member: "no", webhook: "no" },
   run: { what: "run an agent turn (chat, invoke, Responses, a webhook delivery)", operator: "no", admin: "yes", member: "yes", webhook: "yes" },
-  read_scope: { what: "read scope S's facts, or load S into a run (client-named or the agent's layers)", operator: "system only", admin: "system + grants", member: "system + grants", webhook: "system + grants" },
+  read_scope: {
+    what: "read scope S's facts, or load S into a run (client-named or the agent's layers)",
+    operator: "system only",
+    admin: "system + grants",
+    member: "system + grants",
+    webhook: "system + grants",
+  },
   write_scope: { what: "remember or forget facts in scope S", operator: "system only", admin: "grants", member: "grants", webhook: "no" },
-  reach_thread: { what: "list thread t, read its state and history, run turns on it; the same for conversation t (create, read, metadata, add items) and the responses stored on t (read, continue at the head, delete the record) (grant matches session:t)", operator: "no", admin: "grants", member: "grants", webhook: "grants" },
+  reach_thread: {
+    what: "list thread t, read its state and history, run turns on it; the same for conversation t (create, read, metadata, add items) and the responses stored on t (read, continue at the head, delete the record) (grant matches session:t)",
+    operator: "no",
+    admin: "grants",
+    member: "grants",
+    webhook: "grants",
+  },
   rewrite_thread: {
     what: "rewrite a thread's stored history: repair (POST state), fork, delete, summarize, `checkpoint_id` on a run, a resend that branches, a `previous_response_id` older than the head, delete a conversation or one of its items, an agent with trim / delete_old / summarization",
     operator: "no",
@@ -159,7 +171,13 @@ export const ACCESS_END = "<!-- access:end -->";
 
 /** The README section (markers included), written by scripts/access-table.ts and checked by test/docs/access-table.test.ts. */
 export const accessSection = (): string =>
-  [ACCESS_START, "<!-- Generated from POLICY in src/auth/policy.ts by `npx tsx scripts/access-table.ts`; do not edit by hand. -->", "", policyTable(), ACCESS_END].join("\n");
+  [
+    ACCESS_START,
+    "<!-- Generated from POLICY in src/auth/policy.ts by `npx tsx scripts/access-table.ts`; do not edit by hand. -->",
+    "",
+    policyTable(),
+    ACCESS_END,
+  ].join("\n");
 
 /** The README table: one row per action, one column per role. */
 export function policyTable(): string {
@@ -169,7 +187,11 @@ export function policyTable(): string {
     "| --- | --- | --- | --- | --- | --- |",
     ...Object.entries(POLICY).map(([action, row]) => `| \`${action}\` | ${row.what} | ${roles.map((r) => row[r]).join(" | ")} |`),
     "",
-    "Rules: " + Object.entries(RULES).map(([k, v]) => `**${k}** — ${v}`).join("; ") + ".",
+    "Rules: " +
+      Object.entries(RULES)
+        .map(([k, v]) => `**${k}** — ${v}`)
+        .join("; ") +
+      ".",
   ];
   return lines.join("\n");
 }

@@ -17,9 +17,7 @@ export const TenantId = z
 export const KeyRole = z.enum(["admin", "member"]);
 export type KeyRole = z.infer<typeof KeyRole>;
 
-export const Tenant = z
-  .object({ id: z.string(), name: z.string().nullable(), created_at: z.number().int() })
-  .openapi("Tenant");
+export const Tenant = z.object({ id: z.string(), name: z.string().nullable(), created_at: z.number().int() }).openapi("Tenant");
 export type Tenant = z.infer<typeof Tenant>;
 
 /** A key as listed: never the key or its hash. */
@@ -108,10 +106,7 @@ export async function createKey(
 
 export async function listKeys(db: D1Database, tenant: string): Promise<ApiKeyInfo[]> {
   await requireTenant(db, tenant);
-  const { results } = await db
-    .prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant_id = ? ORDER BY created_at, id`)
-    .bind(tenant)
-    .all<KeyRow>();
+  const { results } = await db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant_id = ? ORDER BY created_at, id`).bind(tenant).all<KeyRow>();
   return results.map(toInfo);
 }
 

@@ -14,11 +14,7 @@ export const MiddlewareSpec = z.discriminatedUnion("name", [
   z.strictObject({ name: z.literal("delete_old"), keep: count, keep_system: z.boolean().default(true) }),
   z.strictObject({
     name: z.literal("summarization"),
-    trigger: z.union([
-      z.strictObject({ messages: count }),
-      z.strictObject({ tokens: count }),
-      z.strictObject({ fraction: z.number().gt(0).lte(1) }),
-    ]),
+    trigger: z.union([z.strictObject({ messages: count }), z.strictObject({ tokens: count }), z.strictObject({ fraction: z.number().gt(0).lte(1) })]),
     keep: z.union([z.strictObject({ messages: count }), z.strictObject({ tokens: count })]).default({ messages: 20 }),
     model: z.string().min(1).max(128).optional(),
   }),

@@ -135,5 +135,12 @@ export function fail(code: ErrorCode, message?: string, opts?: { internal?: stri
 }
 
 export function isAppError(e: unknown): e is AppError {
-  return e instanceof AppError || (typeof e === "object" && e !== null && (e as { name?: unknown }).name === "AppError" && typeof (e as { code?: unknown }).code === "string" && (e as { code: string }).code in catalog);
+  return (
+    e instanceof AppError ||
+    (typeof e === "object" &&
+      e !== null &&
+      (e as { name?: unknown }).name === "AppError" &&
+      typeof (e as { code?: unknown }).code === "string" &&
+      (e as { code: string }).code in catalog)
+  );
 }

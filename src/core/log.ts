@@ -50,7 +50,10 @@ const R = "[redacted]";
 /** Shapes of credentials, whoever sent them: header values, bearer tokens, well-known key prefixes. */
 const PATTERNS: [RegExp, string][] = [
   // "Authorization: Bearer x", "x-api-key": "x", api_key=x … (the header's value up to a delimiter)
-  [/((?:proxy-)?authorization|x-api-key|api[-_]?key|x-goog-api-key|access[-_]token|secret|password)(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token)\s+)?[^\s"',;&}\]]+/gi, `$1$2$3 ${R}`],
+  [
+    /((?:proxy-)?authorization|x-api-key|api[-_]?key|x-goog-api-key|access[-_]token|secret|password)(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token)\s+)?[^\s"',;&}\]]+/gi,
+    `$1$2$3 ${R}`,
+  ],
   [/\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}/gi, `$1 ${R}`],
   // Provider and edgeweave key shapes: OpenAI/Anthropic sk-…, Groq gsk_…, NVIDIA nvapi-…, Google AIza…, ours ew_…, hook secrets whsec_….
   [/\b(sk|gsk|nvapi|xai)[-_][A-Za-z0-9_-]{4,}/gi, `$1-${R}`],

@@ -28,7 +28,12 @@ export type ToolCall = z.infer<typeof ToolCall>;
 export const Role = z.enum(["system", "user", "assistant", "tool"]);
 export type Role = z.infer<typeof Role>;
 
-export const MessageId = z.string().min(1).max(128).regex(/^[A-Za-z0-9._:-]+$/).refine((id) => !isDotSegment(id), DOT_SEGMENT_MESSAGE);
+export const MessageId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9._:-]+$/)
+  .refine((id) => !isDotSegment(id), DOT_SEGMENT_MESSAGE);
 
 /** A message as a client may send it: id and created_at are assigned when absent. */
 export const MessageInput = z.object({

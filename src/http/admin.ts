@@ -12,7 +12,12 @@ import { assertRoom } from "../auth/quotas";
 const errors = (...codes: ErrorCode[]) => errorResponses("BEM-022", ...codes);
 
 const TenantParam = z.object({ tenant: TenantId.openapi({ param: { name: "tenant", in: "path" } }) });
-const KeyParams = TenantParam.extend({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" }, example: "key_0f3a…" }) });
+const KeyParams = TenantParam.extend({
+  id: z
+    .string()
+    .max(64)
+    .openapi({ param: { name: "id", in: "path" }, example: "key_0f3a…" }),
+});
 
 const CreateTenant = z.strictObject({ id: TenantId, name: z.string().max(200).optional() }).openapi("CreateTenant");
 const TenantList = z.object({ tenants: z.array(Tenant), next_after: z.string().nullable() }).openapi("TenantList");
@@ -23,11 +28,16 @@ const CreateKey = z
       .array(z.string().max(200))
       .max(64)
       .optional()
-      .openapi({ description: "Grant patterns for member keys: 'organization:acme', 'docset:*', '*'. Admin keys always hold '*'.", example: ["organization:acme", "docset:*"] }),
+      .openapi({
+        description: "Grant patterns for member keys: 'organization:acme', 'docset:*', '*'. Admin keys always hold '*'.",
+        example: ["organization:acme", "docset:*"],
+      }),
     name: z.string().max(200).optional(),
   })
   .openapi("CreateKey");
-const CreatedKey = ApiKeyInfo.extend({ key: z.string().openapi({ description: "The key itself: shown once, stored only as a SHA-256 hash." }) }).openapi("CreatedKey");
+const CreatedKey = ApiKeyInfo.extend({ key: z.string().openapi({ description: "The key itself: shown once, stored only as a SHA-256 hash." }) }).openapi(
+  "CreatedKey",
+);
 
 const createTenantRoute = createRoute({
   method: "post",

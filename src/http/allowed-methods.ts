@@ -6,7 +6,12 @@ export function allowedMethodsFor(routes: readonly { method: string; path: strin
       .filter((r) => r.method !== "ALL")
       .map((r) => ({
         method: r.method,
-        re: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}$`),
+        re: new RegExp(
+          `^${r.path
+            .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+            .replace(/:[^/]+/g, "[^/]+")
+            .replace(/\*/g, ".*")}$`,
+        ),
       }));
     return [...new Set(table.filter((r) => r.re.test(path)).map((r) => r.method))].sort();
   };

@@ -97,7 +97,8 @@ export function createApp() {
     // Under /v1 the key is checked first, so the API's shape is not probed without one.
     if (c.req.path.startsWith("/v1/")) await resolvePrincipal(c);
     const allow = methodsOn(c.req.path);
-    if (allow.length > 0) throw new AppError("BEM-003", `${c.req.method} is not served here; use ${allow.join(", ")}`, { headers: { allow: allow.join(", ") } });
+    if (allow.length > 0)
+      throw new AppError("BEM-003", `${c.req.method} is not served here; use ${allow.join(", ")}`, { headers: { allow: allow.join(", ") } });
     throw new AppError("BEM-002");
   });
   app.onError((err, c) => toErrorResponse(err, c));

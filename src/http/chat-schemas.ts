@@ -44,14 +44,19 @@ export const ChatCompletionRequest = z
     stream: z.boolean().optional(),
     stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
     tools: z.array(ChatTool).max(128).optional(),
-    tool_choice: z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) })]).optional(),
+    tool_choice: z
+      .union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) })])
+      .optional(),
     parallel_tool_calls: z.boolean().optional(),
     response_format: z.record(z.string(), z.unknown()).optional(),
     temperature: z.number().min(0).max(2).nullable().optional(),
     top_p: z.number().min(0).max(1).nullable().optional(),
     max_tokens: z.number().int().positive().nullable().optional(),
     max_completion_tokens: z.number().int().positive().nullable().optional(),
-    stop: z.union([z.string(), z.array(z.string()).max(4)]).nullable().optional(),
+    stop: z
+      .union([z.string(), z.array(z.string()).max(4)])
+      .nullable()
+      .optional(),
     n: z.literal(1).nullable().optional(),
     user: z.string().max(256).optional(),
     // edgeweave extensions
@@ -66,7 +71,13 @@ export const ChatCompletionRequest = z
   .openapi("ChatCompletionRequest");
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
-const Attempt = z.object({ model: z.string(), outcome: z.string(), status: z.number().optional(), error_code: z.string().optional(), delay_ms: z.number().optional() });
+const Attempt = z.object({
+  model: z.string(),
+  outcome: z.string(),
+  status: z.number().optional(),
+  error_code: z.string().optional(),
+  delay_ms: z.number().optional(),
+});
 
 /** The compact routing record (the default); `candidates` and `trace` only with the full trace. */
 export const RoutingSummary = z
@@ -102,10 +113,9 @@ export const ChatCompletionResponse = z
       checkpoint_id: z.string().nullable(),
       routing: RoutingSummary,
       cost: z.number(),
-      reconciled: z
-        .object({ matched: z.number().int(), appended: z.number().int(), branched_from: z.string().nullable() })
-        .optional()
-        .openapi({ description: "On a thread: how many sent messages it already held, how many were appended, and the checkpoint a diverging resend branched from" }),
+      reconciled: z.object({ matched: z.number().int(), appended: z.number().int(), branched_from: z.string().nullable() }).optional().openapi({
+        description: "On a thread: how many sent messages it already held, how many were appended, and the checkpoint a diverging resend branched from",
+      }),
       usage_estimated: z.boolean().openapi({ description: "true when the provider reported no usage and the tokens are estimated" }),
       warnings: z.array(z.string()).openapi({ description: "What the run could not honour, e.g. facts that did not fit the budget" }),
       memory: MemoryReport.optional(),
@@ -119,9 +129,7 @@ export const InvokeRequest = z
     agent_name: z.string().min(1).max(64),
     session_id: ThreadIdField,
     content: z.array(ContentPart).min(1).max(64),
-    metadata: z
-      .object({ capabilities: z.array(z.string().max(64)).max(32).optional(), memory_scopes: RequestedScopes.optional() })
-      .optional(),
+    metadata: z.object({ capabilities: z.array(z.string().max(64)).max(32).optional(), memory_scopes: RequestedScopes.optional() }).optional(),
     model_override: z.string().max(128).optional(),
     stream: z.boolean().optional(),
     checkpoint_id: z.string().max(64).optional(),

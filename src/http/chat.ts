@@ -18,8 +18,27 @@ import { validationHook } from "./validation";
 import { errorText, log } from "../core/log";
 
 export const RUN_ERRORS = [
-  "BEM-160", "BEM-022", "BEM-023", "BEM-030", "BEM-032", "BEM-038", "BEM-041", "BEM-046", "BEM-047",
-  "BEM-065", "BEM-070", "BEM-071", "BEM-072", "BEM-073", "BEM-074", "BEM-075", "BEM-076", "BEM-077", "BEM-081", "BEM-083", "BEM-084",
+  "BEM-160",
+  "BEM-022",
+  "BEM-023",
+  "BEM-030",
+  "BEM-032",
+  "BEM-038",
+  "BEM-041",
+  "BEM-046",
+  "BEM-047",
+  "BEM-065",
+  "BEM-070",
+  "BEM-071",
+  "BEM-072",
+  "BEM-073",
+  "BEM-074",
+  "BEM-075",
+  "BEM-076",
+  "BEM-077",
+  "BEM-081",
+  "BEM-083",
+  "BEM-084",
 ] as const;
 
 const chatCompletion = createRoute({
@@ -42,7 +61,16 @@ const completionId = () => `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 function edgeweaveSummary(r: TurnResult, trace: TraceLevel, reconciled: ReconcileReport | null = null) {
-  return { thread_id: r.threadId, checkpoint_id: r.checkpointId, routing: routingOf(r, trace), cost: r.usage.cost, usage_estimated: r.usage.estimated, warnings: r.warnings, memory: r.memory, ...(reconciled ? { reconciled } : {}) };
+  return {
+    thread_id: r.threadId,
+    checkpoint_id: r.checkpointId,
+    routing: routingOf(r, trace),
+    cost: r.usage.cost,
+    usage_estimated: r.usage.estimated,
+    warnings: r.warnings,
+    memory: r.memory,
+    ...(reconciled ? { reconciled } : {}),
+  };
 }
 
 /** The public body of a run that failed mid-stream (OpenAI clients read `error.message`). */
@@ -76,13 +104,15 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     bookmark: parseBookmark(c.req.header(BOOKMARK_HEADER)),
     agentName: body.agent,
     threadId: body.thread_id ?? headers["x-thread-id"],
-    messages: body.messages.map((m): MessageInput => ({
-      role: m.role === "developer" ? "system" : m.role,
-      content: m.content ?? null,
-      ...(m.name !== undefined ? { name: m.name } : {}),
-      ...(m.tool_calls !== undefined ? { tool_calls: m.tool_calls } : {}),
-      ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
-    })),
+    messages: body.messages.map(
+      (m): MessageInput => ({
+        role: m.role === "developer" ? "system" : m.role,
+        content: m.content ?? null,
+        ...(m.name !== undefined ? { name: m.name } : {}),
+        ...(m.tool_calls !== undefined ? { tool_calls: m.tool_calls } : {}),
+        ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
+      }),
+    ),
     model: body.model,
     capabilities: body.capabilities,
     memoryScopes: body.memory_scopes,
@@ -95,7 +125,9 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
       ...(body.response_format ? { response_format: body.response_format } : {}),
       ...(body.temperature != null ? { temperature: body.temperature } : {}),
       ...(body.top_p != null ? { top_p: body.top_p } : {}),
-      ...(body.max_completion_tokens != null || body.max_tokens != null ? { max_output_tokens: (body.max_completion_tokens ?? body.max_tokens) as number } : {}),
+      ...(body.max_completion_tokens != null || body.max_tokens != null
+        ? { max_output_tokens: (body.max_completion_tokens ?? body.max_tokens) as number }
+        : {}),
       ...(body.stop != null ? { stop: body.stop } : {}),
       ...(body.user ? { user: body.user } : {}),
     },
@@ -132,7 +164,14 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
   const id = completionId();
   const includeUsage = body.stream_options?.include_usage === true;
   const chunk = (model: string, delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
-    JSON.stringify({ id, object: "chat.completion.chunk", created: nowSeconds(), model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }], ...extra });
+    JSON.stringify({
+      id,
+      object: "chat.completion.chunk",
+      created: nowSeconds(),
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+      ...extra,
+    });
   let model = body.model;
   return streamRun(deps, input, {
     async start(out, m) {
@@ -152,7 +191,11 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
       if (includeUsage) {
         await out.send(
           JSON.stringify({
-            id, object: "chat.completion.chunk", created: nowSeconds(), model: r.model.name, choices: [],
+            id,
+            object: "chat.completion.chunk",
+            created: nowSeconds(),
+            model: r.model.name,
+            choices: [],
             usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens },
             edgeweave: edgeweaveSummary(r, trace, report),
           }),

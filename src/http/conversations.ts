@@ -25,7 +25,13 @@ const Conversation = z
   .object({ id: z.string(), object: z.literal("conversation"), created_at: z.number(), metadata: z.record(z.string(), z.string()) })
   .openapi("Conversation");
 const ItemList = z
-  .object({ object: z.literal("list"), data: z.array(z.record(z.string(), z.unknown())), first_id: z.string().nullable(), last_id: z.string().nullable(), has_more: z.boolean() })
+  .object({
+    object: z.literal("list"),
+    data: z.array(z.record(z.string(), z.unknown())),
+    first_id: z.string().nullable(),
+    last_id: z.string().nullable(),
+    has_more: z.boolean(),
+  })
   .openapi("ConversationItemList");
 const Items = z.array(InputItem).max(1000);
 const IdParam = z.object({ id: z.string().min(1).max(256) });
@@ -47,7 +53,12 @@ const route = <M extends "get" | "post" | "delete", P extends string>(method: M,
 
 const create = createRoute({
   ...route("post", "/v1/conversations", "Create a conversation (a new thread), optionally with items and metadata", "reach_thread", "run"),
-  request: { body: { content: { "application/json": { schema: z.strictObject({ items: Items.nullable().optional(), metadata: Metadata.nullable().optional() }) } }, required: true } },
+  request: {
+    body: {
+      content: { "application/json": { schema: z.strictObject({ items: Items.nullable().optional(), metadata: Metadata.nullable().optional() }) } },
+      required: true,
+    },
+  },
   responses: { 200: jsonContent(Conversation, "The conversation"), ...errorResponses(...ERRORS) },
 });
 const retrieve = createRoute({
@@ -63,13 +74,20 @@ const update = createRoute({
 const remove = createRoute({
   ...route("delete", "/v1/conversations/{id}", "Delete a conversation: its thread and the responses stored on it", "rewrite_thread"),
   request: { params: IdParam },
-  responses: { 200: jsonContent(z.object({ id: z.string(), object: z.literal("conversation.deleted"), deleted: z.literal(true) }), "Deleted"), ...errorResponses(...ERRORS) },
+  responses: {
+    200: jsonContent(z.object({ id: z.string(), object: z.literal("conversation.deleted"), deleted: z.literal(true) }), "Deleted"),
+    ...errorResponses(...ERRORS),
+  },
 });
 const listItems = createRoute({
   ...route("get", "/v1/conversations/{id}/items", "The conversation's items (the thread's messages at its head)", "reach_thread"),
   request: {
     params: IdParam,
-    query: z.object({ limit: z.coerce.number().int().min(1).max(100).optional(), order: z.enum(["asc", "desc"]).optional(), after: z.string().max(300).optional() }),
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(100).optional(),
+      order: z.enum(["asc", "desc"]).optional(),
+      after: z.string().max(300).optional(),
+    }),
   },
   responses: { 200: jsonContent(ItemList, "Items"), ...errorResponses(...ERRORS) },
 });
@@ -108,7 +126,12 @@ function messageIdOf(itemId: string, messages: readonly Message[]): string {
  * The conversation, after the key's grants allow it (403 BEM-025 whether or not it exists;
  * `rewrites`: removing stored history also needs rewrite_thread, 403 BEM-022), then its tenant's record.
  */
-async function open(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, id: string, rewrites: boolean, waitUntil?: (p: Promise<unknown>) => void) {
+async function open(
+  c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] },
+  id: string,
+  rewrites: boolean,
+  waitUntil?: (p: Promise<unknown>) => void,
+) {
   const principal = c.get("principal");
   const tenant = tenantOf(principal);
   authorizeThread(principal, parseThreadId(id), rewrites);

@@ -8,7 +8,10 @@ import type { Context } from "hono";
  * browsers keep other sites out. Keys still authenticate every call.
  */
 export function allowedOrigin(origin: string, configured: string | undefined): string | null {
-  const list = (configured ?? "").split(",").map((o) => o.trim()).filter(Boolean);
+  const list = (configured ?? "")
+    .split(",")
+    .map((o) => o.trim())
+    .filter(Boolean);
   if (list.includes("*")) return origin || "*";
   return list.includes(origin) ? origin : null;
 }

@@ -12,15 +12,20 @@ export function toErrorResponse(err: unknown, c: Context<AppEnv>): Response {
   } else if (err instanceof HTTPException) {
     const status = err.status;
     appErr =
-      status === 413 ? new AppError("BEM-013") :
-      status === 415 ? new AppError("BEM-012") :
-      // Hono's own JSON validator (e.g. an empty body on a route that requires one).
-      status === 400 && /malformed json/i.test(err.message) ? new AppError("BEM-010") :
-      status === 404 ? new AppError("BEM-002") :
-      status === 401 ? new AppError("BEM-020") :
-      new AppError("BEM-011", "Bad request");
+      status === 413
+        ? new AppError("BEM-013")
+        : status === 415
+          ? new AppError("BEM-012")
+          : // Hono's own JSON validator (e.g. an empty body on a route that requires one).
+            status === 400 && /malformed json/i.test(err.message)
+            ? new AppError("BEM-010")
+            : status === 404
+              ? new AppError("BEM-002")
+              : status === 401
+                ? new AppError("BEM-020")
+                : new AppError("BEM-011", "Bad request");
   } else {
-    appErr = new AppError("BEM-001", undefined, { internal: err instanceof Error ? err.stack ?? err.message : String(err) });
+    appErr = new AppError("BEM-001", undefined, { internal: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   }
   if (appErr.status >= 500 && (appErr.code === "BEM-001" || appErr.internal)) {
     // Internal details go to logs only, tagged by request id.

@@ -19,7 +19,10 @@ const invokeTurn = createRoute({
   summary: "Run an agent turn (native shape)",
   request: { headers: TraceHeader, body: { content: { "application/json": { schema: InvokeRequest } }, required: true } },
   responses: {
-    200: jsonOrEventStream(InvokeResponse, "The reply with routing and usage; with stream: true, SSE events `delta`, then `done` (the same summary) or `error`"),
+    200: jsonOrEventStream(
+      InvokeResponse,
+      "The reply with routing and usage; with stream: true, SSE events `delta`, then `done` (the same summary) or `error`",
+    ),
     ...errorResponses(...RUN_ERRORS),
   },
 });

@@ -49,7 +49,8 @@ export function jsonDepth(text: string, stopAbove = Infinity): number {
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (inString) {
-      if (ch === 0x5c) i++; // backslash: skip the escaped character
+      if (ch === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (ch === 0x22) inString = false;
     } else if (ch === 0x22) inString = true;
     else if (ch === 0x5b || ch === 0x7b) {
@@ -83,7 +84,8 @@ export function parseGuardedJson(text: string): unknown {
   } catch {
     throw new AppError("BEM-010", "Body is not valid JSON");
   }
-  if (jsonItems(value, MAX_JSON_ITEMS) > MAX_JSON_ITEMS) throw new AppError("BEM-014", `JSON holds more than ${MAX_JSON_ITEMS} array items and object keys in total`);
+  if (jsonItems(value, MAX_JSON_ITEMS) > MAX_JSON_ITEMS)
+    throw new AppError("BEM-014", `JSON holds more than ${MAX_JSON_ITEMS} array items and object keys in total`);
   return value;
 }
 

@@ -21,7 +21,10 @@ const RememberBody = z
     scope: ScopeInput,
     kind: z.string().openapi({ description: "[a-z][a-z0-9_-]{0,31}", example: "style" }),
     text: z.string().openapi({ description: "1 to 8192 bytes of UTF-8", example: "Use short sentences." }),
-    key: z.string().nullish().openapi({ description: "Unique per scope: remembering with a key the scope holds replaces that fact's text (the old text goes to its history)", example: "answer-style" }),
+    key: z.string().nullish().openapi({
+      description: "Unique per scope: remembering with a key the scope holds replaces that fact's text (the old text goes to its history)",
+      example: "answer-style",
+    }),
     expires_at: z.number().nullish().openapi({ description: "Unix ms; the fact never loads after it and is purged" }),
     ttl_seconds: z.number().nullish().openapi({ description: "Alternative to expires_at: seconds from now (1 to ten years)" }),
   })
@@ -39,7 +42,11 @@ const FactHistory = z
   .openapi("FactHistory");
 const ContextBody = z
   .object({
-    scopes: z.array(ScopeInput).min(1).max(32).openapi({ example: ["system", "organization:acme", "session:support-42"] }),
+    scopes: z
+      .array(ScopeInput)
+      .min(1)
+      .max(32)
+      .openapi({ example: ["system", "organization:acme", "session:support-42"] }),
     max_tokens: z.number().int().min(1).max(10_000_000).openapi({ example: 4096 }),
     query: z.string().max(16_384).optional().openapi({ description: "The current input: when a scope's facts do not fit, the most relevant to it load first" }),
     always_kinds: z.array(z.string().max(32)).max(32).optional().openapi({ description: "Kinds that load before any other fact of their scope" }),
@@ -72,7 +79,10 @@ const rememberFact = createRoute({
   summary: "Remember a fact in a scope",
   description: "Only the operator writes `system`; tenant admins any scope of their tenant; members the scopes their key grants.",
   request: { body: { content: { "application/json": { schema: RememberBody } }, required: true } },
-  responses: { 201: jsonContent(Remembered, "The stored fact"), ...errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-062", "BEM-063", "BEM-064", "BEM-140", "BEM-141") },
+  responses: {
+    201: jsonContent(Remembered, "The stored fact"),
+    ...errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-062", "BEM-063", "BEM-064", "BEM-140", "BEM-141"),
+  },
 });
 
 const listFacts = createRoute({
@@ -102,7 +112,14 @@ const forgetFact = createRoute({
   tags: ["memory"],
   summary: "Forget a fact",
   description: "A fact of another tenant is indistinguishable from a missing one (404).",
-  request: { params: z.object({ id: z.string().max(200).openapi({ param: { name: "id", in: "path" } }) }) },
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .max(200)
+        .openapi({ param: { name: "id", in: "path" } }),
+    }),
+  },
   responses: { 200: jsonContent(z.object({ id: z.string(), deleted: z.literal(true) }), "Forgotten"), ...errorResponses("BEM-022", "BEM-023", "BEM-061") },
 });
 
@@ -113,7 +130,14 @@ const factHistory = createRoute({
   tags: ["memory"],
   summary: "A fact and its earlier texts (newest first)",
   description: "Versions are kept when remembering with the fact's key replaced its text. A fact of another tenant, or an expired one, is 404.",
-  request: { params: z.object({ id: z.string().max(200).openapi({ param: { name: "id", in: "path" } }) }) },
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .max(200)
+        .openapi({ param: { name: "id", in: "path" } }),
+    }),
+  },
   responses: { 200: jsonContent(FactHistory, "The fact and its versions"), ...errorResponses("BEM-023", "BEM-061") },
 });
 
@@ -124,7 +148,7 @@ const loadContext = createRoute({
   tags: ["memory"],
   summary: "Load layered memory as a model would see it",
   description:
-    "Facts first (one system message each, `[{kind} {scope}] \"{text}\"` with the text a one-line JSON string; layer order, then creation order) within half the budget; " +
+    'Facts first (one system message each, `[{kind} {scope}] "{text}"` with the text a one-line JSON string; layer order, then creation order) within half the budget; ' +
     "a scope whose facts do not fit loads `always_kinds` first, then the facts most relevant to `query`, then the newest. " +
     "Then the newest turns that fit the rest. `dropped` reports what was left out, `facts` which facts loaded and why.",
   request: { body: { content: { "application/json": { schema: ContextBody } }, required: true } },
@@ -195,6 +219,9 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const scopes = body.scopes.map((s) => MemoryScope.parse(s));
     for (const scope of scopes) authorize(principal, "read_scope", { scope });
     const session = factsSession(c.env.DB, parseBookmark(c.req.header(BOOKMARK_HEADER)));
-    const rank = { ...(body.query !== undefined ? { query: body.query } : {}), ...(body.always_kinds ? { alwaysKinds: body.always_kinds.map(validateKind) } : {}) };
+    const rank = {
+      ...(body.query !== undefined ? { query: body.query } : {}),
+      ...(body.always_kinds ? { alwaysKinds: body.always_kinds.map(validateKind) } : {}),
+    };
     return c.json(await memoryFor(c.env, principal.tenant, { facts: session }).loadContext(scopes, body.max_tokens, rank), 200, bookmarkHeader(session));
   });

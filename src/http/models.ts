@@ -66,7 +66,14 @@ const getModel = createRoute({
   middleware: access("any_key"),
   tags: ["models"],
   summary: "One configured model",
-  request: { params: z.object({ name: z.string().max(256).openapi({ param: { name: "name", in: "path" }, example: "gpt-4o-mini" }) }) },
+  request: {
+    params: z.object({
+      name: z
+        .string()
+        .max(256)
+        .openapi({ param: { name: "name", in: "path" }, example: "gpt-4o-mini" }),
+    }),
+  },
   responses: { 200: jsonContent(ModelInfo, "The model"), ...errorResponses("BEM-049") },
 });
 

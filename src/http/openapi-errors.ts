@@ -1,9 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { catalog, type ErrorCode } from "../core/errors";
 
-export const ErrorBody = z
-  .object({ error: z.object({ code: z.string().openapi({ example: "BEM-011" }), message: z.string() }) })
-  .openapi("Error");
+export const ErrorBody = z.object({ error: z.object({ code: z.string().openapi({ example: "BEM-011" }), message: z.string() }) }).openapi("Error");
 
 /** OpenAPI error responses for the given codes (plus validation and auth), grouped by status. */
 export function errorResponses(...codes: ErrorCode[]) {

@@ -75,7 +75,10 @@ export const ResponseCreateRequest = z
     input: z.union([z.string(), z.array(InputItem).max(1000)]),
     instructions: z.string().max(1_000_000).nullable().optional(),
     previous_response_id: z.string().min(1).max(256).nullable().optional(),
-    conversation: z.union([z.string().min(1).max(256), z.object({ id: z.string().min(1).max(256) })]).nullable().optional(),
+    conversation: z
+      .union([z.string().min(1).max(256), z.object({ id: z.string().min(1).max(256) })])
+      .nullable()
+      .optional(),
     store: z.boolean().nullable().optional(),
     stream: z.boolean().nullable().optional(),
     tools: z.array(FunctionTool).max(128).optional(),
@@ -96,4 +99,7 @@ export const ResponseCreateRequest = z
   .openapi("ResponseCreateRequest");
 export type ResponseCreateRequest = z.infer<typeof ResponseCreateRequest>;
 
-export const ResponseObject = z.object({ id: z.string(), object: z.literal("response") }).loose().openapi("Response");
+export const ResponseObject = z
+  .object({ id: z.string(), object: z.literal("response") })
+  .loose()
+  .openapi("Response");

@@ -36,8 +36,16 @@ export function responsesRenderer(opts: {
   async function openText(out: SseWriter) {
     if (text) return text;
     text = { index: nextIndex++, id: `msg_${opts.hexId}`, text: "" };
-    await emit(out, "response.output_item.added", { output_index: text.index, item: { type: "message", id: text.id, status: "in_progress", role: "assistant", content: [] } });
-    await emit(out, "response.content_part.added", { item_id: text.id, output_index: text.index, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
+    await emit(out, "response.output_item.added", {
+      output_index: text.index,
+      item: { type: "message", id: text.id, status: "in_progress", role: "assistant", content: [] },
+    });
+    await emit(out, "response.content_part.added", {
+      item_id: text.id,
+      output_index: text.index,
+      content_index: 0,
+      part: { type: "output_text", text: "", annotations: [], logprobs: [] },
+    });
     return text;
   }
 
@@ -53,50 +61,58 @@ export function responsesRenderer(opts: {
   }
 
   return {
-    start: (out: SseWriter, m: ModelConfig) => serial(async () => {
-      model = m.name;
-      await emit(out, "response.created", { response: opts.snapshot(model) });
-      await emit(out, "response.in_progress", { response: opts.snapshot(model) });
-    }),
-    delta: (out: SseWriter, ev: DeltaEvent) => serial(async () => {
-      if (ev.content) {
-        const t = await openText(out);
-        t.text += ev.content;
-        await emit(out, "response.output_text.delta", { item_id: t.id, output_index: t.index, content_index: 0, delta: ev.content, logprobs: [] });
-      }
-      for (const d of ev.tool_calls ?? []) {
-        let call = calls.get(d.index);
-        if (!call) {
-          call = { index: nextIndex++, id: `fc_${opts.hexId}_${d.index}`, call_id: d.id ?? "", name: d.name ?? "", args: "" };
-          calls.set(d.index, call);
-          await emit(out, "response.output_item.added", {
-            output_index: call.index,
-            item: { type: "function_call", id: call.id, call_id: call.call_id, name: call.name, arguments: "", status: "in_progress" },
-          });
+    start: (out: SseWriter, m: ModelConfig) =>
+      serial(async () => {
+        model = m.name;
+        await emit(out, "response.created", { response: opts.snapshot(model) });
+        await emit(out, "response.in_progress", { response: opts.snapshot(model) });
+      }),
+    delta: (out: SseWriter, ev: DeltaEvent) =>
+      serial(async () => {
+        if (ev.content) {
+          const t = await openText(out);
+          t.text += ev.content;
+          await emit(out, "response.output_text.delta", { item_id: t.id, output_index: t.index, content_index: 0, delta: ev.content, logprobs: [] });
         }
-        if (d.arguments) {
-          call.args += d.arguments;
-          await emit(out, "response.function_call_arguments.delta", { item_id: call.id, output_index: call.index, delta: d.arguments });
+        for (const d of ev.tool_calls ?? []) {
+          let call = calls.get(d.index);
+          if (!call) {
+            call = { index: nextIndex++, id: `fc_${opts.hexId}_${d.index}`, call_id: d.id ?? "", name: d.name ?? "", args: "" };
+            calls.set(d.index, call);
+            await emit(out, "response.output_item.added", {
+              output_index: call.index,
+              item: { type: "function_call", id: call.id, call_id: call.call_id, name: call.name, arguments: "", status: "in_progress" },
+            });
+          }
+          if (d.arguments) {
+            call.args += d.arguments;
+            await emit(out, "response.function_call_arguments.delta", { item_id: call.id, output_index: call.index, delta: d.arguments });
+          }
         }
-      }
-    }),
-    done: (out: SseWriter, r: TurnResult) => serial(async () => {
-      const final = await opts.complete(r);
-      const items = final.output as OutputItem[];
-      // Items in the final output keep the indexes they streamed with; any not streamed (a reply
-      // that arrived whole, e.g. after a server tool step) are announced now.
-      for (const item of items) {
-        const streamed = item.type === "message" ? text : [...calls.values()].find((c) => c.id === item.id);
-        const index = streamed ? streamed.index : nextIndex++;
-        if (!streamed) await emit(out, "response.output_item.added", { output_index: index, item: { ...item, status: "in_progress", ...(item.type === "message" ? { content: [] } : { arguments: "" }) } });
-        await closeItem(out, item, index);
-      }
-      await emit(out, "response.completed", { response: final });
-    }),
-    error: (out: SseWriter, e: unknown) => serial(async () => {
-      const f = opts.failed(model, e);
-      await emit(out, "response.failed", { response: f.response });
-      await emit(out, "error", { code: f.error.code, message: f.error.message, param: null });
-    }),
+      }),
+    done: (out: SseWriter, r: TurnResult) =>
+      serial(async () => {
+        const final = await opts.complete(r);
+        const items = final.output as OutputItem[];
+        // Items in the final output keep the indexes they streamed with; any not streamed (a reply
+        // that arrived whole, e.g. after a server tool step) are announced now.
+        for (const item of items) {
+          const streamed = item.type === "message" ? text : [...calls.values()].find((c) => c.id === item.id);
+          const index = streamed ? streamed.index : nextIndex++;
+          if (!streamed)
+            await emit(out, "response.output_item.added", {
+              output_index: index,
+              item: { ...item, status: "in_progress", ...(item.type === "message" ? { content: [] } : { arguments: "" }) },
+            });
+          await closeItem(out, item, index);
+        }
+        await emit(out, "response.completed", { response: final });
+      }),
+    error: (out: SseWriter, e: unknown) =>
+      serial(async () => {
+        const f = opts.failed(model, e);
+        await emit(out, "response.failed", { response: f.response });
+        await emit(out, "error", { code: f.error.code, message: f.error.message, param: null });
+      }),
   };
 }

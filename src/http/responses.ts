@@ -70,7 +70,16 @@ const inputItems = createRoute({
     }),
   },
   responses: {
-    200: jsonContent(z.object({ object: z.literal("list"), data: z.array(z.record(z.string(), z.unknown())), first_id: z.string().nullable(), last_id: z.string().nullable(), has_more: z.boolean() }), "Input items"),
+    200: jsonContent(
+      z.object({
+        object: z.literal("list"),
+        data: z.array(z.record(z.string(), z.unknown())),
+        first_id: z.string().nullable(),
+        last_id: z.string().nullable(),
+        has_more: z.boolean(),
+      }),
+      "Input items",
+    ),
     ...errorResponses("BEM-022", "BEM-025", "BEM-100"),
   },
 });
@@ -94,7 +103,13 @@ export function page<T extends { id?: unknown }>(items: T[], q: { limit?: number
   const start = q.after ? ordered.findIndex((i) => i.id === q.after) + 1 : 0;
   const limit = q.limit ?? 20;
   const data = ordered.slice(start, start + limit);
-  return { object: "list" as const, data, first_id: (data[0]?.id as string | undefined) ?? null, last_id: (data.at(-1)?.id as string | undefined) ?? null, has_more: start + limit < ordered.length };
+  return {
+    object: "list" as const,
+    data,
+    first_id: (data[0]?.id as string | undefined) ?? null,
+    last_id: (data.at(-1)?.id as string | undefined) ?? null,
+    has_more: start + limit < ordered.length,
+  };
 }
 
 /** POST/GET/DELETE /v1/responses: OpenAI's stateful API over threads and checkpoints. */
@@ -126,15 +141,19 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
       const final = await finish(r);
       return c.json(final, 200, { ...routeHeaders({ model: r.model, reason: r.route.reason }), "Server-Timing": r.timings.header() });
     }
-    return streamRun(deps, plan.turn, responsesRenderer({
-      hexId,
-      snapshot: (model) => responseBody(hexId, createdAt, body, plan, model, "in_progress"),
-      complete: finish,
-      failed: (model, e) => {
-        const error = streamErrorBody(e).error;
-        return { response: responseBody(hexId, createdAt, body, plan, model, "failed", undefined, error), error };
-      },
-    })) as unknown as Response;
+    return streamRun(
+      deps,
+      plan.turn,
+      responsesRenderer({
+        hexId,
+        snapshot: (model) => responseBody(hexId, createdAt, body, plan, model, "in_progress"),
+        complete: finish,
+        failed: (model, e) => {
+          const error = streamErrorBody(e).error;
+          return { response: responseBody(hexId, createdAt, body, plan, model, "failed", undefined, error), error };
+        },
+      }),
+    ) as unknown as Response;
   })
   .openapi(retrieve, async (c) => {
     const rec = await reachableResponse(c, c.req.valid("param").id);
@@ -151,4 +170,3 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     const rec = await reachableResponse(c, c.req.valid("param").id);
     return c.json(page(rec.input as { id?: unknown }[], c.req.valid("query"), "desc") as never, 200);
   });
-

@@ -43,7 +43,15 @@ const TaskStatus = z
   .object({ task_id: z.string(), status: z.enum(["pending", "done", "dead_lettered"]), result: z.unknown().optional(), reason: z.string().optional() })
   .openapi("TaskStatus");
 const DeadLetterView = z
-  .object({ id: z.string(), task_id: z.string().nullable(), kind: z.string().nullable(), body: z.string(), reason: z.string(), attempts: z.number().int(), created_at: z.number().int() })
+  .object({
+    id: z.string(),
+    task_id: z.string().nullable(),
+    kind: z.string().nullable(),
+    body: z.string(),
+    reason: z.string(),
+    attempts: z.number().int(),
+    created_at: z.number().int(),
+  })
   .openapi("DeadLetter");
 
 const queueMemoryTask = createRoute({
@@ -63,7 +71,8 @@ const queueSummary = createRoute({
   middleware: access("rewrite_thread", "small", { idempotent: true }),
   tags: ["tasks"],
   summary: "Summarize a thread in the background",
-  description: "Replaces the older messages with one system summary, keeping the newest `keep_messages`, as one checkpoint (the one before it still holds everything).",
+  description:
+    "Replaces the older messages with one system summary, keeping the newest `keep_messages`, as one checkpoint (the one before it still holds everything).",
   request: { body: { content: { "application/json": { schema: SummarizeBody } }, required: true } },
   responses: { 202: jsonContent(Enqueued, "Queued"), ...errorResponses("BEM-022", "BEM-030") },
 });
@@ -87,7 +96,15 @@ const getTaskStatus = createRoute({
   middleware: access("queue_tasks"),
   tags: ["tasks"],
   summary: "A task's status: pending, done (with its result) or dead_lettered (with the reason)",
-  request: { params: z.object({ id: z.string().min(1).max(200).openapi({ param: { name: "id", in: "path" } }) }) },
+  request: {
+    params: z.object({
+      id: z
+        .string()
+        .min(1)
+        .max(200)
+        .openapi({ param: { name: "id", in: "path" } }),
+    }),
+  },
   responses: { 200: jsonContent(TaskStatus, "The status"), ...errorResponses("BEM-022") },
 });
 
@@ -101,7 +118,13 @@ export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
       authorize(p, "write_scope", { scope });
       // Checked here so the caller hears it at once; the task checks again when it runs.
       await assertRoom(c.env, p.tenant, "facts");
-      const task_id = await enqueueTask(c.env, { kind: "remember_memory", tenant: p.tenant, scope: scope.toString(), fact_kind: validateKind(body.kind), text: validateFactText(body.text) });
+      const task_id = await enqueueTask(c.env, {
+        kind: "remember_memory",
+        tenant: p.tenant,
+        scope: scope.toString(),
+        fact_kind: validateKind(body.kind),
+        text: validateFactText(body.text),
+      });
       return c.json({ task_id }, 202);
     }
     const fact = await new D1FactsBackend(c.env.DB, p.tenant).get(body.fact_id);

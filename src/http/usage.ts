@@ -10,7 +10,17 @@ const UsageList = z
   .object({
     from: Day,
     to: Day,
-    data: z.array(z.object({ day: Day, model: z.string(), cause: UsageCause.openapi({ description: "What made the provider calls: turn, webhook, summarization (middleware), summarize_task" }), requests: z.number(), prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number() })),
+    data: z.array(
+      z.object({
+        day: Day,
+        model: z.string(),
+        cause: UsageCause.openapi({ description: "What made the provider calls: turn, webhook, summarization (middleware), summarize_task" }),
+        requests: z.number(),
+        prompt_tokens: z.number(),
+        completion_tokens: z.number(),
+        cost: z.number(),
+      }),
+    ),
     total: z.object({ requests: z.number(), prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number() }),
   })
   .openapi("UsageList");
@@ -26,15 +36,19 @@ const listUsageRoute = createRoute({
 });
 
 /** GET /v1/usage: the caller's tenant's tokens and cost per day and model. */
-export const usageRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
-  .openapi(listUsageRoute, async (c) => {
-    const q = c.req.valid("query");
-    const to = q.to ?? utcDay(Date.now());
-    const from = q.from ?? utcDay(Date.now() - 30 * 86_400_000);
-    const data = await listUsage(c.env.DB, c.get("principal").tenant, from, to);
-    const total = data.reduce(
-      (t, r) => ({ requests: t.requests + r.requests, prompt_tokens: t.prompt_tokens + r.prompt_tokens, completion_tokens: t.completion_tokens + r.completion_tokens, cost: t.cost + r.cost }),
-      { requests: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0 },
-    );
-    return c.json({ from, to, data, total }, 200);
-  });
+export const usageRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(listUsageRoute, async (c) => {
+  const q = c.req.valid("query");
+  const to = q.to ?? utcDay(Date.now());
+  const from = q.from ?? utcDay(Date.now() - 30 * 86_400_000);
+  const data = await listUsage(c.env.DB, c.get("principal").tenant, from, to);
+  const total = data.reduce(
+    (t, r) => ({
+      requests: t.requests + r.requests,
+      prompt_tokens: t.prompt_tokens + r.prompt_tokens,
+      completion_tokens: t.completion_tokens + r.completion_tokens,
+      cost: t.cost + r.cost,
+    }),
+    { requests: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0 },
+  );
+  return c.json({ from, to, data, total }, 200);
+});

@@ -11,8 +11,27 @@ import { allowPrivateCallbacks, assertCallbackUrl, MAX_CALLBACK_URL } from "../w
 import { parsePointer, resolvePointer } from "../webhooks/pointer";
 import { webhookPrincipal } from "../tasks/run-webhook";
 import { toHex } from "../core/encoding";
-import { DELIVERY_HEADER, newSecret, parseSignature, parseTimestamp, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify, withinReplayWindow } from "../webhooks/signature";
-import { claimDelivery, claimSignature, deleteWebhook, findWebhook, insertWebhook, listWebhooks, releaseDelivery, releaseSignature, Webhook } from "../webhooks/store";
+import {
+  DELIVERY_HEADER,
+  newSecret,
+  parseSignature,
+  parseTimestamp,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  verify,
+  withinReplayWindow,
+} from "../webhooks/signature";
+import {
+  claimDelivery,
+  claimSignature,
+  deleteWebhook,
+  findWebhook,
+  insertWebhook,
+  listWebhooks,
+  releaseDelivery,
+  releaseSignature,
+  Webhook,
+} from "../webhooks/store";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { cursorOf, parseCursor } from "../core/cursor";
@@ -47,21 +66,36 @@ const CreateWebhook = z
     agent_name: z.string().min(1).max(64).openapi({ example: "assistant" }),
     thread_from: Pointer,
     text_from: Pointer.openapi({ example: "/ticket/body" }),
-    callback_url: z.string().max(MAX_CALLBACK_URL).optional().openapi({ description: "https URL that receives {webhook_id, delivery_id, thread_id, reply, model}, signed like deliveries", example: "https://example.com/hooks/edgeweave" }),
+    callback_url: z.string().max(MAX_CALLBACK_URL).optional().openapi({
+      description: "https URL that receives {webhook_id, delivery_id, thread_id, reply, model}, signed like deliveries",
+      example: "https://example.com/hooks/edgeweave",
+    }),
     scopes: z
       .array(z.string().max(200))
       .max(64)
       .optional()
       .openapi({
-        description: "Grant patterns deliveries run with, as for member keys: a delivery reaches thread t only through a grant matching session:t, and the agent's memory_scopes must all be granted. Default: none.",
+        description:
+          "Grant patterns deliveries run with, as for member keys: a delivery reaches thread t only through a grant matching session:t, and the agent's memory_scopes must all be granted. Default: none.",
         example: ["session:ticket-*", "organization:acme"],
       }),
-    rewrite_history: z.boolean().optional().openapi({ description: "Allow agents whose middleware rewrites stored history (trim, delete_old, summarization). Default false." }),
+    rewrite_history: z
+      .boolean()
+      .optional()
+      .openapi({ description: "Allow agents whose middleware rewrites stored history (trim, delete_old, summarization). Default false." }),
   })
   .openapi("CreateWebhook");
-const CreatedWebhook = Webhook.extend({ secret: z.string().openapi({ description: "The HMAC key: shown once. Sign `<timestamp>.<raw body>` with HMAC-SHA256." }) }).openapi("CreatedWebhook");
+const CreatedWebhook = Webhook.extend({
+  secret: z.string().openapi({ description: "The HMAC key: shown once. Sign `<timestamp>.<raw body>` with HMAC-SHA256." }),
+}).openapi("CreatedWebhook");
 const Accepted = z.object({ delivery_id: z.string(), status: z.literal("accepted") }).openapi("WebhookAccepted");
-const IdParam = z.object({ id: z.string().min(1).max(64).openapi({ param: { name: "id", in: "path" }, example: "wh_3f2a…" }) });
+const IdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(64)
+    .openapi({ param: { name: "id", in: "path" }, example: "wh_3f2a…" }),
+});
 
 /**
  * The grants a new hook may carry: parsed like a key's, each within the registering
@@ -91,7 +125,10 @@ const createWebhook = createRoute({
   tags: ["webhooks"],
   summary: "Register a signed inbound webhook",
   request: { body: { content: { "application/json": { schema: CreateWebhook } }, required: true } },
-  responses: { 201: jsonContent(CreatedWebhook, "The hook and its secret (shown once)"), ...errorResponses("BEM-022", "BEM-023", "BEM-047", "BEM-060", "BEM-094") },
+  responses: {
+    201: jsonContent(CreatedWebhook, "The hook and its secret (shown once)"),
+    ...errorResponses("BEM-022", "BEM-023", "BEM-047", "BEM-060", "BEM-094"),
+  },
 });
 
 const listWebhooksRoute = createRoute({
@@ -107,7 +144,10 @@ const listWebhooksRoute = createRoute({
     }),
   },
   responses: {
-    200: jsonContent(z.object({ webhooks: z.array(Webhook), next_cursor: z.string().nullable() }).openapi("WebhookList"), "A page of hooks; next_cursor is null on the last"),
+    200: jsonContent(
+      z.object({ webhooks: z.array(Webhook), next_cursor: z.string().nullable() }).openapi("WebhookList"),
+      "A page of hooks; next_cursor is null on the last",
+    ),
     ...errorResponses("BEM-011", "BEM-022"),
   },
 });
@@ -147,7 +187,7 @@ const deliverWebhook = createRoute({
   summary: "Deliver a signed payload (no bearer key: the signature is the credential)",
   security: [],
   description:
-    "Headers: `X-Edgeweave-Timestamp` (unix seconds, within 5 minutes of now) and `X-Edgeweave-Signature: sha256=<hex HMAC-SHA256 of \"<timestamp>.<raw body>\">`. " +
+    'Headers: `X-Edgeweave-Timestamp` (unix seconds, within 5 minutes of now) and `X-Edgeweave-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">`. ' +
     "`X-Edgeweave-Delivery` (1-128 visible ASCII characters; default: hex SHA-256 of the body) makes delivery idempotent: a repeat answers the same 202 and changes nothing. " +
     "The body is JSON of at most 256 KiB. The turn runs on a queue; its reply is stored in the thread and POSTed to the hook's callback_url, if any.",
   request: {
@@ -174,7 +214,15 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     const callback = body.callback_url === undefined ? null : assertCallbackUrl(body.callback_url, allowPrivateCallbacks(c.env)).toString();
     await assertRoom(c.env, c.get("principal").tenant, "webhooks");
     const secret = newSecret();
-    const hook = await insertWebhook(c.env.DB, c.get("principal").tenant, { name: body.name, agent_name: body.agent_name, thread_from: body.thread_from, text_from: body.text_from, callback_url: callback, secret, ...grants });
+    const hook = await insertWebhook(c.env.DB, c.get("principal").tenant, {
+      name: body.name,
+      agent_name: body.agent_name,
+      thread_from: body.thread_from,
+      text_from: body.text_from,
+      callback_url: callback,
+      secret,
+      ...grants,
+    });
     return c.json({ ...hook, secret }, 201);
   })
   .openapi(listWebhooksRoute, async (c) => {
@@ -223,7 +271,13 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     const first = await claimDelivery(c.env.DB, { webhookId: hook.id, deliveryId, tenant: hook.tenant_id, threadId, input: text });
     if (first) {
       try {
-        await enqueueTask(c.env, { id: `run:${hook.id}:${deliveryId}`, kind: "run_webhook", tenant: hook.tenant_id, webhook_id: hook.id, delivery_id: deliveryId });
+        await enqueueTask(c.env, {
+          id: `run:${hook.id}:${deliveryId}`,
+          kind: "run_webhook",
+          tenant: hook.tenant_id,
+          webhook_id: hook.id,
+          delivery_id: deliveryId,
+        });
       } catch (e) {
         // Without its task the claim would swallow the sender's retry: undo it.
         await releaseDelivery(c.env.DB, hook.tenant_id, hook.id, deliveryId);

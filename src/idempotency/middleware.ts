@@ -73,5 +73,10 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
     c.executionCtx.waitUntil(logged(new Response(toStore).text().then((t) => record(t, true))));
     return;
   }
-  await logged(res.clone().text().then((t) => record(t)));
+  await logged(
+    res
+      .clone()
+      .text()
+      .then((t) => record(t)),
+  );
 });

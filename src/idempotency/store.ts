@@ -8,10 +8,7 @@
 export const TTL_MS = 24 * 60 * 60 * 1000;
 
 export type Stored = { status: number; headers: Record<string, string>; body: string };
-export type Claim =
-  | { kind: "owner" }
-  | { kind: "done"; bodyHash: string; result: Stored }
-  | { kind: "running"; bodyHash: string; leaseUntil: number };
+export type Claim = { kind: "owner" } | { kind: "done"; bodyHash: string; result: Stored } | { kind: "running"; bodyHash: string; leaseUntil: number };
 
 type Row = { body_hash: string; status: number | null; headers: string | null; response: string | null; lease_until: number; expires_at: number };
 
@@ -33,7 +30,11 @@ export async function claim(db: D1Database, tenant: string, key: string, route: 
     .first<Row>();
   if (!row) return claim(db, tenant, key, route, bodyHash, leaseMs, now); // released between the two statements
   if (row.status === null) return { kind: "running", bodyHash: row.body_hash, leaseUntil: row.lease_until };
-  return { kind: "done", bodyHash: row.body_hash, result: { status: row.status, headers: JSON.parse(row.headers ?? "{}") as Record<string, string>, body: row.response ?? "" } };
+  return {
+    kind: "done",
+    bodyHash: row.body_hash,
+    result: { status: row.status, headers: JSON.parse(row.headers ?? "{}") as Record<string, string>, body: row.response ?? "" },
+  };
 }
 
 export async function complete(db: D1Database, tenant: string, key: string, result: Stored): Promise<void> {

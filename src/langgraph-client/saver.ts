@@ -44,7 +44,14 @@ type PutOp = {
   metadata: Wire;
   blobs: { channel: string; version: string | number; value: Wire | null }[];
 };
-type WritesOp = { op: "writes"; ns: string; checkpoint_id: string; task_id: string; task_path: string; writes: { channel: string; idx: number; value: Wire }[] };
+type WritesOp = {
+  op: "writes";
+  ns: string;
+  checkpoint_id: string;
+  task_id: string;
+  task_path: string;
+  writes: { channel: string; idx: number; value: Wire }[];
+};
 type Op = PutOp | WritesOp;
 
 export type EdgeweaveSaverOptions = EdgeweaveClientOptions & {
@@ -170,9 +177,7 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
     const checkpointId = config.configurable?.checkpoint_id as string | undefined;
     if (threadId === undefined) throw new Error('EdgeweaveSaver.putWrites: config.configurable is missing "thread_id"');
     if (!checkpointId) throw new Error('EdgeweaveSaver.putWrites: config.configurable is missing "checkpoint_id"');
-    const wire = await Promise.all(
-      writes.map(async ([channel, value], i) => ({ channel, idx: WRITES_IDX_MAP[channel] ?? i, value: await this.dump(value) })),
-    );
+    const wire = await Promise.all(writes.map(async ([channel, value], i) => ({ channel, idx: WRITES_IDX_MAP[channel] ?? i, value: await this.dump(value) })));
     await this.enqueue(threadId, {
       op: "writes",
       ns: (config.configurable?.checkpoint_ns as string | undefined) ?? "",

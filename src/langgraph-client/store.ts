@@ -4,7 +4,13 @@ import { EdgeweaveHttp, type EdgeweaveClientOptions } from "./http.js";
 type WireItem = { namespace: string[]; key: string; value: Record<string, unknown>; created_at: string; updated_at: string };
 type WireResult = WireItem | { items: WireItem[] } | { namespaces: string[][] } | null;
 
-const toItem = (w: WireItem): Item => ({ namespace: w.namespace, key: w.key, value: w.value, createdAt: new Date(w.created_at), updatedAt: new Date(w.updated_at) });
+const toItem = (w: WireItem): Item => ({
+  namespace: w.namespace,
+  key: w.key,
+  value: w.value,
+  createdAt: new Date(w.created_at),
+  updatedAt: new Date(w.updated_at),
+});
 
 /**
  * LangGraph store backed by edgeweave's tenant-scoped D1 items.

@@ -121,7 +121,10 @@ const deltaHistory = createRoute({
   tags: ["langgraph"],
   summary: "DeltaChannel history: writes along the parent chain back to a stored seed",
   request: { params: ThreadParam, ...body(DeltaBody) },
-  responses: { 200: jsonContent(z.object({ history: HistoryWire }), "Per channel: seed and writes, oldest first"), ...errorResponses("BEM-022", "BEM-023", "BEM-030") },
+  responses: {
+    200: jsonContent(z.object({ history: HistoryWire }), "Per channel: seed and writes, oldest first"),
+    ...errorResponses("BEM-022", "BEM-023", "BEM-030"),
+  },
 });
 const deleteThread = createRoute({
   method: "delete",

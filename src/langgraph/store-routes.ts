@@ -125,9 +125,7 @@ export const storeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
     return c.body(null, 204);
   })
   .openapi(searchItems, async (c) => c.json({ items: await search(new ScopedStore(c.env.DB, c.get("principal")), c.req.valid("json")) }, 200))
-  .openapi(listNamespaces, async (c) =>
-    c.json({ namespaces: await namespaces(new ScopedStore(c.env.DB, c.get("principal")), c.req.valid("json")) }, 200),
-  )
+  .openapi(listNamespaces, async (c) => c.json({ namespaces: await namespaces(new ScopedStore(c.env.DB, c.get("principal")), c.req.valid("json")) }, 200))
   .openapi(batch, async (c) => {
     const store = new ScopedStore(c.env.DB, c.get("principal"));
     const results = [];

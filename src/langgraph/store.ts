@@ -123,10 +123,12 @@ export class ScopedStore {
     const where = [`tenant_id = ?`];
     const args: unknown[] = [this.tenant];
     for (const c of [prefixClause(prefix), grantClause(this.principal), filterClause(opts.filter ?? {})]) {
-      if (c) (where.push(c.sql), args.push(...c.args));
+      if (c) where.push(c.sql), args.push(...c.args);
     }
     const rows = await this.db
-      .prepare(`SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE ${where.join(" AND ")} ORDER BY updated_at DESC, namespace, key LIMIT ? OFFSET ?`)
+      .prepare(
+        `SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE ${where.join(" AND ")} ORDER BY updated_at DESC, namespace, key LIMIT ? OFFSET ?`,
+      )
       .bind(...args, opts.limit ?? 10, opts.offset ?? 0)
       .all<Row>();
     return rows.results.map(toItem);
@@ -137,7 +139,7 @@ export class ScopedStore {
     const where = [`tenant_id = ?`];
     const args: unknown[] = [this.tenant];
     const grant = grantClause(this.principal);
-    if (grant) (where.push(grant.sql), args.push(...grant.args));
+    if (grant) where.push(grant.sql), args.push(...grant.args);
     const rows = await this.db
       .prepare(`SELECT DISTINCT namespace FROM store_items WHERE ${where.join(" AND ")} ORDER BY namespace`)
       .bind(...args)
@@ -159,8 +161,7 @@ export class ScopedStore {
   }
 }
 
-const labelsMatch = (labels: string[], pattern: readonly string[]) =>
-  labels.length === pattern.length && pattern.every((p, i) => p === "*" || p === labels[i]);
+const labelsMatch = (labels: string[], pattern: readonly string[]) => labels.length === pattern.length && pattern.every((p, i) => p === "*" || p === labels[i]);
 
 const OPS = { $eq: "IS", $ne: "IS NOT", $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" } as const;
 type Op = keyof typeof OPS;
@@ -170,7 +171,10 @@ function filterClause(filter: Record<string, unknown>): { sql: string; args: unk
   const parts: string[] = [];
   const args: unknown[] = [];
   for (const [field, cond] of Object.entries(filter)) {
-    const path = `$${field.split(".").map((p) => `."${p.replaceAll('"', '""')}"`).join("")}`;
+    const path = `$${field
+      .split(".")
+      .map((p) => `."${p.replaceAll('"', '""')}"`)
+      .join("")}`;
     const isOps = typeof cond === "object" && cond !== null && !Array.isArray(cond) && Object.keys(cond).every((k) => k in OPS);
     const conds: [Op, unknown][] = isOps ? (Object.entries(cond) as [Op, unknown][]) : [["$eq", cond]];
     for (const [op, value] of conds) {

@@ -40,7 +40,8 @@ export const searchThreads = defineTool({
       for (const t of list.threads) {
         if (found.length >= limit) break;
         if (query && !t.thread_id.toLowerCase().includes(query)) continue;
-        if (decide(caller.principal, "read_scope", { scope: MemoryScope.session(t.thread_id) }).allow) found.push({ thread_id: t.thread_id, updated_at: t.updated_at });
+        if (decide(caller.principal, "read_scope", { scope: MemoryScope.session(t.thread_id) }).allow)
+          found.push({ thread_id: t.thread_id, updated_at: t.updated_at });
       }
       if (!list.next_before) break;
       before = list.next_before;

@@ -9,7 +9,9 @@ import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type 
 
 const ids = new IdGenerator();
 const COLUMNS = "id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version";
-const F_COLUMNS = COLUMNS.split(", ").map((c) => `f.${c}`).join(", ");
+const F_COLUMNS = COLUMNS.split(", ")
+  .map((c) => `f.${c}`)
+  .join(", ");
 /** Not expired at the bound time (expired facts never load, even before the purge removes them). */
 const LIVE = "(expires_at IS NULL OR expires_at > ?)";
 /** Rows fetched per round trip while filling a budget; grows so big budgets need few trips. */
@@ -147,7 +149,11 @@ export class D1FactsBackend implements MemoryBackend {
 
   /** Search within scopes of this tenant (system included, read from the operator's rows). */
   searchScopes(scopes: readonly MemoryScope[], query: string, limit: number): Promise<ScoredFact[]> {
-    return this.search(scopes.map((s) => ({ owner: ownerTenant(s, this.tenant), scope: s.toString() })), query, limit);
+    return this.search(
+      scopes.map((s) => ({ owner: ownerTenant(s, this.tenant), scope: s.toString() })),
+      query,
+      limit,
+    );
   }
 
   async appendLayer(scope: MemoryScope, item: MemoryItem): Promise<string> {
@@ -213,7 +219,9 @@ export class D1FactsBackend implements MemoryBackend {
     const where = [filter.kind !== undefined ? "AND kind = ?" : "", filter.key !== undefined ? "AND key = ?" : ""].join(" ");
     const extra = [filter.kind, filter.key].filter((v): v is string => v !== undefined);
     const { results } = await this.db
-      .prepare(`SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND scope = ? ${where} AND ${LIVE} AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`)
+      .prepare(
+        `SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND scope = ? ${where} AND ${LIVE} AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
+      )
       .bind(ownerTenant(scope, this.tenant), scope.toString(), ...extra, this.clock(), a.created_at, a.id, limit)
       .all<Fact>();
     return results;
@@ -232,10 +240,7 @@ export class D1FactsBackend implements MemoryBackend {
 export async function purgeExpiredFacts(db: D1Database, now = Date.now(), batch = 500, maxBatches = 100): Promise<number> {
   let total = 0;
   for (let i = 0; i < maxBatches; i++) {
-    const res = await db
-      .prepare("DELETE FROM facts WHERE rowid IN (SELECT rowid FROM facts WHERE expires_at <= ? LIMIT ?)")
-      .bind(now, batch)
-      .run();
+    const res = await db.prepare("DELETE FROM facts WHERE rowid IN (SELECT rowid FROM facts WHERE expires_at <= ? LIMIT ?)").bind(now, batch).run();
     total += res.meta.changes;
     if (res.meta.changes < batch) break;
   }

@@ -14,7 +14,10 @@ export const Fact = z
     kind: z.string(),
     text: z.string(),
     created_at: z.number().int(),
-    key: z.string().nullable().openapi({ description: "Unique per scope: remembering with it again replaces the text (the old text is kept in the fact's history)" }),
+    key: z
+      .string()
+      .nullable()
+      .openapi({ description: "Unique per scope: remembering with it again replaces the text (the old text is kept in the fact's history)" }),
     expires_at: z.number().int().nullable().openapi({ description: "Unix ms after which the fact never loads (and is purged)" }),
     updated_at: z.number().int().openapi({ description: "Unix ms when the text was last written" }),
     version: z.number().int().openapi({ description: "1, plus one per replacement through its key" }),
@@ -50,7 +53,8 @@ export function expiryOf(input: { expires_at?: number | null; ttl_seconds?: numb
   const { expires_at, ttl_seconds } = input;
   if (expires_at != null && ttl_seconds != null) throw new AppError("BEM-141", "Give expires_at or ttl_seconds, not both");
   if (ttl_seconds != null) {
-    if (!Number.isInteger(ttl_seconds) || ttl_seconds < 1 || ttl_seconds > MAX_TTL_SECONDS) throw new AppError("BEM-141", `ttl_seconds must be an integer from 1 to ${MAX_TTL_SECONDS}`);
+    if (!Number.isInteger(ttl_seconds) || ttl_seconds < 1 || ttl_seconds > MAX_TTL_SECONDS)
+      throw new AppError("BEM-141", `ttl_seconds must be an integer from 1 to ${MAX_TTL_SECONDS}`);
     return now + ttl_seconds * 1000;
   }
   if (expires_at != null) {
@@ -97,5 +101,4 @@ export const factMessage = (f: Pick<Fact, "id" | "kind" | "scope" | "text" | "cr
 });
 
 /** Token cost of a fact, i.e. of its system message. */
-export const factTokens = (f: { kind: string; scope: string; text: string }): number =>
-  estimateTokens({ role: "system", content: formatFact(f) });
+export const factTokens = (f: { kind: string; scope: string; text: string }): number => estimateTokens({ role: "system", content: formatFact(f) });

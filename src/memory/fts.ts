@@ -7,9 +7,11 @@
 
 /** Words that match almost every fact and only dilute BM25. */
 const STOPWORDS = new Set(
-  ("a an and are as at be but by can could did do does for from had has have he her him his how i if in into is it its " +
+  (
+    "a an and are as at be but by can could did do does for from had has have he her him his how i if in into is it its " +
     "me my no not of on or our she so than that the their them then there these they this to us was we were what when " +
-    "where which who why will with would you your").split(" "),
+    "where which who why will with would you your"
+  ).split(" "),
 );
 
 /** At most this many terms per query (a long input would otherwise OR hundreds of words). */
@@ -19,7 +21,10 @@ const MAX_TERM_CHARS = 64;
 /** The distinct search words of a text: letters/digits runs, lower-cased, stopwords and 1-letter words dropped. */
 export function searchTerms(text: string): string[] {
   const out = new Set<string>();
-  for (const m of text.normalize("NFKC").toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
+  for (const m of text
+    .normalize("NFKC")
+    .toLowerCase()
+    .matchAll(/[\p{L}\p{N}]+/gu)) {
     const w = m[0].slice(0, MAX_TERM_CHARS);
     if (w.length < 2 || STOPWORDS.has(w)) continue;
     out.add(w);

@@ -75,12 +75,10 @@ export class MemoryScope {
 }
 
 /** Wire form of a scope. Kept loose here so handlers can answer BEM-060 rather than a generic 400. */
-export const ScopeInput = z
-  .union([z.string(), z.object({ name: z.string(), id: z.string().nullish() })])
-  .openapi("MemoryScope", {
-    description: "`name` or `name:id` (e.g. `organization:acme`), or `{name, id?}`. Names: [a-z][a-z0-9_-]{0,31}; ids like thread ids.",
-    example: "organization:acme",
-  });
+export const ScopeInput = z.union([z.string(), z.object({ name: z.string(), id: z.string().nullish() })]).openapi("MemoryScope", {
+  description: "`name` or `name:id` (e.g. `organization:acme`), or `{name, id?}`. Names: [a-z][a-z0-9_-]{0,31}; ids like thread ids.",
+  example: "organization:acme",
+});
 export type ScopeInput = z.infer<typeof ScopeInput>;
 
 /** The tenant whose rows hold this scope: `system` is operator-wide (tenant ''), every other scope the caller's. */

@@ -4,9 +4,7 @@ import type { FactReport } from "./report";
 import type { MemoryScope } from "./scope";
 
 /** What a layer stores: turns (conversation messages) and facts (short rules/preferences). */
-export type MemoryItem =
-  | { type: "turn"; message: Message }
-  | { type: "fact"; kind: string; text: string };
+export type MemoryItem = { type: "turn"; message: Message } | { type: "fact"; kind: string; text: string };
 
 /** A message with the token estimate stored when it was written. */
 export type TokenedMessage = { message: Message; tokens: number };

@@ -13,7 +13,15 @@ import type { Prepared, RunDeps, StreamHooks } from "./prepare";
 export type Call = { result: ChatResult; model: ModelConfig; attempts: Attempt[]; usage: TurnUsage };
 
 /** One model call over the routed candidates: failover, and for streams only before the first event. */
-export async function callRouted(deps: RunDeps, p: Prepared, system: string | null, messages: Message[], serverTools: readonly Tool[], stream?: StreamHooks, first = true): Promise<Call> {
+export async function callRouted(
+  deps: RunDeps,
+  p: Prepared,
+  system: string | null,
+  messages: Message[],
+  serverTools: readonly Tool[],
+  stream?: StreamHooks,
+  first = true,
+): Promise<Call> {
   const clientTools: FunctionTool[] = p.input.params?.tools ?? [];
   const tools = [...toolDefinitions(serverTools), ...clientTools];
   const instructions: ChatMessage[] = system !== null ? [{ role: "system", content: system }, ...p.clientSystem] : p.clientSystem;
@@ -36,4 +44,3 @@ export async function callRouted(deps: RunDeps, p: Prepared, system: string | nu
   const result = acc.result(opened.model.name);
   return { result, model: opened.model, attempts: opened.attempts, usage: usageOf(requestFor(opened.model).messages, opened.model, result) };
 }
-

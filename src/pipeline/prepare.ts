@@ -118,7 +118,8 @@ async function readingThread<T>(work: Promise<T>): Promise<T> {
 function planRun(deps: RunDeps, input: TurnInput) {
   const { principal } = input;
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
-  const thread = input.threadId !== undefined ? new ThreadClient(deps.env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil, local: deps.local }) : undefined;
+  const thread =
+    input.threadId !== undefined ? new ThreadClient(deps.env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil, local: deps.local }) : undefined;
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
   // Before anything is read or written: the thread must be reachable, and a run that
   // rewrites its stored history (a fork, or middleware that replaces or removes messages)
@@ -184,7 +185,13 @@ async function loadMemory(
     const memory = memoryFor(env, input.principal.tenant, { facts });
     // Each failure keeps its own cause: D1 memory → BEM-065, the thread's storage → BEM-098 (or its own code).
     const [loaded, threadState] = await Promise.all([
-      loadingMemory(memory.loadContext(scopes.filter((s) => !s.equals(session)), budget, rank)),
+      loadingMemory(
+        memory.loadContext(
+          scopes.filter((s) => !s.equals(session)),
+          budget,
+          rank,
+        ),
+      ),
       readingThread(leasing.then(() => thread.getState(input.checkpointId))),
     ]);
     const { messages, ...channels } = threadState.channels;
@@ -196,9 +203,10 @@ async function loadMemory(
       warnings: droppedFactsWarning(loaded.dropped.facts, model),
     };
   }
-  const own = thread && leasing
-    ? { threadId: thread.threadId, thread: preloadedSession(async () => (await leasing).recent ?? thread.loadRecent(budget), budget, thread) }
-    : undefined;
+  const own =
+    thread && leasing
+      ? { threadId: thread.threadId, thread: preloadedSession(async () => (await leasing).recent ?? thread.loadRecent(budget), budget, thread) }
+      : undefined;
   const memory = memoryFor(env, input.principal.tenant, { facts, ...(own ? { session: own } : {}) });
   const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));
   const factMessages = loaded.messages.filter((m) => m.metadata?.fact !== undefined);
@@ -270,10 +278,35 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
       caller: { env, principal, ...(thread ? { threadId: thread.threadId } : {}), scopes: scopes.map(String) },
     };
     const inputMessages = toStored(toSave, runtime);
-    return { input, agent, thread, run, route, scopes: scopes.map(String), clientSystem, facts, memory, state, inputMessages, middlewares, tools, agentTools, reducers, runtime, warnings, timings };
+    return {
+      input,
+      agent,
+      thread,
+      run,
+      route,
+      scopes: scopes.map(String),
+      clientSystem,
+      facts,
+      memory,
+      state,
+      inputMessages,
+      middlewares,
+      tools,
+      agentTools,
+      reducers,
+      runtime,
+      warnings,
+      timings,
+    };
   } catch (e) {
     // Whether the lease is granted already or later, it is given back without holding up this answer.
-    if (leasing) deps.waitUntil(leasing.then((r) => r.end(), () => undefined));
+    if (leasing)
+      deps.waitUntil(
+        leasing.then(
+          (r) => r.end(),
+          () => undefined,
+        ),
+      );
     throw e;
   }
 }

@@ -15,7 +15,11 @@ export type ReconcileReport = { matched: number; appended: number; branched_from
  * instructions and take no part. An explicit checkpoint_id wins (no reconciliation).
  * Costs one read of O(incoming) rows, and nothing for a request of one new message.
  */
-export async function reconcileTurn(env: Env, input: TurnInput, waitUntil?: (p: Promise<unknown>) => void): Promise<{ input: TurnInput; report: ReconcileReport | null }> {
+export async function reconcileTurn(
+  env: Env,
+  input: TurnInput,
+  waitUntil?: (p: Promise<unknown>) => void,
+): Promise<{ input: TurnInput; report: ReconcileReport | null }> {
   if (input.threadId === undefined || input.checkpointId !== undefined || input.principal.kind !== "tenant") return { input, report: null };
   // Before the thread is read (its hashes, BEM-109) or written (a reset): the key must reach it.
   authorizeThread(input.principal, parseThreadId(input.threadId), false);
@@ -24,7 +28,8 @@ export async function reconcileTurn(env: Env, input: TurnInput, waitUntil?: (p: 
   const thread = new ThreadClient(env, input.principal.tenant, input.threadId, waitUntil ? { waitUntil } : {});
   const r = await thread.reconcile(rest.map(messageHash));
   const fresh = rest.slice(r.append_from);
-  if (fresh.length === 0) throw new AppError("BEM-109", `All ${rest.length} messages are already in thread '${thread.threadId}'; send a new message (or checkpoint_id to branch)`);
+  if (fresh.length === 0)
+    throw new AppError("BEM-109", `All ${rest.length} messages are already in thread '${thread.threadId}'; send a new message (or checkpoint_id to branch)`);
   // The divergence lies inside the thread's first checkpoint: the branch starts empty (history keeps the old path).
   if (r.reset) {
     // Emptying the head is a rewrite: the same right as a branch (checked again when the run is admitted).

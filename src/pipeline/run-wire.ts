@@ -37,7 +37,9 @@ export function toWireError(e: unknown): WireError {
 
 export function fromWireError(w: WireError): AppError {
   const opts = { ...(w.internal !== undefined ? { internal: w.internal } : {}), ...(w.headers !== undefined ? { headers: w.headers } : {}) };
-  return w.attempts !== undefined ? new FailoverError(w.code, w.message, w.attempts, opts) : new AppError(w.code, w.code === "BEM-001" ? undefined : w.message, opts);
+  return w.attempts !== undefined
+    ? new FailoverError(w.code, w.message, w.attempts, opts)
+    : new AppError(w.code, w.code === "BEM-001" ? undefined : w.message, opts);
 }
 
 const encoder = new TextEncoder();

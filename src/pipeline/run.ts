@@ -52,7 +52,14 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
   const bill = () => {
     if (calls === 0) return;
     const cause = p.input.cause ?? "turn";
-    const record = { model: model.name, cause, requests: calls, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: usage.cost };
+    const record = {
+      model: model.name,
+      cause,
+      requests: calls,
+      prompt_tokens: usage.prompt_tokens,
+      completion_tokens: usage.completion_tokens,
+      cost: usage.cost,
+    };
     deps.waitUntil(recordUsage(deps.env.DB, p.input.principal.tenant, record).catch((e: unknown) => log.error("usage", { cause, message: errorText(e) })));
   };
   try {
@@ -80,7 +87,11 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
             role: "assistant",
             content: call.result.message.content,
             ...(call.result.message.tool_calls ? { tool_calls: call.result.message.tool_calls } : {}),
-            metadata: { model: call.model.name, finish_reason: call.result.finish_reason, usage: { prompt_tokens: call.usage.prompt_tokens, completion_tokens: call.usage.completion_tokens } },
+            metadata: {
+              model: call.model.name,
+              finish_reason: call.result.finish_reason,
+              usage: { prompt_tokens: call.usage.prompt_tokens, completion_tokens: call.usage.completion_tokens },
+            },
           },
           p.runtime,
         );
@@ -110,7 +121,14 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
     ),
   );
   const lastMessage = loop.state.messages.at(-1);
-  const reply = lastMessage?.role === "assistant" ? { role: "assistant" as const, content: lastMessage.content === null ? null : typeof lastMessage.content === "string" ? lastMessage.content : JSON.stringify(lastMessage.content), ...(lastMessage.tool_calls ? { tool_calls: lastMessage.tool_calls } : {}) } : result.message;
+  const reply =
+    lastMessage?.role === "assistant"
+      ? {
+          role: "assistant" as const,
+          content: lastMessage.content === null ? null : typeof lastMessage.content === "string" ? lastMessage.content : JSON.stringify(lastMessage.content),
+          ...(lastMessage.tool_calls ? { tool_calls: lastMessage.tool_calls } : {}),
+        }
+      : result.message;
   return {
     threadId: p.thread?.threadId ?? null,
     checkpointId,
@@ -126,4 +144,3 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
     state: loop.state,
   };
 }
-

@@ -38,8 +38,7 @@ export const overwrite = (messages: readonly Message[]): OverwriteMessages => ({
 export const remove = (id: string): RemoveMessage => ({ op: "remove", id });
 export const removeAll = (): RemoveAllMessages => ({ op: "remove_all" });
 
-export const isOverwrite = (u: MessageUpdate | undefined): u is OverwriteMessages =>
-  u !== undefined && !Array.isArray(u) && u.op === "overwrite";
+export const isOverwrite = (u: MessageUpdate | undefined): u is OverwriteMessages => u !== undefined && !Array.isArray(u) && u.op === "overwrite";
 
 const isOp = (op: MessageOp): op is RemoveMessage | RemoveAllMessages => "op" in op;
 
@@ -172,10 +171,7 @@ export function toThreadOps(update: StateUpdate, reducers: Reducers = {}): Updat
 }
 
 /** A new message with a fresh id and timestamp. */
-export function makeMessage(
-  draft: Omit<Message, "id" | "created_at"> & { id?: string },
-  clock: { now: () => number; newId?: () => string },
-): Message {
+export function makeMessage(draft: Omit<Message, "id" | "created_at"> & { id?: string }, clock: { now: () => number; newId?: () => string }): Message {
   return { ...draft, id: draft.id ?? clock.newId?.() ?? crypto.randomUUID(), created_at: clock.now() };
 }
 

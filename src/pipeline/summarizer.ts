@@ -21,7 +21,10 @@ const INSTRUCTIONS =
 
 function transcript(messages: readonly Message[]): string {
   return messages
-    .map((m) => `${m.role}${m.name ? ` (${m.name})` : ""}: ${messageText(m.content)}${m.tool_calls ? ` [called ${m.tool_calls.map((c) => c.function.name).join(", ")}]` : ""}`)
+    .map(
+      (m) =>
+        `${m.role}${m.name ? ` (${m.name})` : ""}: ${messageText(m.content)}${m.tool_calls ? ` [called ${m.tool_calls.map((c) => c.function.name).join(", ")}]` : ""}`,
+    )
     .join("\n");
 }
 
@@ -32,7 +35,12 @@ export type Summarize = (messages: Message[], opts: { model?: string }) => Promi
 export function summarizerFor(deps: SummarizerDeps, principal: Pick<Principal, "tenant">, cause: UsageCause = "summarization"): Summarize {
   return async (messages, opts) => {
     const text = transcript(messages);
-    const request = { messages: [{ role: "system", content: INSTRUCTIONS }, { role: "user", content: text }] satisfies ChatMessage[] };
+    const request = {
+      messages: [
+        { role: "system", content: INSTRUCTIONS },
+        { role: "user", content: text },
+      ] satisfies ChatMessage[],
+    };
     const route = routerFor(deps.env).resolve({
       content: text,
       model_override: opts.model,
@@ -40,9 +48,13 @@ export function summarizerFor(deps: SummarizerDeps, principal: Pick<Principal, "
     });
     const { value, model } = await runWithFailover(route.candidates, (m) => callModel(m, request, { env: deps.env, fetch: deps.fetch }));
     const usage = usageOf(request.messages, model, value);
-    const recorded = recordUsage(deps.env.DB, principal.tenant, { model: model.name, cause, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: usage.cost }).catch(
-      (e: unknown) => log.error("usage", { cause, message: errorText(e) }),
-    );
+    const recorded = recordUsage(deps.env.DB, principal.tenant, {
+      model: model.name,
+      cause,
+      prompt_tokens: usage.prompt_tokens,
+      completion_tokens: usage.completion_tokens,
+      cost: usage.cost,
+    }).catch((e: unknown) => log.error("usage", { cause, message: errorText(e) }));
     if (deps.waitUntil) deps.waitUntil(recorded);
     else await recorded;
     const summary = typeof value.message.content === "string" ? value.message.content.trim() : "";

@@ -30,7 +30,11 @@ export class ThreadDO extends ThreadStore {
       const { input } = req;
       const threadId = input.threadId;
       // The Worker names this object from (tenant, thread); a run for another thread never runs here.
-      if (threadId === undefined || input.principal.kind !== "tenant" || !this.ctx.id.equals(this.env.THREADS.idFromName(threadObjectName(input.principal.tenant, threadId)))) {
+      if (
+        threadId === undefined ||
+        input.principal.kind !== "tenant" ||
+        !this.ctx.id.equals(this.env.THREADS.idFromName(threadObjectName(input.principal.tenant, threadId)))
+      ) {
         send({ t: "error", error: { code: "BEM-001", message: "Internal error", internal: "run sent to the wrong thread object" } });
         return;
       }

@@ -50,8 +50,15 @@ export const costOf = (tokens: number, costPer1k: number): number => (tokens * c
 export function usageOf(messages: ChatMessage[], model: ModelConfig, result: ChatResult): TurnUsage {
   const reported = result.usage;
   const prompt = reported?.prompt_tokens ?? tokensOf(messages);
-  const completion = reported?.completion_tokens ?? estimateTokens({ role: "assistant", content: result.message.content, tool_calls: result.message.tool_calls });
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cost: costOf(prompt + completion, model.cost_per_1k_tokens), estimated: reported === undefined };
+  const completion =
+    reported?.completion_tokens ?? estimateTokens({ role: "assistant", content: result.message.content, tool_calls: result.message.tool_calls });
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    cost: costOf(prompt + completion, model.cost_per_1k_tokens),
+    estimated: reported === undefined,
+  };
 }
 
 export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {

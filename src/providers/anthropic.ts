@@ -195,9 +195,7 @@ const WireEvent = z.object({
   type: z.string(),
   index: z.number().int().min(0).optional(),
   message: z.object({ model: z.string().optional(), usage: WireUsage.optional() }).optional(),
-  content_block: z
-    .object({ type: z.string(), id: z.string().optional(), name: z.string().optional() })
-    .optional(),
+  content_block: z.object({ type: z.string(), id: z.string().optional(), name: z.string().optional() }).optional(),
   delta: z
     .object({
       type: z.string().optional(),

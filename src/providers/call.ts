@@ -37,9 +37,13 @@ const readEnv = (env: object, name: string): unknown => Reflect.get(env, name);
 /** Resolves where and how to call `model`; throws BEM-077 (offline disabled) or BEM-070 (missing secret, by name). */
 export function resolveTarget(model: ModelConfig, env: object): Target {
   if (isOfflineModel(model) && readEnv(env, "EDGEWEAVE_OFFLINE") !== "1") {
-    throw new ProviderError("BEM-077", `Model '${model.name}' is the offline echo model, which is disabled here (set EDGEWEAVE_OFFLINE=1 for local development)`, {
-      disposition: "failover",
-    });
+    throw new ProviderError(
+      "BEM-077",
+      `Model '${model.name}' is the offline echo model, which is disabled here (set EDGEWEAVE_OFFLINE=1 for local development)`,
+      {
+        disposition: "failover",
+      },
+    );
   }
   const baseUrl = baseUrlFor(model);
   if (baseUrl === undefined) {
@@ -77,12 +81,10 @@ async function send(model: ModelConfig, req: ChatRequest, ctx: ProviderContext, 
   const target = resolveTarget(model, ctx.env);
   const adapter = adapterFor(model.provider);
   const wire = adapter.buildRequest(target, req, stream);
-  const doFetch: typeof fetch = isOfflineModel(model) ? (input, init) => offlineResponder(new Request(input, init)) : ctx.fetch ?? fetch;
+  const doFetch: typeof fetch = isOfflineModel(model) ? (input, init) => offlineResponder(new Request(input, init)) : (ctx.fetch ?? fetch);
   let res: Response;
   try {
-    res = await deadline.race(
-      doFetch(wire.url, { method: "POST", headers: wire.headers, body: JSON.stringify(wire.body), signal: deadline.signal }),
-    );
+    res = await deadline.race(doFetch(wire.url, { method: "POST", headers: wire.headers, body: JSON.stringify(wire.body), signal: deadline.signal }));
   } catch (e) {
     throw transportError(e, deadline, ctx, target);
   }

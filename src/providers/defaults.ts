@@ -11,7 +11,7 @@ export const OFFLINE_BASE_URL = "http://offline.edgeweave.invalid/v1";
 
 /** The parsed ModelConfig normally carries base_url already; the fallbacks cover hand-built configs. */
 export const baseUrlFor = (model: ModelConfig): string | undefined =>
-  model.provider_config.base_url || (isOfflineModel(model) ? OFFLINE_BASE_URL : DEFAULT_BASE_URL[model.provider] ?? undefined);
+  model.provider_config.base_url || (isOfflineModel(model) ? OFFLINE_BASE_URL : (DEFAULT_BASE_URL[model.provider] ?? undefined));
 
 export const keyEnvFor = (model: ModelConfig): string | undefined => model.provider_config.api_key_env ?? DEFAULT_KEY_ENV[model.provider] ?? undefined;
 

@@ -68,7 +68,11 @@ function recordFailure(model: string, outcome: AttemptOutcome, e: unknown, delay
 function exhausted(failures: ProviderError[], attempts: Attempt[]): FailoverError {
   const codes = new Set(failures.map((f) => f.code));
   const messages = [...new Set(failures.map((f) => f.message))].join("; ");
-  const internal = failures.map((f) => f.internal).filter(Boolean).join(" | ") || undefined;
+  const internal =
+    failures
+      .map((f) => f.internal)
+      .filter(Boolean)
+      .join(" | ") || undefined;
   if (codes.size === 1 && codes.has("BEM-078")) {
     const waits = failures.map((f) => f.retryAfterMs).filter((ms): ms is number => ms !== undefined);
     const headers = waits.length > 0 ? { "retry-after": String(Math.max(1, Math.ceil(Math.min(...waits) / 1000))) } : undefined;

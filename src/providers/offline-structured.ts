@@ -17,13 +17,19 @@ function resolveRef(ref: string, root: Schema): Schema {
 function sampleString(s: Schema, label: string): string {
   const format = s.format;
   let v =
-    format === "date-time" ? "2025-01-01T00:00:00Z"
-    : format === "date" ? "2025-01-01"
-    : format === "time" ? "00:00:00"
-    : format === "email" ? "offline@example.com"
-    : format === "uri" || format === "url" ? "https://example.com/"
-    : format === "uuid" ? "00000000-0000-4000-8000-000000000000"
-    : label;
+    format === "date-time"
+      ? "2025-01-01T00:00:00Z"
+      : format === "date"
+        ? "2025-01-01"
+        : format === "time"
+          ? "00:00:00"
+          : format === "email"
+            ? "offline@example.com"
+            : format === "uri" || format === "url"
+              ? "https://example.com/"
+              : format === "uuid"
+                ? "00000000-0000-4000-8000-000000000000"
+                : label;
   const min = typeof s.minLength === "number" ? s.minLength : 0;
   const max = typeof s.maxLength === "number" ? s.maxLength : Infinity;
   if (v.length < min) v = v.padEnd(min, ".");
@@ -58,7 +64,11 @@ export function sampleFromSchema(schema: unknown, label = "offline", root: Schem
   }
   if (Array.isArray(schema.allOf) && schema.allOf.length > 0) {
     const merged: Schema = {};
-    for (const part of schema.allOf) if (isObj(part)) Object.assign(merged, part, { properties: { ...(isObj(merged.properties) ? merged.properties : {}), ...(isObj(part.properties) ? part.properties : {}) } });
+    for (const part of schema.allOf)
+      if (isObj(part))
+        Object.assign(merged, part, {
+          properties: { ...(isObj(merged.properties) ? merged.properties : {}), ...(isObj(part.properties) ? part.properties : {}) },
+        });
     return sampleFromSchema(merged, label, root, depth + 1);
   }
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
@@ -90,7 +100,34 @@ export function sampleFromSchema(schema: unknown, label = "offline", root: Schem
   }
 }
 
-const STOP = new Set(["the", "and", "for", "with", "that", "this", "from", "into", "your", "about", "when", "what", "which", "will", "returns", "return", "given", "using", "used", "tool", "function", "call", "get", "gets", "value", "values"]);
+const STOP = new Set([
+  "the",
+  "and",
+  "for",
+  "with",
+  "that",
+  "this",
+  "from",
+  "into",
+  "your",
+  "about",
+  "when",
+  "what",
+  "which",
+  "will",
+  "returns",
+  "return",
+  "given",
+  "using",
+  "used",
+  "tool",
+  "function",
+  "call",
+  "get",
+  "gets",
+  "value",
+  "values",
+]);
 const words = (text: string) => text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
 
 export type OfflineTool = { name: string; description?: string | null };
@@ -105,7 +142,9 @@ export function pickTool<T extends OfflineTool>(text: string, tools: readonly T[
   const said = new Set(words(text));
   const named = tools.find((t) => {
     const n = t.name.toLowerCase();
-    return new RegExp(`(^|[^a-z0-9_])${n.replace(/[^a-z0-9_]/g, "\\$&")}($|[^a-z0-9_])`).test(lower) || (n.includes("_") && lower.includes(n.replaceAll("_", " ")));
+    return (
+      new RegExp(`(^|[^a-z0-9_])${n.replace(/[^a-z0-9_]/g, "\\$&")}($|[^a-z0-9_])`).test(lower) || (n.includes("_") && lower.includes(n.replaceAll("_", " ")))
+    );
   });
   if (named) return named;
   let best: T | undefined;
@@ -126,6 +165,7 @@ export function pickTool<T extends OfflineTool>(text: string, tools: readonly T[
 export function structuredContent(responseFormat: unknown, echo: string): string | undefined {
   if (!isObj(responseFormat)) return undefined;
   if (responseFormat.type === "json_object") return JSON.stringify({ echo });
-  if (responseFormat.type === "json_schema" && isObj(responseFormat.json_schema)) return JSON.stringify(sampleFromSchema(responseFormat.json_schema.schema, echo));
+  if (responseFormat.type === "json_schema" && isObj(responseFormat.json_schema))
+    return JSON.stringify(sampleFromSchema(responseFormat.json_schema.schema, echo));
   return undefined;
 }

@@ -45,18 +45,32 @@ export function offlineReply(req: OfflineRequest): Reply {
     return { content: structuredContent(req.response_format, answered) ?? `${answered}\n${OFFLINE_LABEL}`, finish_reason: "stop" };
   }
   let lastUser = -1;
-  for (let i = msgs.length - 1; i >= 0; i--) if (msgs[i]!.role === "user") { lastUser = i; break; }
+  for (let i = msgs.length - 1; i >= 0; i--)
+    if (msgs[i]!.role === "user") {
+      lastUser = i;
+      break;
+    }
   const text = lastUser >= 0 ? messageText(msgs[lastUser]!.content) : "";
 
   const tools = req.tools ?? [];
   const choice = req.tool_choice as { type?: string; function?: { name?: string } } | string | undefined;
   const forced = typeof choice === "object" && choice !== null ? tools.find((t) => t.function.name === choice.function?.name) : undefined;
   const tool =
-    choice === "none" ? undefined
-    : forced ?? pickTool(text, tools.map((t) => ({ ...t, name: t.function.name, description: t.function.description }))) ?? (choice === "required" ? tools[0] : undefined);
+    choice === "none"
+      ? undefined
+      : (forced ??
+        pickTool(
+          text,
+          tools.map((t) => ({ ...t, name: t.function.name, description: t.function.description })),
+        ) ??
+        (choice === "required" ? tools[0] : undefined));
   if (tool) {
     const args = sampleFromSchema(tool.function.parameters ?? { type: "object" });
-    return { content: null, tool_call: { id: `call_offline_${lastUser}`, name: tool.function.name, arguments: JSON.stringify(args ?? {}) }, finish_reason: "tool_calls" };
+    return {
+      content: null,
+      tool_call: { id: `call_offline_${lastUser}`, name: tool.function.name, arguments: JSON.stringify(args ?? {}) },
+      finish_reason: "tool_calls",
+    };
   }
   const structured = structuredContent(req.response_format, text);
   if (structured !== undefined) return { content: structured, finish_reason: "stop" };
@@ -67,7 +81,11 @@ export function offlineReply(req: OfflineRequest): Reply {
   for (const f of facts) lines.push(`I remember: ${messageText(f.content)}`);
   // The previous user message shows the thread's memory working across turns.
   let previous = -1;
-  for (let i = lastUser - 1; i >= 0; i--) if (msgs[i]!.role === "user") { previous = i; break; }
+  for (let i = lastUser - 1; i >= 0; i--)
+    if (msgs[i]!.role === "user") {
+      previous = i;
+      break;
+    }
   if (previous >= 0) lines.push(`Earlier you said: ${messageText(msgs[previous]!.content)}`);
   lines.push(`(${earlier} earlier message${earlier === 1 ? "" : "s"} in this thread)`, OFFLINE_LABEL);
   let content = lines.join("\n");
@@ -87,8 +105,7 @@ function replyId(body: string): string {
   return `chatcmpl-offline-${h.toString(16).padStart(8, "0")}`;
 }
 
-const openAiError = (status: number, message: string, type: string) =>
-  Response.json({ error: { message, type, param: null, code: null } }, { status });
+const openAiError = (status: number, message: string, type: string) => Response.json({ error: { message, type, param: null, code: null } }, { status });
 
 /** Serves POST …/chat/completions like an OpenAI-compatible server would. */
 export async function offlineResponder(request: Request): Promise<Response> {
@@ -142,7 +159,9 @@ export async function offlineResponder(request: Request): Promise<Response> {
   const choice = (delta: Record<string, unknown>, finish: string | null = null) => ({ index: 0, delta, logprobs: null, finish_reason: finish });
   const events: string[] = [chunk([choice({ role: "assistant", content: "" })])];
   if (reply.tool_call) {
-    events.push(chunk([choice({ tool_calls: [{ index: 0, id: reply.tool_call.id, type: "function", function: { name: reply.tool_call.name, arguments: "" } }] })]));
+    events.push(
+      chunk([choice({ tool_calls: [{ index: 0, id: reply.tool_call.id, type: "function", function: { name: reply.tool_call.name, arguments: "" } }] })]),
+    );
     events.push(chunk([choice({ tool_calls: [{ index: 0, function: { arguments: reply.tool_call.arguments } }] })]));
   }
   for (const piece of (reply.content ?? "").match(/\S+\s*|\s+/g) ?? []) events.push(chunk([choice({ content: piece })]));

@@ -72,9 +72,7 @@ const WireToolCall = z.object({
 });
 const WireLine = z.object({
   model: z.string().optional(),
-  message: z
-    .object({ content: z.string().optional(), tool_calls: z.array(WireToolCall).nullable().optional() })
-    .optional(),
+  message: z.object({ content: z.string().optional(), tool_calls: z.array(WireToolCall).nullable().optional() }).optional(),
   done: z.boolean().optional(),
   done_reason: z.string().optional(),
   prompt_eval_count: z.number().int().min(0).optional(),

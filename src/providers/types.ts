@@ -25,10 +25,7 @@ export const FunctionTool = z.object({
 });
 export type FunctionTool = z.infer<typeof FunctionTool>;
 
-export const ToolChoice = z.union([
-  z.enum(["none", "auto", "required"]),
-  z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
-]);
+export const ToolChoice = z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) })]);
 export type ToolChoice = z.infer<typeof ToolChoice>;
 
 export const ChatRequest = z.object({

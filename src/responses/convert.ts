@@ -54,7 +54,8 @@ export function unansweredCallIds(messages: MessageInput[]): string[] {
 }
 
 /** Call ids made by the given (stored) messages. */
-export const callIdsOf = (messages: readonly Pick<Message, "tool_calls">[]): Set<string> => new Set(messages.flatMap((m) => (m.tool_calls ?? []).map((t) => t.id)));
+export const callIdsOf = (messages: readonly Pick<Message, "tool_calls">[]): Set<string> =>
+  new Set(messages.flatMap((m) => (m.tool_calls ?? []).map((t) => t.id)));
 
 /** Responses tools / tool_choice / text.format → the chat parameters the pipeline passes to providers. */
 export function toChatParams(body: ResponseCreateRequest): Omit<ChatRequest, "messages"> {
@@ -65,7 +66,12 @@ export function toChatParams(body: ResponseCreateRequest): Omit<ChatRequest, "me
       ? {
           tools: body.tools.map((t) => ({
             type: "function" as const,
-            function: { name: t.name, ...(t.description ? { description: t.description } : {}), ...(t.parameters ? { parameters: t.parameters } : {}), ...(t.strict != null ? { strict: t.strict } : {}) },
+            function: {
+              name: t.name,
+              ...(t.description ? { description: t.description } : {}),
+              ...(t.parameters ? { parameters: t.parameters } : {}),
+              ...(t.strict != null ? { strict: t.strict } : {}),
+            },
           })),
         }
       : {}),
@@ -73,7 +79,17 @@ export function toChatParams(body: ResponseCreateRequest): Omit<ChatRequest, "me
     ...(body.parallel_tool_calls != null ? { parallel_tool_calls: body.parallel_tool_calls } : {}),
     ...(format && format.type === "json_object" ? { response_format: { type: "json_object" } } : {}),
     ...(format && format.type === "json_schema"
-      ? { response_format: { type: "json_schema", json_schema: { name: format.name, schema: format.schema, ...(format.description ? { description: format.description } : {}), ...(format.strict != null ? { strict: format.strict } : {}) } } }
+      ? {
+          response_format: {
+            type: "json_schema",
+            json_schema: {
+              name: format.name,
+              schema: format.schema,
+              ...(format.description ? { description: format.description } : {}),
+              ...(format.strict != null ? { strict: format.strict } : {}),
+            },
+          },
+        }
       : {}),
     ...(body.temperature != null ? { temperature: body.temperature } : {}),
     ...(body.top_p != null ? { top_p: body.top_p } : {}),
@@ -91,7 +107,13 @@ export function replyToOutput(reply: ChatResult["message"], itemId: string): Out
   const out: OutputItem[] = [];
   const text = typeof reply.content === "string" ? reply.content : reply.content === null ? "" : JSON.stringify(reply.content);
   if (text !== "" || !reply.tool_calls?.length) {
-    out.push({ type: "message", id: `msg_${itemId}`, status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [], logprobs: [] }] });
+    out.push({
+      type: "message",
+      id: `msg_${itemId}`,
+      status: "completed",
+      role: "assistant",
+      content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
+    });
   }
   for (const [i, c] of (reply.tool_calls ?? []).entries()) {
     out.push({ type: "function_call", id: `fc_${itemId}_${i}`, call_id: c.id, name: c.function.name, arguments: c.function.arguments, status: "completed" });
@@ -105,7 +127,13 @@ export function messagesToItems(messages: readonly (MessageInput & { id?: string
   messages.forEach((m, i) => {
     const id = `${idPrefix}_${m.id ?? i}`;
     if (m.role === "tool") {
-      items.push({ type: "function_call_output", id, call_id: m.tool_call_id ?? "", output: typeof m.content === "string" ? m.content : JSON.stringify(m.content ?? ""), status: "completed" });
+      items.push({
+        type: "function_call_output",
+        id,
+        call_id: m.tool_call_id ?? "",
+        output: typeof m.content === "string" ? m.content : JSON.stringify(m.content ?? ""),
+        status: "completed",
+      });
       return;
     }
     const content = m.content ?? "";
@@ -116,10 +144,13 @@ export function messagesToItems(messages: readonly (MessageInput & { id?: string
         typeof content === "string"
           ? [{ type: textType, text: content, ...(textType === "output_text" ? { annotations: [] } : {}) }]
           : content.map((p) =>
-              p.type === "text" ? { type: textType, text: p.text, ...(textType === "output_text" ? { annotations: [] } : {}) }
-              : p.type === "image_url" ? { type: "input_image", image_url: p.image_url.url, detail: p.image_url.detail ?? "auto" }
-              : p.type === "input_audio" ? { type: "input_audio", input_audio: p.input_audio }
-              : { type: "input_text", text: p.video_url.url },
+              p.type === "text"
+                ? { type: textType, text: p.text, ...(textType === "output_text" ? { annotations: [] } : {}) }
+                : p.type === "image_url"
+                  ? { type: "input_image", image_url: p.image_url.url, detail: p.image_url.detail ?? "auto" }
+                  : p.type === "input_audio"
+                    ? { type: "input_audio", input_audio: p.input_audio }
+                    : { type: "input_text", text: p.video_url.url },
             );
       items.push({ type: "message", id, status: "completed", role: m.role === "system" ? "system" : m.role, content: parts });
     }

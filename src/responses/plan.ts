@@ -37,7 +37,8 @@ const asInput = (m: Message): MessageInput => ({
 
 function checkCalls(unanswered: string[], known: Set<string>): void {
   const unknown = unanswered.filter((id) => !known.has(id));
-  if (unknown.length > 0) throw new AppError("BEM-101", `function_call_output for unknown call_id '${unknown[0]!.slice(0, 80)}': no earlier function_call made it`);
+  if (unknown.length > 0)
+    throw new AppError("BEM-101", `function_call_output for unknown call_id '${unknown[0]!.slice(0, 80)}': no earlier function_call made it`);
 }
 
 /**
@@ -73,7 +74,14 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
     params: toChatParams(body),
   };
   const unanswered = unansweredCallIds(messages);
-  const plan = (turn: Partial<TurnInput>, reconciled: ReconcileReport | null = null): ResponsePlan => ({ turn: { ...base, ...turn }, store, conversationId, previousResponseId, input, reconciled });
+  const plan = (turn: Partial<TurnInput>, reconciled: ReconcileReport | null = null): ResponsePlan => ({
+    turn: { ...base, ...turn },
+    store,
+    conversationId,
+    previousResponseId,
+    input,
+    reconciled,
+  });
 
   if (previousResponseId !== null) {
     const prev = await requireResponse(env.DB, tenant, previousResponseId);

@@ -30,7 +30,10 @@ export function closestModels(name: string, n = 3): string[] {
  */
 export class ModelNotFoundError extends AppError {
   constructor(readonly model: string) {
-    super("BEM-105", `The model '${model.slice(0, 128)}' does not exist here. Closest configured: ${closestModels(model).join(", ")} (or "auto" to route; GET /v1/models lists them)`);
+    super(
+      "BEM-105",
+      `The model '${model.slice(0, 128)}' does not exist here. Closest configured: ${closestModels(model).join(", ")} (or "auto" to route; GET /v1/models lists them)`,
+    );
   }
 
   override toJSON(): ErrorBody {

@@ -87,11 +87,12 @@ export class ModelRouter {
     this.allowOffline = options.allowOffline ?? false;
     const unavailable = new Map<string, string>();
     for (const m of models) {
-      const ok = isOfflineModel(m) && !this.allowOffline
-        ? "offline model; enabled only when EDGEWEAVE_OFFLINE=1"
-        : !isAutoRoutable(m)
-          ? "auto_route: false; name it with model_override"
-          : (options.isAvailable?.(m) ?? true);
+      const ok =
+        isOfflineModel(m) && !this.allowOffline
+          ? "offline model; enabled only when EDGEWEAVE_OFFLINE=1"
+          : !isAutoRoutable(m)
+            ? "auto_route: false; name it with model_override"
+            : (options.isAvailable?.(m) ?? true);
       if (ok !== true) unavailable.set(m.name, ok);
     }
     this.unavailable = unavailable;
@@ -137,16 +138,22 @@ export class ModelRouter {
         return { model: m, candidates: [m], reason: `${m.name}: model_override`, trace, requirements: req };
       }
       // "auto" (OpenAI-style clients) means: route for me.
-      if (override !== "auto") trace.push({
-        strategy: "model_override",
-        input: [override],
-        output: [],
-        excluded: [{ model: override, reason: "unknown model; routing by strategies" }],
-      });
+      if (override !== "auto")
+        trace.push({
+          strategy: "model_override",
+          input: [override],
+          output: [],
+          excluded: [{ model: override, reason: "unknown model; routing by strategies" }],
+        });
     }
 
     const available = this.available;
-    trace.push({ strategy: "availability", input: namesOf(this.models), output: namesOf(available), excluded: [...this.unavailable].map(([model, reason]) => ({ model, reason })) });
+    trace.push({
+      strategy: "availability",
+      input: namesOf(this.models),
+      output: namesOf(available),
+      excluded: [...this.unavailable].map(([model, reason]) => ({ model, reason })),
+    });
     const ctx: RouteContext = { request, requirements: req, models: this.models, hardFailure: (m) => this.hardFailure(m, req, true) };
     let cands: ModelConfig[] = [...available];
     let names = trace[trace.length - 1]!.output;

@@ -53,8 +53,18 @@ export function loadModelsFromYaml(text: string, fileName = "models.yaml", optio
   const file = parsed.data as ModelsFile;
 
   const dupes = [
-    ...duplicates(file.models.map((m) => m.name), "models", "model", (i) => lineOf(doc, lines, ["models", i, "name"])),
-    ...duplicates(file.agents.map((a) => a.name), "agents", "agent", (i) => lineOf(doc, lines, ["agents", i, "name"])),
+    ...duplicates(
+      file.models.map((m) => m.name),
+      "models",
+      "model",
+      (i) => lineOf(doc, lines, ["models", i, "name"]),
+    ),
+    ...duplicates(
+      file.agents.map((a) => a.name),
+      "agents",
+      "agent",
+      (i) => lineOf(doc, lines, ["agents", i, "name"]),
+    ),
   ];
   if (dupes.length > 0) fail("BEM-042", dupes);
 

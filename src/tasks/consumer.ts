@@ -36,7 +36,9 @@ const bodyText = (body: unknown): string => {
 
 /** Best-effort tenant of a malformed body, so its owner can see the dead letter. */
 const tenantOf = (body: unknown): string =>
-  typeof body === "object" && body !== null && typeof (body as { tenant?: unknown }).tenant === "string" ? (body as { tenant: string }).tenant.slice(0, 64) : "";
+  typeof body === "object" && body !== null && typeof (body as { tenant?: unknown }).tenant === "string"
+    ? (body as { tenant: string }).tenant.slice(0, 64)
+    : "";
 
 /**
  * Processes one delivery of one message. Never throws: every outcome is an ack
@@ -48,7 +50,14 @@ export async function consumeTask(ctx: TaskContext, msg: TaskMessage): Promise<"
   if (!parsed.success) {
     const issues = describeIssues(parsed.error.issues, { root: "(body)", limit: 3 });
     try {
-      await recordDeadLetter(env.DB, { tenant: tenantOf(msg.body), taskId: null, kind: null, body: bodyText(msg.body), reason: `malformed task: ${issues}`, attempts: msg.attempts });
+      await recordDeadLetter(env.DB, {
+        tenant: tenantOf(msg.body),
+        taskId: null,
+        kind: null,
+        body: bodyText(msg.body),
+        reason: `malformed task: ${issues}`,
+        attempts: msg.attempts,
+      });
     } catch {
       msg.retry({ delaySeconds: retryDelaySeconds(msg.attempts) });
       return "retried";

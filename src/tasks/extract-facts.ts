@@ -122,7 +122,10 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
   const transcript = transcriptOf(messages, config.every_turns);
 
   const store = new D1FactsBackend(env.DB, task.tenant);
-  const known = (await store.list(scope, 200)).filter((f) => f.key !== null).slice(-KNOWN_KEYS).map((f) => ({ key: f.key!, text: f.text }));
+  const known = (await store.list(scope, 200))
+    .filter((f) => f.key !== null)
+    .slice(-KNOWN_KEYS)
+    .map((f) => ({ key: f.key!, text: f.text }));
   const request = {
     messages: [
       { role: "system", content: instructions(config.kinds, known) },
@@ -141,7 +144,13 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
   const { value, model } = await runWithFailover(candidates, (m) => callModel(m, request, { env }));
   // Billed before the output is judged: the call was made whether or not its facts are kept.
   const usage = usageOf(request.messages, model, value);
-  await recordUsage(env.DB, task.tenant, { model: model.name, cause: "extraction", prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, cost: usage.cost });
+  await recordUsage(env.DB, task.tenant, {
+    model: model.name,
+    cause: "extraction",
+    prompt_tokens: usage.prompt_tokens,
+    completion_tokens: usage.completion_tokens,
+    cost: usage.cost,
+  });
   const facts = validateExtraction(value.message.content ?? "", { scope, kinds: config.kinds });
 
   let replaced = 0;

@@ -74,7 +74,10 @@ export async function extractionTaskId(tenant: string, threadId: string, checkpo
 }
 
 /** Called after a saved turn: queues the extraction when the agent asks for one. */
-export async function scheduleExtraction(env: Pick<Env, "TASKS">, run: { agent?: AgentConfig; principal: Principal; threadId?: string; checkpointId: string | null }): Promise<string | null> {
+export async function scheduleExtraction(
+  env: Pick<Env, "TASKS">,
+  run: { agent?: AgentConfig; principal: Principal; threadId?: string; checkpointId: string | null },
+): Promise<string | null> {
   const { agent, principal, threadId, checkpointId } = run;
   if (!agent?.extract || threadId === undefined || checkpointId === null || principal.kind === "operator") return null;
   return enqueueTask(env, {

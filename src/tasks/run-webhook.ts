@@ -38,9 +38,20 @@ export async function runWebhookDelivery(
   if (delivery.status === "accepted") {
     const r = await runTurn(
       { env, waitUntil },
-      { principal: webhookPrincipal(hook), agentName: hook.agent_name, threadId: delivery.thread_id, messages: [{ role: "user", content: delivery.input }], cause: "webhook" },
+      {
+        principal: webhookPrincipal(hook),
+        agentName: hook.agent_name,
+        threadId: delivery.thread_id,
+        messages: [{ role: "user", content: delivery.input }],
+        cause: "webhook",
+      },
     );
-    summary = { thread_id: delivery.thread_id, checkpoint_id: r.checkpointId, reply: typeof r.reply.content === "string" ? r.reply.content : "", model: r.model.name };
+    summary = {
+      thread_id: delivery.thread_id,
+      checkpoint_id: r.checkpointId,
+      reply: typeof r.reply.content === "string" ? r.reply.content : "",
+      model: r.model.name,
+    };
     await setDeliveryStatus(env.DB, hook.tenant_id, hook.id, delivery.delivery_id, hook.callback_url ? "replied" : "done", summary);
   } else {
     summary = JSON.parse(delivery.result ?? "null") as RunSummary;
@@ -51,7 +62,12 @@ export async function runWebhookDelivery(
   const problem = callbackUrlProblem(hook.callback_url, allowPrivateCallbacks(env));
   const callback = problem
     ? { status: "refused" as const, reason: `callback_url ${problem}` }
-    : await sendCallback(hook.callback_url, hook.secret, { webhook_id: hook.id, delivery_id: delivery.delivery_id, thread_id: summary.thread_id, reply: summary.reply, model: summary.model }, callbackOpts);
+    : await sendCallback(
+        hook.callback_url,
+        hook.secret,
+        { webhook_id: hook.id, delivery_id: delivery.delivery_id, thread_id: summary.thread_id, reply: summary.reply, model: summary.model },
+        callbackOpts,
+      );
   const result: DeliveryResult = { ...summary, callback };
   await setDeliveryStatus(env.DB, hook.tenant_id, hook.id, delivery.delivery_id, "done", result);
   return result;

@@ -58,6 +58,9 @@ export type TaskStatus = { status: "done"; result: unknown } | { status: "dead_l
 export async function taskStatus(db: D1Database, tenant: string, taskId: string): Promise<TaskStatus> {
   const done = await db.prepare("SELECT result FROM tasks_done WHERE task_id = ? AND tenant_id = ?").bind(taskId, tenant).first<{ result: string | null }>();
   if (done) return { status: "done", result: JSON.parse(done.result ?? "null") as unknown };
-  const dead = await db.prepare("SELECT reason FROM dead_letters WHERE task_id = ? AND tenant_id = ? ORDER BY created_at DESC LIMIT 1").bind(taskId, tenant).first<{ reason: string }>();
+  const dead = await db
+    .prepare("SELECT reason FROM dead_letters WHERE task_id = ? AND tenant_id = ? ORDER BY created_at DESC LIMIT 1")
+    .bind(taskId, tenant)
+    .first<{ reason: string }>();
   return dead ? { status: "dead_lettered", reason: dead.reason } : { status: "pending" };
 }

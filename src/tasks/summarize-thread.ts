@@ -37,7 +37,11 @@ async function summarizeHeld(env: Env, task: z.infer<typeof SummarizeThreadTask>
     now: Date.now,
     summarize: summarizerFor({ env }, task, "summarize_task"),
   };
-  const mw = summarization({ trigger: { messages: task.keep_messages + 1 }, keep: { messages: task.keep_messages }, ...(task.model ? { model: task.model } : {}) });
+  const mw = summarization({
+    trigger: { messages: task.keep_messages + 1 },
+    keep: { messages: task.keep_messages },
+    ...(task.model ? { model: task.model } : {}),
+  });
   const out = await mw.beforeModel?.({ messages }, runtime);
   if (out instanceof HookOutcome) {
     // The middleware is fail-safe (it leaves the thread alone); a task should be retried instead.

@@ -156,9 +156,7 @@ export class ThreadClient {
    * before we answer; later writes only move updated_at, after the response.
    */
   private async list(cp: Checkpoint): Promise<void> {
-    const touch = touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) =>
-      log.error("thread-list", { message: errorText(e) }),
-    );
+    const touch = touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) => log.error("thread-list", { message: errorText(e) }));
     if (cp.parent_id === null || !this.opts.waitUntil) await touch;
     else this.opts.waitUntil(touch);
   }
@@ -186,15 +184,18 @@ export class ThreadRun {
     private readonly grant: RunGrant,
     ttlMs: number,
   ) {
-    this.#renewal = setInterval(() => {
-      Promise.resolve(this.stub.renewRun(this.token, ttlMs)).then(
-        (r) => {
-          if (r.ok && r.value === null) this.#lost = true;
-          if (this.#lost) this.settle();
-        },
-        () => undefined, // a failed renewal is retried on the next tick; expiry is the backstop
-      );
-    }, Math.max(10, Math.floor(ttlMs / 3)));
+    this.#renewal = setInterval(
+      () => {
+        Promise.resolve(this.stub.renewRun(this.token, ttlMs)).then(
+          (r) => {
+            if (r.ok && r.value === null) this.#lost = true;
+            if (this.#lost) this.settle();
+          },
+          () => undefined, // a failed renewal is retried on the next tick; expiry is the backstop
+        );
+      },
+      Math.max(10, Math.floor(ttlMs / 3)),
+    );
   }
 
   get token(): string {

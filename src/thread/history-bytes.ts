@@ -20,7 +20,10 @@ export function chargeHistory(sql: SqlStorage, writes: readonly string[], maxByt
   const stored = sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'history_bytes'`).toArray()[0];
   const held = stored ? Number(stored.value) : sql.exec<{ b: number }>(`SELECT COALESCE(SUM(length(CAST(json AS BLOB))), 0) AS b FROM writes`).one().b;
   if (added > 0 && held + added > maxBytes) {
-    throw new AppError("BEM-019", `The thread's history would hold ${held + added} bytes; the limit is ${maxBytes} (MAX_THREAD_HISTORY_BYTES). Delete the thread or start a new one.`);
+    throw new AppError(
+      "BEM-019",
+      `The thread's history would hold ${held + added} bytes; the limit is ${maxBytes} (MAX_THREAD_HISTORY_BYTES). Delete the thread or start a new one.`,
+    );
   }
   sql.exec(`INSERT INTO meta (key, value) VALUES ('history_bytes', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, String(held + added));
 }

@@ -37,7 +37,14 @@ export const WritesOp = z.object({
   /** idx is the position, or the negative WRITES_IDX_MAP slot of a special channel (those replace; others are first-wins). */
   writes: z.array(z.object({ channel: z.string(), idx: z.number().int(), value: TypedWire })),
 });
-export const BatchBody = z.object({ ops: z.array(z.discriminatedUnion("op", [PutOp, WritesOp])).min(1).max(256) }).openapi("LangGraphBatch");
+export const BatchBody = z
+  .object({
+    ops: z
+      .array(z.discriminatedUnion("op", [PutOp, WritesOp]))
+      .min(1)
+      .max(256),
+  })
+  .openapi("LangGraphBatch");
 export type BatchBody = z.infer<typeof BatchBody>;
 
 export const GetBody = z.object({

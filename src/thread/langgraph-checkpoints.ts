@@ -92,7 +92,12 @@ export class LangGraphCheckpoints {
       const cell = this.store(ownerKey("b", op.ns, blob.channel, version), blob.value?.b ?? new Uint8Array(0));
       this.sql.exec(
         `INSERT INTO lg_blobs (ns, channel, version, type, value, chunks) VALUES (?, ?, ?, ?, ?, ?)`,
-        op.ns, blob.channel, version, blob.value?.t ?? EMPTY, cell.value, cell.chunks,
+        op.ns,
+        blob.channel,
+        version,
+        blob.value?.t ?? EMPTY,
+        cell.value,
+        cell.chunks,
       );
     }
     const versions = JSON.stringify(Object.fromEntries(Object.entries(op.versions).map(([k, v]) => [k, String(v)])));
@@ -102,7 +107,17 @@ export class LangGraphCheckpoints {
     const meta = this.store(ownerKey("m", op.ns, op.id), op.metadata.b);
     this.sql.exec(
       `INSERT OR REPLACE INTO lg_checkpoints (${COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      op.ns, op.id, op.parent_id, op.v, versions, op.checkpoint.t, body.value, body.chunks, op.metadata.t, meta.value, meta.chunks,
+      op.ns,
+      op.id,
+      op.parent_id,
+      op.v,
+      versions,
+      op.checkpoint.t,
+      body.value,
+      body.chunks,
+      op.metadata.t,
+      meta.value,
+      meta.chunks,
     );
   }
 
@@ -116,7 +131,12 @@ export class LangGraphCheckpoints {
       const cell = this.store(owner, w.value.b);
       this.sql.exec(
         `INSERT OR REPLACE INTO lg_writes (ns, checkpoint_id, task_id, idx, task_path, channel, type, value, chunks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        ...key, op.task_path, w.channel, w.value.t, cell.value, cell.chunks,
+        ...key,
+        op.task_path,
+        w.channel,
+        w.value.t,
+        cell.value,
+        cell.chunks,
       );
     }
   }
@@ -136,9 +156,9 @@ export class LangGraphCheckpoints {
   list(q: ListQuery): StoredTuple[] {
     const where: string[] = [];
     const args: (string | number)[] = [];
-    if (q.ns !== undefined) (where.push(`ns = ?`), args.push(q.ns));
-    if (q.checkpoint_id !== undefined) (where.push(`id = ?`), args.push(q.checkpoint_id));
-    if (q.before !== undefined) (where.push(`id < ?`), args.push(q.before));
+    if (q.ns !== undefined) where.push(`ns = ?`), args.push(q.ns);
+    if (q.checkpoint_id !== undefined) where.push(`id = ?`), args.push(q.checkpoint_id);
+    if (q.before !== undefined) where.push(`id < ?`), args.push(q.before);
     const rows = this.sql.exec<CheckpointRow>(
       `SELECT ${COLS} FROM lg_checkpoints ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC, ns`,
       ...args,
@@ -169,9 +189,9 @@ export class LangGraphCheckpoints {
     const seeds = new Map<string, Typed>();
     let current = start?.parent_id ?? null;
     while (current !== null && remaining.size > 0) {
-      const row = this.sql.exec<{ parent_id: string | null; versions: string }>(
-        `SELECT parent_id, versions FROM lg_checkpoints WHERE ns = ? AND id = ?`, q.ns, current,
-      ).toArray()[0];
+      const row = this.sql
+        .exec<{ parent_id: string | null; versions: string }>(`SELECT parent_id, versions FROM lg_checkpoints WHERE ns = ? AND id = ?`, q.ns, current)
+        .toArray()[0];
       if (!row) break;
       const versions = JSON.parse(row.versions) as Record<string, string>;
       const stepWrites = this.writesOf(q.ns, current);
@@ -203,7 +223,8 @@ export class LangGraphCheckpoints {
   /** Removes every LangGraph row of the thread (edgeweave's own tables are untouched). */
   deleteAll(): { existed: boolean } {
     return this.storage.transactionSync(() => {
-      const existed = this.sql.exec(`SELECT 1 FROM lg_checkpoints LIMIT 1`).toArray().length > 0 || this.sql.exec(`SELECT 1 FROM lg_writes LIMIT 1`).toArray().length > 0;
+      const existed =
+        this.sql.exec(`SELECT 1 FROM lg_checkpoints LIMIT 1`).toArray().length > 0 || this.sql.exec(`SELECT 1 FROM lg_writes LIMIT 1`).toArray().length > 0;
       for (const t of ["lg_checkpoints", "lg_blobs", "lg_writes", "lg_chunks"]) this.sql.exec(`DELETE FROM ${t}`);
       return { existed };
     });
@@ -237,7 +258,9 @@ export class LangGraphCheckpoints {
       writes: this.writesOf(row.ns, row.id),
     };
     if (row.v < 4 && row.parent_id !== null) {
-      tuple.sends = this.writesOf(row.ns, row.parent_id).filter((w) => w.channel === TASKS).map((w) => w.value);
+      tuple.sends = this.writesOf(row.ns, row.parent_id)
+        .filter((w) => w.channel === TASKS)
+        .map((w) => w.value);
     }
     return tuple;
   }
@@ -245,7 +268,10 @@ export class LangGraphCheckpoints {
   private blob(ns: string, channel: string, version: string): Typed | null {
     const row = this.sql
       .exec<{ type: string; value: ArrayBuffer | null; chunks: number }>(
-        `SELECT type, value, chunks FROM lg_blobs WHERE ns = ? AND channel = ? AND version = ?`, ns, channel, version,
+        `SELECT type, value, chunks FROM lg_blobs WHERE ns = ? AND channel = ? AND version = ?`,
+        ns,
+        channel,
+        version,
       )
       .toArray()[0];
     if (!row || row.type === EMPTY) return null;
@@ -257,7 +283,8 @@ export class LangGraphCheckpoints {
     return this.sql
       .exec<WriteRow>(
         `SELECT task_id, idx, channel, type, value, chunks FROM lg_writes WHERE ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx`,
-        ns, checkpointId,
+        ns,
+        checkpointId,
       )
       .toArray()
       .map((w) => ({

@@ -27,7 +27,13 @@ const NONE: Reconciled = { matched: 0, append_from: 0, branch_from: null, reset:
  *    state is a prefix of `incoming`, and append the rest.
  * 3. Otherwise everything is new.
  */
-export function reconcileRows(incoming: readonly string[], first: readonly LiveRow[], last: readonly LiveRow[], total: number, parentOf: (cp: string) => string | null): Reconciled {
+export function reconcileRows(
+  incoming: readonly string[],
+  first: readonly LiveRow[],
+  last: readonly LiveRow[],
+  total: number,
+  parentOf: (cp: string) => string | null,
+): Reconciled {
   const n = incoming.length;
   if (n < 2 || total === 0) return NONE;
   const tail = last.length;
@@ -74,5 +80,11 @@ export function reconcileLive(sql: SqlStorage, incoming: readonly string[], tota
   const overlap = reconcileRows(incoming, [], last, total, () => null);
   if (overlap.matched > 0) return overlap;
   const first = total <= n ? last : rows("ASC", n + 1);
-  return reconcileRows(incoming, first, last, total, (cp) => sql.exec<{ parent_id: string | null }>(`SELECT parent_id FROM checkpoints WHERE id = ?`, cp).toArray()[0]?.parent_id ?? null);
+  return reconcileRows(
+    incoming,
+    first,
+    last,
+    total,
+    (cp) => sql.exec<{ parent_id: string | null }>(`SELECT parent_id FROM checkpoints WHERE id = ?`, cp).toArray()[0]?.parent_id ?? null,
+  );
 }

@@ -2,8 +2,7 @@ import { AppError } from "../core/errors";
 import type { Message } from "../core/message";
 import type { Reducer, Write } from "./types";
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Checks a value is acceptable for a reducer before anything is written. */
 export function checkReducerValue(channel: string, reducer: Reducer, value: unknown): void {

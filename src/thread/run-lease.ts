@@ -167,10 +167,13 @@ export class RunLeases {
     this.#expiryTimer = undefined;
     const lease = this.#lease;
     if (!lease || this.#waiters.length === 0) return;
-    this.#expiryTimer = setTimeout(() => {
-      this.#expiryTimer = undefined;
-      if (this.#lease === lease) this.#settleExpired();
-      if (this.#lease === lease) this.#armExpiry(); // the clock had not reached it yet
-    }, Math.max(0, lease.expires_at - this.now()) + 1);
+    this.#expiryTimer = setTimeout(
+      () => {
+        this.#expiryTimer = undefined;
+        if (this.#lease === lease) this.#settleExpired();
+        if (this.#lease === lease) this.#armExpiry(); // the clock had not reached it yet
+      },
+      Math.max(0, lease.expires_at - this.now()) + 1,
+    );
   }
 }

@@ -53,17 +53,12 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 export function migrate(storage: DurableObjectStorage): void {
   const sql = storage.sql;
   const hasMeta = sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).toArray().length > 0;
-  const stored = hasMeta
-    ? Number(sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'schema_version'`).toArray()[0]?.value ?? 0)
-    : 0;
+  const stored = hasMeta ? Number(sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'schema_version'`).toArray()[0]?.value ?? 0) : 0;
   if (stored >= SCHEMA_VERSION) return;
   storage.transactionSync(() => {
     for (let v = stored; v < SCHEMA_VERSION; v++) {
       for (const ddl of MIGRATIONS[v] ?? []) sql.exec(ddl);
     }
-    sql.exec(
-      `INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
-      String(SCHEMA_VERSION),
-    );
+    sql.exec(`INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, String(SCHEMA_VERSION));
   });
 }

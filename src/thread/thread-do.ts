@@ -121,7 +121,13 @@ export class ThreadDO extends DurableObject<Env> {
         const size = writes.reduce((n, w) => n + w.json.length, 0);
         if (checkpoints.length > 0 && bytes + size > HISTORY_PAGE_BYTES) break;
         bytes += size;
-        checkpoints.push({ ...toCheckpoint(r, writes.map((w) => JSON.parse(w.json) as Write)), is_head: r.id === this.head?.id });
+        checkpoints.push({
+          ...toCheckpoint(
+            r,
+            writes.map((w) => JSON.parse(w.json) as Write),
+          ),
+          is_head: r.id === this.head?.id,
+        });
       }
       const more = rows.length > checkpoints.length;
       return { checkpoints, next_before: more ? (checkpoints[checkpoints.length - 1]?.id ?? null) : null };
@@ -281,25 +287,26 @@ export class ThreadDO extends DurableObject<Env> {
   private openLeases(): RunLeases {
     if (!this.ready) this.open();
     const maxHoldMs = Number(this.env.MAX_RUN_LEASE_MS) || LEASE.defaultMaxHoldMs;
-    this.leases ??= new RunLeases({
-      load: () => {
-        const raw = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'run_lease'`).toArray()[0]?.value;
-        const parsed = raw ? Lease.safeParse(JSON.parse(raw)) : undefined;
-        return parsed?.success ? parsed.data : null;
+    this.leases ??= new RunLeases(
+      {
+        load: () => {
+          const raw = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'run_lease'`).toArray()[0]?.value;
+          const parsed = raw ? Lease.safeParse(JSON.parse(raw)) : undefined;
+          return parsed?.success ? parsed.data : null;
+        },
+        save: (lease) => {
+          if (!lease && !this.ready) return; // storage was just deleted: nothing to clear, and nothing to re-create
+          if (!this.ready) this.open();
+          if (lease) {
+            this.sql.exec(`INSERT INTO meta (key, value) VALUES ('run_lease', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, JSON.stringify(lease));
+          } else {
+            this.sql.exec(`DELETE FROM meta WHERE key = 'run_lease'`);
+          }
+        },
       },
-      save: (lease) => {
-        if (!lease && !this.ready) return; // storage was just deleted: nothing to clear, and nothing to re-create
-        if (!this.ready) this.open();
-        if (lease) {
-          this.sql.exec(
-            `INSERT INTO meta (key, value) VALUES ('run_lease', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
-            JSON.stringify(lease),
-          );
-        } else {
-          this.sql.exec(`DELETE FROM meta WHERE key = 'run_lease'`);
-        }
-      },
-    }, Date.now, maxHoldMs);
+      Date.now,
+      maxHoldMs,
+    );
     return this.leases;
   }
 
@@ -392,9 +399,7 @@ export class ThreadDO extends DurableObject<Env> {
     const answers = () => (toolAnswers ??= new ToolAnswerCheck(openToolCalls(this.tail())));
 
     const put = (input: ParsedMessageInput, mustExist: boolean) => {
-      const existing = input.id
-        ? this.sql.exec<{ created_at: number }>(`SELECT created_at FROM messages WHERE id = ?`, input.id).toArray()[0]
-        : undefined;
+      const existing = input.id ? this.sql.exec<{ created_at: number }>(`SELECT created_at FROM messages WHERE id = ?`, input.id).toArray()[0] : undefined;
       if (mustExist && !existing) throw new AppError("BEM-031", `No message with id '${input.id}' in this thread`);
       const message = Message.parse({ ...input, id: input.id ?? this.ids.next(now), created_at: existing?.created_at ?? now });
       if (!existing) answers().next(message);
@@ -405,7 +410,13 @@ export class ThreadDO extends DurableObject<Env> {
       if (existing) {
         this.sql.exec(
           `UPDATE messages SET role = ?, json = ?, tokens = ?, bytes = ?, hash = ?, cp = ? WHERE id = ?`,
-          message.role, json.text, json.tokens, json.bytes, messageHash(message), cpId, message.id,
+          message.role,
+          json.text,
+          json.tokens,
+          json.bytes,
+          messageHash(message),
+          cpId,
+          message.id,
         );
       } else {
         this.insertMessage(message, json, cpId);
@@ -452,7 +463,9 @@ export class ThreadDO extends DurableObject<Env> {
           }
           this.sql.exec(
             `INSERT INTO channels (name, reducer, value) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value`,
-            op.channel, reducer, next,
+            op.channel,
+            reducer,
+            next,
           );
           writes.push({ op: "set", channel: op.channel, reducer, value: JSON.parse(writeJson) as unknown });
           break;
@@ -478,7 +491,9 @@ export class ThreadDO extends DurableObject<Env> {
   /** Bytes of the live messages and channels (what a state read returns). */
   private storedBytes(): number {
     const row = this.sql
-      .exec<{ b: number }>(`SELECT (SELECT COALESCE(SUM(bytes), 0) FROM messages) + (SELECT COALESCE(SUM(length(CAST(value AS BLOB)) + length(CAST(name AS BLOB))), 0) FROM channels) AS b`)
+      .exec<{ b: number }>(
+        `SELECT (SELECT COALESCE(SUM(bytes), 0) FROM messages) + (SELECT COALESCE(SUM(length(CAST(value AS BLOB)) + length(CAST(name AS BLOB))), 0) FROM channels) AS b`,
+      )
       .toArray()[0];
     return row?.b ?? 0;
   }
@@ -486,7 +501,14 @@ export class ThreadDO extends DurableObject<Env> {
   private insertMessage(m: Message, json: EncodedMessage, cp: string | null): void {
     this.sql.exec(
       `INSERT INTO messages (id, role, json, tokens, bytes, created_at, hash, cp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      m.id, m.role, json.text, json.tokens, json.bytes, m.created_at, messageHash(m), cp,
+      m.id,
+      m.role,
+      json.text,
+      json.tokens,
+      json.bytes,
+      m.created_at,
+      messageHash(m),
+      cp,
     );
   }
 
@@ -502,25 +524,24 @@ export class ThreadDO extends DurableObject<Env> {
     };
     this.sql.exec(
       `INSERT INTO checkpoints (id, parent_id, step, source, created_at) VALUES (?, ?, ?, ?, ?)`,
-      cp.id, cp.parent_id, cp.step, cp.source, cp.created_at,
+      cp.id,
+      cp.parent_id,
+      cp.step,
+      cp.source,
+      cp.created_at,
     );
     const stored = writes.map((w) => JSON.stringify(w));
     chargeHistory(this.sql, stored, this.limits.historyBytes); // 413 BEM-019 past the cap: the caller's transaction rolls back
     for (const [i, json] of stored.entries()) this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, json);
     const head: Head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
-    this.sql.exec(
-      `INSERT INTO meta (key, value) VALUES ('head', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
-      JSON.stringify(head),
-    );
+    this.sql.exec(`INSERT INTO meta (key, value) VALUES ('head', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, JSON.stringify(head));
     // Only now, inside the transaction's success path, does memory follow storage.
     this.head = head;
     return cp;
   }
 
   private checkpointRow(id: string): CheckpointRow {
-    const row = this.sql
-      .exec<CheckpointRow>(`SELECT id, parent_id, step, source, created_at FROM checkpoints WHERE id = ?`, id)
-      .toArray()[0];
+    const row = this.sql.exec<CheckpointRow>(`SELECT id, parent_id, step, source, created_at FROM checkpoints WHERE id = ?`, id).toArray()[0];
     if (!row) throw new AppError("BEM-032", `No checkpoint '${id}' in this thread`);
     return row;
   }

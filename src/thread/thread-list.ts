@@ -5,9 +5,7 @@ import { decodeCursor, encodeCursor } from "../core/cursor";
  * D1 index of the threads a tenant has written, for listing (the Durable
  * Object holds the content). Every query is bound to the tenant.
  */
-export const ThreadSummary = z
-  .object({ thread_id: z.string(), created_at: z.number().int(), updated_at: z.number().int() })
-  .openapi("ThreadSummary");
+export const ThreadSummary = z.object({ thread_id: z.string(), created_at: z.number().int(), updated_at: z.number().int() }).openapi("ThreadSummary");
 export type ThreadSummary = z.infer<typeof ThreadSummary>;
 
 export const ThreadList = z
@@ -41,19 +39,12 @@ export type ThreadFilter = { all: true } | { all: false; exact: readonly string[
 /** The filter as SQL; prefixes compare by substr with the length inlined (a computed integer), so each costs one bound value. */
 function filterSql(f: ThreadFilter): { sql: string; values: string[] } {
   if (f.all) return { sql: "", values: [] };
-  const terms = [
-    ...f.exact.map(() => "thread_id = ?"),
-    ...f.prefixes.map((p) => (p === "" ? "1" : `substr(thread_id, 1, ${p.length}) = ?`)),
-  ];
+  const terms = [...f.exact.map(() => "thread_id = ?"), ...f.prefixes.map((p) => (p === "" ? "1" : `substr(thread_id, 1, ${p.length}) = ?`))];
   if (terms.length === 0) return { sql: " AND 0", values: [] };
   return { sql: ` AND (${terms.join(" OR ")})`, values: [...f.exact, ...f.prefixes.filter((p) => p !== "")] };
 }
 
-export async function listThreads(
-  db: D1Database,
-  tenant: string,
-  opts: { limit?: number; before?: string; only?: ThreadFilter } = {},
-): Promise<ThreadList> {
+export async function listThreads(db: D1Database, tenant: string, opts: { limit?: number; before?: string; only?: ThreadFilter } = {}): Promise<ThreadList> {
   const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 20), 1), 100);
   const only = filterSql(opts.only ?? { all: true });
   const cols = `SELECT thread_id, created_at, updated_at FROM threads`;

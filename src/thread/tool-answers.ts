@@ -33,7 +33,10 @@ export class ToolAnswerCheck {
     else if (m.role === "tool") {
       const id = m.tool_call_id ?? "";
       if (!this.open.has(id)) {
-        throw new AppError("BEM-096", `Tool message for '${id.slice(0, 64)}' answers no open tool call (the newest assistant message must have made that call, and it must not be answered yet)`);
+        throw new AppError(
+          "BEM-096",
+          `Tool message for '${id.slice(0, 64)}' answers no open tool call (the newest assistant message must have made that call, and it must not be answered yet)`,
+        );
       }
       this.open.delete(id);
     }

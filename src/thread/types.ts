@@ -31,7 +31,11 @@ export const ChannelName = z
   .refine((n) => n !== "messages", { message: "'messages' is changed with message ops, not set" })
   .refine((n) => !isReservedChannel(n), { message: "__proto__, constructor and prototype are reserved, not channel names" });
 
-export const CheckpointId = z.string().min(1).max(64).regex(/^[A-Za-z0-9]+$/);
+export const CheckpointId = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9]+$/);
 
 /** One operation of an update, as a caller sends it. Ops apply in order, all or nothing. */
 export const UpdateOp = z.discriminatedUnion("op", [

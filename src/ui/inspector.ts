@@ -96,7 +96,8 @@ async function loadState(checkpointId: string | null): Promise<ThreadState> {
   const q = `/v1/threads/${enc(view.thread)}/state${checkpointId ? `?checkpoint_id=${enc(checkpointId)}` : ""}`;
   const st = await api<ThreadState>("GET", q);
   view.checkpoint = checkpointId;
-  byId("viewing").textContent = `${checkpointId ? "Viewing the state at checkpoint" : "Viewing the head: checkpoint"} ${short(st.checkpoint_id)} (step ${st.step})`;
+  byId("viewing").textContent =
+    `${checkpointId ? "Viewing the state at checkpoint" : "Viewing the head: checkpoint"} ${short(st.checkpoint_id)} (step ${st.step})`;
   byId("to-head").hidden = !checkpointId;
   renderMessages(st.channels.messages);
   renderChannels(st.channels, st.reducers);
@@ -134,12 +135,19 @@ function renderMessages(messages: Message[]): void {
     const body: HTMLElement[] = [];
     const text = contentText(m.content);
     if (m.role === "tool") {
-      body.push(el("details", { class: "tool" }, [el("summary", { text: `tool result${m.tool_call_id ? ` for ${m.tool_call_id}` : ""}` }), el("pre", { text })]));
+      body.push(
+        el("details", { class: "tool" }, [el("summary", { text: `tool result${m.tool_call_id ? ` for ${m.tool_call_id}` : ""}` }), el("pre", { text })]),
+      );
     } else if (text) {
       body.push(el("p", { class: "msg-text", text }));
     }
     for (const call of m.tool_calls ?? []) {
-      body.push(el("details", { class: "tool" }, [el("summary", { text: `tool call: ${call.function.name} (${call.id})` }), el("pre", { text: argsText(call.function.arguments) })]));
+      body.push(
+        el("details", { class: "tool" }, [
+          el("summary", { text: `tool call: ${call.function.name} (${call.id})` }),
+          el("pre", { text: argsText(call.function.arguments) }),
+        ]),
+      );
     }
     if (m.metadata) body.push(el("details", { class: "meta" }, [el("summary", { text: "metadata" }), el("pre", { text: pretty(m.metadata) })]));
     list.append(el("li", { class: "msg" }, [head, ...body]));
@@ -152,7 +160,9 @@ function renderChannels(channels: ThreadState["channels"], reducers: ThreadState
   box.append(el("p", { class: "muted", text: `messages: ${channels.messages.length} message(s)` }));
   for (const [name, value] of Object.entries(channels)) {
     if (name === "messages") continue;
-    box.append(el("details", { class: "channel" }, [el("summary", { text: `${name} (${reducers[name] ?? "last_value"})` }), el("pre", { text: pretty(value) })]));
+    box.append(
+      el("details", { class: "channel" }, [el("summary", { text: `${name} (${reducers[name] ?? "last_value"})` }), el("pre", { text: pretty(value) })]),
+    );
   }
 }
 
@@ -165,7 +175,12 @@ function renderRouting(route: LastRoute | undefined): void {
   }
   const dl = el("dl", { class: "kv" });
   const candidates = route.candidates ? route.candidates.join(", ") : String(route.candidate_count ?? "");
-  for (const [k, v] of [["model", route.model], ["reason", route.reason], ["candidates", candidates], ["memory scopes", (route.memory_scopes ?? []).join(", ")]] as const) {
+  for (const [k, v] of [
+    ["model", route.model],
+    ["reason", route.reason],
+    ["candidates", candidates],
+    ["memory scopes", (route.memory_scopes ?? []).join(", ")],
+  ] as const) {
     dl.append(el("dt", { text: k }), el("dd", { text: v }));
   }
   box.append(dl);
@@ -179,12 +194,21 @@ function renderLastMemory(route: LastRoute | undefined): void {
   clear(box);
   const report = route?.memory;
   if (!report) {
-    box.append(el("p", { class: "muted", text: route ? "This run's checkpoint has no memory report (written before reports were stored)." : "No run at this checkpoint." }));
+    box.append(
+      el("p", {
+        class: "muted",
+        text: route ? "This run's checkpoint has no memory report (written before reports were stored)." : "No run at this checkpoint.",
+      }),
+    );
     return;
   }
   box.append(el("p", { class: "muted", text: reportSummary(report) }));
   if (report.facts.length === 0) return;
-  const head = el("tr", {}, ["fact", "scope", "kind", "key", "tokens", "loaded", "why"].map((h) => el("th", { text: h })));
+  const head = el(
+    "tr",
+    {},
+    ["fact", "scope", "kind", "key", "tokens", "loaded", "why"].map((h) => el("th", { text: h })),
+  );
   const body = reportRows(report).map((r) =>
     el("tr", { class: r.loaded ? "loaded" : "left-out", "data-fact": r.id }, [
       el("td", {}, [el("code", { text: short(r.id) })]),
@@ -226,8 +250,16 @@ function renderHistory(): void {
     if (forks > 1) badges.push(el("span", { class: "badge", text: `${forks} branches` }));
     list.append(
       el("li", { class: `cp lane-border-${n % 6}`, "data-checkpoint": cp.id, "data-head": String(cp.is_head) }, [
-        el("div", { class: "cp-head" }, [...badges, el("strong", { text: `step ${cp.step}` }), el("span", { class: "muted", text: cp.source }), el("code", { text: short(cp.id) })]),
-        el("div", { class: "muted small", text: `parent ${short(cp.parent_id)} · ${when(cp.created_at)}${cp.writes.length ? ` · ${writesSummary(cp.writes)}` : ""}` }),
+        el("div", { class: "cp-head" }, [
+          ...badges,
+          el("strong", { text: `step ${cp.step}` }),
+          el("span", { class: "muted", text: cp.source }),
+          el("code", { text: short(cp.id) }),
+        ]),
+        el("div", {
+          class: "muted small",
+          text: `parent ${short(cp.parent_id)} · ${when(cp.created_at)}${cp.writes.length ? ` · ${writesSummary(cp.writes)}` : ""}`,
+        }),
         el("div", { class: "cp-actions" }, [
           el("button", { type: "button", class: "view-cp", onclick: guarded(() => loadState(cp.id)) }, ["View state"]),
           el("button", { type: "button", class: "fork-cp", onclick: guarded(() => fork(cp.id)) }, ["Fork from here"]),
@@ -255,7 +287,10 @@ async function fork(checkpointId: string): Promise<void> {
 
 // ---- memory ----
 async function loadMemory(): Promise<void> {
-  const scopes = byId<HTMLInputElement>("scopes").value.split(",").map((s) => s.trim()).filter(Boolean);
+  const scopes = byId<HTMLInputElement>("scopes")
+    .value.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const maxTokens = Number(byId<HTMLInputElement>("max-tokens").value) || 4096;
   const ctx = await api<LoadedContext>("POST", "/v1/memory/context", { scopes, max_tokens: maxTokens });
   const box = byId("memory");
@@ -263,7 +298,9 @@ async function loadMemory(): Promise<void> {
   box.append(el("p", { class: "muted", text: `${ctx.tokens} token(s); dropped ${ctx.dropped.facts} fact(s)${ctx.dropped.turns ? " and older turns" : ""}` }));
   const ol = el("ol", { class: "facts" });
   for (const m of ctx.messages) {
-    ol.append(el("li", { class: m.role === "system" ? "fact" : "turn" }, [el("span", { class: `role role-${m.role}`, text: m.role }), " ", contentText(m.content)]));
+    ol.append(
+      el("li", { class: m.role === "system" ? "fact" : "turn" }, [el("span", { class: `role role-${m.role}`, text: m.role }), " ", contentText(m.content)]),
+    );
   }
   if (ctx.messages.length === 0) ol.append(el("li", { class: "muted", text: "Nothing loaded for these scopes." }));
   box.append(ol);
@@ -284,7 +321,8 @@ async function loadLangGraph(append: boolean): Promise<void> {
   const list = byId("lg-checkpoints");
   if (!append) clear(list);
   for (const t of tuples) list.append(renderCheckpoint(t));
-  if (!append && tuples.length === 0) list.append(el("li", { class: "muted", text: `No LangGraph checkpoints in ${lg.thread}${lg.ns !== undefined ? ` (namespace "${lg.ns}")` : ""}.` }));
+  if (!append && tuples.length === 0)
+    list.append(el("li", { class: "muted", text: `No LangGraph checkpoints in ${lg.thread}${lg.ns !== undefined ? ` (namespace "${lg.ns}")` : ""}.` }));
   lg.before = tuples.at(-1)?.id ?? null;
   byId("more-lg").hidden = tuples.length < LG_PAGE;
   say(`Loaded ${list.querySelectorAll("li.lg-cp").length} LangGraph checkpoint(s) of ${lg.thread}.`);
@@ -295,7 +333,8 @@ function renderCheckpoint(t: LangGraphTuple): HTMLElement {
   const versions = el("dl", { class: "kv" });
   for (const [channel, version] of v.channelVersions) versions.append(el("dt", { text: channel }), el("dd", {}, [el("code", { text: version })]));
   const writes = el("ol", { class: "lg-writes" });
-  for (const w of v.pendingWrites) writes.append(el("li", {}, [el("code", { text: `${w.channel} ← task ${short(w.task)}` }), el("pre", { text: pretty(w.value) })]));
+  for (const w of v.pendingWrites)
+    writes.append(el("li", {}, [el("code", { text: `${w.channel} ← task ${short(w.task)}` }), el("pre", { text: pretty(w.value) })]));
   return el("li", { class: "cp lg-cp", "data-checkpoint": v.id, "data-ns": t.ns }, [
     el("div", { class: "cp-head" }, [
       el("span", { class: "badge", text: v.ns }),
@@ -303,7 +342,10 @@ function renderCheckpoint(t: LangGraphTuple): HTMLElement {
       el("span", { class: "muted", text: v.source }),
       el("code", { class: "lg-id", text: v.id }),
     ]),
-    el("div", { class: "muted small lg-parent", text: `parent ${v.parent ?? "none"}${v.ts ? ` · ${v.ts}` : ""}${v.channels.length ? ` · values stored: ${v.channels.join(", ")}` : ""}` }),
+    el("div", {
+      class: "muted small lg-parent",
+      text: `parent ${v.parent ?? "none"}${v.ts ? ` · ${v.ts}` : ""}${v.channels.length ? ` · values stored: ${v.channels.join(", ")}` : ""}`,
+    }),
     el("details", { class: "lg-versions" }, [el("summary", { text: `channel versions (${v.channelVersions.length})` }), versions]),
     el("details", { class: "lg-pending" }, [el("summary", { text: `pending writes (${v.pendingWrites.length})` }), writes]),
     el("details", { class: "lg-metadata" }, [el("summary", { text: "metadata" }), el("pre", { text: pretty(v.metadata) })]),
@@ -346,13 +388,31 @@ document.addEventListener("DOMContentLoaded", () => {
     forgetKey();
     say("Key forgotten.");
   });
-  byId("refresh").addEventListener("click", guarded(() => loadThreads(false)));
-  byId("more-threads").addEventListener("click", guarded(() => loadThreads(true)));
-  byId("more-history").addEventListener("click", guarded(() => loadHistory(true)));
-  byId("to-head").addEventListener("click", guarded(() => loadState(null)));
+  byId("refresh").addEventListener(
+    "click",
+    guarded(() => loadThreads(false)),
+  );
+  byId("more-threads").addEventListener(
+    "click",
+    guarded(() => loadThreads(true)),
+  );
+  byId("more-history").addEventListener(
+    "click",
+    guarded(() => loadHistory(true)),
+  );
+  byId("to-head").addEventListener(
+    "click",
+    guarded(() => loadState(null)),
+  );
   byId("memory-form").addEventListener("submit", guarded(loadMemory));
-  byId("lg-form").addEventListener("submit", guarded(() => loadLangGraph(false)));
-  byId("more-lg").addEventListener("click", guarded(() => loadLangGraph(true)));
+  byId("lg-form").addEventListener(
+    "submit",
+    guarded(() => loadLangGraph(false)),
+  );
+  byId("more-lg").addEventListener(
+    "click",
+    guarded(() => loadLangGraph(true)),
+  );
   keyChanged();
   if (getKey()) guarded(() => loadThreads(false))();
 });

@@ -46,8 +46,7 @@ export function parseTimestamp(raw: string | undefined): number | null {
   return raw !== undefined && TIMESTAMP.test(raw) ? Number(raw) : null;
 }
 
-export const withinReplayWindow = (timestamp: number, now = Date.now()): boolean =>
-  Math.abs(Math.floor(now / 1000) - timestamp) <= REPLAY_WINDOW_SECONDS;
+export const withinReplayWindow = (timestamp: number, now = Date.now()): boolean => Math.abs(Math.floor(now / 1000) - timestamp) <= REPLAY_WINDOW_SECONDS;
 
 /** The MAC bytes of a `sha256=<64 hex>` header (either hex case), or null for anything else. */
 export function parseSignature(header: string | undefined): Uint8Array<ArrayBuffer> | null {

@@ -32,7 +32,9 @@ function grantsOf(json: string): string[] {
   }
 }
 
-function fromRow<T extends Partial<Row>>(r: T & Pick<Row, "grants" | "rewrite_history">): Omit<T, "grants" | "rewrite_history"> & Pick<Webhook, "scopes" | "rewrite_history"> {
+function fromRow<T extends Partial<Row>>(
+  r: T & Pick<Row, "grants" | "rewrite_history">,
+): Omit<T, "grants" | "rewrite_history"> & Pick<Webhook, "scopes" | "rewrite_history"> {
   const { grants, rewrite_history, ...rest } = r;
   return { ...rest, scopes: grantsOf(grants), rewrite_history: rewrite_history === 1 };
 }
@@ -46,17 +48,31 @@ const PUBLIC_COLUMNS = "id, name, agent_name, thread_from, text_from, callback_u
 export async function insertWebhook(db: D1Database, tenant: string, w: NewWebhook, now = Date.now()): Promise<Webhook> {
   const id = newWebhookId();
   await db
-    .prepare("INSERT INTO webhooks (id, tenant_id, name, agent_name, thread_from, text_from, callback_url, secret, grants, rewrite_history, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    .prepare(
+      "INSERT INTO webhooks (id, tenant_id, name, agent_name, thread_from, text_from, callback_url, secret, grants, rewrite_history, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
     .bind(id, tenant, w.name, w.agent_name, w.thread_from, w.text_from, w.callback_url, w.secret, JSON.stringify(w.scopes), w.rewrite_history ? 1 : 0, now)
     .run();
-  return { id, name: w.name, agent_name: w.agent_name, thread_from: w.thread_from, text_from: w.text_from, callback_url: w.callback_url, scopes: w.scopes, rewrite_history: w.rewrite_history, created_at: now };
+  return {
+    id,
+    name: w.name,
+    agent_name: w.agent_name,
+    thread_from: w.thread_from,
+    text_from: w.text_from,
+    callback_url: w.callback_url,
+    scopes: w.scopes,
+    rewrite_history: w.rewrite_history,
+    created_at: now,
+  };
 }
 
 /** A page of the tenant's hooks in creation order, starting after `after` (the cursor of the last hook seen). */
 export async function listWebhooks(db: D1Database, tenant: string, limit: number, after?: { created_at: number; id: string }): Promise<Webhook[]> {
   const stmt = after
     ? db
-        .prepare(`SELECT ${PUBLIC_COLUMNS} FROM webhooks WHERE tenant_id = ? AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?`)
+        .prepare(
+          `SELECT ${PUBLIC_COLUMNS} FROM webhooks WHERE tenant_id = ? AND (created_at > ? OR (created_at = ? AND id > ?)) ORDER BY created_at, id LIMIT ?`,
+        )
         .bind(tenant, after.created_at, after.created_at, after.id, limit)
     : db.prepare(`SELECT ${PUBLIC_COLUMNS} FROM webhooks WHERE tenant_id = ? ORDER BY created_at, id LIMIT ?`).bind(tenant, limit);
   return (await stmt.all<Omit<Row, "tenant_id" | "secret">>()).results.map(fromRow);
@@ -116,14 +132,27 @@ export async function claimDelivery(
  * signature seen again is a replay: the answer names the delivery it first made,
  * so a captured request resent under a new delivery id runs nothing twice.
  */
-export async function claimSignature(db: D1Database, webhookId: string, signature: string, deliveryId: string, now = Date.now()): Promise<{ first: boolean; deliveryId: string }> {
+export async function claimSignature(
+  db: D1Database,
+  webhookId: string,
+  signature: string,
+  deliveryId: string,
+  now = Date.now(),
+): Promise<{ first: boolean; deliveryId: string }> {
   const [, inserted] = await db.batch([
     // Older than twice the replay window: such a request is refused by its timestamp anyway.
     db.prepare("DELETE FROM webhook_signatures WHERE webhook_id = ? AND created_at < ?").bind(webhookId, now - 10 * 60_000),
-    db.prepare("INSERT INTO webhook_signatures (webhook_id, signature, delivery_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (webhook_id, signature) DO NOTHING").bind(webhookId, signature, deliveryId, now),
+    db
+      .prepare(
+        "INSERT INTO webhook_signatures (webhook_id, signature, delivery_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (webhook_id, signature) DO NOTHING",
+      )
+      .bind(webhookId, signature, deliveryId, now),
   ]);
   if (inserted!.meta.changes === 1) return { first: true, deliveryId };
-  const row = await db.prepare("SELECT delivery_id FROM webhook_signatures WHERE webhook_id = ? AND signature = ?").bind(webhookId, signature).first<{ delivery_id: string }>();
+  const row = await db
+    .prepare("SELECT delivery_id FROM webhook_signatures WHERE webhook_id = ? AND signature = ?")
+    .bind(webhookId, signature)
+    .first<{ delivery_id: string }>();
   return { first: false, deliveryId: row?.delivery_id ?? deliveryId };
 }
 
@@ -133,14 +162,28 @@ export async function releaseSignature(db: D1Database, webhookId: string, signat
 
 /** Undoes a claim whose task could not be enqueued, so the sender's retry is not swallowed. */
 export async function releaseDelivery(db: D1Database, tenant: string, webhookId: string, deliveryId: string): Promise<void> {
-  await db.prepare("DELETE FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND delivery_id = ? AND status = 'accepted'").bind(tenant, webhookId, deliveryId).run();
+  await db
+    .prepare("DELETE FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND delivery_id = ? AND status = 'accepted'")
+    .bind(tenant, webhookId, deliveryId)
+    .run();
 }
 
 export async function getDelivery(db: D1Database, tenant: string, webhookId: string, deliveryId: string): Promise<DeliveryRecord | null> {
-  return db.prepare("SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND delivery_id = ?").bind(tenant, webhookId, deliveryId).first<DeliveryRecord>();
+  return db
+    .prepare("SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND delivery_id = ?")
+    .bind(tenant, webhookId, deliveryId)
+    .first<DeliveryRecord>();
 }
 
-export async function setDeliveryStatus(db: D1Database, tenant: string, webhookId: string, deliveryId: string, status: DeliveryStatus, result: unknown, now = Date.now()): Promise<void> {
+export async function setDeliveryStatus(
+  db: D1Database,
+  tenant: string,
+  webhookId: string,
+  deliveryId: string,
+  status: DeliveryStatus,
+  result: unknown,
+  now = Date.now(),
+): Promise<void> {
   await db
     .prepare("UPDATE webhook_deliveries SET status = ?, result = ?, updated_at = ? WHERE tenant_id = ? AND webhook_id = ? AND delivery_id = ?")
     .bind(status, JSON.stringify(result), now, tenant, webhookId, deliveryId)

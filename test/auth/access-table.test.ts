@@ -46,15 +46,34 @@ beforeAll(async () => {
     member_org: (await createKey(A.tenant, { role: "member", scopes: ["organization:acme"] })).key,
     other_admin: B.adminKey,
   };
-  for (const id of ["a-1", "a-del", "ceo"]) await made(api("/v1/chat/completions", { key: A.adminKey, body: { model: "offline-echo", thread_id: id, messages: [{ role: "user", content: `hello ${id}` }] } }), 200);
+  for (const id of ["a-1", "a-del", "ceo"])
+    await made(
+      api("/v1/chat/completions", { key: A.adminKey, body: { model: "offline-echo", thread_id: id, messages: [{ role: "user", content: `hello ${id}` }] } }),
+      200,
+    );
   firstCheckpoint = (await new ThreadClient(env, A.tenant, "a-1").getHistory({ limit: 1 })).checkpoints[0]!.id;
   await made(api("/v1/memory/facts", { key: A.adminKey, body: { scope: "organization:acme", kind: "note", text: "acme fact" } }));
-  hook = await made(api("/v1/webhooks", { key: A.adminKey, body: { name: "tbl", agent_name: "planner", thread_from: "/t", text_from: "/x", scopes: ["session:a*"] } }));
+  hook = await made(
+    api("/v1/webhooks", { key: A.adminKey, body: { name: "tbl", agent_name: "planner", thread_from: "/t", text_from: "/x", scopes: ["session:a*"] } }),
+  );
 });
 
 /** Everything a call could change: every D1 row (queue bookkeeping aside, which the consumer writes on its own time) and the threads' heads. */
 async function world(): Promise<string> {
-  const tables = ["tenants", "api_keys", "facts", "fact_versions", "threads", "store_items", "langgraph_threads", "usage", "webhooks", "webhook_signatures", "responses", "conversations"];
+  const tables = [
+    "tenants",
+    "api_keys",
+    "facts",
+    "fact_versions",
+    "threads",
+    "store_items",
+    "langgraph_threads",
+    "usage",
+    "webhooks",
+    "webhook_signatures",
+    "responses",
+    "conversations",
+  ];
   const rows = await Promise.all(tables.map(async (t) => (await env.DB.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all()).results));
   const deliveries = (await env.DB.prepare("SELECT webhook_id, delivery_id, tenant_id, thread_id, input FROM webhook_deliveries ORDER BY rowid").all()).results;
   const heads = await Promise.all(
@@ -79,7 +98,8 @@ const adminOnly = (extra: Partial<Record<Who, Outcome>> = {}): Row["expect"] => 
 
 const page = (path: string): [string, Row] => [`GET ${path}`, { call: () => ({ method: "GET", path }), expect: all("allow") }];
 const say = (text: string) => [{ role: "user", content: text }];
-const freshFact = async () => (await made<{ id: string }>(api("/v1/memory/facts", { key: A.adminKey, body: { scope: "organization:acme", kind: "note", text: `f-${uid()}` } }))).id;
+const freshFact = async () =>
+  (await made<{ id: string }>(api("/v1/memory/facts", { key: A.adminKey, body: { scope: "organization:acme", kind: "note", text: `f-${uid()}` } }))).id;
 
 /** A response stored by tenant A's admin on thread a-1 (a conversation is a thread: any thread of the tenant). */
 const freshResponse = async () =>
@@ -140,10 +160,22 @@ const TABLE: Record<string, Row> = Object.fromEntries<Row>([
   ["POST /v1/route", { call: () => ({ method: "POST", path: "/v1/route", body: { model: "auto", messages: say("hi") } }), expect: bearerOnly("allow") }],
   ["GET /v1/usage", { call: () => ({ method: "GET", path: "/v1/usage" }), expect: bearerOnly("allow") }],
 
-  ["POST /v1/admin/tenants", { call: () => ({ method: "POST", path: "/v1/admin/tenants", body: { id: `t-${uid()}` } }), expect: { default: "deny", operator: "allow" } }],
+  [
+    "POST /v1/admin/tenants",
+    { call: () => ({ method: "POST", path: "/v1/admin/tenants", body: { id: `t-${uid()}` } }), expect: { default: "deny", operator: "allow" } },
+  ],
   ["GET /v1/admin/tenants", { call: () => ({ method: "GET", path: "/v1/admin/tenants" }), expect: { default: "deny", operator: "allow" } }],
-  ["POST /v1/admin/tenants/:tenant/keys", { call: () => ({ method: "POST", path: `/v1/admin/tenants/${A.tenant}/keys`, body: { role: "member" } }), expect: { default: "deny", operator: "allow", admin: "allow" } }],
-  ["GET /v1/admin/tenants/:tenant/keys", { call: () => ({ method: "GET", path: `/v1/admin/tenants/${A.tenant}/keys` }), expect: { default: "deny", operator: "allow", admin: "allow" } }],
+  [
+    "POST /v1/admin/tenants/:tenant/keys",
+    {
+      call: () => ({ method: "POST", path: `/v1/admin/tenants/${A.tenant}/keys`, body: { role: "member" } }),
+      expect: { default: "deny", operator: "allow", admin: "allow" },
+    },
+  ],
+  [
+    "GET /v1/admin/tenants/:tenant/keys",
+    { call: () => ({ method: "GET", path: `/v1/admin/tenants/${A.tenant}/keys` }), expect: { default: "deny", operator: "allow", admin: "allow" } },
+  ],
   [
     "DELETE /v1/admin/tenants/:tenant/keys/:id",
     {
@@ -152,17 +184,42 @@ const TABLE: Record<string, Row> = Object.fromEntries<Row>([
     },
   ],
 
-  ["GET /v1/threads", { call: () => ({ method: "GET", path: "/v1/threads?limit=100" }), expect: { default: "allow", operator: "deny", webhook: "deny", other_admin: "own" } }],
+  [
+    "GET /v1/threads",
+    { call: () => ({ method: "GET", path: "/v1/threads?limit=100" }), expect: { default: "allow", operator: "deny", webhook: "deny", other_admin: "own" } },
+  ],
   ["GET /v1/threads/:id/state", { call: () => ({ method: "GET", path: "/v1/threads/a-1/state" }), expect: adminOnly({ member_a: "allow" }) }],
   ["GET /v1/threads/:id/history", { call: () => ({ method: "GET", path: "/v1/threads/a-1/history" }), expect: adminOnly({ member_a: "allow" }) }],
-  ["POST /v1/threads/:id/state", { call: () => ({ method: "POST", path: "/v1/threads/a-1/state", body: { ops: [{ op: "set", channel: "topic", value: uid() }] } }), expect: adminOnly() }],
-  ["POST /v1/threads/:id/fork", { call: () => ({ method: "POST", path: "/v1/threads/a-1/fork", body: { checkpoint_id: firstCheckpoint } }), expect: adminOnly() }],
+  [
+    "POST /v1/threads/:id/state",
+    { call: () => ({ method: "POST", path: "/v1/threads/a-1/state", body: { ops: [{ op: "set", channel: "topic", value: uid() }] } }), expect: adminOnly() },
+  ],
+  [
+    "POST /v1/threads/:id/fork",
+    { call: () => ({ method: "POST", path: "/v1/threads/a-1/fork", body: { checkpoint_id: firstCheckpoint } }), expect: adminOnly() },
+  ],
   ["DELETE /v1/threads/:id", { call: () => ({ method: "DELETE", path: "/v1/threads/a-del" }), expect: adminOnly() }],
-  ["POST /v1/chat/completions", { call: () => ({ method: "POST", path: "/v1/chat/completions", body: { model: "offline-echo", thread_id: "a-1", messages: say("hi") } }), expect: adminOnly({ member_a: "allow" }) }],
+  [
+    "POST /v1/chat/completions",
+    {
+      call: () => ({ method: "POST", path: "/v1/chat/completions", body: { model: "offline-echo", thread_id: "a-1", messages: say("hi") } }),
+      expect: adminOnly({ member_a: "allow" }),
+    },
+  ],
   [
     "POST /v1/invoke",
     {
-      call: () => ({ method: "POST", path: "/v1/invoke", body: { agent_name: "planner", context: { user_name: "x" }, session_id: "a-new", model_override: "offline-echo", content: [{ type: "text", text: "hi" }] } }),
+      call: () => ({
+        method: "POST",
+        path: "/v1/invoke",
+        body: {
+          agent_name: "planner",
+          context: { user_name: "x" },
+          session_id: "a-new",
+          model_override: "offline-echo",
+          content: [{ type: "text", text: "hi" }],
+        },
+      }),
       expect: adminOnly({ member_a: "allow" }),
     },
   ],
@@ -191,34 +248,73 @@ const TABLE: Record<string, Row> = Object.fromEntries<Row>([
     },
   ],
 
-  ["POST /v1/memory/facts", { call: () => ({ method: "POST", path: "/v1/memory/facts", body: { scope: "organization:acme", kind: "note", text: uid() } }), expect: adminOnly({ member_org: "allow" }) }],
+  [
+    "POST /v1/memory/facts",
+    {
+      call: () => ({ method: "POST", path: "/v1/memory/facts", body: { scope: "organization:acme", kind: "note", text: uid() } }),
+      expect: adminOnly({ member_org: "allow" }),
+    },
+  ],
   ["GET /v1/memory/facts", { call: () => ({ method: "GET", path: "/v1/memory/facts?scope=organization:acme" }), expect: adminOnly({ member_org: "allow" }) }],
   // The operator holds only `system`: another tenant's fact is not found (404), as for another tenant's admin.
-  ["DELETE /v1/memory/facts/:id", { call: async () => ({ method: "DELETE", path: `/v1/memory/facts/${await freshFact()}` }), expect: adminOnly({ member_org: "allow", operator: "own" }) }],
+  [
+    "DELETE /v1/memory/facts/:id",
+    { call: async () => ({ method: "DELETE", path: `/v1/memory/facts/${await freshFact()}` }), expect: adminOnly({ member_org: "allow", operator: "own" }) },
+  ],
   [
     "GET /v1/memory/facts/:id/history",
-    { call: async () => ({ method: "GET", path: `/v1/memory/facts/${await freshFact()}/history` }), expect: adminOnly({ member_org: "allow", operator: "own" }) },
+    {
+      call: async () => ({ method: "GET", path: `/v1/memory/facts/${await freshFact()}/history` }),
+      expect: adminOnly({ member_org: "allow", operator: "own" }),
+    },
   ],
-  ["POST /v1/memory/context", { call: () => ({ method: "POST", path: "/v1/memory/context", body: { scopes: ["organization:acme"], max_tokens: 1000 } }), expect: adminOnly({ member_org: "allow" }) }],
+  [
+    "POST /v1/memory/context",
+    {
+      call: () => ({ method: "POST", path: "/v1/memory/context", body: { scopes: ["organization:acme"], max_tokens: 1000 } }),
+      expect: adminOnly({ member_org: "allow" }),
+    },
+  ],
 
-  ["POST /v1/memory/tasks", { call: () => ({ method: "POST", path: "/v1/memory/tasks", body: { op: "remember", scope: "organization:acme", kind: "note", text: uid() } }), expect: adminOnly() }],
+  [
+    "POST /v1/memory/tasks",
+    {
+      call: () => ({ method: "POST", path: "/v1/memory/tasks", body: { op: "remember", scope: "organization:acme", kind: "note", text: uid() } }),
+      expect: adminOnly(),
+    },
+  ],
   ["POST /v1/tasks/summarize", { call: () => ({ method: "POST", path: "/v1/tasks/summarize", body: { thread_id: "a-1" } }), expect: adminOnly() }],
   ["GET /v1/tasks/dead-letters", { call: () => ({ method: "GET", path: "/v1/tasks/dead-letters" }), expect: adminOnly({ operator: "allow" }) }],
   ["GET /v1/tasks/:id", { call: () => ({ method: "GET", path: "/v1/tasks/task_x" }), expect: adminOnly({ operator: "allow" }) }],
 
-  ["POST /v1/webhooks", { call: () => ({ method: "POST", path: "/v1/webhooks", body: { name: "x", agent_name: "planner", thread_from: "/t", text_from: "/x", scopes: ["session:a*"] } }), expect: adminOnly() }],
+  [
+    "POST /v1/webhooks",
+    {
+      call: () => ({
+        method: "POST",
+        path: "/v1/webhooks",
+        body: { name: "x", agent_name: "planner", thread_from: "/t", text_from: "/x", scopes: ["session:a*"] },
+      }),
+      expect: adminOnly(),
+    },
+  ],
   ["GET /v1/webhooks", { call: () => ({ method: "GET", path: "/v1/webhooks" }), expect: adminOnly() }],
   [
     "DELETE /v1/webhooks/:id",
     {
       call: async () => {
-        const h = await made<{ id: string }>(api("/v1/webhooks", { key: A.adminKey, body: { name: "d", agent_name: "planner", thread_from: "/t", text_from: "/x" } }));
+        const h = await made<{ id: string }>(
+          api("/v1/webhooks", { key: A.adminKey, body: { name: "d", agent_name: "planner", thread_from: "/t", text_from: "/x" } }),
+        );
         return { method: "DELETE", path: `/v1/webhooks/${h.id}` };
       },
       expect: adminOnly(),
     },
   ],
-  ["POST /v1/langgraph/threads/:thread_id/batch", { call: () => ({ method: "POST", path: "/v1/langgraph/threads/a-1/batch", body: { ops: [lgPut()] } }), expect: adminOnly({ member_a: "allow" }) }],
+  [
+    "POST /v1/langgraph/threads/:thread_id/batch",
+    { call: () => ({ method: "POST", path: "/v1/langgraph/threads/a-1/batch", body: { ops: [lgPut()] } }), expect: adminOnly({ member_a: "allow" }) },
+  ],
   ["POST /v1/langgraph/threads/:thread_id/get", lgThread("POST", "/v1/langgraph/threads/a-1/get", {})],
   ["POST /v1/langgraph/threads/:thread_id/list", lgThread("POST", "/v1/langgraph/threads/a-1/list", {})],
   ["POST /v1/langgraph/threads/:thread_id/delta-history", lgThread("POST", "/v1/langgraph/threads/a-1/delta-history", { channels: ["messages"] })],
@@ -226,16 +322,40 @@ const TABLE: Record<string, Row> = Object.fromEntries<Row>([
   // (deleting real checkpoints is test/langgraph/checkpointer.test.ts); everyone else is denied.
   ["DELETE /v1/langgraph/threads/:thread_id", lgThread("DELETE", "/v1/langgraph/threads/a-2", undefined, { admin: "own", member_a: "own" })],
   // Across threads: filtered to what the key reaches (an empty list for a key that reaches none).
-  ["POST /v1/langgraph/list", { call: () => ({ method: "POST", path: "/v1/langgraph/list", body: {} }), expect: { default: "allow", operator: "deny", webhook: "deny", other_admin: "own" } }],
+  [
+    "POST /v1/langgraph/list",
+    {
+      call: () => ({ method: "POST", path: "/v1/langgraph/list", body: {} }),
+      expect: { default: "allow", operator: "deny", webhook: "deny", other_admin: "own" },
+    },
+  ],
   ["PUT /v1/langgraph/store/items", lgStore("PUT", "/v1/langgraph/store/items", () => ({ namespace: acmeNs, key: uid(), value: { a: 1 } }))],
   ["GET /v1/langgraph/store/items", lgStore("GET", "/v1/langgraph/store/items?namespace=organization.acme&key=k")],
   ["DELETE /v1/langgraph/store/items", lgStore("DELETE", "/v1/langgraph/store/items", { namespace: acmeNs, key: "k" })],
   // Search is filtered by the key's grants: a key that reaches nothing there gets no items.
-  ["POST /v1/langgraph/store/items/search", lgStore("POST", "/v1/langgraph/store/items/search", { namespace_prefix: acmeNs }, { member_none: "allow", member_a: "allow" })],
-  ["POST /v1/langgraph/store/namespaces", { call: () => ({ method: "POST", path: "/v1/langgraph/store/namespaces", body: {} }), expect: { default: "allow", operator: "deny", webhook: "deny", other_admin: "own" } }],
-  ["POST /v1/langgraph/store/batch", lgStore("POST", "/v1/langgraph/store/batch", () => ({ ops: [{ op: "put", namespace: acmeNs, key: uid(), value: { a: 1 } }] }))],
+  [
+    "POST /v1/langgraph/store/items/search",
+    lgStore("POST", "/v1/langgraph/store/items/search", { namespace_prefix: acmeNs }, { member_none: "allow", member_a: "allow" }),
+  ],
+  [
+    "POST /v1/langgraph/store/namespaces",
+    {
+      call: () => ({ method: "POST", path: "/v1/langgraph/store/namespaces", body: {} }),
+      expect: { default: "allow", operator: "deny", webhook: "deny", other_admin: "own" },
+    },
+  ],
+  [
+    "POST /v1/langgraph/store/batch",
+    lgStore("POST", "/v1/langgraph/store/batch", () => ({ ops: [{ op: "put", namespace: acmeNs, key: uid(), value: { a: 1 } }] })),
+  ],
   // Last: an accepted delivery's turn runs on the queue in the background.
-  ["POST /v1/webhooks/:id", { call: () => ({ method: "POST", path: `/v1/webhooks/${hook.id}`, body: { t: "a-1", x: `hi ${uid()}` }, signed: true }), expect: { default: "deny", webhook: "allow" } }],
+  [
+    "POST /v1/webhooks/:id",
+    {
+      call: () => ({ method: "POST", path: `/v1/webhooks/${hook.id}`, body: { t: "a-1", x: `hi ${uid()}` }, signed: true }),
+      expect: { default: "deny", webhook: "allow" },
+    },
+  ],
 ]);
 
 async function send(who: Who, c: Call): Promise<Response> {
@@ -268,8 +388,14 @@ describe("access table: every registered route × every principal", () => {
     const routes = appRoutes();
     expect(routes.length).toBeGreaterThan(30);
     expect(routes.filter((r) => r.declared === undefined).map(routeKey), "routes without a declared requirement").toEqual([]);
-    expect(routes.map(routeKey).filter((k) => !(k in TABLE)), "routes missing from TABLE").toEqual([]);
-    expect(Object.keys(TABLE).filter((k) => !routes.some((r) => routeKey(r) === k)), "TABLE rows for no route").toEqual([]);
+    expect(
+      routes.map(routeKey).filter((k) => !(k in TABLE)),
+      "routes missing from TABLE",
+    ).toEqual([]);
+    expect(
+      Object.keys(TABLE).filter((k) => !routes.some((r) => routeKey(r) === k)),
+      "TABLE rows for no route",
+    ).toEqual([]);
   });
 
   it("allows exactly what the table says; every denial is coded and changes nothing", async () => {
@@ -299,7 +425,11 @@ describe("access table: every registered route × every principal", () => {
         } else if (expected === "own" && before !== after) wrong.push(`${where}: another tenant changed tenant A`);
       }
     }
-    console.log(JSON.stringify({ access_table: { routes: Object.keys(TABLE).length, principals: PRINCIPALS.length, calls, wrong: wrong.length, denials_allowed: deniedAllowed } }));
+    console.log(
+      JSON.stringify({
+        access_table: { routes: Object.keys(TABLE).length, principals: PRINCIPALS.length, calls, wrong: wrong.length, denials_allowed: deniedAllowed },
+      }),
+    );
     expect(wrong).toEqual([]);
   }, 240_000);
 

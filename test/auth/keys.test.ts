@@ -6,7 +6,13 @@ const code = async (res: Response) => ((await res.json()) as { error: { code: st
 
 describe("bearer auth on /v1", () => {
   it("a missing or malformed Authorization header is 401 BEM-020", async () => {
-    const headerSets: Record<string, string>[] = [{}, { authorization: "" }, { authorization: "Bearer" }, { authorization: "Bearer   " }, { authorization: `Basic ${btoa("a:b")}` }];
+    const headerSets: Record<string, string>[] = [
+      {},
+      { authorization: "" },
+      { authorization: "Bearer" },
+      { authorization: "Bearer   " },
+      { authorization: `Basic ${btoa("a:b")}` },
+    ];
     for (const headers of headerSets) {
       const res = await api("/v1/memory/facts?scope=system", { headers });
       expect(res.status).toBe(401);
@@ -66,14 +72,21 @@ describe("key lifecycle", () => {
     const list = await api(`/v1/admin/tenants/${t.tenant}/keys`, { key: OPERATOR_KEY });
     const text = await list.text();
     expect(list.status).toBe(200);
-    expect(JSON.parse(text).keys.map((k: { id: string }) => k.id).sort()).toEqual([t.adminKeyId, t.memberKeyId].sort());
+    expect(
+      JSON.parse(text)
+        .keys.map((k: { id: string }) => k.id)
+        .sort(),
+    ).toEqual([t.adminKeyId, t.memberKeyId].sort());
     for (const secret of [t.adminKey, t.memberKey, digest]) expect(text).not.toContain(secret);
     expect(text).not.toContain("key_hash");
   });
 
   it("admin keys hold '*'; member keys hold exactly the validated grants", async () => {
     const t = await createTenant();
-    const res = await api(`/v1/admin/tenants/${t.tenant}/keys`, { key: OPERATOR_KEY, body: { role: "member", scopes: ["docset:*", "organization:acme", "team"] } });
+    const res = await api(`/v1/admin/tenants/${t.tenant}/keys`, {
+      key: OPERATOR_KEY,
+      body: { role: "member", scopes: ["docset:*", "organization:acme", "team"] },
+    });
     expect(res.status).toBe(201);
     expect(((await res.json()) as { scopes: string[] }).scopes).toEqual(["docset:*", "organization:acme", "team"]);
     for (const bad of [["Org:acme"], ["organization:a b"], ["system:x"], ["session"], [":x"], ["x:*:*"]]) {
@@ -97,7 +110,10 @@ describe("admin routes", () => {
 
   it("pages the tenant list by id", async () => {
     for (let i = 0; i < 3; i++) await createTenant(`page-${i}`);
-    const first = (await (await api("/v1/admin/tenants?limit=2&after=page-", { key: OPERATOR_KEY })).json()) as { tenants: { id: string }[]; next_after: string | null };
+    const first = (await (await api("/v1/admin/tenants?limit=2&after=page-", { key: OPERATOR_KEY })).json()) as {
+      tenants: { id: string }[];
+      next_after: string | null;
+    };
     expect(first.tenants.map((t) => t.id)).toEqual(["page-0", "page-1"]);
     const second = (await (await api(`/v1/admin/tenants?limit=2&after=${first.next_after}`, { key: OPERATOR_KEY })).json()) as { tenants: { id: string }[] };
     expect(second.tenants[0]?.id).toBe("page-2");

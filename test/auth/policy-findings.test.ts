@@ -26,7 +26,8 @@ async function code(res: Response): Promise<[number, string | undefined]> {
   const body = (await res.json()) as { error?: { code: string } };
   return [res.status, body.error?.code];
 }
-const threadRows = async () => (await env.DB.prepare("SELECT thread_id, updated_at FROM threads WHERE tenant_id = ? ORDER BY thread_id").bind(t.tenant).all()).results;
+const threadRows = async () =>
+  (await env.DB.prepare("SELECT thread_id, updated_at FROM threads WHERE tenant_id = ? ORDER BY thread_id").bind(t.tenant).all()).results;
 
 beforeAll(async () => {
   t = await createTenant();
@@ -44,7 +45,8 @@ beforeAll(async () => {
 
 describe("finding 2: a member reaches thread t iff its grants match session:t", () => {
   it("GET /v1/threads lists only the threads the key may read", async () => {
-    const list = async (key: string) => ((await (await api("/v1/threads?limit=100", { key })).json()) as { threads: { thread_id: string }[] }).threads.map((x) => x.thread_id).sort();
+    const list = async (key: string) =>
+      ((await (await api("/v1/threads?limit=100", { key })).json()) as { threads: { thread_id: string }[] }).threads.map((x) => x.thread_id).sort();
     expect(await list(keys.none)).toEqual([]);
     expect(await list(keys.support)).toEqual(["support-1"]);
     expect(await list(keys.sessions)).toEqual(["ceo", "f4", "support-1"]);
@@ -59,7 +61,14 @@ describe("finding 2: a member reaches thread t iff its grants match session:t", 
       expect(await code(await api("/v1/threads/ceo/history", { key }))).toEqual([403, "BEM-025"]);
       expect(await code(await chat(key, { thread_id: "ceo", messages: say("what did the ceo say?") }))).toEqual([403, "BEM-025"]);
       expect(await code(await chat(key, { messages: say("what did the ceo say?") }, { "x-thread-id": "ceo" }))).toEqual([403, "BEM-025"]);
-      expect(await code(await api("/v1/invoke", { key, body: { agent_name: "planner", context: { user_name: "m" }, session_id: "ceo", content: [{ type: "text", text: "hi" }] } }))).toEqual([403, "BEM-025"]);
+      expect(
+        await code(
+          await api("/v1/invoke", {
+            key,
+            body: { agent_name: "planner", context: { user_name: "m" }, session_id: "ceo", content: [{ type: "text", text: "hi" }] },
+          }),
+        ),
+      ).toEqual([403, "BEM-025"]);
       expect(await code(await api("/v1/memory/context", { key, body: { scopes: ["session:ceo"], max_tokens: 1000 } }))).toEqual([403, "BEM-023"]);
     }
     expect(await snapshot(t.adminKey, "ceo")).toEqual(before);
@@ -73,7 +82,10 @@ describe("finding 2: a member reaches thread t iff its grants match session:t", 
   });
 
   it("a webhook delivery naming a thread outside the hook's grants is 403 BEM-025, nothing stored", async () => {
-    const reg = await api("/v1/webhooks", { key: t.adminKey, body: { name: "h", agent_name: "planner", thread_from: "/t", text_from: "/x", scopes: ["session:support-*"] } });
+    const reg = await api("/v1/webhooks", {
+      key: t.adminKey,
+      body: { name: "h", agent_name: "planner", thread_from: "/t", text_from: "/x", scopes: ["session:support-*"] },
+    });
     expect(reg.status).toBe(201);
     const hook = (await reg.json()) as { id: string; secret: string };
     const before = await snapshot(t.adminKey, "ceo");
@@ -112,7 +124,14 @@ describe("finding 4: rewriting stored history needs the rewrite right on every r
     const first = (before.history as { checkpoints: { id: string }[] }).checkpoints.at(-1)!.id;
     const rows = await threadRows();
     expect(await code(await chat(keys.sessions, { thread_id: "f4", checkpoint_id: first, messages: say("branch") }))).toEqual([403, "BEM-022"]);
-    expect(await code(await api("/v1/invoke", { key: keys.sessions, body: { agent_name: "planner", context: { user_name: "m" }, session_id: "f4", checkpoint_id: first, content: [{ type: "text", text: "branch" }] } }))).toEqual([403, "BEM-022"]);
+    expect(
+      await code(
+        await api("/v1/invoke", {
+          key: keys.sessions,
+          body: { agent_name: "planner", context: { user_name: "m" }, session_id: "f4", checkpoint_id: first, content: [{ type: "text", text: "branch" }] },
+        }),
+      ),
+    ).toEqual([403, "BEM-022"]);
     for (const agent of ["long-chat", "assistant"]) {
       expect(await code(await chat(keys.full, { agent, thread_id: "f4", messages: say("trim me") })), agent).toEqual([403, "BEM-022"]);
     }
@@ -140,11 +159,18 @@ describe("finding 4, behind the declared check: saved writes that remove stored 
     const before = await thread.getHistory({ limit: 10 });
     const member: Principal = { kind: "tenant", tenant: t.tenant, role: "member", keyId: "k", grants: ["session:*"] };
     // Only the fields saveRun reads: the thread, the caller, the route record.
-    const prepared = { thread, input: { principal: member, messages: [] }, reducers: {}, route: { reason: "test", candidates: [], trace: [] } } as unknown as Prepared;
+    const prepared = {
+      thread,
+      input: { principal: member, messages: [] },
+      reducers: {},
+      route: { reason: "test", candidates: [], trace: [] },
+    } as unknown as Prepared;
     const steps = [{ index: 0, toolErrors: [], writes: [{ source: "undeclared", update: { messages: [remove("m1")] } }] }];
     await expect(saveRun(prepared, [], steps, { name: "offline-echo" } as ModelConfig, [])).rejects.toMatchObject({ code: "BEM-022" });
     expect(await thread.getHistory({ limit: 10 })).toEqual(before);
     const admin: Principal = { ...member, role: "admin", grants: ["*"] };
-    await expect(saveRun({ ...prepared, input: { principal: admin, messages: [] } } as Prepared, [], steps, { name: "offline-echo" } as ModelConfig, [])).resolves.toBeTypeOf("string");
+    await expect(
+      saveRun({ ...prepared, input: { principal: admin, messages: [] } } as Prepared, [], steps, { name: "offline-echo" } as ModelConfig, []),
+    ).resolves.toBeTypeOf("string");
   });
 });

@@ -54,7 +54,10 @@ let t: TestTenant;
 beforeAll(async () => {
   t = await createTenant();
   for (const thread of THREADS) {
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "offline-echo", thread_id: thread, messages: [{ role: "user", content: "seed" }] } });
+    const res = await api("/v1/chat/completions", {
+      key: t.adminKey,
+      body: { model: "offline-echo", thread_id: thread, messages: [{ role: "user", content: "seed" }] },
+    });
     expect(res.status).toBe(200);
   }
 });
@@ -66,7 +69,9 @@ describe("policy property: success exactly when the grants allow", () => {
         const p: Principal = { kind: "tenant", tenant: "t", role: "member", keyId: "k", grants };
         const action = r.kind === "facts" || r.kind === "context" ? "read_scope" : "reach_thread";
         const policy = scopesOf(r).every((s) =>
-          action === "reach_thread" ? decide(p, action, { thread: s.slice("session:".length) }).allow : decide(p, action, { scope: MemoryScope.parse(s) }).allow,
+          action === "reach_thread"
+            ? decide(p, action, { thread: s.slice("session:".length) }).allow
+            : decide(p, action, { scope: MemoryScope.parse(s) }).allow,
         );
         expect(policy).toBe(scopesOf(r).every((s) => referenceAllows(grants, s)));
       }),
@@ -78,21 +83,28 @@ describe("policy property: success exactly when the grants allow", () => {
     let allowed = 0;
     let refused = 0;
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(fc.constantFrom(...GRANTS.filter((g) => g !== "*")), { maxLength: 3 }), fc.array(request, { minLength: 1, maxLength: 3 }), async (grants, requests) => {
-        const { key } = await createKey(t.tenant, { role: "member", scopes: grants });
-        for (const r of requests) {
-          const res = await send(key, r);
-          const body = (await res.json()) as { error?: { code: string } };
-          const ok = scopesOf(r).every((s) => referenceAllows(grants, s));
-          if (ok) {
-            expect(res.status, `${JSON.stringify(grants)} ${JSON.stringify(r)} ${JSON.stringify(body)}`).toBeLessThan(300);
-            allowed++;
-          } else {
-            expect([res.status, body.error?.code], `${JSON.stringify(grants)} ${JSON.stringify(r)}`).toEqual([403, r.kind === "state" || r.kind === "chat" ? "BEM-025" : "BEM-023"]);
-            refused++;
+      fc.asyncProperty(
+        fc.uniqueArray(fc.constantFrom(...GRANTS.filter((g) => g !== "*")), { maxLength: 3 }),
+        fc.array(request, { minLength: 1, maxLength: 3 }),
+        async (grants, requests) => {
+          const { key } = await createKey(t.tenant, { role: "member", scopes: grants });
+          for (const r of requests) {
+            const res = await send(key, r);
+            const body = (await res.json()) as { error?: { code: string } };
+            const ok = scopesOf(r).every((s) => referenceAllows(grants, s));
+            if (ok) {
+              expect(res.status, `${JSON.stringify(grants)} ${JSON.stringify(r)} ${JSON.stringify(body)}`).toBeLessThan(300);
+              allowed++;
+            } else {
+              expect([res.status, body.error?.code], `${JSON.stringify(grants)} ${JSON.stringify(r)}`).toEqual([
+                403,
+                r.kind === "state" || r.kind === "chat" ? "BEM-025" : "BEM-023",
+              ]);
+              refused++;
+            }
           }
-        }
-      }),
+        },
+      ),
       { seed: 1102, numRuns: 40 },
     );
     // The generator reaches both sides of the rule.

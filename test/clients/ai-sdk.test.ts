@@ -8,8 +8,7 @@ import { tenantForRuns, wireMessages, wireText } from "../pipeline/helpers";
 const tenant = tenantForRuns();
 
 /** The AI SDK's default OpenAI provider (the Responses API) pointed at the worker. */
-const provider = (key: string) =>
-  createOpenAI({ apiKey: key, baseURL: "http://x/v1", fetch: (url, init) => exports.default.fetch(new Request(url, init)) });
+const provider = (key: string) => createOpenAI({ apiKey: key, baseURL: "http://x/v1", fetch: (url, init) => exports.default.fetch(new Request(url, init)) });
 
 describe("the Vercel AI SDK (`ai` + `@ai-sdk/openai`, default provider = Responses) against the worker", () => {
   it("generateText", async () => {
@@ -40,7 +39,12 @@ describe("the Vercel AI SDK (`ai` + `@ai-sdk/openai`, default provider = Respons
       tools: {
         weather: tool({
           description: "Weather for a city",
-          inputSchema: jsonSchema<{ city: string }>({ type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false }),
+          inputSchema: jsonSchema<{ city: string }>({
+            type: "object",
+            properties: { city: { type: "string" } },
+            required: ["city"],
+            additionalProperties: false,
+          }),
           execute: async ({ city }) => ({ city, sky: "sunny" }),
         }),
       },

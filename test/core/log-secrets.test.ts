@@ -58,7 +58,8 @@ describe("provider keys never reach the logs", () => {
 
   it("an error status whose body echoes the key in another spelling", async () => {
     const t = await createTenant();
-    for (const o of ORIGINS) mockUpstream(o, (req) => new Response(JSON.stringify({ error: { message: echo(req).toUpperCase() + " " + echo(req) } }), { status: 400 }));
+    for (const o of ORIGINS)
+      mockUpstream(o, (req) => new Response(JSON.stringify({ error: { message: echo(req).toUpperCase() + " " + echo(req) } }), { status: 400 }));
     const r = await chat(t.adminKey, "gpt-4o-mini");
     expect(r.status).toBe(502);
     const seen = loggedLines().join("\n");
@@ -84,6 +85,7 @@ describe("redact()", () => {
     expect(redact(text)).toContain("[redacted]");
   });
   it("leaves ordinary text alone", () => {
-    for (const t of ["Model 'gpt-4o' needs the secret OPENAI_API_KEY, which is not set", "task-queue ask-me risk-free", "upstream 503: overloaded"]) expect(redact(t)).toBe(t);
+    for (const t of ["Model 'gpt-4o' needs the secret OPENAI_API_KEY, which is not set", "task-queue ask-me risk-free", "upstream 503: overloaded"])
+      expect(redact(t)).toBe(t);
   });
 });

@@ -19,6 +19,8 @@ describe("describeIssues: the one formatter for zod issues in error messages", (
   });
 
   it("takes a prefix and a suffix per issue", () => {
-    expect(describeIssues(issues({ name: "a", tags: [], n: "x" }), { prefix: "context.", suffix: " (needed by todo_list)" })).toMatch(/^context\.n: .+ \(needed by todo_list\)$/);
+    expect(describeIssues(issues({ name: "a", tags: [], n: "x" }), { prefix: "context.", suffix: " (needed by todo_list)" })).toMatch(
+      /^context\.n: .+ \(needed by todo_list\)$/,
+    );
   });
 });

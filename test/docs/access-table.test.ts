@@ -11,7 +11,9 @@ describe("README access table", () => {
   });
 
   it("has one row per action", () => {
-    const rows = accessSection().split("\n").filter((l) => l.startsWith("| `"));
+    const rows = accessSection()
+      .split("\n")
+      .filter((l) => l.startsWith("| `"));
     expect(rows.map((r) => r.slice(3, r.indexOf("`", 3)))).toEqual(Object.keys(POLICY));
   });
 });

@@ -11,7 +11,9 @@ describe("README error code table", () => {
   });
 
   it("has one row per code, with its status and meaning", () => {
-    const rows = renderErrorTable(catalog).split("\n").filter((l) => l.startsWith("| `BEM-"));
+    const rows = renderErrorTable(catalog)
+      .split("\n")
+      .filter((l) => l.startsWith("| `BEM-"));
     expect(rows).toHaveLength(Object.keys(catalog).length);
     expect(rows).toContain("| `BEM-036` | 404 | Thread not found |");
     const codes = rows.map((r) => r.slice(3, 10));

@@ -22,7 +22,19 @@ type Doc = {
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 // Routes outside the API: plain pages and the document itself. Anything else must be documented.
-const PAGES = new Set(["/", "/health", "/openapi.json", "/docs", "/docs/init.js", "/docs/scalar.js", "/ui", "/ui/", "/ui/inspector.js", "/ui/inspector.css", "/ui/favicon.svg"]);
+const PAGES = new Set([
+  "/",
+  "/health",
+  "/openapi.json",
+  "/docs",
+  "/docs/init.js",
+  "/docs/scalar.js",
+  "/ui",
+  "/ui/",
+  "/ui/inspector.js",
+  "/ui/inspector.css",
+  "/ui/favicon.svg",
+]);
 
 async function fetchDoc(): Promise<Doc> {
   const res = await exports.default.fetch("http://x/openapi.json");
@@ -87,9 +99,18 @@ describe("GET /openapi.json", () => {
     const documented = new Set(operations(doc).map((o) => `${o.method} ${o.path}`));
     const api = [...registered].filter((r) => !PAGES.has(r.slice(r.indexOf(" ") + 1)));
     expect(api.length).toBeGreaterThan(10);
-    expect(api.filter((r) => !documented.has(r)), "registered but undocumented").toEqual([]);
-    expect([...documented].filter((r) => !registered.has(r)), "documented but not registered").toEqual([]);
-    expect(api.filter((r) => !r.includes(" /v1/")), "API routes live under /v1").toEqual([]);
+    expect(
+      api.filter((r) => !documented.has(r)),
+      "registered but undocumented",
+    ).toEqual([]);
+    expect(
+      [...documented].filter((r) => !registered.has(r)),
+      "documented but not registered",
+    ).toEqual([]);
+    expect(
+      api.filter((r) => !r.includes(" /v1/")),
+      "API routes live under /v1",
+    ).toEqual([]);
   });
 
   it("mounts every route file's sub-app", () => {
@@ -102,7 +123,10 @@ describe("GET /openapi.json", () => {
     );
     expect(subApps.length).toBeGreaterThanOrEqual(8);
     for (const sub of subApps) {
-      expect([...sub.routes].filter((r) => !mounted.has(r)), `${sub.name} routes not mounted`).toEqual([]);
+      expect(
+        [...sub.routes].filter((r) => !mounted.has(r)),
+        `${sub.name} routes not mounted`,
+      ).toEqual([]);
     }
   });
 
@@ -111,8 +135,14 @@ describe("GET /openapi.json", () => {
     for (const { path, method, op } of operations(doc)) {
       const where = `${method.toUpperCase()} ${path}`;
       const statuses = Object.keys(op.responses);
-      expect(statuses.some((s) => /^2\d\d$/.test(s)), `${where} has a 2xx`).toBe(true);
-      expect(statuses.some((s) => /^4\d\d$/.test(s)), `${where} has a 4xx`).toBe(true);
+      expect(
+        statuses.some((s) => /^2\d\d$/.test(s)),
+        `${where} has a 2xx`,
+      ).toBe(true);
+      expect(
+        statuses.some((s) => /^4\d\d$/.test(s)),
+        `${where} has a 4xx`,
+      ).toBe(true);
       // A route declared without a bearer key must say so (security: []).
       const need = declaredFor(method, path)?.access;
       expect(need, `${where} declares its access`).toBeDefined();

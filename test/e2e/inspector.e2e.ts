@@ -52,7 +52,22 @@ function startWrangler(port: number, inspectorPort: number): { proc: ChildProces
   // Own process group, so stopping it also stops workerd.
   const proc = spawn(
     WRANGLER,
-    ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--env-file", ENV_FILE, "--persist-to", STATE, "--show-interactive-dev-session=false", "--log-level", "warn"],
+    [
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspectorPort),
+      "--env-file",
+      ENV_FILE,
+      "--persist-to",
+      STATE,
+      "--show-interactive-dev-session=false",
+      "--log-level",
+      "warn",
+    ],
     { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
   );
   proc.stdout?.on("data", (d: Buffer) => (out += d.toString()));
@@ -95,7 +110,15 @@ async function call<T>(base: string, method: string, path: string, key: string, 
   return JSON.parse(text) as T;
 }
 
-type Seeded = { key: string; thread: string; first: string; second: string; fact: string; orgFact: string; graph: { thread: string; id: string; parent: string } };
+type Seeded = {
+  key: string;
+  thread: string;
+  first: string;
+  second: string;
+  fact: string;
+  orgFact: string;
+  graph: { thread: string; id: string; parent: string };
+};
 
 async function seed(base: string): Promise<Seeded> {
   const tenant = `e2e-${Date.now().toString(36)}`;
@@ -105,7 +128,9 @@ async function seed(base: string): Promise<Seeded> {
   const fact = "The customer prefers short answers.";
   await call(base, "POST", "/v1/memory/facts", key, { scope: `session:${thread}`, kind: "style", text: fact });
   // The assistant agent loads organization:acme: the last run's memory report lists this fact.
-  const orgFact = (await call<{ id: string }>(base, "POST", "/v1/memory/facts", key, { scope: "organization:acme", kind: "shipping", text: "Orders ship from Lisbon." })).id;
+  const orgFact = (
+    await call<{ id: string }>(base, "POST", "/v1/memory/facts", key, { scope: "organization:acme", kind: "shipping", text: "Orders ship from Lisbon." })
+  ).id;
   const turn = (text: string) =>
     call<{ checkpoint_id: string }>(base, "POST", "/v1/invoke", key, { agent_name: "assistant", session_id: thread, content: [{ type: "text", text }] });
   const first = (await turn("Hello, my order <b>#42</b> is late")).checkpoint_id;
@@ -246,7 +271,16 @@ async function main(): Promise<void> {
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking", "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--no-sandbox",
+        "--headless",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
       viewport: { width: 1280, height: 900 },
     });
     const page = context.pages()[0] ?? (await context.newPage());
@@ -275,10 +309,16 @@ async function main(): Promise<void> {
     check(problems.length === 0, `the page reported problems:\n${problems.join("\n")}`);
 
     const history = await call<{ checkpoints: { id: string; parent_id: string | null; is_head: boolean; source: string }[] }>(
-      base, "GET", `/v1/threads/${seeded.thread}/history`, seeded.key,
+      base,
+      "GET",
+      `/v1/threads/${seeded.thread}/history`,
+      seeded.key,
     );
     const head = history.checkpoints.find((c) => c.is_head);
-    check(history.checkpoints.length === 3 && head?.parent_id === seeded.first && head.source === "fork", "the API agrees: a fork of the first checkpoint is the head");
+    check(
+      history.checkpoints.length === 3 && head?.parent_id === seeded.first && head.source === "fork",
+      "the API agrees: a fork of the first checkpoint is the head",
+    );
     console.log(`inspector e2e passed in ${((Date.now() - started) / 1000).toFixed(1)} s; screenshot: ${SCREENSHOT}`);
   } finally {
     await context?.close().catch(() => undefined);
@@ -288,6 +328,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.stack ?? e.message : e);
+  console.error(e instanceof Error ? (e.stack ?? e.message) : e);
   process.exitCode = 1;
 });

@@ -15,7 +15,10 @@ describe("CORS for browser apps (CORS_ORIGINS=https://app.example.com in tests)"
   });
 
   it("gives other origins no CORS headers, and still requires a key", async () => {
-    const pre = await exports.default.fetch("http://x/v1/models", { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "GET" } });
+    const pre = await exports.default.fetch("http://x/v1/models", {
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example", "access-control-request-method": "GET" },
+    });
     expect(pre.headers.get("access-control-allow-origin")).toBeNull();
     const t = await createTenant();
     const ok = await exports.default.fetch("http://x/v1/models", { headers: { origin: "https://app.example.com", authorization: `Bearer ${t.memberKey}` } });

@@ -33,8 +33,14 @@ describe("Idempotency-Key", () => {
     const thread = uniqueThread();
     const client = openaiClient(tenant().adminKey);
     const k = key();
-    const a = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }, { headers: { "Idempotency-Key": k, "X-Thread-Id": thread } });
-    const b = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }, { headers: { "Idempotency-Key": k, "X-Thread-Id": thread } });
+    const a = await client.chat.completions.create(
+      { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
+      { headers: { "Idempotency-Key": k, "X-Thread-Id": thread } },
+    );
+    const b = await client.chat.completions.create(
+      { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
+      { headers: { "Idempotency-Key": k, "X-Thread-Id": thread } },
+    );
     expect(b.id).toBe(a.id);
     expect(fake.calls).toHaveLength(1);
   });

@@ -22,7 +22,11 @@ describe("EdgeweaveSaver over the Worker", () => {
     const counter = { calls: 0, paths: [] as string[] };
     const State = Annotation.Root({ n: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }) });
     const build = (node: () => Promise<{ n: number }> | { n: number }) =>
-      new StateGraph(State).addNode("inc", node).addEdge(START, "inc").addEdge("inc", END).compile({ checkpointer: saverFor(t.adminKey, counter) });
+      new StateGraph(State)
+        .addNode("inc", node)
+        .addEdge(START, "inc")
+        .addEdge("inc", END)
+        .compile({ checkpointer: saverFor(t.adminKey, counter) });
     const fast = build(() => ({ n: 1 }));
     const slow = build(async () => (await new Promise((r) => setTimeout(r, 30)), { n: 1 }));
     const calls: number[] = [];
@@ -45,7 +49,11 @@ describe("EdgeweaveSaver over the Worker", () => {
     const t = await createTenant();
     const member = await createKey(t.tenant, { role: "member", scopes: ["session:allowed"] });
     const State = Annotation.Root({ n: Annotation<number>() });
-    const graph = new StateGraph(State).addNode("set", () => ({ n: 1 })).addEdge(START, "set").addEdge("set", END).compile({ checkpointer: saverFor(member.key) });
+    const graph = new StateGraph(State)
+      .addNode("set", () => ({ n: 1 }))
+      .addEdge(START, "set")
+      .addEdge("set", END)
+      .compile({ checkpointer: saverFor(member.key) });
     await expect(graph.invoke({ n: 0 }, { configurable: { thread_id: "other" } })).rejects.toMatchObject({ code: "BEM-023" });
     expect((await graph.invoke({ n: 0 }, { configurable: { thread_id: "allowed" } })).n).toBe(1);
   });
@@ -123,7 +131,14 @@ describe("EdgeweaveSaver over the Worker", () => {
     expect(await codeOf(post("/threads/bad id!/get", {}))).toEqual([400, "BEM-030"]);
     expect(await codeOf(post("/threads/ok/get", {}, OPERATOR_KEY))).toEqual([403, "BEM-022"]);
     expect(await codeOf(post("/threads/ok/batch", { ops: [] }))).toEqual([400, "BEM-011"]);
-    const badValue = { op: "writes", ns: "", checkpoint_id: "c", task_id: "t", task_path: "", writes: [{ channel: "a", idx: 0, value: { t: "json", b: "not base64!" } }] };
+    const badValue = {
+      op: "writes",
+      ns: "",
+      checkpoint_id: "c",
+      task_id: "t",
+      task_path: "",
+      writes: [{ channel: "a", idx: 0, value: { t: "json", b: "not base64!" } }],
+    };
     expect(await codeOf(post("/threads/ok/batch", { ops: [badValue] }))).toEqual([400, "BEM-011"]);
   });
 });

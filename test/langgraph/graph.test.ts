@@ -58,7 +58,8 @@ async function scenario(checkpointer: BaseCheckpointSaver, store: BaseStore) {
   const forkConfig = await graph.updateState(pausedSnap[0]!.config, { topic: "forks" });
   const forked = await graph.invoke(new Command({ resume: "no" }), forkConfig);
   const subgraphNamespaces = new Set<string>();
-  for await (const t of checkpointer.list({ configurable: { thread_id: "g-1" } })) subgraphNamespaces.add(String(t.config.configurable?.checkpoint_ns).split(":")[0]!);
+  for await (const t of checkpointer.list({ configurable: { thread_id: "g-1" } }))
+    subgraphNamespaces.add(String(t.config.configurable?.checkpoint_ns).split(":")[0]!);
   const head = await graph.getState(config);
   return {
     firstInterrupt: (first as { __interrupt__?: { value: unknown }[] }).__interrupt__?.[0]?.value,
@@ -82,10 +83,17 @@ describe("a real StateGraph on EdgeweaveSaver + EdgeweaveStore", () => {
     // And the scenario really did what it says.
     expect(ours.firstInterrupt).toEqual({ question: "publish?" });
     expect(ours.pausedNext).toEqual(["approve"]);
-    expect(ours.resumed).toEqual({ log: ["draft about edges", "human said yes", "remembered (1 notes)"], approved: true, findings: ["searched edges", "summarized"] });
+    expect(ours.resumed).toEqual({
+      log: ["draft about edges", "human said yes", "remembered (1 notes)"],
+      approved: true,
+      findings: ["searched edges", "summarized"],
+    });
     expect(ours.forked).toEqual({ log: ["draft about edges", "human said no", "remembered (2 notes)"], approved: false, topic: "forks" });
     expect(ours.headTopic).toBe("forks");
     expect(ours.namespaces).toEqual(["", "research"]);
-    expect(ours.notes).toEqual([["note-edges", { topic: "edges", approved: true }], ["note-forks", { topic: "forks", approved: false }]]);
+    expect(ours.notes).toEqual([
+      ["note-edges", { topic: "edges", approved: true }],
+      ["note-forks", { topic: "forks", approved: false }],
+    ]);
   });
 });

@@ -27,7 +27,12 @@ describe("EdgeweaveStore over tenant-scoped D1 items", () => {
     const t = await createTenant();
     const store = storeFor(t.adminKey);
     const ns = ["docset", "d1"];
-    for (const [key, score, color] of [["a", 1, "red"], ["b", 3, "blue"], ["c", 5, "red"], ["d", 7, "green"]] as const) {
+    for (const [key, score, color] of [
+      ["a", 1, "red"],
+      ["b", 3, "blue"],
+      ["c", 5, "red"],
+      ["d", 7, "green"],
+    ] as const) {
       await store.put(ns, key, { score, color, meta: { tier: score > 4 ? "high" : "low" }, done: score === 3 });
     }
     await store.put(["docset", "d1", "deeper"], "e", { score: 9, color: "red" });
@@ -54,12 +59,25 @@ describe("EdgeweaveStore over tenant-scoped D1 items", () => {
   it("listNamespaces: prefix, suffix with wildcards, maxDepth", async () => {
     const t = await createTenant();
     const store = storeFor(t.adminKey);
-    for (const ns of [["organization", "acme"], ["organization", "acme", "notes"], ["organization", "beta", "notes"], ["docset", "d1"]]) {
+    for (const ns of [
+      ["organization", "acme"],
+      ["organization", "acme", "notes"],
+      ["organization", "beta", "notes"],
+      ["docset", "d1"],
+    ]) {
       await store.put(ns, "k", { x: 1 });
     }
-    expect(await store.listNamespaces()).toEqual([["docset", "d1"], ["organization", "acme"], ["organization", "acme", "notes"], ["organization", "beta", "notes"]]);
+    expect(await store.listNamespaces()).toEqual([
+      ["docset", "d1"],
+      ["organization", "acme"],
+      ["organization", "acme", "notes"],
+      ["organization", "beta", "notes"],
+    ]);
     expect(await store.listNamespaces({ prefix: ["organization"] })).toHaveLength(3);
-    expect(await store.listNamespaces({ suffix: ["notes"] })).toEqual([["organization", "acme", "notes"], ["organization", "beta", "notes"]]);
+    expect(await store.listNamespaces({ suffix: ["notes"] })).toEqual([
+      ["organization", "acme", "notes"],
+      ["organization", "beta", "notes"],
+    ]);
     expect(await store.listNamespaces({ prefix: ["organization", "*", "notes"] })).toHaveLength(2);
     expect(await store.listNamespaces({ maxDepth: 1 })).toEqual([["docset"], ["organization"]]);
     expect(await store.listNamespaces({ limit: 1, offset: 1 })).toEqual([["organization", "acme"]]);
@@ -79,7 +97,10 @@ describe("EdgeweaveStore over tenant-scoped D1 items", () => {
     await expect(store.delete(["organization", "other"], "o")).rejects.toMatchObject({ code: "BEM-023" });
     expect((await store.search(["organization"])).map((i) => i.key)).toEqual(["a"]);
     expect((await store.search([])).map((i) => i.key).sort()).toEqual(["a", "d"]);
-    expect(await store.listNamespaces()).toEqual([["docset", "d1", "sub"], ["organization", "acme"]]);
+    expect(await store.listNamespaces()).toEqual([
+      ["docset", "d1", "sub"],
+      ["organization", "acme"],
+    ]);
     expect((await admin.get(["organization", "other"], "o"))?.value).toEqual({ v: 1 });
   });
 
@@ -119,7 +140,10 @@ describe("EdgeweaveStore over tenant-scoped D1 items", () => {
     expect(await client.store.getItem(["organization", "acme"], "missing")).toBeNull();
     const found = await client.store.searchItems(["organization", "acme"], { filter: { n: { $gt: 3 } } });
     expect(found.items.map((i) => i.key)).toEqual(["n1"]);
-    expect((await client.store.listNamespaces({ prefix: ["organization"] })).namespaces).toEqual([["organization", "acme"], ["organization", "acme", "notes"]]);
+    expect((await client.store.listNamespaces({ prefix: ["organization"] })).namespaces).toEqual([
+      ["organization", "acme"],
+      ["organization", "acme", "notes"],
+    ]);
     await client.store.deleteItem(["organization", "acme"], "style");
     expect(await client.store.getItem(["organization", "acme"], "style")).toBeNull();
     // The same items through EdgeweaveStore: one backend.

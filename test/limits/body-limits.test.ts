@@ -39,7 +39,9 @@ async function expectCode(res: Response, status: number, code: string) {
 /** Rows a rejected request could have written for the tenant. */
 async function footprint(): Promise<number[]> {
   const tables = ["facts", "api_keys", "webhooks", "threads", "usage"];
-  return Promise.all(tables.map(async (tb) => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${tb} WHERE tenant_id = ?`).bind(t.tenant).first<{ n: number }>())!.n));
+  return Promise.all(
+    tables.map(async (tb) => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${tb} WHERE tenant_id = ?`).bind(t.tenant).first<{ n: number }>())!.n),
+  );
 }
 
 const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
@@ -83,7 +85,10 @@ describe("limits on every route group, before parsing; nothing stored", () => {
   });
 
   it("a valid body with a JSON media type variant is accepted", async () => {
-    const res = await send("/v1/memory/facts", { body: JSON.stringify({ scope: "organization:lim", kind: "note", text: "ok" }), contentType: "application/json; charset=utf-8" });
+    const res = await send("/v1/memory/facts", {
+      body: JSON.stringify({ scope: "organization:lim", kind: "note", text: "ok" }),
+      contentType: "application/json; charset=utf-8",
+    });
     expect(res.status).toBe(201);
   });
 
@@ -111,7 +116,9 @@ describe("JSON guard (pure)", () => {
   const realDepth = (v: unknown): number =>
     typeof v === "object" && v !== null ? 1 + Math.max(0, ...(Array.isArray(v) ? v : Object.values(v)).map(realDepth)) : 0;
   const realItems = (v: unknown): number =>
-    typeof v === "object" && v !== null ? (Array.isArray(v) ? v : Object.values(v)).reduce((n: number, c) => n + realItems(c), Array.isArray(v) ? v.length : Object.keys(v).length) : 0;
+    typeof v === "object" && v !== null
+      ? (Array.isArray(v) ? v : Object.values(v)).reduce((n: number, c) => n + realItems(c), Array.isArray(v) ? v.length : Object.keys(v).length)
+      : 0;
 
   it("depth counted on the text equals the parsed value's depth (brackets inside strings ignored)", () => {
     fc.assert(
@@ -127,13 +134,20 @@ describe("JSON guard (pure)", () => {
 
   it("every input gets a value or a coded 400, never anything else", () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.json(), fc.string().map((s) => nested(40) + s)), (text) => {
-        try {
-          parseGuardedJson(text);
-        } catch (e) {
-          expect(isAppError(e) && ["BEM-010", "BEM-014"].includes(e.code)).toBe(true);
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.json(),
+          fc.string().map((s) => nested(40) + s),
+        ),
+        (text) => {
+          try {
+            parseGuardedJson(text);
+          } catch (e) {
+            expect(isAppError(e) && ["BEM-010", "BEM-014"].includes(e.code)).toBe(true);
+          }
+        },
+      ),
       { seed: 5, numRuns: 500 },
     );
   });

@@ -30,7 +30,13 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
     const c = await mcpClient(t.adminKey);
     const { tools } = await c.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual(["forget", "get_thread", "recall", "remember", "search_threads"]);
-    expect(Object.keys((tools.find((x) => x.name === "remember")!.inputSchema as { properties: object }).properties).sort()).toEqual(["key", "kind", "scope", "text", "ttl_seconds"]);
+    expect(Object.keys((tools.find((x) => x.name === "remember")!.inputSchema as { properties: object }).properties).sort()).toEqual([
+      "key",
+      "kind",
+      "scope",
+      "text",
+      "ttl_seconds",
+    ]);
 
     const saved = await callJson(c, "remember", { scope: "organization:acme", kind: "preference", key: "editor", text: "The user edits in Neovim." });
     expect(saved.json).toMatchObject({ scope: "organization:acme", key: "editor", replaced: false });
@@ -50,7 +56,10 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
   it("search_threads and get_thread read the tenant's threads within the key's grants", async () => {
     const t = tenant();
     const thread = uniqueThread("mcp");
-    await api("/v1/chat/completions", { key: t.adminKey, body: { model: "auto", thread_id: thread, messages: [{ role: "user", content: "Hello from a thread" }] } });
+    await api("/v1/chat/completions", {
+      key: t.adminKey,
+      body: { model: "auto", thread_id: thread, messages: [{ role: "user", content: "Hello from a thread" }] },
+    });
     const admin = await mcpClient(t.adminKey);
     const listed = await callJson(admin, "search_threads", { query: thread });
     expect(listed.json!.threads).toEqual([expect.objectContaining({ thread_id: thread })]);
@@ -100,7 +109,11 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
     const none = await exports.default.fetch("http://x/mcp", { method: "POST", headers, body: JSON.stringify(body) });
     expect(none.status).toBe(401);
     expect(((await none.json()) as { error: { code: string } }).error.code).toBe("BEM-020");
-    const bad = await exports.default.fetch("http://x/mcp", { method: "POST", headers: { ...headers, authorization: "Bearer nope" }, body: JSON.stringify(body) });
+    const bad = await exports.default.fetch("http://x/mcp", {
+      method: "POST",
+      headers: { ...headers, authorization: "Bearer nope" },
+      body: JSON.stringify(body),
+    });
     expect(bad.status).toBe(401);
     await expect(mcpClient("wrong-key")).rejects.toThrow();
   });

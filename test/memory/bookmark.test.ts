@@ -32,7 +32,10 @@ describe("facts bookmarks", () => {
     expect(reply).toContain("Answer in haiku.");
 
     const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(t.tenant, thread)));
-    const kept = await runInDurableObject(stub, (_o, state) => state.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'facts_bookmark'`).toArray()[0]?.value);
+    const kept = await runInDurableObject(
+      stub,
+      (_o, state) => state.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'facts_bookmark'`).toArray()[0]?.value,
+    );
     expect(kept).toBeDefined();
     expect(kept! >= bookmark!).toBe(true);
 
@@ -45,7 +48,11 @@ describe("facts bookmarks", () => {
   it("a malformed bookmark is a coded 400 before anything runs", async () => {
     const t = await createTenant();
     const thread = uniqueThread("bm");
-    const res = await api("/v1/chat/completions", { key: t.adminKey, headers: { [H]: "not a bookmark; drop table" }, body: { model: "auto", thread_id: thread, messages: [{ role: "user", content: "hi" }] } });
+    const res = await api("/v1/chat/completions", {
+      key: t.adminKey,
+      headers: { [H]: "not a bookmark; drop table" },
+      body: { model: "auto", thread_id: thread, messages: [{ role: "user", content: "hi" }] },
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-160");
     const state = await api(`/v1/threads/${thread}/state`, { key: t.adminKey });

@@ -78,7 +78,8 @@ describe("memory on real D1 and the thread Durable Object", () => {
     const tenant = `t-${uid()}`;
     const thread = `th-${uid()}`;
     const m = memoryFor(env, tenant);
-    for (let i = 0; i < 6; i++) await m.saveTurn(MemoryScope.session(thread), { id: `m${i}`, role: "user", content: `turn ${i} ${"x".repeat(40)}`, created_at: i });
+    for (let i = 0; i < 6; i++)
+      await m.saveTurn(MemoryScope.session(thread), { id: `m${i}`, role: "user", content: `turn ${i} ${"x".repeat(40)}`, created_at: i });
     const per = estimateTokens({ role: "user", content: `turn 0 ${"x".repeat(40)}` });
     const ctx = await m.loadContext([MemoryScope.session(thread)], per * 2 + 1);
     expect(ctx.messages.map((x) => x.id)).toEqual(["m4", "m5"]);
@@ -106,7 +107,12 @@ describe("memory on real D1 and the thread Durable Object", () => {
     expect(full.dropped.facts).toBe(0);
 
     const part = await m.loadContext([org], each * 37 * 2 + 1);
-    expect(part.messages.map((x) => x.content)).toEqual(texts.slice(13).reverse().map((t) => `[rule organization:acme] ${JSON.stringify(t)}`));
+    expect(part.messages.map((x) => x.content)).toEqual(
+      texts
+        .slice(13)
+        .reverse()
+        .map((t) => `[rule organization:acme] ${JSON.stringify(t)}`),
+    );
     expect(part.dropped.facts).toBe(13);
     expect(new Set(part.facts.filter((f) => f.loaded).map((f) => f.reason))).toEqual(new Set(["recent"]));
 

@@ -30,7 +30,9 @@ describe("POST/GET/DELETE /v1/memory/facts", () => {
     }
     const p1 = (await (await api("/v1/memory/facts?scope=organization:acme&limit=3", { key: t.adminKey })).json()) as { facts: FactOut[]; next_cursor: string };
     expect(p1.facts.map((f) => f.text)).toEqual(["rule 0", "rule 1", "rule 2"]);
-    const p2 = (await (await api(`/v1/memory/facts?scope=organization:acme&limit=3&cursor=${encodeURIComponent(p1.next_cursor)}`, { key: t.adminKey })).json()) as { facts: FactOut[]; next_cursor: string | null };
+    const p2 = (await (
+      await api(`/v1/memory/facts?scope=organization:acme&limit=3&cursor=${encodeURIComponent(p1.next_cursor)}`, { key: t.adminKey })
+    ).json()) as { facts: FactOut[]; next_cursor: string | null };
     expect(p2.facts.map((f) => f.text)).toEqual(["rule 3", "rule 4"]);
     expect(p2.next_cursor).toBeNull();
 
@@ -104,7 +106,9 @@ describe("grants", () => {
 
   it("members may not delete facts outside their grants", async () => {
     const t = await createTenant({ memberScopes: ["docset:*"] });
-    const made = (await (await api("/v1/memory/facts", { key: t.adminKey, body: { scope: "organization:acme", kind: "k", text: "admin's" } })).json()) as FactOut;
+    const made = (await (
+      await api("/v1/memory/facts", { key: t.adminKey, body: { scope: "organization:acme", kind: "k", text: "admin's" } })
+    ).json()) as FactOut;
     const res = await api(`/v1/memory/facts/${made.id}`, { method: "DELETE", key: t.memberKey });
     expect(res.status).toBe(403);
     expect(await countFacts(t.tenant)).toBe(1);
@@ -157,12 +161,22 @@ describe("hostile and odd input", () => {
 
   it("bad list and context parameters are coded 400s", async () => {
     const t = await createTenant();
-    for (const path of ["/v1/memory/facts", "/v1/memory/facts?scope=BAD", "/v1/memory/facts?scope=system&limit=0", "/v1/memory/facts?scope=system&cursor=nope"]) {
+    for (const path of [
+      "/v1/memory/facts",
+      "/v1/memory/facts?scope=BAD",
+      "/v1/memory/facts?scope=system&limit=0",
+      "/v1/memory/facts?scope=system&cursor=nope",
+    ]) {
       const res = await api(path, { key: t.adminKey });
       expect(res.status, path).toBe(400);
       expect(((await res.json()) as Err).error.code).toMatch(/^BEM-0(11|60)$/);
     }
-    for (const body of [{ scopes: [], max_tokens: 10 }, { scopes: ["system"], max_tokens: 0 }, { scopes: ["system:x"], max_tokens: 10 }, { scopes: ["session"], max_tokens: 10 }]) {
+    for (const body of [
+      { scopes: [], max_tokens: 10 },
+      { scopes: ["system"], max_tokens: 0 },
+      { scopes: ["system:x"], max_tokens: 10 },
+      { scopes: ["session"], max_tokens: 10 },
+    ]) {
       const res = await api("/v1/memory/context", { key: t.adminKey, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }

@@ -7,14 +7,29 @@ import { MemoryScope } from "../../src/memory/scope";
 import { api, createTenant } from "../support/tenants";
 
 type Err = { error: { code: string; message: string } };
-type FactOut = { id: string; scope: string; kind: string; text: string; key: string | null; expires_at: number | null; version: number; replaced?: boolean; score?: number };
+type FactOut = {
+  id: string;
+  scope: string;
+  kind: string;
+  text: string;
+  key: string | null;
+  expires_at: number | null;
+  version: number;
+  replaced?: boolean;
+  score?: number;
+};
 const uid = () => crypto.randomUUID().slice(0, 8);
 const remember = (key: string, body: Record<string, unknown>) => api("/v1/memory/facts", { key, body });
 const list = async (key: string, query: string) => {
   const res = await api(`/v1/memory/facts?${query}`, { key });
   return { status: res.status, body: (await res.json()) as { facts: FactOut[] } & Err };
 };
-const rows = async (sql: string, ...args: unknown[]) => (await env.DB.prepare(sql).bind(...args).all<Record<string, unknown>>()).results;
+const rows = async (sql: string, ...args: unknown[]) =>
+  (
+    await env.DB.prepare(sql)
+      .bind(...args)
+      .all<Record<string, unknown>>()
+  ).results;
 
 describe("keyed facts", () => {
   it("remembering with an existing key replaces the text in place; the old text is in the history", async () => {
@@ -96,10 +111,14 @@ describe("expiry", () => {
     expect((await list(t.adminKey, `scope=${scope}`)).body.facts.map((f) => f.text)).toEqual(["Permanent: the user prefers email.", "Valid for an hour."]);
     expect((await list(t.adminKey, `scope=${scope}&q=discount`)).body.facts).toEqual([]);
     expect((await api(`/v1/memory/facts/${gone.id}/history`, { key: t.adminKey })).status).toBe(404);
-    const ctx = (await (await api("/v1/memory/context", { key: t.adminKey, body: { scopes: [scope.toString()], max_tokens: 4000 } })).json()) as { messages: { content: string }[] };
+    const ctx = (await (await api("/v1/memory/context", { key: t.adminKey, body: { scopes: [scope.toString()], max_tokens: 4000 } })).json()) as {
+      messages: { content: string }[];
+    };
     expect(ctx.messages.map((m) => m.content).join("\n")).not.toContain("SAVE");
     // A tight budget takes the ranked path, which must skip expired facts too.
-    const tight = (await (await api("/v1/memory/context", { key: t.adminKey, body: { scopes: [scope.toString()], max_tokens: 30, query: "discount code" } })).json()) as {
+    const tight = (await (
+      await api("/v1/memory/context", { key: t.adminKey, body: { scopes: [scope.toString()], max_tokens: 30, query: "discount code" } })
+    ).json()) as {
       messages: { content: string }[];
       dropped: { facts: number };
     };
@@ -131,7 +150,10 @@ describe("GET /v1/memory/facts filters", () => {
     ]) {
       expect((await remember(t.adminKey, { scope, kind, text })).status).toBe(201);
     }
-    expect((await list(t.adminKey, `scope=${scope}&kind=policy`)).body.facts.map((f) => f.text)).toEqual(["Refunds within 30 days of purchase.", "Refunds need a receipt."]);
+    expect((await list(t.adminKey, `scope=${scope}&kind=policy`)).body.facts.map((f) => f.text)).toEqual([
+      "Refunds within 30 days of purchase.",
+      "Refunds need a receipt.",
+    ]);
     const hits = (await list(t.adminKey, `scope=${scope}&q=${encodeURIComponent("receipt for refunds?")}`)).body.facts;
     expect(hits[0]!.text).toBe("Refunds need a receipt.");
     expect(hits.map((f) => f.text)).toHaveLength(2);
@@ -180,6 +202,8 @@ describe("tenant isolation and grants on the new routes", () => {
     expect(qM.body.error.code).toBe("BEM-023");
     const wM = await remember(a.memberKey, { scope, kind: "secret", key: "k", text: "member overwrite" });
     expect(wM.status).toBe(403);
-    expect((await api(`/v1/memory/facts/${mine.id}/history`, { key: a.adminKey }).then((r) => r.json()) as { fact: FactOut }).fact.text).toBe("Tenant A launch codeword is HERON.");
+    expect(((await api(`/v1/memory/facts/${mine.id}/history`, { key: a.adminKey }).then((r) => r.json())) as { fact: FactOut }).fact.text).toBe(
+      "Tenant A launch codeword is HERON.",
+    );
   });
 });

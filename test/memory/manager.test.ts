@@ -148,7 +148,13 @@ describe("MemoryManager over the in-memory backend", () => {
   it("loads never exceed the budget, keep all facts that fit before any turn, and keep a newest contiguous run of turns (property)", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.tuple(fc.constantFrom("system", "organization:acme", "session:s1"), fc.string({ maxLength: 80 }).filter((t) => t.trim() !== "")), { maxLength: 12 }),
+        fc.array(
+          fc.tuple(
+            fc.constantFrom("system", "organization:acme", "session:s1"),
+            fc.string({ maxLength: 80 }).filter((t) => t.trim() !== ""),
+          ),
+          { maxLength: 12 },
+        ),
         fc.array(fc.string({ maxLength: 200 }), { maxLength: 30 }),
         fc.integer({ min: 0, max: 600 }),
         async (facts, turns, budget) => {

@@ -23,7 +23,8 @@ async function seed(tenantId: string, scope: MemoryScope, facts: [kind: string, 
   return out;
 }
 
-const filler = (n: number) => Array.from({ length: n }, (_, i): [string, string] => ["note", `Routine status update number ${i} about the weekly office plants watering.`]);
+const filler = (n: number) =>
+  Array.from({ length: n }, (_, i): [string, string] => ["note", `Routine status update number ${i} about the weekly office plants watering.`]);
 
 describe("relevance-ranked loading", () => {
   it("the relevant fact wins a tight budget over newer irrelevant ones; then the newest; the rest counted", async () => {
@@ -39,7 +40,10 @@ describe("relevance-ranked loading", () => {
     const loaded = ranked.facts.filter((f) => f.loaded);
     expect(loaded.slice(1).map((f) => f.reason)).toEqual(Array(loaded.length - 1).fill("recent"));
     expect(ranked.messages.slice(1).map((m) => m.content)).toEqual(
-      filler(40).slice(40 - (loaded.length - 1)).reverse().map(([, t]) => `[note ${scope}] ${JSON.stringify(t)}`),
+      filler(40)
+        .slice(40 - (loaded.length - 1))
+        .reverse()
+        .map(([, t]) => `[note ${scope}] ${JSON.stringify(t)}`),
     );
     expect(ranked.dropped.facts).toBe(41 - loaded.length);
 
@@ -64,7 +68,12 @@ describe("relevance-ranked loading", () => {
       ...filler(30),
     ]);
     const each = factTokens({ kind: "note", scope: scope.toString(), text: filler(1)[0]![1] });
-    const ctx = await context(tenant().adminKey, { scopes: [scope.toString()], max_tokens: each * 2 * 4, query: "shipping to the islands", always_kinds: ["policy"] });
+    const ctx = await context(tenant().adminKey, {
+      scopes: [scope.toString()],
+      max_tokens: each * 2 * 4,
+      query: "shipping to the islands",
+      always_kinds: ["policy"],
+    });
     expect(ctx.facts[0]).toMatchObject({ id: facts[0]!.id, reason: "always", loaded: true });
     const byId = new Map(ctx.facts.map((f) => [f.id, f]));
     expect(byId.get(facts[1]!.id)).toMatchObject({ loaded: false, reason: "didn't fit" });
@@ -75,11 +84,20 @@ describe("relevance-ranked loading", () => {
     const t = tenant();
     const scope = MemoryScope.new("organization", "acme");
     // llama3.2 has a 4096-token window: ~2,000 tokens for facts, so 120 facts overflow it.
-    await seed(t.tenant, scope, [["policy", "Escalate refund requests above 500 EUR to a manager."], ["travel", "The Lisbon office is closed on Fridays in August."], ...filler(120)]);
+    await seed(t.tenant, scope, [
+      ["policy", "Escalate refund requests above 500 EUR to a manager."],
+      ["travel", "The Lisbon office is closed on Fridays in August."],
+      ...filler(120),
+    ]);
     const fake = fakeOllama("http://localhost:11434").reply("It is closed on Fridays.");
     const res = await api("/v1/chat/completions", {
       key: t.adminKey,
-      body: { model: "llama3.2", agent: "memory-assistant", thread_id: uniqueThread(), messages: [{ role: "user", content: "Is the Lisbon office open on Fridays in August?" }] },
+      body: {
+        model: "llama3.2",
+        agent: "memory-assistant",
+        thread_id: uniqueThread(),
+        messages: [{ role: "user", content: "Is the Lisbon office open on Fridays in August?" }],
+      },
     });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { edgeweave: { memory: { facts: FactReport[]; dropped_facts: number } } };
@@ -99,17 +117,27 @@ describe("ranking properties (fast-check, fixed seed)", () => {
   it("equal-size facts: loaded tokens fit; always first; no matching fact is left out while a non-matching one loads", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.tuple(fc.constantFrom("note", "rule"), fc.array(fc.constantFrom(...VOCAB), { minLength: 4, maxLength: 4 })), { minLength: 1, maxLength: 25 }),
+        fc.array(fc.tuple(fc.constantFrom("note", "rule"), fc.array(fc.constantFrom(...VOCAB), { minLength: 4, maxLength: 4 })), {
+          minLength: 1,
+          maxLength: 25,
+        }),
         fc.array(fc.constantFrom(...VOCAB), { minLength: 0, maxLength: 3 }),
         fc.integer({ min: 0, max: 12 }),
         fc.boolean(),
         async (rows, queryWords, fitCount, withAlways) => {
           const tenantId = `p-${uid()}`;
           const scope = MemoryScope.new("docset", "d");
-          const facts = await seed(tenantId, scope, rows.map(([kind, words]) => [kind, words.join(" ")]));
+          const facts = await seed(
+            tenantId,
+            scope,
+            rows.map(([kind, words]) => [kind, words.join(" ")]),
+          );
           const each = facts[0]!.tokens;
           const share = each * fitCount;
-          const loaded = await memoryFor(env, tenantId).loadContext([scope], share * 2, { query: queryWords.join(" "), alwaysKinds: withAlways ? ["rule"] : [] });
+          const loaded = await memoryFor(env, tenantId).loadContext([scope], share * 2, {
+            query: queryWords.join(" "),
+            alwaysKinds: withAlways ? ["rule"] : [],
+          });
           const taken = loaded.facts.filter((f) => f.loaded);
           expect(taken.reduce((n, f) => n + f.tokens, 0)).toBeLessThanOrEqual(share);
           expect(taken.length + loaded.dropped.facts).toBe(facts.length);
@@ -125,7 +153,13 @@ describe("ranking properties (fast-check, fixed seed)", () => {
             const rules = facts.filter((f) => f.kind === "rule").length;
             expect(reasons.filter((r) => r === "always")).toHaveLength(Math.min(rules, fitCount));
           }
-          const matches = (id: string) => queryWords.some((w) => facts.find((f) => f.id === id)!.text.split(" ").includes(w));
+          const matches = (id: string) =>
+            queryWords.some((w) =>
+              facts
+                .find((f) => f.id === id)!
+                .text.split(" ")
+                .includes(w),
+            );
           const takenIds = new Set(taken.map((f) => f.id));
           const missedMatch = facts.some((f) => !takenIds.has(f.id) && matches(f.id));
           if (missedMatch) expect(reasons.filter((r) => r === "recent")).toEqual([]);
@@ -140,13 +174,23 @@ describe("ranking properties (fast-check, fixed seed)", () => {
   it("any user text as a search query answers (never an SQL error)", async () => {
     const tenantId = `q-${uid()}`;
     const scope = MemoryScope.new("docset", "d");
-    await seed(tenantId, scope, [["note", "alpha beta gamma"], ["note", "delta epsilon"]]);
+    await seed(tenantId, scope, [
+      ["note", "alpha beta gamma"],
+      ["note", "delta epsilon"],
+    ]);
     const store = new D1FactsBackend(env.DB, tenantId);
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 80 }), fc.string({ unit: "binary", maxLength: 40 }), fc.constantFrom('"', "*", "a:b", "NEAR(", "^", "AND OR NOT", "\\")), async (q) => {
-        const hits = await store.searchScopes([scope], q, 5);
-        expect(Array.isArray(hits)).toBe(true);
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ maxLength: 80 }),
+          fc.string({ unit: "binary", maxLength: 40 }),
+          fc.constantFrom('"', "*", "a:b", "NEAR(", "^", "AND OR NOT", "\\"),
+        ),
+        async (q) => {
+          const hits = await store.searchScopes([scope], q, 5);
+          expect(Array.isArray(hits)).toBe(true);
+        },
+      ),
       { seed: 4242, numRuns: 150 },
     );
   });

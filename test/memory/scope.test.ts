@@ -50,8 +50,27 @@ describe("MemoryScope", () => {
   });
 
   it("rejects bad names and ids with BEM-060", () => {
-    for (const bad of ["", "Org", "1abc", "a".repeat(33), "org:", "org:a b", "org:" + "x".repeat(129), "system:x", "session", "ünï", "org;DROP TABLE facts", 42, null, ["org"], { id: "x" }]) {
-      expect(codeOf(() => MemoryScope.parse(bad)), JSON.stringify(bad)).toBe("BEM-060");
+    for (const bad of [
+      "",
+      "Org",
+      "1abc",
+      "a".repeat(33),
+      "org:",
+      "org:a b",
+      "org:" + "x".repeat(129),
+      "system:x",
+      "session",
+      "ünï",
+      "org;DROP TABLE facts",
+      42,
+      null,
+      ["org"],
+      { id: "x" },
+    ]) {
+      expect(
+        codeOf(() => MemoryScope.parse(bad)),
+        JSON.stringify(bad),
+      ).toBe("BEM-060");
     }
   });
 });
@@ -70,8 +89,18 @@ describe("grants", () => {
   });
 
   it("validates patterns (BEM-060)", () => {
-    expect(["*", "docset:*", "organization:acme", "team", "session:support-*"].map(parseGrant)).toEqual(["*", "docset:*", "organization:acme", "team", "session:support-*"]);
-    for (const bad of ["", "**", "Docset:*", "system:*", "system:a*", "a:*:*", "x y", "session:a b*", "team*"]) expect(codeOf(() => parseGrant(bad)), bad).toBe("BEM-060");
+    expect(["*", "docset:*", "organization:acme", "team", "session:support-*"].map(parseGrant)).toEqual([
+      "*",
+      "docset:*",
+      "organization:acme",
+      "team",
+      "session:support-*",
+    ]);
+    for (const bad of ["", "**", "Docset:*", "system:*", "system:a*", "a:*:*", "x y", "session:a b*", "team*"])
+      expect(
+        codeOf(() => parseGrant(bad)),
+        bad,
+      ).toBe("BEM-060");
   });
 });
 
@@ -131,7 +160,10 @@ describe("resolveScopes", () => {
 
   it("one requested scope outside the grant rejects the whole request with BEM-023", () => {
     for (const outside of ["organization:globex", "session:someone-else", "docset:d1", "team"]) {
-      expect(codeOf(() => resolveScopes({ principal: m, sessionId: "s1", requested: ["system", outside] })), outside).toBe("BEM-023");
+      expect(
+        codeOf(() => resolveScopes({ principal: m, sessionId: "s1", requested: ["system", outside] })),
+        outside,
+      ).toBe("BEM-023");
     }
     expect(codeOf(() => resolveScopes({ principal: m, sessionId: "s1", requested: ["BAD"] }))).toBe("BEM-060");
   });
@@ -140,6 +172,8 @@ describe("resolveScopes", () => {
     expect(codeOf(() => resolveScopes({ principal: m, sessionId: "s1", agentScopes: ["session", "docset:support"] }))).toBe("BEM-023");
     expect(codeOf(() => resolveScopes({ principal: member(["organization:acme"]), sessionId: "s1" }))).toBe("BEM-023");
     // Stateless: no session layer, so none is needed.
-    expect(resolveScopes({ principal: member(["organization:acme"]), agentScopes: ["session", "organization:acme"] }).map(String)).toEqual(["organization:acme"]);
+    expect(resolveScopes({ principal: member(["organization:acme"]), agentScopes: ["session", "organization:acme"] }).map(String)).toEqual([
+      "organization:acme",
+    ]);
   });
 });

@@ -52,13 +52,15 @@ export const conversation = (opts: { leadingSystem?: boolean } = {}): fc.Arbitra
     { weight: 3, arbitrary: text.map((t) => ({ kind: "assistant" as const, t })) },
     {
       weight: 4,
-      arbitrary: fc.record({
-        t: fc.option(text, { nil: null }),
-        n: fc.integer({ min: 1, max: 3 }),
-        answered: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
-        reversed: fc.boolean(),
-        results: fc.array(fc.string({ maxLength: 200 }), { minLength: 3, maxLength: 3 }),
-      }).map((r) => ({ kind: "calls" as const, ...r })),
+      arbitrary: fc
+        .record({
+          t: fc.option(text, { nil: null }),
+          n: fc.integer({ min: 1, max: 3 }),
+          answered: fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+          reversed: fc.boolean(),
+          results: fc.array(fc.string({ maxLength: 200 }), { minLength: 3, maxLength: 3 }),
+        })
+        .map((r) => ({ kind: "calls" as const, ...r })),
     },
     { weight: 1, arbitrary: text.map((t) => ({ kind: "orphan" as const, t })) },
     { weight: 1, arbitrary: text.map((t) => ({ kind: "system" as const, t })) },

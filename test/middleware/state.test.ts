@@ -1,15 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  applyStep,
-  applyUpdate,
-  mergeStepUpdates,
-  overwrite,
-  remove,
-  removeAll,
-  toThreadOps,
-  type MessageOp,
-} from "../../src/pipeline/state";
+import { applyStep, applyUpdate, mergeStepUpdates, overwrite, remove, removeAll, toThreadOps, type MessageOp } from "../../src/pipeline/state";
 import { applyWrite, emptyReplayState } from "../../src/thread/reducers";
 import type { Message } from "../../src/core/message";
 import { assistant, stateOf, user } from "./helpers";
@@ -64,7 +55,10 @@ describe("applyUpdate", () => {
 describe("mergeStepUpdates", () => {
   it("merges parallel writes through append and merge reducers, in order", () => {
     const merged = mergeStepUpdates(
-      [{ log: ["a"], prefs: { x: 1 }, messages: [user("1", "p1")] }, { log: ["b"], prefs: { y: 2 }, messages: [user("2", "p2")] }],
+      [
+        { log: ["a"], prefs: { x: 1 }, messages: [user("1", "p1")] },
+        { log: ["b"], prefs: { y: 2 }, messages: [user("2", "p2")] },
+      ],
       { log: "append", prefs: "merge" },
     );
     expect(merged.log).toEqual(["a", "b"]);

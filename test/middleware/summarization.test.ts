@@ -1,13 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { estimateTokens } from "../../src/core/tokens";
 import { runBeforeModel } from "../../src/pipeline/middleware/compose";
-import {
-  keepBoundary,
-  summarization,
-  SUMMARY_PREFIX,
-  SUMMARY_SUFFIX,
-  type SummaryOf,
-} from "../../src/pipeline/middleware/summarization";
+import { keepBoundary, summarization, SUMMARY_PREFIX, SUMMARY_SUFFIX, type SummaryOf } from "../../src/pipeline/middleware/summarization";
 import { HookOutcome } from "../../src/pipeline/middleware/types";
 import { applyUpdate, isOverwrite, type StateUpdate } from "../../src/pipeline/state";
 import type { Message } from "../../src/core/message";
@@ -70,7 +64,15 @@ describe("summarization", () => {
 
   it("never splits a tool pair at the boundary", async () => {
     const a = assistant(null, [call("c1"), call("c2")], "call");
-    const msgs = [user("q", "q0"), assistant("a", undefined, "a0"), user("look", "q1"), a, toolResult("c1"), toolResult("c2"), assistant("found", undefined, "f")];
+    const msgs = [
+      user("q", "q0"),
+      assistant("a", undefined, "a0"),
+      user("look", "q1"),
+      a,
+      toolResult("c1"),
+      toolResult("c2"),
+      assistant("found", undefined, "f"),
+    ];
     // keep 3 messages would start at the second result: moved back to the assistant
     expect(keepBoundary(msgs, { messages: 3 })).toBe(3);
     // keep by tokens moves forward instead, staying within the budget

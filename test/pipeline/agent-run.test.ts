@@ -5,7 +5,10 @@ import { snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from ".
 
 const tenant = tenantForRuns();
 
-type StateBody = { checkpoint_id: string; channels: Record<string, unknown> & { messages: { id: string; role: string; content: string | null; metadata?: Record<string, unknown> }[] } };
+type StateBody = {
+  checkpoint_id: string;
+  channels: Record<string, unknown> & { messages: { id: string; role: string; content: string | null; metadata?: Record<string, unknown> }[] };
+};
 type HistoryBody = { checkpoints: { id: string; parent_id: string | null; source: string; is_head: boolean }[] };
 const state = async (thread: string, checkpoint?: string) =>
   (await (await api(`/v1/threads/${thread}/state${checkpoint ? `?checkpoint_id=${checkpoint}` : ""}`, { key: tenant().adminKey })).json()) as StateBody;
@@ -18,7 +21,13 @@ describe("agent runs with middleware and server tools", () => {
       .reply({ tool_calls: [{ id: "call_a", name: "set_user_name", arguments: { new_name: "Ada" } }] })
       .reply("Noted, Ada.");
     const thread = uniqueThread();
-    const res = await chat({ model: "gpt-4o-mini", agent: "planner", thread_id: thread, context: { user_name: "Bob" }, messages: [{ role: "user", content: "Call me Ada." }] });
+    const res = await chat({
+      model: "gpt-4o-mini",
+      agent: "planner",
+      thread_id: thread,
+      context: { user_name: "Bob" },
+      messages: [{ role: "user", content: "Call me Ada." }],
+    });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { choices: { message: { content: string } }[] };
     expect(body.choices[0]!.message.content).toBe("Noted, Ada.");
@@ -47,7 +56,13 @@ describe("agent runs with middleware and server tools", () => {
   it("rejects a run whose context fails the agent's schema (BEM-083) and stores nothing", async () => {
     const fake = fakeOpenAI();
     const thread = uniqueThread();
-    const res = await chat({ model: "gpt-4o-mini", agent: "planner", thread_id: thread, context: { user_name: "" }, messages: [{ role: "user", content: "hi" }] });
+    const res = await chat({
+      model: "gpt-4o-mini",
+      agent: "planner",
+      thread_id: thread,
+      context: { user_name: "" },
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-083");
     expect(fake.calls).toHaveLength(0);
@@ -57,7 +72,13 @@ describe("agent runs with middleware and server tools", () => {
   it("stops at remaining_steps with BEM-081 and keeps the complete steps", async () => {
     fakeOpenAI().otherwise({ tool_calls: [{ name: "get_last_user_message", arguments: {} }] });
     const thread = uniqueThread();
-    const res = await chat({ model: "gpt-4o-mini", agent: "planner", thread_id: thread, context: { user_name: "Bob" }, messages: [{ role: "user", content: "loop forever" }] });
+    const res = await chat({
+      model: "gpt-4o-mini",
+      agent: "planner",
+      thread_id: thread,
+      context: { user_name: "Bob" },
+      messages: [{ role: "user", content: "loop forever" }],
+    });
     expect(res.status).toBe(422);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-081");
     const s = await state(thread);

@@ -16,16 +16,26 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     const fake = fakeOpenAI().reply("Hello Bob!").reply("Your name is Bob.");
     const client = openaiClient(tenant().adminKey);
     const thread = uniqueThread();
-    const first = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hi! My name is Bob." }], thread_id: thread } as WithThread & OpenAIParams);
+    const first = await client.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "Hi! My name is Bob." }],
+      thread_id: thread,
+    } as WithThread & OpenAIParams);
     expect(first.choices[0]!.message.content).toBe("Hello Bob!");
-    const second = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "What is my name?" }], thread_id: thread } as WithThread & OpenAIParams);
+    const second = await client.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "What is my name?" }],
+      thread_id: thread,
+    } as WithThread & OpenAIParams);
     expect(second.choices[0]!.message.content).toBe("Your name is Bob.");
 
     const sent = wireMessages(fake.calls[1]!.body).map((m) => `${m.role}:${wireText(m)}`);
     expect(sent).toEqual(["user:Hi! My name is Bob.", "assistant:Hello Bob!", "user:What is my name?"]);
     expect(fake.calls[1]!.headers.authorization).toBe("Bearer sk-test-openai");
 
-    const state = (await (await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).json()) as { channels: { messages: { role: string; content: string }[] } };
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).json()) as {
+      channels: { messages: { role: string; content: string }[] };
+    };
     expect(state.channels.messages.map((m) => m.content)).toEqual(["Hi! My name is Bob.", "Hello Bob!", "What is my name?", "Your name is Bob."]);
   });
 
@@ -42,7 +52,12 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     const fake = fakeOpenAI().reply("ok");
     const res = await openaiClient(tenant().adminKey).chat.completions.create({
       model: "gpt-4o-mini",
-      messages: [{ role: "system", content: "Be terse." }, { role: "user", content: "x" }, { role: "assistant", content: "y" }, { role: "user", content: "z" }],
+      messages: [
+        { role: "system", content: "Be terse." },
+        { role: "user", content: "x" },
+        { role: "assistant", content: "y" },
+        { role: "user", content: "z" },
+      ],
     });
     expect(res.choices[0]!.message.content).toBe("ok");
     expect(wireMessages(fake.last.body).map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
@@ -54,7 +69,12 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     const r = await api("/v1/memory/facts", { key: tenant().adminKey, body: { scope: "organization:acme", kind: "style", text: "Use short sentences." } });
     expect(r.status).toBe(201);
     const fake = fakeOpenAI().reply("Sure.");
-    await openaiClient(tenant().adminKey).chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Write a note" }], thread_id: uniqueThread(), agent: "assistant" } as WithThread & OpenAIParams);
+    await openaiClient(tenant().adminKey).chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "Write a note" }],
+      thread_id: uniqueThread(),
+      agent: "assistant",
+    } as WithThread & OpenAIParams);
     const sent = wireMessages(fake.last.body);
     expect(sent[0]!.role).toBe("system"); // the agent's prompt first
     expect(sent.some((m) => m.role === "system" && wireText(m) === '[style organization:acme] "Use short sentences."')).toBe(true);
@@ -68,7 +88,11 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     const put = await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey, body: { ops: [{ op: "append", messages: seed }] } });
     expect(put.status).toBe(200);
     const fake = fakeOllama().reply("trimmed");
-    await openaiClient(tenant().adminKey).chat.completions.create({ model: "llama3.2", messages: [{ role: "user", content: "latest" }], thread_id: thread } as WithThread & OpenAIParams);
+    await openaiClient(tenant().adminKey).chat.completions.create({
+      model: "llama3.2",
+      messages: [{ role: "user", content: "latest" }],
+      thread_id: thread,
+    } as WithThread & OpenAIParams);
     const sent = wireMessages(fake.last.body) as { role: "user" | "assistant"; content: string }[];
     const tokens = sent.reduce((n, m) => n + estimateTokens(m), 0);
     expect(tokens).toBeLessThanOrEqual(4096); // llama3.2's max_tokens in models.yaml
@@ -121,11 +145,21 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     const client = openaiClient(tenant().adminKey);
     const thread = uniqueThread();
     const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
-    const first = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Weather in Oslo?" }], tools, thread_id: thread } as WithThread & OpenAIParams);
+    const first = await client.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "Weather in Oslo?" }],
+      tools,
+      thread_id: thread,
+    } as WithThread & OpenAIParams);
     expect(first.choices[0]!.finish_reason).toBe("tool_calls");
     expect(first.choices[0]!.message.tool_calls?.[0]).toMatchObject({ id: "call_1", function: { name: "get_weather" } });
     expect((fake.calls[0]!.body as { tools: unknown[] }).tools).toHaveLength(1);
-    const second = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "tool", tool_call_id: "call_1", content: "sunny" }], tools, thread_id: thread } as WithThread & OpenAIParams);
+    const second = await client.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [{ role: "tool", tool_call_id: "call_1", content: "sunny" }],
+      tools,
+      thread_id: thread,
+    } as WithThread & OpenAIParams);
     expect(second.choices[0]!.message.content).toBe("It is sunny in Oslo.");
     expect(wireMessages(fake.calls[1]!.body).map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
   });
@@ -138,11 +172,17 @@ describe("a failed run changes nothing", () => {
   it("upstream 401: no failover, coded 502, thread unchanged", async () => {
     const thread = uniqueThread();
     fakeOpenAI().reply("first");
-    await api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "one" }], thread_id: thread } });
+    await api("/v1/chat/completions", {
+      key: tenant().adminKey,
+      body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "one" }], thread_id: thread },
+    });
     const before = await snapshot(tenant().adminKey, thread);
     clearUpstream();
     const fake = fakeOpenAI().status(401);
-    const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "auto", capabilities: ["json"], messages: [{ role: "user", content: "two" }], thread_id: thread } });
+    const res = await api("/v1/chat/completions", {
+      key: tenant().adminKey,
+      body: { model: "auto", capabilities: ["json"], messages: [{ role: "user", content: "two" }], thread_id: thread },
+    });
     expect(res.status).toBe(502);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-073");
     expect(fake.calls).toHaveLength(1);

@@ -83,18 +83,27 @@ describe("failover across routed candidates", () => {
   });
 
   it("an error before the first streamed byte fails over, and the client sees a clean stream", async () => {
-    fakeOpenAI().status(500).status(500).reply({ text: "second model streams", chunks: ["second ", "model streams"] });
+    fakeOpenAI()
+      .status(500)
+      .status(500)
+      .reply({ text: "second model streams", chunks: ["second ", "model streams"] });
     const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: jsonTurn(uniqueThread(), "x", { stream: true }) });
     expect(res.headers.get("x-edgeweave-model")).toBe("gpt-4o");
     const data = (await readSse(res)).map((e) => e.data);
     expect(data[data.length - 1]).toBe("[DONE]");
     // The finishing chunk names the model, the reason and every attempt, even without include_usage.
-    const finish = JSON.parse(data[data.length - 2]!) as { choices: { finish_reason: string }[]; edgeweave: { routing: { model: string; reason: string; attempts: { outcome: string }[] } } };
+    const finish = JSON.parse(data[data.length - 2]!) as {
+      choices: { finish_reason: string }[];
+      edgeweave: { routing: { model: string; reason: string; attempts: { outcome: string }[] } };
+    };
     expect(finish.choices[0]!.finish_reason).toBe("stop");
     expect(finish.edgeweave.routing.model).toBe("gpt-4o");
     expect(finish.edgeweave.routing.reason).toContain("gpt-4o-mini");
     expect(finish.edgeweave.routing.attempts.map((a) => a.outcome)).toEqual(["retry", "failover", "ok"]);
-    const text = data.slice(0, -2).map((d) => (JSON.parse(d) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? "").join("");
+    const text = data
+      .slice(0, -2)
+      .map((d) => (JSON.parse(d) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? "")
+      .join("");
     expect(text).toBe("second model streams");
   });
 });

@@ -58,7 +58,13 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
     fakeAnthropic().reply({ text: "streamed native", chunks: ["streamed ", "native"] });
     const res = await api("/v1/invoke", {
       key: tenant().adminKey,
-      body: { agent_name: "assistant", session_id: uniqueThread("s"), content: [{ type: "text", text: "go" }], model_override: "claude-3-5-haiku", stream: true },
+      body: {
+        agent_name: "assistant",
+        session_id: uniqueThread("s"),
+        content: [{ type: "text", text: "go" }],
+        model_override: "claude-3-5-haiku",
+        stream: true,
+      },
     });
     const events = await readSse(res);
     const deltas = events.filter((e) => e.event === "delta").map((e) => (JSON.parse(e.data) as { content: string }).content);
@@ -71,7 +77,10 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
   });
 
   it("a bad session id is BEM-030, as on the thread routes", async () => {
-    const res = await api("/v1/invoke", { key: tenant().adminKey, body: { agent_name: "assistant", session_id: "no spaces/allowed", content: [{ type: "text", text: "x" }] } });
+    const res = await api("/v1/invoke", {
+      key: tenant().adminKey,
+      body: { agent_name: "assistant", session_id: "no spaces/allowed", content: [{ type: "text", text: "x" }] },
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-030");
   });
@@ -85,7 +94,8 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
   it("the offline echo model answers with no network and shows the memory it was given", async () => {
     const session = uniqueThread("s");
     await api("/v1/memory/facts", { key: tenant().adminKey, body: { scope: "organization:acme", kind: "style", text: "Use short sentences." } });
-    const turn = (text: string) => api("/v1/invoke", { key: tenant().adminKey, body: { agent_name: "assistant", session_id: session, content: [{ type: "text", text }] } });
+    const turn = (text: string) =>
+      api("/v1/invoke", { key: tenant().adminKey, body: { agent_name: "assistant", session_id: session, content: [{ type: "text", text }] } });
     const first = (await (await turn("My name is Ada.")).json()) as InvokeBody;
     expect(first.model).toBe("offline-echo");
     const second = (await (await turn("What is my name?")).json()) as InvokeBody;
@@ -97,7 +107,10 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
   it("records usage per tenant and day", async () => {
     fakeAnthropic().reply({ text: "x", usage: { prompt_tokens: 10, completion_tokens: 4 } });
     const before = (await (await api("/v1/usage", { key: tenant().adminKey })).json()) as { total: { requests: number; prompt_tokens: number } };
-    await api("/v1/invoke", { key: tenant().adminKey, body: { agent_name: "assistant", session_id: uniqueThread("s"), content: [{ type: "text", text: "x" }], model_override: "claude-3-5-haiku" } });
+    await api("/v1/invoke", {
+      key: tenant().adminKey,
+      body: { agent_name: "assistant", session_id: uniqueThread("s"), content: [{ type: "text", text: "x" }], model_override: "claude-3-5-haiku" },
+    });
     const after = (await (await api("/v1/usage", { key: tenant().adminKey })).json()) as { total: { requests: number; prompt_tokens: number } };
     expect(after.total.requests).toBe(before.total.requests + 1);
     expect(after.total.prompt_tokens).toBe(before.total.prompt_tokens + 10);

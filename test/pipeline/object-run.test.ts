@@ -25,7 +25,10 @@ describe("the run inside the thread object", () => {
   it("answers start, deltas and done on one stream, and the turn is saved in the object", async () => {
     fakeOpenAI().reply({ text: "Hello there", chunks: ["Hello ", "there"] });
     const thread = uniqueThread("obj");
-    const body = await stubFor(tenant().tenant, thread).runTurn({ input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }, stream: true });
+    const body = await stubFor(tenant().tenant, thread).runTurn({
+      input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
+      stream: true,
+    });
     const evs = await events(body);
     expect(evs.map((e) => e.t)).toEqual(["start", "delta", "delta", "done"]);
     const done = evs.at(-1) as RunEvent & { t: "done" };
@@ -38,7 +41,12 @@ describe("the run inside the thread object", () => {
     const fake = fakeOpenAI().reply("never");
     const thread = uniqueThread("obj");
     const wrongObject = stubFor(tenant().tenant, `${thread}-other`);
-    const evs = await events(await wrongObject.runTurn({ input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }, stream: false }));
+    const evs = await events(
+      await wrongObject.runTurn({
+        input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
+        stream: false,
+      }),
+    );
     expect(evs).toEqual([{ t: "error", error: { code: "BEM-001", message: "Internal error", internal: "run sent to the wrong thread object" } }]);
     expect(fake.calls).toHaveLength(0);
     expect(await contents(`${thread}-other`)).toEqual([]);
@@ -48,11 +56,20 @@ describe("the run inside the thread object", () => {
     let released = false;
     fakeOpenAI().respond(async () => {
       while (!released) await new Promise((r) => setTimeout(r, 5));
-      return Response.json({ id: "x", object: "chat.completion", created: 1, model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "kept" }, finish_reason: "stop" }] });
+      return Response.json({
+        id: "x",
+        object: "chat.completion",
+        created: 1,
+        model: "gpt-4o-mini",
+        choices: [{ index: 0, message: { role: "assistant", content: "kept" }, finish_reason: "stop" }],
+      });
     });
     const thread = uniqueThread("obj");
     const stub = stubFor(tenant().tenant, thread);
-    const body = await stub.runTurn({ input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "stay" }] }, stream: false });
+    const body = await stub.runTurn({
+      input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "stay" }] },
+      stream: false,
+    });
     await body.cancel();
     released = true;
     let messages: unknown[] = [];

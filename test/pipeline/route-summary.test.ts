@@ -5,11 +5,22 @@ import { readSse, tenantForRuns, uniqueThread } from "./helpers";
 
 const tenant = tenantForRuns();
 
-type Routing = { model: string; reason: string; candidate_count: number; attempts: { model: string; outcome: string }[]; candidates?: string[]; trace?: { strategy: string }[] };
+type Routing = {
+  model: string;
+  reason: string;
+  candidate_count: number;
+  attempts: { model: string; outcome: string }[];
+  candidates?: string[];
+  trace?: { strategy: string }[];
+};
 type ChatBody = { edgeweave: { routing: Routing; usage_estimated: boolean; warnings: string[] } };
 
 const chat = (thread: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
-  api("/v1/chat/completions", { key: tenant().adminKey, headers, body: { model: "auto", thread_id: thread, messages: [{ role: "user", content: "hi" }], ...extra } });
+  api("/v1/chat/completions", {
+    key: tenant().adminKey,
+    headers,
+    body: { model: "auto", thread_id: thread, messages: [{ role: "user", content: "hi" }], ...extra },
+  });
 
 const STRATEGIES = ["availability", "modality", "capability", "context_window", "cost_aware", "fallback"];
 
@@ -50,7 +61,10 @@ describe("routing in run responses: a compact summary by default, the full trace
 
   it("a checkpoint stores the compact summary, the scopes the run loaded and its memory report, never the trace", async () => {
     const thread = uniqueThread();
-    const fact = await api("/v1/memory/facts", { key: tenant().adminKey, body: { scope: "organization:acme", kind: "style", text: `Answer in one line (${thread}).` } });
+    const fact = await api("/v1/memory/facts", {
+      key: tenant().adminKey,
+      body: { scope: "organization:acme", kind: "style", text: `Answer in one line (${thread}).` },
+    });
     const factId = ((await fact.json()) as { id: string }).id;
     const res = await chat(thread, { agent: "assistant" }, { "x-edgeweave-trace": "full" });
     expect(res.status).toBe(200);

@@ -28,9 +28,14 @@ describe("every provider call is in /v1/usage, with its cause", () => {
     const before = await usage();
     const thread = `sum-${crypto.randomUUID().slice(0, 8)}`;
     await seed(thread, 10);
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "auto", agent: "long-chat", thread_id: thread, messages: [{ role: "user", content: "and now?" }] } });
+    const res = await api("/v1/chat/completions", {
+      key: t.adminKey,
+      body: { model: "auto", agent: "long-chat", thread_id: thread, messages: [{ role: "user", content: "and now?" }] },
+    });
     expect(res.status).toBe(200);
-    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as { channels: { messages: { metadata?: Record<string, unknown> }[] } };
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as {
+      channels: { messages: { metadata?: Record<string, unknown> }[] };
+    };
     expect(state.channels.messages.some((m) => m.metadata?.summary_of)).toBe(true); // the middleware did call a model
     const after = await waitFor("usage recorded", async () => {
       const u = await usage();

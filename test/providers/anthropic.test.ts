@@ -22,7 +22,17 @@ const weatherTool = {
 describe("Anthropic Messages adapter", () => {
   it("sends the exact request: /v1/messages, x-api-key, anthropic-version, system split out, default max_tokens", async () => {
     const fake = fakeAnthropic().reply("Hi!");
-    await callModel(claude, { messages: [{ role: "system", content: "Be brief." }, { role: "system", content: "[style system] Short." }, { role: "user", content: "Hi" }] }, { env });
+    await callModel(
+      claude,
+      {
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "system", content: "[style system] Short." },
+          { role: "user", content: "Hi" },
+        ],
+      },
+      { env },
+    );
     const call = fake.last;
     expect(call.url).toBe("https://api.anthropic.com/v1/messages");
     expect(call.headers["x-api-key"]).toBe("sk-ant-test");
@@ -41,9 +51,21 @@ describe("Anthropic Messages adapter", () => {
     const req: ChatRequest = {
       messages: [
         { role: "user", content: "First" },
-        { role: "user", content: [{ type: "text", text: "Look:" }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Look:" },
+            { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+          ],
+        },
         { role: "assistant", content: "A cat." },
-        { role: "user", content: [{ type: "image_url", image_url: { url: "https://img.test/dog.jpg" } }, { type: "text", text: "" }] },
+        {
+          role: "user",
+          content: [
+            { type: "image_url", image_url: { url: "https://img.test/dog.jpg" } },
+            { type: "text", text: "" },
+          ],
+        },
       ],
       max_output_tokens: 100,
       temperature: 0.5,
@@ -81,7 +103,7 @@ describe("Anthropic Messages adapter", () => {
           role: "assistant",
           content: "Checking.",
           tool_calls: [
-            { id: "toolu_1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Oslo\"}" } },
+            { id: "toolu_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } },
             { id: "toolu_2", type: "function", function: { name: "get_weather", arguments: "" } },
           ],
         },
@@ -115,25 +137,35 @@ describe("Anthropic Messages adapter", () => {
     ]);
     expect(body.tools).toEqual([{ name: "get_weather", description: "Weather for a city", input_schema: weatherTool.function.parameters }]);
     expect(body.tool_choice).toEqual({ type: "tool", name: "get_weather", disable_parallel_tool_use: true });
-    expect(anthropicAdapter.buildRequest(target, { ...req, tool_choice: "required", parallel_tool_calls: undefined }, false).body.tool_choice).toEqual({ type: "any" });
+    expect(anthropicAdapter.buildRequest(target, { ...req, tool_choice: "required", parallel_tool_calls: undefined }, false).body.tool_choice).toEqual({
+      type: "any",
+    });
   });
 
   it("refuses audio with BEM-079 (this provider cannot take it)", () => {
     expect(() =>
-      anthropicAdapter.buildRequest(target, { messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "AAA", format: "wav" } }] }] }, false),
+      anthropicAdapter.buildRequest(
+        target,
+        { messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "AAA", format: "wav" } }] }] },
+        false,
+      ),
     ).toThrow(expect.objectContaining({ code: "BEM-079" }));
   });
 
   it("parses a reply with text and tool_use back into OpenAI style; stop reasons map", async () => {
     fakeAnthropic()
-      .reply({ text: "Let me check.", tool_calls: [{ id: "toolu_9", name: "get_weather", arguments: { city: "Rome" } }], usage: { prompt_tokens: 30, completion_tokens: 12 } })
+      .reply({
+        text: "Let me check.",
+        tool_calls: [{ id: "toolu_9", name: "get_weather", arguments: { city: "Rome" } }],
+        usage: { prompt_tokens: 30, completion_tokens: 12 },
+      })
       .reply({ text: "Cut short", finish: "max_tokens" });
     const r = await callModel(claude, { messages: [{ role: "user", content: "?" }], tools: [weatherTool] }, { env });
     expect(r).toEqual({
       message: {
         role: "assistant",
         content: "Let me check.",
-        tool_calls: [{ id: "toolu_9", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Rome\"}" } }],
+        tool_calls: [{ id: "toolu_9", type: "function", function: { name: "get_weather", arguments: '{"city":"Rome"}' } }],
       },
       finish_reason: "tool_calls",
       usage: { prompt_tokens: 30, completion_tokens: 12 },
@@ -144,14 +176,20 @@ describe("Anthropic Messages adapter", () => {
   });
 
   it("tool round trip: a parsed tool_use goes back as the same tool_use, its result as tool_result", async () => {
-    const fake = fakeAnthropic().reply({ tool_calls: [{ id: "toolu_rt", name: "get_weather", arguments: { city: "Kyiv" } }] }).reply("It rains in Kyiv.");
+    const fake = fakeAnthropic()
+      .reply({ tool_calls: [{ id: "toolu_rt", name: "get_weather", arguments: { city: "Kyiv" } }] })
+      .reply("It rains in Kyiv.");
     const first: ChatRequest = { messages: [{ role: "user", content: "Weather in Kyiv?" }], tools: [weatherTool] };
     const r1 = await callModel(claude, first, { env });
     const call = r1.message.tool_calls?.[0];
     expect(call?.id).toBe("toolu_rt");
     const second: ChatRequest = {
       ...first,
-      messages: [...first.messages, { role: "assistant", content: r1.message.content, tool_calls: r1.message.tool_calls }, { role: "tool", tool_call_id: call?.id, content: "rain, 7°C" }],
+      messages: [
+        ...first.messages,
+        { role: "assistant", content: r1.message.content, tool_calls: r1.message.tool_calls },
+        { role: "tool", tool_call_id: call?.id, content: "rain, 7°C" },
+      ],
     };
     const r2 = await callModel(claude, second, { env });
     expect(r2.message.content).toBe("It rains in Kyiv.");
@@ -162,13 +200,23 @@ describe("Anthropic Messages adapter", () => {
   });
 
   it("streams text and tool_use from the real event sequence", async () => {
-    fakeAnthropic().reply({ text: "On it", chunks: ["On", " it"], tool_calls: [{ id: "toolu_s", name: "get_weather", arguments: { city: "Nice" } }], usage: { prompt_tokens: 40, completion_tokens: 9 } });
+    fakeAnthropic().reply({
+      text: "On it",
+      chunks: ["On", " it"],
+      tool_calls: [{ id: "toolu_s", name: "get_weather", arguments: { city: "Nice" } }],
+      usage: { prompt_tokens: 40, completion_tokens: 9 },
+    });
     const events = await drain(streamModel(claude, { messages: [{ role: "user", content: "?" }], tools: [weatherTool] }, { env }));
     expect(events[0]).toEqual({ type: "delta", content: "On" });
     expect(events[1]).toEqual({ type: "delta", content: " it" });
     // Block index 1 (after the text block) becomes tool call index 0.
     expect(events[2]).toEqual({ type: "delta", tool_calls: [{ index: 0, id: "toolu_s", name: "get_weather", arguments: "" }] });
-    expect(events.at(-1)).toEqual({ type: "done", finish_reason: "tool_calls", usage: { prompt_tokens: 40, completion_tokens: 9 }, upstream_model: "claude-sonnet-4-5" });
+    expect(events.at(-1)).toEqual({
+      type: "done",
+      finish_reason: "tool_calls",
+      usage: { prompt_tokens: 40, completion_tokens: 9 },
+      upstream_model: "claude-sonnet-4-5",
+    });
     expect(events.filter((e) => e.type === "done")).toHaveLength(1);
     const acc = await collectStream(
       (async function* () {
@@ -179,11 +227,11 @@ describe("Anthropic Messages adapter", () => {
     expect(acc.message).toEqual({
       role: "assistant",
       content: "On it",
-      tool_calls: [{ id: "toolu_s", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Nice\"}" } }],
+      tool_calls: [{ id: "toolu_s", type: "function", function: { name: "get_weather", arguments: '{"city":"Nice"}' } }],
     });
   });
 
-  it("a tool called with no input still yields \"{}\" arguments when streamed", async () => {
+  it('a tool called with no input still yields "{}" arguments when streamed', async () => {
     const sse = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
     const stream = bytes(
       sse("message_start", { message: { model: "claude-x", usage: { input_tokens: 5, output_tokens: 1 } } }),
@@ -216,8 +264,16 @@ describe("Anthropic Messages adapter", () => {
 
   it("401 → BEM-073 fatal; 529 overloaded → retryable", async () => {
     fakeAnthropic().status(401).status(529);
-    expect(await failure(callModel(claude, { messages: [{ role: "user", content: "?" }] }, { env }))).toMatchObject({ code: "BEM-073", status: 502, disposition: "fatal" });
-    expect(await failure(callModel(claude, { messages: [{ role: "user", content: "?" }] }, { env }))).toMatchObject({ code: "BEM-071", upstreamStatus: 529, disposition: "retry" });
+    expect(await failure(callModel(claude, { messages: [{ role: "user", content: "?" }] }, { env }))).toMatchObject({
+      code: "BEM-073",
+      status: 502,
+      disposition: "fatal",
+    });
+    expect(await failure(callModel(claude, { messages: [{ role: "user", content: "?" }] }, { env }))).toMatchObject({
+      code: "BEM-071",
+      upstreamStatus: 529,
+      disposition: "retry",
+    });
   });
 
   it("missing ANTHROPIC_API_KEY → BEM-070 naming it", async () => {

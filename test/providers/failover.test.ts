@@ -161,7 +161,10 @@ describe("stream failover happens only before the first event", () => {
         for await (const ev of r.value) seen.push(ev);
       })(),
     );
-    expect(seen).toEqual([{ type: "delta", content: "Half " }, { type: "delta", content: "of it" }]);
+    expect(seen).toEqual([
+      { type: "delta", content: "Half " },
+      { type: "delta", content: "of it" },
+    ]);
     expect(err).toBeInstanceOf(ProviderError);
     expect(err).toMatchObject({ code: "BEM-074", status: 502 });
     expect(anthropic.calls).toHaveLength(0);
@@ -192,7 +195,9 @@ describe("runWithFailover rules (property)", () => {
           return m.name;
         };
         const { waits, sleep } = sleeper();
-        const result = await runWithFailover(models, attempt, { maxRetriesPerModel: maxRetries, sleep, baseDelayMs: 10, maxDelayMs: 50 }).catch((e: unknown) => e);
+        const result = await runWithFailover(models, attempt, { maxRetriesPerModel: maxRetries, sleep, baseDelayMs: 10, maxDelayMs: 50 }).catch(
+          (e: unknown) => e,
+        );
         const perModel = new Map<string, number>();
         for (const n of tried) perModel.set(n, (perModel.get(n) ?? 0) + 1);
         for (const count of perModel.values()) expect(count).toBeLessThanOrEqual(1 + maxRetries);

@@ -26,7 +26,11 @@ const person = {
 
 describe("the offline echo model as a stand-in for structured output and tools", () => {
   it("answers JSON valid against a json_schema response_format", () => {
-    const r = offlineReply({ model: "offline-echo", messages: [user("Who is Ada?")], response_format: { type: "json_schema", json_schema: { name: "person", schema: person } } });
+    const r = offlineReply({
+      model: "offline-echo",
+      messages: [user("Who is Ada?")],
+      response_format: { type: "json_schema", json_schema: { name: "person", schema: person } },
+    });
     const value = JSON.parse(r.content!) as unknown;
     expect(z.fromJSONSchema(person as never).safeParse(value).success).toBe(true);
   });
@@ -46,17 +50,38 @@ describe("the offline echo model as a stand-in for structured output and tools",
       fc.record({ type: fc.constant("array"), items: fc.constant({ type: "integer" }), minItems: fc.integer({ min: 0, max: 3 }) }),
     );
     fc.assert(
-      fc.property(fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== "__proto__"), prop, { maxKeys: 6 }), (props) => {
-        const schema = { type: "object", properties: props, required: Object.keys(props) };
-        return z.fromJSONSchema(schema as never).safeParse(sampleFromSchema(schema)).success;
-      }),
+      fc.property(
+        fc.dictionary(
+          fc.string({ minLength: 1, maxLength: 8 }).filter((k) => k !== "__proto__"),
+          prop,
+          { maxKeys: 6 },
+        ),
+        (props) => {
+          const schema = { type: "object", properties: props, required: Object.keys(props) };
+          return z.fromJSONSchema(schema as never).safeParse(sampleFromSchema(schema)).success;
+        },
+      ),
       { seed: 7, numRuns: 200 },
     );
   });
 
   it("calls the tool the user names or describes, with arguments valid against its parameters", () => {
-    const weather = { type: "function" as const, function: { name: "get_weather", description: "Current weather forecast for a city", parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer", minimum: 1 } }, required: ["city", "days"] } } };
-    const stock = { type: "function" as const, function: { name: "stock_price", description: "Latest stock quote for a ticker symbol", parameters: { type: "object", properties: { ticker: { type: "string" } }, required: ["ticker"] } } };
+    const weather = {
+      type: "function" as const,
+      function: {
+        name: "get_weather",
+        description: "Current weather forecast for a city",
+        parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer", minimum: 1 } }, required: ["city", "days"] },
+      },
+    };
+    const stock = {
+      type: "function" as const,
+      function: {
+        name: "stock_price",
+        description: "Latest stock quote for a ticker symbol",
+        parameters: { type: "object", properties: { ticker: { type: "string" } }, required: ["ticker"] },
+      },
+    };
     const tools = [weather, stock];
     const named = offlineReply({ model: "offline-echo", messages: [user("please use get_weather")], tools });
     expect(named.tool_call?.name).toBe("get_weather");
@@ -65,8 +90,16 @@ describe("the offline echo model as a stand-in for structured output and tools",
     expect(offlineReply({ model: "offline-echo", messages: [user("a quote for ACME")], tools }).tool_call?.name).toBe("stock_price");
     expect(offlineReply({ model: "offline-echo", messages: [user("hello there")], tools }).tool_call).toBeUndefined();
     expect(offlineReply({ model: "offline-echo", messages: [user("forecast")], tools, tool_choice: "none" }).tool_call).toBeUndefined();
-    expect(offlineReply({ model: "offline-echo", messages: [user("hello")], tools, tool_choice: { type: "function", function: { name: "stock_price" } } }).tool_call?.name).toBe("stock_price");
-    expect(pickTool("call stock_price now", tools.map((t) => ({ name: t.function.name, description: t.function.description })))?.name).toBe("stock_price");
+    expect(
+      offlineReply({ model: "offline-echo", messages: [user("hello")], tools, tool_choice: { type: "function", function: { name: "stock_price" } } }).tool_call
+        ?.name,
+    ).toBe("stock_price");
+    expect(
+      pickTool(
+        "call stock_price now",
+        tools.map((t) => ({ name: t.function.name, description: t.function.description })),
+      )?.name,
+    ).toBe("stock_price");
   });
 
   it("through /v1/responses: text.format json_schema on the offline model gives parseable JSON", async () => {

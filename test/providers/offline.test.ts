@@ -51,9 +51,11 @@ describe("offline echo model", () => {
 
   it("streams the same text, with usage, ending in done", async () => {
     const events = await drain(streamModel(offline, turn, { env }));
-    const text = events.map((e) => (e.type === "delta" ? e.content ?? "" : "")).join("");
+    const text = events.map((e) => (e.type === "delta" ? (e.content ?? "") : "")).join("");
     expect(text).toBe(expectedText);
-    expect(events.filter((e) => e.type === "done")).toEqual([{ type: "done", finish_reason: "stop", usage: expect.objectContaining({ prompt_tokens: expect.any(Number) }), upstream_model: "offline-echo" }]);
+    expect(events.filter((e) => e.type === "done")).toEqual([
+      { type: "done", finish_reason: "stop", usage: expect.objectContaining({ prompt_tokens: expect.any(Number) }), upstream_model: "offline-echo" },
+    ]);
   });
 
   it("speaks the exact Chat Completions wire format (JSON and SSE with [DONE] and a usage chunk)", async () => {
@@ -65,16 +67,28 @@ describe("offline echo model", () => {
       object: "chat.completion",
       created: expect.any(Number),
       model: "offline-echo",
-      choices: [{ index: 0, message: { role: "assistant", content: `Echo: ping\n(0 earlier messages in this thread)\n${OFFLINE_LABEL}`, refusal: null }, logprobs: null, finish_reason: "stop" }],
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: `Echo: ping\n(0 earlier messages in this thread)\n${OFFLINE_LABEL}`, refusal: null },
+          logprobs: null,
+          finish_reason: "stop",
+        },
+      ],
       usage: { prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number), total_tokens: expect.any(Number) },
     });
     const sse = await offlineResponder(
-      new Request("http://offline/v1/chat/completions", { method: "POST", body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }) }),
+      new Request("http://offline/v1/chat/completions", {
+        method: "POST",
+        body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
+      }),
     );
     expect(sse.headers.get("content-type")).toContain("text/event-stream");
     const frames = (await drain(parseSse((sse.body as ReadableStream<Uint8Array>).values()))).map((f) => f.data);
     expect(frames.at(-1)).toBe("[DONE]");
-    const chunks = frames.slice(0, -1).map((d) => JSON.parse(d) as { object: string; choices: { delta: unknown; finish_reason: string | null }[]; usage: unknown });
+    const chunks = frames
+      .slice(0, -1)
+      .map((d) => JSON.parse(d) as { object: string; choices: { delta: unknown; finish_reason: string | null }[]; usage: unknown });
     expect(chunks.every((c) => c.object === "chat.completion.chunk")).toBe(true);
     expect(chunks[0]?.choices[0]?.delta).toEqual({ role: "assistant", content: "" });
     expect(chunks.at(-2)?.choices[0]?.finish_reason).toBe("stop");
@@ -88,7 +102,14 @@ describe("offline echo model", () => {
     expect(r.message.tool_calls).toEqual([{ id: "call_offline_0", type: "function", function: { name: "get_time", arguments: "{}" } }]);
     const r2 = await callModel(
       offline,
-      { messages: [{ role: "user", content: "please call get_time" }, { role: "assistant", content: null, tool_calls: r.message.tool_calls }, { role: "tool", tool_call_id: "call_offline_0", content: "12:00" }], tools },
+      {
+        messages: [
+          { role: "user", content: "please call get_time" },
+          { role: "assistant", content: null, tool_calls: r.message.tool_calls },
+          { role: "tool", tool_call_id: "call_offline_0", content: "12:00" },
+        ],
+        tools,
+      },
       { env },
     );
     expect(r2.message.content).toBe(`The tool answered: 12:00\n${OFFLINE_LABEL}`);

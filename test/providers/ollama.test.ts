@@ -18,8 +18,14 @@ describe("Ollama /api/chat adapter", () => {
     const req: ChatRequest = {
       messages: [
         { role: "system", content: "Be brief." },
-        { role: "user", content: [{ type: "text", text: "What is it?" }, { type: "image_url", image_url: { url: "data:image/jpeg;base64,/9j/4AAQ" } }] },
-        { role: "assistant", content: "", tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Bern\"}" } }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is it?" },
+            { type: "image_url", image_url: { url: "data:image/jpeg;base64,/9j/4AAQ" } },
+          ],
+        },
+        { role: "assistant", content: "", tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: '{"city":"Bern"}' } }] },
         { role: "tool", tool_call_id: "c1", content: "snow" },
       ],
       tools: [tool],
@@ -49,18 +55,26 @@ describe("Ollama /api/chat adapter", () => {
   it("json_schema response_format becomes the format schema", async () => {
     const fake = fakeOllama().reply("{}");
     const schema = { type: "object", properties: { a: { type: "number" } } };
-    await callModel(llama, { messages: [{ role: "user", content: "x" }], response_format: { type: "json_schema", json_schema: { name: "A", schema } } }, { env });
+    await callModel(
+      llama,
+      { messages: [{ role: "user", content: "x" }], response_format: { type: "json_schema", json_schema: { name: "A", schema } } },
+      { env },
+    );
     expect(fake.last.body.format).toEqual(schema);
   });
 
   it("parses the reply: content, tool calls with generated ids, usage from eval counts", async () => {
-    fakeOllama().reply({ text: "Checking", tool_calls: [{ name: "get_weather", arguments: { city: "Bern" } }], usage: { prompt_tokens: 26, completion_tokens: 7 } });
+    fakeOllama().reply({
+      text: "Checking",
+      tool_calls: [{ name: "get_weather", arguments: { city: "Bern" } }],
+      usage: { prompt_tokens: 26, completion_tokens: 7 },
+    });
     const r = await callModel(llama, { messages: [{ role: "user", content: "x" }], tools: [tool] }, { env });
     expect(r).toEqual({
       message: {
         role: "assistant",
         content: "Checking",
-        tool_calls: [{ id: expect.stringMatching(/^call_[0-9a-f]{24}$/), type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Bern\"}" } }],
+        tool_calls: [{ id: expect.stringMatching(/^call_[0-9a-f]{24}$/), type: "function", function: { name: "get_weather", arguments: '{"city":"Bern"}' } }],
       },
       finish_reason: "tool_calls",
       usage: { prompt_tokens: 26, completion_tokens: 7 },
@@ -69,7 +83,12 @@ describe("Ollama /api/chat adapter", () => {
   });
 
   it("streams NDJSON until done:true, with usage and done_reason", async () => {
-    const fake = fakeOllama().reply({ text: "Hello there", chunks: ["Hel", "lo", " there"], finish: "length", usage: { prompt_tokens: 3, completion_tokens: 3 } });
+    const fake = fakeOllama().reply({
+      text: "Hello there",
+      chunks: ["Hel", "lo", " there"],
+      finish: "length",
+      usage: { prompt_tokens: 3, completion_tokens: 3 },
+    });
     const events = await drain(streamModel(llama, { messages: [{ role: "user", content: "x" }] }, { env }));
     expect(fake.last.body.stream).toBe(true);
     expect(events).toEqual([
@@ -84,7 +103,7 @@ describe("Ollama /api/chat adapter", () => {
     fakeOllama().reply({ tool_calls: [{ name: "get_weather", arguments: { city: "Riga" } }] });
     const r = await collectStream(streamModel(llama, { messages: [{ role: "user", content: "x" }], tools: [tool] }, { env }), "local-llama");
     expect(r.finish_reason).toBe("tool_calls");
-    expect(r.message.tool_calls?.[0]?.function).toEqual({ name: "get_weather", arguments: "{\"city\":\"Riga\"}" });
+    expect(r.message.tool_calls?.[0]?.function).toEqual({ name: "get_weather", arguments: '{"city":"Riga"}' });
   });
 
   it("a stream without the done line → BEM-074; a 404 (model not pulled) → BEM-073", async () => {
@@ -95,14 +114,20 @@ describe("Ollama /api/chat adapter", () => {
 
   it("image URLs cannot be sent (Ollama does not fetch) → BEM-079", async () => {
     const fake = fakeOllama();
-    const err = await failure(callModel(llama, { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://x.test/a.png" } }] }] }, { env }));
+    const err = await failure(
+      callModel(llama, { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://x.test/a.png" } }] }] }, { env }),
+    );
     expect(err).toMatchObject({ code: "BEM-079" });
     expect(fake.calls).toHaveLength(0);
   });
 
   it("uses a key only when api_key_env is set (e.g. a hosted Ollama)", async () => {
     const fake = fakeOllama("https://ollama.example.com").reply("ok");
-    await callModel(model("hosted", "ollama", { base_url: "https://ollama.example.com", api_key_env: "OLLAMA_KEY" }), { messages: [{ role: "user", content: "x" }] }, { env: { OLLAMA_KEY: "ok-123" } });
+    await callModel(
+      model("hosted", "ollama", { base_url: "https://ollama.example.com", api_key_env: "OLLAMA_KEY" }),
+      { messages: [{ role: "user", content: "x" }] },
+      { env: { OLLAMA_KEY: "ok-123" } },
+    );
     expect(fake.last.headers.authorization).toBe("Bearer ok-123");
   });
 });

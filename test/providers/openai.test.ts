@@ -11,10 +11,19 @@ import { drain, failure, model } from "./helpers";
 
 afterEach(() => clearUpstream());
 
-const hello: ChatRequest = { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }] };
+const hello: ChatRequest = {
+  messages: [
+    { role: "system", content: "Be brief." },
+    { role: "user", content: "Hi" },
+  ],
+};
 const weatherTool = {
   type: "function" as const,
-  function: { name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+  function: {
+    name: "get_weather",
+    description: "Weather for a city",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  },
 };
 
 describe("OpenAI Chat Completions adapter", () => {
@@ -64,7 +73,16 @@ describe("OpenAI Chat Completions adapter", () => {
     const vllm = fakeOpenAI("http://vllm.internal:8000", "/v1").reply("v");
     await callModel(model("llama", "groq", { model: "llama-3.3-70b-versatile" }), { ...hello, max_output_tokens: 9 }, { env });
     await callModel(model("nim", "nvidia", { model: "meta/llama-3.1-8b-instruct" }), hello, { env });
-    await callModel(model("local", "custom", { base_url: "http://vllm.internal:8000/v1/" }), { messages: [{ role: "developer", content: "d" }, { role: "user", content: "u" }] }, { env });
+    await callModel(
+      model("local", "custom", { base_url: "http://vllm.internal:8000/v1/" }),
+      {
+        messages: [
+          { role: "developer", content: "d" },
+          { role: "user", content: "u" },
+        ],
+      },
+      { env },
+    );
     expect(groq.last.url).toBe("https://api.groq.com/openai/v1/chat/completions");
     expect(groq.last.headers.authorization).toBe("Bearer gsk-test");
     expect(groq.last.body.max_tokens).toBe(9);
@@ -82,8 +100,14 @@ describe("OpenAI Chat Completions adapter", () => {
     const fake = fakeOpenAI().reply({ tool_calls: [{ id: "call_1", name: "get_weather", arguments: { city: "Paris" } }] });
     const req: ChatRequest = {
       messages: [
-        { role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: "https://x.test/cat.png" } }] },
-        { role: "assistant", content: null, tool_calls: [{ id: "call_0", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Oslo\"}" } }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is this?" },
+            { type: "image_url", image_url: { url: "https://x.test/cat.png" } },
+          ],
+        },
+        { role: "assistant", content: null, tool_calls: [{ id: "call_0", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }] },
         { role: "tool", tool_call_id: "call_0", content: "rain" },
       ],
       tools: [weatherTool],
@@ -99,7 +123,7 @@ describe("OpenAI Chat Completions adapter", () => {
     expect(result.message).toEqual({
       role: "assistant",
       content: null,
-      tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" } }],
+      tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
     });
   });
 
@@ -117,12 +141,17 @@ describe("OpenAI Chat Completions adapter", () => {
   });
 
   it("streams tool calls as indexed fragments that add up to the call", async () => {
-    fakeOpenAI().reply({ tool_calls: [{ id: "call_a", name: "get_weather", arguments: { city: "Lima" } }, { id: "call_b", name: "get_time", arguments: {} }] });
+    fakeOpenAI().reply({
+      tool_calls: [
+        { id: "call_a", name: "get_weather", arguments: { city: "Lima" } },
+        { id: "call_b", name: "get_time", arguments: {} },
+      ],
+    });
     const result = await collectStream(streamModel(model("gpt", "openai"), { ...hello, tools: [weatherTool] }, { env }), "gpt");
     expect(result.finish_reason).toBe("tool_calls");
     expect(result.message.content).toBeNull();
     expect(result.message.tool_calls).toEqual([
-      { id: "call_a", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Lima\"}" } },
+      { id: "call_a", type: "function", function: { name: "get_weather", arguments: '{"city":"Lima"}' } },
       { id: "call_b", type: "function", function: { name: "get_time", arguments: "{}" } },
     ]);
   });
@@ -157,7 +186,9 @@ describe("OpenAI Chat Completions adapter", () => {
   });
 
   it("401 upstream → BEM-073 (502) naming model and status, never the key or the body", async () => {
-    fakeOpenAI().status(401, { body: { error: { message: "Incorrect API key provided: sk-test-openai", type: "invalid_request_error", code: "invalid_api_key" } } });
+    fakeOpenAI().status(401, {
+      body: { error: { message: "Incorrect API key provided: sk-test-openai", type: "invalid_request_error", code: "invalid_api_key" } },
+    });
     const err = await failure(callModel(model("gpt", "openai"), hello, { env }));
     expect(err).toBeInstanceOf(ProviderError);
     const e = err as ProviderError;
@@ -201,7 +232,10 @@ describe("OpenAI Chat Completions adapter", () => {
         for await (const ev of streamModel(model("gpt", "openai", { timeout_ms: 50 }), hello, { env })) seen.push(ev);
       })(),
     );
-    expect(seen).toEqual([{ type: "delta", content: "Hel" }, { type: "delta", content: "lo" }]);
+    expect(seen).toEqual([
+      { type: "delta", content: "Hel" },
+      { type: "delta", content: "lo" },
+    ]);
     expect(err).toMatchObject({ code: "BEM-072" });
   });
 

@@ -20,22 +20,23 @@ async function* splitBytes(text: string, cuts: number[]): AsyncGenerator<Uint8Ar
 
 describe("line, SSE and NDJSON parsers", () => {
   it("parses SSE fields, multi-line data, comments and CRLF", async () => {
-    const text = ": keep-alive\r\nevent: message_start\r\ndata: {\"a\":1}\r\n\r\ndata: line1\ndata: line2\n\ndata:[DONE]\n\n";
-    expect(await drain(parseSse(splitBytes(text, [])))).toEqual([
-      { event: "message_start", data: "{\"a\":1}" },
-      { data: "line1\nline2" },
-      { data: "[DONE]" },
-    ]);
+    const text = ': keep-alive\r\nevent: message_start\r\ndata: {"a":1}\r\n\r\ndata: line1\ndata: line2\n\ndata:[DONE]\n\n';
+    expect(await drain(parseSse(splitBytes(text, [])))).toEqual([{ event: "message_start", data: '{"a":1}' }, { data: "line1\nline2" }, { data: "[DONE]" }]);
   });
 
   it("SSE parsing does not depend on how the bytes were chunked (property)", async () => {
-    const payload = fc.string({ unit: fc.constantFrom("a", "é", "😀", " ", "{", "}", ":", "\"") , maxLength: 20 });
+    const payload = fc.string({ unit: fc.constantFrom("a", "é", "😀", " ", "{", "}", ":", '"'), maxLength: 20 });
     await fc.assert(
-      fc.asyncProperty(fc.array(payload, { minLength: 1, maxLength: 6 }), fc.constantFrom("\n", "\r\n"), fc.array(fc.nat(), { maxLength: 8 }), async (datas, nl, cuts) => {
-        const text = datas.map((d) => `data: ${d}${nl}${nl}`).join("");
-        const events = await drain(parseSse(splitBytes(text, cuts)));
-        expect(events).toEqual(datas.map((d) => ({ data: d })));
-      }),
+      fc.asyncProperty(
+        fc.array(payload, { minLength: 1, maxLength: 6 }),
+        fc.constantFrom("\n", "\r\n"),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        async (datas, nl, cuts) => {
+          const text = datas.map((d) => `data: ${d}${nl}${nl}`).join("");
+          const events = await drain(parseSse(splitBytes(text, cuts)));
+          expect(events).toEqual(datas.map((d) => ({ data: d })));
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -13,7 +13,11 @@ import { authHeaders, createTenant, OPERATOR_KEY, type TestTenant } from "../sup
 async function call(vars: Record<string, string>, path: string, key: string, body?: unknown, method?: string): Promise<Response> {
   const ctx = createExecutionContext();
   const res = await app.fetch(
-    new Request(`http://x${path}`, { method: method ?? (body === undefined ? "GET" : "POST"), headers: authHeaders(key), body: body === undefined ? undefined : JSON.stringify(body) }),
+    new Request(`http://x${path}`, {
+      method: method ?? (body === undefined ? "GET" : "POST"),
+      headers: authHeaders(key),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
     { ...env, ...vars },
     ctx,
   );
@@ -26,7 +30,12 @@ async function expectCode(res: Response, status: number, code: string): Promise<
   expect(((await res.json()) as { error: { code: string } }).error.code).toBe(code);
 }
 
-const rows = async (sql: string, ...binds: unknown[]) => (await env.DB.prepare(sql).bind(...binds).first<{ n: number }>())?.n ?? 0;
+const rows = async (sql: string, ...binds: unknown[]) =>
+  (
+    await env.DB.prepare(sql)
+      .bind(...binds)
+      .first<{ n: number }>()
+  )?.n ?? 0;
 
 describe("per-tenant quotas", () => {
   it("keys: MAX_KEYS_PER_TENANT live keys, then 413 BEM-015 (operator and tenant admin alike); revoking makes room", async () => {
@@ -46,7 +55,14 @@ describe("per-tenant quotas", () => {
   it("webhooks: MAX_WEBHOOKS_PER_TENANT, then 413 BEM-016; deleting makes room", async () => {
     const t = await createTenant();
     const vars = { MAX_WEBHOOKS_PER_TENANT: "2" };
-    const hook = { name: "h", agent_name: "assistant", thread_from: "/id", text_from: "/text", scopes: ["session:*", "organization:acme"], rewrite_history: true };
+    const hook = {
+      name: "h",
+      agent_name: "assistant",
+      thread_from: "/id",
+      text_from: "/text",
+      scopes: ["session:*", "organization:acme"],
+      rewrite_history: true,
+    };
     const first = (await (await call(vars, "/v1/webhooks", t.adminKey, hook)).json()) as { id: string };
     expect((await call(vars, "/v1/webhooks", t.adminKey, hook)).status).toBe(201);
     await expectCode(await call(vars, "/v1/webhooks", t.adminKey, hook), 413, "BEM-016");
@@ -75,7 +91,11 @@ describe("per-tenant quotas", () => {
     expect((await call(vars, "/v1/chat/completions", t.adminKey, chat("one"))).status).toBe(200);
     expect((await call(vars, "/v1/chat/completions", t.adminKey, chat("two"))).status).toBe(200);
     await expectCode(await call(vars, "/v1/chat/completions", t.adminKey, chat("three")), 413, "BEM-017");
-    await expectCode(await call(vars, "/v1/invoke", t.adminKey, { agent_name: "assistant", session_id: "four", content: [{ type: "text", text: "hi" }] }), 413, "BEM-017");
+    await expectCode(
+      await call(vars, "/v1/invoke", t.adminKey, { agent_name: "assistant", session_id: "four", content: [{ type: "text", text: "hi" }] }),
+      413,
+      "BEM-017",
+    );
     await expectCode(await call(vars, "/v1/threads/five/state", t.adminKey, { ops: [{ op: "set", channel: "x", value: 1 }] }), 413, "BEM-017");
     // A response without a conversation and a conversation created with items make threads too.
     await expectCode(await call(vars, "/v1/responses", t.adminKey, { model: "offline-echo", input: "hi" }), 413, "BEM-017");
@@ -96,11 +116,15 @@ describe("per-tenant quotas", () => {
     const b = await createTenant();
     expect(await countOf(env.DB, a.tenant, "keys")).toBe(2);
     expect(await countOf(env.DB, b.tenant, "keys")).toBe(2);
-    await env.DB.prepare("INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at) VALUES ('f1', ?, 'organization:x', 'note', 't', 1, 0)").bind(a.tenant).run();
+    await env.DB.prepare("INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at) VALUES ('f1', ?, 'organization:x', 'note', 't', 1, 0)")
+      .bind(a.tenant)
+      .run();
     expect(await countOf(env.DB, a.tenant, "facts")).toBe(1);
     expect(await countOf(env.DB, b.tenant, "facts")).toBe(0);
     await env.DB.prepare("DELETE FROM facts WHERE id = 'f1'").run();
     expect(await countOf(env.DB, a.tenant, "facts")).toBe(0);
-    expect([env.MAX_KEYS_PER_TENANT, env.MAX_WEBHOOKS_PER_TENANT, env.MAX_THREADS_PER_TENANT, env.MAX_FACTS_PER_TENANT].map(Number)).toEqual([1000, 500, 100_000, 100_000]);
+    expect([env.MAX_KEYS_PER_TENANT, env.MAX_WEBHOOKS_PER_TENANT, env.MAX_THREADS_PER_TENANT, env.MAX_FACTS_PER_TENANT].map(Number)).toEqual([
+      1000, 500, 100_000, 100_000,
+    ]);
   });
 });

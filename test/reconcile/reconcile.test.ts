@@ -43,7 +43,9 @@ describe("resent-history reconciliation on /v1/chat/completions with a thread", 
     expect(await stored(key, t)).toEqual(show([u("Q1"), a("A1"), u("Q2 edited"), a("B2")]));
     expect(wireMessages(fake.last.body).map(wireText)).toEqual(["Q1", "A1", "Q2 edited"]);
     // Nothing lost: the old branch is still in history.
-    const h = (await (await api(`/v1/threads/${t}/history?limit=100`, { key })).json()) as { checkpoints: { writes: { op: string; message?: { content: string } }[] }[] };
+    const h = (await (await api(`/v1/threads/${t}/history?limit=100`, { key })).json()) as {
+      checkpoints: { writes: { op: string; message?: { content: string } }[] }[];
+    };
     expect(JSON.stringify(h)).toContain('"A2"');
   });
 
@@ -66,12 +68,18 @@ describe("resent-history reconciliation on /v1/chat/completions with a thread", 
     const key = tenant().adminKey;
     const t = uniqueThread();
     const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string" } } } } }];
-    const call = (id: string, q: string): Msg => ({ role: "assistant", content: "", tool_calls: [{ id, type: "function", function: { name: "lookup", arguments: `{ "q": "${q}" }` } }] });
+    const call = (id: string, q: string): Msg => ({
+      role: "assistant",
+      content: "",
+      tool_calls: [{ id, type: "function", function: { name: "lookup", arguments: `{ "q": "${q}" }` } }],
+    });
     const result = (id: string): Msg => ({ role: "tool", tool_call_id: id, content: `result ${id}` });
     const send = (messages: Msg[]) => api("/v1/chat/completions", { key, body: { model: "gpt-4o-mini", thread_id: t, tools, messages } });
     await send([u("find x then y")]);
     await send([u("find x then y"), call("call_1", "x"), result("call_1")]);
-    const last = (await (await send([u("find x then y"), call("call_1", "x"), result("call_1"), call("call_2", "y"), result("call_2")])).json()) as { edgeweave: { reconciled: unknown } };
+    const last = (await (await send([u("find x then y"), call("call_1", "x"), result("call_1"), call("call_2", "y"), result("call_2")])).json()) as {
+      edgeweave: { reconciled: unknown };
+    };
     expect(last.edgeweave.reconciled).toEqual({ matched: 4, appended: 1, branched_from: null });
     const s = await stored(key, t);
     expect(s.map((x) => x.split("|")[0])).toEqual(["user", "assistant", "tool", "assistant", "tool", "assistant"]);

@@ -3,7 +3,11 @@ import { describe, expect, it } from "vitest";
 import { codedClientErrorProblem, codedErrorProblem } from "./support";
 
 const JSON_CT = "application/json; charset=UTF-8";
-const err = (status: number, body: unknown, contentType: string | null = JSON_CT) => ({ status, contentType, text: typeof body === "string" ? body : JSON.stringify(body) });
+const err = (status: number, body: unknown, contentType: string | null = JSON_CT) => ({
+  status,
+  contentType,
+  text: typeof body === "string" ? body : JSON.stringify(body),
+});
 
 describe("codedClientErrorProblem", () => {
   it("accepts a catalogued 4xx with exactly {error:{code,message}}", () => {

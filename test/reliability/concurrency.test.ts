@@ -17,7 +17,17 @@ type Msg = { id: string; role: string; content: unknown };
 type Cp = { id: string; step: number; source: string; writes: { op: string; message?: Msg }[] };
 
 let t: TestTenant;
-const figures = { threads: THREADS, turns_per_thread: TURNS, turns_sent: 0, answered_200: 0, turns_lost: 0, duplicates: 0, pairs_broken: 0, order_mismatches: 0, stale_context_replies: 0 };
+const figures = {
+  threads: THREADS,
+  turns_per_thread: TURNS,
+  turns_sent: 0,
+  answered_200: 0,
+  turns_lost: 0,
+  duplicates: 0,
+  pairs_broken: 0,
+  order_mismatches: 0,
+  stale_context_replies: 0,
+};
 
 beforeAll(async () => {
   t = await createTenant();

@@ -51,7 +51,11 @@ async function underMissingTable(table: string) {
   const after = await doState(thread);
   const added = after.state.channels.messages.length - before.state.channels.messages.length;
   const warnings = res.status === 200 ? ((JSON.parse(res.text) as { edgeweave?: { warnings?: string[] } }).edgeweave?.warnings ?? []) : [];
-  observed[table] = { status: res.status, body: res.status === 200 ? `200 (${added} messages added, warnings ${JSON.stringify(warnings)})` : res.text.slice(0, 200), messages_added: added };
+  observed[table] = {
+    status: res.status,
+    body: res.status === 200 ? `200 (${added} messages added, warnings ${JSON.stringify(warnings)})` : res.text.slice(0, 200),
+    messages_added: added,
+  };
   return { res, before, after, added, warnings };
 }
 
@@ -83,7 +87,7 @@ describe("D1 errors during a turn: a coded error or a degraded run that says so,
 
   it("first turn of a NEW thread while the thread list is unwritable: an error leaves nothing behind, a retry stores the turn once", async () => {
     const thread = uniqueThread("d1new");
-      await hide("threads");
+    await hide("threads");
     let res: Awaited<ReturnType<typeof turn>>;
     try {
       res = await turn(thread, "hello");

@@ -100,7 +100,13 @@ describe("eviction", () => {
     const fake = fakeOpenAI().respond(async (_req, body) => {
       reached = true;
       while (!released) await sleep(5);
-      return Response.json({ id: "x", object: "chat.completion", created: 1, model: (body as { model: string }).model, choices: [{ index: 0, message: { role: "assistant", content: "second answer" }, finish_reason: "stop" }] });
+      return Response.json({
+        id: "x",
+        object: "chat.completion",
+        created: 1,
+        model: (body as { model: string }).model,
+        choices: [{ index: 0, message: { role: "assistant", content: "second answer" }, finish_reason: "stop" }],
+      });
     });
     const pending = say(thread, "second", "gpt-4o-mini");
     while (!reached) await sleep(5);
@@ -123,7 +129,10 @@ describe("eviction", () => {
     await say(thread, "before the stream", "gpt-4o-mini");
     const gated = gatedStream(["Hello ", "from ", "a ", "stream"], 2);
     const fake = fakeOpenAI().respond(gated.respond).otherwise("after the stream");
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "gpt-4o-mini", thread_id: thread, stream: true, messages: [{ role: "user", content: "stream please" }] } });
+    const res = await api("/v1/chat/completions", {
+      key: t.adminKey,
+      body: { model: "gpt-4o-mini", thread_id: thread, stream: true, messages: [{ role: "user", content: "stream please" }] },
+    });
     expect(res.status).toBe(200);
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     let seen = "";

@@ -67,7 +67,9 @@ async function faultyTurn(thread: string, c: Case, reply: string): Promise<{ ok:
   if (!c.stream) return { ok: true, text: ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content };
   const events = await readSse(res);
   const last = events.at(-1)?.data;
-  const payloads = events.filter((e) => e.data !== "[DONE]").map((e) => JSON.parse(e.data) as { choices?: { delta: { content?: string } }[]; error?: { code: string; message: string } });
+  const payloads = events
+    .filter((e) => e.data !== "[DONE]")
+    .map((e) => JSON.parse(e.data) as { choices?: { delta: { content?: string } }[]; error?: { code: string; message: string } });
   if (last === "[DONE]") return { ok: true, text: payloads.map((p) => p.choices?.[0]?.delta.content ?? "").join("") };
   figures.stream_error_events++;
   const err = payloads.at(-1)?.error;
@@ -81,13 +83,23 @@ describe("provider faults: a coded error or a whole saved turn, never half", () 
     // Fatal 4xx stop a run at once, so they are rarer than retryable faults.
     const w = (weight: number, ...f: Fault[]) => ({ weight, arbitrary: fc.constantFrom(...f) });
     const faults = fc.oneof(w(3, "ok"), w(3, "500", "503"), w(2, "429"), w(2, "cut"), w(1, "400", "401"));
-    const cases = fc.sample(fc.record({ script: fc.array(faults, { minLength: 4, maxLength: 4 }), stream: fc.boolean(), failover: fc.boolean() }), { seed: SEED, numRuns: 40 });
+    const cases = fc.sample(fc.record({ script: fc.array(faults, { minLength: 4, maxLength: 4 }), stream: fc.boolean(), failover: fc.boolean() }), {
+      seed: SEED,
+      numRuns: 40,
+    });
     const problems: string[] = [];
     for (const [i, c] of cases.entries()) {
       const thread = uniqueThread("fault");
       // One good turn first, so "unchanged" means something.
       fakeOpenAI().reply("first answer");
-      expect((await api("/v1/chat/completions", { key: t.adminKey, body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "first" }] } })).status).toBe(200);
+      expect(
+        (
+          await api("/v1/chat/completions", {
+            key: t.adminKey,
+            body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "first" }] },
+          })
+        ).status,
+      ).toBe(200);
       clearUpstream();
       const before = await snapshot(t.adminKey, thread);
       const reply = `answer number ${i}`;
@@ -99,7 +111,11 @@ describe("provider faults: a coded error or a whole saved turn, never half", () 
       if (out.ok) {
         figures.succeeded++;
         const added = messagesIn(after).slice(messagesIn(before).length);
-        const whole = added.length === 2 && added[0]?.content === `question ${reply}` && added[1]?.content === out.text && checkpointsIn(after).length === checkpointsIn(before).length + 1;
+        const whole =
+          added.length === 2 &&
+          added[0]?.content === `question ${reply}` &&
+          added[1]?.content === out.text &&
+          checkpointsIn(after).length === checkpointsIn(before).length + 1;
         if (out.text !== reply) problems.push(`${label}: succeeded with ${JSON.stringify(out.text)}`);
         if (!whole) {
           figures.half_saved++;
@@ -128,7 +144,10 @@ describe("provider faults: a coded error or a whole saved turn, never half", () 
     const thread = uniqueThread("fault");
     const before = await snapshot(t.adminKey, thread);
     fakeOpenAI().status(500).status(500);
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "hi" }] } });
+    const res = await api("/v1/chat/completions", {
+      key: t.adminKey,
+      body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "hi" }] },
+    });
     const text = await res.text();
     expect(res.status).toBe(502);
     expect(codedErrorProblem({ status: res.status, contentType: res.headers.get("content-type"), text })).toBeNull();
@@ -138,7 +157,10 @@ describe("provider faults: a coded error or a whole saved turn, never half", () 
   it("429 on every try: 429 with retry-after, nothing saved", async () => {
     const thread = uniqueThread("fault");
     fakeOpenAI().status(429, { retryAfter: 0 }).status(429, { retryAfter: 0 });
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "hi" }] } });
+    const res = await api("/v1/chat/completions", {
+      key: t.adminKey,
+      body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "hi" }] },
+    });
     const text = await res.text();
     expect(res.status).toBe(429);
     expect(codedErrorProblem({ status: res.status, contentType: res.headers.get("content-type"), text })).toBeNull();

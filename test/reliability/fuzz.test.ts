@@ -145,30 +145,50 @@ function bodyFor(category: Category, shape: Shape | null): fc.Arbitrary<Body> {
     case "prototype_keys": {
       const poison = `{"polluted":"yes","role":"admin","model":"offline-echo","messages":[{"role":"user","content":"x"}],"isAdmin":true}`;
       const keys = [...(shape?.typed.keys() ?? [])];
-      return fc.tuple(base, fc.constantFrom("__proto__", "constructor", "prototype"), fc.option(fc.constantFrom(...(keys.length ? keys : ["x_nested"])))).map(([o, pk, nestedIn]) => {
-        let text = withField(o, pk, pk === "constructor" ? `{"prototype":${poison}}` : poison);
-        if (nestedIn !== null) text = withField({}, nestedIn, `[{"__proto__":${poison}}]`).slice(0, -1) + "," + text.slice(1);
-        return json(text, `prototype key ${pk}${nestedIn ? ` and nested in ${nestedIn}` : ""}`);
-      });
+      return fc
+        .tuple(base, fc.constantFrom("__proto__", "constructor", "prototype"), fc.option(fc.constantFrom(...(keys.length ? keys : ["x_nested"]))))
+        .map(([o, pk, nestedIn]) => {
+          let text = withField(o, pk, pk === "constructor" ? `{"prototype":${poison}}` : poison);
+          if (nestedIn !== null) text = withField({}, nestedIn, `[{"__proto__":${poison}}]`).slice(0, -1) + "," + text.slice(1);
+          return json(text, `prototype key ${pk}${nestedIn ? ` and nested in ${nestedIn}` : ""}`);
+        });
     }
     case "huge_strings":
-      return fc.tuple(base, fc.constantFrom(64 * 1024 + 1, 300_000, 1024 * 1024 + 1), fc.constantFrom("a", "é", "\\u0000"), fc.constantFrom(...(shape?.strings.length ? shape.strings : ["x_huge"]))).map(([o, size, unit, key]) => {
-        const n = Math.ceil(size / (unit === "é" ? 2 : unit.length === 1 ? 1 : 6));
-        return json(withField(o, key, `"${unit.repeat(n)}"`), `huge string ${size}B of ${unit} in ${key}`);
-      });
+      return fc
+        .tuple(
+          base,
+          fc.constantFrom(64 * 1024 + 1, 300_000, 1024 * 1024 + 1),
+          fc.constantFrom("a", "é", "\\u0000"),
+          fc.constantFrom(...(shape?.strings.length ? shape.strings : ["x_huge"])),
+        )
+        .map(([o, size, unit, key]) => {
+          const n = Math.ceil(size / (unit === "é" ? 2 : unit.length === 1 ? 1 : 6));
+          return json(withField(o, key, `"${unit.repeat(n)}"`), `huge string ${size}B of ${unit} in ${key}`);
+        });
     case "deep_nesting":
-      return fc.tuple(base, fc.constantFrom(33, 200, 1000, 5000), fc.constantFrom("[", '{"a":'), fc.boolean(), fc.boolean()).map(([o, depth, open, top, closed]) => {
-        const close = open === "[" ? "]" : "}";
-        const nest = open.repeat(depth) + "1" + (closed ? close.repeat(depth) : "");
-        return json(top ? nest : withField(o, "x_deep", nest), `depth ${depth} ${open}${top ? " top-level" : ""}${closed ? "" : " unclosed"}`);
-      });
+      return fc
+        .tuple(base, fc.constantFrom(33, 200, 1000, 5000), fc.constantFrom("[", '{"a":'), fc.boolean(), fc.boolean())
+        .map(([o, depth, open, top, closed]) => {
+          const close = open === "[" ? "]" : "}";
+          const nest = open.repeat(depth) + "1" + (closed ? close.repeat(depth) : "");
+          return json(top ? nest : withField(o, "x_deep", nest), `depth ${depth} ${open}${top ? " top-level" : ""}${closed ? "" : " unclosed"}`);
+        });
     case "huge_arrays":
       return fc.tuple(base, fc.constantFrom(2_000, 10_001, 50_000), fc.constantFrom("0", '"x"', "{}", "null"), fc.boolean()).map(([o, n, item, top]) => {
         const arr = `[${new Array(n).fill(item).join(",")}]`;
         return json(top ? arr : withField(o, "x_big", arr), `array of ${n} ${item}${top ? " top-level" : ""}`);
       });
     case "invalid_utf8": {
-      const bad = fc.constantFrom([0xff], [0xfe, 0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x80], [0xf4, 0x90, 0x80, 0x80]);
+      const bad = fc.constantFrom(
+        [0xff],
+        [0xfe, 0xff],
+        [0xc0, 0xaf],
+        [0xed, 0xa0, 0x80],
+        [0xe2, 0x82],
+        [0xf8, 0x88, 0x80, 0x80, 0x80],
+        [0x80],
+        [0xf4, 0x90, 0x80, 0x80],
+      );
       return fc.tuple(base, bad, fc.nat()).map(([o, seq, at]) => {
         const good = enc.encode(withField(o, "x_text", '"hello world"'));
         const i = at % (good.length + 1);
@@ -178,15 +198,52 @@ function bodyFor(category: Category, shape: Shape | null): fc.Arbitrary<Body> {
     }
     case "wrong_content_type":
       return fc
-        .tuple(base, fc.constantFrom("text/plain", "text/plain;charset=utf-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=zz", null, "application/xml", "application/jsonx", "json", "application/octet-stream", "*/*"), fc.boolean())
+        .tuple(
+          base,
+          fc.constantFrom(
+            "text/plain",
+            "text/plain;charset=utf-8",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=zz",
+            null,
+            "application/xml",
+            "application/jsonx",
+            "json",
+            "application/octet-stream",
+            "*/*",
+          ),
+          fc.boolean(),
+        )
         .map(([o, ct, form]) => {
           const text = form ? new URLSearchParams(Object.entries(o).map(([k, v]) => [k, JSON.stringify(v)])).toString() || "a=1" : JSON.stringify(o);
           return json(text, `content-type ${ct ?? "(none)"}${form ? " form-encoded" : ""}`, ct);
         });
     case "empty_body":
-      return fc.constantFrom(JSON_CT, null, "text/plain").map((ct) => ({ bytes: new Uint8Array(0), contentType: ct, note: `empty body, content-type ${ct ?? "(none)"}` }));
+      return fc
+        .constantFrom(JSON_CT, null, "text/plain")
+        .map((ct) => ({ bytes: new Uint8Array(0), contentType: ct, note: `empty body, content-type ${ct ?? "(none)"}` }));
     case "non_json": {
-      const fixed = fc.constantFrom("{", "}", "{'a':1}", '{"a":1,}', "[1,]", "NaN", "undefined", "{a:1}", '{"a":01}', "// c\n{}", '{"a":"\\x41"}', '"unterminated', "\u0000", "\ufeff", "tru", '{"a" 1}', "1 2", "{}{}", "\uFEFF\uFEFF{}");
+      const fixed = fc.constantFrom(
+        "{",
+        "}",
+        "{'a':1}",
+        '{"a":1,}',
+        "[1,]",
+        "NaN",
+        "undefined",
+        "{a:1}",
+        '{"a":01}',
+        "// c\n{}",
+        '{"a":"\\x41"}',
+        '"unterminated',
+        "\u0000",
+        "\ufeff",
+        "tru",
+        '{"a" 1}',
+        "1 2",
+        "{}{}",
+        "\uFEFF\uFEFF{}",
+      );
       const random = fc.string({ maxLength: 64, unit: "binary" }).filter((s) => {
         try {
           JSON.parse(s);
@@ -203,7 +260,12 @@ function bodyFor(category: Category, shape: Shape | null): fc.Arbitrary<Body> {
     }
     case "top_level_not_object":
       return fc
-        .oneof(fc.constantFrom("null", "0", "-1", "1e308", "1e999", "true", "false", '"{}"', "[]", "[{}]", "[null]"), fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 4 }).map((a) => JSON.stringify(a)), fc.string().map((s) => JSON.stringify(s)), fc.double().map((d) => JSON.stringify(d)))
+        .oneof(
+          fc.constantFrom("null", "0", "-1", "1e308", "1e999", "true", "false", '"{}"', "[]", "[{}]", "[null]"),
+          fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 4 }).map((a) => JSON.stringify(a)),
+          fc.string().map((s) => JSON.stringify(s)),
+          fc.double().map((d) => JSON.stringify(d)),
+        )
         .map((t) => json(t, `top-level ${t.slice(0, 40)}`));
   }
 }
@@ -211,8 +273,30 @@ function bodyFor(category: Category, shape: Shape | null): fc.Arbitrary<Body> {
 // ---- ids for path parameters ------------------------------------------------
 
 const HOSTILE = [
-  "..", "%2e%2e", "..%2F..%2Fadmin", "a%2Fb", "a%00b", "%FF%FE", "%zz", "%", "__proto__", "constructor", "prototype",
-  "' OR '1'='1", "1;DROP TABLE facts", "x".repeat(5000), "%F0%9F%98%80", "%3Cscript%3E", "a%20b", "null", "undefined", "-1", "1e309", "~", "a~b", "%0d%0aX-Injected:%201",
+  "..",
+  "%2e%2e",
+  "..%2F..%2Fadmin",
+  "a%2Fb",
+  "a%00b",
+  "%FF%FE",
+  "%zz",
+  "%",
+  "__proto__",
+  "constructor",
+  "prototype",
+  "' OR '1'='1",
+  "1;DROP TABLE facts",
+  "x".repeat(5000),
+  "%F0%9F%98%80",
+  "%3Cscript%3E",
+  "a%20b",
+  "null",
+  "undefined",
+  "-1",
+  "1e309",
+  "~",
+  "a~b",
+  "%0d%0aX-Injected:%201",
 ];
 const nonexistent = fc.stringMatching(/^[a-z][a-z0-9]{3,12}$/).map((s) => `nx-${s}`);
 
@@ -231,7 +315,11 @@ function pathArb(r: RouteRef): fc.Arbitrary<{ path: string; realId: boolean }> {
   const names = [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!);
   if (names.length === 0) return fc.constant({ path: r.path, realId: false });
   const real = r.method === "DELETE" ? [] : isDelivery(r) ? [fx.hook.id] : [fx.thread];
-  const idArb = fc.oneof({ weight: 2, arbitrary: nonexistent }, { weight: 2, arbitrary: fc.constantFrom(...HOSTILE) }, ...(real.length ? [{ weight: 2, arbitrary: fc.constantFrom(...real) }] : []));
+  const idArb = fc.oneof(
+    { weight: 2, arbitrary: nonexistent },
+    { weight: 2, arbitrary: fc.constantFrom(...HOSTILE) },
+    ...(real.length ? [{ weight: 2, arbitrary: fc.constantFrom(...real) }] : []),
+  );
   const tenantArb = fc.oneof({ weight: 3, arbitrary: fc.constant(fx.t.tenant) }, { weight: 1, arbitrary: fc.constantFrom(...HOSTILE) });
   return fc.tuple(...names.map((n) => (n === "tenant" ? tenantArb : idArb))).map((vals) => {
     let path = r.path;
@@ -254,9 +342,11 @@ function keyFor(path: string): string {
 }
 
 async function runBodyCategory(category: Category): Promise<Tally> {
-  const arb = fc.constantFrom(...bodyRoutes).chain((r) =>
-    fc.record({ route: fc.constant(r), at: pathArb(r), body: bodyFor(category, fx.shapes.get(`${r.method} ${r.path}`) ?? null), signed: fc.boolean() }),
-  );
+  const arb = fc
+    .constantFrom(...bodyRoutes)
+    .chain((r) =>
+      fc.record({ route: fc.constant(r), at: pathArb(r), body: bodyFor(category, fx.shapes.get(`${r.method} ${r.path}`) ?? null), signed: fc.boolean() }),
+    );
   const cases = fc.sample(arb, { seed: SEED + CATEGORIES.indexOf(category), numRuns: RUNS[category] });
   const t = tally(category);
   for (const c of cases) {
@@ -286,7 +376,28 @@ async function runBodyCategory(category: Category): Promise<Tally> {
 /** Hostile or out-of-range values for every documented query parameter (and some undocumented ones). */
 function getArb(): fc.Arbitrary<{ route: RouteRef; path: string }> {
   const value = fc.oneof(
-    fc.constantFrom("-1", "0", "1e999", "NaN", "99999999999999999999", "1.5", "", "%FF", "%zz", "a~b", "~", "9~x", "system", "session:", ":", "__proto__", "x".repeat(3000), "organization:acme", "ORG:A", "'--"),
+    fc.constantFrom(
+      "-1",
+      "0",
+      "1e999",
+      "NaN",
+      "99999999999999999999",
+      "1.5",
+      "",
+      "%FF",
+      "%zz",
+      "a~b",
+      "~",
+      "9~x",
+      "system",
+      "session:",
+      ":",
+      "__proto__",
+      "x".repeat(3000),
+      "organization:acme",
+      "ORG:A",
+      "'--",
+    ),
     fc.string({ maxLength: 20 }).map(encodeURIComponent),
   );
   return fc.constantFrom(...getRoutes).chain((r) => {
@@ -303,7 +414,8 @@ async function storage() {
   const key = fx.nextKey();
   const threads = await (await api("/v1/threads?limit=100", { key })).json();
   const facts: Record<string, unknown> = {};
-  for (const scope of ["system", "organization:acme", `session:${fx.thread}`]) facts[scope] = await (await api(`/v1/memory/facts?scope=${scope}`, { key })).json();
+  for (const scope of ["system", "organization:acme", `session:${fx.thread}`])
+    facts[scope] = await (await api(`/v1/memory/facts?scope=${scope}`, { key })).json();
   const webhooks = await (await api("/v1/webhooks", { key })).json();
   const tenants = await (await api("/v1/admin/tenants", { key: OPERATOR_KEY })).json();
   return { threads, thread: await snapshot(key, fx.thread), facts, webhooks, tenants, d1: await dumpD1(otherTenants) };
@@ -317,22 +429,44 @@ beforeAll(async () => {
   const t = await createTenant();
   const nextKey = await keyPool(t.tenant, 12);
   const thread = `fuzz-${crypto.randomUUID().slice(0, 8)}`;
-  const turn = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "auto", thread_id: thread, messages: [{ role: "user", content: "seed the thread" }] } });
+  const turn = await api("/v1/chat/completions", {
+    key: t.adminKey,
+    body: { model: "auto", thread_id: thread, messages: [{ role: "user", content: "seed the thread" }] },
+  });
   expect(turn.status).toBe(200);
-  for (const [scope, text] of [["organization:acme", "org fact"], [`session:${thread}`, "session fact"]]) {
+  for (const [scope, text] of [
+    ["organization:acme", "org fact"],
+    [`session:${thread}`, "session fact"],
+  ]) {
     expect((await api("/v1/memory/facts", { key: t.adminKey, body: { scope, kind: "note", text } })).status).toBe(201);
   }
-  const hookRes = await api("/v1/webhooks", { key: t.adminKey, body: { name: "fuzz", agent_name: "assistant", thread_from: "/zz_thread", text_from: "/zz_text", scopes: ["session:*", "organization:acme"], rewrite_history: true } });
+  const hookRes = await api("/v1/webhooks", {
+    key: t.adminKey,
+    body: {
+      name: "fuzz",
+      agent_name: "assistant",
+      thread_from: "/zz_thread",
+      text_from: "/zz_text",
+      scopes: ["session:*", "organization:acme"],
+      rewrite_history: true,
+    },
+  });
   expect(hookRes.status).toBe(201);
   const hook = (await hookRes.json()) as { id: string; secret: string };
 
-  const doc = (await (await api("/openapi.json")).json()) as { paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: Schema }> }; parameters?: { in: string; name: string }[] }>>; components: { schemas: Record<string, Schema> } };
+  const doc = (await (await api("/openapi.json")).json()) as {
+    paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: Schema }> }; parameters?: { in: string; name: string }[] }>>;
+    components: { schemas: Record<string, Schema> };
+  };
   const shapes = new Map<string, Shape | null>();
   const queryParams = new Map<string, string[]>();
   for (const r of routes) {
     const op = doc.paths[openapiPath(r.path)]?.[r.method.toLowerCase()];
     shapes.set(`${r.method} ${r.path}`, shapeOf(doc, op?.requestBody?.content?.[JSON_CT]?.schema));
-    queryParams.set(`${r.method} ${r.path}`, (op?.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name));
+    queryParams.set(
+      `${r.method} ${r.path}`,
+      (op?.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name),
+    );
   }
   fx = { t, nextKey, thread, hook, shapes, queryParams };
   const existing = await env.DB.prepare("SELECT id FROM tenants WHERE id <> ?").bind(t.tenant).all<{ id: string }>();
@@ -342,7 +476,9 @@ beforeAll(async () => {
 
 describe("fuzz: every route, invalid bodies → a coded 4xx, never a 5xx", () => {
   it("reads the routes from the app, with their body schemas", () => {
-    expect(bodyRoutes.map((r) => `${r.method} ${r.path}`)).toEqual(expect.arrayContaining(["POST /v1/chat/completions", "POST /v1/invoke", "POST /v1/memory/facts", "POST /v1/webhooks/:id", "DELETE /v1/threads/:id"]));
+    expect(bodyRoutes.map((r) => `${r.method} ${r.path}`)).toEqual(
+      expect.arrayContaining(["POST /v1/chat/completions", "POST /v1/invoke", "POST /v1/memory/facts", "POST /v1/webhooks/:id", "DELETE /v1/threads/:id"]),
+    );
     // Every JSON route but the delivery (raw, signed) has a schema to build invalid bodies from.
     const missing = bodyRoutes.filter((r) => r.method === "POST" && !isDelivery(r) && fx.shapes.get(`${r.method} ${r.path}`) === null);
     expect(missing).toEqual([]);

@@ -24,7 +24,11 @@ export function appRoutes(): RouteRef[] {
 export type Sent = { status: number; contentType: string | null; text: string; headers: Headers };
 
 /** A raw call: `body` as given (a Uint8Array sends no content-type of its own), `contentType` null for none. */
-export async function send(method: string, path: string, opts: { key?: string; body?: Uint8Array | string; contentType?: string | null; headers?: Record<string, string> } = {}): Promise<Sent> {
+export async function send(
+  method: string,
+  path: string,
+  opts: { key?: string; body?: Uint8Array | string; contentType?: string | null; headers?: Record<string, string> } = {},
+): Promise<Sent> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;
   if (opts.contentType) headers["content-type"] = opts.contentType;

@@ -29,7 +29,10 @@ afterEach(() => {
 
 async function seeded(thread: string) {
   fakeOpenAI().reply("first answer");
-  expect((await api("/v1/chat/completions", { key: t.adminKey, body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "first" }] } })).status).toBe(200);
+  expect(
+    (await api("/v1/chat/completions", { key: t.adminKey, body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "first" }] } }))
+      .status,
+  ).toBe(200);
   clearUpstream();
   return snapshot(t.adminKey, thread);
 }
@@ -40,7 +43,10 @@ describe("provider timeouts", () => {
     const before = await seeded(thread);
     const fake = fakeOpenAI().hang();
     compressLongTimers();
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "hello?" }] } });
+    const res = await api("/v1/chat/completions", {
+      key: t.adminKey,
+      body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "hello?" }] },
+    });
     expect(fake.calls).toHaveLength(1);
     const text = await res.text();
     figures.hang = `${res.status} ${text.slice(0, 120)}`;
@@ -54,7 +60,10 @@ describe("provider timeouts", () => {
     const before = await seeded(thread);
     const fake = fakeOpenAI().cut({ text: "half an answer", chunks: ["half ", "an answer"] }, { stall: true });
     compressLongTimers();
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "gpt-4o-mini", thread_id: thread, stream: true, messages: [{ role: "user", content: "hello?" }] } });
+    const res = await api("/v1/chat/completions", {
+      key: t.adminKey,
+      body: { model: "gpt-4o-mini", thread_id: thread, stream: true, messages: [{ role: "user", content: "hello?" }] },
+    });
     const got = await readSse(res);
     expect(fake.calls).toHaveLength(1);
     figures.stall = got.at(-1)?.data.slice(0, 120);

@@ -12,7 +12,13 @@ describe("/v1/conversations over threads, with the official openai client", () =
   it("conversations.create with items + responses on it: the thread is the conversation", async () => {
     const fake = fakeOpenAI().reply("Nice to meet you, Ada.").reply("You are Ada.");
     const client = openaiClient(tenant().adminKey);
-    const conv = await client.conversations.create({ items: [{ type: "message", role: "user", content: "I am Ada." }, { type: "message", role: "assistant", content: "Hello!" }], metadata: { topic: "intro" } });
+    const conv = await client.conversations.create({
+      items: [
+        { type: "message", role: "user", content: "I am Ada." },
+        { type: "message", role: "assistant", content: "Hello!" },
+      ],
+      metadata: { topic: "intro" },
+    });
     expect(conv.object).toBe("conversation");
     expect(conv.metadata).toEqual({ topic: "intro" });
     const r1 = await client.responses.create({ model: "gpt-4o-mini", input: "Remember me?", conversation: conv.id });
@@ -34,7 +40,12 @@ describe("/v1/conversations over threads, with the official openai client", () =
     const updated = await client.conversations.update(conv.id, { metadata: { a: "1" } });
     expect(updated.metadata).toEqual({ a: "1" });
     expect((await client.conversations.retrieve(conv.id)).metadata).toEqual({ a: "1" });
-    const added = await client.conversations.items.create(conv.id, { items: [{ type: "message", role: "user", content: "one" }, { type: "message", role: "user", content: "two" }] });
+    const added = await client.conversations.items.create(conv.id, {
+      items: [
+        { type: "message", role: "user", content: "one" },
+        { type: "message", role: "user", content: "two" },
+      ],
+    });
     expect(added.data.map((i) => textOf(i as never))).toEqual(["one", "two"]);
     const first = added.data[0]!;
     const got = await client.conversations.items.retrieve(first.id!, { conversation_id: conv.id });
@@ -51,7 +62,10 @@ describe("/v1/conversations over threads, with the official openai client", () =
   it("a chat thread is a conversation too", async () => {
     fakeOpenAI().reply("hi there");
     const thread = `th-${crypto.randomUUID().slice(0, 8)}`;
-    await api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "hello" }] } });
+    await api("/v1/chat/completions", {
+      key: tenant().adminKey,
+      body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "hello" }] },
+    });
     const client = openaiClient(tenant().adminKey);
     expect((await client.conversations.retrieve(thread)).id).toBe(thread);
     const items = await client.conversations.items.list(thread, { order: "asc" });
@@ -83,7 +97,11 @@ describe("/v1/conversations over threads, with the official openai client", () =
     const r = await client.responses.create({
       model: "gpt-4o-mini",
       conversation: conv.id,
-      input: [{ role: "user", content: "Q1" }, { role: "assistant", content: "A1" }, { role: "user", content: "Q2" }],
+      input: [
+        { role: "user", content: "Q1" },
+        { role: "assistant", content: "A1" },
+        { role: "user", content: "Q2" },
+      ],
     });
     expect((r as unknown as { edgeweave: { reconciled: unknown } }).edgeweave.reconciled).toEqual({ matched: 2, appended: 1, branched_from: null });
     expect(wireMessages(fake.last.body).map(wireText)).toEqual(["Q1", "A1", "Q2"]);

@@ -77,7 +77,12 @@ describe("POST /v1/responses with the official openai client", () => {
     expect(text).toContain("event: response.failed");
     expect(text).toContain("event: error");
     expect(text).not.toContain("response.completed");
-    const failed = JSON.parse(text.split("\n").find((l) => l.startsWith("data: ") && l.includes('"response.failed"'))!.slice(6)) as { response: { id: string; status: string } };
+    const failed = JSON.parse(
+      text
+        .split("\n")
+        .find((l) => l.startsWith("data: ") && l.includes('"response.failed"'))!
+        .slice(6),
+    ) as { response: { id: string; status: string } };
     expect(failed.response.status).toBe("failed");
     await expect(client.responses.retrieve(failed.response.id)).rejects.toMatchObject({ status: 404 });
   });
@@ -87,11 +92,21 @@ describe("POST /v1/responses with the official openai client", () => {
       .reply({ tool_calls: [{ id: "call_w1", name: "get_weather", arguments: { city: "Paris" } }] })
       .reply("It is sunny in Paris.");
     const client = openaiClient(tenant().adminKey);
-    const tools = [{ type: "function" as const, name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }, strict: true }];
+    const tools = [
+      {
+        type: "function" as const,
+        name: "get_weather",
+        description: "Weather for a city",
+        parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+        strict: true,
+      },
+    ];
     const first = await client.responses.create({ model: "gpt-4o-mini", input: "Weather in Paris?", tools });
     const call = first.output.find((o) => o.type === "function_call");
     expect(call).toMatchObject({ type: "function_call", call_id: "call_w1", name: "get_weather", arguments: '{"city":"Paris"}' });
-    expect(fake.calls[0]!.body.tools).toEqual([{ type: "function", function: { name: "get_weather", description: "Weather for a city", parameters: tools[0]!.parameters, strict: true } }]);
+    expect(fake.calls[0]!.body.tools).toEqual([
+      { type: "function", function: { name: "get_weather", description: "Weather for a city", parameters: tools[0]!.parameters, strict: true } },
+    ]);
 
     const second = await client.responses.create({
       model: "gpt-4o-mini",
@@ -119,15 +134,27 @@ describe("POST /v1/responses with the official openai client", () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-101");
     expect(await threadMessages(tenant().adminKey, thread)).toEqual(before);
-    const stateless = await api("/v1/responses", { key: tenant().adminKey, body: { model: "gpt-4o-mini", input: [{ type: "function_call_output", call_id: "call_x", output: "x" }] } });
+    const stateless = await api("/v1/responses", {
+      key: tenant().adminKey,
+      body: { model: "gpt-4o-mini", input: [{ type: "function_call_output", call_id: "call_x", output: "x" }] },
+    });
     expect(stateless.status).toBe(400);
   });
 
   it("passes text.format as response_format", async () => {
     const fake = fakeOpenAI().reply('{"name":"Ada","age":36}');
     const client = openaiClient(tenant().adminKey);
-    const schema = { type: "object", properties: { name: { type: "string" }, age: { type: "integer" } }, required: ["name", "age"], additionalProperties: false };
-    const r = await client.responses.create({ model: "gpt-4o-mini", input: "Who?", text: { format: { type: "json_schema", name: "person", schema, strict: true } } });
+    const schema = {
+      type: "object",
+      properties: { name: { type: "string" }, age: { type: "integer" } },
+      required: ["name", "age"],
+      additionalProperties: false,
+    };
+    const r = await client.responses.create({
+      model: "gpt-4o-mini",
+      input: "Who?",
+      text: { format: { type: "json_schema", name: "person", schema, strict: true } },
+    });
     expect(JSON.parse(r.output_text)).toEqual({ name: "Ada", age: 36 });
     expect(r.text?.format).toEqual({ type: "json_schema", name: "person", schema, strict: true });
     expect(fake.last.body.response_format).toEqual({ type: "json_schema", json_schema: { name: "person", schema, strict: true } });
@@ -139,7 +166,11 @@ describe("POST /v1/responses with the official openai client", () => {
     const first = await client.responses.create({ model: "gpt-4o-mini", input: "Hi! My name is Bob." });
     const second = await client.responses.create({ model: "gpt-4o-mini", input: "What is my name?", previous_response_id: first.id });
     expect(second.previous_response_id).toBe(first.id);
-    expect(wireMessages(fake.calls[1]!.body).map((m) => `${m.role}:${wireText(m)}`)).toEqual(["user:Hi! My name is Bob.", "assistant:Hello Bob!", "user:What is my name?"]);
+    expect(wireMessages(fake.calls[1]!.body).map((m) => `${m.role}:${wireText(m)}`)).toEqual([
+      "user:Hi! My name is Bob.",
+      "assistant:Hello Bob!",
+      "user:What is my name?",
+    ]);
     expect((second as unknown as Extended).edgeweave.thread_id).toBe((first as unknown as Extended).edgeweave.thread_id);
   });
 
@@ -173,7 +204,13 @@ describe("POST /v1/responses with the official openai client", () => {
   it("retrieves, lists input items, deletes", async () => {
     fakeOpenAI().reply("stored reply");
     const client = openaiClient(tenant().adminKey);
-    const r = await client.responses.create({ model: "gpt-4o-mini", input: [{ role: "user", content: [{ type: "input_text", text: "part one" }] }, { role: "user", content: "part two" }] });
+    const r = await client.responses.create({
+      model: "gpt-4o-mini",
+      input: [
+        { role: "user", content: [{ type: "input_text", text: "part one" }] },
+        { role: "user", content: "part two" },
+      ],
+    });
     const got = await client.responses.retrieve(r.id);
     expect(got.id).toBe(r.id);
     expect(got.output_text).toBe("stored reply");
@@ -207,7 +244,10 @@ describe("POST /v1/responses with the official openai client", () => {
   });
 
   it("rejects previous_response_id together with conversation (400 BEM-103)", async () => {
-    const res = await api("/v1/responses", { key: tenant().adminKey, body: { model: "gpt-4o-mini", input: "x", previous_response_id: "resp_1", conversation: "c1" } });
+    const res = await api("/v1/responses", {
+      key: tenant().adminKey,
+      body: { model: "gpt-4o-mini", input: "x", previous_response_id: "resp_1", conversation: "c1" },
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-103");
   });

@@ -27,13 +27,16 @@ async function made<T>(res: Promise<Response>): Promise<T> {
   return (await r.json()) as T;
 }
 const respond = (key: string, body: Record<string, unknown>) => api("/v1/responses", { key, body: { model: "offline-echo", ...body } });
-const itemOf = async (thread: string) => (await made<{ data: { id: string }[] }>(api(`/v1/conversations/${thread}/items?order=asc`, { key: tenant().adminKey }))).data[0]!.id;
+const itemOf = async (thread: string) =>
+  (await made<{ data: { id: string }[] }>(api(`/v1/conversations/${thread}/items?order=asc`, { key: tenant().adminKey }))).data[0]!.id;
 
 /** The tenant's stored responses, conversations and thread list, and the named threads' state and history (read by the admin). */
 async function world(...threads: string[]): Promise<string> {
   const t = tenant().tenant;
   const rows = await Promise.all(
-    ["responses", "conversations", "threads"].map(async (table) => (await env.DB.prepare(`SELECT * FROM ${table} WHERE tenant_id = ? ORDER BY rowid`).bind(t).all()).results),
+    ["responses", "conversations", "threads"].map(
+      async (table) => (await env.DB.prepare(`SELECT * FROM ${table} WHERE tenant_id = ? ORDER BY rowid`).bind(t).all()).results,
+    ),
   );
   const heads = await Promise.all(threads.map((id) => snapshot(tenant().adminKey, id)));
   return JSON.stringify({ rows, heads });
@@ -44,7 +47,8 @@ async function refused(call: Promise<unknown>): Promise<{ status: number; code: 
   try {
     await call;
   } catch (e) {
-    if (e instanceof OpenAI.APIError) return { status: e.status ?? 0, code: (e.error as { code?: string } | undefined)?.code ?? (e as { code?: string }).code ?? "" };
+    if (e instanceof OpenAI.APIError)
+      return { status: e.status ?? 0, code: (e.error as { code?: string } | undefined)?.code ?? (e as { code?: string }).code ?? "" };
     throw e;
   }
   throw new Error("the call was allowed");
@@ -63,7 +67,12 @@ beforeAll(async () => {
 });
 
 async function newThread(id: string): Promise<string> {
-  await made(api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "offline-echo", thread_id: id, messages: [{ role: "user", content: `open ${id}` }] } }));
+  await made(
+    api("/v1/chat/completions", {
+      key: tenant().adminKey,
+      body: { model: "offline-echo", thread_id: id, messages: [{ role: "user", content: `open ${id}` }] },
+    }),
+  );
   return id;
 }
 
@@ -166,7 +175,10 @@ describe("Conversations: a conversation is a thread", () => {
 
   it("creating a conversation (a new thread conv_…) needs a grant matching it: 403 BEM-025 and nothing stored without one", async () => {
     const before = await world();
-    expect(await refused(openaiClient(memberNone).conversations.create({ items: [{ type: "message", role: "user", content: "x" }] }))).toEqual({ status: 403, code: "BEM-025" });
+    expect(await refused(openaiClient(memberNone).conversations.create({ items: [{ type: "message", role: "user", content: "x" }] }))).toEqual({
+      status: 403,
+      code: "BEM-025",
+    });
     expect(await world()).toBe(before);
     const conv = await openaiClient(memberAll).conversations.create({ metadata: { by: "member" } });
     expect(conv.id).toMatch(/^conv_/);
@@ -181,7 +193,8 @@ describe("Chat's resent-history reconciliation reads and resets a thread only af
     for (const messages of checkpoints) await made(api(`/v1/threads/${id}/state`, { key: tenant().adminKey, body: { ops: [{ op: "append", messages }] } }));
     return id;
   }
-  const resend = (key: string, thread: string, messages: unknown[]) => api("/v1/chat/completions", { key, body: { model: "offline-echo", thread_id: thread, messages } });
+  const resend = (key: string, thread: string, messages: unknown[]) =>
+    api("/v1/chat/completions", { key, body: { model: "offline-echo", thread_id: thread, messages } });
 
   it("a resend on a thread outside the grants is 403 BEM-025 and leaves it as it was (no reset, no BEM-109 probe)", async () => {
     const thread = await seeded("b-reset", [q("q1"), r("r1"), q("q2"), r("r2")]);

@@ -3,7 +3,10 @@ import { describe, expect, it } from "vitest";
 
 // The YAML parser is build-time only: runtime code reads models.generated.ts.
 // The options object is cast only for the type checker; Vite reads the literal.
-const sources = import.meta.glob("../../src/**/*.ts", { query: "?raw", import: "default", eager: true } as { eager: true }) as unknown as Record<string, string>;
+const sources = import.meta.glob("../../src/**/*.ts", { query: "?raw", import: "default", eager: true } as { eager: true }) as unknown as Record<
+  string,
+  string
+>;
 const BUILD_TIME = new Set(["../../src/routing/yaml-loader.ts", "../../src/routing/compile.ts"]);
 const IMPORTS_BUILD_TIME = /from\s+["'](yaml|[./]+(routing\/)?(yaml-loader|compile))["']/;
 

@@ -1,8 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { api, OPERATOR_KEY } from "../support/tenants";
 
-type ModelInfo = { id: string; object: string; owned_by: string; provider: string; available: boolean; unavailable_reason?: string; api_key_env: string | null; offline: boolean; modalities: string[] };
-type RouteBody = { model: string; reason: string; candidates: string[]; trace: { strategy: string; input: string[]; output: string[]; excluded: { model: string; reason: string }[] }[]; requirements: { modalities: string[]; capability_source: string } };
+type ModelInfo = {
+  id: string;
+  object: string;
+  owned_by: string;
+  provider: string;
+  available: boolean;
+  unavailable_reason?: string;
+  api_key_env: string | null;
+  offline: boolean;
+  modalities: string[];
+};
+type RouteBody = {
+  model: string;
+  reason: string;
+  candidates: string[];
+  trace: { strategy: string; input: string[]; output: string[]; excluded: { model: string; reason: string }[] }[];
+  requirements: { modalities: string[]; capability_source: string };
+};
 
 const key = OPERATOR_KEY;
 
@@ -52,7 +68,12 @@ describe("POST /v1/route", () => {
   });
 
   it("an image request goes to the cheapest image model", async () => {
-    const r = await route({ content: [{ type: "text", text: "what is it?" }, { type: "image_url", image_url: { url: "https://x.test/a.png" } }] });
+    const r = await route({
+      content: [
+        { type: "text", text: "what is it?" },
+        { type: "image_url", image_url: { url: "https://x.test/a.png" } },
+      ],
+    });
     expect(r.body.model).toBe("gpt-4o-mini");
     expect(r.body.requirements.modalities).toEqual(["text", "image"]);
     expect(r.body.trace.find((t) => t.strategy === "modality")!.excluded).toContainEqual({ model: "offline-echo", reason: "lacks image input" });

@@ -27,7 +27,13 @@ describe("the shipped models.yaml", () => {
   });
 
   it("lists the offline model first, every provider, and a default that exists", () => {
-    expect(file.models[0]).toMatchObject({ name: "offline-echo", provider: "custom", cost_per_1k_tokens: 0, capabilities: ["tools"], extra: { offline: true } });
+    expect(file.models[0]).toMatchObject({
+      name: "offline-echo",
+      provider: "custom",
+      cost_per_1k_tokens: 0,
+      capabilities: ["tools"],
+      extra: { offline: true },
+    });
     expect(new Set(file.models.map((m) => m.provider))).toEqual(new Set(["openai", "anthropic", "custom", "ollama", "groq", "nvidia"]));
     expect(file.default_model).toBe("gpt-4o-mini");
     for (const m of file.models) {
@@ -58,7 +64,9 @@ describe("loadModelsFromYaml", () => {
 
   it("ignores unknown keys and reports them as warnings with their line", () => {
     const warnings: string[] = [];
-    const f = loadModelsFromYaml(yaml("models:", "  - name: m", "    provider: openai", "    cost_per_1k_token: 3"), "models.yaml", { onWarning: (w) => warnings.push(w) });
+    const f = loadModelsFromYaml(yaml("models:", "  - name: m", "    provider: openai", "    cost_per_1k_token: 3"), "models.yaml", {
+      onWarning: (w) => warnings.push(w),
+    });
     expect(f.models[0]!.cost_per_1k_tokens).toBe(0);
     expect(warnings).toEqual(["models.yaml:4: models[0].cost_per_1k_token: unknown key, ignored"]);
   });
@@ -71,10 +79,20 @@ describe("loadModelsFromYaml", () => {
 
   it("BEM-044 for an agent's misspelt middleware setting or unknown tool, with the line", () => {
     const e = loadError(
-      yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", "    middleware:", "      - name: trim", "        max_tokns: 5", "    tools: [nope]"),
+      yaml(
+        "models:",
+        "  - name: m",
+        "    provider: openai",
+        "agents:",
+        "  - name: a",
+        "    middleware:",
+        "      - name: trim",
+        "        max_tokns: 5",
+        "    tools: [nope]",
+      ),
     );
     expect(e.code).toBe("BEM-044");
-    expect(e.message).toContain("models.yaml:7: agents[0].middleware[0]: Unrecognized key: \"max_tokns\"");
+    expect(e.message).toContain('models.yaml:7: agents[0].middleware[0]: Unrecognized key: "max_tokns"');
     expect(e.message).toContain("models.yaml:9: agents[0].tools[0]: not a server tool");
   });
 
@@ -86,7 +104,7 @@ describe("loadModelsFromYaml", () => {
 
   it("BEM-044 points a missing field at its entry, and a bad value at its own line", () => {
     const e = loadError(yaml("models:", "  - name: a", "    provider: openai", "  - name: b", "    cost_per_1k_tokens: 1"));
-    expect(e.message).toBe("models.yaml:4: models[1].provider: Invalid option: expected one of \"openai\"|\"anthropic\"|\"custom\"|\"ollama\"|\"groq\"|\"nvidia\"");
+    expect(e.message).toBe('models.yaml:4: models[1].provider: Invalid option: expected one of "openai"|"anthropic"|"custom"|"ollama"|"groq"|"nvidia"');
     const neg = loadError(yaml("models:", "  - name: a", "    provider: openai", "    cost_per_1k_tokens: -1"));
     expect(neg.message).toMatch(/^models\.yaml:4: models\[0\]\.cost_per_1k_tokens: /);
     const img = loadError(yaml("models:", "  - name: a", "    provider: openai", "    modalities: [text, smell]"));
@@ -131,7 +149,16 @@ describe("loadModelsFromYaml", () => {
     // A key-shaped value anywhere, even in api_key_env or extra.
     const inEnv = loadError(yaml("models:", "  - name: m", "    provider: groq", "    provider_config:", "      api_key_env: gsk_abcdefghijklmnopqrstuvwx"));
     expect(inEnv.code).toBe("BEM-048");
-    const inExtra = loadError(yaml("models:", "  - name: m", "    provider: custom", "    provider_config: {base_url: 'https://llm.test/v1'}", "    extra:", "      headers: {Authorization: 'Bearer abcdefghijkl'}"));
+    const inExtra = loadError(
+      yaml(
+        "models:",
+        "  - name: m",
+        "    provider: custom",
+        "    provider_config: {base_url: 'https://llm.test/v1'}",
+        "    extra:",
+        "      headers: {Authorization: 'Bearer abcdefghijkl'}",
+      ),
+    );
     expect(inExtra).toMatchObject({ code: "BEM-048", message: expect.stringMatching(/^models\.yaml:6: models\[0\]\.extra\.headers\.Authorization: /) });
     // The NAME of a secret is fine.
     expect(() => loadModelsFromYaml(yaml("models:", "  - name: m", "    provider: openai", "    provider_config: {api_key_env: MY_OPENAI_KEY}"))).not.toThrow();
@@ -142,7 +169,9 @@ describe("loadModelsFromYaml", () => {
     expect(scope.message).toMatch(/^models\.yaml:5: agents\[0\]\.memory_scopes\[0\]: /);
     const mw = loadError(yaml("models:", "  - {name: m, provider: openai}", "agents:", "  - name: a", "    middleware:", "      - strategy: last"));
     expect(mw.message).toMatch(/^models\.yaml:6: agents\[0\]\.middleware\[0\]\.name: /);
-    const ok = loadModelsFromYaml(yaml("models:", "  - {name: m, provider: openai}", "agents:", "  - name: a", "    middleware:", "      - {name: trim, max_tokens: 100}"));
+    const ok = loadModelsFromYaml(
+      yaml("models:", "  - {name: m, provider: openai}", "agents:", "  - name: a", "    middleware:", "      - {name: trim, max_tokens: 100}"),
+    );
     expect(ok.agents[0]!.middleware).toEqual([{ name: "trim", max_tokens: 100, strategy: "last", include_system: true }]);
   });
 });

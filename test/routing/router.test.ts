@@ -9,7 +9,10 @@ import { referenceRoute } from "./reference-router";
 
 const model = (name: string, over: Partial<ModelConfigInput> = {}): ModelConfig => ModelConfig.parse({ name, provider: "openai", ...over });
 const agent = (name: string, tags: string[], over: Partial<AgentConfig> = {}) => AgentConfig.parse({ name, tags, ...over });
-const image = [{ type: "text" as const, text: "what is this?" }, { type: "image_url" as const, image_url: { url: "https://x.test/cat.png" } }];
+const image = [
+  { type: "text" as const, text: "what is this?" },
+  { type: "image_url" as const, image_url: { url: "https://x.test/cat.png" } },
+];
 const names = (ms: readonly ModelConfig[]) => ms.map((m) => m.name);
 
 /** Runs `fn`, expecting an AppError with `code`; returns its message. */
@@ -209,7 +212,9 @@ describe("availability", () => {
 
   it("a missing secret hides a model from auto routing but naming it still works", () => {
     const router = new ModelRouter(catalogue, null, { isAvailable: (m) => (m.name === "coder" ? "secret CODER_KEY is not set" : true) });
-    expect(codeOf(() => router.resolve({ content: "hi", metadata: { capabilities: ["code"] } })).message).toContain("availability removed coder (secret CODER_KEY is not set)");
+    expect(codeOf(() => router.resolve({ content: "hi", metadata: { capabilities: ["code"] } })).message).toContain(
+      "availability removed coder (secret CODER_KEY is not set)",
+    );
     expect(router.resolve({ content: "hi", model_override: "coder" }).model.name).toBe("coder");
   });
 });
@@ -221,7 +226,9 @@ describe("construction and custom strategies", () => {
 
   it("duplicate or reserved strategy names are BEM-042; an unknown default is BEM-045", () => {
     expect(codeOf(() => ModelRouter.withStrategies(catalogue, [ModalityStrategy, ModalityStrategy])).code).toBe("BEM-042");
-    expect(codeOf(() => ModelRouter.withStrategies(catalogue, [{ name: "availability", apply: (c) => ({ kept: [...c], excluded: [] }) }])).code).toBe("BEM-042");
+    expect(codeOf(() => ModelRouter.withStrategies(catalogue, [{ name: "availability", apply: (c) => ({ kept: [...c], excluded: [] }) }])).code).toBe(
+      "BEM-042",
+    );
     expect(codeOf(() => new ModelRouter(catalogue, "nope")).code).toBe("BEM-045");
   });
 
@@ -286,16 +293,26 @@ describe("matches the plain filter/sort reference on random catalogues", () => {
           const def = defaultIdx !== undefined && defaultIdx < models.length ? `m${defaultIdx}` : null;
           const router = new ModelRouter(models, def, { isAvailable: (m) => (avail.has(m.name) ? true : "off") });
           const content = reqMods.map((m) =>
-            m === "text" ? { type: "text" as const, text: "q" } :
-            m === "image" ? { type: "image_url" as const, image_url: { url: "https://x.test/i.png" } } :
-            m === "audio" ? { type: "input_audio" as const, input_audio: { data: "AA", format: "wav" } } :
-            { type: "video_url" as const, video_url: { url: "https://x.test/v.mp4" } });
-          const request = explicit && reqCaps.length > 0
-            ? { content, metadata: { capabilities: reqCaps }, min_context_tokens: minTokens }
-            : { content, agent: agent("a", reqCaps), min_context_tokens: minTokens };
+            m === "text"
+              ? { type: "text" as const, text: "q" }
+              : m === "image"
+                ? { type: "image_url" as const, image_url: { url: "https://x.test/i.png" } }
+                : m === "audio"
+                  ? { type: "input_audio" as const, input_audio: { data: "AA", format: "wav" } }
+                  : { type: "video_url" as const, video_url: { url: "https://x.test/v.mp4" } },
+          );
+          const request =
+            explicit && reqCaps.length > 0
+              ? { content, metadata: { capabilities: reqCaps }, min_context_tokens: minTokens }
+              : { content, agent: agent("a", reqCaps), min_context_tokens: minTokens };
           const listed = new Set(models.flatMap((m) => m.capabilities));
           const effectiveCaps = explicit && reqCaps.length > 0 ? reqCaps : reqCaps.filter((c) => listed.has(c));
-          const expected = referenceRoute(models, { modalities: [...reqMods], capabilities: effectiveCaps, hard: explicit && reqCaps.length > 0, minTokens }, (m) => avail.has(m.name), def);
+          const expected = referenceRoute(
+            models,
+            { modalities: [...reqMods], capabilities: effectiveCaps, hard: explicit && reqCaps.length > 0, minTokens },
+            (m) => avail.has(m.name),
+            def,
+          );
 
           let got: string[];
           try {
@@ -317,4 +334,3 @@ describe("matches the plain filter/sort reference on random catalogues", () => {
     );
   });
 });
-

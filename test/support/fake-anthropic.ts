@@ -13,7 +13,13 @@ function stopOf(reply: FakeReply): string {
 
 function usage(reply: FakeReply) {
   const u = reply.usage ?? DEFAULT_USAGE;
-  return { input_tokens: u.prompt_tokens, output_tokens: u.completion_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: "standard" };
+  return {
+    input_tokens: u.prompt_tokens,
+    output_tokens: u.completion_tokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    service_tier: "standard",
+  };
 }
 
 const sse = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
@@ -24,7 +30,8 @@ const anthropicFormat: WireFormat = {
   json(reply, body) {
     const content: unknown[] = [];
     if (reply.text) content.push({ type: "text", text: reply.text });
-    for (const [i, c] of (reply.tool_calls ?? []).entries()) content.push({ type: "tool_use", id: toolUseId(i, c.id), name: c.name, input: argsObject(c.arguments) });
+    for (const [i, c] of (reply.tool_calls ?? []).entries())
+      content.push({ type: "tool_use", id: toolUseId(i, c.id), name: c.name, input: argsObject(c.arguments) });
     return {
       id: "msg_fake0001",
       type: "message",
@@ -79,13 +86,19 @@ const anthropicFormat: WireFormat = {
   },
   errorBody(status) {
     const type =
-      status === 401 ? "authentication_error" :
-      status === 403 ? "permission_error" :
-      status === 404 ? "not_found_error" :
-      status === 429 ? "rate_limit_error" :
-      status === 529 ? "overloaded_error" :
-      status >= 500 ? "api_error" :
-      "invalid_request_error";
+      status === 401
+        ? "authentication_error"
+        : status === 403
+          ? "permission_error"
+          : status === 404
+            ? "not_found_error"
+            : status === 429
+              ? "rate_limit_error"
+              : status === 529
+                ? "overloaded_error"
+                : status >= 500
+                  ? "api_error"
+                  : "invalid_request_error";
     return { type: "error", error: { type, message: `fake ${type}` } };
   },
 };

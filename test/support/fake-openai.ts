@@ -31,7 +31,11 @@ const openaiFormat = (basePath: string): WireFormat => ({
   json(reply, body) {
     const message: Record<string, unknown> = { role: "assistant", content: reply.text ?? null, refusal: null, annotations: [] };
     if (reply.tool_calls?.length) {
-      message.tool_calls = reply.tool_calls.map((c, i) => ({ id: toolCallId(i, c.id), type: "function", function: { name: c.name, arguments: argsString(c.arguments) } }));
+      message.tool_calls = reply.tool_calls.map((c, i) => ({
+        id: toolCallId(i, c.id),
+        type: "function",
+        function: { name: c.name, arguments: argsString(c.arguments) },
+      }));
     }
     const out: Record<string, unknown> = {
       id: "chatcmpl-fake0001",
@@ -70,7 +74,10 @@ const openaiFormat = (basePath: string): WireFormat => ({
   errorBody(status) {
     if (status === 401) return { error: { message: "Incorrect API key provided.", type: "invalid_request_error", param: null, code: "invalid_api_key" } };
     if (status === 429) return { error: { message: "Rate limit reached for requests", type: "requests", param: null, code: "rate_limit_exceeded" } };
-    if (status === 404) return { error: { message: "The model does not exist or you do not have access to it.", type: "invalid_request_error", param: null, code: "model_not_found" } };
+    if (status === 404)
+      return {
+        error: { message: "The model does not exist or you do not have access to it.", type: "invalid_request_error", param: null, code: "model_not_found" },
+      };
     if (status >= 500) return { error: { message: "The server had an error while processing your request.", type: "server_error", param: null, code: null } };
     return { error: { message: "Invalid request.", type: "invalid_request_error", param: null, code: null } };
   },

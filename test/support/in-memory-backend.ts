@@ -48,7 +48,17 @@ export class InMemoryBackend implements MemoryBackend {
       return item.message.id;
     }
     const now = Date.now();
-    const base = { id: this.ids.next(), scope: key, kind: item.kind, text: item.text, created_at: now, key: null, expires_at: null, updated_at: now, version: 1 };
+    const base = {
+      id: this.ids.next(),
+      scope: key,
+      kind: item.kind,
+      text: item.text,
+      created_at: now,
+      key: null,
+      expires_at: null,
+      updated_at: now,
+      version: 1,
+    };
     const list = this.facts.get(key) ?? [];
     list.push({ ...base, tokens: factTokens(base) });
     this.facts.set(key, list);

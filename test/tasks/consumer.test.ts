@@ -22,9 +22,17 @@ const uid = () => crypto.randomUUID().slice(0, 8);
 const task = (body: TaskInput) => ({ id: `task-${uid()}`, ...body });
 
 const facts = async (tenant: string, scope: string) =>
-  (await env.DB.prepare("SELECT id, text FROM facts WHERE tenant_id = ? AND scope = ? ORDER BY created_at, id").bind(tenant, scope).all<{ id: string; text: string }>()).results;
+  (
+    await env.DB.prepare("SELECT id, text FROM facts WHERE tenant_id = ? AND scope = ? ORDER BY created_at, id")
+      .bind(tenant, scope)
+      .all<{ id: string; text: string }>()
+  ).results;
 const deadLetters = async (where: string, arg: string) =>
-  (await env.DB.prepare(`SELECT tenant_id, task_id, kind, body, reason, attempts FROM dead_letters WHERE ${where} = ?`).bind(arg).all<{ tenant_id: string; task_id: string | null; kind: string | null; body: string; reason: string; attempts: number }>()).results;
+  (
+    await env.DB.prepare(`SELECT tenant_id, task_id, kind, body, reason, attempts FROM dead_letters WHERE ${where} = ?`)
+      .bind(arg)
+      .all<{ tenant_id: string; task_id: string | null; kind: string | null; body: string; reason: string; attempts: number }>()
+  ).results;
 const doneRow = (id: string) => env.DB.prepare("SELECT kind, result FROM tasks_done WHERE task_id = ?").bind(id).first<{ kind: string; result: string }>();
 
 describe("memory tasks", () => {
@@ -120,14 +128,25 @@ describe("retries and dead letters", () => {
   /** A hook with a callback that always answers 500, and an accepted delivery: a real transient failure. */
   async function failingDelivery() {
     mockUpstream("https://down.example.com", () => new Response("down", { status: 500 }));
-    const hook = await insertWebhook(env.DB, t.tenant, { name: "h", agent_name: "assistant", thread_from: "/t", text_from: "/x", callback_url: "https://down.example.com/cb", secret: "whsec_test", scopes: ["session:*", "organization:acme"], rewrite_history: true });
+    const hook = await insertWebhook(env.DB, t.tenant, {
+      name: "h",
+      agent_name: "assistant",
+      thread_from: "/t",
+      text_from: "/x",
+      callback_url: "https://down.example.com/cb",
+      secret: "whsec_test",
+      scopes: ["session:*", "organization:acme"],
+      rewrite_history: true,
+    });
     const threadId = `th-${uid()}`;
     const deliveryId = `d-${uid()}`;
     await claimDelivery(env.DB, { webhookId: hook.id, deliveryId, tenant: t.tenant, threadId, input: "hello" });
     return { hook, threadId, deliveryId, body: task({ kind: "run_webhook", tenant: t.tenant, webhook_id: hook.id, delivery_id: deliveryId }) };
   }
   const status = (hookId: string, deliveryId: string) =>
-    env.DB.prepare("SELECT status, result FROM webhook_deliveries WHERE webhook_id = ? AND delivery_id = ?").bind(hookId, deliveryId).first<{ status: string; result: string }>();
+    env.DB.prepare("SELECT status, result FROM webhook_deliveries WHERE webhook_id = ? AND delivery_id = ?")
+      .bind(hookId, deliveryId)
+      .first<{ status: string; result: string }>();
 
   it("a failing task is retried with growing delays, runs its turn only once, then is dead-lettered with the reason", async () => {
     const { hook, threadId, deliveryId, body } = await failingDelivery();
@@ -181,7 +200,13 @@ describe("summarize_thread", () => {
     const threadId = `sum-${uid()}`;
     const thread = new ThreadClient(env, t.tenant, threadId);
     for (let i = 0; i < 5; i++) {
-      await thread.appendMessages([{ role: "user", content: `question ${i}` }, { role: "assistant", content: `answer ${i}` }], "input");
+      await thread.appendMessages(
+        [
+          { role: "user", content: `question ${i}` },
+          { role: "assistant", content: `answer ${i}` },
+        ],
+        "input",
+      );
     }
     const body = task({ kind: "summarize_thread", tenant: t.tenant, thread_id: threadId, keep_messages: 2 });
     expect(await consumeTask(ctx, new FakeMessage(body))).toBe("done");
@@ -196,7 +221,13 @@ describe("summarize_thread", () => {
   it("a thread already short enough is left alone", async () => {
     const threadId = `sum-${uid()}`;
     const thread = new ThreadClient(env, t.tenant, threadId);
-    await thread.appendMessages([{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }], "input");
+    await thread.appendMessages(
+      [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: "hello" },
+      ],
+      "input",
+    );
     expect(await consumeTask(ctx, new FakeMessage(task({ kind: "summarize_thread", tenant: t.tenant, thread_id: threadId, keep_messages: 6 })))).toBe("done");
     expect((await thread.getState()).channels.messages).toHaveLength(2);
   });

@@ -12,7 +12,10 @@ import { FakeMessage } from "./fake-message";
 
 const tenant = tenantForRuns();
 const scopeOf = (tenantId: string) =>
-  env.DB.prepare("SELECT id, kind, key, text, version FROM facts WHERE tenant_id = ? AND scope = 'organization:acme' AND key IS NOT NULL ORDER BY created_at").bind(tenantId).all<{ id: string; kind: string; key: string; text: string; version: number }>().then((r) => r.results);
+  env.DB.prepare("SELECT id, kind, key, text, version FROM facts WHERE tenant_id = ? AND scope = 'organization:acme' AND key IS NOT NULL ORDER BY created_at")
+    .bind(tenantId)
+    .all<{ id: string; kind: string; key: string; text: string; version: number }>()
+    .then((r) => r.results);
 const json = (facts: unknown[]) => JSON.stringify({ facts });
 
 /** One note-taker turn; resolves when its extraction task has an outcome. */
@@ -20,7 +23,13 @@ const json = (facts: unknown[]) => JSON.stringify({ facts });
 async function turn(key: string, tenantId: string, thread: string, text: string, memory_scopes?: string[]) {
   const res = await api("/v1/chat/completions", {
     key,
-    body: { model: "gpt-4o-mini", agent: "note-taker", thread_id: thread, messages: [{ role: "user", content: text }], ...(memory_scopes ? { memory_scopes } : {}) },
+    body: {
+      model: "gpt-4o-mini",
+      agent: "note-taker",
+      thread_id: thread,
+      messages: [{ role: "user", content: text }],
+      ...(memory_scopes ? { memory_scopes } : {}),
+    },
   });
   expect(res.status).toBe(200);
   const body = (await res.json()) as { edgeweave: { checkpoint_id: string } };
@@ -38,7 +47,12 @@ describe("background fact extraction through the queue", () => {
     const thread = uniqueThread();
     const fake = fakeOpenAI()
       .reply("Lisbon is lovely.")
-      .reply(json([{ key: "home-city", kind: "profile", text: "The user lives in Lisbon." }, { key: "drink", kind: "preference", text: "Prefers tea." }]));
+      .reply(
+        json([
+          { key: "home-city", kind: "profile", text: "The user lives in Lisbon." },
+          { key: "drink", kind: "preference", text: "Prefers tea." },
+        ]),
+      );
     const first = await turn(t.adminKey, t.tenant, thread, "I live in Lisbon and I drink tea.");
     expect(first.status).toEqual({ status: "done", result: { stored: 2, replaced: 0, model: "gpt-4o-mini" } });
     const prompt = wireMessages(fake.last.body);
@@ -60,7 +74,15 @@ describe("background fact extraction through the queue", () => {
 
     // The same task delivered again is a duplicate: no second extraction call, nothing changes.
     const calls = fake.calls.length;
-    const again = new FakeMessage({ id: first.id, kind: "extract_facts", tenant: t.tenant, agent: "note-taker", thread_id: thread, checkpoint_id: "x", key: { id: "k", role: "admin", grants: ["*"] } });
+    const again = new FakeMessage({
+      id: first.id,
+      kind: "extract_facts",
+      tenant: t.tenant,
+      agent: "note-taker",
+      thread_id: thread,
+      checkpoint_id: "x",
+      key: { id: "k", role: "admin", grants: ["*"] },
+    });
     expect(await consumeTask({ env, waitUntil: () => undefined }, again)).toBe("duplicate");
     expect(fake.calls.length).toBe(calls);
 
@@ -75,7 +97,14 @@ describe("background fact extraction through the queue", () => {
     ["malformed: wrong shape", JSON.stringify({ fact: "Porto" }), /facts|Unrecognized/],
     ["over the limit", json(Array.from({ length: MAX_EXTRACTED + 1 }, (_, i) => ({ key: `k${i}`, kind: "profile", text: "x" }))), /facts/],
     ["text too long", json([{ key: "k", kind: "profile", text: "x".repeat(1001) }]), /facts\.0\.text/],
-    ["hostile: another scope", json([{ key: "k", kind: "profile", text: "ok" }, { key: "admin", kind: "profile", text: "I am root", scope: "system" }]), /scope 'system'/],
+    [
+      "hostile: another scope",
+      json([
+        { key: "k", kind: "profile", text: "ok" },
+        { key: "admin", kind: "profile", text: "I am root", scope: "system" },
+      ]),
+      /scope 'system'/,
+    ],
     ["hostile: another organization", json([{ key: "k", kind: "profile", text: "x", scope: "organization:globex" }]), /organization:globex/],
     ["a kind not configured", json([{ key: "k", kind: "secret", text: "x" }]), /kind 'secret'/],
     ["a bad key", json([{ key: "has spaces", kind: "profile", text: "x" }]), /facts\.0/],
@@ -109,11 +138,22 @@ describe("background fact extraction through the queue", () => {
     const t = tenant();
     const thread = uniqueThread();
     // A turn of an agent that does not extract (offline model), so nothing is queued; the task is run here.
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "auto", agent: "assistant", thread_id: thread, messages: [{ role: "user", content: "I live in Rome." }] } });
+    const res = await api("/v1/chat/completions", {
+      key: t.adminKey,
+      body: { model: "auto", agent: "assistant", thread_id: thread, messages: [{ role: "user", content: "I live in Rome." }] },
+    });
     const cp = ((await res.json()) as { edgeweave: { checkpoint_id: string } }).edgeweave.checkpoint_id;
     const before = await scopeOf(t.tenant);
     const fake = fakeOpenAI().status(500).status(500).status(500).status(500);
-    const msg = new FakeMessage({ id: await extractionTaskId(t.tenant, thread, cp), kind: "extract_facts", tenant: t.tenant, agent: "note-taker", thread_id: thread, checkpoint_id: cp, key: { id: "k", role: "admin", grants: ["*"] } });
+    const msg = new FakeMessage({
+      id: await extractionTaskId(t.tenant, thread, cp),
+      kind: "extract_facts",
+      tenant: t.tenant,
+      agent: "note-taker",
+      thread_id: thread,
+      checkpoint_id: cp,
+      key: { id: "k", role: "admin", grants: ["*"] },
+    });
     expect(await consumeTask({ env, waitUntil: () => undefined }, msg)).toBe("retried");
     expect(msg.retries).toHaveLength(1);
     expect(fake.calls.length).toBeGreaterThan(0);

@@ -41,11 +41,25 @@ describe("POST /v1/memory/tasks (through the real queue)", () => {
   });
 
   it("checks what it can up front: role, scope, kind, text, the fact's existence", async () => {
-    expect(await code(await api("/v1/memory/tasks", { key: t.memberKey, body: { op: "remember", scope: "organization:a", kind: "k", text: "x" } }))).toEqual([403, "BEM-022"]);
-    expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope: "Bad Scope", kind: "k", text: "x" } }))).toEqual([400, "BEM-060"]);
-    expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope: "system", kind: "k", text: "x" } }))).toEqual([403, "BEM-022"]);
-    expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope: "organization:a", kind: "Bad Kind", text: "x" } }))).toEqual([400, "BEM-063"]);
-    expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope: "organization:a", kind: "k", text: "  " } }))).toEqual([400, "BEM-064"]);
+    expect(await code(await api("/v1/memory/tasks", { key: t.memberKey, body: { op: "remember", scope: "organization:a", kind: "k", text: "x" } }))).toEqual([
+      403,
+      "BEM-022",
+    ]);
+    expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope: "Bad Scope", kind: "k", text: "x" } }))).toEqual([
+      400,
+      "BEM-060",
+    ]);
+    expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope: "system", kind: "k", text: "x" } }))).toEqual([
+      403,
+      "BEM-022",
+    ]);
+    expect(
+      await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope: "organization:a", kind: "Bad Kind", text: "x" } })),
+    ).toEqual([400, "BEM-063"]);
+    expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope: "organization:a", kind: "k", text: "  " } }))).toEqual([
+      400,
+      "BEM-064",
+    ]);
     expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "forget", fact_id: "nope" } }))).toEqual([404, "BEM-061"]);
     expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "explode" } }))).toEqual([400, "BEM-011"]);
   });
@@ -65,12 +79,19 @@ describe("dead letters", () => {
   it("each tenant sees only its own, newest first, paged; members may not look", async () => {
     const a = await createTenant();
     const b = await createTenant();
-    for (let i = 0; i < 3; i++) await recordDeadLetter(env.DB, { tenant: a.tenant, taskId: `a-${i}`, kind: "forget_memory", body: "{}", reason: `r${i}`, attempts: 5 }, 1000 + i);
+    for (let i = 0; i < 3; i++)
+      await recordDeadLetter(env.DB, { tenant: a.tenant, taskId: `a-${i}`, kind: "forget_memory", body: "{}", reason: `r${i}`, attempts: 5 }, 1000 + i);
     await recordDeadLetter(env.DB, { tenant: b.tenant, taskId: "b-0", kind: "forget_memory", body: "{}", reason: "secret-of-b", attempts: 5 });
 
-    const p1 = (await (await api("/v1/tasks/dead-letters?limit=2", { key: a.adminKey })).json()) as { dead_letters: { task_id: string }[]; next_cursor: string | null };
+    const p1 = (await (await api("/v1/tasks/dead-letters?limit=2", { key: a.adminKey })).json()) as {
+      dead_letters: { task_id: string }[];
+      next_cursor: string | null;
+    };
     expect(p1.dead_letters.map((d) => d.task_id)).toEqual(["a-2", "a-1"]);
-    const p2 = (await (await api(`/v1/tasks/dead-letters?limit=2&cursor=${encodeURIComponent(p1.next_cursor!)}`, { key: a.adminKey })).json()) as { dead_letters: { task_id: string }[]; next_cursor: string | null };
+    const p2 = (await (await api(`/v1/tasks/dead-letters?limit=2&cursor=${encodeURIComponent(p1.next_cursor!)}`, { key: a.adminKey })).json()) as {
+      dead_letters: { task_id: string }[];
+      next_cursor: string | null;
+    };
     expect(p2.dead_letters.map((d) => d.task_id)).toEqual(["a-0"]);
     expect(p2.next_cursor).toBeNull();
 
@@ -88,7 +109,14 @@ describe("POST /v1/tasks/summarize", () => {
   it("summarizes a thread in the background", async () => {
     const threadId = `sum-${uid()}`;
     for (let i = 0; i < 4; i++) {
-      expect((await api("/v1/chat/completions", { key: t.adminKey, body: { model: "offline-echo", thread_id: threadId, messages: [{ role: "user", content: `turn ${i}` }] } })).status).toBe(200);
+      expect(
+        (
+          await api("/v1/chat/completions", {
+            key: t.adminKey,
+            body: { model: "offline-echo", thread_id: threadId, messages: [{ role: "user", content: `turn ${i}` }] },
+          })
+        ).status,
+      ).toBe(200);
     }
     const res = await api("/v1/tasks/summarize", { key: t.adminKey, body: { thread_id: threadId, keep_messages: 2 } });
     expect(res.status).toBe(202);

@@ -31,9 +31,21 @@ describe("checkpoints", () => {
     const snapshots: ThreadState[] = [];
     await t.appendMessages([user("a", "a"), assistant("b", "b")], "input");
     snapshots.push(await t.getState());
-    await t.update([{ op: "set", channel: "todo", reducer: "append", value: [1] }, { op: "replace", message: assistant("B", "b") }], "loop");
+    await t.update(
+      [
+        { op: "set", channel: "todo", reducer: "append", value: [1] },
+        { op: "replace", message: assistant("B", "b") },
+      ],
+      "loop",
+    );
     snapshots.push(await t.getState());
-    await t.update([{ op: "remove", id: "a" }, { op: "set", channel: "prefs", reducer: "merge", value: { x: 1 } }], "update");
+    await t.update(
+      [
+        { op: "remove", id: "a" },
+        { op: "set", channel: "prefs", reducer: "merge", value: { x: 1 } },
+      ],
+      "update",
+    );
     snapshots.push(await t.getState());
     await t.update([{ op: "remove_all" }, { op: "append", messages: [user("c")] }, { op: "set", channel: "todo", value: [2] }], "update");
     snapshots.push(await t.getState());

@@ -22,7 +22,11 @@ describe("ids made only of dots are refused where they are born", () => {
     const chat = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "auto", thread_id: id, messages: [{ role: "user", content: "hi" }] } });
     expect(chat.status).toBe(400);
     expect(await code(chat)).toBe("BEM-030");
-    const header = await api("/v1/chat/completions", { key: t.adminKey, headers: { "x-thread-id": id }, body: { model: "auto", messages: [{ role: "user", content: "hi" }] } });
+    const header = await api("/v1/chat/completions", {
+      key: t.adminKey,
+      headers: { "x-thread-id": id },
+      body: { model: "auto", messages: [{ role: "user", content: "hi" }] },
+    });
     expect(header.status).toBe(400);
     expect(await code(header)).toBe("BEM-030");
     const invoke = await api("/v1/invoke", { key: t.adminKey, body: { agent_name: "assistant", session_id: id, content: [{ type: "text", text: "hi" }] } });
@@ -61,7 +65,10 @@ describe("ids made only of dots are refused where they are born", () => {
   });
 
   it("ids with dots among other characters stay valid", async () => {
-    const res = await api("/v1/chat/completions", { key: t.adminKey, body: { model: "auto", thread_id: "a.b..c", messages: [{ role: "user", content: "hi" }] } });
+    const res = await api("/v1/chat/completions", {
+      key: t.adminKey,
+      body: { model: "auto", thread_id: "a.b..c", messages: [{ role: "user", content: "hi" }] },
+    });
     expect(res.status).toBe(200);
     expect((await api("/v1/threads/a.b..c/state", { key: t.adminKey })).status).toBe(200);
   });

@@ -110,9 +110,19 @@ describe("thread routes", () => {
       const r = await call(key, "POST", `/v1/threads/${id}/state`, body);
       expect([r.status, r.body.error.code]).toEqual([400, "BEM-035"]);
     }
-    const missing = await call(key, "POST", `/v1/threads/${id}/state`, { ops: [{ op: "append", messages: [user("lost")] }, { op: "remove", id: "ghost" }] });
+    const missing = await call(key, "POST", `/v1/threads/${id}/state`, {
+      ops: [
+        { op: "append", messages: [user("lost")] },
+        { op: "remove", id: "ghost" },
+      ],
+    });
     expect([missing.status, missing.body.error.code]).toEqual([404, "BEM-031"]);
-    const clash = await call(key, "POST", `/v1/threads/${id}/state`, { ops: [{ op: "set", channel: "c", value: [1] }, { op: "set", channel: "c", reducer: "append", value: [2] }] });
+    const clash = await call(key, "POST", `/v1/threads/${id}/state`, {
+      ops: [
+        { op: "set", channel: "c", value: [1] },
+        { op: "set", channel: "c", reducer: "append", value: [2] },
+      ],
+    });
     expect([clash.status, clash.body.error.code]).toEqual([400, "BEM-037"]);
     const big = await call(key, "POST", `/v1/threads/${id}/state`, appendBody("z".repeat(Number(env.MAX_MESSAGE_BYTES) + 1)));
     expect(big.status).toBe(413);
@@ -125,7 +135,9 @@ describe("thread routes", () => {
   });
 
   it("documents the routes in /openapi.json", async () => {
-    const doc = (await (await exports.default.fetch("http://x/openapi.json")).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const doc = (await (await exports.default.fetch("http://x/openapi.json")).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     expect(Object.keys(doc.paths["/v1/threads/{id}/state"] ?? {}).sort()).toEqual(["get", "post"]);
     expect(Object.keys(doc.paths["/v1/threads/{id}/state"]?.post?.responses ?? {})).toEqual(expect.arrayContaining(["200", "400", "403", "404", "413"]));
     for (const p of ["/v1/threads", "/v1/threads/{id}/history", "/v1/threads/{id}/fork", "/v1/threads/{id}"]) expect(doc.paths[p]).toBeDefined();

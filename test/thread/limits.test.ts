@@ -30,7 +30,16 @@ describe("rejected updates leave the thread unchanged", () => {
     for (const ops of bad) expect(await codeOf(t.update(ops as never, "update"))).toBe("BEM-035");
     expect(await codeOf(t.update([{ op: "append", messages: [user("x")] }], "fork" as never))).toBe("BEM-035");
     expect(
-      await codeOf(t.update([{ op: "append", messages: [user("lost")] }, { op: "set", channel: "c", value: 1 }, { op: "remove", id: "missing" }], "update")),
+      await codeOf(
+        t.update(
+          [
+            { op: "append", messages: [user("lost")] },
+            { op: "set", channel: "c", value: 1 },
+            { op: "remove", id: "missing" },
+          ],
+          "update",
+        ),
+      ),
     ).toBe("BEM-031");
     expect(await t.getState()).toEqual(before);
     expect((await t.getHistory()).checkpoints).toHaveLength(1);

@@ -38,7 +38,11 @@ describe("loadRecent", () => {
 
   it("reads from SQLite only about the rows it returns, not the thread's 2000", async () => {
     const t = newThread();
-    for (let i = 0; i < 4; i++) await t.appendMessages(Array.from({ length: 500 }, (_, j) => user(`row ${i}-${j} `.repeat(4))), "input");
+    for (let i = 0; i < 4; i++)
+      await t.appendMessages(
+        Array.from({ length: 500 }, (_, j) => user(`row ${i}-${j} `.repeat(4))),
+        "input",
+      );
     await runInDurableObject(stubOf(t), (instance: ThreadDO) => {
       const r = instance.loadRecent(300);
       if (!r.ok) throw new Error(r.error.message);
@@ -55,7 +59,13 @@ describe("loadRecent", () => {
   it("follows the head: removed and replaced messages are not loaded", async () => {
     const t = newThread();
     await t.appendMessages([user("old", "o"), user("mid", "m"), user("new", "n")], "input");
-    await t.update([{ op: "remove", id: "o" }, { op: "replace", message: user("MID", "m") }], "update");
+    await t.update(
+      [
+        { op: "remove", id: "o" },
+        { op: "replace", message: user("MID", "m") },
+      ],
+      "update",
+    );
     expect((await t.loadRecent(1000)).messages.map((m) => m.content)).toEqual(["MID", "new"]);
   });
 });

@@ -26,7 +26,11 @@ describe("messages channel", () => {
     const before = await t.getState();
     await t.update([{ op: "replace", message: assistant("TWO", "m2") }], "update");
     const after = await t.getState();
-    expect(after.channels.messages.map((m) => [m.id, m.content])).toEqual([["m1", "one"], ["m2", "TWO"], ["m3", "three"]]);
+    expect(after.channels.messages.map((m) => [m.id, m.content])).toEqual([
+      ["m1", "one"],
+      ["m2", "TWO"],
+      ["m3", "three"],
+    ]);
     expect(after.channels.messages[1]!.created_at).toBe(before.channels.messages[1]!.created_at);
   });
 
@@ -34,7 +38,11 @@ describe("messages channel", () => {
     const t = newThread();
     await t.appendMessages([user("one", "m1"), assistant("two", "m2")], "input");
     await t.appendMessages([user("ONE", "m1"), user("new", "m3")], "input");
-    expect((await t.getState()).channels.messages.map((m) => [m.id, m.content])).toEqual([["m1", "ONE"], ["m2", "two"], ["m3", "new"]]);
+    expect((await t.getState()).channels.messages.map((m) => [m.id, m.content])).toEqual([
+      ["m1", "ONE"],
+      ["m2", "two"],
+      ["m3", "new"],
+    ]);
   });
 
   it("replace of an unknown id is BEM-031", async () => {
@@ -65,14 +73,23 @@ describe("messages channel", () => {
     const call = { id: "call_1", type: "function" as const, function: { name: "lookup", arguments: '{"q":"x"}' } };
     await t.appendMessages(
       [
-        { role: "user", content: [{ type: "text", text: "see" }, { type: "image_url", image_url: { url: "https://x/i.png" } }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "see" },
+            { type: "image_url", image_url: { url: "https://x/i.png" } },
+          ],
+        },
         { role: "assistant", content: null, tool_calls: [call] },
         { role: "tool", content: "42", tool_call_id: "call_1", name: "lookup", metadata: { ms: 3 } },
       ],
       "loop",
     );
     const [u, a, tool] = (await t.getState()).channels.messages;
-    expect(u!.content).toEqual([{ type: "text", text: "see" }, { type: "image_url", image_url: { url: "https://x/i.png" } }]);
+    expect(u!.content).toEqual([
+      { type: "text", text: "see" },
+      { type: "image_url", image_url: { url: "https://x/i.png" } },
+    ]);
     expect(a!.tool_calls).toEqual([call]);
     expect(tool).toMatchObject({ role: "tool", tool_call_id: "call_1", name: "lookup", metadata: { ms: 3 } });
   });
@@ -91,7 +108,13 @@ describe("other channels and reducers", () => {
   it("append concatenates lists", async () => {
     const t = newThread();
     await t.update([{ op: "set", channel: "todos", reducer: "append", value: ["a"] }], "loop");
-    await t.update([{ op: "set", channel: "todos", value: ["b", "c"] }, { op: "set", channel: "todos", value: [] }], "loop");
+    await t.update(
+      [
+        { op: "set", channel: "todos", value: ["b", "c"] },
+        { op: "set", channel: "todos", value: [] },
+      ],
+      "loop",
+    );
     expect((await t.getState()).channels.todos).toEqual(["a", "b", "c"]);
   });
 
@@ -115,7 +138,11 @@ describe("other channels and reducers", () => {
   it("channel writes and message ops commit together in one checkpoint", async () => {
     const t = newThread();
     const cp = await t.update(
-      [{ op: "append", messages: [user("hi")] }, { op: "set", channel: "n", value: 1 }, { op: "set", channel: "log", reducer: "append", value: ["x"] }],
+      [
+        { op: "append", messages: [user("hi")] },
+        { op: "set", channel: "n", value: 1 },
+        { op: "set", channel: "log", reducer: "append", value: ["x"] },
+      ],
       "input",
     );
     const s = await t.getState();

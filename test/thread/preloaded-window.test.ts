@@ -17,7 +17,11 @@ describe("preloaded session window", () => {
         fc.array(fc.integer({ min: 0, max: 700 }), { minLength: 1, maxLength: 5 }),
         async (texts, budget, asks) => {
           const t = newThread();
-          if (texts.length > 0) await t.appendMessages(texts.map((content, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content })), "input");
+          if (texts.length > 0)
+            await t.appendMessages(
+              texts.map((content, i) => ({ role: i % 2 ? ("assistant" as const) : ("user" as const), content })),
+              "input",
+            );
           const run = await t.beginRun({ recentTokens: budget });
           try {
             const session = preloadedSession(async () => run.recent!, budget, t);

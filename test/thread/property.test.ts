@@ -17,7 +17,12 @@ const op: fc.Arbitrary<UpdateOp> = fc.oneof(
   fc.record({ op: fc.constant("replace"), message: fc.record({ id: msgId, role: fc.constant("user"), content: fc.string({ maxLength: 5 }) }) }),
   fc.record({ op: fc.constant("remove"), id: msgId }),
   fc.constant({ op: "remove_all" as const }),
-  fc.record({ op: fc.constant("set"), channel, reducer: fc.constant("last_value" as const), value: fc.oneof(fc.integer(), fc.string({ maxLength: 4 }), fc.constant(null)) }),
+  fc.record({
+    op: fc.constant("set"),
+    channel,
+    reducer: fc.constant("last_value" as const),
+    value: fc.oneof(fc.integer(), fc.string({ maxLength: 4 }), fc.constant(null)),
+  }),
   fc.record({ op: fc.constant("set"), channel, reducer: fc.constant("append" as const), value: fc.array(fc.integer(), { maxLength: 3 }) }),
   fc.record({ op: fc.constant("set"), channel, reducer: fc.constant("merge" as const), value: fc.dictionary(fc.constantFrom("k", "l", "m"), fc.integer()) }),
   fc.record({ op: fc.constant("set"), channel, value: fc.array(fc.integer(), { maxLength: 2 }) }),

@@ -105,7 +105,10 @@ describe("run lease", () => {
     expect(await contents(t)).toEqual([]);
     await runInDurableObject(stubOf(t), (o: ThreadDO) => {
       expect(o.update({ ops: [{ op: "append", messages: [user("x")] }] }, "update")).toMatchObject({ ok: false, error: { code: "BEM-038" } });
-      expect(o.update({ ops: [{ op: "append", messages: [user("x")] }] }, "update", { token: "not-the-token" })).toMatchObject({ ok: false, error: { code: "BEM-038" } });
+      expect(o.update({ ops: [{ op: "append", messages: [user("x")] }] }, "update", { token: "not-the-token" })).toMatchObject({
+        ok: false,
+        error: { code: "BEM-038" },
+      });
     });
     await t.appendMessages([user("turn")], "input", { run, endRun: true });
     await repair;

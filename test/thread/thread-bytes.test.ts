@@ -19,8 +19,14 @@ describe("thread byte cap and paged reads", () => {
       expect(small.update({ ops: [{ op: "append", messages: [user("a".repeat(2000))] }] }, "input")).toMatchObject({ ok: true });
       const full = small.getState();
       const history = small.getHistory({ limit: 100 });
-      expect(small.update({ ops: [{ op: "append", messages: [user("b".repeat(2000)), user("c".repeat(2000))] }] }, "input")).toMatchObject({ ok: false, error: { code: "BEM-097" } });
-      expect(small.update({ ops: [{ op: "set", channel: "notes", value: "d".repeat(5000) }] }, "update")).toMatchObject({ ok: false, error: { code: "BEM-097" } });
+      expect(small.update({ ops: [{ op: "append", messages: [user("b".repeat(2000)), user("c".repeat(2000))] }] }, "input")).toMatchObject({
+        ok: false,
+        error: { code: "BEM-097" },
+      });
+      expect(small.update({ ops: [{ op: "set", channel: "notes", value: "d".repeat(5000) }] }, "update")).toMatchObject({
+        ok: false,
+        error: { code: "BEM-097" },
+      });
       expect(small.getState()).toEqual(full);
       expect(small.getHistory({ limit: 100 })).toEqual(history);
       // Making room in the same update is fine.

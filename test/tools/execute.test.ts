@@ -35,7 +35,11 @@ describe("tool declarations", () => {
     expect(modelVisibleSchema(getLastUserMessage)).toEqual({ type: "object", properties: {}, required: [] });
     expect(toolDefinitions([getLastUserMessage])[0]).toEqual({
       type: "function",
-      function: { name: "get_last_user_message", description: "Get the most recent user message.", parameters: { type: "object", properties: {}, required: [] } },
+      function: {
+        name: "get_last_user_message",
+        description: "Get the most recent user message.",
+        parameters: { type: "object", properties: {}, required: [] },
+      },
     });
   });
 

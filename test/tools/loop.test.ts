@@ -21,7 +21,10 @@ function scripted(replies: ((state: AgentState) => Message)[]) {
     },
   };
 }
-const wants = (id: string, ...calls: ToolCall[]) => () => assistant(null, calls, id);
+const wants =
+  (id: string, ...calls: ToolCall[]) =>
+  () =>
+    assistant(null, calls, id);
 const says = (id: string, text: string) => () => assistant(text, undefined, id);
 
 describe("runToolLoop", () => {

@@ -11,10 +11,23 @@ type State = { channels: { messages: Msg[] } };
 // A member without the agent's organization:acme grant narrows the run to its session (memory_scopes);
 // naming the agent's layers it cannot read would be 403 BEM-023 before any tool runs.
 const chat = (key: string, thread: string, content: string, memory_scopes?: string[]) =>
-  api("/v1/chat/completions", { key, body: { model: "gpt-4o-mini", agent: "memory-assistant", thread_id: thread, messages: [{ role: "user", content }], ...(memory_scopes ? { memory_scopes } : {}) } });
+  api("/v1/chat/completions", {
+    key,
+    body: {
+      model: "gpt-4o-mini",
+      agent: "memory-assistant",
+      thread_id: thread,
+      messages: [{ role: "user", content }],
+      ...(memory_scopes ? { memory_scopes } : {}),
+    },
+  });
 const toolMessages = async (key: string, thread: string) => ((await snapshot(key, thread)).state as State).channels.messages.filter((m) => m.role === "tool");
 const factsIn = async (tenantId: string, scope: string) =>
-  (await env.DB.prepare("SELECT id, kind, key, text, version FROM facts WHERE tenant_id = ? AND scope = ? ORDER BY created_at").bind(tenantId, scope).all<{ id: string; kind: string; key: string | null; text: string; version: number }>()).results;
+  (
+    await env.DB.prepare("SELECT id, kind, key, text, version FROM facts WHERE tenant_id = ? AND scope = ? ORDER BY created_at")
+      .bind(tenantId, scope)
+      .all<{ id: string; kind: string; key: string | null; text: string; version: number }>()
+  ).results;
 const call = (name: string, args: Record<string, unknown>, id = `call_${name}`) => ({ tool_calls: [{ id, name, arguments: args }] });
 
 describe("memory tools through a full run", () => {
@@ -31,7 +44,13 @@ describe("memory tools through a full run", () => {
     // The model sees the tools' arguments, nothing of the caller.
     const tools = (fake.calls[0]!.body as { tools: { function: { name: string; parameters: { properties: Record<string, unknown> } } }[] }).tools;
     expect(tools.map((x) => x.function.name).sort()).toEqual(["forget", "recall", "remember"]);
-    expect(Object.keys(tools.find((x) => x.function.name === "remember")!.function.parameters.properties).sort()).toEqual(["key", "kind", "scope", "text", "ttl_seconds"]);
+    expect(Object.keys(tools.find((x) => x.function.name === "remember")!.function.parameters.properties).sort()).toEqual([
+      "key",
+      "kind",
+      "scope",
+      "text",
+      "ttl_seconds",
+    ]);
 
     // No scope named: the agent's first long-lived layer the key may write.
     const stored = await factsIn(t.tenant, "organization:acme");
@@ -54,7 +73,12 @@ describe("memory tools through a full run", () => {
 
     // forget by key, then by an unknown key: a tool error, the run still answers.
     fakeOpenAI()
-      .reply({ tool_calls: [{ id: "c1", name: "forget", arguments: { key: "home-city" } }, { id: "c2", name: "forget", arguments: { key: "no-such-key" } }] })
+      .reply({
+        tool_calls: [
+          { id: "c1", name: "forget", arguments: { key: "home-city" } },
+          { id: "c2", name: "forget", arguments: { key: "no-such-key" } },
+        ],
+      })
       .reply("Forgotten.");
     expect((await chat(t.adminKey, thread, "Forget where I live.")).status).toBe(200);
     expect((await factsIn(t.tenant, "organization:acme")).filter((f) => f.key === "home-city")).toEqual([]);
@@ -103,7 +127,10 @@ describe("memory tools through a full run", () => {
   it("tenants are isolated: recall and forget never reach another tenant's facts in a scope of the same name", async () => {
     const a = tenant();
     const b = await createTenant();
-    await api("/v1/memory/facts", { key: a.adminKey, body: { scope: "organization:acme", kind: "secret", key: "launch", text: "Tenant A launch codeword PELICAN." } });
+    await api("/v1/memory/facts", {
+      key: a.adminKey,
+      body: { scope: "organization:acme", kind: "secret", key: "launch", text: "Tenant A launch codeword PELICAN." },
+    });
     const aFact = (await factsIn(a.tenant, "organization:acme")).find((f) => f.key === "launch")!;
     fakeOpenAI()
       .reply({
@@ -125,8 +152,18 @@ describe("memory tools through a full run", () => {
 
   it("works through /v1/invoke too", async () => {
     const t = tenant();
-    fakeOpenAI().reply(call("remember", { scope: "docset:faq", kind: "faq", text: "Opening hours are 9 to 5." })).reply("Saved.");
-    const res = await api("/v1/invoke", { key: t.adminKey, body: { agent_name: "memory-assistant", session_id: uniqueThread(), model_override: "gpt-4o-mini", content: [{ type: "text", text: "Remember our hours." }] } });
+    fakeOpenAI()
+      .reply(call("remember", { scope: "docset:faq", kind: "faq", text: "Opening hours are 9 to 5." }))
+      .reply("Saved.");
+    const res = await api("/v1/invoke", {
+      key: t.adminKey,
+      body: {
+        agent_name: "memory-assistant",
+        session_id: uniqueThread(),
+        model_override: "gpt-4o-mini",
+        content: [{ type: "text", text: "Remember our hours." }],
+      },
+    });
     expect(res.status).toBe(200);
     expect((await factsIn(t.tenant, "docset:faq")).map((f) => f.text)).toEqual(["Opening hours are 9 to 5."]);
   });
@@ -134,7 +171,9 @@ describe("memory tools through a full run", () => {
   it("a webhook turn acts with the hook's (grantless) principal: remembering is refused as a tool error, the turn completes", async () => {
     const t = tenant();
     const hook = await registerHook(t, { agent_name: "memory-assistant" });
-    fakeOpenAI().reply(call("remember", { kind: "note", text: "from a webhook" })).reply("Handled.");
+    fakeOpenAI()
+      .reply(call("remember", { kind: "note", text: "from a webhook" }))
+      .reply("Handled.");
     const thread = `wh-${crypto.randomUUID().slice(0, 8)}`;
     expect((await deliver(hook, { ticket: { id: thread, body: "Please remember this." } }, { deliveryId: "m-1" })).status).toBe(202);
     const row = await waitFor("delivery done", async () => {
@@ -150,7 +189,9 @@ describe("memory tools through a full run", () => {
   it("a key created with an exact grant may remember there by default", async () => {
     const t = tenant();
     const k = await createKey(t.tenant, { role: "member", scopes: ["organization:acme", "session:*"] });
-    fakeOpenAI().reply(call("remember", { kind: "style", key: "tone", text: "Friendly tone." })).reply("ok");
+    fakeOpenAI()
+      .reply(call("remember", { kind: "style", key: "tone", text: "Friendly tone." }))
+      .reply("ok");
     expect((await chat(k.key, uniqueThread(), "Be friendly.")).status).toBe(200);
     expect((await factsIn(t.tenant, "organization:acme")).filter((f) => f.key === "tone").map((f) => f.text)).toEqual(["Friendly tone."]);
   });

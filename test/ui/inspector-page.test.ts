@@ -18,7 +18,9 @@ describe("GET /ui (thread inspector)", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain(type);
     const csp = res.headers.get("content-security-policy") ?? "";
-    expect(csp.split(";").map((d) => d.trim())).toEqual(expect.arrayContaining(["default-src 'self'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"]));
+    expect(csp.split(";").map((d) => d.trim())).toEqual(
+      expect.arrayContaining(["default-src 'self'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"]),
+    );
     expect(csp).not.toContain("unsafe");
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     expect(res.headers.get("cache-control")).toBe("no-store");

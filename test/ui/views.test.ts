@@ -75,10 +75,15 @@ describe("the inspector's memory report of the last run", () => {
     const t = await createTenant();
     const thread = `mem-view-${uuid6(-1).slice(0, 8)}`;
     await api("/v1/memory/facts", { key: t.adminKey, body: { scope: "organization:acme", kind: "style", text: "Answer briefly." } });
-    const run = await api("/v1/invoke", { key: t.adminKey, body: { agent_name: "assistant", session_id: thread, content: [{ type: "text", text: "hello" }], model_override: "offline-echo" } });
+    const run = await api("/v1/invoke", {
+      key: t.adminKey,
+      body: { agent_name: "assistant", session_id: thread, content: [{ type: "text", text: "hello" }], model_override: "offline-echo" },
+    });
     expect(run.status).toBe(200);
     const answered = ((await run.json()) as { memory: StoredMemoryReport }).memory;
-    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as { channels: { last_route: { memory: StoredMemoryReport } } };
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as {
+      channels: { last_route: { memory: StoredMemoryReport } };
+    };
     expect(reportRows(state.channels.last_route.memory)).toEqual(reportRows(answered));
     expect(reportRows(answered)).toContainEqual(expect.objectContaining({ kind: "style", loaded: true, why: "fits (the whole scope fit its share)" }));
   });

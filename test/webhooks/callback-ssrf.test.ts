@@ -78,5 +78,4 @@ describe("callback URLs: IPv6 forms and trailing dots (SSRF)", () => {
   it.each(allowed)("allows %s", (h) => {
     expect(callbackUrlProblem(host(h), false)).toBeNull();
   });
-
 });

@@ -52,7 +52,9 @@ describe("signed delivery", () => {
     const raw = JSON.stringify(ticket(`tk-${uid()}`));
     const res = await deliver(hook, raw);
     expect(res.status).toBe(202);
-    const digest = Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(raw))), (b) => b.toString(16).padStart(2, "0")).join("");
+    const digest = Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(raw))), (b) =>
+      b.toString(16).padStart(2, "0"),
+    ).join("");
     expect(((await res.json()) as { delivery_id: string }).delivery_id).toBe(digest);
   });
 
@@ -237,7 +239,11 @@ describe("registration", () => {
     expect(text).not.toContain("secret");
 
     await expectError(await api("/v1/webhooks", { key: t.memberKey }), 403, "BEM-022");
-    await expectError(await api("/v1/webhooks", { key: t.memberKey, body: { name: "x", agent_name: "assistant", thread_from: "/a", text_from: "/b" } }), 403, "BEM-022");
+    await expectError(
+      await api("/v1/webhooks", { key: t.memberKey, body: { name: "x", agent_name: "assistant", thread_from: "/a", text_from: "/b" } }),
+      403,
+      "BEM-022",
+    );
 
     const other = await createTenant();
     await expectError(await api(`/v1/webhooks/${hook.id}`, { method: "DELETE", key: other.adminKey }), 404, "BEM-093");

@@ -8,7 +8,15 @@ export async function registerHook(t: TestTenant, over: Record<string, unknown> 
   const res = await api("/v1/webhooks", {
     key: t.adminKey,
     // Grants for any thread and the assistant agent's layers (which trim the stored history).
-    body: { name: "helpdesk", agent_name: "assistant", thread_from: "/ticket/id", text_from: "/ticket/body", scopes: ["session:*", "organization:acme"], rewrite_history: true, ...over },
+    body: {
+      name: "helpdesk",
+      agent_name: "assistant",
+      thread_from: "/ticket/id",
+      text_from: "/ticket/body",
+      scopes: ["session:*", "organization:acme"],
+      rewrite_history: true,
+      ...over,
+    },
   });
   if (res.status !== 201) throw new Error(`register failed: ${res.status} ${await res.text()}`);
   return (await res.json()) as Hook;
@@ -51,7 +59,9 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
 export type DeliveryRow = { status: string; result: string | null; thread_id: string; input: string };
 
 export const deliveryRow = (hookId: string, deliveryId: string) =>
-  env.DB.prepare("SELECT status, result, thread_id, input FROM webhook_deliveries WHERE webhook_id = ? AND delivery_id = ?").bind(hookId, deliveryId).first<DeliveryRow>();
+  env.DB.prepare("SELECT status, result, thread_id, input FROM webhook_deliveries WHERE webhook_id = ? AND delivery_id = ?")
+    .bind(hookId, deliveryId)
+    .first<DeliveryRow>();
 
 export const deliveryCount = async (hookId: string) =>
   (await env.DB.prepare("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ?").bind(hookId).first<{ n: number }>())?.n ?? 0;

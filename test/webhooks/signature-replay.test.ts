@@ -31,7 +31,13 @@ describe("webhook signatures: one exact form, replay keyed on the MAC", () => {
       expect.soft(res.status, JSON.stringify(junk)).toBe(401);
       expect.soft(await code(res)).toBe("BEM-090");
     }
-    for (const [i, form] of [`\u00a0${sig}`, sig.replace("sha256=", "SHA256="), sig.replace("sha256=", "sha256= "), `${sig}${sig.slice(7)}`, `${sig},${sig}`].entries()) {
+    for (const [i, form] of [
+      `\u00a0${sig}`,
+      sig.replace("sha256=", "SHA256="),
+      sig.replace("sha256=", "sha256= "),
+      `${sig}${sig.slice(7)}`,
+      `${sig},${sig}`,
+    ].entries()) {
       const res = await deliver(hook, body, { timestamp: ts, signature: form, deliveryId: `form-${i}` });
       expect.soft(res.status, form).toBe(401);
     }

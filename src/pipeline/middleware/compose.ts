@@ -38,20 +38,14 @@ export function collectReducers(middlewares: readonly Middleware[], tools: reado
   return out;
 }
 
-async function runHooks(
-  hook: HookName,
-  middlewares: readonly Middleware[],
-  state: AgentState,
-  runtime: Runtime,
-  reducers: Reducers,
-): Promise<HookRun> {
+async function runHooks(hook: HookName, middlewares: readonly Middleware[], state: AgentState, runtime: Runtime, reducers: Reducers): Promise<HookRun> {
   const updates: RecordedUpdate[] = [];
   const events: RecordedEvent[] = [];
   for (const m of middlewares) {
     const fn = hook === "before_model" ? m.beforeModel : m.afterModel;
     if (!fn) continue;
     const result = await fn(state, runtime);
-    const update = result instanceof HookOutcome ? result.update : result ?? undefined;
+    const update = result instanceof HookOutcome ? result.update : (result ?? undefined);
     if (result instanceof HookOutcome) for (const e of result.events) events.push({ ...e, middleware: m.name, hook });
     if (!update || Object.keys(update).length === 0) continue;
     state = applyUpdate(state, update, reducers);

@@ -9,10 +9,7 @@ import type { Middleware } from "./types";
  * context. It applies to the model call only: the thread stores the
  * conversation, not the prompt, so a prompt change never rewrites history.
  */
-export function dynamicPrompt(
-  prompt: (state: AgentState, runtime: Runtime) => string,
-  contextSchema?: z.ZodType<Record<string, unknown>>,
-): Middleware {
+export function dynamicPrompt(prompt: (state: AgentState, runtime: Runtime) => string, contextSchema?: z.ZodType<Record<string, unknown>>): Middleware {
   return {
     name: "dynamic_prompt",
     ...(contextSchema ? { contextSchema } : {}),

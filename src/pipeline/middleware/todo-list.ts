@@ -35,7 +35,10 @@ export const writeTodos = defineTool({
     return command({
       todos,
       messages: [
-        makeMessage({ role: "tool", content: `Updated the todo list: ${todos.length} items, ${done} completed.`, tool_call_id: String(input.tool_call_id) }, runtime),
+        makeMessage(
+          { role: "tool", content: `Updated the todo list: ${todos.length} items, ${done} completed.`, tool_call_id: String(input.tool_call_id) },
+          runtime,
+        ),
       ],
     });
   },

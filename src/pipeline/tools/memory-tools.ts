@@ -79,7 +79,15 @@ export const rememberTool = defineTool({
     const facts = store(caller);
     await assertFactRoom(caller.env, caller.principal.tenant, facts, scope, key); // 413 BEM-018 at the tenant's cap
     const fact = await facts.remember(scope, kind, text, { key, expiresAt, now });
-    return JSON.stringify({ id: fact.id, scope: fact.scope, kind: fact.kind, key: fact.key, version: fact.version, replaced: fact.replaced, expires_at: fact.expires_at });
+    return JSON.stringify({
+      id: fact.id,
+      scope: fact.scope,
+      kind: fact.kind,
+      key: fact.key,
+      version: fact.version,
+      replaced: fact.replaced,
+      expires_at: fact.expires_at,
+    });
   },
 });
 

@@ -12,6 +12,9 @@ export const CapabilityStrategy: RoutingStrategy = {
     if (r.capabilities.length === 0) return { kept: [...candidates], excluded: [], note: ignored ?? "no capability requested" };
     const soft = r.capabilitiesHard ? "" : " (agent tag, soft)";
     const source = r.capabilitiesHard ? "metadata.capabilities" : "agent tags";
-    return { ...filterWith(candidates, (m) => missingCapabilities(m, r, soft)), note: `${source}: ${r.capabilities.join(", ")}${ignored ? `; ${ignored}` : ""}` };
+    return {
+      ...filterWith(candidates, (m) => missingCapabilities(m, r, soft)),
+      note: `${source}: ${r.capabilities.join(", ")}${ignored ? `; ${ignored}` : ""}`,
+    };
   },
 };

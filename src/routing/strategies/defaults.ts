@@ -8,10 +8,4 @@ import { ModalityStrategy } from "./modality";
 export { CapabilityStrategy, ContextWindowStrategy, CostAwareStrategy, FallbackStrategy, ModalityStrategy };
 
 /** The seed's order, with the context-window check before cost sorting. */
-export const defaultStrategies = (): RoutingStrategy[] => [
-  ModalityStrategy,
-  CapabilityStrategy,
-  ContextWindowStrategy,
-  CostAwareStrategy,
-  FallbackStrategy,
-];
+export const defaultStrategies = (): RoutingStrategy[] => [ModalityStrategy, CapabilityStrategy, ContextWindowStrategy, CostAwareStrategy, FallbackStrategy];
