@@ -12,7 +12,7 @@ import { access, type Access, type BodySize } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { page } from "./responses";
-import { InputItem, Metadata } from "./responses-schemas";
+import { IdParam, InputItem, ListQuery, Metadata } from "./responses-schemas";
 import { validationHook } from "./validation";
 
 /**
@@ -34,7 +34,6 @@ const ItemList = z
   })
   .openapi("ConversationItemList");
 const Items = z.array(InputItem).max(1000);
-const IdParam = z.object({ id: z.string().min(1).max(256) });
 const ItemParam = IdParam.extend({ item_id: z.string().min(1).max(300) });
 const ERRORS = ["BEM-017", "BEM-022", "BEM-025", "BEM-030", "BEM-038", "BEM-102"] as const;
 
@@ -83,11 +82,7 @@ const listItems = createRoute({
   ...route("get", "/v1/conversations/{id}/items", "The conversation's items (the thread's messages at its head)", "reach_thread"),
   request: {
     params: IdParam,
-    query: z.object({
-      limit: z.coerce.number().int().min(1).max(100).optional(),
-      order: z.enum(["asc", "desc"]).optional(),
-      after: z.string().max(300).optional(),
-    }),
+    query: ListQuery,
   },
   responses: { 200: jsonContent(ItemList, "Items"), ...errorResponses(...ERRORS) },
 });

@@ -15,6 +15,13 @@ import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
 import { assertFactRoom } from "../auth/quotas";
 
+const FactIdParam = z.object({
+  id: z
+    .string()
+    .max(200)
+    .openapi({ param: { name: "id", in: "path" } }),
+});
+
 // Kind and text stay loose strings here so the handler answers with their own codes (BEM-063, BEM-062, BEM-064).
 const RememberBody = z
   .strictObject({
@@ -113,12 +120,7 @@ const forgetFact = createRoute({
   summary: "Forget a fact",
   description: "A fact of another tenant is indistinguishable from a missing one (404).",
   request: {
-    params: z.object({
-      id: z
-        .string()
-        .max(200)
-        .openapi({ param: { name: "id", in: "path" } }),
-    }),
+    params: FactIdParam,
   },
   responses: { 200: jsonContent(z.object({ id: z.string(), deleted: z.literal(true) }), "Forgotten"), ...errorResponses("BEM-022", "BEM-023", "BEM-061") },
 });
@@ -131,12 +133,7 @@ const factHistory = createRoute({
   summary: "A fact and its earlier texts (newest first)",
   description: "Versions are kept when remembering with the fact's key replaced its text. A fact of another tenant, or an expired one, is 404.",
   request: {
-    params: z.object({
-      id: z
-        .string()
-        .max(200)
-        .openapi({ param: { name: "id", in: "path" } }),
-    }),
+    params: FactIdParam,
   },
   responses: { 200: jsonContent(FactHistory, "The fact and its versions"), ...errorResponses("BEM-023", "BEM-061") },
 });

@@ -103,3 +103,13 @@ export const ResponseObject = z
   .object({ id: z.string(), object: z.literal("response") })
   .loose()
   .openapi("Response");
+
+/** The path id of a response or a conversation. */
+export const IdParam = z.object({ id: z.string().min(1).max(256) });
+
+/** OpenAI's list paging, as the Responses input-items and Conversations items lists take it. */
+export const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+  order: z.enum(["asc", "desc"]).optional(),
+  after: z.string().max(300).optional(),
+});

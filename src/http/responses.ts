@@ -14,13 +14,12 @@ import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { RUN_ERRORS, streamErrorBody } from "./chat";
 import { errorResponses, jsonContent, jsonOrEventStream } from "./openapi-errors";
-import { ResponseCreateRequest, ResponseObject } from "./responses-schemas";
+import { IdParam, ListQuery, ResponseCreateRequest, ResponseObject } from "./responses-schemas";
 import { responsesRenderer } from "./responses-stream";
 import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
 
 const RESPONSE_ERRORS = [...RUN_ERRORS, "BEM-025", "BEM-100", "BEM-101", "BEM-102", "BEM-103", "BEM-105", "BEM-109"] as const;
-const IdParam = z.object({ id: z.string().min(1).max(256) });
 
 const create = createRoute({
   method: "post",
@@ -63,11 +62,7 @@ const inputItems = createRoute({
   summary: "The input items of a stored response",
   request: {
     params: IdParam,
-    query: z.object({
-      limit: z.coerce.number().int().min(1).max(100).optional(),
-      order: z.enum(["asc", "desc"]).optional(),
-      after: z.string().max(300).optional(),
-    }),
+    query: ListQuery,
   },
   responses: {
     200: jsonContent(
