@@ -151,25 +151,19 @@ it("latency model: stateful turn and stream TTFB vs a pass-through", async () =>
   }
   enable(false);
   const r = (x: number) => +x.toFixed(1);
+  const figures = (ms: number[], passMs: number[], trips: number[], workerTrips: number[]) => ({
+    p50_ms: r(p50(ms)),
+    passthrough_p50_ms: r(p50(passMs)),
+    added_p50_ms: r(p50(ms) - p50(passMs)),
+    serial_round_trips: p50(trips),
+    max_round_trips: Math.max(...trips),
+    worker_round_trips: p50(workerTrips),
+  });
   const result = {
     model: latency,
     samples: TURNS,
-    turn: {
-      p50_ms: r(p50(rows.turn)),
-      passthrough_p50_ms: r(p50(rows.pass)),
-      added_p50_ms: r(p50(rows.turn) - p50(rows.pass)),
-      serial_round_trips: p50(rows.turnTrips),
-      max_round_trips: Math.max(...rows.turnTrips),
-      worker_round_trips: p50(rows.turnWorkerTrips),
-    },
-    stream_ttfb: {
-      p50_ms: r(p50(rows.ttfb)),
-      passthrough_p50_ms: r(p50(rows.passTtfb)),
-      added_p50_ms: r(p50(rows.ttfb) - p50(rows.passTtfb)),
-      serial_round_trips: p50(rows.ttfbTrips),
-      max_round_trips: Math.max(...rows.ttfbTrips),
-      worker_round_trips: p50(rows.ttfbWorkerTrips),
-    },
+    turn: figures(rows.turn, rows.pass, rows.turnTrips, rows.turnWorkerTrips),
+    stream_ttfb: figures(rows.ttfb, rows.passTtfb, rows.ttfbTrips, rows.ttfbWorkerTrips),
   };
   console.log(`BENCH latency-model ${JSON.stringify(result)}`);
   expect(rows.turn.length).toBe(TURNS);

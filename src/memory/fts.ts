@@ -36,7 +36,7 @@ export function searchTerms(text: string): string[] {
 const quote = (term: string): string => `"${term.replaceAll('"', '""')}"`;
 
 /**
- * An FTS5 MATCH expression: any of `terms`; null when there is nothing to search for.
+ * An FTS5 MATCH expression matching at least one of `terms`; null when there is nothing to search for.
  * Terms come from searchTerms (letters and digits only) and are quoted anyway.
  */
 export function matchExpression(terms: readonly string[]): string | null {
