@@ -156,8 +156,9 @@ describe("run lease", () => {
 
   it("a long run keeps its lease by renewal; a waiter times out instead of overtaking it", async () => {
     const t = newThread();
-    const run: ThreadRun = await t.beginRun({ ttlMs: 150 });
-    await new Promise((r) => setTimeout(r, 600)); // four ttls
+    // A ttl long enough that a loaded CI machine's timer stalls (hundreds of ms) do not skip every renewal in one ttl.
+    const run: ThreadRun = await t.beginRun({ ttlMs: 500 });
+    await new Promise((r) => setTimeout(r, 1_600)); // more than three ttls
     expect((await status(t)).lease?.token).toBe(run.token);
     expect(await codeOf(t.beginRun({ waitMs: 100 }))).toBe("BEM-038");
     await run.end();
