@@ -1,5 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { estimateTokens } from "../../src/core/tokens";
+import { factTokens } from "../../src/memory/facts";
 import { api, createTenant, OPERATOR_KEY } from "../support/tenants";
 
 type Err = { error: { code: string; message: string } };
@@ -54,6 +56,50 @@ describe("POST/GET/DELETE /v1/memory/facts", () => {
       expect.objectContaining({ role: "system", content: '[style organization:acme] "Use short sentences."' }),
     ]);
     expect(ctx.dropped).toEqual({ facts: 0, turns: false });
+  });
+
+  it("POST /v1/memory/context answers one flat list, facts before turns, with the fact report and exact totals (the wire shape)", async () => {
+    const t = await createTenant();
+    const thread = `ctx-${crypto.randomUUID().slice(0, 8)}`;
+    const fact = await api("/v1/memory/facts", { key: t.adminKey, body: { scope: "organization:acme", kind: "style", text: "Be brief." } });
+    const { id } = (await fact.json()) as FactOut;
+    const put = await api(`/v1/threads/${thread}/state`, {
+      key: t.adminKey,
+      body: {
+        ops: [
+          {
+            op: "append",
+            messages: [
+              { role: "user", content: "Q1" },
+              { role: "assistant", content: "A1" },
+            ],
+          },
+        ],
+      },
+    });
+    expect(put.status).toBe(200);
+    const res = await api("/v1/memory/context", { key: t.adminKey, body: { scopes: ["organization:acme", `session:${thread}`], max_tokens: 4096 } });
+    expect(res.status).toBe(200);
+    const ctx = (await res.json()) as { messages: { id: string; role: string; content: string; created_at: number; metadata?: unknown }[]; tokens: number };
+    expect(Object.keys(ctx)).toEqual(["messages", "tokens", "facts", "dropped"]);
+    expect(ctx.messages.map((m) => [m.role, m.content])).toEqual([
+      ["system", '[style organization:acme] "Be brief."'],
+      ["user", "Q1"],
+      ["assistant", "A1"],
+    ]);
+    expect(ctx.messages[0]).toEqual({
+      id,
+      role: "system",
+      content: '[style organization:acme] "Be brief."',
+      created_at: expect.any(Number),
+      metadata: { fact: { kind: "style", scope: "organization:acme" } },
+    });
+    const tokens = factTokens({ kind: "style", scope: "organization:acme", text: "Be brief." });
+    expect(ctx).toMatchObject({
+      tokens: tokens + estimateTokens({ role: "user", content: "Q1" }) + estimateTokens({ role: "assistant", content: "A1" }),
+      facts: [{ id, scope: "organization:acme", kind: "style", key: null, tokens, loaded: true, reason: "fits" }],
+      dropped: { facts: 0, turns: false },
+    });
   });
 });
 
