@@ -61,7 +61,7 @@ it("loadContext: 50 facts + session of 100 vs 100,000 messages", async () => {
       for (let c = 0; c < CALLS_PER_SAMPLE; c++) last = await memory.loadContext(scopes(i), BUDGET);
       const per = (performance.now() - t0) / CALLS_PER_SAMPLE;
       if (s >= 0) ms[i]!.push(per); // the first rounds warm caches
-      shape[i] = { messages: last!.messages.length, facts: 50 - last!.dropped.facts, tokens: last!.tokens };
+      shape[i] = { messages: last!.facts.length + last!.turns.length, facts: 50 - last!.dropped.facts, tokens: last!.tokens.facts + last!.tokens.turns };
     }
   }
   expect(shape[1]).toEqual(shape[0]); // the same context either way

@@ -68,8 +68,8 @@ it("ranked loading at 100 vs 100,000 facts in one scope; recall over 100,000", a
       for (let c = 0; c < CALLS_PER_SAMPLE; c++) {
         const r = await memory.loadContext([scopes[i]!], BUDGET, { query: queries[(s + 3 + c) % queries.length]! });
         shape[i] = {
-          loaded: r.facts.filter((f) => f.loaded).length,
-          relevant: r.facts.filter((f) => f.reason === "relevant").length,
+          loaded: r.report.filter((f) => f.loaded).length,
+          relevant: r.report.filter((f) => f.reason === "relevant").length,
           dropped: r.dropped.facts,
         };
       }

@@ -6,6 +6,7 @@ import { expiryOf, Fact, publicFact, validateFactText, validateKey, validateKind
 import { memoryFor } from "../memory/for-tenant";
 import { FactReport } from "../memory/report";
 import { MemoryScope, ScopeInput } from "../memory/scope";
+import type { LoadedContext as MemoryContext } from "../memory/types";
 import { authorize } from "../auth/policy";
 import { Message } from "../core/message";
 import { access } from "./access";
@@ -71,6 +72,14 @@ const LoadedContext = z
     facts: z.array(FactReport).openapi({ description: "Each loaded fact and why, and the examined ones that did not fit" }),
   })
   .openapi("LoadedContext");
+
+/** The documented shape: one list as a model is sent it (facts, then turns), one token total, the fact report as `facts`. */
+const contextBody = (ctx: MemoryContext): z.infer<typeof LoadedContext> => ({
+  messages: [...ctx.facts, ...ctx.turns],
+  tokens: ctx.tokens.facts + ctx.tokens.turns,
+  facts: ctx.report,
+  dropped: ctx.dropped,
+});
 
 /** The session's bookmark as a response header (none before its first query). */
 function bookmarkHeader(session: D1DatabaseSession): Record<string, string> {
@@ -220,5 +229,6 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
       ...(body.query !== undefined ? { query: body.query } : {}),
       ...(body.always_kinds ? { alwaysKinds: body.always_kinds.map(validateKind) } : {}),
     };
-    return c.json(await memoryFor(c.env, principal.tenant, { facts: session }).loadContext(scopes, body.max_tokens, rank), 200, bookmarkHeader(session));
+    const ctx = await memoryFor(c.env, principal.tenant, { facts: session }).loadContext(scopes, body.max_tokens, rank);
+    return c.json(contextBody(ctx), 200, bookmarkHeader(session));
   });

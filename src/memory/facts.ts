@@ -95,7 +95,7 @@ export const factMessage = (f: Pick<Fact, "id" | "kind" | "scope" | "text" | "cr
   id: f.id,
   role: "system",
   content: formatFact(f),
-  // Marks the message as a loaded fact (not a turn) for the pipeline and the inspector.
+  // Marks the message as a fact (not a turn) where facts and turns travel as one list: POST /v1/memory/context.
   metadata: { fact: { kind: f.kind, scope: f.scope } },
   created_at: f.created_at,
 });

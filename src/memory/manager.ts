@@ -87,7 +87,7 @@ export class MemoryManager {
     if (turns.length < candidates.length) droppedTurns = true;
     const turnTokens = turns.reduce((n, m) => n + (stored.get(m) ?? 0), 0);
 
-    return { messages: [...facts, ...turns], tokens: factTokens + turnTokens, facts: report, dropped: { facts: droppedFacts, turns: droppedTurns } };
+    return { facts, turns, tokens: { facts: factTokens, turns: turnTokens }, report, dropped: { facts: droppedFacts, turns: droppedTurns } };
   }
 
   saveTurn(scope: MemoryScope, message: Message): Promise<string> {

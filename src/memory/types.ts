@@ -56,12 +56,16 @@ export interface ContextStrategy {
 
 export type { FactReport } from "./report";
 
-/** What a model would see, plus what had to be left out to fit. */
+/** What a model would see — the facts and the turns, kept apart — plus what had to be left out to fit. */
 export type LoadedContext = {
-  messages: Message[];
-  tokens: number;
+  /** One system message per loaded fact, in priority order (layer, then creation or rank). */
+  facts: Message[];
+  /** The newest turns that fit what the facts left, oldest first. */
+  turns: Message[];
+  /** Stored estimates of both. */
+  tokens: { facts: number; turns: number };
   /** Every loaded fact and the examined ones left out, in load order. */
-  facts: FactReport[];
+  report: FactReport[];
   dropped: {
     /** Facts that did not fit the facts share (counted exactly; never silent). */
     facts: number;

@@ -7,7 +7,7 @@ import { preloadedSession } from "../memory/session-backend";
 import { MemoryScope } from "../memory/scope";
 import { authorize, authorizeThread, resolveScopes } from "../auth/policy";
 import type { MemoryReport } from "../memory/report";
-import type { RankOptions } from "../memory/types";
+import type { LoadedContext, RankOptions } from "../memory/types";
 import { TokenLimitStrategy } from "../memory/token-limit-strategy";
 import type { ChatMessage, DeltaEvent } from "../providers/types";
 import type { AgentConfig, ModelConfig } from "../config/model-config";
@@ -160,8 +160,15 @@ function routeRun(env: Env, input: TurnInput, agent: AgentConfig | undefined, cl
 
 type Loaded = { facts: Message[]; memory: MemoryReport; state: AgentState; warnings: string[] };
 
-const droppedFactsWarning = (dropped: number, model: ModelConfig): string[] =>
-  dropped > 0 ? [`${dropped} fact(s) did not fit the facts share of ${model.name}'s budget`] : [];
+/** The run's facts and what its response reports about them (and a warning when some did not fit). */
+function factsOf(loaded: LoadedContext, model: ModelConfig): Omit<Loaded, "state"> {
+  const dropped = loaded.dropped.facts;
+  return {
+    facts: loaded.facts,
+    memory: { facts: loaded.report, dropped_facts: dropped },
+    warnings: dropped > 0 ? [`${dropped} fact(s) did not fit the facts share of ${model.name}'s budget`] : [],
+  };
+}
 
 /**
  * Facts (D1) and the thread's turns, loaded together. Middleware rewrites the stored
@@ -184,6 +191,7 @@ async function loadMemory(
     const session = MemoryScope.session(thread.threadId);
     const memory = memoryFor(env, input.principal.tenant, { facts });
     // Each failure keeps its own cause: D1 memory → BEM-065, the thread's storage → BEM-098 (or its own code).
+    // Only sessions hold turns, so without this run's session the load is facts alone.
     const [loaded, threadState] = await Promise.all([
       loadingMemory(
         memory.loadContext(
@@ -196,12 +204,8 @@ async function loadMemory(
     ]);
     const { messages, ...channels } = threadState.channels;
     const forked = input.checkpointId !== undefined && run.middlewares.length === 0;
-    return {
-      facts: loaded.messages,
-      memory: { facts: loaded.facts, dropped_facts: loaded.dropped.facts },
-      state: { ...channels, messages: forked ? new TokenLimitStrategy().apply(messages, Math.max(0, budget - loaded.tokens)) : messages },
-      warnings: droppedFactsWarning(loaded.dropped.facts, model),
-    };
+    const room = Math.max(0, budget - loaded.tokens.facts);
+    return { ...factsOf(loaded, model), state: { ...channels, messages: forked ? new TokenLimitStrategy().apply(messages, room) : messages } };
   }
   const own =
     thread && leasing
@@ -209,14 +213,7 @@ async function loadMemory(
       : undefined;
   const memory = memoryFor(env, input.principal.tenant, { facts, ...(own ? { session: own } : {}) });
   const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));
-  const factMessages = loaded.messages.filter((m) => m.metadata?.fact !== undefined);
-  const factSet = new Set(factMessages);
-  return {
-    facts: factMessages,
-    memory: { facts: loaded.facts, dropped_facts: loaded.dropped.facts },
-    state: { messages: loaded.messages.filter((m) => !factSet.has(m)) },
-    warnings: droppedFactsWarning(loaded.dropped.facts, model),
-  };
+  return { ...factsOf(loaded, model), state: { messages: loaded.turns } };
 }
 
 /** The client's new messages as stored messages (ids from the runtime). */

@@ -8,6 +8,7 @@ import { memoryFor } from "../../src/memory/for-tenant";
 import { MemoryScope } from "../../src/memory/scope";
 import { estimateTokens } from "../../src/core/tokens";
 import { ThreadClient } from "../../src/thread/client";
+import type { Message } from "../../src/core/message";
 
 const uid = () => crypto.randomUUID().slice(0, 8);
 const org = MemoryScope.new("organization", "acme");
@@ -26,14 +27,14 @@ describe("memory on real D1 and the thread Durable Object", () => {
     const a = memoryFor(env, `a-${uid()}`);
     const b = memoryFor(env, `b-${uid()}`);
     const id = await a.remember(org, "style", "Use short sentences.");
-    expect((await a.loadContext([org], 1000)).messages.map((m) => m.content)).toEqual(['[style organization:acme] "Use short sentences."']);
+    expect((await a.loadContext([org], 1000)).facts.map((m) => m.content)).toEqual(['[style organization:acme] "Use short sentences."']);
 
-    expect((await b.loadContext([org], 1000)).messages).toEqual([]);
+    expect((await b.loadContext([org], 1000)).facts).toEqual([]);
     expect(await b.forget(id)).toBe(false);
-    expect((await a.loadContext([org], 1000)).messages).toHaveLength(1);
+    expect((await a.loadContext([org], 1000)).facts).toHaveLength(1);
 
     expect(await a.forget(id)).toBe(true);
-    expect((await a.loadContext([org], 1000)).messages).toEqual([]);
+    expect((await a.loadContext([org], 1000)).facts).toEqual([]);
   });
 
   it("system facts: written by the operator only, read by every tenant, deleted by no tenant", async () => {
@@ -44,7 +45,7 @@ describe("memory on real D1 and the thread Durable Object", () => {
     expect(await codeOf(tenant.remember(MemoryScope.system(), "rule", "mine now"))).toBe("BEM-023");
     expect(await codeOf(op.remember(org, "rule", "operator in a tenant scope"))).toBe("BEM-023");
     const ctx = await tenant.loadContext([MemoryScope.system()], 100_000);
-    expect(ctx.messages.map((m) => m.content)).toContain(`[rule system] ${JSON.stringify(rule)}`);
+    expect(ctx.facts.map((m) => m.content)).toContain(`[rule system] ${JSON.stringify(rule)}`);
     expect(await tenant.forget(id)).toBe(false);
     expect(await op.forget(id)).toBe(true);
   });
@@ -63,15 +64,16 @@ describe("memory on real D1 and the thread Durable Object", () => {
     const a = memoryFor(env, ta);
     await a.remember(org, "style", "Be brief.");
     const ctx = await a.loadContext([org, MemoryScope.session(thread)], 4096);
-    expect(ctx.messages.map((m) => [m.role, m.content])).toEqual([
-      ["system", '[style organization:acme] "Be brief."'],
+    expect(ctx.facts.map((m) => [m.role, m.content])).toEqual([["system", '[style organization:acme] "Be brief."']]);
+    expect(ctx.turns.map((m) => [m.role, m.content])).toEqual([
       ["user", "A's question"],
       ["assistant", "A's answer"],
     ]);
-    expect(ctx.tokens).toBe(ctx.messages.reduce((n, m) => n + estimateTokens(m), 0));
+    const tokensOf = (ms: Message[]) => ms.reduce((n, m) => n + estimateTokens(m), 0);
+    expect(ctx.tokens).toEqual({ facts: tokensOf(ctx.facts), turns: tokensOf(ctx.turns) });
 
     const b = await memoryFor(env, tb).loadContext([org, MemoryScope.session(thread)], 4096);
-    expect(b.messages).toEqual([]);
+    expect([...b.facts, ...b.turns]).toEqual([]);
   });
 
   it("saveTurn on a session scope writes to the thread; trimming keeps the newest", async () => {
@@ -82,7 +84,7 @@ describe("memory on real D1 and the thread Durable Object", () => {
       await m.saveTurn(MemoryScope.session(thread), { id: `m${i}`, role: "user", content: `turn ${i} ${"x".repeat(40)}`, created_at: i });
     const per = estimateTokens({ role: "user", content: `turn 0 ${"x".repeat(40)}` });
     const ctx = await m.loadContext([MemoryScope.session(thread)], per * 2 + 1);
-    expect(ctx.messages.map((x) => x.id)).toEqual(["m4", "m5"]);
+    expect(ctx.turns.map((x) => x.id)).toEqual(["m4", "m5"]);
     expect(ctx.dropped.turns).toBe(true);
     expect((await new ThreadClient(env, tenant, thread).loadRecent(100_000)).messages).toHaveLength(6);
   });
@@ -91,7 +93,7 @@ describe("memory on real D1 and the thread Durable Object", () => {
     const m = memoryFor(env, `t-${uid()}`);
     expect(await codeOf(m.saveTurn(org, { id: "o1", role: "user", content: "org turn", created_at: 1 }))).toBe("BEM-060");
     const ctx = await m.loadContext([org], 100_000);
-    expect(ctx.messages).toEqual([]);
+    expect(ctx.turns).toEqual([]);
     expect(ctx.dropped.turns).toBe(false);
   });
 
@@ -103,18 +105,18 @@ describe("memory on real D1 and the thread Durable Object", () => {
     const each = factTokens({ kind: "rule", scope: "organization:acme", text: texts[0]! });
 
     const full = await m.loadContext([org], each * 50 * 2);
-    expect(full.messages.map((x) => x.content)).toEqual(texts.map((t) => `[rule organization:acme] ${JSON.stringify(t)}`));
+    expect(full.facts.map((x) => x.content)).toEqual(texts.map((t) => `[rule organization:acme] ${JSON.stringify(t)}`));
     expect(full.dropped.facts).toBe(0);
 
     const part = await m.loadContext([org], each * 37 * 2 + 1);
-    expect(part.messages.map((x) => x.content)).toEqual(
+    expect(part.facts.map((x) => x.content)).toEqual(
       texts
         .slice(13)
         .reverse()
         .map((t) => `[rule organization:acme] ${JSON.stringify(t)}`),
     );
     expect(part.dropped.facts).toBe(13);
-    expect(new Set(part.facts.filter((f) => f.loaded).map((f) => f.reason))).toEqual(new Set(["recent"]));
+    expect(new Set(part.report.filter((f) => f.loaded).map((f) => f.reason))).toEqual(new Set(["recent"]));
 
     const listed = await new D1FactsBackend(env.DB, tenant).list(org, 100);
     expect(listed.map((f) => f.text)).toEqual(texts);

@@ -13,6 +13,8 @@ let n = 0;
 const msg = (role: Message["role"], content: string): Message => ({ id: `m${++n}`, role, content, created_at: n });
 const org = MemoryScope.new("organization", "acme");
 const session = MemoryScope.session("s1");
+const contents = (ms: Message[]) => ms.map((x) => x.content);
+const tokensOf = (ms: Message[]) => ms.reduce((s, x) => s + estimateTokens(x), 0);
 
 async function rejects(p: Promise<unknown>): Promise<string | undefined> {
   try {
@@ -34,19 +36,21 @@ describe("MemoryManager over the in-memory backend", () => {
     await m.saveTurn(session, msg("assistant", "hello"));
 
     const ctx = await m.loadContext([MemoryScope.system(), org, session], 10_000);
-    expect(ctx.messages.map((x) => [x.role, x.content])).toEqual([
+    expect(ctx.facts.map((x) => [x.role, x.content])).toEqual([
       ["system", '[rule system] "Be kind."'],
       ["system", '[style organization:acme] "Use short sentences."'],
       ["system", '[tone organization:acme] "Friendly."'],
       ["system", '[note session:s1] "session fact"'],
+    ]);
+    expect(ctx.turns.map((x) => [x.role, x.content])).toEqual([
       ["user", "hi"],
       ["assistant", "hello"],
     ]);
     expect(ctx.dropped).toEqual({ facts: 0, turns: false });
-    expect(ctx.tokens).toBe(ctx.messages.reduce((s, x) => s + estimateTokens(x), 0));
+    expect(ctx.tokens).toEqual({ facts: tokensOf(ctx.facts), turns: tokensOf(ctx.turns) });
 
     const reversed = await m.loadContext([session, org], 10_000);
-    expect(reversed.messages.map((x) => x.content).slice(0, 3)).toEqual([
+    expect(contents(reversed.facts)).toEqual([
       '[note session:s1] "session fact"',
       '[style organization:acme] "Use short sentences."',
       '[tone organization:acme] "Friendly."',
@@ -56,9 +60,9 @@ describe("MemoryManager over the in-memory backend", () => {
   it("remember → load → forget → load", async () => {
     const m = new MemoryManager(new InMemoryBackend());
     const id = await m.remember(org, "style", "Use short sentences.");
-    expect((await m.loadContext([org], 1000)).messages.map((x) => x.content)).toEqual(['[style organization:acme] "Use short sentences."']);
+    expect(contents((await m.loadContext([org], 1000)).facts)).toEqual(['[style organization:acme] "Use short sentences."']);
     expect(await m.forget(id)).toBe(true);
-    expect((await m.loadContext([org], 1000)).messages).toEqual([]);
+    expect((await m.loadContext([org], 1000)).facts).toEqual([]);
     expect(await m.forget(id)).toBe(false);
   });
 
@@ -68,9 +72,10 @@ describe("MemoryManager over the in-memory backend", () => {
     for (const t of turns) await m.saveTurn(session, t);
     const per = estimateTokens(turns[0]!);
     const ctx = await m.loadContext([session], per * 3 + per - 1);
-    expect(ctx.messages.map((x) => x.id)).toEqual(turns.slice(-3).map((t) => t.id));
+    expect(ctx.turns.map((x) => x.id)).toEqual(turns.slice(-3).map((t) => t.id));
+    expect(ctx.facts).toEqual([]);
     expect(ctx.dropped).toEqual({ facts: 0, turns: true });
-    expect(ctx.tokens).toBe(per * 3);
+    expect(ctx.tokens).toEqual({ facts: 0, turns: per * 3 });
   });
 
   it("facts use at most their share; the rest goes to turns; facts beyond the share are counted, not silently lost", async () => {
@@ -83,19 +88,20 @@ describe("MemoryManager over the in-memory backend", () => {
     // Budget for exactly 3 facts in the facts share: the 3 oldest system rules win, the 7 others are reported.
     const budget = 2 * (3 * f) + 1;
     const ctx = await m.loadContext([MemoryScope.system(), org, session], budget);
-    const facts = ctx.messages.filter((x) => x.role === "system").map((x) => x.content);
+    const facts = contents(ctx.facts);
     expect(facts).toEqual([0, 1, 2].map((i) => `[rule system] ${JSON.stringify(`rule ${i} ` + "r".repeat(30))}`));
     expect(ctx.dropped.facts).toBe(7);
     // Turns fill the rest (the unused part of the facts share included), newest first.
-    const turns = ctx.messages.filter((x) => x.role === "user");
+    const turns = ctx.turns;
     expect(turns.at(-1)?.content).toBe("turn 49 " + "t".repeat(30));
-    expect(ctx.tokens).toBeLessThanOrEqual(budget);
-    expect(budget - ctx.tokens).toBeLessThan(estimateTokens(turns[0]!));
+    const used = ctx.tokens.facts + ctx.tokens.turns;
+    expect(used).toBeLessThanOrEqual(budget);
+    expect(budget - used).toBeLessThan(estimateTokens(turns[0]!));
 
     // Turns never push facts out: with many more turns the facts are the same.
     for (let i = 0; i < 200; i++) await m.saveTurn(session, msg("user", "more " + "t".repeat(30)));
     const again = await m.loadContext([MemoryScope.system(), org, session], budget);
-    expect(again.messages.filter((x) => x.role === "system").map((x) => x.content)).toEqual(facts);
+    expect(contents(again.facts)).toEqual(facts);
   });
 
   it("facts priority is strict: once a fact does not fit, no later fact loads, not even a smaller one (example)", async () => {
@@ -111,16 +117,16 @@ describe("MemoryManager over the in-memory backend", () => {
     // The facts share (half the budget) holds all three small facts, but the large one comes
     // before two of them in priority order (system, then organization; creation order within).
     const ctx = await m.loadContext([MemoryScope.system(), org], 2 * small);
-    expect(ctx.messages.map((x) => x.content)).toEqual([`[rule system] "Be kind."`]);
+    expect(contents(ctx.facts)).toEqual([`[rule system] "Be kind."`]);
     expect(ctx.dropped.facts).toBe(3);
-    expect(ctx.tokens).toBe(kind);
+    expect(ctx.tokens).toEqual({ facts: kind, turns: 0 });
 
     // A fact exactly as large as the room left fits.
     const exact = await m.loadContext([MemoryScope.system()], 2 * kind);
-    expect(exact.messages.map((x) => x.content)).toEqual([`[rule system] "Be kind."`]);
+    expect(contents(exact.facts)).toEqual([`[rule system] "Be kind."`]);
     // One token less: nothing loads, and all three system facts are counted.
     const short = await m.loadContext([MemoryScope.system()], 2 * kind - 2);
-    expect(short.messages).toEqual([]);
+    expect(short.facts).toEqual([]);
     expect(short.dropped.facts).toBe(3);
   });
 
@@ -130,10 +136,10 @@ describe("MemoryManager over the in-memory backend", () => {
     const s = msg("user", "session turn");
     await m.saveTurn(session, s);
     const ctx = await m.loadContext([org, session], estimateTokens(s));
-    expect(ctx.messages.map((x) => x.content)).toEqual(["session turn"]);
+    expect(contents(ctx.turns)).toEqual(["session turn"]);
     expect(ctx.dropped.turns).toBe(true);
     const both = await m.loadContext([org, session], 1000);
-    expect(both.messages.map((x) => x.content)).toEqual(["org turn", "session turn"]);
+    expect(contents(both.turns)).toEqual(["org turn", "session turn"]);
     expect(both.dropped.turns).toBe(false);
   });
 
@@ -163,8 +169,9 @@ describe("MemoryManager over the in-memory backend", () => {
           const saved = turns.map((t) => msg("user", t));
           for (const t of saved) await m.saveTurn(session, t);
           const ctx = await m.loadContext([MemoryScope.system(), org, session], budget);
-          expect(ctx.tokens).toBeLessThanOrEqual(budget);
-          const kept = ctx.messages.filter((x) => x.role === "user");
+          expect(ctx.tokens.facts + ctx.tokens.turns).toBeLessThanOrEqual(budget);
+          expect(ctx.tokens).toEqual({ facts: tokensOf(ctx.facts), turns: tokensOf(ctx.turns) });
+          const kept = ctx.turns;
           expect(kept.map((x) => x.id)).toEqual(saved.slice(saved.length - kept.length).map((x) => x.id));
           // Facts: a prefix of the priority order (layer, then creation), as long as fits half the budget.
           const priority = ["system", "organization:acme", "session:s1"].flatMap((s) => facts.filter(([scope]) => scope === s));
@@ -172,10 +179,9 @@ describe("MemoryManager over the in-memory backend", () => {
           let room = Math.floor(budget / 2);
           let fit = 0;
           while (fit < cost.length && cost[fit]! <= room) room -= cost[fit++]!;
-          const keptFacts = ctx.messages.filter((x) => x.role === "system").map((x) => x.content);
+          const keptFacts = contents(ctx.facts);
           expect(keptFacts).toEqual(priority.slice(0, fit).map(([scope, text]) => `[k ${scope}] ${JSON.stringify(text)}`));
           expect(ctx.dropped.facts).toBe(facts.length - fit);
-          expect(ctx.messages.slice(0, fit).every((x) => x.role === "system")).toBe(true);
         },
       ),
       { numRuns: 60 },

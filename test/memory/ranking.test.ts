@@ -138,7 +138,7 @@ describe("ranking properties (fast-check, fixed seed)", () => {
             query: queryWords.join(" "),
             alwaysKinds: withAlways ? ["rule"] : [],
           });
-          const taken = loaded.facts.filter((f) => f.loaded);
+          const taken = loaded.report.filter((f) => f.loaded);
           expect(taken.reduce((n, f) => n + f.tokens, 0)).toBeLessThanOrEqual(share);
           expect(taken.length + loaded.dropped.facts).toBe(facts.length);
           if (facts.length <= fitCount) {
