@@ -46,6 +46,8 @@ export const MessageInput = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 export type MessageInput = z.input<typeof MessageInput>;
+/** A client message once its schema parsed it: `content` present (null when empty), every tool call typed `function`. */
+export type ParsedMessageInput = z.output<typeof MessageInput>;
 
 /** A stored message. */
 export const Message = MessageInput.extend({

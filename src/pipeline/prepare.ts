@@ -14,7 +14,7 @@ import type { AgentConfig, ModelConfig } from "../config/model-config";
 import { requireAgent, routerFor } from "../routing/bundled";
 import type { RouteResult } from "../routing/router";
 import { ThreadClient, type ThreadEndpoint, type ThreadRun } from "../thread/client";
-import { messageText, type Message, type MessageInput } from "../core/message";
+import { messageText, type Message, type ParsedMessageInput } from "../core/message";
 import { collectReducers, middlewareTools, validateRunContext } from "./middleware/compose";
 import { middlewaresFromConfig } from "./middleware/from-config";
 import type { Middleware } from "./middleware/types";
@@ -75,12 +75,13 @@ export type Prepared = {
   timings: Timings;
 };
 
-const isInstruction = (m: MessageInput) => m.role === "system";
+const isInstruction = (m: ParsedMessageInput) => m.role === "system";
 
-function toChat(m: Pick<MessageInput, "role" | "content" | "name" | "tool_calls" | "tool_call_id">): ChatMessage {
-  const c: ChatMessage = { role: m.role, content: m.content ?? null };
+/** What a provider is sent of a client message (never its id or metadata). */
+function toChat(m: ParsedMessageInput): ChatMessage {
+  const c: ChatMessage = { role: m.role, content: m.content };
   if (m.name !== undefined) c.name = m.name;
-  if (m.tool_calls !== undefined) c.tool_calls = m.tool_calls.map((t) => ({ ...t, type: "function" as const }));
+  if (m.tool_calls !== undefined) c.tool_calls = m.tool_calls;
   if (m.tool_call_id !== undefined) c.tool_call_id = m.tool_call_id;
   return c;
 }
@@ -134,7 +135,7 @@ function planRun(deps: RunDeps, input: TurnInput) {
 }
 
 /** The client's messages: system/developer ones are this call's instructions; the rest are the turn (at least one). */
-function splitInput(messages: readonly MessageInput[]): { clientSystem: ChatMessage[]; toSave: MessageInput[] } {
+function splitInput(messages: readonly ParsedMessageInput[]): { clientSystem: ChatMessage[]; toSave: ParsedMessageInput[] } {
   const clientSystem = messages.filter(isInstruction).map(toChat);
   const toSave = messages.filter((m) => !isInstruction(m));
   if (toSave.length === 0) throw new AppError("BEM-011", "messages: at least one non-system message is required");
@@ -142,7 +143,7 @@ function splitInput(messages: readonly MessageInput[]): { clientSystem: ChatMess
 }
 
 /** Routes on what is certain to be sent (system + new input); the rest of the model's window is the memory budget. */
-function routeRun(env: Env, input: TurnInput, agent: AgentConfig | undefined, clientSystem: ChatMessage[], toSave: MessageInput[]) {
+function routeRun(env: Env, input: TurnInput, agent: AgentConfig | undefined, clientSystem: ChatMessage[], toSave: ParsedMessageInput[]) {
   const system: ChatMessage[] = agent?.system_prompt ? [{ role: "system", content: agent.system_prompt }, ...clientSystem] : clientSystem;
   const newInput = toSave.map(toChat);
   const lastUser = [...newInput].reverse().find((m) => m.role === "user");
@@ -216,21 +217,47 @@ async function loadMemory(
   return { ...factsOf(loaded, model), state: { messages: loaded.turns } };
 }
 
-/** The client's new messages as stored messages (ids from the runtime). */
-const toStored = (toSave: MessageInput[], runtime: Runtime): Message[] =>
-  toSave.map((m) =>
-    makeMessage(
-      {
-        role: m.role,
-        content: m.content ?? null,
-        ...(m.name !== undefined ? { name: m.name } : {}),
-        ...(m.tool_calls !== undefined ? { tool_calls: m.tool_calls.map((t) => ({ ...t, type: "function" as const })) } : {}),
-        ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
-        ...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
-      },
-      runtime,
+/** The client's new messages as stored messages: ids are the runtime's, never the client's. */
+const toStored = (toSave: ParsedMessageInput[], runtime: Runtime): Message[] => toSave.map(({ id: _clientId, ...m }) => makeMessage(m, runtime));
+
+/**
+ * Runs on one thread take turns: the lease is taken before the thread is read and held
+ * until the save, so this run sees every turn accepted before it. On a free thread it is
+ * the same one round trip that reads the newest window (unless the whole state is read).
+ */
+function takeTurn(thread: ThreadClient | undefined, wholeState: boolean, budget: number): Promise<ThreadRun> | undefined {
+  const leasing = thread?.beginRun(wholeState ? {} : { recentTokens: budget });
+  leasing?.catch(() => undefined); // awaited by the caller; this only covers a loading failure that comes first
+  return leasing;
+}
+
+/** After a failure before the run: the lease, granted already or later, is given back without holding up the answer. */
+function giveBack(deps: RunDeps, leasing: Promise<ThreadRun> | undefined): void {
+  if (!leasing) return;
+  deps.waitUntil(
+    leasing.then(
+      (r) => r.end(),
+      () => undefined,
     ),
   );
+}
+
+/** What middleware, tools and the summarizer see of the run. */
+function runtimeFor(
+  deps: RunDeps,
+  principal: TurnInput["principal"],
+  run: { route: RouteResult; agent?: AgentConfig; context: Record<string, unknown>; thread?: ThreadClient; scopes: MemoryScope[] },
+): Runtime {
+  const { route, agent, thread } = run;
+  return {
+    model: { name: route.model.name, max_tokens: route.model.max_tokens },
+    context: run.context,
+    agent: { name: agent?.name ?? "default" },
+    summarize: summarizerFor(deps, principal, "summarization"),
+    now: () => Date.now(),
+    caller: { env: deps.env, principal, ...(thread ? { threadId: thread.threadId } : {}), scopes: run.scopes.map(String) },
+  };
+}
 
 /** Everything before the first provider call, in order: plan, route, take the thread's turn and load memory, build the runtime. */
 export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared> {
@@ -239,7 +266,8 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   timings.lap("request");
   const { principal } = input;
   authorize(principal, "run");
-  const { agent, thread, middlewares, agentTools, tools, reducers, context } = planRun(deps, input);
+  const { context, ...plan } = planRun(deps, input);
+  const { agent, thread, middlewares } = plan;
   const { clientSystem, toSave } = splitInput(input.messages);
   // A run on a thread the tenant does not have yet creates it: within the thread quota, before anything is read or written.
   // (A run inside the thread's object was checked by the Worker before it was handed over: run-in-object.ts.)
@@ -250,60 +278,22 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   timings.lap("route");
 
   const wholeState = thread !== undefined && (middlewares.length > 0 || input.checkpointId !== undefined);
-  // Runs on one thread take turns: the lease is taken before the thread is read and
-  // held until the save, so this run sees every turn accepted before it. On a free
-  // thread it is the same one round trip that reads the newest window; facts (D1)
-  // load meanwhile, since only the thread's turns depend on the lease.
-  const leasing = thread?.beginRun(wholeState ? {} : { recentTokens: budget });
-  leasing?.catch(() => undefined); // awaited below; this only covers a loading failure that comes first
+  // Facts (D1) load while the lease is taken: only the thread's turns depend on it.
+  const leasing = takeTurn(thread, wholeState, budget);
   // When a scope's facts do not fit, those relevant to this input load first (after the agent's always-kinds).
   const rank = { query: lastUser ? messageText(lastUser.content) : "", alwaysKinds: agent?.always_kinds ?? [] };
   try {
-    const { facts, memory, state, warnings } = await loadMemory(deps, input, { thread, leasing, wholeState, middlewares }, scopes, budget, route.model, rank);
+    const loaded = await loadMemory(deps, input, { thread, leasing, wholeState, middlewares }, scopes, budget, route.model, rank);
     // A client may narrow its scopes so the session is never read; the run still takes its turn.
     const run = leasing ? await leasing : undefined;
     // Before any model call: a tool result must answer a call the stored conversation (or this input) left open.
-    checkToolAnswers(state.messages, toSave);
+    checkToolAnswers(loaded.state.messages, toSave);
     timings.lap("memory");
 
-    const runtime: Runtime = {
-      model: { name: route.model.name, max_tokens: route.model.max_tokens },
-      context,
-      agent: { name: agent?.name ?? "default" },
-      summarize: summarizerFor(deps, principal, "summarization"),
-      now: () => Date.now(),
-      caller: { env, principal, ...(thread ? { threadId: thread.threadId } : {}), scopes: scopes.map(String) },
-    };
-    const inputMessages = toStored(toSave, runtime);
-    return {
-      input,
-      agent,
-      thread,
-      run,
-      route,
-      scopes: scopes.map(String),
-      clientSystem,
-      facts,
-      memory,
-      state,
-      inputMessages,
-      middlewares,
-      tools,
-      agentTools,
-      reducers,
-      runtime,
-      warnings,
-      timings,
-    };
+    const runtime = runtimeFor(deps, principal, { route, agent, context, thread, scopes });
+    return { input, ...plan, run, route, scopes: scopes.map(String), clientSystem, ...loaded, inputMessages: toStored(toSave, runtime), runtime, timings };
   } catch (e) {
-    // Whether the lease is granted already or later, it is given back without holding up this answer.
-    if (leasing)
-      deps.waitUntil(
-        leasing.then(
-          (r) => r.end(),
-          () => undefined,
-        ),
-      );
+    giveBack(deps, leasing);
     throw e;
   }
 }

@@ -5,7 +5,7 @@ import type { ChatRequest, ChatResult } from "../providers/types";
 import type { Attempt } from "../providers/failover";
 import type { ModelConfig } from "../config/model-config";
 import type { RouteResult } from "../routing/router";
-import type { MessageInput } from "../core/message";
+import type { ParsedMessageInput } from "../core/message";
 import type { AgentState } from "./state";
 import type { Timings } from "./timings";
 import type { TurnUsage, UsageCause } from "./usage";
@@ -17,7 +17,7 @@ export type TurnInput = {
   /** Stateful when set: the thread holds the history and the input is only the new messages. */
   threadId?: string;
   /** New input (stateful) or the whole conversation (stateless). System messages are per-call instructions. */
-  messages: MessageInput[];
+  messages: ParsedMessageInput[];
   /** A configured model name; "auto" or absent routes. */
   model?: string;
   capabilities?: string[];

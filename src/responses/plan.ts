@@ -5,7 +5,7 @@ import type { Timings } from "../pipeline/timings";
 import type { TurnInput } from "../pipeline/turn";
 import { ThreadClient } from "../thread/client";
 import { parseThreadId } from "../thread/thread-id";
-import type { Message, MessageInput } from "../core/message";
+import type { Message, ParsedMessageInput } from "../core/message";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
 import { callIdsOf, inputToMessages, toChatParams, unansweredCallIds } from "./convert";
 import { requireConversation, requireResponse } from "./store";
@@ -19,7 +19,7 @@ export type ResponsePlan = {
   conversationId: string | null;
   previousResponseId: string | null;
   /** The request's items as thread messages (instructions excluded): the response's input items. */
-  input: MessageInput[];
+  input: ParsedMessageInput[];
   /** Input on a conversation is reconciled with the thread like a chat resend. */
   reconciled: ReconcileReport | null;
 };
@@ -27,7 +27,7 @@ export type ResponsePlan = {
 const hex = () => crypto.randomUUID().replaceAll("-", "");
 export const newThreadId = () => `thr_${hex()}`;
 
-const asInput = (m: Message): MessageInput => ({
+const asInput = (m: Message): ParsedMessageInput => ({
   role: m.role,
   content: m.content,
   ...(m.name !== undefined ? { name: m.name } : {}),

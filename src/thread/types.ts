@@ -56,7 +56,7 @@ export const ThreadUpdate = z
   .openapi("StateUpdate", { description: "Channel operations applied atomically as one checkpoint." });
 export type ThreadUpdate = z.input<typeof ThreadUpdate>;
 export type ParsedUpdate = z.output<typeof ThreadUpdate>;
-export type ParsedMessageInput = z.output<typeof MessageInput>;
+export type { ParsedMessageInput } from "../core/message";
 
 /** A resolved operation as stored in a checkpoint: the delta, replayable without the caller's input. */
 export const Write = z.discriminatedUnion("op", [
