@@ -8,7 +8,7 @@ import { isFailoverError } from "../providers/failover";
 import type { DeltaEvent } from "../providers/types";
 import { routeHeaders } from "../routing/route-headers";
 import { requireKnownModel } from "../routing/closest-models";
-import type { MessageInput } from "../core/message";
+import type { ParsedMessageInput } from "../core/message";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { ChatCompletionRequest, ChatCompletionResponse, TraceHeader } from "./chat-schemas";
@@ -98,6 +98,7 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
   requireKnownModel(body.model);
   const headers = c.req.valid("header");
   const trace = body.trace ?? headers["x-edgeweave-trace"] ?? "summary";
+  const maxOutput = body.max_completion_tokens ?? body.max_tokens;
   const asSent: TurnInput = {
     principal: c.get("principal"),
     timings: c.get("timings"),
@@ -105,7 +106,7 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     agentName: body.agent,
     threadId: body.thread_id ?? headers["x-thread-id"],
     messages: body.messages.map(
-      (m): MessageInput => ({
+      (m): ParsedMessageInput => ({
         role: m.role === "developer" ? "system" : m.role,
         content: m.content ?? null,
         ...(m.name !== undefined ? { name: m.name } : {}),
@@ -125,9 +126,7 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
       ...(body.response_format ? { response_format: body.response_format } : {}),
       ...(body.temperature != null ? { temperature: body.temperature } : {}),
       ...(body.top_p != null ? { top_p: body.top_p } : {}),
-      ...(body.max_completion_tokens != null || body.max_tokens != null
-        ? { max_output_tokens: (body.max_completion_tokens ?? body.max_tokens) as number }
-        : {}),
+      ...(maxOutput != null ? { max_output_tokens: maxOutput } : {}),
       ...(body.stop != null ? { stop: body.stop } : {}),
       ...(body.user ? { user: body.user } : {}),
     },

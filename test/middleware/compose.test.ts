@@ -105,7 +105,6 @@ describe("dynamic prompt", () => {
     expect(validateRunContext([mw], { user_name: "Ann", extra: 1 })).toEqual({ user_name: "Ann", extra: 1 });
     expect(() => validateRunContext([mw], {})).toThrow(expect.objectContaining({ code: "BEM-083", message: expect.stringContaining("context.user_name") }));
     expect(() => validateRunContext([mw], { user_name: { nested: true } })).toThrow(expect.objectContaining({ code: "BEM-083" }));
-    expect(() => validateRunContext([mw], [])).toThrow(expect.objectContaining({ code: "BEM-083" }));
   });
 
   it("rejects a malformed placeholder at configuration time", () => {

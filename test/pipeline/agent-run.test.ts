@@ -67,6 +67,16 @@ describe("agent runs with middleware and server tools", () => {
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-083");
     expect(fake.calls).toHaveLength(0);
     expect((await snapshot(tenant().adminKey, thread)).status).toBe(404);
+
+    // Not an object at all: the request schema refuses it before any run (the run sees only parsed records).
+    const list = await chat({ model: "gpt-4o-mini", agent: "planner", thread_id: thread, context: [], messages: [{ role: "user", content: "hi" }] });
+    expect(list.status).toBe(400);
+    expect(((await list.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: "BEM-011",
+      message: expect.stringContaining("context"),
+    });
+    expect(fake.calls).toHaveLength(0);
+    expect((await snapshot(tenant().adminKey, thread)).status).toBe(404);
   });
 
   it("stops at remaining_steps with BEM-081 and keeps the complete steps", async () => {

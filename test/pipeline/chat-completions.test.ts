@@ -138,6 +138,25 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     expect(body.edgeweave.routing.attempts).toEqual([{ model: "gpt-4o-mini", outcome: "ok" }]);
   });
 
+  it("the output limit reaches the provider: max_completion_tokens wins, max_tokens otherwise, null is no limit", async () => {
+    const fake = fakeOpenAI().otherwise("ok");
+    const cases: [Record<string, number | null>, number | undefined][] = [
+      [{ max_tokens: 7 }, 7],
+      [{ max_completion_tokens: 11, max_tokens: 7 }, 11],
+      [{ max_completion_tokens: null, max_tokens: 5 }, 5],
+      [{ max_completion_tokens: null, max_tokens: null }, undefined],
+    ];
+    for (const [limits, sent] of cases) {
+      const res = await api("/v1/chat/completions", {
+        key: tenant().adminKey,
+        body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], ...limits },
+      });
+      expect(res.status, JSON.stringify(limits)).toBe(200);
+      expect((fake.calls.at(-1)!.body as { max_completion_tokens?: number }).max_completion_tokens, JSON.stringify(limits)).toBe(sent);
+    }
+    expect(fake.calls).toHaveLength(cases.length);
+  });
+
   it("passes client-side tools through and stores the assistant's tool call and the client's result", async () => {
     const fake = fakeOpenAI()
       .reply({ tool_calls: [{ id: "call_1", name: "get_weather", arguments: { city: "Oslo" } }] })

@@ -87,16 +87,14 @@ export function prepareModelRequest(
   return request;
 }
 
-/** Validates the per-run context against every middleware's context schema (BEM-083 on failure). */
-export function validateRunContext(middlewares: readonly Middleware[], context: unknown): Record<string, unknown> {
-  const value = context ?? {};
-  if (typeof value !== "object" || Array.isArray(value)) throw new AppError("BEM-083", "context must be an object");
+/** Validates the per-run context (a record the request schema parsed) against every middleware's context schema (BEM-083 on failure). */
+export function validateRunContext(middlewares: readonly Middleware[], context: Record<string, unknown>): Record<string, unknown> {
   const problems: string[] = [];
   for (const m of middlewares) {
     if (!m.contextSchema) continue;
-    const parsed = m.contextSchema.safeParse(value);
+    const parsed = m.contextSchema.safeParse(context);
     if (!parsed.success) problems.push(describeIssues(parsed.error.issues, { prefix: "context.", suffix: ` (needed by ${m.name})` }));
   }
   if (problems.length) throw new AppError("BEM-083", problems.join("; "));
-  return value as Record<string, unknown>;
+  return context;
 }

@@ -32,8 +32,8 @@ export function middlewareFromConfig(spec: unknown): Middleware {
   }
 }
 
-/** Builds an agent's middleware list; two entries with one name are a configuration error. */
-export function middlewaresFromConfig(specs: readonly unknown[]): Middleware[] {
+/** Builds an agent's middleware list (models.yaml entries, parsed again by each build); two entries with one name are a configuration error. */
+export function middlewaresFromConfig(specs: readonly MiddlewareSpec[]): Middleware[] {
   const out = specs.map((s, i) => {
     try {
       return middlewareFromConfig(s);
