@@ -19,7 +19,7 @@ import { collectReducers, middlewareTools, validateRunContext } from "./middlewa
 import { middlewaresFromConfig } from "./middleware/from-config";
 import type { Middleware } from "./middleware/types";
 import type { Runtime } from "./runtime";
-import { tokensOf } from "./prompt";
+import { toChat, tokensOf } from "./prompt";
 import { makeMessage, type AgentState, type Reducers } from "./state";
 import type { Tool } from "./tools/define";
 import { serverToolsFor } from "./server-tools";
@@ -76,15 +76,6 @@ export type Prepared = {
 };
 
 const isInstruction = (m: ParsedMessageInput) => m.role === "system";
-
-/** What a provider is sent of a client message (never its id or metadata). */
-function toChat(m: ParsedMessageInput): ChatMessage {
-  const c: ChatMessage = { role: m.role, content: m.content };
-  if (m.name !== undefined) c.name = m.name;
-  if (m.tool_calls !== undefined) c.tool_calls = m.tool_calls;
-  if (m.tool_call_id !== undefined) c.tool_call_id = m.tool_call_id;
-  return c;
-}
 
 /** The agent's declared context schema (JSON Schema in models.yaml), checked per run. */
 function validateAgentContext(agent: AgentConfig | undefined, context: Record<string, unknown>): void {

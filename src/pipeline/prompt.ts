@@ -1,6 +1,6 @@
 import { estimateTokens } from "../core/tokens";
 import type { ChatMessage } from "../providers/types";
-import type { Message } from "../core/message";
+import type { Message, ParsedMessageInput } from "../core/message";
 
 /**
  * The parts of one model call, kept apart so the prompt can be re-fitted to a
@@ -17,7 +17,8 @@ export type PromptParts = {
 
 export const tokensOf = (messages: readonly ChatMessage[]): number => messages.reduce((n, m) => n + estimateTokens(m), 0);
 
-const toChat = (m: Message): ChatMessage => {
+/** What a provider is sent of a message, stored or new (never its id, timestamps or metadata). */
+export const toChat = (m: ParsedMessageInput): ChatMessage => {
   const c: ChatMessage = { role: m.role, content: m.content };
   if (m.name !== undefined) c.name = m.name;
   if (m.tool_calls !== undefined) c.tool_calls = m.tool_calls;
