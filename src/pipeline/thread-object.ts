@@ -1,4 +1,5 @@
 import { ThreadDO as ThreadStore } from "../thread/thread-do";
+import { assertThreadRoom } from "../auth/quotas";
 import { factsSession, newerBookmark } from "../memory/bookmark";
 import { threadObjectName } from "../thread/thread-id";
 import { runTurn, type StreamHooks } from "./run";
@@ -46,6 +47,8 @@ export class ThreadDO extends ThreadStore {
         ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
         : undefined;
       try {
+        // A run that would create the thread must fit the tenant's thread quota (413 BEM-017, nothing written); existing threads always take turns.
+        if (this.headId() === null) await assertThreadRoom(this.env, input.principal.tenant, threadId, req.threadQuota);
         const { timings, state: _state, ...rest } = await runTurn(deps, { ...this.continued(input), timings: new Timings() }, hooks);
         send({ t: "done", result: { ...rest, timings: timings.entries } });
       } catch (e) {
