@@ -2,6 +2,7 @@ import { ThreadDO as ThreadStore } from "../thread/thread-do";
 import { assertThreadRoom } from "../auth/quotas";
 import { factsSession, newerBookmark } from "../memory/bookmark";
 import { threadObjectName } from "../thread/thread-id";
+import { reconcileTurn } from "./reconcile";
 import { runTurn, type StreamHooks } from "./run";
 import { encodeEvent, toWireError, type ObjectRunRequest, type RunEvent } from "./run-wire";
 import { Timings } from "./timings";
@@ -49,8 +50,10 @@ export class ThreadDO extends ThreadStore {
       try {
         // A run that would create the thread must fit the tenant's thread quota (413 BEM-017, nothing written); existing threads always take turns.
         if (this.headId() === null) await assertThreadRoom(this.env, input.principal.tenant, threadId, req.threadQuota);
-        const { timings, state: _state, ...rest } = await runTurn(deps, { ...this.continued(input), timings: new Timings() }, hooks);
-        send({ t: "done", result: { ...rest, timings: timings.entries } });
+        // A client that resends history: only the new part is stored (or a branch taken), decided here against this thread's own rows.
+        const { input: turn, report } = input.resent ? await reconcileTurn(this.env, input, this) : { input, report: null };
+        const { timings, state: _state, ...rest } = await runTurn(deps, { ...this.continued(turn), timings: new Timings() }, hooks);
+        send({ t: "done", result: { ...rest, reconciled: report, timings: timings.entries } });
       } catch (e) {
         send({ t: "error", error: toWireError(e) });
       }

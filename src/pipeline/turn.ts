@@ -9,6 +9,7 @@ import type { MessageInput } from "../core/message";
 import type { AgentState } from "./state";
 import type { Timings } from "./timings";
 import type { TurnUsage, UsageCause } from "./usage";
+import type { ReconcileReport } from "./reconcile";
 
 /** One agent run as the endpoints describe it. */
 export type TurnInput = {
@@ -31,6 +32,11 @@ export type TurnInput = {
    * Resolved inside the thread's object, which knows its head without another round trip.
    */
   continueFrom?: string;
+  /**
+   * The messages may repeat what the thread already holds (clients that resend the whole
+   * history): the thread's object stores only the new part, or branches (pipeline/reconcile.ts).
+   */
+  resent?: boolean;
   /** Per-run context for the agent's dynamic prompt. */
   context?: Record<string, unknown>;
   /** A D1 bookmark the client got from a fact write: the run reads facts at least that fresh. */
@@ -55,6 +61,8 @@ export type TurnResult = {
   warnings: string[];
   /** Which facts the model was given, and why. */
   memory: MemoryReport;
+  /** What resent-history reconciliation did (`resent` runs on a thread), else null. */
+  reconciled?: ReconcileReport | null;
   timings: Timings;
   /** The thread state after the run, every channel (not returned over HTTP). */
   state: AgentState;

@@ -9,7 +9,6 @@ import type { Message, MessageInput } from "../core/message";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
 import { callIdsOf, inputToMessages, toChatParams, unansweredCallIds } from "./convert";
 import { requireConversation, requireResponse } from "./store";
-import { reconcileTurn, type ReconcileReport } from "../pipeline/reconcile";
 
 /** How a Responses request maps onto a turn: which thread, from which checkpoint, saved or not. */
 export type ResponsePlan = {
@@ -20,8 +19,6 @@ export type ResponsePlan = {
   previousResponseId: string | null;
   /** The request's items as thread messages (instructions excluded): the response's input items. */
   input: MessageInput[];
-  /** Input on a conversation is reconciled with the thread like a chat resend. */
-  reconciled: ReconcileReport | null;
 };
 
 const hex = () => crypto.randomUUID().replaceAll("-", "");
@@ -74,13 +71,12 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
     params: toChatParams(body),
   };
   const unanswered = unansweredCallIds(messages);
-  const plan = (turn: Partial<TurnInput>, reconciled: ReconcileReport | null = null): ResponsePlan => ({
+  const plan = (turn: Partial<TurnInput>): ResponsePlan => ({
     turn: { ...base, ...turn },
     store,
     conversationId,
     previousResponseId,
     input,
-    reconciled,
   });
 
   if (previousResponseId !== null) {
@@ -110,8 +106,8 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
       const state = await thread.getState();
       return plan({ messages: [...state.channels.messages.map(asInput), ...messages] });
     }
-    const r = await reconcileTurn(env, { ...base, threadId: conversationId });
-    return plan(r.input, r.report);
+    // Input on a conversation is reconciled with the thread like a chat resend (in the thread's object).
+    return plan({ threadId: conversationId, resent: true });
   }
   checkCalls(unanswered, new Set());
   return plan(store ? { threadId: newThreadId() } : {});
