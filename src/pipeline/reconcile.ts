@@ -3,10 +3,9 @@ import { AppError } from "../core/errors";
 import { ThreadClient, type ThreadEndpoint } from "../thread/client";
 import { parseThreadId } from "../thread/thread-id";
 import { messageHash } from "../thread/message-hash";
-import type { TurnInput } from "./turn";
+import type { ReconcileReport, TurnInput } from "./turn";
 
-/** What reconciliation did, as reported in `edgeweave.reconciled`. */
-export type ReconcileReport = { matched: number; appended: number; branched_from: string | null };
+export type { ReconcileReport } from "./turn";
 
 /**
  * Resent-history reconciliation (README "Resent history"): a stateful request that repeats

@@ -9,7 +9,9 @@ import type { MessageInput } from "../core/message";
 import type { AgentState } from "./state";
 import type { Timings } from "./timings";
 import type { TurnUsage, UsageCause } from "./usage";
-import type { ReconcileReport } from "./reconcile";
+
+/** What resent-history reconciliation (reconcile.ts) did, as reported in `edgeweave.reconciled`. */
+export type ReconcileReport = { matched: number; appended: number; branched_from: string | null };
 
 /** One agent run as the endpoints describe it. */
 export type TurnInput = {
