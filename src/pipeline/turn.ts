@@ -39,6 +39,8 @@ export type TurnInput = {
    * history): the thread's object stores only the new part, or branches (pipeline/reconcile.ts).
    */
   resent?: boolean;
+  /** The thread is a Responses `conversation` the client named: it must exist (404 BEM-102), checked in its object. */
+  conversation?: boolean;
   /** Per-run context for the agent's dynamic prompt. */
   context?: Record<string, unknown>;
   /** A D1 bookmark the client got from a fact write: the run reads facts at least that fresh. */

@@ -96,6 +96,9 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
   if (conversationId !== null) {
     // The grant first: a conversation outside it is 403 whether or not it exists.
     authorizeThread(principal, parseThreadId(conversationId), false);
+    // Input on a conversation is reconciled with the thread like a chat resend, and the conversation's
+    // existence checked, both in the thread's object: a stored turn costs no lookups here.
+    if (store && unanswered.length === 0) return plan({ threadId: conversationId, resent: true, conversation: true });
     await requireConversation(env.DB, tenant, conversationId);
     const thread = new ThreadClient(env, tenant, conversationId);
     if (unanswered.length > 0) {
@@ -106,8 +109,7 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
       const state = await thread.getState();
       return plan({ messages: [...state.channels.messages.map(asInput), ...messages] });
     }
-    // Input on a conversation is reconciled with the thread like a chat resend (in the thread's object).
-    return plan({ threadId: conversationId, resent: true });
+    return plan({ threadId: conversationId, resent: true, conversation: true });
   }
   checkCalls(unanswered, new Set());
   return plan(store ? { threadId: newThreadId() } : {});
