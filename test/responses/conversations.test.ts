@@ -93,7 +93,7 @@ describe("/v1/conversations over threads, with the official openai client", () =
     const t = tenant();
     const res = await api("/v1/responses", { key: t.adminKey, body: { model: "gpt-4o-mini", input: "x", conversation: "conv_never_created" } });
     expect(res.status).toBe(404);
-    expect((await res.json()).error.code).toBe("BEM-102");
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-102");
     expect((await api("/v1/threads/conv_never_created/state", { key: t.adminKey })).status).toBe(404);
   });
 
