@@ -128,8 +128,9 @@ export class ThreadClient {
    * a save with `endRun`, or `run.end()` in a finally.
    */
   async beginRun(opts: BeginRunOptions = {}): Promise<ThreadRun> {
-    const grant = unwrap(await this.stub.beginRun(opts));
-    return new ThreadRun(this.stub, grant, clampTtl(opts.ttlMs));
+    const local = this.opts.local !== undefined;
+    const grant = unwrap(await this.stub.beginRun(local ? { ...opts, local } : opts));
+    return new ThreadRun(this.stub, grant, local ? null : clampTtl(opts.ttlMs));
   }
 
   /** Newest messages (oldest→newest) whose stored token estimates sum to at most maxTokens. */
@@ -170,20 +171,22 @@ export class ThreadClient {
 export type RunSave = { run?: ThreadRun; endRun?: boolean };
 
 /**
- * A run's hold on its thread (from ThreadClient.beginRun). While held it is
+ * A run's hold on its thread (from ThreadClient.beginRun). Held over RPC, it is
  * renewed every third of its ttl, so a long run keeps it and a run whose
- * worker died loses it within one ttl.
+ * worker died loses it within one ttl; held by a run inside the object
+ * (`ttlMs` null) it needs no renewal (run-lease.ts).
  */
 export class ThreadRun {
   #ended = false;
   #lost = false;
-  readonly #renewal: ReturnType<typeof setInterval>;
+  readonly #renewal: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly stub: ThreadEndpoint,
     private readonly grant: RunGrant,
-    ttlMs: number,
+    ttlMs: number | null,
   ) {
+    if (ttlMs === null) return;
     this.#renewal = setInterval(
       () => {
         Promise.resolve(this.stub.renewRun(this.token, ttlMs)).then(

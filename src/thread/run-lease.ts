@@ -39,7 +39,7 @@ export interface LeaseStore {
   save(lease: Lease | null): void;
 }
 
-type Waiter = { ttlMs: number; settle: (lease: Lease | null) => void; timer: ReturnType<typeof setTimeout> };
+type Waiter = { ttlMs: number; local: boolean; settle: (lease: Lease | null) => void; timer: ReturnType<typeof setTimeout> };
 
 /**
  * One thread's run lease and its queue, inside the thread's Durable Object.
@@ -47,11 +47,17 @@ type Waiter = { ttlMs: number; settle: (lease: Lease | null) => void; timer: Ret
  * order and are handed the lease directly on release or expiry (no barging,
  * so the order runs start in is the order they were accepted in).
  *
- * The lease is mirrored in storage, so it survives eviction; the waiters are
- * in-flight calls and do not (their callers see the call fail).
+ * A lease held over RPC (a caller elsewhere) is mirrored in storage, so it survives
+ * eviction, and lapses at its ttl unless renewed. A lease taken by a run executing
+ * inside this object (`local`) is kept in memory only and needs no renewal: that run
+ * lives exactly as long as this instance does, so a restart ends both (its hard bound,
+ * `until`, still applies). The waiters are in-flight calls and do not survive eviction
+ * (their callers see the call fail).
  */
 export class RunLeases {
   #lease: Lease | null;
+  /** The current lease belongs to a run inside this object: not in storage. */
+  #local = false;
   readonly #waiters: Waiter[] = [];
   #expiryTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -91,13 +97,14 @@ export class RunLeases {
   }
 
   /** A lease now when the thread is free; else a promise of one in turn, or of null after `waitMs`. */
-  acquire(ttlMs: number, waitMs: number): Lease | null | Promise<Lease | null> {
+  acquire(ttlMs: number, waitMs: number, local = false): Lease | null | Promise<Lease | null> {
     this.#settleExpired();
-    if (!this.live() && this.#waiters.length === 0) return this.#grant(ttlMs);
+    if (!this.live() && this.#waiters.length === 0) return this.#grant(ttlMs, local);
     if (waitMs <= 0 || this.#waiters.length >= LEASE.maxWaiters) return null;
     return new Promise<Lease | null>((settle) => {
       const waiter: Waiter = {
         ttlMs,
+        local,
         settle,
         timer: setTimeout(() => {
           const i = this.#waiters.indexOf(waiter);
@@ -117,7 +124,7 @@ export class RunLeases {
     if (!live || live.token !== token) return null;
     // Never past the run's hard bound: a slow run cannot hold the thread longer by renewing.
     this.#lease = { ...live, expires_at: Math.min(this.now() + ttlMs, live.until ?? Number.MAX_SAFE_INTEGER) };
-    this.store.save(this.#lease);
+    if (!this.#local) this.store.save(this.#lease);
     this.#armExpiry();
     return this.#lease;
   }
@@ -130,27 +137,31 @@ export class RunLeases {
     return true;
   }
 
-  #grant(ttlMs: number): Lease {
+  #grant(ttlMs: number, local: boolean): Lease {
     const until = this.now() + this.maxHoldMs;
-    const lease: Lease = { token: crypto.randomUUID(), expires_at: Math.min(this.now() + ttlMs, until), until };
+    // A local run is alive while this instance is: only its hard bound ends its lease.
+    const lease: Lease = { token: crypto.randomUUID(), expires_at: local ? until : Math.min(this.now() + ttlMs, until), until };
     this.#lease = lease;
-    this.store.save(lease);
+    this.#local = local;
+    if (!local) this.store.save(lease);
     this.#armExpiry();
     return lease;
   }
 
   #clear(): void {
+    const stored = !this.#local;
     this.#lease = null;
+    this.#local = false;
     if (this.#expiryTimer !== undefined) clearTimeout(this.#expiryTimer);
     this.#expiryTimer = undefined;
-    this.store.save(null);
+    if (stored) this.store.save(null);
   }
 
   #handOff(): void {
     const next = this.#waiters.shift();
     if (!next) return;
     clearTimeout(next.timer);
-    next.settle(this.#grant(next.ttlMs));
+    next.settle(this.#grant(next.ttlMs, next.local));
   }
 
   /** A holder that died never releases: once its lease is past expiry, the next waiter gets it. */

@@ -169,7 +169,7 @@ export class ThreadDO extends DurableObject<Env> {
   async beginRun(opts: BeginRunOptions = {}): Promise<RpcResult<RunGrant>> {
     const leases = this.openLeases();
     const waitMs = clampWait(opts.waitMs);
-    const pending = leases.acquire(clampTtl(opts.ttlMs), waitMs);
+    const pending = leases.acquire(clampTtl(opts.ttlMs), waitMs, opts.local === true);
     const lease = pending instanceof Promise ? await pending : pending;
     if (!lease) return busy(waitMs, leases);
     try {

@@ -36,6 +36,30 @@ describe("run lease bound and Retry-After", () => {
     expect(next!.token).not.toBe(holder.token);
   });
 
+  it("a local lease (a run inside the object) is never stored and lasts to its hard bound without renewal; an RPC lease is stored", () => {
+    let now = 1_000;
+    const store = memoryStore();
+    const leases = new RunLeases(store, () => now, 10_000);
+    const local = leases.acquire(300, 0, true) as Lease;
+    expect(store.load()).toBeNull();
+    now = 5_000; // far past its ttl: still held, nobody renewed it
+    expect(leases.live()?.token).toBe(local.token);
+    expect(leases.admits(undefined)).toBe(false);
+    const waiter = leases.acquire(300, 60_000) as Promise<Lease | null>;
+    expect(leases.release(local.token)).toBe(true); // hands the thread to the waiter at once
+    return waiter.then((next) => {
+      // The waiter asked over RPC: its lease is stored (it must survive eviction) and lapses at its ttl.
+      expect(store.load()?.token).toBe(next!.token);
+      expect(next!.expires_at).toBe(now + 300);
+      now += 301;
+      expect(leases.live()).toBeNull();
+      // A new instance (after a restart) sees only stored leases: none held by a local run.
+      const local2 = leases.acquire(300, 0, true) as Lease;
+      expect(new RunLeases(store, () => now, 10_000).live()).toBeNull();
+      expect(leases.release(local2.token)).toBe(true);
+    });
+  });
+
   it("the default bound is LEASE.defaultMaxHoldMs (120 s) and wrangler.toml says the same", () => {
     const leases = new RunLeases(memoryStore(), () => 0);
     expect((leases.acquire(30_000, 0) as Lease).until).toBe(LEASE.defaultMaxHoldMs);
