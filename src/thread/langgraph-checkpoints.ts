@@ -336,8 +336,8 @@ function matches(meta: Uint8Array, type: string, filter: [string, unknown][]): b
     return false;
   }
   if (typeof parsed !== "object" || parsed === null) return false;
-  const record = parsed as Record<string, unknown>;
-  return filter.every(([k, v]) => Object.hasOwn(record, k) && sameJson(record[k], v));
+  const record = new Map(Object.entries(parsed));
+  return filter.every(([k, v]) => record.has(k) && sameJson(record.get(k), v));
 }
 
 function sameJson(a: unknown, b: unknown): boolean {

@@ -196,7 +196,7 @@ export class ThreadDO extends DurableObject<Env> {
 
   /** Created once per live object (a delete re-creates the tables, not the queue). */
   #openLeases(): RunLeases {
-    this.#opened ??= this.#open(); // as every call after a delete: the tables come back
+    this.#opened ??= this.#open(); // like every call after a delete: the tables come back
     const maxHoldMs = Number(this.env.MAX_RUN_LEASE_MS) || LEASE.defaultMaxHoldMs;
     this.#leases ??= new RunLeases(
       {
