@@ -112,7 +112,7 @@ const isRead = (sql: string) => /^\s*(select|with)\b/i.test(sql);
 class Stmt {
   constructor(
     readonly inner: D1PreparedStatement,
-    private readonly sql: string,
+    readonly sql: string,
     private readonly where: (sql: string) => { kind: CallKind; ms: number },
     private readonly origin: Origin,
   ) {}
@@ -153,7 +153,11 @@ function wrapD1(db: D1Database, origin: Origin): D1Database {
       const where = (sql: string) => (isRead(sql) && !fromPrimary ? { kind: "d1-replica" as const, ms: state.model.d1ReplicaMs } : primary());
       return {
         prepare: (sql: string) => new Stmt(session.prepare(sql), sql, where, origin),
-        batch: (s: Stmt[]) => roundTrip("d1-primary", origin, "batch", state.model.d1PrimaryMs, () => session.batch(s.map((x) => x.inner))),
+        // A batch of reads only is served by a replica like a single read; one write sends it to the primary.
+        batch: (s: Stmt[]) => {
+          const w = s.every((x) => isRead(x.sql)) && !fromPrimary ? { kind: "d1-replica" as const, ms: state.model.d1ReplicaMs } : primary();
+          return roundTrip(w.kind, origin, "batch", w.ms, () => session.batch(s.map((x) => x.inner)));
+        },
         getBookmark: () => session.getBookmark(),
       };
     },

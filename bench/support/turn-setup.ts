@@ -36,7 +36,10 @@ export type TurnBench = {
 export async function startTurnBench(opts: { inspectorPort?: number } = {}): Promise<TurnBench> {
   const persist = mkdtempSync(join(tmpdir(), "edgeweave-bench-"));
   // Same config, rate limits lifted so the benchmark measures the turn, not the limiter.
-  writeFileSync(BENCH_CONFIG, readFileSync("wrangler.toml", "utf8").replace(/limit = \d+/g, "limit = 1000000"));
+  let config = readFileSync("wrangler.toml", "utf8").replace(/limit = \d+/g, "limit = 1000000");
+  // BENCH_NO_ASSETS=1: without the static-assets layer, which `wrangler dev` runs as a separate router worker in front of this one.
+  if (process.env.BENCH_NO_ASSETS) config = config.replace(/\[assets\][^[]*/, "");
+  writeFileSync(BENCH_CONFIG, config);
   const upstream = await startFakeOllama();
   const servers: DevServer[] = [];
   const stop = async () => {

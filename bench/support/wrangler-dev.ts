@@ -36,6 +36,8 @@ export async function startWranglerDev(opts: {
     "warn",
   ];
   if (opts.config) args.push("--config", opts.config);
+  // Readable function names in a CPU profile (BENCH_NO_MINIFY=1); timings are taken minified, as deployed.
+  if (process.env.BENCH_NO_MINIFY) args.push("--minify=false");
   if (opts.persistTo) args.push("--persist-to", opts.persistTo);
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
   const child: ChildProcess = spawn("npx", args, {

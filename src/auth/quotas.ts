@@ -53,8 +53,7 @@ export async function assertRoom(env: Env, tenant: string, kind: QuotaKind, addi
  * (one D1 read that also says whether the thread is already listed). Existing threads always
  * take writes, so a tenant at its cap can keep talking on the threads it has.
  */
-export async function assertThreadRoom(env: Env, tenant: string, threadId: string): Promise<void> {
-  const max = quotaOf(env, "threads");
+export async function assertThreadRoom(env: Env, tenant: string, threadId: string, max = quotaOf(env, "threads")): Promise<void> {
   const row = await env.DB.prepare(
     "SELECT EXISTS (SELECT 1 FROM threads WHERE tenant_id = ?1 AND thread_id = ?2) AS known, " +
       "(SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'threads') AS held",

@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { isAppError } from "../core/errors";
 import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
-import { reconcileTurn, type ReconcileReport } from "../pipeline/reconcile";
+import type { ReconcileReport } from "../pipeline/reconcile";
 import { runAnyTurn } from "../pipeline/run-in-object";
 import { routingOf, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { isFailoverError } from "../providers/failover";
@@ -133,8 +133,8 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     },
   };
   const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
-  // Clients that resend the whole history store only what is new (README "Resent history").
-  const { input, report } = await reconcileTurn(c.env, asSent, deps.waitUntil);
+  // Clients that resend the whole history store only what is new (README "Resent history"): decided in the thread's object.
+  const input: TurnInput = { ...asSent, resent: true };
 
   if (!body.stream) {
     const r = await runAnyTurn(deps, input);
@@ -154,7 +154,7 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
           },
         ],
         usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens },
-        edgeweave: edgeweaveSummary(r, trace, report),
+        edgeweave: edgeweaveSummary(r, trace, r.reconciled ?? null),
       },
       200,
       { ...routeHeaders({ model: r.model, reason: r.route.reason }), "Server-Timing": r.timings.header() },
@@ -187,7 +187,7 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     },
     async done(out, r) {
       // The finishing chunk names the model and why (and the checkpoint), with or without include_usage.
-      await out.send(chunk(r.model.name, {}, r.finishReason, { edgeweave: edgeweaveSummary(r, trace, report) }));
+      await out.send(chunk(r.model.name, {}, r.finishReason, { edgeweave: edgeweaveSummary(r, trace, r.reconciled ?? null) }));
       if (includeUsage) {
         await out.send(
           JSON.stringify({
@@ -197,7 +197,7 @@ export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
             model: r.model.name,
             choices: [],
             usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens },
-            edgeweave: edgeweaveSummary(r, trace, report),
+            edgeweave: edgeweaveSummary(r, trace, r.reconciled ?? null),
           }),
         );
       }

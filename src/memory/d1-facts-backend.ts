@@ -15,7 +15,7 @@ const F_COLUMNS = COLUMNS.split(", ")
 /** Not expired at the bound time (expired facts never load, even before the purge removes them). */
 const LIVE = "(expires_at IS NULL OR expires_at > ?)";
 /** Rows fetched per round trip while filling a budget; grows so big budgets need few trips. */
-const FIRST_PAGE = 16;
+const FIRST_PAGE = 32;
 const MAX_PAGE = 256;
 
 export type FactCursor = { created_at: number; id: string };
@@ -25,6 +25,13 @@ export type Remembered = Fact & { replaced: boolean };
 export type FactVersion = { version: number; kind: string; text: string; written_at: number; replaced_at: number };
 export type ListFilter = { kind?: string; key?: string };
 export type { ScoredFact } from "./rank";
+
+type Stats = { n: number | null; tokens: number | null };
+
+/** Live facts and their tokens in a scope: the triggers' stats row less expired rows the purge has not reached. */
+function liveStats(all: Stats | undefined, expired: Stats | undefined): { n: number; tokens: number } {
+  return { n: Math.max(0, (all?.n ?? 0) - (expired?.n ?? 0)), tokens: Math.max(0, (all?.tokens ?? 0) - (expired?.tokens ?? 0)) };
+}
 
 /** bm25() is lower-is-better; clients read "higher is more relevant". */
 const scored = ({ rank, ...f }: Fact & { rank: number }): ScoredFact => ({ ...f, score: Math.round(-rank * 1e6) / 1e6 });
@@ -43,10 +50,11 @@ export class D1FactsBackend implements MemoryBackend {
   ) {}
 
   /**
-   * A scope's live facts within `limits.facts`. The scope's stats row (count, token sum)
-   * says first whether they all fit: then they load in creation order; if not, in the
-   * ranked order of rank.ts (always-kinds, relevance to `limits.rank.query`, recency).
-   * Either way two round trips and O(what is kept) rows, whatever the scope's size.
+   * A scope's live facts within `limits.facts`. One batch reads the scope's stats row (count,
+   * token sum) and its first page in creation order: when they all fit, that is the whole
+   * load (one round trip for up to FIRST_PAGE facts); when they do not, they load in the
+   * ranked order of rank.ts (always-kinds, relevance to `limits.rank.query`, recency) with
+   * one more. Either way O(what is kept) rows, whatever the scope's size.
    */
   async loadLayer(scope: MemoryScope, limits: LayerLimits): Promise<LayerLoad> {
     const out = emptyLayer();
@@ -54,15 +62,22 @@ export class D1FactsBackend implements MemoryBackend {
     const owner = ownerTenant(scope, this.tenant);
     const key = scope.toString();
     const now = this.clock();
-    const live = await this.stats(owner, key, now);
+    const start: FactCursor = { created_at: -1, id: "" };
+    const [all, expired, first] = await this.db.batch<Record<string, unknown>>([
+      this.db.prepare("SELECT n, tokens FROM fact_scope_stats WHERE tenant_id = ? AND scope = ?").bind(owner, key),
+      // The partial expiry index keeps this to the few expired rows awaiting the hourly purge.
+      this.db.prepare("SELECT COUNT(*) AS n, SUM(tokens) AS tokens FROM facts WHERE expires_at <= ? AND tenant_id = ? AND scope = ?").bind(now, owner, key),
+      this.pageStatement(owner, key, start, FIRST_PAGE, now),
+    ]);
+    const live = liveStats(all?.results[0] as Stats | undefined, expired?.results[0] as Stats | undefined);
     if (live.n === 0) return out;
     if (live.tokens > limits.facts) return rankedLayer(this.source(owner, key, now), limits.facts, limits.rank ?? {}, live);
     let room = limits.facts;
-    let after: FactCursor = { created_at: -1, id: "" };
-    let page = Math.min(MAX_PAGE, Math.max(FIRST_PAGE, live.n));
-    // Keyset pages in creation order (one page normally: the count is known).
+    let after = start;
+    let rows = (first?.results ?? []) as Fact[];
+    let page = FIRST_PAGE;
+    // Keyset pages in creation order: more only for a scope of more than FIRST_PAGE facts.
     for (;;) {
-      const rows = await this.page(owner, key, after, page, now);
       for (const f of rows) {
         if (f.tokens > room) {
           out.factsDropped = live.n - out.facts.length;
@@ -74,19 +89,8 @@ export class D1FactsBackend implements MemoryBackend {
       }
       if (rows.length < page) return out;
       page = MAX_PAGE;
+      rows = (await this.pageStatement(owner, key, after, page, now).all<Fact>()).results;
     }
-  }
-
-  /** Live facts and their tokens in a scope: the triggers' stats row less expired rows the purge has not reached. */
-  private async stats(owner: string, scope: string, now: number): Promise<{ n: number; tokens: number }> {
-    const [all, expired] = await this.db.batch<{ n: number | null; tokens: number | null }>([
-      this.db.prepare("SELECT n, tokens FROM fact_scope_stats WHERE tenant_id = ? AND scope = ?").bind(owner, scope),
-      // The partial expiry index keeps this to the few expired rows awaiting the hourly purge.
-      this.db.prepare("SELECT COUNT(*) AS n, SUM(tokens) AS tokens FROM facts WHERE expires_at <= ? AND tenant_id = ? AND scope = ?").bind(now, owner, scope),
-    ]);
-    const a = all?.results[0];
-    const e = expired?.results[0];
-    return { n: Math.max(0, (a?.n ?? 0) - (e?.n ?? 0)), tokens: Math.max(0, (a?.tokens ?? 0) - (e?.tokens ?? 0)) };
   }
 
   /** The queries rank.ts needs, bound to one scope and one moment. */
@@ -227,12 +231,10 @@ export class D1FactsBackend implements MemoryBackend {
     return results;
   }
 
-  private async page(owner: string, scope: string, after: FactCursor, limit: number, now: number): Promise<Fact[]> {
-    const { results } = await this.db
+  private pageStatement(owner: string, scope: string, after: FactCursor, limit: number, now: number): D1PreparedStatement {
+    return this.db
       .prepare(`SELECT ${COLUMNS} FROM facts WHERE tenant_id = ? AND scope = ? AND ${LIVE} AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`)
-      .bind(owner, scope, now, after.created_at, after.id, limit)
-      .all<Fact>();
-    return results;
+      .bind(owner, scope, now, after.created_at, after.id, limit);
   }
 }
 

@@ -1,31 +1,27 @@
 import { authorizeThread } from "../auth/policy";
 import { AppError } from "../core/errors";
-import { ThreadClient } from "../thread/client";
+import { ThreadClient, type ThreadEndpoint } from "../thread/client";
 import { parseThreadId } from "../thread/thread-id";
 import { messageHash } from "../thread/message-hash";
-import type { TurnInput } from "./turn";
+import type { ReconcileReport, TurnInput } from "./turn";
 
-/** What reconciliation did, as reported in `edgeweave.reconciled`. */
-export type ReconcileReport = { matched: number; appended: number; branched_from: string | null };
+export type { ReconcileReport } from "./turn";
 
 /**
  * Resent-history reconciliation (README "Resent history"): a stateful request that repeats
  * messages the thread holds stores only the new part; one that diverges from the stored path
  * continues as a branch from the last common checkpoint. System messages are per-call
  * instructions and take no part. An explicit checkpoint_id wins (no reconciliation).
- * Costs one read of O(incoming) rows, and nothing for a request of one new message.
+ * Costs one read of O(incoming) rows, and nothing for a request of one new message. Runs in
+ * the thread's object (`local`), as the run's first step: no round trip of its own.
  */
-export async function reconcileTurn(
-  env: Env,
-  input: TurnInput,
-  waitUntil?: (p: Promise<unknown>) => void,
-): Promise<{ input: TurnInput; report: ReconcileReport | null }> {
+export async function reconcileTurn(env: Env, input: TurnInput, local: ThreadEndpoint): Promise<{ input: TurnInput; report: ReconcileReport | null }> {
   if (input.threadId === undefined || input.checkpointId !== undefined || input.principal.kind !== "tenant") return { input, report: null };
   // Before the thread is read (its hashes, BEM-109) or written (a reset): the key must reach it.
   authorizeThread(input.principal, parseThreadId(input.threadId), false);
   const rest = input.messages.filter((m) => m.role !== "system");
   if (rest.length < 2) return { input, report: { matched: 0, appended: rest.length, branched_from: null } };
-  const thread = new ThreadClient(env, input.principal.tenant, input.threadId, waitUntil ? { waitUntil } : {});
+  const thread = new ThreadClient(env, input.principal.tenant, input.threadId, { local });
   const r = await thread.reconcile(rest.map(messageHash));
   const fresh = rest.slice(r.append_from);
   if (fresh.length === 0)

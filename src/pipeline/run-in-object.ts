@@ -1,6 +1,6 @@
 import { authorizeThread, resolveScopes } from "../auth/policy";
 import { AppError } from "../core/errors";
-import { assertThreadRoom } from "../auth/quotas";
+import { quotaOf } from "../auth/quotas";
 import { requireAgent } from "../routing/bundled";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
 import { runTurn, type RunDeps, type StreamHooks } from "./run";
@@ -35,12 +35,12 @@ async function runInThreadObject(deps: RunDeps, input: TurnInput, stream?: Strea
   const timings = input.timings ?? new Timings();
   const threadId = parseThreadId(input.threadId ?? "");
   admit({ ...input, threadId });
-  await assertThreadRoom(deps.env, input.principal.tenant, threadId); // 413 BEM-017 before the object is reached
   timings.lap("request");
   const { env } = deps;
   const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(input.principal.tenant, threadId)));
   const { timings: _local, ...sent } = input;
-  const body = await stub.runTurn({ input: { ...sent, threadId }, stream: stream !== undefined });
+  // The thread quota is checked in the object, and only when the thread has no history: no D1 read on a turn of an existing thread.
+  const body = await stub.runTurn({ input: { ...sent, threadId }, stream: stream !== undefined, threadQuota: quotaOf(env, "threads") });
 
   let settle!: { ok: (r: TurnResult) => void; fail: (e: unknown) => void };
   const answer = new Promise<TurnResult>((ok, fail) => (settle = { ok, fail }));

@@ -10,7 +10,8 @@ import type { TurnInput, TurnResult } from "./turn";
  * (RPC streams carry bytes), so deltas reach the client as they come and the object
  * keeps running — and saving — whether or not anyone still reads.
  */
-export type ObjectRunRequest = { input: Omit<TurnInput, "timings">; stream: boolean };
+/** `threadQuota`: the Worker's MAX_THREADS_PER_TENANT, checked in the object when the run would create the thread. */
+export type ObjectRunRequest = { input: Omit<TurnInput, "timings">; stream: boolean; threadQuota: number };
 
 /** A run's result without the thread state (that stays in the object). */
 export type WireResult = Omit<TurnResult, "timings" | "state"> & { timings: [string, number][] };

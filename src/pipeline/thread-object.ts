@@ -1,6 +1,10 @@
 import { ThreadDO as ThreadObjectBase } from "../thread/thread-do";
+import { assertThreadRoom } from "../auth/quotas";
 import { factsSession, newerBookmark } from "../memory/bookmark";
+import { AppError } from "../core/errors";
+import { conversationExists } from "../thread/thread-list";
 import { threadObjectName } from "../thread/thread-id";
+import { reconcileTurn } from "./reconcile";
 import { runTurn, type StreamHooks } from "./run";
 import { encodeEvent, toWireError, type ObjectRunRequest, type RunEvent } from "./run-wire";
 import { Timings } from "./timings";
@@ -46,8 +50,17 @@ export class ThreadDO extends ThreadObjectBase {
         ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
         : undefined;
       try {
-        const { timings, state: _state, ...rest } = await runTurn(deps, { ...this.continued(input), timings: new Timings() }, hooks);
-        send({ t: "done", result: { ...rest, timings: timings.entries } });
+        // A run that would create the thread must fit the tenant's thread quota (413 BEM-017, nothing written); existing threads always take turns.
+        if (this.headId() === null) {
+          // A named conversation with history exists; only an empty one needs its D1 record (no read on a turn of a live one).
+          if (input.conversation && !(await conversationExists(this.env.DB, input.principal.tenant, threadId)))
+            throw new AppError("BEM-102", `No conversation '${threadId.slice(0, 80)}'`);
+          await assertThreadRoom(this.env, input.principal.tenant, threadId, req.threadQuota);
+        }
+        // A client that resends history: only the new part is stored (or a branch taken), decided here against this thread's own rows.
+        const { input: turn, report } = input.resent ? await reconcileTurn(this.env, input, this) : { input, report: null };
+        const { timings, state: _state, ...rest } = await runTurn(deps, { ...this.continued(turn), timings: new Timings() }, hooks);
+        send({ t: "done", result: { ...rest, reconciled: report, timings: timings.entries } });
       } catch (e) {
         send({ t: "error", error: toWireError(e) });
       }

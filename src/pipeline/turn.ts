@@ -10,6 +10,9 @@ import type { AgentState } from "./state";
 import type { Timings } from "./timings";
 import type { TurnUsage, UsageCause } from "./usage";
 
+/** What resent-history reconciliation (reconcile.ts) did, as reported in `edgeweave.reconciled`. */
+export type ReconcileReport = { matched: number; appended: number; branched_from: string | null };
+
 /** One agent run as the endpoints describe it. */
 export type TurnInput = {
   principal: Principal;
@@ -31,6 +34,13 @@ export type TurnInput = {
    * Resolved inside the thread's object, which knows its head without another round trip.
    */
   continueFrom?: string;
+  /**
+   * The messages may repeat what the thread already holds (clients that resend the whole
+   * history): the thread's object stores only the new part, or branches (pipeline/reconcile.ts).
+   */
+  resent?: boolean;
+  /** The thread is a Responses `conversation` the client named: it must exist (404 BEM-102), checked in its object. */
+  conversation?: boolean;
   /** Per-run context for the agent's dynamic prompt. */
   context?: Record<string, unknown>;
   /** A D1 bookmark the client got from a fact write: the run reads facts at least that fresh. */
@@ -55,6 +65,8 @@ export type TurnResult = {
   warnings: string[];
   /** Which facts the model was given, and why. */
   memory: MemoryReport;
+  /** What resent-history reconciliation did (`resent` runs on a thread), else null. */
+  reconciled?: ReconcileReport | null;
   timings: Timings;
   /** The thread state after the run, every channel (not returned over HTTP). */
   state: AgentState;

@@ -79,7 +79,7 @@ export function responseBody(
             cost: r.usage.cost,
             usage_estimated: r.usage.estimated,
             warnings: r.warnings,
-            ...(plan.reconciled ? { reconciled: plan.reconciled } : {}),
+            ...(r.reconciled ? { reconciled: r.reconciled } : {}),
           },
         }
       : {}),

@@ -9,7 +9,6 @@ import type { Message, MessageInput } from "../core/message";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
 import { callIdsOf, inputToMessages, toChatParams, unansweredCallIds } from "./convert";
 import { requireConversation, requireResponse } from "./store";
-import { reconcileTurn, type ReconcileReport } from "../pipeline/reconcile";
 
 /** How a Responses request maps onto a turn: which thread, from which checkpoint, saved or not. */
 export type ResponsePlan = {
@@ -20,8 +19,6 @@ export type ResponsePlan = {
   previousResponseId: string | null;
   /** The request's items as thread messages (instructions excluded): the response's input items. */
   input: MessageInput[];
-  /** Input on a conversation is reconciled with the thread like a chat resend. */
-  reconciled: ReconcileReport | null;
 };
 
 const hex = () => crypto.randomUUID().replaceAll("-", "");
@@ -74,13 +71,12 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
     params: toChatParams(body),
   };
   const unanswered = unansweredCallIds(messages);
-  const plan = (turn: Partial<TurnInput>, reconciled: ReconcileReport | null = null): ResponsePlan => ({
+  const plan = (turn: Partial<TurnInput>): ResponsePlan => ({
     turn: { ...base, ...turn },
     store,
     conversationId,
     previousResponseId,
     input,
-    reconciled,
   });
 
   if (previousResponseId !== null) {
@@ -100,6 +96,9 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
   if (conversationId !== null) {
     // The grant first: a conversation outside it is 403 whether or not it exists.
     authorizeThread(principal, parseThreadId(conversationId), false);
+    // Input on a conversation is reconciled with the thread like a chat resend, and the conversation's
+    // existence checked, both in the thread's object: a stored turn costs no lookups here.
+    if (store && unanswered.length === 0) return plan({ threadId: conversationId, resent: true, conversation: true });
     await requireConversation(env.DB, tenant, conversationId);
     const thread = new ThreadClient(env, tenant, conversationId);
     if (unanswered.length > 0) {
@@ -110,8 +109,7 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
       const state = await thread.getState();
       return plan({ messages: [...state.channels.messages.map(asInput), ...messages] });
     }
-    const r = await reconcileTurn(env, { ...base, threadId: conversationId });
-    return plan(r.input, r.report);
+    return plan({ threadId: conversationId, resent: true, conversation: true });
   }
   checkCalls(unanswered, new Set());
   return plan(store ? { threadId: newThreadId() } : {});

@@ -24,6 +24,17 @@ export async function touchThread(db: D1Database, tenant: string, threadId: stri
     .run();
 }
 
+/** Whether the tenant has thread `id` listed or a conversation record of that id (created empty, not yet written). */
+export async function conversationExists(db: D1Database, tenant: string, id: string): Promise<boolean> {
+  const row = await db
+    .prepare(
+      "SELECT EXISTS (SELECT 1 FROM conversations WHERE tenant_id = ?1 AND id = ?2) OR EXISTS (SELECT 1 FROM threads WHERE tenant_id = ?1 AND thread_id = ?2) AS found",
+    )
+    .bind(tenant, id)
+    .first<{ found: number }>();
+  return row?.found === 1;
+}
+
 /** A deleted thread leaves nothing that names it: its list entry, its stored responses and its conversation record. */
 export async function forgetThread(db: D1Database, tenant: string, threadId: string): Promise<void> {
   await db.batch([

@@ -119,4 +119,31 @@ describe("memory on real D1 and the thread Durable Object", () => {
     const listed = await new D1FactsBackend(env.DB, tenant).list(org, 100);
     expect(listed.map((f) => f.text)).toEqual(texts);
   });
+
+  it("a scope whose facts fit loads in one D1 round trip (stats and first page in one batch)", async () => {
+    const tenant = `t-${uid()}`;
+    for (let i = 0; i < 10; i++) await new D1FactsBackend(env.DB, tenant).remember(org, "rule", `rule ${i}`);
+    const calls: string[] = [];
+    // Every D1 call the backend makes, by kind: a statement run alone or one batch.
+    const counted = {
+      prepare: (sql: string) => {
+        const stmt = env.DB.prepare(sql);
+        return new Proxy(stmt, {
+          get(target, prop, receiver) {
+            const v: unknown = Reflect.get(target, prop, receiver);
+            if (typeof v !== "function") return v;
+            if (prop === "all" || prop === "first" || prop === "run" || prop === "raw") calls.push(prop);
+            return v.bind(target);
+          },
+        });
+      },
+      batch: <T>(stmts: D1PreparedStatement[]) => {
+        calls.push("batch");
+        return env.DB.batch<T>(stmts);
+      },
+    };
+    const loaded = await new D1FactsBackend(counted, tenant).loadLayer(org, { facts: 10_000 });
+    expect(loaded.facts.map((f) => f.text)).toEqual(Array.from({ length: 10 }, (_, i) => `rule ${i}`));
+    expect(calls).toEqual(["batch"]);
+  });
 });

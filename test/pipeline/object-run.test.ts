@@ -28,6 +28,7 @@ describe("the run inside the thread object", () => {
     const body = await stubFor(tenant().tenant, thread).runTurn({
       input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
       stream: true,
+      threadQuota: 100_000,
     });
     const evs = await events(body);
     expect(evs.map((e) => e.t)).toEqual(["start", "delta", "delta", "done"]);
@@ -45,6 +46,7 @@ describe("the run inside the thread object", () => {
       await wrongObject.runTurn({
         input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
         stream: false,
+        threadQuota: 100_000,
       }),
     );
     expect(evs).toEqual([{ t: "error", error: { code: "BEM-001", message: "Internal error", internal: "run sent to the wrong thread object" } }]);
@@ -69,6 +71,7 @@ describe("the run inside the thread object", () => {
     const body = await stub.runTurn({
       input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "stay" }] },
       stream: false,
+      threadQuota: 100_000,
     });
     await body.cancel();
     released = true;

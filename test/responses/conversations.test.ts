@@ -89,6 +89,14 @@ describe("/v1/conversations over threads, with the official openai client", () =
     }
   });
 
+  it("a conversation that does not exist is 404 BEM-102 on a stored response, and no thread is made for it", async () => {
+    const t = tenant();
+    const res = await api("/v1/responses", { key: t.adminKey, body: { model: "gpt-4o-mini", input: "x", conversation: "conv_never_created" } });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-102");
+    expect((await api("/v1/threads/conv_never_created/state", { key: t.adminKey })).status).toBe(404);
+  });
+
   it("Responses input on a conversation that resends the history stores only the new part (reconciled)", async () => {
     const fake = fakeOpenAI().reply("A1").reply("A2");
     const client = openaiClient(tenant().adminKey);
