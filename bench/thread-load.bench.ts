@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import type { ThreadDO } from "../src/thread/thread-do";
+import { ThreadStore } from "../src/thread/thread-store";
 import { median, report, seedMessages, stubFor } from "./thread-support";
 
 /**
@@ -33,11 +34,13 @@ it("loadRecent(4000 tokens): 100 vs 100,000 messages", async () => {
   const rowsRead: number[] = [0, 0];
   for (let s = -3; s < SAMPLES; s++) {
     for (const i of s % 2 ? [0, 1] : [1, 0]) {
-      await runInDurableObject(stubs[i]!, (instance: ThreadDO) => {
+      await runInDurableObject(stubs[i]!, (instance: ThreadDO, state) => {
         const r = sample(instance);
         if (s >= 0) ms[i]!.push(r.ms); // the first rounds warm caches
         returned[i] = r.returned;
-        rowsRead[i] = instance.lastScanRows;
+        const store = ThreadStore.of(state.storage); // the object's own store is private: count one load through another over the same SQLite
+        store.recent(BUDGET);
+        rowsRead[i] = store.lastScanRows;
       });
     }
   }

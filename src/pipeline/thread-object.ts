@@ -1,4 +1,4 @@
-import { ThreadDO as ThreadStore } from "../thread/thread-do";
+import { ThreadDO as ThreadObjectBase } from "../thread/thread-do";
 import { assertThreadRoom } from "../auth/quotas";
 import { factsSession, newerBookmark } from "../memory/bookmark";
 import { AppError } from "../core/errors";
@@ -16,7 +16,7 @@ import { Timings } from "./timings";
  * object, against its own SQLite, without further hops. The storage half is
  * src/thread/thread-do.ts; this adds only the run.
  */
-export class ThreadDO extends ThreadStore {
+export class ThreadDO extends ThreadObjectBase {
   /**
    * Runs one turn; answers a stream of RunEvents (run-wire.ts). The run does not depend
    * on the stream being read: a caller that goes away does not stop the save.

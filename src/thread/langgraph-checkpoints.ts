@@ -1,3 +1,4 @@
+import { z } from "@hono/zod-openapi";
 import type { DeltaHistory, DeltaQuery, GetQuery, ListQuery, LgOp, StoredTuple, StoredWrite, Typed } from "./langgraph-checkpoint-types";
 
 /**
@@ -58,6 +59,9 @@ type CheckpointRow = {
 type WriteRow = { task_id: string; idx: number; channel: string; type: string; value: ArrayBuffer | null; chunks: number };
 
 const COLS = `ns, id, parent_id, v, versions, type, body, body_chunks, meta_type, meta, meta_chunks`;
+/** The `versions` column: channel → version, stored as strings (put() writes them so). */
+const StoredVersions = z.record(z.string(), z.string());
+const decodeVersions = (json: string): Record<string, string> => StoredVersions.parse(JSON.parse(json));
 const bytes = (b: ArrayBuffer | null): Uint8Array => (b ? new Uint8Array(b) : new Uint8Array(0));
 const ownerKey = (...parts: string[]) => JSON.stringify(parts);
 
@@ -193,7 +197,7 @@ export class LangGraphCheckpoints {
         .exec<{ parent_id: string | null; versions: string }>(`SELECT parent_id, versions FROM lg_checkpoints WHERE ns = ? AND id = ?`, q.ns, current)
         .toArray()[0];
       if (!row) break;
-      const versions = JSON.parse(row.versions) as Record<string, string>;
+      const versions = decodeVersions(row.versions);
       const stepWrites = this.writesOf(q.ns, current);
       for (let i = stepWrites.length - 1; i >= 0; i--) {
         const w = stepWrites[i]!;
@@ -242,7 +246,7 @@ export class LangGraphCheckpoints {
   }
 
   private tuple(row: CheckpointRow): StoredTuple {
-    const versions = JSON.parse(row.versions) as Record<string, string>;
+    const versions = decodeVersions(row.versions);
     const blobs: StoredTuple["blobs"] = [];
     for (const [channel, version] of Object.entries(versions)) {
       const value = this.blob(row.ns, channel, version);
@@ -332,8 +336,8 @@ function matches(meta: Uint8Array, type: string, filter: [string, unknown][]): b
     return false;
   }
   if (typeof parsed !== "object" || parsed === null) return false;
-  const record = parsed as Record<string, unknown>;
-  return filter.every(([k, v]) => Object.hasOwn(record, k) && sameJson(record[k], v));
+  const record = new Map(Object.entries(parsed));
+  return filter.every(([k, v]) => record.has(k) && sameJson(record.get(k), v));
 }
 
 function sameJson(a: unknown, b: unknown): boolean {

@@ -1,5 +1,6 @@
+import { z } from "@hono/zod-openapi";
 import { messageHash } from "./message-hash";
-import type { Message } from "../core/message";
+import { decodeMessage } from "./thread-rows";
 
 /** What a resent list has in common with the thread's live path. */
 export type Reconciled = {
@@ -14,6 +15,12 @@ export type Reconciled = {
 };
 
 export type LiveRow = { hash: string; cp: string | null; role: string };
+
+/** A `messages` row as the rule reads it: `json` only where the hash is missing (a row written before v3). */
+const HashRow = z.union([
+  z.object({ hash: z.string(), role: z.string(), cp: z.string().nullable() }),
+  z.object({ hash: z.null(), role: z.string(), cp: z.string().nullable(), json: z.string() }),
+]);
 
 const NONE: Reconciled = { matched: 0, append_from: 0, branch_from: null, reset: false };
 
@@ -70,9 +77,9 @@ export function reconcileLive(sql: SqlStorage, incoming: readonly string[], tota
   const n = incoming.length;
   const rows = (order: "ASC" | "DESC", limit: number): LiveRow[] => {
     const out: LiveRow[] = [];
-    const cursor = sql.exec(`SELECT hash, role, cp, CASE WHEN hash IS NULL THEN json END FROM messages ORDER BY seq ${order} LIMIT ?`, limit).raw();
-    for (const [hash, role, cp, json] of cursor) {
-      out.push({ hash: (hash as string | null) ?? messageHash(JSON.parse(json as string) as Message), role: role as string, cp: cp as string | null });
+    for (const row of sql.exec(`SELECT hash, role, cp, CASE WHEN hash IS NULL THEN json END AS json FROM messages ORDER BY seq ${order} LIMIT ?`, limit)) {
+      const r = HashRow.parse(row);
+      out.push({ hash: r.hash ?? messageHash(decodeMessage(r.json)), role: r.role, cp: r.cp });
     }
     return out;
   };

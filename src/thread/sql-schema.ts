@@ -49,13 +49,15 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Brings the object's tables up to SCHEMA_VERSION; a no-op (one read) when current. */
-export function migrate(storage: DurableObjectStorage): void {
-  const sql = storage.sql;
+/** Runs `fn` as one SQLite transaction (a Durable Object's `storage.transactionSync`): a throw rolls it back. */
+export type Transaction = <T>(fn: () => T) => T;
+
+/** Brings the object's tables up to SCHEMA_VERSION; a no-op (one read) when current. Synchronous, so a constructor can run it. */
+export function migrate(sql: SqlStorage, transaction: Transaction): void {
   const hasMeta = sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).toArray().length > 0;
   const stored = hasMeta ? Number(sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'schema_version'`).toArray()[0]?.value ?? 0) : 0;
   if (stored >= SCHEMA_VERSION) return;
-  storage.transactionSync(() => {
+  transaction(() => {
     for (let v = stored; v < SCHEMA_VERSION; v++) {
       for (const ddl of MIGRATIONS[v] ?? []) sql.exec(ddl);
     }

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { estimateTokens } from "../../src/core/tokens";
-import type { ThreadDO } from "../../src/thread/thread-do";
+import { ThreadStore } from "../../src/thread/thread-store";
 import { newThread, stubOf, user } from "./support";
 
 describe("loadRecent", () => {
@@ -43,12 +43,12 @@ describe("loadRecent", () => {
         Array.from({ length: 500 }, (_, j) => user(`row ${i}-${j} `.repeat(4))),
         "input",
       );
-    await runInDurableObject(stubOf(t), (instance: ThreadDO) => {
-      const r = instance.loadRecent(300);
-      if (!r.ok) throw new Error(r.error.message);
-      expect(r.value.messages.length).toBeGreaterThan(5);
+    await runInDurableObject(stubOf(t), (_live, state) => {
+      const store = ThreadStore.of(state.storage);
+      const r = store.recent(300);
+      expect(r.messages.length).toBeGreaterThan(5);
       // +1 the row that did not fit, +1 the cursor's look-ahead.
-      expect(instance.lastScanRows).toBeLessThanOrEqual(r.value.messages.length + 2);
+      expect(store.lastScanRows).toBeLessThanOrEqual(r.messages.length + 2);
     });
   });
 

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type ThreadDO, toThreadState } from "../../src/thread/thread-do";
+import { ThreadStore, toThreadState } from "../../src/thread/thread-store";
 import type { ThreadState, UpdateOp } from "../../src/thread/types";
 import { newThread, stubOf } from "./support";
 
@@ -60,9 +60,9 @@ describe("property: checkpoints reconstruct the live state", () => {
         }
         for (const [id, state] of seen) expect(await t.getState(id)).toEqual(state);
         // And replaying the head's chain gives exactly the live tables.
-        await runInDurableObject(stubOf(t), (instance: ThreadDO) => {
+        await runInDurableObject(stubOf(t), (_live, state) => {
           if (!current.checkpoint_id) return;
-          const replayed = toThreadState(current.checkpoint_id, current.step, instance.replay(current.checkpoint_id));
+          const replayed = toThreadState(current.checkpoint_id, current.step, ThreadStore.of(state.storage).replay(current.checkpoint_id));
           expect(replayed).toEqual({ ...current, thread_id: undefined });
         });
       }),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { applyUpdate, mergeStepUpdates } from "../../src/pipeline/state";
 import { emptyReplayState } from "../../src/thread/reducers";
-import { toThreadState } from "../../src/thread/thread-do";
+import { toThreadState } from "../../src/thread/thread-store";
 import { call, codeOf, newThread, tenantKey, unique, user } from "./support";
 
 /**

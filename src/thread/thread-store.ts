@@ -1,0 +1,459 @@
+import { AppError } from "../core/errors";
+import { IdGenerator } from "../core/ids";
+import { Message } from "../core/message";
+import { describeIssues } from "../core/zod-issues";
+import { chargeHistory, DEFAULT_HISTORY_BYTES } from "./history-bytes";
+import { messageHash } from "./message-hash";
+import { type Reconciled, reconcileLive } from "./reconcile-live";
+import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
+import { Lease } from "./run-lease";
+import { migrate, type Transaction } from "./sql-schema";
+import { CheckpointRow, decodeHead, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
+import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
+import {
+  type Checkpoint,
+  type History,
+  type HistoryEntry,
+  type HistoryOptions,
+  type LoadRecentOptions,
+  type LoadRecentResult,
+  type ParsedMessageInput,
+  type ParsedUpdate,
+  Reducer,
+  type Source,
+  type StatePage,
+  type StatePageOptions,
+  ThreadUpdate,
+  type ThreadState,
+  UpdateSource,
+  type Write,
+} from "./types";
+
+/** SQLite refuses values over 2 MB; a configured limit above this is clamped. */
+const ROW_CEILING = 1_900_000;
+/** Bytes of messages one state page carries, and of writes one history page carries: far below the 32 MiB RPC limit. */
+const STATE_PAGE_BYTES = 4 * 1024 * 1024;
+const HISTORY_PAGE_BYTES = 8 * 1024 * 1024;
+const utf8 = new TextEncoder();
+
+/** What one thread may hold (the object reads them from MAX_MESSAGE_BYTES, MAX_THREAD_MESSAGES, MAX_THREAD_BYTES, MAX_THREAD_HISTORY_BYTES). */
+export type StoreLimits = { messageBytes: number; threadMessages: number; threadBytes: number; historyBytes: number };
+
+export const DEFAULT_LIMITS: StoreLimits = {
+  messageBytes: 1_048_576,
+  threadMessages: 200_000,
+  threadBytes: 16 * 1024 * 1024,
+  historyBytes: DEFAULT_HISTORY_BYTES,
+};
+
+export type StoreDeps = {
+  transaction: Transaction;
+  limits?: StoreLimits;
+  now?: () => number;
+  /** Ids continue this generator's sequence (the object keeps one across a delete of its storage). */
+  ids?: IdGenerator;
+};
+
+/**
+ * One thread's messages, channels and checkpoints in its SQLite: the storage half of the
+ * thread's Durable Object, with no RPC and no lease (ThreadDO adds both). Methods throw
+ * AppError for a caller's mistake; every write is one transaction and one checkpoint.
+ *
+ * Constructing it brings the tables up to date (synchronously) and reads the head, which
+ * it then keeps in memory: only this store writes it, so a second store writing the same
+ * SQLite would leave this one's head stale.
+ */
+export class ThreadStore {
+  /** Rows the last recent() read from SQLite (tests and benchmarks: proves it reads O(returned)). */
+  lastScanRows = 0;
+  private head: Head | null;
+  private readonly ids: IdGenerator;
+  private readonly limits: StoreLimits;
+  private readonly now: () => number;
+  private readonly transaction: Transaction;
+
+  constructor(
+    private readonly sql: SqlStorage,
+    deps: StoreDeps,
+  ) {
+    this.transaction = deps.transaction;
+    this.now = deps.now ?? Date.now;
+    const limits = deps.limits ?? DEFAULT_LIMITS;
+    this.limits = { ...limits, messageBytes: Math.min(limits.messageBytes, ROW_CEILING) };
+    migrate(sql, this.transaction);
+    const raw = this.meta("head");
+    this.head = raw ? decodeHead(raw) : null;
+    this.ids = deps.ids ?? new IdGenerator();
+    this.ids.restore(this.head?.clock);
+  }
+
+  /** A store over a Durable Object's storage (its SQL, and transactionSync for the transactions). */
+  static of(storage: DurableObjectStorage, deps: Omit<StoreDeps, "transaction"> = {}): ThreadStore {
+    return new ThreadStore(storage.sql, { ...deps, transaction: (fn) => storage.transactionSync(fn) });
+  }
+
+  /** The head checkpoint's id; null for an empty thread. */
+  headId(): string | null {
+    return this.head?.id ?? null;
+  }
+
+  // ---- reads ---------------------------------------------------------------
+
+  /**
+   * One page of the state at the head, or at any checkpoint of any branch: the messages
+   * from `offset` up to `maxBytes` of them (at least one; channels on the first page only).
+   */
+  statePage(checkpointId: string | null | undefined, page: StatePageOptions = {}): StatePage {
+    const offset = Math.max(0, Math.trunc(page.offset ?? 0));
+    const maxBytes = Math.min(Math.max(1, Math.trunc(page.maxBytes ?? STATE_PAGE_BYTES)), STATE_PAGE_BYTES);
+    if (!checkpointId || checkpointId === this.head?.id) return this.livePage(offset, maxBytes);
+    const cp = this.checkpointRow(checkpointId);
+    const state = this.replay(cp.id);
+    const all = [...state.messages.values()];
+    const picked: Message[] = [];
+    let bytes = 0;
+    for (let i = offset; i < all.length; i++) {
+      const m = all[i];
+      if (!m) break;
+      const size = utf8.encode(JSON.stringify(m)).length;
+      if (picked.length > 0 && bytes + size > maxBytes) break;
+      bytes += size;
+      picked.push(m);
+    }
+    if (offset > 0) state.channels.clear();
+    state.messages = new Map(picked.map((m) => [m.id, m]));
+    const next = offset + picked.length < all.length ? offset + picked.length : null;
+    return { ...toThreadState(cp.id, cp.step, state), next_offset: next };
+  }
+
+  /** Checkpoints of every branch, newest first; `before` is the previous page's `next_before`. */
+  history(opts: HistoryOptions = {}): History {
+    const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 20), 1), 100);
+    const rows = this.sql
+      .exec(`SELECT id, parent_id, step, source, created_at FROM checkpoints WHERE id < ? ORDER BY id DESC LIMIT ?`, opts.before ?? "~", limit + 1)
+      .toArray()
+      .map((r) => CheckpointRow.parse(r));
+    // A page also ends at HISTORY_PAGE_BYTES of writes (at least one checkpoint), so it fits one RPC.
+    const checkpoints: HistoryEntry[] = [];
+    let bytes = 0;
+    for (const r of rows.slice(0, limit)) {
+      const writes = this.sql.exec<{ json: string }>(`SELECT json FROM writes WHERE checkpoint_id = ? ORDER BY idx`, r.id).toArray();
+      const size = writes.reduce((n, w) => n + w.json.length, 0);
+      if (checkpoints.length > 0 && bytes + size > HISTORY_PAGE_BYTES) break;
+      bytes += size;
+      checkpoints.push({
+        ...toCheckpoint(
+          r,
+          writes.map((w) => decodeWrite(w.json)),
+        ),
+        is_head: r.id === this.head?.id,
+      });
+    }
+    const more = rows.length > checkpoints.length;
+    return { checkpoints, next_before: more ? (checkpoints[checkpoints.length - 1]?.id ?? null) : null };
+  }
+
+  /** The newest messages whose token estimates fit the budget; reads only what it returns. */
+  recent(maxTokens: number, opts: LoadRecentOptions = {}): LoadRecentResult {
+    const maxMessages = opts.maxMessages ?? Number.MAX_SAFE_INTEGER;
+    const picked: Message[] = [];
+    let tokens = 0;
+    let truncated = false;
+    // The cursor steps lazily: rows past the first one that does not fit are never read.
+    const rows = this.sql.exec<{ json: string; tokens: number }>(`SELECT json, tokens FROM messages ORDER BY seq DESC`);
+    for (const row of rows) {
+      if (tokens + row.tokens > maxTokens || picked.length >= maxMessages) {
+        truncated = true;
+        break;
+      }
+      tokens += row.tokens;
+      picked.push(decodeMessage(row.json));
+    }
+    this.lastScanRows = rows.rowsRead;
+    return { messages: picked.reverse(), tokens, truncated };
+  }
+
+  /** Resent-history reconciliation: what an incoming list (message hashes) shares with the live path. */
+  reconcile(hashes: string[]): Reconciled {
+    return reconcileLive(this.sql, hashes, this.head?.count ?? 0);
+  }
+
+  /** State at a checkpoint: the writes of its parent chain, root first. `owners` learns which checkpoint put each message. */
+  replay(checkpointId: string, owners?: Map<string, string>): ReplayState {
+    const state = emptyReplayState();
+    const rows = this.sql.exec<{ cp: string; json: string }>(
+      `WITH RECURSIVE chain(id, parent_id, depth) AS (
+         SELECT id, parent_id, 0 FROM checkpoints WHERE id = ?
+         UNION ALL
+         SELECT c.id, c.parent_id, chain.depth + 1 FROM checkpoints c JOIN chain ON c.id = chain.parent_id
+       )
+       SELECT chain.id AS cp, w.json FROM chain JOIN writes w ON w.checkpoint_id = chain.id ORDER BY chain.depth DESC, w.idx ASC`,
+      checkpointId,
+    );
+    for (const row of rows) {
+      const w = decodeWrite(row.json);
+      applyWrite(state, w);
+      if (owners && w.op === "put") owners.set(w.message.id, row.cp);
+    }
+    return state;
+  }
+
+  /** Bytes of the live messages and channels (what a state read returns; MAX_THREAD_BYTES bounds it). */
+  storedBytes(): number {
+    const row = this.sql
+      .exec<{ b: number }>(
+        `SELECT (SELECT COALESCE(SUM(bytes), 0) FROM messages) + (SELECT COALESCE(SUM(length(CAST(value AS BLOB)) + length(CAST(name AS BLOB))), 0) FROM channels) AS b`,
+      )
+      .toArray()[0];
+    return row?.b ?? 0;
+  }
+
+  // ---- writes --------------------------------------------------------------
+
+  /** Validates and applies the ops atomically as one checkpoint holding their delta (BEM-035 for a bad update; `fork` is fork()'s). */
+  update(input: ThreadUpdate, source: Source): Checkpoint {
+    const parsed = ThreadUpdate.safeParse(input);
+    if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues, { root: "(update)" }));
+    const src = UpdateSource.safeParse(source);
+    if (!src.success) throw new AppError("BEM-035", "Source must be input, loop or update");
+    return this.transaction(() => this.applyOps(parsed.data.ops, src.data));
+  }
+
+  /** Continues from an old checkpoint: a new head whose parent is that checkpoint. The old branch stays in history. */
+  fork(checkpointId: string): Checkpoint {
+    const target = this.checkpointRow(checkpointId);
+    const owners = new Map<string, string>();
+    const state = this.replay(target.id, owners);
+    return this.transaction(() => {
+      // Rebuilding the live tables costs O(state at the target); forks are rare.
+      this.sql.exec(`DELETE FROM messages`);
+      this.sql.exec(`DELETE FROM channels`);
+      for (const m of state.messages.values()) this.insertMessage(m, encodeMessage(m), owners.get(m.id) ?? null);
+      for (const [name, ch] of state.channels) {
+        this.sql.exec(`INSERT INTO channels (name, reducer, value) VALUES (?, ?, ?)`, name, ch.reducer, JSON.stringify(ch.value));
+      }
+      return this.commitCheckpoint({ id: target.id, step: target.step }, "fork", [], state.messages.size);
+    });
+  }
+
+  // ---- the run lease's stored copy (the lease itself is the object's) --------
+
+  loadLease(): Lease | null {
+    const raw = this.meta("run_lease");
+    const parsed = raw ? Lease.safeParse(JSON.parse(raw)) : undefined;
+    return parsed?.success ? parsed.data : null;
+  }
+
+  saveLease(lease: Lease | null): void {
+    if (lease) this.setMeta("run_lease", JSON.stringify(lease));
+    else this.sql.exec(`DELETE FROM meta WHERE key = 'run_lease'`);
+  }
+
+  // ---- internals -----------------------------------------------------------
+
+  private meta(key: string): string | undefined {
+    return this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, key).toArray()[0]?.value;
+  }
+
+  private setMeta(key: string, value: string): void {
+    this.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value);
+  }
+
+  /** Runs inside the transaction: a throw rolls every op back. */
+  private applyOps(ops: ParsedUpdate["ops"], source: UpdateSource): Checkpoint {
+    const limits = this.limits;
+    let count = this.head?.count ?? 0;
+    const writes: Write[] = [];
+    const now = this.now();
+    const cpId = this.ids.next(now); // known before the ops, so each message row records its checkpoint
+    // Built on the first new message: the calls open at the thread's tail (a lazy read back to the newest assistant/user message).
+    let toolAnswers: ToolAnswerCheck | undefined;
+    const answers = () => (toolAnswers ??= new ToolAnswerCheck(openToolCalls(this.tail())));
+
+    const put = (input: ParsedMessageInput, mustExist: boolean) => {
+      const existing = input.id ? this.sql.exec<{ created_at: number }>(`SELECT created_at FROM messages WHERE id = ?`, input.id).toArray()[0] : undefined;
+      if (mustExist && !existing) throw new AppError("BEM-031", `No message with id '${input.id}' in this thread`);
+      const message = Message.parse({ ...input, id: input.id ?? this.ids.next(now), created_at: existing?.created_at ?? now });
+      if (!existing) answers().next(message);
+      const json = encodeMessage(message);
+      if (json.bytes > limits.messageBytes) {
+        throw new AppError("BEM-033", `Message is ${json.bytes} bytes; the limit is ${limits.messageBytes}`);
+      }
+      if (existing) {
+        this.sql.exec(
+          `UPDATE messages SET role = ?, json = ?, tokens = ?, bytes = ?, hash = ?, cp = ? WHERE id = ?`,
+          message.role,
+          json.text,
+          json.tokens,
+          json.bytes,
+          messageHash(message),
+          cpId,
+          message.id,
+        );
+      } else {
+        this.insertMessage(message, json, cpId);
+        count++;
+      }
+      writes.push({ op: "put", message });
+    };
+
+    for (const op of ops) {
+      switch (op.op) {
+        case "append":
+          for (const m of op.messages) put(m, false);
+          break;
+        case "replace":
+          put(op.message, true);
+          break;
+        case "remove": {
+          const found = this.sql.exec(`SELECT 1 FROM messages WHERE id = ?`, op.id).toArray().length > 0;
+          if (!found) throw new AppError("BEM-031", `No message with id '${op.id}' in this thread`);
+          this.sql.exec(`DELETE FROM messages WHERE id = ?`, op.id);
+          count--;
+          writes.push({ op: "remove", id: op.id });
+          break;
+        }
+        case "remove_all":
+          answers().reset();
+          this.sql.exec(`DELETE FROM messages`);
+          count = 0;
+          writes.push({ op: "remove_all" });
+          break;
+        case "set":
+          writes.push(this.setChannel(op.channel, op.value, op.reducer));
+          break;
+      }
+    }
+    if (count > limits.threadMessages) {
+      throw new AppError("BEM-034", `A thread holds at most ${limits.threadMessages} messages`);
+    }
+    // Inside the transaction: over the cap, every op of this update rolls back.
+    const held = this.storedBytes();
+    if (held > limits.threadBytes) {
+      throw new AppError("BEM-097", `The thread would hold ${held} bytes of messages and channels; the limit is ${limits.threadBytes} (MAX_THREAD_BYTES)`);
+    }
+    return this.commitCheckpoint(this.head, source, writes, count, cpId);
+  }
+
+  /** Writes a channel through its reducer (fixed by its first write); returns the write to record. */
+  private setChannel(channel: string, value: unknown, asked: Reducer | undefined): Write {
+    const row = this.sql.exec<{ reducer: string; value: string }>(`SELECT reducer, value FROM channels WHERE name = ?`, channel).toArray()[0];
+    const declared = row ? Reducer.parse(row.reducer) : undefined;
+    if (declared && asked && asked !== declared) {
+      throw new AppError("BEM-037", `Channel '${channel}' is declared ${declared}, not ${asked}`);
+    }
+    const reducer = declared ?? asked ?? "last_value";
+    checkReducerValue(channel, reducer, value);
+    const writeJson = JSON.stringify(value);
+    const next = JSON.stringify(reduce(reducer, row ? JSON.parse(row.value) : undefined, value));
+    const bytes = Math.max(utf8.encode(next).length, utf8.encode(writeJson).length);
+    if (bytes > this.limits.messageBytes) {
+      throw new AppError("BEM-033", `Channel '${channel}' would hold ${bytes} bytes; the limit is ${this.limits.messageBytes}`);
+    }
+    this.sql.exec(
+      `INSERT INTO channels (name, reducer, value) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value`,
+      channel,
+      reducer,
+      next,
+    );
+    // The value as it will replay from storage (a JSON round trip), not the caller's object.
+    const stored: unknown = JSON.parse(writeJson);
+    return { op: "set", channel, reducer, value: stored };
+  }
+
+  /** The thread's messages, newest first, decoded as they are read (callers stop early). */
+  private *tail(): Generator<Message> {
+    for (const r of this.sql.exec<{ json: string }>(`SELECT json FROM messages ORDER BY seq DESC`)) yield decodeMessage(r.json);
+  }
+
+  private insertMessage(m: Message, json: EncodedMessage, cp: string | null): void {
+    this.sql.exec(
+      `INSERT INTO messages (id, role, json, tokens, bytes, created_at, hash, cp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      m.id,
+      m.role,
+      json.text,
+      json.tokens,
+      json.bytes,
+      m.created_at,
+      messageHash(m),
+      cp,
+    );
+  }
+
+  /** Writes the checkpoint row, its writes and the head pointer (inside the caller's transaction). */
+  private commitCheckpoint(parent: { id: string; step: number } | null, source: Source, writes: Write[], count: number, id = this.ids.next()): Checkpoint {
+    const cp: Checkpoint = {
+      id,
+      parent_id: parent?.id ?? null,
+      step: (parent?.step ?? 0) + 1,
+      source,
+      created_at: this.now(),
+      writes,
+    };
+    this.sql.exec(
+      `INSERT INTO checkpoints (id, parent_id, step, source, created_at) VALUES (?, ?, ?, ?, ?)`,
+      cp.id,
+      cp.parent_id,
+      cp.step,
+      cp.source,
+      cp.created_at,
+    );
+    const stored = writes.map((w) => JSON.stringify(w));
+    chargeHistory(this.sql, stored, this.limits.historyBytes); // 413 BEM-019 past the cap: the caller's transaction rolls back
+    for (const [i, json] of stored.entries()) this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, json);
+    const head: Head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
+    this.setMeta("head", JSON.stringify(head));
+    // Only now, inside the transaction's success path, does memory follow storage.
+    this.head = head;
+    return cp;
+  }
+
+  private checkpointRow(id: string): CheckpointRow {
+    const row = this.sql.exec(`SELECT id, parent_id, step, source, created_at FROM checkpoints WHERE id = ?`, id).toArray()[0];
+    if (!row) throw new AppError("BEM-032", `No checkpoint '${id}' in this thread`);
+    return CheckpointRow.parse(row);
+  }
+
+  private livePage(offset: number, maxBytes: number): StatePage {
+    const state = emptyReplayState();
+    let bytes = 0;
+    let next: number | null = null;
+    // The cursor steps lazily: rows past the page are never read.
+    for (const r of this.sql.exec<{ json: string; bytes: number }>(`SELECT json, bytes FROM messages ORDER BY seq LIMIT -1 OFFSET ?`, offset)) {
+      if (state.messages.size > 0 && bytes + r.bytes > maxBytes) {
+        next = offset + state.messages.size;
+        break;
+      }
+      bytes += r.bytes;
+      const m = decodeMessage(r.json);
+      state.messages.set(m.id, m);
+    }
+    if (offset === 0) {
+      for (const r of this.sql.exec<{ name: string; reducer: string; value: string }>(`SELECT name, reducer, value FROM channels`)) {
+        const value: unknown = JSON.parse(r.value);
+        state.channels.set(r.name, { reducer: Reducer.parse(r.reducer), value });
+      }
+    }
+    return { ...toThreadState(this.head?.id ?? null, this.head?.step ?? 0, state), next_offset: next };
+  }
+}
+
+/** Same shape whether built from the live tables or from replayed checkpoints (channels sorted by name). */
+export function toThreadState(checkpointId: string | null, step: number, s: ReplayState): ThreadState {
+  const names = [...s.channels.keys()].sort();
+  // Own data properties (defineProperty, never assignment): a `__proto__` stored before names were checked stays
+  // plain data. Not null-prototype objects here: RPC cannot clone those; ThreadClient rebuilds them without one.
+  const channels: ThreadState["channels"] = { messages: [...s.messages.values()] };
+  const reducers: ThreadState["reducers"] = {};
+  for (const name of names) {
+    const ch = s.channels.get(name);
+    if (!ch) continue;
+    defineOwn(channels, name, ch.value);
+    defineOwn(reducers, name, ch.reducer);
+  }
+  return { checkpoint_id: checkpointId, step, channels, reducers };
+}
+
+function defineOwn(o: object, key: string, value: unknown): void {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+}
