@@ -2,7 +2,6 @@ import { authorizeThread } from "../auth/policy";
 import { AppError } from "../core/errors";
 import { ThreadClient, type ThreadEndpoint } from "../thread/client";
 import { parseThreadId } from "../thread/thread-id";
-import { messageHash } from "../thread/message-hash";
 import type { ReconcileReport, TurnInput } from "./turn";
 
 export type { ReconcileReport } from "./turn";
@@ -22,7 +21,7 @@ export async function reconcileTurn(env: Env, input: TurnInput, local: ThreadEnd
   const rest = input.messages.filter((m) => m.role !== "system");
   if (rest.length < 2) return { input, report: { matched: 0, appended: rest.length, branched_from: null } };
   const thread = new ThreadClient(env, input.principal.tenant, input.threadId, { local });
-  const r = await thread.reconcile(rest.map(messageHash));
+  const r = await thread.reconcile(rest);
   const fresh = rest.slice(r.append_from);
   if (fresh.length === 0)
     throw new AppError("BEM-109", `All ${rest.length} messages are already in thread '${thread.threadId}'; send a new message (or checkpoint_id to branch)`);

@@ -3,6 +3,7 @@ import type { MessageInput } from "../core/message";
 import { touchThread, forgetThread } from "./thread-list";
 import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
+import type { ReconcileInput } from "./message-hash";
 import type { Reconciled } from "./reconcile-live";
 import type {
   BeginRunOptions,
@@ -38,7 +39,7 @@ export interface ThreadEndpoint {
   renewRun(token: string, ttlMs?: number): Answer<Lease | null>;
   endRun(token: string): Answer<boolean>;
   destroy(): Answer<null>;
-  reconcile(hashes: string[]): Answer<Reconciled>;
+  reconcile(messages: ReconcileInput[]): Answer<Reconciled>;
 }
 
 function unwrap<T>(r: RpcResult<T>): T {
@@ -138,9 +139,9 @@ export class ThreadClient {
     return unwrap(await this.stub.loadRecent(maxTokens, opts));
   }
 
-  /** What a resent message list (as hashes, src/thread/message-hash.ts) shares with the live path. */
-  async reconcile(hashes: string[]): Promise<Reconciled> {
-    return unwrap(await this.stub.reconcile(hashes));
+  /** What a resent message list shares with the live path (compared by canonical text, src/thread/message-hash.ts). */
+  async reconcile(messages: ReconcileInput[]): Promise<Reconciled> {
+    return unwrap(await this.stub.reconcile(messages));
   }
 
   /** Makes the given checkpoint's state the head again, as a new branch. */

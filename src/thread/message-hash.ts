@@ -7,7 +7,10 @@ import type { MessageInput } from "../core/message";
  * traffic matches by id: an assistant message that calls tools is its call ids
  * (plus its text), a tool result is its tool_call_id.
  */
-export function canonicalMessage(m: Pick<MessageInput, "role" | "content" | "tool_calls" | "tool_call_id">): string {
+/** What reconciliation compares of a message. */
+export type ReconcileInput = Pick<MessageInput, "role" | "content" | "tool_calls" | "tool_call_id">;
+
+export function canonicalMessage(m: ReconcileInput): string {
   if (m.role === "tool") return `tool\u0000${m.tool_call_id ?? ""}`;
   const content = m.content;
   let text: string;
@@ -31,4 +34,4 @@ export function hashString(s: string): string {
   return (a >>> 0).toString(16).padStart(8, "0") + ((b ^ s.length) >>> 0).toString(16).padStart(8, "0");
 }
 
-export const messageHash = (m: Pick<MessageInput, "role" | "content" | "tool_calls" | "tool_call_id">): string => hashString(canonicalMessage(m));
+export const messageHash = (m: ReconcileInput): string => hashString(canonicalMessage(m));

@@ -3,6 +3,7 @@ import { isAppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
 import type { DeltaHistory, DeltaQuery, GetQuery, LgOp, ListQuery, StoredTuple } from "./langgraph-checkpoint-types";
 import { LangGraphCheckpoints } from "./langgraph-checkpoints";
+import type { ReconcileInput } from "./message-hash";
 import type { Reconciled } from "./reconcile-live";
 import { clampTtl, clampWait, LEASE, type Lease, RunLeases } from "./run-lease";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "./thread-store";
@@ -89,9 +90,9 @@ export class ThreadDO extends DurableObject<Env> {
     return this.#run((store) => store.recent(maxTokens, opts));
   }
 
-  /** Resent-history reconciliation: what an incoming list (message hashes) shares with the live path. */
-  reconcile(hashes: string[]): RpcResult<Reconciled> {
-    return this.#run((store) => store.reconcile(hashes));
+  /** Resent-history reconciliation: what an incoming message list shares with the live path (thread-store.ts). */
+  reconcile(messages: ReconcileInput[]): RpcResult<Reconciled> {
+    return this.#run((store) => store.reconcileMessages(messages));
   }
 
   /**

@@ -1,10 +1,12 @@
+import { z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
 import { Message } from "../core/message";
 import { describeIssues } from "../core/zod-issues";
 import { chargeHistory, DEFAULT_HISTORY_BYTES } from "./history-bytes";
-import { messageHash } from "./message-hash";
-import { type Reconciled, reconcileLive } from "./reconcile-live";
+import { canonicalMessage, messageHash, type ReconcileInput } from "./message-hash";
+import { type Reconciled, reconcileLive, reconcileRows } from "./reconcile-live";
+import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
 import { Lease } from "./run-lease";
 import { migrate, type Transaction } from "./sql-schema";
@@ -35,6 +37,11 @@ const ROW_CEILING = 1_900_000;
 const STATE_PAGE_BYTES = 4 * 1024 * 1024;
 const HISTORY_PAGE_BYTES = 8 * 1024 * 1024;
 const utf8 = new TextEncoder();
+
+type TailRow = { json: string; tokens: number; bytes: number; hash: string | null; role: string; cp: string | null };
+
+const LiveBytes = z.object({ messages: z.number(), channels: z.number() });
+type LiveBytes = z.infer<typeof LiveBytes>;
 
 /** What one thread may hold (the object reads them from MAX_MESSAGE_BYTES, MAX_THREAD_MESSAGES, MAX_THREAD_BYTES, MAX_THREAD_HISTORY_BYTES). */
 export type StoreLimits = { messageBytes: number; threadMessages: number; threadBytes: number; historyBytes: number };
@@ -67,6 +74,10 @@ export class ThreadStore {
   /** Rows the last recent() read from SQLite (tests and benchmarks: proves it reads O(returned)). */
   lastScanRows = 0;
   private head: Head | null;
+  /** The newest messages, decoded (tail-cache.ts); null until a read builds it, and after any write but an append. */
+  private tailCache: TailCache | null = null;
+  /** Bytes of the live messages and channels, summed once per store and then kept by every write (MAX_THREAD_BYTES). */
+  private live: LiveBytes | null = null;
   private readonly ids: IdGenerator;
   private readonly limits: StoreLimits;
   private readonly now: () => number;
@@ -153,29 +164,59 @@ export class ThreadStore {
     return { checkpoints, next_before: more ? (checkpoints[checkpoints.length - 1]?.id ?? null) : null };
   }
 
-  /** The newest messages whose token estimates fit the budget; reads only what it returns. */
+  /**
+   * The newest messages whose token estimates fit the budget: from the tail cache when it
+   * holds them (no rows read, nothing decoded), else read from storage, reading only what it
+   * returns, and kept as the cache for the next turn.
+   */
   recent(maxTokens: number, opts: LoadRecentOptions = {}): LoadRecentResult {
+    const cached = this.tailCache?.recent(maxTokens, opts);
+    if (cached) {
+      this.lastScanRows = 0;
+      return cached;
+    }
     const maxMessages = opts.maxMessages ?? Number.MAX_SAFE_INTEGER;
-    const picked: Message[] = [];
+    const picked: TailEntry[] = [];
     let tokens = 0;
-    let truncated = false;
+    let bytes = 0;
+    let older: number | null = null;
     // The cursor steps lazily: rows past the first one that does not fit are never read.
-    const rows = this.sql.exec<{ json: string; tokens: number }>(`SELECT json, tokens FROM messages ORDER BY seq DESC`);
+    const rows = this.sql.exec<TailRow>(`SELECT json, tokens, bytes, hash, role, cp FROM messages ORDER BY seq DESC`);
     for (const row of rows) {
       if (tokens + row.tokens > maxTokens || picked.length >= maxMessages) {
-        truncated = true;
+        older = row.tokens;
         break;
       }
       tokens += row.tokens;
-      picked.push(decodeMessage(row.json));
+      bytes += row.bytes;
+      const message = decodeMessage(row.json);
+      picked.push({ message, tokens: row.tokens, bytes: row.bytes, hash: row.hash ?? messageHash(message), role: row.role, cp: row.cp });
     }
     this.lastScanRows = rows.rowsRead;
-    return { messages: picked.reverse(), tokens, truncated };
+    const messages = picked.map((e) => e.message).reverse();
+    if (TailCache.fits(picked.length, bytes)) this.tailCache = TailCache.fromNewestFirst(picked, older);
+    return { messages, tokens, truncated: older !== null };
   }
 
   /** Resent-history reconciliation: what an incoming list (message hashes) shares with the live path. */
   reconcile(hashes: string[]): Reconciled {
     return reconcileLive(this.sql, hashes, this.head?.count ?? 0);
+  }
+
+  /**
+   * The same for the messages themselves. A full or trailing-window resend is matched against
+   * the tail cache by each message's canonical text: no rows read and nothing hashed; anything
+   * else (a cold cache, a divergence) takes the stored hashes' path.
+   */
+  reconcileMessages(incoming: readonly ReconcileInput[]): Reconciled {
+    const total = this.head?.count ?? 0;
+    const newest = incoming.length >= 2 && total > 0 ? this.tailCache?.newest(incoming.length) : undefined;
+    if (newest) {
+      const rows = newest.map((e) => ({ hash: canonicalMessage(e.message), role: e.role, cp: e.cp }));
+      const overlap = reconcileRows(incoming.map(canonicalMessage), [], rows, total, () => null);
+      if (overlap.matched > 0) return overlap;
+    }
+    return reconcileLive(this.sql, incoming.map(messageHash), total);
   }
 
   /** State at a checkpoint: the writes of its parent chain, root first. `owners` learns which checkpoint put each message. */
@@ -200,12 +241,19 @@ export class ThreadStore {
 
   /** Bytes of the live messages and channels (what a state read returns; MAX_THREAD_BYTES bounds it). */
   storedBytes(): number {
-    const row = this.sql
-      .exec<{ b: number }>(
-        `SELECT (SELECT COALESCE(SUM(bytes), 0) FROM messages) + (SELECT COALESCE(SUM(length(CAST(value AS BLOB)) + length(CAST(name AS BLOB))), 0) FROM channels) AS b`,
+    const b = this.liveBytes();
+    return b.messages + b.channels;
+  }
+
+  private liveBytes(): LiveBytes {
+    this.live ??= this.sql
+      .exec(
+        `SELECT (SELECT COALESCE(SUM(bytes), 0) FROM messages) AS messages, ` +
+          `(SELECT COALESCE(SUM(length(CAST(value AS BLOB)) + length(CAST(name AS BLOB))), 0) FROM channels) AS channels`,
       )
-      .toArray()[0];
-    return row?.b ?? 0;
+      .toArray()
+      .map((r) => LiveBytes.parse(r))[0]!;
+    return this.live;
   }
 
   // ---- writes --------------------------------------------------------------
@@ -232,7 +280,10 @@ export class ThreadStore {
       for (const [name, ch] of state.channels) {
         this.sql.exec(`INSERT INTO channels (name, reducer, value) VALUES (?, ?, ?)`, name, ch.reducer, JSON.stringify(ch.value));
       }
-      return this.commitCheckpoint({ id: target.id, step: target.step }, "fork", [], state.messages.size);
+      const cp = this.commitCheckpoint({ id: target.id, step: target.step }, "fork", [], state.messages.size);
+      this.tailCache = null;
+      this.live = null;
+      return cp;
     });
   }
 
@@ -269,9 +320,15 @@ export class ThreadStore {
     // Built on the first new message: the calls open at the thread's tail (a lazy read back to the newest assistant/user message).
     let toolAnswers: ToolAnswerCheck | undefined;
     const answers = () => (toolAnswers ??= new ToolAnswerCheck(openToolCalls(this.tail())));
+    // Kept in step with every op, committed to memory with the checkpoint (a rollback leaves both as they were).
+    const bytes = { ...this.liveBytes() };
+    const appended: TailEntry[] = [];
+    let onlyAppends = true;
 
     const put = (input: ParsedMessageInput, mustExist: boolean) => {
-      const existing = input.id ? this.sql.exec<{ created_at: number }>(`SELECT created_at FROM messages WHERE id = ?`, input.id).toArray()[0] : undefined;
+      const existing = input.id
+        ? this.sql.exec<{ created_at: number; bytes: number }>(`SELECT created_at, bytes FROM messages WHERE id = ?`, input.id).toArray()[0]
+        : undefined;
       if (mustExist && !existing) throw new AppError("BEM-031", `No message with id '${input.id}' in this thread`);
       const message = Message.parse({ ...input, id: input.id ?? this.ids.next(now), created_at: existing?.created_at ?? now });
       if (!existing) answers().next(message);
@@ -279,7 +336,9 @@ export class ThreadStore {
       if (json.bytes > limits.messageBytes) {
         throw new AppError("BEM-033", `Message is ${json.bytes} bytes; the limit is ${limits.messageBytes}`);
       }
+      bytes.messages += json.bytes - (existing?.bytes ?? 0);
       if (existing) {
+        onlyAppends = false;
         this.sql.exec(
           `UPDATE messages SET role = ?, json = ?, tokens = ?, bytes = ?, hash = ?, cp = ? WHERE id = ?`,
           message.role,
@@ -291,7 +350,7 @@ export class ThreadStore {
           message.id,
         );
       } else {
-        this.insertMessage(message, json, cpId);
+        appended.push(this.insertMessage(message, json, cpId));
         count++;
       }
       writes.push({ op: "put", message });
@@ -306,9 +365,11 @@ export class ThreadStore {
           put(op.message, true);
           break;
         case "remove": {
-          const found = this.sql.exec(`SELECT 1 FROM messages WHERE id = ?`, op.id).toArray().length > 0;
+          const found = this.sql.exec<{ bytes: number }>(`SELECT bytes FROM messages WHERE id = ?`, op.id).toArray()[0];
           if (!found) throw new AppError("BEM-031", `No message with id '${op.id}' in this thread`);
           this.sql.exec(`DELETE FROM messages WHERE id = ?`, op.id);
+          bytes.messages -= found.bytes;
+          onlyAppends = false;
           count--;
           writes.push({ op: "remove", id: op.id });
           break;
@@ -317,26 +378,35 @@ export class ThreadStore {
           answers().reset();
           this.sql.exec(`DELETE FROM messages`);
           count = 0;
+          bytes.messages = 0;
+          onlyAppends = false;
           writes.push({ op: "remove_all" });
           break;
-        case "set":
-          writes.push(this.setChannel(op.channel, op.value, op.reducer));
+        case "set": {
+          const set = this.setChannel(op.channel, op.value, op.reducer);
+          bytes.channels += set.addedBytes;
+          writes.push(set.write);
           break;
+        }
       }
     }
     if (count > limits.threadMessages) {
       throw new AppError("BEM-034", `A thread holds at most ${limits.threadMessages} messages`);
     }
     // Inside the transaction: over the cap, every op of this update rolls back.
-    const held = this.storedBytes();
+    const held = bytes.messages + bytes.channels;
     if (held > limits.threadBytes) {
       throw new AppError("BEM-097", `The thread would hold ${held} bytes of messages and channels; the limit is ${limits.threadBytes} (MAX_THREAD_BYTES)`);
     }
-    return this.commitCheckpoint(this.head, source, writes, count, cpId);
+    const cp = this.commitCheckpoint(this.head, source, writes, count, cpId);
+    this.live = bytes;
+    if (!onlyAppends) this.tailCache = null;
+    else this.tailCache?.append(appended);
+    return cp;
   }
 
-  /** Writes a channel through its reducer (fixed by its first write); returns the write to record. */
-  private setChannel(channel: string, value: unknown, asked: Reducer | undefined): Write {
+  /** Writes a channel through its reducer (fixed by its first write); returns the write to record and the bytes it adds. */
+  private setChannel(channel: string, value: unknown, asked: Reducer | undefined): { write: Write; addedBytes: number } {
     const row = this.sql.exec<{ reducer: string; value: string }>(`SELECT reducer, value FROM channels WHERE name = ?`, channel).toArray()[0];
     const declared = row ? Reducer.parse(row.reducer) : undefined;
     if (declared && asked && asked !== declared) {
@@ -346,7 +416,8 @@ export class ThreadStore {
     checkReducerValue(channel, reducer, value);
     const writeJson = JSON.stringify(value);
     const next = JSON.stringify(reduce(reducer, row ? JSON.parse(row.value) : undefined, value));
-    const bytes = Math.max(utf8.encode(next).length, utf8.encode(writeJson).length);
+    const nextBytes = utf8.encode(next).length;
+    const bytes = Math.max(nextBytes, utf8.encode(writeJson).length);
     if (bytes > this.limits.messageBytes) {
       throw new AppError("BEM-033", `Channel '${channel}' would hold ${bytes} bytes; the limit is ${this.limits.messageBytes}`);
     }
@@ -358,7 +429,9 @@ export class ThreadStore {
     );
     // The value as it will replay from storage (a JSON round trip), not the caller's object.
     const stored: unknown = JSON.parse(writeJson);
-    return { op: "set", channel, reducer, value: stored };
+    const nameBytes = utf8.encode(channel).length;
+    const addedBytes = nextBytes + nameBytes - (row ? utf8.encode(row.value).length + nameBytes : 0);
+    return { write: { op: "set", channel, reducer, value: stored }, addedBytes };
   }
 
   /** The thread's messages, newest first, decoded as they are read (callers stop early). */
@@ -366,7 +439,8 @@ export class ThreadStore {
     for (const r of this.sql.exec<{ json: string }>(`SELECT json FROM messages ORDER BY seq DESC`)) yield decodeMessage(r.json);
   }
 
-  private insertMessage(m: Message, json: EncodedMessage, cp: string | null): void {
+  private insertMessage(m: Message, json: EncodedMessage, cp: string | null): TailEntry {
+    const hash = messageHash(m);
     this.sql.exec(
       `INSERT INTO messages (id, role, json, tokens, bytes, created_at, hash, cp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       m.id,
@@ -375,9 +449,10 @@ export class ThreadStore {
       json.tokens,
       json.bytes,
       m.created_at,
-      messageHash(m),
+      hash,
       cp,
     );
+    return { message: m, tokens: json.tokens, bytes: json.bytes, hash, role: m.role, cp };
   }
 
   /** Writes the checkpoint row, its writes and the head pointer (inside the caller's transaction). */
