@@ -2,7 +2,9 @@
 // thread, 10 facts) against a bare pass-through worker forwarding to the same zero-latency
 // upstream, interleaved in the same run; then throughput with 8 threads at once against the
 // pass-through at the same concurrency; then a streamed turn's time to first byte against the
-// pass-through streaming.  Run: npx tsx bench/turn-latency.ts [turns]
+// pass-through streaming. A second baseline, the pass-through carrying the same 1,000-message
+// context edgeweave sends the model, separates edgeweave's own cost from moving the context.
+// Run: npx tsx bench/turn-latency.ts [turns]
 import { cpus, loadavg } from "node:os";
 import { json, startTurnBench, turnBody } from "./support/turn-setup.ts";
 import { percentile } from "./support/wrangler-dev.ts";
@@ -51,6 +53,11 @@ async function main() {
         body: { model: "llama3.2", memory_scopes: ["session", "organization:acme"], conversation: thread, input: "Question 0?" },
       });
     const passthrough = () => json(pt.url, { body: { model: "llama3.2", messages: [{ role: "user", content: "Question 0?" }], stream: false } });
+    // The same pass-through carrying the context edgeweave sends the model (the thread's 1,000 messages
+    // and the question): what a client would send without server-side memory. The gap to this is
+    // edgeweave's own cost; the gap to the bare pass-through also counts moving the context.
+    const context = [...bench.seed, { role: "user", content: "Question 0?" }];
+    const passthroughContext = () => json(pt.url, { body: { model: "llama3.2", messages: context, stream: false } });
     if (process.env.BENCH_TIMING) {
       for (const [name, fn] of [
         ["health", () => fetch(`${ew.url}/health`).then((r) => r.text())],
@@ -83,15 +90,18 @@ async function main() {
     const a: number[] = [];
     const b: number[] = [];
     const r: number[] = [];
+    const c: number[] = [];
     for (let i = 0; i < TURNS; i++) {
       // Interleaved so machine noise hits all alike.
       a.push(await timed(edgeweave));
       r.push(await timed(responsesTurn));
       b.push(await timed(passthrough));
+      c.push(await timed(passthroughContext));
     }
     a.sort((x, y) => x - y);
     b.sort((x, y) => x - y);
     r.sort((x, y) => x - y);
+    c.sort((x, y) => x - y);
 
     // Throughput with CONCURRENCY threads at once (each its own 1,000-message thread), against
     // the pass-through under the same concurrency; alternating rounds so noise hits both alike.
@@ -113,10 +123,12 @@ async function main() {
     };
     const ewRates: number[] = [];
     const ptRates: number[] = [];
+    const ctxRates: number[] = [];
     await rate((lane) => concTurn(threads[lane]!)); // warm-up
     for (let round = 0; round < 3; round++) {
       ewRates.push(await rate((lane) => concTurn(threads[lane]!)));
       ptRates.push(await rate(() => passthrough()));
+      ctxRates.push(await rate(() => passthroughContext()));
     }
     // Time to first byte of a streamed turn (SSE; the first chunk follows the upstream's first
     // NDJSON line) against the pass-through streaming the same upstream, interleaved.
@@ -150,6 +162,8 @@ async function main() {
       passthrough_ms: { p50: +percentile(b, 50).toFixed(2), p99: +percentile(b, 99).toFixed(2) },
       p50_ratio: +(percentile(a, 50) / percentile(b, 50)).toFixed(2),
       p99_ratio: +(percentile(a, 99) / percentile(b, 99)).toFixed(2),
+      passthrough_same_context_ms: { p50: +percentile(c, 50).toFixed(2), p99: +percentile(c, 99).toFixed(2) },
+      p50_ratio_same_context: +(percentile(a, 50) / percentile(c, 50)).toFixed(2),
       responses_ms: { p50: +percentile(r, 50).toFixed(2), p99: +percentile(r, 99).toFixed(2) },
       responses_vs_chat_p50_ratio: +(percentile(r, 50) / percentile(a, 50)).toFixed(2),
       concurrent: {
@@ -157,6 +171,8 @@ async function main() {
         edgeweave_rps: +med(ewRates).toFixed(1),
         passthrough_rps: +med(ptRates).toFixed(1),
         throughput_ratio: +(med(ewRates) / med(ptRates)).toFixed(2),
+        passthrough_same_context_rps: +med(ctxRates).toFixed(1),
+        throughput_ratio_same_context: +(med(ewRates) / med(ctxRates)).toFixed(2),
       },
       stream_ttfb_ms: {
         turns: STREAM_TURNS,

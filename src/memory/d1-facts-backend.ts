@@ -63,7 +63,7 @@ export class D1FactsBackend implements MemoryBackend {
     const key = scope.toString();
     const now = this.clock();
     const start: FactCursor = { created_at: -1, id: "" };
-    const [all, expired, first] = await this.db.batch<Record<string, unknown>>([
+    const [all, expired, first] = await this.batched([
       this.db.prepare("SELECT n, tokens FROM fact_scope_stats WHERE tenant_id = ? AND scope = ?").bind(owner, key),
       // The partial expiry index keeps this to the few expired rows awaiting the hourly purge.
       this.db.prepare("SELECT COUNT(*) AS n, SUM(tokens) AS tokens FROM facts WHERE expires_at <= ? AND tenant_id = ? AND scope = ?").bind(now, owner, key),
@@ -93,6 +93,36 @@ export class D1FactsBackend implements MemoryBackend {
     }
   }
 
+  /** Statements asked for in the same tick, waiting to go to D1 together (see batched). */
+  private pending: { stmts: D1PreparedStatement[]; settle: (r: Promise<D1Result<Record<string, unknown>>[]>) => void }[] | null = null;
+
+  /**
+   * Sends `stmts` to D1 in one batch with every other layer's asked for in the same tick:
+   * a context load starts all its layers at once (MemoryManager.loadContext), so its scopes
+   * cost one round trip together instead of one each.
+   */
+  private batched(stmts: D1PreparedStatement[]): Promise<D1Result<Record<string, unknown>>[]> {
+    return new Promise((settle) => {
+      if (this.pending === null) {
+        this.pending = [];
+        queueMicrotask(() => this.flush());
+      }
+      this.pending.push({ stmts, settle });
+    });
+  }
+
+  private flush(): void {
+    const group = this.pending ?? [];
+    this.pending = null;
+    const all = this.db.batch<Record<string, unknown>>(group.flatMap((g) => g.stmts));
+    let at = 0;
+    for (const g of group) {
+      const from = at;
+      at += g.stmts.length;
+      g.settle(all.then((results) => results.slice(from, from + g.stmts.length)));
+    }
+  }
+
   /** The queries rank.ts needs, bound to one scope and one moment. */
   private source(owner: string, scope: string, now: number): FactSource {
     const ofKinds = (kinds: readonly string[], limit: number, after: { created_at: number; id: string }) =>
@@ -115,7 +145,7 @@ export class D1FactsBackend implements MemoryBackend {
         const stmts: D1PreparedStatement[] = [recent(req.recentLimit, { updated_at: Number.MAX_SAFE_INTEGER, id: "" })];
         if (req.kinds.length > 0) stmts.push(ofKinds(req.kinds, req.limit, { created_at: -1, id: "" }));
         if (match !== null) stmts.push(this.searchStatement([{ owner, scope }], match, req.relevantLimit, now));
-        const [r, ...rest] = await this.db.batch<Record<string, unknown>>(stmts);
+        const [r, ...rest] = await this.batched(stmts);
         const always = req.kinds.length > 0 ? rest.shift() : undefined;
         const relevant = match !== null ? rest.shift() : undefined;
         return {

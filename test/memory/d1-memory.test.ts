@@ -5,6 +5,7 @@ import { isAppError } from "../../src/core/errors";
 import { D1FactsBackend } from "../../src/memory/d1-facts-backend";
 import { factTokens } from "../../src/memory/facts";
 import { memoryFor } from "../../src/memory/for-tenant";
+import { MemoryManager } from "../../src/memory/manager";
 import { MemoryScope } from "../../src/memory/scope";
 import { estimateTokens } from "../../src/core/tokens";
 import { ThreadClient } from "../../src/thread/client";
@@ -146,6 +147,13 @@ describe("memory on real D1 and the thread Durable Object", () => {
     };
     const loaded = await new D1FactsBackend(counted, tenant).loadLayer(org, { facts: 10_000 });
     expect(loaded.facts.map((f) => f.text)).toEqual(Array.from({ length: 10 }, (_, i) => `rule ${i}`));
+    expect(calls).toEqual(["batch"]);
+    // Every scope of one context load, in one batch together.
+    const team = MemoryScope.new("team", "core");
+    await new D1FactsBackend(env.DB, tenant).remember(team, "rule", "team rule");
+    calls.length = 0;
+    const ctx = await new MemoryManager(new D1FactsBackend(counted, tenant)).loadContext([org, team, MemoryScope.new("user", "ann")], 100_000);
+    expect(ctx.facts).toHaveLength(11);
     expect(calls).toEqual(["batch"]);
   });
 });
