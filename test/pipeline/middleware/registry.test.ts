@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { middlewareFromConfig, middlewaresFromConfig } from "../../src/pipeline/middleware/from-config";
-import { isOverwrite, type StateUpdate } from "../../src/pipeline/state";
+import { middlewareFromConfig, middlewaresFromConfig } from "../../../src/pipeline/middleware/from-config";
+import { isOverwrite, type StateUpdate } from "../../../src/pipeline/state";
 import { assistant, stateOf, testRuntime, user } from "./helpers";
 
 describe("middlewareFromConfig", () => {

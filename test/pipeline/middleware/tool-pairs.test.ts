@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { repairToolPairs } from "../../src/pipeline/middleware/tool-pairs";
+import { repairToolPairs } from "../../../src/pipeline/middleware/tool-pairs";
 import { assistant, call, conversation, toolResult, user } from "./helpers";
-import { checkToolPairs } from "../support/tool-pairs-oracle";
+import { checkToolPairs } from "../../support/tool-pairs-oracle";
 
 describe("checkToolPairs", () => {
   it("accepts answered calls under both rule sets", () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
 import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../pipeline/helpers";
-import { chat, lookupTool, show, stored, type Msg } from "./support";
+import { chat, lookupTool, show, stored, type Msg } from "./reconcile-support";
 
 const tenant = tenantForRuns();
 const u = (content: string): Msg => ({ role: "user", content });

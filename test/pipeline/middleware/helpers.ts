@@ -1,7 +1,7 @@
 import fc from "fast-check";
-import type { Runtime } from "../../src/pipeline/runtime";
-import type { AgentState } from "../../src/pipeline/state";
-import type { Message, ToolCall } from "../../src/core/message";
+import type { Runtime } from "../../../src/pipeline/runtime";
+import type { AgentState } from "../../../src/pipeline/state";
+import type { Message, ToolCall } from "../../../src/core/message";
 
 let seq = 0;
 const nextId = (p: string) => `${p}${++seq}`;

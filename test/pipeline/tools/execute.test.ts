@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { collectReducers } from "../../src/pipeline/middleware/compose";
-import { checkToolPairs } from "../support/tool-pairs-oracle";
-import { todoList } from "../../src/pipeline/middleware/todo-list";
-import { getLastUserMessage, setUserName } from "../../src/pipeline/tools/builtin";
-import { command, defineTool, modelVisibleSchema, toolDefinitions } from "../../src/pipeline/tools/define";
-import { executeToolCalls } from "../../src/pipeline/tools/execute";
-import type { Message } from "../../src/core/message";
+import { collectReducers } from "../../../src/pipeline/middleware/compose";
+import { checkToolPairs } from "../../support/tool-pairs-oracle";
+import { todoList } from "../../../src/pipeline/middleware/todo-list";
+import { getLastUserMessage, setUserName } from "../../../src/pipeline/tools/builtin";
+import { command, defineTool, modelVisibleSchema, toolDefinitions } from "../../../src/pipeline/tools/define";
+import { executeToolCalls } from "../../../src/pipeline/tools/execute";
+import type { Message } from "../../../src/core/message";
 import { assistant, call, stateOf, testRuntime, user } from "../middleware/helpers";
 
 const codeOf = async (p: Promise<unknown>) => {

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "../pipeline/helpers";
-import { fakeOpenAI } from "../support/fake-openai";
-import { api, createKey, createTenant } from "../support/tenants";
-import { deliver, deliveryRow, registerHook, waitFor } from "../webhooks/helpers";
+import { snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "../helpers";
+import { fakeOpenAI } from "../../support/fake-openai";
+import { api, createKey, createTenant } from "../../support/tenants";
+import { deliver, deliveryRow, registerHook, waitFor } from "../../webhooks/helpers";
 
 const tenant = tenantForRuns({ memberScopes: ["docset:*", "session:*"] });
 type Msg = { role: string; content: string | null; tool_call_id?: string; metadata?: Record<string, unknown> };

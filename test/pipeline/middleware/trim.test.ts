@@ -1,12 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { estimateTokens } from "../../src/core/tokens";
-import { repairToolPairs } from "../../src/pipeline/middleware/tool-pairs";
-import { trim, trimMessages } from "../../src/pipeline/middleware/trim";
-import { isOverwrite, type StateUpdate } from "../../src/pipeline/state";
-import type { Message } from "../../src/core/message";
+import { estimateTokens } from "../../../src/core/tokens";
+import { repairToolPairs } from "../../../src/pipeline/middleware/tool-pairs";
+import { trim, trimMessages } from "../../../src/pipeline/middleware/trim";
+import { isOverwrite, type StateUpdate } from "../../../src/pipeline/state";
+import type { Message } from "../../../src/core/message";
 import { assistant, call, conversation, stateOf, system, testRuntime, toolResult, user } from "./helpers";
-import { checkToolPairs } from "../support/tool-pairs-oracle";
+import { checkToolPairs } from "../../support/tool-pairs-oracle";
 
 const cost = (msgs: readonly Message[]) => msgs.reduce((n, m) => n + estimateTokens(m), 0);
 

@@ -6,16 +6,16 @@ import {
   runAfterModel,
   runBeforeModel,
   validateRunContext,
-} from "../../src/pipeline/middleware/compose";
-import { dynamicPrompt, promptTemplate } from "../../src/pipeline/middleware/dynamic-prompt";
-import { filterToolNoise } from "../../src/pipeline/middleware/filter-tool-noise";
-import { todoList } from "../../src/pipeline/middleware/todo-list";
-import type { Middleware } from "../../src/pipeline/middleware/types";
-import { remove } from "../../src/pipeline/state";
-import { setUserName } from "../../src/pipeline/tools/builtin";
+} from "../../../src/pipeline/middleware/compose";
+import { dynamicPrompt, promptTemplate } from "../../../src/pipeline/middleware/dynamic-prompt";
+import { filterToolNoise } from "../../../src/pipeline/middleware/filter-tool-noise";
+import { todoList } from "../../../src/pipeline/middleware/todo-list";
+import type { Middleware } from "../../../src/pipeline/middleware/types";
+import { remove } from "../../../src/pipeline/state";
+import { setUserName } from "../../../src/pipeline/tools/builtin";
 import { assistant, call, stateOf, testRuntime, toolResult, user } from "./helpers";
-import { checkToolPairs } from "../support/tool-pairs-oracle";
-import { modelMessages } from "../support/model-messages";
+import { checkToolPairs } from "../../support/tool-pairs-oracle";
+import { modelMessages } from "../../support/model-messages";
 
 const codeOf = async (p: unknown) => {
   try {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { collectReducers, runAfterModel, runBeforeModel } from "../../src/pipeline/middleware/compose";
-import { checkToolPairs } from "../support/tool-pairs-oracle";
-import { todoList } from "../../src/pipeline/middleware/todo-list";
-import { applyUpdate, type AgentState } from "../../src/pipeline/state";
-import { getLastUserMessage, setUserName } from "../../src/pipeline/tools/builtin";
-import { runToolLoop, StepsExhaustedError, type ModelTurn } from "../../src/pipeline/tools/loop";
-import type { Message, ToolCall } from "../../src/core/message";
+import { collectReducers, runAfterModel, runBeforeModel } from "../../../src/pipeline/middleware/compose";
+import { checkToolPairs } from "../../support/tool-pairs-oracle";
+import { todoList } from "../../../src/pipeline/middleware/todo-list";
+import { applyUpdate, type AgentState } from "../../../src/pipeline/state";
+import { getLastUserMessage, setUserName } from "../../../src/pipeline/tools/builtin";
+import { runToolLoop, StepsExhaustedError, type ModelTurn } from "../../../src/pipeline/tools/loop";
+import type { Message, ToolCall } from "../../../src/core/message";
 import { assistant, call, stateOf, testRuntime, user } from "../middleware/helpers";
 
 /** A scripted model: each call returns the next reply. */

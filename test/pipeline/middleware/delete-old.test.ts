@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { deleteOld, deleteOldTurns } from "../../src/pipeline/middleware/delete-old";
-import { applyUpdate, type StateUpdate } from "../../src/pipeline/state";
+import { deleteOld, deleteOldTurns } from "../../../src/pipeline/middleware/delete-old";
+import { applyUpdate, type StateUpdate } from "../../../src/pipeline/state";
 import { assistant, call, stateOf, system, testRuntime, toolResult, user } from "./helpers";
-import { checkToolPairs } from "../support/tool-pairs-oracle";
+import { checkToolPairs } from "../../support/tool-pairs-oracle";
 
 describe("delete-old", () => {
   const conversation = () => {

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { applyStep, applyUpdate, mergeStepUpdates, overwrite, remove, removeAll, toThreadOps, type MessageOp } from "../../src/pipeline/state";
-import { applyWrite, emptyReplayState } from "../../src/thread/reducers";
-import type { Message } from "../../src/core/message";
+import { applyStep, applyUpdate, mergeStepUpdates, overwrite, remove, removeAll, toThreadOps, type MessageOp } from "../../../src/pipeline/state";
+import { applyWrite, emptyReplayState } from "../../../src/thread/reducers";
+import type { Message } from "../../../src/core/message";
 import { assistant, stateOf, user } from "./helpers";
 
 const code = (fn: () => unknown) => {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { estimateTokens } from "../../src/core/tokens";
-import { runBeforeModel } from "../../src/pipeline/middleware/compose";
-import { keepBoundary, summarization, SUMMARY_PREFIX, SUMMARY_SUFFIX, type SummaryOf } from "../../src/pipeline/middleware/summarization";
-import { HookOutcome } from "../../src/pipeline/middleware/types";
-import { applyUpdate, isOverwrite, type StateUpdate } from "../../src/pipeline/state";
-import type { Message } from "../../src/core/message";
+import { estimateTokens } from "../../../src/core/tokens";
+import { runBeforeModel } from "../../../src/pipeline/middleware/compose";
+import { keepBoundary, summarization, SUMMARY_PREFIX, SUMMARY_SUFFIX, type SummaryOf } from "../../../src/pipeline/middleware/summarization";
+import { HookOutcome } from "../../../src/pipeline/middleware/types";
+import { applyUpdate, isOverwrite, type StateUpdate } from "../../../src/pipeline/state";
+import type { Message } from "../../../src/core/message";
 import { assistant, call, stateOf, testRuntime, toolResult, user } from "./helpers";
-import { checkToolPairs } from "../support/tool-pairs-oracle";
-import { expandSummary } from "../support/expand-summary";
+import { checkToolPairs } from "../../support/tool-pairs-oracle";
+import { expandSummary } from "../../support/expand-summary";
 
 const turns = (n: number): Message[] =>
   Array.from({ length: n }, (_, i) => [user(`question ${i}`, `u${i}`), assistant(`answer ${i}`, undefined, `a${i}`)]).flat();
