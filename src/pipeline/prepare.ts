@@ -37,6 +37,11 @@ export type RunDeps = {
   local?: ThreadEndpoint;
   /** The D1 session facts are read through (memory/bookmark.ts); one from the input's bookmark when absent. */
   facts?: D1DatabaseSession;
+  /**
+   * The thread's lease, taken by its object before the run was planned, so that what the run
+   * continues from (reconciliation, previous_response_id) was decided against the head it extends.
+   */
+  held?: ThreadRun;
 };
 
 /** Streaming callbacks: `start` once the first upstream event exists, then every content/tool delta. */
@@ -216,7 +221,8 @@ const toStored = (toSave: ParsedMessageInput[], runtime: Runtime): Message[] => 
  * until the save, so this run sees every turn accepted before it. On a free thread it is
  * the same one round trip that reads the newest window (unless the whole state is read).
  */
-function takeTurn(thread: ThreadClient | undefined, wholeState: boolean, budget: number): Promise<ThreadRun> | undefined {
+function takeTurn(thread: ThreadClient | undefined, wholeState: boolean, budget: number, held?: ThreadRun): Promise<ThreadRun> | undefined {
+  if (thread && held) return Promise.resolve(held);
   const leasing = thread?.beginRun(wholeState ? {} : { recentTokens: budget });
   leasing?.catch(() => undefined); // awaited by the caller; this only covers a loading failure that comes first
   return leasing;
@@ -270,7 +276,7 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
 
   const wholeState = thread !== undefined && (middlewares.length > 0 || input.checkpointId !== undefined);
   // Facts (D1) load while the lease is taken: only the thread's turns depend on it.
-  const leasing = takeTurn(thread, wholeState, budget);
+  const leasing = takeTurn(thread, wholeState, budget, deps.held);
   // When a scope's facts do not fit, those relevant to this input load first (after the agent's always-kinds).
   const rank = { query: lastUser ? messageText(lastUser.content) : "", alwaysKinds: agent?.always_kinds ?? [] };
   try {

@@ -1,6 +1,6 @@
 import { authorizeThread } from "../auth/policy";
 import { AppError } from "../core/errors";
-import { ThreadClient, type ThreadEndpoint } from "../thread/client";
+import { ThreadClient, type ThreadEndpoint, type ThreadRun } from "../thread/client";
 import { parseThreadId } from "../thread/thread-id";
 import type { ReconcileReport, TurnInput } from "./turn";
 
@@ -14,7 +14,12 @@ export type { ReconcileReport } from "./turn";
  * Costs one read of O(incoming) rows, and nothing for a request of one new message. Runs in
  * the thread's object (`local`), as the run's first step: no round trip of its own.
  */
-export async function reconcileTurn(env: Env, input: TurnInput, local: ThreadEndpoint): Promise<{ input: TurnInput; report: ReconcileReport | null }> {
+export async function reconcileTurn(
+  env: Env,
+  input: TurnInput,
+  local: ThreadEndpoint,
+  run: ThreadRun,
+): Promise<{ input: TurnInput; report: ReconcileReport | null }> {
   if (input.threadId === undefined || input.checkpointId !== undefined || input.principal.kind !== "tenant") return { input, report: null };
   // Before the thread is read (its hashes, BEM-109) or written (a reset): the key must reach it.
   authorizeThread(input.principal, parseThreadId(input.threadId), false);
@@ -29,7 +34,7 @@ export async function reconcileTurn(env: Env, input: TurnInput, local: ThreadEnd
   if (r.reset) {
     // Emptying the head is a rewrite: the same right as a branch (checked again when the run is admitted).
     authorizeThread(input.principal, thread.threadId, true);
-    await thread.update({ ops: [{ op: "remove_all" }] }, "update");
+    await thread.update({ ops: [{ op: "remove_all" }] }, "update", { run });
   }
   const systems = input.messages.filter((m) => m.role === "system");
   return {

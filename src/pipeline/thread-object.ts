@@ -3,6 +3,7 @@ import { assertThreadRoom } from "../auth/quotas";
 import { factsSession, newerBookmark } from "../memory/bookmark";
 import { AppError } from "../core/errors";
 import { conversationExists } from "../thread/thread-list";
+import { ThreadClient, type ThreadRun } from "../thread/client";
 import { threadObjectName } from "../thread/thread-id";
 import { reconcileTurn } from "./reconcile";
 import { runTurn, type StreamHooks } from "./run";
@@ -49,7 +50,11 @@ export class ThreadDO extends ThreadObjectBase {
       const hooks: StreamHooks | undefined = req.stream
         ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
         : undefined;
+      let held: ThreadRun | undefined;
       try {
+        // This run's turn on the thread first (FIFO, BEM-038 past the wait): what it continues from —
+        // reconciliation, previous_response_id — is decided under its lease, against the head it will extend.
+        held = await new ThreadClient(this.env, input.principal.tenant, threadId, { local: this }).beginRun();
         // A run that would create the thread must fit the tenant's thread quota (413 BEM-017, nothing written); existing threads always take turns.
         if (this.headId() === null) {
           // A named conversation with history exists; only an empty one needs its D1 record (no read on a turn of a live one).
@@ -58,11 +63,14 @@ export class ThreadDO extends ThreadObjectBase {
           await assertThreadRoom(this.env, input.principal.tenant, threadId, req.threadQuota);
         }
         // A client that resends history: only the new part is stored (or a branch taken), decided here against this thread's own rows.
-        const { input: turn, report } = input.resent ? await reconcileTurn(this.env, input, this) : { input, report: null };
-        const { timings, state: _state, ...rest } = await runTurn(deps, { ...this.continued(turn), timings: new Timings() }, hooks);
+        const { input: turn, report } = input.resent ? await reconcileTurn(this.env, input, this, held) : { input, report: null };
+        const { timings, state: _state, ...rest } = await runTurn({ ...deps, held }, { ...this.continued(turn), timings: new Timings() }, hooks);
         send({ t: "done", result: { ...rest, reconciled: report, timings: timings.entries } });
       } catch (e) {
         send({ t: "error", error: toWireError(e) });
+      } finally {
+        // A save with endRun released it already (then this does nothing); any failure gives it back here.
+        await held?.end();
       }
       this.rememberBookmark(newerBookmark(bookmark, facts.getBookmark()));
       // Bookkeeping (thread list, usage) after the answer, still inside this call.

@@ -189,6 +189,42 @@ describe("POST /v1/responses with the official openai client", () => {
     expect(wireMessages(fake.last.body).map(wireText)).toEqual(["Q1", "A1", "Q2", "A2", "Q3"]);
   });
 
+  it("a previous_response_id overtaken while its request waited for the thread continues as a branch from it", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const completion = (text: string) => ({
+      id: "chatcmpl-held",
+      object: "chat.completion",
+      created: 0,
+      model: "gpt-4o-mini",
+      choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    });
+    const fake = fakeOpenAI()
+      .reply("A1")
+      .respond(async () => {
+        await gate; // another turn holds the thread at the model
+        return Response.json(completion("B1"));
+      })
+      .reply("C1");
+    const client = openaiClient(tenant().adminKey);
+    const r1 = await client.responses.create({ model: "gpt-4o-mini", input: "Q1" });
+    const thread = (r1 as unknown as Extended).edgeweave.thread_id;
+    const other = api("/v1/chat/completions", {
+      key: tenant().adminKey,
+      body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "QB" }] },
+    });
+    while (fake.calls.length < 2) await new Promise((r) => setTimeout(r, 5));
+    // r1 is the head when this is sent; by the time it holds the thread, the other turn has saved after r1.
+    const chained = client.responses.create({ model: "gpt-4o-mini", input: "Q2", previous_response_id: r1.id });
+    await new Promise((r) => setTimeout(r, 50));
+    release();
+    expect((await other).status).toBe(200);
+    await chained;
+    expect(wireMessages(fake.last.body).map(wireText)).toEqual(["Q1", "A1", "Q2"]);
+    expect(await threadMessages(tenant().adminKey, thread)).toEqual(["user:Q1", "assistant:A1", "user:Q2", "assistant:C1"]);
+  });
+
   it("store: false runs without saving (also on a stored previous response)", async () => {
     const fake = fakeOpenAI().reply("kept").reply("not kept");
     const client = openaiClient(tenant().adminKey);
