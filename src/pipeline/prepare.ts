@@ -13,7 +13,7 @@ import type { ChatMessage, DeltaEvent } from "../providers/types";
 import type { AgentConfig, ModelConfig } from "../config/model-config";
 import { requireAgent, routerFor } from "../routing/bundled";
 import type { RouteResult } from "../routing/router";
-import { ThreadClient, type ThreadEndpoint, type ThreadRun } from "../thread/client";
+import { type Bookkeeping, ThreadClient, type ThreadEndpoint, type ThreadRun } from "../thread/client";
 import { messageText, type Message, type ParsedMessageInput } from "../core/message";
 import { collectReducers, middlewareTools, validateRunContext } from "./middleware/compose";
 import { middlewaresFromConfig } from "./middleware/from-config";
@@ -42,6 +42,8 @@ export type RunDeps = {
    * continues from (reconciliation, previous_response_id) was decided against the head it extends.
    */
   held?: ThreadRun;
+  /** Set in the thread's object: the run's D1 writes after the answer (usage, thread list) go there, to be sent as one batch. */
+  bookkeeping?: Bookkeeping;
 };
 
 /** Streaming callbacks: `start` once the first upstream event exists, then every content/tool delta. */
@@ -116,7 +118,9 @@ function planRun(deps: RunDeps, input: TurnInput) {
   const { principal } = input;
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
   const thread =
-    input.threadId !== undefined ? new ThreadClient(deps.env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil, local: deps.local }) : undefined;
+    input.threadId !== undefined
+      ? new ThreadClient(deps.env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil, local: deps.local, bookkeeping: deps.bookkeeping })
+      : undefined;
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
   // Before anything is read or written: the thread must be reachable, and a run that
   // rewrites its stored history (a fork, or middleware that replaces or removes messages)

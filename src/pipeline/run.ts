@@ -5,7 +5,7 @@ import { prepareModelRequest, runAfterModel, runBeforeModel } from "./middleware
 import { applyUpdate, makeMessage, type AgentState } from "./state";
 import { runToolLoop, StepsExhaustedError, type LoopStep, type StepWrite } from "./tools/loop";
 import type { TurnInput, TurnResult } from "./turn";
-import { recordUsage } from "./usage";
+import { recordUsage, usageStatement } from "./usage";
 import { prepare, type Prepared, type RunDeps, type StreamHooks } from "./prepare";
 import { callRouted } from "./model-call";
 import { addUsage, type TurnUsage } from "./usage";
@@ -60,7 +60,8 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
       completion_tokens: usage.completion_tokens,
       cost: usage.cost,
     };
-    deps.waitUntil(recordUsage(deps.env.DB, p.input.principal.tenant, record).catch((e: unknown) => log.error("usage", { cause, message: errorText(e) })));
+    if (deps.bookkeeping) deps.bookkeeping(usageStatement(deps.env.DB, p.input.principal.tenant, record), "usage");
+    else deps.waitUntil(recordUsage(deps.env.DB, p.input.principal.tenant, record).catch((e: unknown) => log.error("usage", { cause, message: errorText(e) })));
   };
   try {
     loop = await runToolLoop({

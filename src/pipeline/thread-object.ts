@@ -9,6 +9,7 @@ import { reconcileTurn } from "./reconcile";
 import { runTurn, type StreamHooks } from "./run";
 import { encodeEvent, toWireError, type ObjectRunRequest, type RunEvent } from "./run-wire";
 import { Timings } from "./timings";
+import { errorText, log } from "../core/log";
 
 /**
  * The thread's Durable Object with the agent run inside it. A Worker hands a stateful
@@ -46,7 +47,10 @@ export class ThreadDO extends ThreadObjectBase {
       // Facts at least as fresh as this thread's previous turn and as the client's own writes.
       const bookmark = newerBookmark(this.factsBookmark(), input.bookmark);
       const facts = factsSession(this.env.DB, bookmark);
-      const deps = { env: this.env, waitUntil: (p: Promise<unknown>) => void after.push(p.catch(() => undefined)), local: this, facts };
+      // D1 writes after the answer (usage, thread list) leave together: one batch, not one call each.
+      const writes: { stmt: D1PreparedStatement; what: string }[] = [];
+      const bookkeeping = (stmt: D1PreparedStatement, what: string) => void writes.push({ stmt, what });
+      const deps = { env: this.env, waitUntil: (p: Promise<unknown>) => void after.push(p.catch(() => undefined)), local: this, facts, bookkeeping };
       const hooks: StreamHooks | undefined = req.stream
         ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
         : undefined;
@@ -74,7 +78,16 @@ export class ThreadDO extends ThreadObjectBase {
       }
       this.rememberBookmark(newerBookmark(bookmark, facts.getBookmark()));
       // Bookkeeping (thread list, usage) after the answer, still inside this call.
-      while (after.length > 0) await Promise.all(after.splice(0));
+      while (after.length > 0 || writes.length > 0) {
+        const batch = writes.splice(0);
+        if (batch.length > 0)
+          after.push(
+            this.env.DB.batch(batch.map((w) => w.stmt)).catch((e: unknown) =>
+              log.error("bookkeeping", { writes: batch.map((w) => w.what), message: errorText(e) }),
+            ),
+          );
+        await Promise.all(after.splice(0));
+      }
     })();
     work.finally(() => writer.close().catch(() => undefined)).catch(() => undefined);
     return readable;

@@ -18,7 +18,12 @@ export type UsageRecord = { model: string; cause: UsageCause; prompt_tokens: num
 export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 export async function recordUsage(db: D1Database, tenant: string, u: UsageRecord, now = Date.now()): Promise<void> {
-  await db
+  await usageStatement(db, tenant, u, now).run();
+}
+
+/** The upsert that adds `u` to the tenant's counters (to run alone, or in a batch with other bookkeeping). */
+export function usageStatement(db: D1Database, tenant: string, u: UsageRecord, now = Date.now()): D1PreparedStatement {
+  return db
     .prepare(
       `INSERT INTO usage (tenant_id, day, model, cause, requests, prompt_tokens, completion_tokens, cost)
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
@@ -28,8 +33,7 @@ export async function recordUsage(db: D1Database, tenant: string, u: UsageRecord
          completion_tokens = completion_tokens + excluded.completion_tokens,
          cost = cost + excluded.cost`,
     )
-    .bind(tenant, utcDay(now), u.model, u.cause, u.requests ?? 1, u.prompt_tokens, u.completion_tokens, u.cost)
-    .run();
+    .bind(tenant, utcDay(now), u.model, u.cause, u.requests ?? 1, u.prompt_tokens, u.completion_tokens, u.cost);
 }
 
 export type UsageRow = { day: string; model: string; cause: UsageCause; requests: number; prompt_tokens: number; completion_tokens: number; cost: number };

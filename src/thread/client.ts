@@ -1,6 +1,6 @@
 import { AppError } from "../core/errors";
 import type { MessageInput } from "../core/message";
-import { touchThread, forgetThread } from "./thread-list";
+import { touchStatement, touchThread, forgetThread } from "./thread-list";
 import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
 import type { ReconcileInput } from "./message-hash";
@@ -76,6 +76,8 @@ export class ThreadClient {
       waitUntil?: (p: Promise<unknown>) => void;
       /** The thread's own object, when the caller runs inside it: no RPC hops. */
       local?: ThreadEndpoint;
+      /** Collects D1 writes made after the answer, to send them as one batch (a run inside the thread's object). */
+      bookkeeping?: Bookkeeping;
     } = {},
   ) {
     this.threadId = parseThreadId(threadId);
@@ -158,6 +160,8 @@ export class ThreadClient {
    * before we answer; later writes only move updated_at, after the response.
    */
   private async list(cp: Checkpoint): Promise<void> {
+    // A thread's first write is listed before the call returns; later ones only move its updated_at.
+    if (cp.parent_id !== null && this.opts.bookkeeping) return this.opts.bookkeeping(touchStatement(this.env.DB, this.tenant, this.threadId), "thread-list");
     const touch = touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) => log.error("thread-list", { message: errorText(e) }));
     if (cp.parent_id === null || !this.opts.waitUntil) await touch;
     else this.opts.waitUntil(touch);
@@ -170,6 +174,9 @@ export class ThreadClient {
 }
 
 export type RunSave = { run?: ThreadRun; endRun?: boolean };
+
+/** Takes a D1 write to make after the answer (`what` names it in a log line if it fails). */
+export type Bookkeeping = (write: D1PreparedStatement, what: string) => void;
 
 /**
  * A run's hold on its thread (from ThreadClient.beginRun). Held over RPC, it is

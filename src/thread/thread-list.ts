@@ -15,13 +15,16 @@ export type ThreadList = z.infer<typeof ThreadList>;
 
 /** Records a write to the thread (creates the row on first write). */
 export async function touchThread(db: D1Database, tenant: string, threadId: string, now = Date.now()): Promise<void> {
-  await db
+  await touchStatement(db, tenant, threadId, now).run();
+}
+
+export function touchStatement(db: D1Database, tenant: string, threadId: string, now = Date.now()): D1PreparedStatement {
+  return db
     .prepare(
       `INSERT INTO threads (tenant_id, thread_id, created_at, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (tenant_id, thread_id) DO UPDATE SET updated_at = MAX(threads.updated_at, excluded.updated_at)`,
     )
-    .bind(tenant, threadId, now, now)
-    .run();
+    .bind(tenant, threadId, now, now);
 }
 
 /** Whether the tenant has thread `id` listed or a conversation record of that id (created empty, not yet written). */
