@@ -104,9 +104,14 @@ export async function createKey(
   return { info, key };
 }
 
-export async function listKeys(db: D1Database, tenant: string): Promise<ApiKeyInfo[]> {
+/** A page of the tenant's keys in creation order, after `after` (the page's last key). */
+export async function listKeys(db: D1Database, tenant: string, limit: number, after?: { created_at: number; id: string }): Promise<ApiKeyInfo[]> {
   await requireTenant(db, tenant);
-  const { results } = await db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant_id = ? ORDER BY created_at, id`).bind(tenant).all<KeyRow>();
+  const a = after ?? { created_at: -1, id: "" };
+  const { results } = await db
+    .prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`)
+    .bind(tenant, a.created_at, a.id, limit)
+    .all<KeyRow>();
   return results.map(toInfo);
 }
 

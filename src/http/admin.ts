@@ -8,6 +8,7 @@ import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
 import { assertRoom } from "../auth/quotas";
+import { cursorOf, parseCursor } from "../core/cursor";
 
 const errors = (...codes: ErrorCode[]) => errorResponses("BEM-022", ...codes);
 
@@ -74,9 +75,21 @@ const listKeysRoute = createRoute({
   path: "/v1/admin/tenants/{tenant}/keys",
   middleware: access("manage_keys"),
   tags: ["admin"],
-  summary: "List a tenant's keys (never the keys or their hashes)",
-  request: { params: TenantParam },
-  responses: { 200: jsonContent(z.object({ keys: z.array(ApiKeyInfo) }), "The tenant's keys, oldest first"), ...errors("BEM-051") },
+  summary: "List a tenant's keys in creation order, paged (never the keys or their hashes)",
+  request: {
+    params: TenantParam,
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(1000).optional().openapi({ description: "Keys per page (default 100)" }),
+      cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),
+    }),
+  },
+  responses: {
+    200: jsonContent(
+      z.object({ keys: z.array(ApiKeyInfo), next_cursor: z.string().nullable() }).openapi("KeyList"),
+      "A page of the tenant's keys, oldest first; next_cursor is null on the last",
+    ),
+    ...errors("BEM-051"),
+  },
 });
 
 const revokeKeyRoute = createRoute({
@@ -114,7 +127,13 @@ export const adminRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
   .openapi(listKeysRoute, async (c) => {
     const { tenant } = c.req.valid("param");
     authorize(c.get("principal"), "manage_keys", { tenant });
-    return c.json({ keys: await listKeys(c.env.DB, tenant) }, 200);
+    const q = c.req.valid("query");
+    const limit = q.limit ?? 100;
+    // One row past the page says whether another follows (as the webhook and fact lists).
+    const rows = await listKeys(c.env.DB, tenant, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined);
+    const keys = rows.slice(0, limit);
+    const last = keys[keys.length - 1];
+    return c.json({ keys, next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200);
   })
   .openapi(revokeKeyRoute, async (c) => {
     const { tenant, id } = c.req.valid("param");

@@ -81,6 +81,30 @@ describe("key lifecycle", () => {
     expect(text).not.toContain("key_hash");
   });
 
+  it("pages a tenant's keys in creation order; every key appears exactly once; a foreign cursor is 400 BEM-011", async () => {
+    const t = await createTenant();
+    for (let i = 0; i < 5; i++) await api(`/v1/admin/tenants/${t.tenant}/keys`, { key: OPERATOR_KEY, body: { role: "member", scopes: [], name: `k${i}` } });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res = await api(`/v1/admin/tenants/${t.tenant}/keys?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { key: t.adminKey });
+      expect(res.status).toBe(200);
+      const page = (await res.json()) as { keys: { id: string; name: string | null }[]; next_cursor: string | null };
+      expect(page.keys.length).toBeLessThanOrEqual(3);
+      seen.push(...page.keys.map((k) => k.id));
+      cursor = page.next_cursor;
+      pages++;
+    } while (cursor !== null);
+    expect(pages).toBe(3); // 7 keys: the tenant's two plus five
+    expect(new Set(seen).size).toBe(7);
+    const all = await env.DB.prepare("SELECT id FROM api_keys WHERE tenant_id = ? ORDER BY created_at, id").bind(t.tenant).all<{ id: string }>();
+    expect(seen).toEqual(all.results.map((r) => r.id));
+    const bad = await api(`/v1/admin/tenants/${t.tenant}/keys?cursor=nonsense`, { key: t.adminKey });
+    expect(bad.status).toBe(400);
+    expect(await code(bad)).toBe("BEM-011");
+  });
+
   it("admin keys hold '*'; member keys hold exactly the validated grants", async () => {
     const t = await createTenant();
     const res = await api(`/v1/admin/tenants/${t.tenant}/keys`, {
