@@ -8,7 +8,7 @@ import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
 import { assertRoom } from "../auth/quotas";
-import { cursorOf, parseCursor } from "../core/cursor";
+import { pageOf, pageQuery, pageStart } from "./paging";
 
 const errors = (...codes: ErrorCode[]) => errorResponses("BEM-022", ...codes);
 
@@ -78,10 +78,7 @@ const listKeysRoute = createRoute({
   summary: "List a tenant's keys in creation order, paged (never the keys or their hashes)",
   request: {
     params: TenantParam,
-    query: z.object({
-      limit: z.coerce.number().int().min(1).max(1000).optional().openapi({ description: "Keys per page (default 100)" }),
-      cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),
-    }),
+    query: z.object(pageQuery("Keys", 1000, 100)),
   },
   responses: {
     200: jsonContent(
@@ -129,11 +126,8 @@ export const adminRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
     authorize(c.get("principal"), "manage_keys", { tenant });
     const q = c.req.valid("query");
     const limit = q.limit ?? 100;
-    // One row past the page says whether another follows (as the webhook and fact lists).
-    const rows = await listKeys(c.env.DB, tenant, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined);
-    const keys = rows.slice(0, limit);
-    const last = keys[keys.length - 1];
-    return c.json({ keys, next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200);
+    const { items: keys, next_cursor } = pageOf(await listKeys(c.env.DB, tenant, limit + 1, pageStart(q.cursor)), limit);
+    return c.json({ keys, next_cursor }, 200);
   })
   .openapi(revokeKeyRoute, async (c) => {
     const { tenant, id } = c.req.valid("param");

@@ -11,7 +11,7 @@ import { authorize } from "../auth/policy";
 import { Message } from "../core/message";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
-import { cursorOf, parseCursor } from "../core/cursor";
+import { pageOf, pageQuery, pageStart } from "./paging";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
 import { assertFactRoom } from "../auth/quotas";
@@ -114,8 +114,7 @@ const listFacts = createRoute({
       kind: z.string().max(32).optional(),
       key: z.string().max(200).optional(),
       q: z.string().max(2000).optional().openapi({ description: "Words to search for; any syntax characters are treated as plain text" }),
-      limit: z.coerce.number().int().min(1).max(200).optional(),
-      cursor: z.string().max(200).optional(),
+      ...pageQuery("Facts", 200, 50),
     }),
   },
   responses: { 200: jsonContent(FactPage, "A page of facts"), ...errorResponses("BEM-023", "BEM-060", "BEM-063", "BEM-140", "BEM-142") },
@@ -194,10 +193,8 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
       const hits = (await store.searchScopes([scope], q.q, limit * 4)).filter((f) => (filter.kind ?? f.kind) === f.kind && (filter.key ?? f.key) === f.key);
       return c.json({ facts: hits.slice(0, limit).map((f) => ({ ...publicFact(f), score: f.score })), next_cursor: null }, 200, bookmarkHeader(session));
     }
-    const rows = await store.list(scope, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined, filter);
-    const facts = rows.slice(0, limit);
-    const last = facts[facts.length - 1];
-    return c.json({ facts: facts.map(publicFact), next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200, bookmarkHeader(session));
+    const { items: facts, next_cursor } = pageOf(await store.list(scope, limit + 1, pageStart(q.cursor), filter), limit);
+    return c.json({ facts: facts.map(publicFact), next_cursor }, 200, bookmarkHeader(session));
   })
   .openapi(forgetFact, async (c) => {
     const { id } = c.req.valid("param");

@@ -9,7 +9,7 @@ import { listDeadLetters, taskStatus } from "../tasks/store";
 import { parseThreadId } from "../thread/thread-id";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
-import { cursorOf, parseCursor } from "../core/cursor";
+import { pageOf, pageQuery, pageStart } from "./paging";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
 import { assertRoom } from "../auth/quotas";
@@ -83,7 +83,7 @@ const listDeadLettersRoute = createRoute({
   middleware: access("queue_tasks"),
   tags: ["tasks"],
   summary: "The tenant's dead-lettered tasks, newest first",
-  request: { query: z.object({ limit: z.coerce.number().int().min(1).max(200).optional(), cursor: z.string().max(200).optional() }) },
+  request: { query: z.object(pageQuery("Dead letters", 200, 50)) },
   responses: {
     200: jsonContent(z.object({ dead_letters: z.array(DeadLetterView), next_cursor: z.string().nullable() }).openapi("DeadLetterPage"), "A page"),
     ...errorResponses("BEM-022"),
@@ -151,10 +151,8 @@ export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     const q = c.req.valid("query");
     const p = c.get("principal");
     const limit = q.limit ?? 50;
-    const rows = await listDeadLetters(c.env.DB, p.tenant, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined);
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
-    return c.json({ dead_letters: page, next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200);
+    const { items: dead_letters, next_cursor } = pageOf(await listDeadLetters(c.env.DB, p.tenant, limit + 1, pageStart(q.cursor)), limit);
+    return c.json({ dead_letters, next_cursor }, 200);
   })
   .openapi(getTaskStatus, async (c) => {
     const { id } = c.req.valid("param");

@@ -34,7 +34,7 @@ import {
 } from "../webhooks/store";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
-import { cursorOf, parseCursor } from "../core/cursor";
+import { pageOf, pageQuery, pageStart } from "./paging";
 import { decodeUtf8, parseGuardedJson } from "./limits";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { limited, withinLimit } from "./rate-limit";
@@ -138,10 +138,7 @@ const listWebhooksRoute = createRoute({
   tags: ["webhooks"],
   summary: "List the tenant's webhooks in creation order, paged (secrets are never shown again)",
   request: {
-    query: z.object({
-      limit: z.coerce.number().int().min(1).max(200).optional().openapi({ description: "Hooks per page (default 50)" }),
-      cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),
-    }),
+    query: z.object(pageQuery("Hooks", 200, 50)),
   },
   responses: {
     200: jsonContent(
@@ -228,11 +225,8 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
   .openapi(listWebhooksRoute, async (c) => {
     const q = c.req.valid("query");
     const limit = q.limit ?? 50;
-    // The same paging as GET /v1/memory/facts: one row past the page says whether another follows.
-    const rows = await listWebhooks(c.env.DB, c.get("principal").tenant, limit + 1, q.cursor ? parseCursor(q.cursor) : undefined);
-    const webhooks = rows.slice(0, limit);
-    const last = webhooks[webhooks.length - 1];
-    return c.json({ webhooks, next_cursor: rows.length > limit && last ? cursorOf(last) : null }, 200);
+    const { items: webhooks, next_cursor } = pageOf(await listWebhooks(c.env.DB, c.get("principal").tenant, limit + 1, pageStart(q.cursor)), limit);
+    return c.json({ webhooks, next_cursor }, 200);
   })
   .openapi(deleteWebhookRoute, async (c) => {
     const { id } = c.req.valid("param");
