@@ -21,6 +21,7 @@ import {
   type Typed,
 } from "../thread/langgraph-checkpoint-types";
 import { indexedThreads, indexThread, unindexThread } from "./thread-index";
+import { assertRoom } from "../auth/quotas";
 
 const ThreadParam = z.object({
   thread_id: z.string().openapi({ param: { name: "thread_id", in: "path" }, description: "1-128 chars of A-Z a-z 0-9 . _ : -" }),
@@ -82,7 +83,7 @@ const batch = createRoute({
   tags: ["langgraph"],
   summary: "Store checkpoints and pending writes, in order, atomically",
   request: { params: ThreadParam, ...body(BatchBody) },
-  responses: { 200: jsonContent(z.object({ ok: z.literal(true) }), "Stored"), ...errorResponses("BEM-022", "BEM-023", "BEM-030") },
+  responses: { 200: jsonContent(z.object({ ok: z.literal(true) }), "Stored"), ...errorResponses("BEM-017", "BEM-022", "BEM-023", "BEM-030") },
 });
 const getTuple = createRoute({
   method: "post",
@@ -154,7 +155,18 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
         : { ...op, writes: op.writes.map((w) => ({ channel: w.channel, idx: w.idx, value: fromWire(w.value) })) },
     );
     const { created } = unwrap((await stub.lgApply(ops)) as RpcResult<{ created: boolean }>);
-    if (created) await indexThread(c.env.DB, tenant, threadId);
+    if (created) {
+      // A new LangGraph thread counts against the tenant's thread quota. Checked once the object
+      // says the thread is new (no D1 read on every checkpointer call); past the quota, what was
+      // just written is removed again and the answer is 413 BEM-017.
+      try {
+        await assertRoom(c.env, tenant, "threads");
+      } catch (e) {
+        await stub.lgDelete();
+        throw e;
+      }
+      await indexThread(c.env.DB, tenant, threadId);
+    }
     return c.json({ ok: true as const }, 200);
   })
   .openapi(getTuple, async (c) => {

@@ -111,6 +111,45 @@ describe("per-tenant quotas", () => {
     expect((await call(vars, "/v1/chat/completions", t.adminKey, chat("three"))).status).toBe(200);
   });
 
+  it("LangGraph threads count against MAX_THREADS_PER_TENANT: a new one past it is 413 BEM-017 and keeps nothing", async () => {
+    const t = await createTenant();
+    const vars = { MAX_THREADS_PER_TENANT: "2" };
+    const b64 = (v: unknown) => btoa(JSON.stringify(v));
+    const put = (id: string) => ({
+      ops: [
+        {
+          op: "put",
+          ns: "",
+          id,
+          parent_id: null,
+          v: 4,
+          versions: {},
+          checkpoint: { t: "json", b: b64({ v: 4, id, ts: "", channel_values: {}, channel_versions: {}, versions_seen: {} }) },
+          metadata: { t: "json", b: b64({}) },
+          blobs: [],
+        },
+      ],
+    });
+    const batch = (thread: string, id: string) => call(vars, `/v1/langgraph/threads/${thread}/batch`, t.adminKey, put(id));
+    expect(
+      (await call(vars, "/v1/chat/completions", t.adminKey, { model: "offline-echo", thread_id: "chat-1", messages: [{ role: "user", content: "hi" }] }))
+        .status,
+    ).toBe(200);
+    expect((await batch("lg-1", "1ef00000-0000-6000-8000-000000000001")).status).toBe(200);
+    expect(await countOf(env.DB, t.tenant, "threads")).toBe(2);
+    await expectCode(await batch("lg-2", "1ef00000-0000-6000-8000-000000000002"), 413, "BEM-017");
+    // Nothing of lg-2 was kept: no checkpoint, no index row, the count unchanged.
+    const tuple = await call(vars, "/v1/langgraph/threads/lg-2/get", t.adminKey, { ns: "" });
+    expect(((await tuple.json()) as { tuple: unknown }).tuple).toBeNull();
+    expect(await rows("SELECT COUNT(*) AS n FROM langgraph_threads WHERE tenant_id = ?", t.tenant)).toBe(1);
+    expect(await countOf(env.DB, t.tenant, "threads")).toBe(2);
+    // The thread it has keeps taking checkpoints; deleting it makes room.
+    expect((await batch("lg-1", "1ef00000-0000-6000-8000-000000000003")).status).toBe(200);
+    expect((await call(vars, "/v1/langgraph/threads/lg-1", t.adminKey, undefined, "DELETE")).status).toBe(204);
+    expect(await countOf(env.DB, t.tenant, "threads")).toBe(1);
+    expect((await batch("lg-2", "1ef00000-0000-6000-8000-000000000004")).status).toBe(200);
+  });
+
   it("counts are kept by triggers with every write, per tenant, and quotas default to the documented vars", async () => {
     const a: TestTenant = await createTenant();
     const b = await createTenant();
