@@ -18,6 +18,7 @@ export const QUOTAS = {
   webhooks: { variable: "MAX_WEBHOOKS_PER_TENANT", code: "BEM-016", fallback: 500, what: "webhooks" },
   threads: { variable: "MAX_THREADS_PER_TENANT", code: "BEM-017", fallback: 100_000, what: "threads" },
   facts: { variable: "MAX_FACTS_PER_TENANT", code: "BEM-018", fallback: 100_000, what: "facts" },
+  store_items: { variable: "MAX_STORE_ITEMS_PER_TENANT", code: "BEM-121", fallback: 100_000, what: "LangGraph store items" },
 } as const satisfies Record<string, { variable: keyof Env; code: ErrorCode; fallback: number; what: string }>;
 
 export type QuotaKind = keyof typeof QUOTAS;

@@ -97,6 +97,7 @@ export const catalog = {
   "BEM-109": { status: 400, meaning: "Every resent message is already in the thread: nothing new to answer" },
 
   "BEM-120": { status: 400, meaning: "Invalid LangGraph store namespace or key" },
+  "BEM-121": { status: 413, meaning: "Tenant holds the maximum number of LangGraph store items (MAX_STORE_ITEMS_PER_TENANT)" },
 
   "BEM-160": { status: 400, meaning: "Invalid X-Edgeweave-Bookmark header (send back a bookmark edgeweave returned)" },
   "BEM-096": { status: 400, meaning: "Tool message answers no open tool call" },

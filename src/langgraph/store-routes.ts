@@ -4,6 +4,7 @@ import type { AppEnv } from "../http/app-env";
 import { errorResponses, jsonContent } from "../http/openapi-errors";
 import { validationHook } from "../http/validation";
 import { Namespace, ScopedStore } from "./store";
+import { quotaOf } from "../auth/quotas";
 
 /**
  * The LangGraph server's store API under /v1/langgraph, so
@@ -43,7 +44,7 @@ const BatchOp = z.union([
 const BatchBody = z.object({ ops: z.array(BatchOp).min(1).max(100) });
 const BatchResult = z.union([ItemWire.nullable(), z.object({ items: z.array(ItemWire) }), z.object({ namespaces: z.array(z.array(z.string())) })]);
 
-const errs = () => errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-120");
+const errs = () => errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-120", "BEM-121");
 const json = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
 
 const putItem = createRoute({
@@ -112,22 +113,26 @@ const putOrDelete = (s: ScopedStore, ns: string[], key: string, value: Record<st
 export const storeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(putItem, async (c) => {
     const b = c.req.valid("json");
-    await putOrDelete(new ScopedStore(c.env.DB, c.get("principal")), b.namespace, b.key, b.value);
+    await putOrDelete(new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items")), b.namespace, b.key, b.value);
     return c.body(null, 204);
   })
   .openapi(getItem, async (c) => {
     const q = c.req.valid("query");
-    return c.json(await new ScopedStore(c.env.DB, c.get("principal")).get(q.namespace.split("."), q.key), 200);
+    return c.json(await new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items")).get(q.namespace.split("."), q.key), 200);
   })
   .openapi(deleteItem, async (c) => {
     const b = c.req.valid("json");
-    await new ScopedStore(c.env.DB, c.get("principal")).delete(b.namespace, b.key);
+    await new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items")).delete(b.namespace, b.key);
     return c.body(null, 204);
   })
-  .openapi(searchItems, async (c) => c.json({ items: await search(new ScopedStore(c.env.DB, c.get("principal")), c.req.valid("json")) }, 200))
-  .openapi(listNamespaces, async (c) => c.json({ namespaces: await namespaces(new ScopedStore(c.env.DB, c.get("principal")), c.req.valid("json")) }, 200))
+  .openapi(searchItems, async (c) =>
+    c.json({ items: await search(new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items")), c.req.valid("json")) }, 200),
+  )
+  .openapi(listNamespaces, async (c) =>
+    c.json({ namespaces: await namespaces(new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items")), c.req.valid("json")) }, 200),
+  )
   .openapi(batch, async (c) => {
-    const store = new ScopedStore(c.env.DB, c.get("principal"));
+    const store = new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items"));
     const results = [];
     for (const op of c.req.valid("json").ops) {
       if (op.op === "get") results.push(await store.get(op.namespace, op.key));

@@ -87,6 +87,8 @@ export class ScopedStore {
   constructor(
     private readonly db: D1Database,
     private readonly principal: Principal,
+    /** MAX_STORE_ITEMS_PER_TENANT: a put of a new key past it is 413 BEM-121; existing keys always update. */
+    private readonly maxItems: number = Number.MAX_SAFE_INTEGER,
   ) {
     this.tenant = tenantOf(principal);
   }
@@ -94,13 +96,22 @@ export class ScopedStore {
   async put(ns: string[], key: string, value: Record<string, unknown>, now = Date.now()): Promise<void> {
     requireNamespace(this.principal, ns);
     checkKey(key);
-    await this.db
+    // One statement: it writes only when the key exists or the tenant's count (kept by triggers) has room.
+    const res = await this.db
       .prepare(
-        `INSERT INTO store_items (tenant_id, namespace, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+        `INSERT INTO store_items (tenant_id, namespace, key, value, created_at, updated_at) SELECT ?1, ?2, ?3, ?4, ?5, ?5
+         WHERE EXISTS (SELECT 1 FROM store_items WHERE tenant_id = ?1 AND namespace = ?2 AND key = ?3)
+            OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_items'), 0) < ?6
          ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
       )
-      .bind(this.tenant, joined(ns), key, JSON.stringify(value), now, now)
+      .bind(this.tenant, joined(ns), key, JSON.stringify(value), now, this.maxItems)
       .run();
+    if (res.meta.changes === 0) {
+      throw new AppError(
+        "BEM-121",
+        `This tenant holds ${this.maxItems} LangGraph store items, the limit (MAX_STORE_ITEMS_PER_TENANT). Delete some to make room.`,
+      );
+    }
   }
 
   async get(ns: string[], key: string): Promise<StoreItem | null> {

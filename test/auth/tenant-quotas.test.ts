@@ -150,6 +150,26 @@ describe("per-tenant quotas", () => {
     expect((await batch("lg-2", "1ef00000-0000-6000-8000-000000000004")).status).toBe(200);
   });
 
+  it("LangGraph store items: a new key past MAX_STORE_ITEMS_PER_TENANT is 413 BEM-121; existing keys still update", async () => {
+    const t = await createTenant();
+    const vars = { MAX_STORE_ITEMS_PER_TENANT: "2" };
+    const put = (key: string, value: unknown) => call(vars, "/v1/langgraph/store/items", t.adminKey, { namespace: ["notes"], key, value }, "PUT");
+    expect((await put("a", { v: 1 })).status).toBe(204);
+    expect((await put("b", { v: 1 })).status).toBe(204);
+    await expectCode(await put("c", { v: 1 }), 413, "BEM-121");
+    expect(await rows("SELECT COUNT(*) AS n FROM store_items WHERE tenant_id = ?", t.tenant)).toBe(2);
+    expect((await put("a", { v: 2 })).status).toBe(204); // an update needs no room
+    // A batch stops at the refused put; deleting one (a null value) makes room.
+    await expectCode(
+      await call(vars, "/v1/langgraph/store/batch", t.adminKey, { ops: [{ op: "put", namespace: ["notes"], key: "d", value: { v: 1 } }] }),
+      413,
+      "BEM-121",
+    );
+    expect((await put("b", null)).status).toBe(204);
+    expect((await put("c", { v: 1 })).status).toBe(204);
+    expect(await countOf(env.DB, t.tenant, "store_items")).toBe(2);
+  });
+
   it("counts are kept by triggers with every write, per tenant, and quotas default to the documented vars", async () => {
     const a: TestTenant = await createTenant();
     const b = await createTenant();
