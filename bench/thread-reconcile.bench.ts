@@ -40,7 +40,7 @@ it("reconcile a 1,000-message resend: 1,000 vs 100,000-message thread", async ()
         }
         const t1 = performance.now();
         for (let c = 0; c < CALLS_PER_SAMPLE; c++) {
-          expect(ThreadStore.of(state.storage).reconcileMessages(resends[i]!)).toMatchObject({ matched: 1000, append_from: 1000 });
+          expect(ThreadStore.of(state.storage).reconcile(resends[i]!)).toMatchObject({ matched: 1000, append_from: 1000 });
         }
         if (s >= 0) {
           ms.warm[i]!.push((t1 - t0) / CALLS_PER_SAMPLE);

@@ -92,7 +92,7 @@ export class ThreadDO extends DurableObject<Env> {
 
   /** Resent-history reconciliation: what an incoming message list shares with the live path (thread-store.ts). */
   reconcile(messages: ReconcileInput[]): RpcResult<Reconciled> {
-    return this.#run((store) => store.reconcileMessages(messages));
+    return this.#run((store) => store.reconcile(messages));
   }
 
   /**

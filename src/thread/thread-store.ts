@@ -198,17 +198,12 @@ export class ThreadStore {
     return { messages, tokens, truncated: older !== null };
   }
 
-  /** Resent-history reconciliation: what an incoming list (message hashes) shares with the live path. */
-  reconcile(hashes: string[]): Reconciled {
-    return reconcileLive(this.sql, hashes, this.head?.count ?? 0);
-  }
-
   /**
-   * The same for the messages themselves. A full or trailing-window resend is matched against
+   * Resent-history reconciliation: what an incoming message list shares with the live path. A full or trailing-window resend is matched against
    * the tail cache by each message's canonical text: no rows read and nothing hashed; anything
    * else (a cold cache, a divergence) takes the stored hashes' path.
    */
-  reconcileMessages(incoming: readonly ReconcileInput[]): Reconciled {
+  reconcile(incoming: readonly ReconcileInput[]): Reconciled {
     const total = this.head?.count ?? 0;
     const newest = incoming.length >= 2 && total > 0 ? this.tailCache?.newest(incoming.length) : undefined;
     if (newest) {

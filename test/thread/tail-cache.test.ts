@@ -79,7 +79,7 @@ describe("tail cache and live byte count", () => {
             const all = fresh().statePage(null).channels.messages;
             // A resend of the newest messages plus a new one: the kept store may answer from its cache.
             const resend = [...all.slice(-3), { role: "user" as const, content: "a new question" }];
-            expect(kept.reconcileMessages(resend)).toEqual(fresh().reconcileMessages(resend));
+            expect(kept.reconcile(resend)).toEqual(fresh().reconcile(resend));
           }
         });
       }),

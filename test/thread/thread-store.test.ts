@@ -3,7 +3,6 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { isAppError } from "../../src/core/errors";
 import { IdGenerator } from "../../src/core/ids";
-import { messageHash } from "../../src/thread/message-hash";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/thread/sql-schema";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore, toThreadState } from "../../src/thread/thread-store";
 import { unique } from "./support";
@@ -227,7 +226,7 @@ describe("ThreadStore over a real SqlStorage", () => {
       expect(store.storedBytes()).toBe(storage.sql.exec<{ b: number }>(`SELECT SUM(bytes) AS b FROM messages`).one().b);
     }));
 
-  it("reconcile finds a resent history by hashes", () =>
+  it("reconcile finds a resent history (a store just opened: by the stored hashes)", () =>
     withStorage((storage) => {
       const store = storeOver(storage);
       const sent = [
@@ -235,8 +234,7 @@ describe("ThreadStore over a real SqlStorage", () => {
         { role: "assistant" as const, content: "hello" },
       ];
       store.update({ ops: [{ op: "append", messages: sent }] }, "input");
-      const hashes = [...sent, { role: "user" as const, content: "next" }].map(messageHash);
-      expect(store.reconcile(hashes)).toEqual({ matched: 2, append_from: 2, branch_from: null, reset: false });
+      expect(store.reconcile([...sent, { role: "user" as const, content: "next" }])).toEqual({ matched: 2, append_from: 2, branch_from: null, reset: false });
     }));
 
   it("keeps the run lease's stored copy", () =>
@@ -300,7 +298,7 @@ describe("ThreadStore migrations (synchronous, in the constructor)", () => {
       ]);
       expect(store.statePage(null).channels.messages).toEqual(old);
       expect(store.statePage("0000000001").channels.messages).toEqual(old);
-      expect(store.reconcile([...old, { role: "user" as const, content: "new" }].map(messageHash))).toEqual({
+      expect(store.reconcile([...old, { role: "user" as const, content: "new" }])).toEqual({
         matched: 2,
         append_from: 2,
         branch_from: null,
