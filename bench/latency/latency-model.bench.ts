@@ -8,6 +8,7 @@ import { configure, DEFAULT_MODEL, enable, serialRoundTrips, takeCalls, upstream
  * byte, under a modelled deployment (bench/latency/model.ts), against a pass-through
  * worker calling the same modelled upstream. Prints serial remote round trips on the
  * critical path (the model call excluded) and the p50 milliseconds added over the
+ * pass-through; and a Responses turn chained by previous_response_id, against the same
  * pass-through. Run: npx vitest run -c bench/latency-vitest.config.ts
  */
 const TURNS = Number(__BENCH_TURNS__);
@@ -120,6 +121,22 @@ it("latency model: stateful turn and stream TTFB vs a pass-through", async () =>
       { model: "llama3.2", stream, memory_scopes: ["session", "organization:acme"], thread_id: thread, messages: [{ role: "user", content: "Question?" }] },
       key,
     );
+  // A Responses turn chained by previous_response_id (how the OpenAI Agents SDK and the AI SDK's
+  // Responses provider continue a conversation), each sample continuing the previous answer.
+  // Its own 1,000-message thread, so every sample continues at the head (the chat samples move bench-thread's head).
+  const responsesThread = "bench-responses";
+  await ok(await call(`/v1/threads/${responsesThread}/state`, { ops: [{ op: "append", messages: seed }] }, key));
+  let previous = ((await ok(await call("/v1/responses", { model: "llama3.2", conversation: responsesThread, input: "Start." }, key))) as { id: string }).id;
+  const chained = async () => {
+    const res = await call(
+      "/v1/responses",
+      { model: "llama3.2", memory_scopes: ["session", "organization:acme"], previous_response_id: previous, input: "Question?" },
+      key,
+    );
+    const text = await res.text();
+    if (res.ok) previous = (JSON.parse(text) as { id: string }).id;
+    return new Response(text, { status: res.status });
+  };
   const pass = (stream: boolean) => () => call("/__passthrough", { model: "llama3.2", stream, messages: [{ role: "user", content: "Question?" }] });
 
   enable(true);
@@ -136,6 +153,9 @@ it("latency model: stateful turn and stream TTFB vs a pass-through", async () =>
     ttfbTrips: [] as number[],
     ttfbWorkerTrips: [] as number[],
     passTtfb: [] as number[],
+    chained: [] as number[],
+    chainedTrips: [] as number[],
+    chainedWorkerTrips: [] as number[],
   };
   for (let i = 0; i < TURNS; i++) {
     const t = await measure(turn(false), false);
@@ -148,6 +168,10 @@ it("latency model: stateful turn and stream TTFB vs a pass-through", async () =>
     rows.ttfbTrips.push(s.trips);
     rows.ttfbWorkerTrips.push(s.workerTrips);
     rows.passTtfb.push((await measure(pass(true), true)).ms);
+    const c = await measure(chained, false);
+    rows.chained.push(c.ms);
+    rows.chainedTrips.push(c.trips);
+    rows.chainedWorkerTrips.push(c.workerTrips);
   }
   enable(false);
   const r = (x: number) => +x.toFixed(1);
@@ -164,6 +188,7 @@ it("latency model: stateful turn and stream TTFB vs a pass-through", async () =>
     samples: TURNS,
     turn: figures(rows.turn, rows.pass, rows.turnTrips, rows.turnWorkerTrips),
     stream_ttfb: figures(rows.ttfb, rows.passTtfb, rows.ttfbTrips, rows.ttfbWorkerTrips),
+    responses_chained: figures(rows.chained, rows.pass, rows.chainedTrips, rows.chainedWorkerTrips),
   };
   console.log(`BENCH latency-model ${JSON.stringify(result)}`);
   expect(rows.turn.length).toBe(TURNS);

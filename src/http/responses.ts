@@ -9,7 +9,10 @@ import { requireKnownModel } from "../routing/closest-models";
 import { messagesToItems } from "../responses/convert";
 import { newResponseHex, nowSeconds, responseBody, statusOf } from "../responses/body";
 import { planResponse } from "../responses/plan";
-import { deleteResponse, requireResponse, saveResponse } from "../responses/store";
+import { deleteResponse, requireResponse } from "../responses/store";
+import { responseId, threadOfResponse } from "../responses/ids";
+import { ThreadClient } from "../thread/client";
+import type { OutputItem } from "../responses/convert";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { RUN_ERRORS, streamErrorBody } from "./chat";
@@ -84,13 +87,31 @@ function tenantOf(principal: AppEnv["Variables"]["principal"]): string {
   return principal.tenant;
 }
 
-/** A stored response the caller may see: its tenant's (else 404 BEM-100), on a thread its grants reach (else 403 BEM-025). */
-async function reachableResponse(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, id: string) {
+type Reached = { id: string; thread: ThreadClient | null; body: Record<string, unknown>; input: unknown[] };
+
+/**
+ * A stored response the caller may see: on a thread its grants reach (else 403 BEM-025), of its
+ * tenant (else 404 BEM-100). The id names the thread, so the grant is checked before anything is
+ * read; a response stored before ids named threads is looked up in D1 first.
+ */
+async function reachableResponse(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, id: string): Promise<Reached> {
   const principal = c.get("principal");
-  const rec = await requireResponse(c.env.DB, tenantOf(principal), id);
-  authorizeThread(principal, rec.thread_id, false);
-  return rec;
+  const tenant = tenantOf(principal);
+  const threadId = threadOfResponse(id);
+  if (threadId === null) {
+    const rec = await requireResponse(c.env.DB, tenant, id);
+    authorizeThread(principal, rec.thread_id, false);
+    return { id, thread: null, body: rec.body, input: rec.input };
+  }
+  authorizeThread(principal, threadId, false);
+  const thread = new ThreadClient(c.env, tenant, threadId);
+  const rec = await thread.getResponse(id);
+  if (!rec) throw new AppError("BEM-100", `No response '${id.slice(0, 80)}'`);
+  return { id, thread, body: JSON.parse(rec.body) as Record<string, unknown>, input: JSON.parse(rec.input) as unknown[] };
 }
+
+/** The call ids a Response's output items made (function_call items). */
+const callIdsOf = (output: readonly OutputItem[]): string[] => output.flatMap((o) => (o.type === "function_call" ? [o.call_id] : []));
 
 /** An OpenAI-style page over a list (`after` is the last id of the previous page). */
 export function page<T extends { id?: unknown }>(items: T[], q: { limit?: number; order?: "asc" | "desc"; after?: string }, defaultOrder: "asc" | "desc") {
@@ -115,16 +136,18 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     const plan = await planResponse(c.env, c.get("principal"), c.get("timings"), body, parseBookmark(c.req.header(BOOKMARK_HEADER)));
     const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
     const hexId = newResponseHex();
+    // A stored response's id names its thread (responses/ids.ts); the record is kept in that thread's object.
+    const ids = { hex: hexId, id: responseId(hexId, plan.store ? plan.turn.threadId : undefined) };
     const createdAt = nowSeconds();
     const finish = async (r: TurnResult) => {
-      const final = responseBody(hexId, createdAt, body, plan, r.model.name, statusOf(r), r);
+      const final = responseBody(ids, createdAt, body, plan, r.model.name, statusOf(r), r);
       if (plan.store && r.threadId && r.checkpointId) {
-        await saveResponse(c.env.DB, plan.turn.principal.tenant, {
+        await new ThreadClient(c.env, plan.turn.principal.tenant, r.threadId).putResponse({
           id: final.id,
-          thread_id: r.threadId,
           checkpoint_id: r.checkpointId,
-          body: final,
-          input: messagesToItems(plan.input, `in_${hexId}`),
+          call_ids: callIdsOf(final.output),
+          body: JSON.stringify(final),
+          input: JSON.stringify(messagesToItems(plan.input, `in_${hexId}`)),
           created_at: createdAt,
         });
       }
@@ -141,11 +164,11 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
       plan.turn,
       responsesRenderer({
         hexId,
-        snapshot: (model) => responseBody(hexId, createdAt, body, plan, model, "in_progress"),
+        snapshot: (model) => responseBody(ids, createdAt, body, plan, model, "in_progress"),
         complete: finish,
         failed: (model, e) => {
           const error = streamErrorBody(e).error;
-          return { response: responseBody(hexId, createdAt, body, plan, model, "failed", undefined, error), error };
+          return { response: responseBody(ids, createdAt, body, plan, model, "failed", undefined, error), error };
         },
       }),
     ) as unknown as Response;
@@ -157,7 +180,7 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
   .openapi(remove, async (c) => {
     // Deletes the response record only (its thread's checkpoints stay): the thread's reach suffices.
     const rec = await reachableResponse(c, c.req.valid("param").id);
-    const deleted = await deleteResponse(c.env.DB, tenantOf(c.get("principal")), rec.id);
+    const deleted = rec.thread ? await rec.thread.deleteResponse(rec.id) : await deleteResponse(c.env.DB, tenantOf(c.get("principal")), rec.id);
     if (!deleted) throw new AppError("BEM-100", `No response '${rec.id.slice(0, 80)}'`);
     return c.json({ id: rec.id, object: "response.deleted" as const, deleted: true as const }, 200);
   })

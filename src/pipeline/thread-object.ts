@@ -67,7 +67,9 @@ export class ThreadDO extends ThreadObjectBase {
           await assertThreadRoom(this.env, input.principal.tenant, threadId, req.threadQuota);
         }
         // A client that resends history: only the new part is stored (or a branch taken), decided here against this thread's own rows.
-        const { input: turn, report } = input.resent ? await reconcileTurn(this.env, input, this, held) : { input, report: null };
+        const { input: turn, report } = input.resent
+          ? await reconcileTurn(this.env, input, this, held)
+          : { input: input.previousResponse ? this.afterResponse(input, input.previousResponse) : input, report: null };
         const { timings, state: _state, ...rest } = await runTurn({ ...deps, held }, { ...this.continued(turn), timings: new Timings() }, hooks);
         send({ t: "done", result: { ...rest, reconciled: report, timings: timings.entries } });
       } catch (e) {
@@ -91,6 +93,17 @@ export class ThreadDO extends ThreadObjectBase {
     })();
     work.finally(() => writer.close().catch(() => undefined)).catch(() => undefined);
     return readable;
+  }
+
+  /** A run continuing a stored Response continues from its checkpoint; the input may answer only the calls that response made. */
+  private afterResponse(input: ObjectRunRequest["input"], previous: { id: string; answers: string[] }): ObjectRunRequest["input"] {
+    const stored = this.storedResponse(previous.id);
+    if (!stored) throw new AppError("BEM-100", `No response '${previous.id.slice(0, 80)}'`);
+    const unknown = previous.answers.find((id) => !stored.call_ids.includes(id));
+    if (unknown !== undefined)
+      throw new AppError("BEM-101", `function_call_output for unknown call_id '${unknown.slice(0, 80)}': no earlier function_call made it`);
+    const { previousResponse: _resolved, ...rest } = input;
+    return { ...rest, continueFrom: stored.checkpoint_id };
   }
 
   /** `continueFrom` at the head is a plain continuation; anywhere else it is a branch there (prepare then checks the rewrite right). */

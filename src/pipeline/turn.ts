@@ -35,6 +35,13 @@ export type TurnInput = {
    */
   continueFrom?: string;
   /**
+   * Continue after a Responses response stored in this thread's object (`previous_response_id`):
+   * resolved there, under the run's lease, to `continueFrom` its checkpoint (404 BEM-100 when the
+   * thread has no such response). `answers`: the call ids the input's function_call_outputs answer,
+   * each one a call that response made (400 BEM-101 otherwise).
+   */
+  previousResponse?: { id: string; answers: string[] };
+  /**
    * The messages may repeat what the thread already holds (clients that resend the whole
    * history): the thread's object stores only the new part, or branches (pipeline/reconcile.ts).
    */

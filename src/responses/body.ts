@@ -40,7 +40,7 @@ function requestEcho(body: ResponseCreateRequest, plan: ResponsePlan) {
 
 /** A Response object (openai resources/responses `Response`) plus the `edgeweave` summary. */
 export function responseBody(
-  hexId: string,
+  ids: { hex: string; id: string },
   createdAt: number,
   body: ResponseCreateRequest,
   plan: ResponsePlan,
@@ -49,9 +49,9 @@ export function responseBody(
   r?: TurnResult,
   error?: { code: string; message: string },
 ) {
-  const output: OutputItem[] = r ? replyToOutput(r.reply, hexId) : [];
+  const output: OutputItem[] = r ? replyToOutput(r.reply, ids.hex) : [];
   return {
-    id: `resp_${hexId}`,
+    id: ids.id,
     object: "response" as const,
     created_at: createdAt,
     status,

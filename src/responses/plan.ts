@@ -8,6 +8,7 @@ import { parseThreadId } from "../thread/thread-id";
 import type { Message, ParsedMessageInput } from "../core/message";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
 import { callIdsOf, inputToMessages, toChatParams, unansweredCallIds } from "./convert";
+import { threadOfResponse } from "./ids";
 import { requireConversation, requireResponse } from "./store";
 
 /** How a Responses request maps onto a turn: which thread, from which checkpoint, saved or not. */
@@ -31,6 +32,27 @@ const asInput = (m: Message): ParsedMessageInput => ({
   ...(m.tool_calls !== undefined ? { tool_calls: m.tool_calls } : {}),
   ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
 });
+
+/** A response stored in its thread's object (the grant is checked before anything is read). */
+async function storedResponse(env: Env, principal: Principal, threadId: string, id: string): Promise<PreviousResponse> {
+  authorizeThread(principal, threadId, false);
+  const rec = await new ThreadClient(env, principal.tenant, threadId).getResponse(id);
+  if (!rec) throw new AppError("BEM-100", `No response '${id.slice(0, 80)}'`);
+  return { thread_id: threadId, checkpoint_id: rec.checkpoint_id, call_ids: rec.call_ids };
+}
+
+/** A D1 record of a response stored before ids named their thread. */
+async function legacyResponse(env: Env, tenant: string, id: string): Promise<PreviousResponse> {
+  const rec = await requireResponse(env.DB, tenant, id);
+  const output = (rec.body.output ?? []) as { type?: string; call_id?: string }[];
+  return {
+    thread_id: rec.thread_id,
+    checkpoint_id: rec.checkpoint_id,
+    call_ids: output.flatMap((o) => (o.type === "function_call" && o.call_id ? [o.call_id] : [])),
+  };
+}
+
+type PreviousResponse = { thread_id: string; checkpoint_id: string; call_ids: string[] };
 
 function checkCalls(unanswered: string[], known: Set<string>): void {
   const unknown = unanswered.filter((id) => !known.has(id));
@@ -80,15 +102,17 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
   });
 
   if (previousResponseId !== null) {
-    const prev = await requireResponse(env.DB, tenant, previousResponseId);
-    authorizeThread(principal, prev.thread_id, false);
-    const thread = new ThreadClient(env, tenant, prev.thread_id);
-    if (unanswered.length > 0) {
-      const output = (prev.body.output ?? []) as { type?: string; call_id?: string }[];
-      checkCalls(unanswered, new Set(output.flatMap((o) => (o.type === "function_call" && o.call_id ? [o.call_id] : []))));
+    const threadId = threadOfResponse(previousResponseId);
+    // A stored turn continuing a response that names its thread is settled in that thread's object, under the run's lease: no lookup here.
+    if (threadId !== null && store) {
+      authorizeThread(principal, threadId, false);
+      return plan({ threadId, previousResponse: { id: previousResponseId, answers: unanswered } });
     }
+    const prev = threadId !== null ? await storedResponse(env, principal, threadId, previousResponseId) : await legacyResponse(env, tenant, previousResponseId);
+    authorizeThread(principal, prev.thread_id, false);
+    checkCalls(unanswered, new Set(prev.call_ids));
     if (!store) {
-      const state = await thread.getState(prev.checkpoint_id);
+      const state = await new ThreadClient(env, tenant, prev.thread_id).getState(prev.checkpoint_id);
       return plan({ messages: [...state.channels.messages.map(asInput), ...messages] });
     }
     return plan({ threadId: prev.thread_id, continueFrom: prev.checkpoint_id });

@@ -1,17 +1,12 @@
 import { AppError } from "../core/errors";
 
 /**
- * D1 records of stored responses and conversations. Every query is bound to the
- * caller's tenant, so another tenant's id reads as "not found" (never its data).
+ * D1 records of conversations, and of responses stored before they moved into their
+ * threads' objects (src/thread/stored-responses.ts; those are read and deleted here, never
+ * written). Every query is bound to the caller's tenant, so another tenant's id reads as
+ * "not found" (never its data).
  */
 export type ResponseRecord = { id: string; thread_id: string; checkpoint_id: string; body: Record<string, unknown>; input: unknown[]; created_at: number };
-
-export async function saveResponse(db: D1Database, tenant: string, r: ResponseRecord): Promise<void> {
-  await db
-    .prepare(`INSERT INTO responses (tenant_id, id, thread_id, checkpoint_id, body, input, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-    .bind(tenant, r.id, r.thread_id, r.checkpoint_id, JSON.stringify(r.body), JSON.stringify(r.input), r.created_at)
-    .run();
-}
 
 type Row = { id: string; thread_id: string; checkpoint_id: string; body: string; input: string; created_at: number };
 

@@ -5,6 +5,7 @@ import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
 import type { ReconcileInput } from "./message-hash";
 import type { Reconciled } from "./reconcile-live";
+import type { StoredResponse } from "./stored-responses";
 import type {
   BeginRunOptions,
   Checkpoint,
@@ -40,6 +41,9 @@ export interface ThreadEndpoint {
   endRun(token: string): Answer<boolean>;
   destroy(): Answer<null>;
   reconcile(messages: ReconcileInput[]): Answer<Reconciled>;
+  putResponse(r: StoredResponse): Answer<null>;
+  getResponse(id: string): Answer<StoredResponse | null>;
+  deleteResponse(id: string): Answer<boolean>;
 }
 
 function unwrap<T>(r: RpcResult<T>): T {
@@ -165,6 +169,21 @@ export class ThreadClient {
     const touch = touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) => log.error("thread-list", { message: errorText(e) }));
     if (cp.parent_id === null || !this.opts.waitUntil) await touch;
     else this.opts.waitUntil(touch);
+  }
+
+  /** Stores a Response of this thread (src/thread/stored-responses.ts). */
+  async putResponse(r: StoredResponse): Promise<void> {
+    unwrap(await this.stub.putResponse(r));
+  }
+
+  /** This thread's stored Response `id`, or null. */
+  async getResponse(id: string): Promise<StoredResponse | null> {
+    return unwrap(await this.stub.getResponse(id));
+  }
+
+  /** Deletes this thread's stored Response `id`; false when there was none. */
+  async deleteResponse(id: string): Promise<boolean> {
+    return unwrap(await this.stub.deleteResponse(id));
   }
 
   async destroy(): Promise<void> {

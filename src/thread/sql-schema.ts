@@ -1,4 +1,5 @@
 import { LANGGRAPH_DDL } from "./langgraph-checkpoints";
+import { STORED_RESPONSES_DDL } from "./stored-responses";
 
 /**
  * DDL of a thread object, by schema version. A live object runs only the
@@ -45,6 +46,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   // v3 (resent-history reconciliation): each live message's content hash (src/thread/message-hash.ts)
   // and the checkpoint that wrote it. Rows written before v3 keep NULLs; their hash is computed when read.
   [`ALTER TABLE messages ADD COLUMN hash TEXT`, `ALTER TABLE messages ADD COLUMN cp TEXT`],
+  // v4: the thread's stored Responses (src/thread/stored-responses.ts), kept beside the checkpoints they point at.
+  [STORED_RESPONSES_DDL],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -6,6 +6,7 @@ import { LangGraphCheckpoints } from "./langgraph-checkpoints";
 import type { ReconcileInput } from "./message-hash";
 import type { Reconciled } from "./reconcile-live";
 import { clampTtl, clampWait, LEASE, type Lease, RunLeases } from "./run-lease";
+import { deleteResponse, getResponse, putResponse, type StoredResponse } from "./stored-responses";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "./thread-store";
 import type {
   BeginRunOptions,
@@ -172,6 +173,27 @@ export class ThreadDO extends DurableObject<Env> {
   }
   lgStoredBytes(): RpcResult<number> {
     return this.#run(() => this.#langgraph().storedBytes());
+  }
+
+  // ---- stored Responses (src/thread/stored-responses.ts) ----
+
+  putResponse(r: StoredResponse): RpcResult<null> {
+    return this.#run(() => {
+      putResponse(this.ctx.storage.sql, r);
+      return null;
+    });
+  }
+  getResponse(id: string): RpcResult<StoredResponse | null> {
+    return this.#run(() => getResponse(this.ctx.storage.sql, id));
+  }
+  deleteResponse(id: string): RpcResult<boolean> {
+    return this.#run(() => deleteResponse(this.ctx.storage.sql, id));
+  }
+
+  /** The stored Response `id` of this thread, for a run continuing it (no RPC: the run is in this object). */
+  protected storedResponse(id: string): StoredResponse | null {
+    const found = this.getResponse(id);
+    return found.ok ? found.value : null;
   }
 
   /** The head checkpoint's id (null for an empty thread): the run in the object resolves `continueFrom` with it. */

@@ -1,0 +1,24 @@
+import { parseThreadId } from "../thread/thread-id";
+
+/**
+ * A stored response's id names its thread — `resp_<32 hex>_<thread id>` — so continuing or
+ * reading it goes straight to the thread's object, where the record lives, with no lookup
+ * first. The thread part is only an address: the tenant comes from the key, and the thread is
+ * checked against the key's grants like any other. Ids of responses not stored (store: false)
+ * are `resp_<32 hex>`, as were stored ones before records moved into threads (those are read
+ * from D1).
+ */
+const STORED = /^resp_[0-9a-f]{32}_(.+)$/;
+
+export const responseId = (hex: string, threadId: string | undefined): string => (threadId === undefined ? `resp_${hex}` : `resp_${hex}_${threadId}`);
+
+/** The thread a response id names, or null for an id that names none (an older one, or not ours). */
+export function threadOfResponse(id: string): string | null {
+  const thread = STORED.exec(id)?.[1];
+  if (thread === undefined) return null;
+  try {
+    return parseThreadId(thread);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,56 @@
+import { z } from "@hono/zod-openapi";
+
+/**
+ * A thread's stored Responses (OpenAI Responses API), in the thread's own SQLite beside the
+ * checkpoints they point at: continuing one (`previous_response_id`) reads it inside the
+ * run, and deleting the thread deletes them. To this layer a record's body and input items
+ * are opaque JSON text; `call_ids` are the function calls its output made, which a later
+ * input's `function_call_output` items may answer.
+ */
+export const STORED_RESPONSES_DDL = `CREATE TABLE responses (
+  id TEXT PRIMARY KEY,
+  checkpoint_id TEXT NOT NULL,
+  call_ids TEXT NOT NULL,
+  body TEXT NOT NULL,
+  input TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+)`;
+
+export const StoredResponse = z.object({
+  id: z.string(),
+  checkpoint_id: z.string(),
+  call_ids: z.array(z.string()),
+  body: z.string(),
+  input: z.string(),
+  created_at: z.number().int(),
+});
+export type StoredResponse = z.infer<typeof StoredResponse>;
+
+/** A row as stored: call_ids as JSON text (written only by putResponse). */
+const Row = StoredResponse.extend({
+  call_ids: z
+    .string()
+    .transform((s): unknown => JSON.parse(s))
+    .pipe(z.array(z.string())),
+});
+
+export function putResponse(sql: SqlStorage, r: StoredResponse): void {
+  sql.exec(
+    `INSERT INTO responses (id, checkpoint_id, call_ids, body, input, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    r.id,
+    r.checkpoint_id,
+    JSON.stringify(r.call_ids),
+    r.body,
+    r.input,
+    r.created_at,
+  );
+}
+
+export function getResponse(sql: SqlStorage, id: string): StoredResponse | null {
+  const row = sql.exec(`SELECT id, checkpoint_id, call_ids, body, input, created_at FROM responses WHERE id = ?`, id).toArray()[0];
+  return row === undefined ? null : Row.parse(row);
+}
+
+export function deleteResponse(sql: SqlStorage, id: string): boolean {
+  return sql.exec(`DELETE FROM responses WHERE id = ?`, id).rowsWritten > 0;
+}
