@@ -1,14 +1,14 @@
 import { grantsAllow } from "../auth/grants";
+import { authorize, decide } from "../auth/policy";
 import type { Principal } from "../core/principal";
 import { AppError } from "../core/errors";
-import { MemoryScope } from "../memory/scope";
+import type { MemoryScope } from "../memory/scope";
 
 /**
- * Who may reach what through the LangGraph routes, in one place (so moving to
- * the shared auth policy is one edit): a tenant key only, its own tenant only;
- * an admin reaches every thread and namespace of the tenant, a member the thread
- * t iff its grants match `session:t`, and a namespace iff its grants match the
- * namespace's scope.
+ * Who may reach what through the LangGraph routes. Threads are decided by the one policy
+ * (src/auth/policy.ts, `reach_thread`: a grant matching `session:t`, refused with BEM-025 as
+ * on every other thread route). A store namespace is reached iff the key's grants match its
+ * scope (admins hold "*"; `system` only when granted — store items never load into runs).
  */
 export function tenantOf(p: Principal): string {
   if (p.kind !== "tenant") throw new AppError("BEM-022", "LangGraph routes take a tenant key, not the operator key");
@@ -17,12 +17,10 @@ export function tenantOf(p: Principal): string {
 
 export const mayReachScope = (p: Principal, scope: MemoryScope): boolean => p.role === "admin" || grantsAllow(p.grants, scope);
 
-export function mayReachThread(p: Principal, threadId: string): boolean {
-  return p.role === "admin" || grantsAllow(p.grants, MemoryScope.session(threadId));
-}
+export const mayReachThread = (p: Principal, threadId: string): boolean => decide(p, "reach_thread", { thread: threadId }).allow;
 
 export function requireThread(p: Principal, threadId: string): string {
   const tenant = tenantOf(p);
-  if (!mayReachThread(p, threadId)) throw new AppError("BEM-023", `Thread '${threadId}' is outside the key's grants (needs session:${threadId})`);
+  authorize(p, "reach_thread", { thread: threadId });
   return tenant;
 }

@@ -83,7 +83,7 @@ const batch = createRoute({
   tags: ["langgraph"],
   summary: "Store checkpoints and pending writes, in order, atomically",
   request: { params: ThreadParam, ...body(BatchBody) },
-  responses: { 200: jsonContent(z.object({ ok: z.literal(true) }), "Stored"), ...errorResponses("BEM-017", "BEM-022", "BEM-023", "BEM-030") },
+  responses: { 200: jsonContent(z.object({ ok: z.literal(true) }), "Stored"), ...errorResponses("BEM-017", "BEM-022", "BEM-025", "BEM-030") },
 });
 const getTuple = createRoute({
   method: "post",
@@ -94,7 +94,7 @@ const getTuple = createRoute({
   request: { params: ThreadParam, ...body(GetBody) },
   responses: {
     200: jsonContent(z.object({ tuple: TupleWire.nullable(), history: HistoryWire.optional() }), "The tuple, or null"),
-    ...errorResponses("BEM-022", "BEM-023", "BEM-030"),
+    ...errorResponses("BEM-022", "BEM-025", "BEM-030"),
   },
 });
 const listThread = createRoute({
@@ -104,7 +104,7 @@ const listThread = createRoute({
   tags: ["langgraph"],
   summary: "Checkpoint tuples of a thread, newest first",
   request: { params: ThreadParam, ...body(ListBody) },
-  responses: { 200: jsonContent(z.object({ tuples: z.array(TupleWire) }), "Tuples"), ...errorResponses("BEM-022", "BEM-023", "BEM-030") },
+  responses: { 200: jsonContent(z.object({ tuples: z.array(TupleWire) }), "Tuples"), ...errorResponses("BEM-022", "BEM-025", "BEM-030") },
 });
 const listAll = createRoute({
   method: "post",
@@ -124,7 +124,7 @@ const deltaHistory = createRoute({
   request: { params: ThreadParam, ...body(DeltaBody) },
   responses: {
     200: jsonContent(z.object({ history: HistoryWire }), "Per channel: seed and writes, oldest first"),
-    ...errorResponses("BEM-022", "BEM-023", "BEM-030"),
+    ...errorResponses("BEM-022", "BEM-025", "BEM-030"),
   },
 });
 const deleteThread = createRoute({
@@ -134,7 +134,7 @@ const deleteThread = createRoute({
   tags: ["langgraph"],
   summary: "Delete the thread's LangGraph checkpoints (edgeweave's own turns stay)",
   request: { params: ThreadParam },
-  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-023", "BEM-030", "BEM-036") },
+  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-036") },
 });
 
 /** Threads scanned per round of a cross-thread list, and in parallel. */

@@ -208,9 +208,16 @@ async function loadMemory(
     const room = Math.max(0, budget - loaded.tokens.facts);
     return { ...factsOf(loaded, model), state: { ...channels, messages: forked ? new TokenLimitStrategy().apply(messages, room) : messages } };
   }
+  // The window is the thread's storage too: a failure reading it is BEM-098, not long-term memory's BEM-065.
   const own =
     thread && leasing
-      ? { threadId: thread.threadId, thread: preloadedSession(async () => (await leasing).recent ?? thread.loadRecent(budget), budget, thread) }
+      ? {
+          threadId: thread.threadId,
+          thread: preloadedSession(() => readingThread(leasing.then((r) => r.recent ?? thread.loadRecent(budget))), budget, {
+            loadRecent: (maxTokens) => readingThread(thread.loadRecent(maxTokens)),
+            appendMessages: (messages, source) => thread.appendMessages(messages, source),
+          }),
+        }
       : undefined;
   const memory = memoryFor(env, input.principal.tenant, { facts, ...(own ? { session: own } : {}) });
   const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));

@@ -54,7 +54,7 @@ describe("EdgeweaveSaver over the Worker", () => {
       .addEdge(START, "set")
       .addEdge("set", END)
       .compile({ checkpointer: saverFor(member.key) });
-    await expect(graph.invoke({ n: 0 }, { configurable: { thread_id: "other" } })).rejects.toMatchObject({ code: "BEM-023" });
+    await expect(graph.invoke({ n: 0 }, { configurable: { thread_id: "other" } })).rejects.toMatchObject({ code: "BEM-025" });
     expect((await graph.invoke({ n: 0 }, { configurable: { thread_id: "allowed" } })).n).toBe(1);
   });
 
@@ -86,9 +86,10 @@ describe("EdgeweaveSaver over the Worker", () => {
     const member = await createKey(t.tenant, { role: "member", scopes: ["session:mine"] });
     const saver = saverFor(member.key);
     expect((await saver.getTuple({ configurable: { thread_id: "mine" } }))?.config.configurable?.thread_id).toBe("mine");
-    await expect(saver.getTuple({ configurable: { thread_id: "theirs" } })).rejects.toMatchObject({ status: 403, code: "BEM-023" });
-    await expect(putOne(saver, "theirs")).rejects.toMatchObject({ code: "BEM-023" });
-    await expect(saver.deleteThread("theirs")).rejects.toMatchObject({ code: "BEM-023" });
+    // A thread outside the grants is refused as on every other thread route (src/auth/policy.ts: reach_thread, BEM-025).
+    await expect(saver.getTuple({ configurable: { thread_id: "theirs" } })).rejects.toMatchObject({ status: 403, code: "BEM-025" });
+    await expect(putOne(saver, "theirs")).rejects.toMatchObject({ code: "BEM-025" });
+    await expect(saver.deleteThread("theirs")).rejects.toMatchObject({ code: "BEM-025" });
     const all = [];
     for await (const tuple of saver.list({ configurable: {} })) all.push(tuple.config.configurable?.thread_id);
     expect(all).toEqual(["mine"]);
