@@ -62,7 +62,8 @@ export type EdgeweaveSaverOptions = EdgeweaveClientOptions & {
 
 type Queue = {
   ops: Op[];
-  done: { resolve: () => void; reject: (e: unknown) => void; put: boolean }[];
+  /** `early`: settled before it was stored (see enqueue), so a failure cannot reach its caller. */
+  done: { resolve: () => void; reject: (e: unknown) => void; put: boolean; early: boolean }[];
   timer?: ReturnType<typeof setTimeout>;
   inflight?: Promise<void>;
 };
@@ -88,6 +89,8 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
   private readonly http: EdgeweaveHttp;
   private readonly batchDelayMs: number;
   private readonly queues = new Map<string, Queue>();
+  /** A failed batch whose ops had all settled already: the thread's next write or read fails with it. */
+  private readonly unreported = new Map<string, unknown>();
   /** Delta channels seen so far: their history is fetched along with a getTuple. */
   private readonly deltaChannels = new Set<string>();
   private readonly prefetched = new Map<string, Record<string, DeltaChannelHistory>>();
@@ -231,6 +234,8 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
    * previous one, joins the writes its step produced).
    */
   private enqueue(threadId: string, op: Op): Promise<void> {
+    const failed = this.takeUnreported(threadId);
+    if (failed) return Promise.reject(failed.error);
     let q = this.queues.get(threadId);
     if (!q) this.queues.set(threadId, (q = { ops: [], done: [] }));
     const queue = q;
@@ -241,16 +246,22 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
     // them, and waits for them before it does). Special writes (errors, interrupts) and the
     // last checkpoint settle only when stored. LangGraph chains each checkpoint on the
     // previous one and on the step's delta writes; without this every link would cost a
-    // round trip instead of joining one batch.
-    for (const d of queue.done) if (d.put) d.resolve();
+    // round trip instead of joining one batch. Every op still schedules a send, so a finished
+    // task's writes are stored while a parallel task of its step runs on (were this process to
+    // die then, the finished task would not rerun on resume).
+    for (const d of queue.done) {
+      if (!d.put) continue;
+      d.resolve();
+      d.early = true;
+    }
     queue.ops.push(op);
     const regularWrites = op.op === "writes" && op.writes.every((w) => w.idx >= 0);
-    const stored = new Promise<void>((resolve, reject) => queue.done.push({ resolve, reject, put: op.op === "put" }));
+    const stored = new Promise<void>((resolve, reject) => queue.done.push({ resolve, reject, put: op.op === "put", early: regularWrites }));
+    if (!queue.inflight && !queue.timer) this.schedule(threadId, queue);
     if (regularWrites) {
       void stored.catch(() => {}); // reported through the checkpoint queued behind it
       return Promise.resolve();
     }
-    if (!queue.inflight && !queue.timer) this.schedule(threadId, queue);
     return stored;
   }
 
@@ -273,8 +284,12 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
         for (const d of done) d.resolve();
       } catch (e) {
         // Writes queued behind a failed batch would land without their predecessors: fail them too.
-        for (const d of [...done, ...q.done.splice(0)]) d.reject(e);
+        const failed = [...done, ...q.done.splice(0)];
+        for (const d of failed) d.reject(e);
         q.ops.length = 0;
+        // Nobody awaits these any more (e.g. a finished task's writes sent while its step ran on):
+        // the next write fails instead, or a later checkpoint would land without them.
+        if (failed.every((d) => d.early)) this.unreported.set(threadId, e);
       } finally {
         q.inflight = undefined;
         if (q.ops.length > 0) this.schedule(threadId, q);
@@ -288,9 +303,18 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
   private async flush(threadId: string): Promise<void> {
     for (;;) {
       const q = this.queues.get(threadId);
-      if (!q || (!q.inflight && q.ops.length === 0)) return;
+      if (!q || (!q.inflight && q.ops.length === 0)) break;
       await (q.inflight ?? this.send(threadId, q));
     }
+    const failed = this.takeUnreported(threadId);
+    if (failed) throw failed.error;
+  }
+
+  private takeUnreported(threadId: string): { error: unknown } | undefined {
+    if (!this.unreported.has(threadId)) return undefined;
+    const error = this.unreported.get(threadId);
+    this.unreported.delete(threadId);
+    return { error };
   }
 
   // ---- serde ---------------------------------------------------------------

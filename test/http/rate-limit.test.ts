@@ -48,6 +48,18 @@ describe("per-key rate limits", () => {
     expect((await api("/v1/models", { key: t.adminKey })).status).toBe(429);
   });
 
+  it("LangGraph routes count on their own binding (RATE_LIMIT_LANGGRAPH), not the key's 120 a minute", async () => {
+    const t = await createTenant();
+    const member = await createKey(t.tenant, { role: "member", scopes: ["session:rl"] });
+    await freshWindow();
+    const graph = await hammer(140, () => api("/v1/langgraph/threads/rl/get", { key: member.key, body: {} }));
+    expect(graph.filter((s) => s === 200)).toHaveLength(140);
+    // The key's own allowance is untouched by those calls.
+    const other = await hammer(120, () => api("/v1/models", { key: member.key }));
+    expect(other.filter((s) => s === 200)).toHaveLength(120);
+    expect((await api("/v1/models", { key: member.key })).status).toBe(429);
+  });
+
   it("webhook deliveries are limited per hook, counting only validly signed ones", async () => {
     const t = await createTenant();
     const hook = await registerHook(t);

@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import { threadObjectName } from "../../src/thread/thread-id";
 import type { ThreadDO } from "../../src/thread/thread-do";
 import { api, createKey, createTenant, OPERATOR_KEY } from "../support/tenants";
-import { saverFor } from "./support";
+import { EdgeweaveSaver } from "../../src/langgraph-client/saver";
+import { BASE_URL, saverFor, workerFetch } from "./support";
 
 const meta = { source: "input" as const, step: -1, parents: {} };
 const stubOf = (tenant: string, threadId: string) => env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, threadId)));
@@ -43,6 +44,58 @@ describe("EdgeweaveSaver over the Worker", () => {
     // Stored before invoke returned: a fresh saver (nothing queued) reads the final state.
     const state = await build(() => ({ n: 1 })).getState({ configurable: { thread_id: "one-node" } });
     expect(state.values.n).toBe(8);
+  });
+
+  it("a finished task's writes are stored while a parallel task of its step still runs (not held until the step ends)", async () => {
+    const t = await createTenant();
+    const State = Annotation.Root({ a: Annotation<string>(), b: Annotation<string>() });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const graph = new StateGraph(State)
+      .addNode("fast", async () => (await new Promise((r) => setTimeout(r, 50)), { a: "done" })) // after the step's checkpoint is stored
+      .addNode("slow", async () => (await gate, { b: "done" }))
+      .addEdge(START, "fast")
+      .addEdge(START, "slow")
+      .addEdge("fast", END)
+      .addEdge("slow", END)
+      .compile({ checkpointer: saverFor(t.adminKey) });
+    const run = graph.invoke({}, { configurable: { thread_id: "parallel" } });
+    // Another process (a fresh saver) must see fast's write: were this one to crash now, fast would not rerun.
+    const reader = saverFor(t.adminKey);
+    let seen: string[] = [];
+    for (let i = 0; i < 40 && !seen.includes("a"); i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      seen = ((await reader.getTuple({ configurable: { thread_id: "parallel" } }))?.pendingWrites ?? []).map((w) => w[1]);
+    }
+    release();
+    expect(await run).toEqual({ a: "done", b: "done" });
+    expect(seen).toContain("a");
+  });
+
+  it("a finished task's writes that fail to store while its step runs on fail the run (not a checkpoint without them)", async () => {
+    const t = await createTenant();
+    const State = Annotation.Root({ a: Annotation<string>(), b: Annotation<string>() });
+    let refused = 0;
+    const inner = workerFetch();
+    // The batch holding only fast's write is answered 503; every other request goes through.
+    const flaky: typeof fetch = async (input, init) => {
+      const ops = init?.body ? ((JSON.parse(String(init.body)) as { ops?: { op: string; writes?: { channel: string }[] }[] }).ops ?? []) : [];
+      if (ops.length > 0 && ops.every((o) => o.op === "writes" && o.writes?.every((w) => w.channel === "a"))) {
+        refused++;
+        return Response.json({ error: { code: "BEM-000", message: "unavailable" } }, { status: 503 });
+      }
+      return inner(input, init);
+    };
+    const graph = new StateGraph(State)
+      .addNode("fast", async () => (await new Promise((r) => setTimeout(r, 50)), { a: "done" }))
+      .addNode("slow", async () => (await new Promise((r) => setTimeout(r, 300)), { b: "done" }))
+      .addEdge(START, "fast")
+      .addEdge(START, "slow")
+      .addEdge("fast", END)
+      .addEdge("slow", END)
+      .compile({ checkpointer: new EdgeweaveSaver({ baseUrl: BASE_URL, apiKey: t.adminKey, fetch: flaky }) });
+    await expect(graph.invoke({}, { configurable: { thread_id: "lost-writes" } })).rejects.toMatchObject({ status: 503 });
+    expect(refused).toBe(1);
   });
 
   it("a write the server refuses fails the graph run (nothing is acknowledged before it is stored)", async () => {
