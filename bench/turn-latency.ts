@@ -3,7 +3,10 @@
 // upstream, interleaved in the same run; then throughput with 8 threads at once against the
 // pass-through at the same concurrency; then a streamed turn's time to first byte against the
 // pass-through streaming. A second baseline, the pass-through carrying the same 1,000-message
-// context edgeweave sends the model, separates edgeweave's own cost from moving the context.
+// context edgeweave sends the model, separates edgeweave's own cost from moving the context. A third,
+// the floor (bench/passthrough/worker.ts: one Durable Object RPC and one SQLite write, with and
+// without a rate-limit call), is what `wrangler dev` charges any design that runs the turn in the
+// thread's object before that design does any work of its own.
 // Run: npx tsx bench/turn-latency.ts [turns]
 import { cpus, loadavg } from "node:os";
 import { json, startTurnBench, turnBody } from "./support/turn-setup.ts";
@@ -58,6 +61,13 @@ async function main() {
     // edgeweave's own cost; the gap to the bare pass-through also counts moving the context.
     const context = [...bench.seed, { role: "user", content: "Question 0?" }];
     const passthroughContext = () => json(pt.url, { body: { model: "llama3.2", messages: context, stream: false } });
+    // The design's floor here: the same one-message turn through one Durable Object RPC and one SQLite
+    // write (bench/passthrough/worker.ts), bare and after a rate-limit binding call. Nothing of
+    // edgeweave runs in it; the gap from the pass-through to it is what `wrangler dev` charges any
+    // run-in-the-object design before it does any work of its own.
+    const floorBody = { model: "llama3.2", messages: [{ role: "user", content: "Question 0?" }], stream: false };
+    const floor = (thread = "floor") => json(`${pt.url}/object?thread=${thread}`, { body: floorBody });
+    const floorLimited = () => json(`${pt.url}/object-limited`, { body: floorBody });
     if (process.env.BENCH_TIMING) {
       for (const [name, fn] of [
         ["health", () => fetch(`${ew.url}/health`).then((r) => r.text())],
@@ -86,8 +96,12 @@ async function main() {
       await edgeweave();
       await responsesTurn();
       await passthrough();
+      await floor();
+      await floorLimited();
     }
     const a: number[] = [];
+    const f: number[] = [];
+    const fl: number[] = [];
     const b: number[] = [];
     const r: number[] = [];
     const c: number[] = [];
@@ -97,11 +111,15 @@ async function main() {
       r.push(await timed(responsesTurn));
       b.push(await timed(passthrough));
       c.push(await timed(passthroughContext));
+      f.push(await timed(floor));
+      fl.push(await timed(floorLimited));
     }
     a.sort((x, y) => x - y);
     b.sort((x, y) => x - y);
     r.sort((x, y) => x - y);
     c.sort((x, y) => x - y);
+    f.sort((x, y) => x - y);
+    fl.sort((x, y) => x - y);
 
     // Throughput with CONCURRENCY threads at once (each its own 1,000-message thread), against
     // the pass-through under the same concurrency; alternating rounds so noise hits both alike.
@@ -124,11 +142,13 @@ async function main() {
     const ewRates: number[] = [];
     const ptRates: number[] = [];
     const ctxRates: number[] = [];
+    const floorRates: number[] = [];
     await rate((lane) => concTurn(threads[lane]!)); // warm-up
     for (let round = 0; round < 3; round++) {
       ewRates.push(await rate((lane) => concTurn(threads[lane]!)));
       ptRates.push(await rate(() => passthrough()));
       ctxRates.push(await rate(() => passthroughContext()));
+      floorRates.push(await rate((lane) => floor(`floor-${lane}`)));
     }
     // Time to first byte of a streamed turn (SSE; the first chunk follows the upstream's first
     // NDJSON line) against the pass-through streaming the same upstream, interleaved.
@@ -164,6 +184,11 @@ async function main() {
       p99_ratio: +(percentile(a, 99) / percentile(b, 99)).toFixed(2),
       passthrough_same_context_ms: { p50: +percentile(c, 50).toFixed(2), p99: +percentile(c, 99).toFixed(2) },
       p50_ratio_same_context: +(percentile(a, 50) / percentile(c, 50)).toFixed(2),
+      floor_ms: { p50: +percentile(f, 50).toFixed(2), p99: +percentile(f, 99).toFixed(2) },
+      floor_ratio: +(percentile(f, 50) / percentile(b, 50)).toFixed(2),
+      floor_limited_ms: { p50: +percentile(fl, 50).toFixed(2), p99: +percentile(fl, 99).toFixed(2) },
+      floor_limited_ratio: +(percentile(fl, 50) / percentile(b, 50)).toFixed(2),
+      p50_ratio_vs_floor_limited: +(percentile(a, 50) / percentile(fl, 50)).toFixed(2),
       responses_ms: { p50: +percentile(r, 50).toFixed(2), p99: +percentile(r, 99).toFixed(2) },
       responses_vs_chat_p50_ratio: +(percentile(r, 50) / percentile(a, 50)).toFixed(2),
       concurrent: {
@@ -173,6 +198,8 @@ async function main() {
         throughput_ratio: +(med(ewRates) / med(ptRates)).toFixed(2),
         passthrough_same_context_rps: +med(ctxRates).toFixed(1),
         throughput_ratio_same_context: +(med(ewRates) / med(ctxRates)).toFixed(2),
+        floor_rps: +med(floorRates).toFixed(1),
+        floor_throughput_ratio: +(med(floorRates) / med(ptRates)).toFixed(2),
       },
       stream_ttfb_ms: {
         turns: STREAM_TURNS,
