@@ -190,8 +190,8 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const store = new D1FactsBackend(session, principal.tenant);
     if (q.q !== undefined) {
       if (q.cursor !== undefined) throw new AppError("BEM-142", "A search (q) is one page, best first; it takes no cursor");
-      const hits = (await store.searchScopes([scope], q.q, limit * 4)).filter((f) => (filter.kind ?? f.kind) === f.kind && (filter.key ?? f.key) === f.key);
-      return c.json({ facts: hits.slice(0, limit).map((f) => ({ ...publicFact(f), score: f.score })), next_cursor: null }, 200, bookmarkHeader(session));
+      const hits = await store.searchScopes([scope], q.q, limit, filter);
+      return c.json({ facts: hits.map((f) => ({ ...publicFact(f), score: f.score })), next_cursor: null }, 200, bookmarkHeader(session));
     }
     const { items: facts, next_cursor } = pageOf(await store.list(scope, limit + 1, pageStart(q.cursor), filter), limit);
     return c.json({ facts: facts.map(publicFact), next_cursor }, 200, bookmarkHeader(session));

@@ -163,30 +163,49 @@ export class D1FactsBackend implements MemoryBackend {
    * BM25 search over the given scopes' live facts, best first (score: higher is more
    * relevant). The query is tokenized here, never passed to FTS5 as syntax.
    */
-  async search(scopes: readonly { owner: string; scope: string }[], query: string, limit: number, now = this.clock()): Promise<ScoredFact[]> {
+  async search(
+    scopes: readonly { owner: string; scope: string }[],
+    query: string,
+    limit: number,
+    now = this.clock(),
+    filter: ListFilter = {},
+  ): Promise<ScoredFact[]> {
     const match = matchExpression(searchTerms(query));
     if (match === null || scopes.length === 0) return [];
-    const { results } = await this.searchStatement(scopes, match, limit, now).all<Fact & { rank: number }>();
+    const { results } = await this.searchStatement(scopes, match, limit, now, filter).all<Fact & { rank: number }>();
     return results.map(scored);
   }
 
-  /** FTS5 finds the matching rows (all tenants'); the join keeps this tenant's scopes and live facts. */
-  private searchStatement(scopes: readonly { owner: string; scope: string }[], match: string, limit: number, now: number): D1PreparedStatement {
+  /**
+   * FTS5 finds the matching rows (all tenants'); the join keeps this tenant's scopes, live facts
+   * and the filter's kind/key — in SQL, before the LIMIT, so a filtered search is not a cut of an unfiltered page.
+   */
+  private searchStatement(
+    scopes: readonly { owner: string; scope: string }[],
+    match: string,
+    limit: number,
+    now: number,
+    filter: ListFilter = {},
+  ): D1PreparedStatement {
     const pairs = scopes.map(() => "(f.tenant_id = ? AND f.scope = ?)").join(" OR ");
+    const where = [filter.kind !== undefined ? "AND f.kind = ?" : "", filter.key !== undefined ? "AND f.key = ?" : ""].join(" ");
+    const extra = [filter.kind, filter.key].filter((v): v is string => v !== undefined);
     return this.db
       .prepare(
         `SELECT ${F_COLUMNS}, facts_fts.rank AS rank FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid ` +
-          `WHERE facts_fts MATCH ? AND (${pairs}) AND (f.expires_at IS NULL OR f.expires_at > ?) ORDER BY facts_fts.rank LIMIT ?`,
+          `WHERE facts_fts MATCH ? AND (${pairs}) ${where} AND (f.expires_at IS NULL OR f.expires_at > ?) ORDER BY facts_fts.rank LIMIT ?`,
       )
-      .bind(match, ...scopes.flatMap((s) => [s.owner, s.scope]), now, limit);
+      .bind(match, ...scopes.flatMap((s) => [s.owner, s.scope]), ...extra, now, limit);
   }
 
-  /** Search within scopes of this tenant (system included, read from the operator's rows). */
-  searchScopes(scopes: readonly MemoryScope[], query: string, limit: number): Promise<ScoredFact[]> {
+  /** Search within scopes of this tenant (system included, read from the operator's rows), optionally one kind and/or key. */
+  searchScopes(scopes: readonly MemoryScope[], query: string, limit: number, filter: ListFilter = {}): Promise<ScoredFact[]> {
     return this.search(
       scopes.map((s) => ({ owner: ownerTenant(s, this.tenant), scope: s.toString() })),
       query,
       limit,
+      this.clock(),
+      filter,
     );
   }
 

@@ -8,11 +8,11 @@ import type { Prepared } from "./prepare";
 import { routeSummary } from "./turn";
 
 /**
- * The memory report kept with a checkpoint (the inspector shows it): the response's report,
+ * The memory report kept with a checkpoint (the inspector shows it) and a stored Responses body: the run's report,
  * its first entries only, so a turn that examined hundreds of facts does not store hundreds of rows.
  */
 export const STORED_REPORT_FACTS = 64;
-const storedReport = (m: Prepared["memory"]) =>
+export const storedReport = (m: Prepared["memory"]) =>
   m.facts.length > STORED_REPORT_FACTS
     ? { facts: m.facts.slice(0, STORED_REPORT_FACTS), dropped_facts: m.dropped_facts, facts_omitted: m.facts.length - STORED_REPORT_FACTS }
     : m;

@@ -1,3 +1,4 @@
+import { storedReport } from "../pipeline/save-run";
 import { routingOf, type TurnResult } from "../pipeline/turn";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
 import { replyToOutput, type OutputItem } from "./convert";
@@ -79,6 +80,8 @@ export function responseBody(
             cost: r.usage.cost,
             usage_estimated: r.usage.estimated,
             warnings: r.warnings,
+            // Which facts the model was given and why, as on chat; capped like the checkpoint's copy, since this body is stored too.
+            ...(r.memory ? { memory: storedReport(r.memory) } : {}),
             ...(r.reconciled ? { reconciled: r.reconciled } : {}),
           },
         }

@@ -106,7 +106,8 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
   const agent = agentByName(task.agent);
   const config = agent?.extract;
   if (!config) return { skipped: `agent '${task.agent}' no longer extracts` };
-  const principal: Principal = { kind: "tenant", tenant: task.tenant, role: task.key.role, keyId: task.key.id, grants: task.key.grants };
+  const { role } = task.key;
+  const principal: Principal = { kind: role === "webhook" ? "webhook" : "tenant", tenant: task.tenant, role, keyId: task.key.id, grants: task.key.grants };
   const scope = config.scope === "session" ? MemoryScope.session(task.thread_id) : MemoryScope.parse(config.scope);
   // The turn's key must be able to write there; config alone grants nothing.
   try {

@@ -47,7 +47,8 @@ export const ExtractFactsTask = z.object({
   agent: z.string().min(1).max(64),
   thread_id: z.string().min(1).max(128),
   checkpoint_id: z.string().min(1).max(64),
-  key: z.object({ id: z.string().max(64), role: z.enum(["admin", "member"]), grants: z.array(z.string().max(200)).max(256) }),
+  /** Who ran the turn, as the policy knows it: a webhook stays a webhook (which writes no facts), never a member with its grants. */
+  key: z.object({ id: z.string().max(64), role: z.enum(["admin", "member", "webhook"]), grants: z.array(z.string().max(200)).max(256) }),
 });
 
 export const Task = z.discriminatedUnion("kind", [RememberMemoryTask, ForgetMemoryTask, SummarizeThreadTask, RunWebhookTask, ExtractFactsTask]);
@@ -79,7 +80,8 @@ export async function scheduleExtraction(
   run: { agent?: AgentConfig; principal: Principal; threadId?: string; checkpointId: string | null },
 ): Promise<string | null> {
   const { agent, principal, threadId, checkpointId } = run;
-  if (!agent?.extract || threadId === undefined || checkpointId === null || principal.kind === "operator") return null;
+  const { role } = principal;
+  if (!agent?.extract || threadId === undefined || checkpointId === null || principal.kind === "operator" || role === "operator") return null;
   return enqueueTask(env, {
     id: await extractionTaskId(principal.tenant, threadId, checkpointId),
     kind: "extract_facts",
@@ -87,6 +89,6 @@ export async function scheduleExtraction(
     agent: agent.name,
     thread_id: threadId,
     checkpoint_id: checkpointId,
-    key: { id: principal.keyId, role: principal.role === "admin" ? "admin" : "member", grants: principal.grants },
+    key: { id: principal.keyId, role, grants: principal.grants },
   });
 }

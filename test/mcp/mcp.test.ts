@@ -1,9 +1,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { tenantForRuns, uniqueThread } from "../pipeline/helpers";
-import { api, createKey, createTenant } from "../support/tenants";
+import { api, createKey, createTenant, OPERATOR_KEY } from "../support/tenants";
 
 const tenant = tenantForRuns();
 type Text = { type: string; text: string };
@@ -101,6 +101,24 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
     const facts = (await (await api("/v1/memory/facts?scope=organization:acme&key=vault", { key: t.adminKey })).json()) as { facts: unknown[] };
     expect(facts.facts).toHaveLength(1);
     for (const c of [member, o]) await c.close();
+  });
+
+  it("the operator key holds no tenant: every memory and thread tool is a coded tool error, nothing stored or read", async () => {
+    const op = await mcpClient(OPERATOR_KEY);
+    const before = await env.DB.prepare("SELECT COUNT(*) AS n FROM facts WHERE scope = 'system'").first<{ n: number }>();
+    for (const [name, args] of [
+      ["remember", { scope: "system", kind: "rule", text: "via MCP" }],
+      ["recall", { query: "anything", scopes: ["system"] }],
+      ["forget", { id: "x" }],
+      ["search_threads", {}],
+      ["get_thread", { thread_id: "t-1" }],
+    ] as const) {
+      const r = await callJson(op, name, args);
+      expect(r.error, name).toBe(true);
+      expect(r.text, name).toMatch(/^BEM-143/);
+    }
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM facts WHERE scope = 'system'").first<{ n: number }>()).toEqual(before);
+    await op.close();
   });
 
   it("needs a valid bearer key", async () => {

@@ -170,6 +170,19 @@ describe("GET /v1/memory/facts filters", () => {
     const cursorWithQ = await list(t.adminKey, `scope=${scope}&q=refunds&cursor=1~x`);
     expect(cursorWithQ.body.error.code).toBe("BEM-142");
   });
+
+  it("a search filtered by kind or key finds matches ranked below the page of unfiltered hits", async () => {
+    const t = await createTenant();
+    const scope = `docset:d-${uid()}`;
+    // Twelve short notes that match "refund" better than the one long policy fact of another kind.
+    for (let i = 0; i < 12; i++) expect((await remember(t.adminKey, { scope, kind: "note", text: `Refund ${i}.` })).status).toBe(201);
+    const policy = `A refund is paid back to the original card within five working days, ${"after the returned goods are checked ".repeat(6)}`;
+    expect((await remember(t.adminKey, { scope, kind: "policy", key: "refunds", text: policy })).status).toBe(201);
+    const unfiltered = (await list(t.adminKey, `scope=${scope}&q=refund&limit=13`)).body.facts;
+    expect(unfiltered.at(-1)!.kind).toBe("policy"); // the policy fact ranks last
+    expect((await list(t.adminKey, `scope=${scope}&q=refund&kind=policy&limit=1`)).body.facts.map((f) => f.kind)).toEqual(["policy"]);
+    expect((await list(t.adminKey, `scope=${scope}&q=refund&key=refunds&limit=2`)).body.facts.map((f) => f.key)).toEqual(["refunds"]);
+  });
 });
 
 describe("tenant isolation and grants on the new routes", () => {

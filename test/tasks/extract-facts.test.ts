@@ -7,7 +7,7 @@ import { taskStatus } from "../../src/tasks/store";
 import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../pipeline/helpers";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api, createKey } from "../support/tenants";
-import { waitFor } from "../webhooks/helpers";
+import { deliver, deliveryRow, registerHook, waitFor } from "../webhooks/helpers";
 import { FakeMessage } from "./fake-message";
 
 const tenant = tenantForRuns();
@@ -129,6 +129,26 @@ describe("background fact extraction through the queue", () => {
     const before = await scopeOf(t.tenant);
     fakeOpenAI().reply("ok");
     const { status } = await turn(member.key, t.tenant, uniqueThread(), "I live in Oslo.", ["session"]);
+    expect(status.status).toBe("dead_lettered");
+    expect((status as { reason: string }).reason).toMatch(/BEM-144.*may not write 'organization:acme'/);
+    expect(await scopeOf(t.tenant)).toEqual(before);
+  });
+
+  it("a webhook turn never writes facts through extraction, even where the hook's grants reach (hooks may not write)", async () => {
+    const t = tenant();
+    const before = await scopeOf(t.tenant);
+    const hook = await registerHook(t, { agent_name: "note-taker" }); // grants: session:*, organization:acme
+    // The hook's turn runs on the router's pick (the offline model); only the extraction calls the fake.
+    fakeOpenAI().reply(json([{ key: "home-city", kind: "profile", text: "The sender lives in Oslo." }]));
+    const thread = `wh-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await deliver(hook, { ticket: { id: thread, body: "I live in Oslo." } }, { deliveryId: "x-1" })).status).toBe(202);
+    await waitFor("delivery done", async () => ((await deliveryRow(hook.id, "x-1"))?.status === "done" ? true : undefined));
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as { checkpoint_id: string };
+    const id = await extractionTaskId(t.tenant, thread, state.checkpoint_id);
+    const status = await waitFor("extraction outcome", async () => {
+      const s = await taskStatus(env.DB, t.tenant, id);
+      return s.status === "pending" ? undefined : s;
+    });
     expect(status.status).toBe("dead_lettered");
     expect((status as { reason: string }).reason).toMatch(/BEM-144.*may not write 'organization:acme'/);
     expect(await scopeOf(t.tenant)).toEqual(before);

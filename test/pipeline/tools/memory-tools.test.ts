@@ -168,11 +168,47 @@ describe("memory tools through a full run", () => {
     expect((await factsIn(t.tenant, "docset:faq")).map((f) => f.text)).toEqual(["Opening hours are 9 to 5."]);
   });
 
-  it("a webhook turn acts with the hook's (grantless) principal: remembering is refused as a tool error, the turn completes", async () => {
+  it("works through /v1/responses too: the tools run server-side, the output is the final answer, the response reports the loaded facts", async () => {
     const t = tenant();
-    const hook = await registerHook(t, { agent_name: "memory-assistant" });
+    await api("/v1/memory/facts", { key: t.adminKey, body: { scope: "organization:acme", kind: "policy", text: "Returns are free within 30 days." } });
     fakeOpenAI()
-      .reply(call("remember", { kind: "note", text: "from a webhook" }))
+      .reply(call("remember", { scope: "docset:shop", kind: "faq", key: "hours", text: "The shop opens at 10." }))
+      .reply(call("recall", { query: "when does the shop open", scopes: ["docset:shop"] }))
+      .reply("It opens at 10.");
+    const res = await api("/v1/responses", {
+      key: t.adminKey,
+      body: { model: "gpt-4o-mini", agent: "memory-assistant", input: "Remember we open at 10, then tell me when we open." },
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      output: { type: string }[];
+      output_text?: string;
+      edgeweave: { thread_id: string; memory?: { facts: { kind: string; loaded: boolean; reason: string }[] } };
+    };
+    expect(body.output.map((o) => o.type)).toEqual(["message"]); // server tools are not handed to the client as function_call items
+    expect((await factsIn(t.tenant, "docset:shop")).map((f) => [f.key, f.text])).toEqual([["hours", "The shop opens at 10."]]);
+    const tm = await toolMessages(t.adminKey, body.edgeweave.thread_id);
+    expect(tm.map((m) => m.tool_call_id)).toEqual(["call_remember", "call_recall"]);
+    expect(JSON.parse(tm[1]!.content!).facts[0]).toMatchObject({ key: "hours", text: "The shop opens at 10." });
+    expect(body.edgeweave.memory?.facts).toContainEqual(expect.objectContaining({ kind: "policy", loaded: true, reason: "fits" }));
+  });
+
+  it("a webhook turn acts with the hook's registered grants: recall reads within them, outside is a tool error, remembering is refused (hooks write no facts)", async () => {
+    const t = tenant();
+    await api("/v1/memory/facts", {
+      key: t.adminKey,
+      body: { scope: "organization:acme", kind: "faq", key: "wh-hours", text: "Support answers webhooks 24/7." },
+    });
+    await api("/v1/memory/facts", { key: t.adminKey, body: { scope: "docset:private", kind: "faq", text: "Support answers webhooks only on Mondays." } });
+    const hook = await registerHook(t, { agent_name: "memory-assistant" }); // grants: session:*, organization:acme
+    fakeOpenAI()
+      .reply({
+        tool_calls: [
+          { id: "w", name: "remember", arguments: { kind: "note", text: "from a webhook" } },
+          { id: "r", name: "recall", arguments: { query: "when does support answer webhooks", scopes: ["organization:acme"] } },
+          { id: "x", name: "recall", arguments: { query: "when does support answer webhooks", scopes: ["docset:private"] } },
+        ],
+      })
       .reply("Handled.");
     const thread = `wh-${crypto.randomUUID().slice(0, 8)}`;
     expect((await deliver(hook, { ticket: { id: thread, body: "Please remember this." } }, { deliveryId: "m-1" })).status).toBe(202);
@@ -181,8 +217,10 @@ describe("memory tools through a full run", () => {
       return r?.status === "done" ? r : undefined;
     });
     expect(JSON.parse(row.result ?? "{}")).toMatchObject({ reply: "Handled." });
-    const tm = await toolMessages(t.adminKey, thread);
-    expect(tm[0]!.content).toMatch(/^Error: 'remember' failed: No memory layer of this run is writable/);
+    const tm = new Map((await toolMessages(t.adminKey, thread)).map((m) => [m.tool_call_id, m.content]));
+    expect(tm.get("w")).toMatch(/^Error: 'remember' failed: No memory layer of this run is writable/);
+    expect(JSON.parse(tm.get("r")!).facts.map((f: { key: string }) => f.key)).toEqual(["wh-hours"]);
+    expect(tm.get("x")).toMatch(/^Error: 'recall' failed: .*outside this key's grants/);
     expect(await factsIn(t.tenant, `session:${thread}`)).toEqual([]);
   });
 
