@@ -101,7 +101,8 @@ CREATE TABLE webhooks (
   secret        TEXT NOT NULL,            -- HMAC key; needed in clear to verify signatures
   created_at    INTEGER NOT NULL
   -- 0004: the JSON grant patterns given at registration; 1 = may run agents that rewrite stored history
-  , grants TEXT NOT NULL DEFAULT '[]', rewrite_history INTEGER NOT NULL DEFAULT 0);
+  -- 0012: write_facts 1 = deliveries may write facts within the hook's grants
+  , grants TEXT NOT NULL DEFAULT '[]', rewrite_history INTEGER NOT NULL DEFAULT 0, write_facts INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX webhooks_tenant ON webhooks (tenant_id);
 
 -- One row per accepted delivery; the primary key makes repeats (even concurrent ones) no-ops.

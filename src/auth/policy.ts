@@ -24,7 +24,8 @@ export const RULES = {
   "system only": "only the `system` scope",
   "system + grants": "`system`, and scopes its grants match",
   grants: "what its grants match (`system` excluded)",
-  "if registered": "only if the hook was registered with `rewrite_history: true`, and its grants match",
+  "if registered":
+    "only if the hook was registered for it (`write_facts: true` to write facts, `rewrite_history: true` to rewrite history), and its grants match (`system` excluded)",
 } as const;
 export type Rule = keyof typeof RULES;
 
@@ -45,7 +46,7 @@ export const POLICY = {
     member: "system + grants",
     webhook: "system + grants",
   },
-  write_scope: { what: "remember or forget facts in scope S", operator: "system only", admin: "grants", member: "grants", webhook: "no" },
+  write_scope: { what: "remember or forget facts in scope S", operator: "system only", admin: "grants", member: "grants", webhook: "if registered" },
   reach_thread: {
     what: "list thread t, read its state and history, run turns on it; the same for conversation t (create, read, metadata, add items) and the responses stored on t (read, continue at the head, delete the record) (grant matches session:t)",
     operator: "no",
@@ -99,9 +100,15 @@ export function decide(p: Principal, action: Action, r: Resource = {}): Decision
       if (!scope) return ALLOW;
       if (scope.isSystem) return deny("BEM-022", "Only the operator key writes system facts");
       return grantsAllow(p.grants, scope) ? ALLOW : outside();
-    case "if registered":
-      if (p.rewriteHistory !== true) return deny("BEM-022", `${who} may not rewrite a thread's stored history unless registered with rewrite_history`);
+    case "if registered": {
+      const writes = action === "write_scope";
+      if ((writes ? p.writeFacts : p.rewriteHistory) !== true)
+        return writes
+          ? deny("BEM-022", `${who} may not write facts unless registered with write_facts`)
+          : deny("BEM-022", `${who} may not rewrite a thread's stored history unless registered with rewrite_history`);
+      if (scope?.isSystem) return deny("BEM-022", "Only the operator key writes system facts");
       return !scope || grantsAllow(p.grants, scope) ? ALLOW : outside();
+    }
   }
 }
 

@@ -21,6 +21,8 @@ export const Principal = z.object({
   grants: z.array(z.string()),
   /** Webhooks only: registered with `rewrite_history: true` by a key that had that right. */
   rewriteHistory: z.boolean().optional(),
+  /** Webhooks only: registered with `write_facts: true` (remember / forget within its grants). */
+  writeFacts: z.boolean().optional(),
 });
 export type Principal = z.infer<typeof Principal>;
 

@@ -83,6 +83,10 @@ const CreateWebhook = z
       .boolean()
       .optional()
       .openapi({ description: "Allow agents whose middleware rewrites stored history (trim, delete_old, summarization). Default false." }),
+    write_facts: z.boolean().optional().openapi({
+      description:
+        "Let deliveries write facts within the hook's grants: the remember / forget tools and extraction after its turns. Default false (a delivery's text comes from outside the tenant).",
+    }),
   })
   .openapi("CreateWebhook");
 const CreatedWebhook = Webhook.extend({
@@ -102,16 +106,29 @@ const IdParam = z.object({
  * key's own grants, and enough for its agent (every memory scope granted, the rewrite
  * right if its middleware rewrites history) — so deliveries fail here, not on the queue.
  */
-function hookGrants(p: Principal, body: { agent_name: string; scopes?: string[]; rewrite_history?: boolean }): { scopes: string[]; rewrite_history: boolean } {
+function hookGrants(
+  p: Principal,
+  body: { agent_name: string; scopes?: string[]; rewrite_history?: boolean; write_facts?: boolean },
+): { scopes: string[]; rewrite_history: boolean; write_facts: boolean } {
   const scopes = [...new Set((body.scopes ?? []).map(parseGrant))];
   for (const g of scopes) if (!grantWithin(p.grants, g)) throw new AppError("BEM-023", `Grant '${g}' is more than this key holds`);
   const rewrite_history = body.rewrite_history === true;
   if (rewrite_history) authorize(p, "rewrite_thread");
-  const hook: Principal = { kind: "webhook", tenant: p.tenant, role: "webhook", keyId: "webhook:new", grants: scopes, rewriteHistory: rewrite_history };
+  const write_facts = body.write_facts === true;
+  if (write_facts) authorize(p, "write_scope");
+  const hook: Principal = {
+    kind: "webhook",
+    tenant: p.tenant,
+    role: "webhook",
+    keyId: "webhook:new",
+    grants: scopes,
+    rewriteHistory: rewrite_history,
+    writeFacts: write_facts,
+  };
   const agent = requireAgent(body.agent_name);
   resolveScopes({ principal: hook, agentScopes: agent.memory_scopes });
   if (middlewaresFromConfig(agent.middleware ?? []).some((m) => m.rewritesHistory === true)) authorize(hook, "rewrite_thread");
-  return { scopes, rewrite_history };
+  return { scopes, rewrite_history, write_facts };
 }
 
 function pointerOrFail(field: string, raw: string): void {

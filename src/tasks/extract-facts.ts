@@ -107,7 +107,14 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
   const config = agent?.extract;
   if (!config) return { skipped: `agent '${task.agent}' no longer extracts` };
   const { role } = task.key;
-  const principal: Principal = { kind: role === "webhook" ? "webhook" : "tenant", tenant: task.tenant, role, keyId: task.key.id, grants: task.key.grants };
+  const principal: Principal = {
+    kind: role === "webhook" ? "webhook" : "tenant",
+    tenant: task.tenant,
+    role,
+    keyId: task.key.id,
+    grants: task.key.grants,
+    ...(task.key.write_facts ? { writeFacts: true } : {}),
+  };
   const scope = config.scope === "session" ? MemoryScope.session(task.thread_id) : MemoryScope.parse(config.scope);
   // The turn's key must be able to write there; config alone grants nothing.
   try {

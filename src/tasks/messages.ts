@@ -47,8 +47,13 @@ export const ExtractFactsTask = z.object({
   agent: z.string().min(1).max(64),
   thread_id: z.string().min(1).max(128),
   checkpoint_id: z.string().min(1).max(64),
-  /** Who ran the turn, as the policy knows it: a webhook stays a webhook (which writes no facts), never a member with its grants. */
-  key: z.object({ id: z.string().max(64), role: z.enum(["admin", "member", "webhook"]), grants: z.array(z.string().max(200)).max(256) }),
+  /** Who ran the turn, as the policy knows it: a webhook stays a webhook (which writes facts only if registered to), never a member with its grants. */
+  key: z.object({
+    id: z.string().max(64),
+    role: z.enum(["admin", "member", "webhook"]),
+    grants: z.array(z.string().max(200)).max(256),
+    write_facts: z.boolean().optional(),
+  }),
 });
 
 export const Task = z.discriminatedUnion("kind", [RememberMemoryTask, ForgetMemoryTask, SummarizeThreadTask, RunWebhookTask, ExtractFactsTask]);
@@ -89,6 +94,6 @@ export async function scheduleExtraction(
     agent: agent.name,
     thread_id: threadId,
     checkpoint_id: checkpointId,
-    key: { id: principal.keyId, role, grants: principal.grants },
+    key: { id: principal.keyId, role, grants: principal.grants, ...(principal.writeFacts ? { write_facts: true } : {}) },
   });
 }

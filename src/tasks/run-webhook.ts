@@ -11,8 +11,16 @@ import { findWebhook, getDelivery, setDeliveryStatus, type WebhookRecord } from 
  * registration (never more than the registering key had): the policy decides its
  * threads, its agent's scopes and whether it may rewrite history, as for a key.
  */
-export function webhookPrincipal(hook: Pick<WebhookRecord, "id" | "tenant_id" | "scopes" | "rewrite_history">): Principal {
-  return { kind: "webhook", tenant: hook.tenant_id, role: "webhook", keyId: `webhook:${hook.id}`, grants: hook.scopes, rewriteHistory: hook.rewrite_history };
+export function webhookPrincipal(hook: Pick<WebhookRecord, "id" | "tenant_id" | "scopes" | "rewrite_history" | "write_facts">): Principal {
+  return {
+    kind: "webhook",
+    tenant: hook.tenant_id,
+    role: "webhook",
+    keyId: `webhook:${hook.id}`,
+    grants: hook.scopes,
+    rewriteHistory: hook.rewrite_history,
+    writeFacts: hook.write_facts,
+  };
 }
 
 export type RunSummary = { thread_id: string; checkpoint_id: string | null; reply: string; model: string };

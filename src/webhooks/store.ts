@@ -11,6 +11,7 @@ export const Webhook = z
     callback_url: z.string().nullable(),
     scopes: z.array(z.string()).openapi({ description: "The grants deliveries run with (given at registration, within the registering key's)" }),
     rewrite_history: z.boolean().openapi({ description: "Whether deliveries may run agents that rewrite stored history (trim, delete_old, summarization)" }),
+    write_facts: z.boolean().openapi({ description: "Whether deliveries may write facts within the hook's grants (remember / forget tools, extraction)" }),
     created_at: z.number().int(),
   })
   .openapi("Webhook");
@@ -19,7 +20,7 @@ export type Webhook = z.infer<typeof Webhook>;
 /** The stored row: the secret is kept in clear because verifying an HMAC needs it. */
 export type WebhookRecord = Webhook & { tenant_id: string; secret: string };
 
-type Row = Omit<WebhookRecord, "scopes" | "rewrite_history"> & { grants: string; rewrite_history: number };
+type Row = Omit<WebhookRecord, "scopes" | "rewrite_history" | "write_facts"> & { grants: string; rewrite_history: number; write_facts: number };
 
 const Grants = z.array(z.string());
 /** A malformed stored value grants nothing rather than failing the delivery. */
@@ -33,25 +34,38 @@ function grantsOf(json: string): string[] {
 }
 
 function fromRow<T extends Partial<Row>>(
-  r: T & Pick<Row, "grants" | "rewrite_history">,
-): Omit<T, "grants" | "rewrite_history"> & Pick<Webhook, "scopes" | "rewrite_history"> {
-  const { grants, rewrite_history, ...rest } = r;
-  return { ...rest, scopes: grantsOf(grants), rewrite_history: rewrite_history === 1 };
+  r: T & Pick<Row, "grants" | "rewrite_history" | "write_facts">,
+): Omit<T, "grants" | "rewrite_history" | "write_facts"> & Pick<Webhook, "scopes" | "rewrite_history" | "write_facts"> {
+  const { grants, rewrite_history, write_facts, ...rest } = r;
+  return { ...rest, scopes: grantsOf(grants), rewrite_history: rewrite_history === 1, write_facts: write_facts === 1 };
 }
 
 export type NewWebhook = Omit<Webhook, "id" | "created_at"> & { secret: string };
 
 export const newWebhookId = (): string => `wh_${crypto.randomUUID().replaceAll("-", "")}`;
 
-const PUBLIC_COLUMNS = "id, name, agent_name, thread_from, text_from, callback_url, grants, rewrite_history, created_at";
+const PUBLIC_COLUMNS = "id, name, agent_name, thread_from, text_from, callback_url, grants, rewrite_history, write_facts, created_at";
 
 export async function insertWebhook(db: D1Database, tenant: string, w: NewWebhook, now = Date.now()): Promise<Webhook> {
   const id = newWebhookId();
   await db
     .prepare(
-      "INSERT INTO webhooks (id, tenant_id, name, agent_name, thread_from, text_from, callback_url, secret, grants, rewrite_history, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO webhooks (id, tenant_id, name, agent_name, thread_from, text_from, callback_url, secret, grants, rewrite_history, write_facts, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
-    .bind(id, tenant, w.name, w.agent_name, w.thread_from, w.text_from, w.callback_url, w.secret, JSON.stringify(w.scopes), w.rewrite_history ? 1 : 0, now)
+    .bind(
+      id,
+      tenant,
+      w.name,
+      w.agent_name,
+      w.thread_from,
+      w.text_from,
+      w.callback_url,
+      w.secret,
+      JSON.stringify(w.scopes),
+      w.rewrite_history ? 1 : 0,
+      w.write_facts ? 1 : 0,
+      now,
+    )
     .run();
   return {
     id,
@@ -62,6 +76,7 @@ export async function insertWebhook(db: D1Database, tenant: string, w: NewWebhoo
     callback_url: w.callback_url,
     scopes: w.scopes,
     rewrite_history: w.rewrite_history,
+    write_facts: w.write_facts,
     created_at: now,
   };
 }

@@ -137,6 +137,7 @@ describe("retries and dead letters", () => {
       secret: "whsec_test",
       scopes: ["session:*", "organization:acme"],
       rewrite_history: true,
+      write_facts: false,
     });
     const threadId = `th-${uid()}`;
     const deliveryId = `d-${uid()}`;

@@ -134,7 +134,7 @@ describe("background fact extraction through the queue", () => {
     expect(await scopeOf(t.tenant)).toEqual(before);
   });
 
-  it("a webhook turn never writes facts through extraction, even where the hook's grants reach (hooks may not write)", async () => {
+  it("a webhook turn not registered with write_facts writes no facts through extraction, even where the hook's grants reach", async () => {
     const t = tenant();
     const before = await scopeOf(t.tenant);
     const hook = await registerHook(t, { agent_name: "note-taker" }); // grants: session:*, organization:acme
@@ -152,6 +152,23 @@ describe("background fact extraction through the queue", () => {
     expect(status.status).toBe("dead_lettered");
     expect((status as { reason: string }).reason).toMatch(/BEM-144.*may not write 'organization:acme'/);
     expect(await scopeOf(t.tenant)).toEqual(before);
+  });
+
+  it("a webhook turn registered with write_facts extracts within the hook's grants", async () => {
+    const t = tenant();
+    const hook = await registerHook(t, { agent_name: "note-taker", write_facts: true }); // grants: session:*, organization:acme
+    fakeOpenAI().reply(json([{ key: "home-city", kind: "profile", text: "The sender lives in Oslo." }]));
+    const thread = `wh-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await deliver(hook, { ticket: { id: thread, body: "I live in Oslo." } }, { deliveryId: "x-2" })).status).toBe(202);
+    await waitFor("delivery done", async () => ((await deliveryRow(hook.id, "x-2"))?.status === "done" ? true : undefined));
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as { checkpoint_id: string };
+    const id = await extractionTaskId(t.tenant, thread, state.checkpoint_id);
+    const status = await waitFor("extraction outcome", async () => {
+      const s = await taskStatus(env.DB, t.tenant, id);
+      return s.status === "pending" ? undefined : s;
+    });
+    expect(status.status).toBe("done");
+    expect((await scopeOf(t.tenant)).map((f) => f.text)).toContain("The sender lives in Oslo.");
   });
 
   it("a provider failure is retried (not dead-lettered at once)", async () => {

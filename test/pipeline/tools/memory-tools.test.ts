@@ -193,7 +193,7 @@ describe("memory tools through a full run", () => {
     expect(body.edgeweave.memory?.facts).toContainEqual(expect.objectContaining({ kind: "policy", loaded: true, reason: "fits" }));
   });
 
-  it("a webhook turn acts with the hook's registered grants: recall reads within them, outside is a tool error, remembering is refused (hooks write no facts)", async () => {
+  it("a webhook turn acts with the hook's registered grants: recall reads within them, outside is a tool error, remembering is refused (the hook was not registered with write_facts)", async () => {
     const t = tenant();
     await api("/v1/memory/facts", {
       key: t.adminKey,
@@ -222,6 +222,35 @@ describe("memory tools through a full run", () => {
     expect(JSON.parse(tm.get("r")!).facts.map((f: { key: string }) => f.key)).toEqual(["wh-hours"]);
     expect(tm.get("x")).toMatch(/^Error: 'recall' failed: .*outside this key's grants/);
     expect(await factsIn(t.tenant, `session:${thread}`)).toEqual([]);
+  });
+
+  it("a hook registered with write_facts remembers and forgets within its grants, and nowhere else", async () => {
+    const t = tenant();
+    const hook = await registerHook(t, { agent_name: "memory-assistant", write_facts: true }); // grants: session:*, organization:acme
+    const privateBefore = await factsIn(t.tenant, "docset:private");
+    fakeOpenAI()
+      .reply({
+        tool_calls: [
+          { id: "w", name: "remember", arguments: { scope: "organization:acme", kind: "faq", key: "wh-note", text: "Tickets close after 7 days." } },
+          { id: "x", name: "remember", arguments: { scope: "docset:private", kind: "faq", text: "not for hooks" } },
+          { id: "s", name: "remember", arguments: { scope: "system", kind: "rule", text: "not for hooks either" } },
+        ],
+      })
+      .reply("Noted.")
+      .reply(call("forget", { key: "wh-note", scope: "organization:acme" }))
+      .reply("Forgotten.");
+    const thread = `wh-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await deliver(hook, { ticket: { id: thread, body: "Remember the closing rule." } }, { deliveryId: "w-1" })).status).toBe(202);
+    await waitFor("first delivery", async () => ((await deliveryRow(hook.id, "w-1"))?.status === "done" ? true : undefined));
+    const tm = new Map((await toolMessages(t.adminKey, thread)).map((m) => [m.tool_call_id, m.content]));
+    expect(JSON.parse(tm.get("w")!)).toMatchObject({ scope: "organization:acme", key: "wh-note" });
+    expect(tm.get("x")).toMatch(/^Error: 'remember' failed: .*outside this key's grants/);
+    expect(tm.get("s")).toMatch(/^Error: 'remember' failed: Only the operator key writes system facts/);
+    expect((await factsIn(t.tenant, "organization:acme")).filter((f) => f.key === "wh-note").map((f) => f.text)).toEqual(["Tickets close after 7 days."]);
+    expect(await factsIn(t.tenant, "docset:private")).toEqual(privateBefore);
+    expect((await deliver(hook, { ticket: { id: thread, body: "Forget it again." } }, { deliveryId: "w-2" })).status).toBe(202);
+    await waitFor("second delivery", async () => ((await deliveryRow(hook.id, "w-2"))?.status === "done" ? true : undefined));
+    expect((await factsIn(t.tenant, "organization:acme")).filter((f) => f.key === "wh-note")).toEqual([]);
   });
 
   it("a key created with an exact grant may remember there by default", async () => {
