@@ -34,7 +34,7 @@ async function existingThread(env: Env, p: Principal, rawId: string, rewrites: b
   const threadId = parseThreadId(rawId);
   authorizeThread(p, threadId, rewrites);
   const client = new ThreadClient(env, p.tenant, threadId);
-  if ((await client.getHistory({ limit: 1 })).checkpoints.length === 0) throw new AppError("BEM-036", `No thread '${client.threadId}'`);
+  if (!(await client.exists())) throw new AppError("BEM-036", `No thread '${client.threadId}'`);
   return client;
 }
 

@@ -1,6 +1,5 @@
-import { authorize, decide } from "../auth/policy";
+import { authorizeThread, readableThreads } from "../auth/policy";
 import { AppError } from "../core/errors";
-import { MemoryScope } from "../memory/scope";
 import type { ToolCaller } from "../pipeline/runtime";
 import { defineTool, type ToolCallRuntime } from "../pipeline/tools/define";
 import { ThreadClient } from "../thread/client";
@@ -9,9 +8,9 @@ import { listThreads } from "../thread/thread-list";
 import { parseThreadId } from "../thread/thread-id";
 
 /**
- * Reading threads over MCP. A thread is the session scope `session:<id>`, so a key
- * reads it only when its grants do (admins: every thread; members: with a grant such as
- * `session:*` or `session:<id>`).
+ * Reading threads over MCP, under the same rule as the thread routes: a key reaches thread
+ * `t` iff a grant matches `session:t` (admins: every thread; members: with a grant such as
+ * `session:*`, `session:support-*` or `session:<id>`).
  */
 
 function callerOf(runtime: ToolCallRuntime): ToolCaller {
@@ -19,34 +18,32 @@ function callerOf(runtime: ToolCallRuntime): ToolCaller {
   return runtime.caller;
 }
 
-const MAX_SCAN_PAGES = 5;
-
 export const searchThreads = defineTool({
   name: "search_threads",
-  description: "List this tenant's threads you may read, most recently updated first; `query` keeps those whose id contains it.",
+  description:
+    "List this tenant's threads you may read, most recently updated first; `query` keeps those whose id contains it (case-insensitive). " +
+    "Matches ids only, never message text. Pass the answer's `next_before` as `before` for the next page (null on the last).",
   inputSchema: {
     type: "object",
-    properties: { query: { type: "string", maxLength: 128 }, limit: { type: "integer", minimum: 1, maximum: 50 } },
+    properties: {
+      query: { type: "string", maxLength: 128 },
+      limit: { type: "integer", minimum: 1, maximum: 50 },
+      before: { type: "string", maxLength: 200 },
+    },
   },
   handler: async (input, runtime) => {
     const caller = callerOf(runtime);
     const limit = typeof input.limit === "number" ? input.limit : 20;
-    const query = typeof input.query === "string" ? input.query.toLowerCase() : "";
-    const found: { thread_id: string; updated_at: number }[] = [];
-    let before: string | undefined;
-    // Pages of the tenant's thread list, filtered by grant and query; bounded, so a query that matches little costs little.
-    for (let page = 0; page < MAX_SCAN_PAGES && found.length < limit; page++) {
-      const list = await listThreads(caller.env.DB, caller.principal.tenant, { limit: 100, ...(before ? { before } : {}) });
-      for (const t of list.threads) {
-        if (found.length >= limit) break;
-        if (query && !t.thread_id.toLowerCase().includes(query)) continue;
-        if (decide(caller.principal, "read_scope", { scope: MemoryScope.session(t.thread_id) }).allow)
-          found.push({ thread_id: t.thread_id, updated_at: t.updated_at });
-      }
-      if (!list.next_before) break;
-      before = list.next_before;
-    }
-    return JSON.stringify({ threads: found });
+    const query = typeof input.query === "string" ? input.query : "";
+    const before = typeof input.before === "string" && input.before !== "" ? input.before : undefined;
+    // The same query as GET /v1/threads: grants and query filter in SQL, before the LIMIT, bound to the tenant.
+    const page = await listThreads(caller.env.DB, caller.principal.tenant, {
+      limit,
+      only: readableThreads(caller.principal),
+      ...(query ? { idContains: query } : {}),
+      ...(before ? { before } : {}),
+    });
+    return JSON.stringify({ threads: page.threads.map((t) => ({ thread_id: t.thread_id, updated_at: t.updated_at })), next_before: page.next_before });
   },
 });
 
@@ -61,10 +58,14 @@ export const getThread = defineTool({
   handler: async (input, runtime) => {
     const caller = callerOf(runtime);
     const threadId = parseThreadId(String(input.thread_id));
-    authorize(caller.principal, "read_scope", { scope: MemoryScope.session(threadId) });
+    // The grant first (BEM-025 whether or not the thread exists), then existence, as GET /v1/threads/:id/state.
+    authorizeThread(caller.principal, threadId, false);
     const limit = typeof input.limit === "number" ? input.limit : 50;
-    const recent = await new ThreadClient(caller.env, caller.principal.tenant, threadId).loadRecent(200_000);
-    const messages = recent.messages.slice(-limit).map((m) => ({ id: m.id, role: m.role, content: messageText(m.content), created_at: m.created_at }));
+    const thread = new ThreadClient(caller.env, caller.principal.tenant, threadId);
+    const recent = await thread.loadRecent(200_000, { maxMessages: limit });
+    // Only an empty answer needs the existence check (a thread may exist with no messages).
+    if (recent.messages.length === 0 && !(await thread.exists())) throw new AppError("BEM-036", `No thread '${threadId}'`);
+    const messages = recent.messages.map((m) => ({ id: m.id, role: m.role, content: messageText(m.content), created_at: m.created_at }));
     return JSON.stringify({ thread_id: threadId, messages });
   },
 });

@@ -110,6 +110,11 @@ export class ThreadClient {
     return unwrap(await this.stub.getHistory(opts));
   }
 
+  /** Whether the thread exists: its object holds a checkpoint (the D1 list is bookkeeping, the object the truth). */
+  async exists(): Promise<boolean> {
+    return (await this.getHistory({ limit: 1 })).checkpoints.length > 0;
+  }
+
   /**
    * Applies ops atomically as one checkpoint. Accepts `{ops}` or the ops array.
    * Without `run` (or with a run whose lease lapsed) it waits for any running turn to save first.

@@ -58,9 +58,25 @@ function filterSql(f: ThreadFilter): { sql: string; values: string[] } {
   return { sql: ` AND (${terms.join(" OR ")})`, values: [...f.exact, ...f.prefixes.filter((p) => p !== "")] };
 }
 
-export async function listThreads(db: D1Database, tenant: string, opts: { limit?: number; before?: string; only?: ThreadFilter } = {}): Promise<ThreadList> {
+/** The id filter of a search: ids containing `text`, ignoring ASCII case (thread ids are ASCII); instr needs no escaping. */
+function containsSql(text: string | undefined): { sql: string; values: string[] } {
+  return text ? { sql: " AND instr(lower(thread_id), ?) > 0", values: [text.toLowerCase()] } : { sql: "", values: [] };
+}
+
+/**
+ * A page of the tenant's threads, newest first. Both filters (the caller's grants, an id
+ * substring) are in the WHERE clause, before the LIMIT, so a page is never emptied by
+ * newer rows the caller may not see.
+ */
+export async function listThreads(
+  db: D1Database,
+  tenant: string,
+  opts: { limit?: number; before?: string; only?: ThreadFilter; idContains?: string } = {},
+): Promise<ThreadList> {
   const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 20), 1), 100);
-  const only = filterSql(opts.only ?? { all: true });
+  const grants = filterSql(opts.only ?? { all: true });
+  const contains = containsSql(opts.idContains);
+  const only = { sql: grants.sql + contains.sql, values: [...grants.values, ...contains.values] };
   const cols = `SELECT thread_id, created_at, updated_at FROM threads`;
   const order = `ORDER BY updated_at DESC, thread_id DESC LIMIT ?`;
   const stmt = opts.before

@@ -68,15 +68,73 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
 
     // A member key without a session grant sees no threads and cannot read one.
     const member = await mcpClient(t.memberKey);
-    expect((await callJson(member, "search_threads", { query: thread })).json).toEqual({ threads: [] });
+    expect((await callJson(member, "search_threads", { query: thread })).json).toEqual({ threads: [], next_before: null });
     const denied = await callJson(member, "get_thread", { thread_id: thread });
     expect(denied.error).toBe(true);
-    expect(denied.text).toMatch(/^BEM-023/);
+    expect(denied.text).toMatch(/^BEM-025/);
     // With a grant on that session, it can.
     const reader = await mcpClient((await createKey(t.tenant, { role: "member", scopes: [`session:${thread}`] })).key);
-    expect((await callJson(reader, "search_threads", {})).json).toEqual({ threads: [expect.objectContaining({ thread_id: thread })] });
+    expect((await callJson(reader, "search_threads", {})).json).toEqual({ threads: [expect.objectContaining({ thread_id: thread })], next_before: null });
     expect((await callJson(reader, "get_thread", { thread_id: thread })).error).toBe(false);
     for (const c of [admin, member, reader]) await c.close();
+  });
+
+  it("search_threads applies the grants and the query before its limit: an old thread behind 500+ newer ones is found", async () => {
+    const t = await createTenant();
+    const old = uniqueThread("old");
+    const append = { ops: [{ op: "append", messages: [{ role: "user", content: "An old question" }] }] };
+    expect((await api(`/v1/threads/${old}/state`, { key: t.adminKey, body: append })).status).toBe(200);
+    // 505 newer threads of the same tenant, none the member may reach: only the D1 index is listed, so rows suffice.
+    const base = Date.now() + 60_000;
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 505)
+       INSERT INTO threads (tenant_id, thread_id, created_at, updated_at) SELECT ?1, 'new-' || i, ?2 + i, ?2 + i FROM n`,
+    )
+      .bind(t.tenant, base)
+      .run();
+
+    const member = await mcpClient((await createKey(t.tenant, { role: "member", scopes: ["session:old-*"] })).key);
+    expect((await callJson(member, "search_threads", {})).json).toEqual({ threads: [expect.objectContaining({ thread_id: old })], next_before: null });
+    // The query matches ids case-insensitively, in the same query, so it too reaches past the newer rows.
+    const admin = await mcpClient(t.adminKey);
+    expect((await callJson(admin, "search_threads", { query: old.toUpperCase() })).json).toEqual({
+      threads: [expect.objectContaining({ thread_id: old })],
+      next_before: null,
+    });
+    // Paging: the admin's pages of 50 walk every thread, newest first, the old one last.
+    const seen: string[] = [];
+    let before: string | null = null;
+    do {
+      const page = (await callJson(admin, "search_threads", { limit: 50, ...(before ? { before } : {}) })).json as {
+        threads: { thread_id: string }[];
+        next_before: string | null;
+      };
+      seen.push(...page.threads.map((x) => x.thread_id));
+      before = page.next_before;
+    } while (before);
+    expect(seen).toHaveLength(506);
+    expect(seen.at(-1)).toBe(old);
+    for (const c of [member, admin]) await c.close();
+  });
+
+  it("get_thread: a thread outside the grants is BEM-025 whether or not it exists; a missing one within them is BEM-036", async () => {
+    const t = tenant();
+    const thread = uniqueThread("mcp-get");
+    const append = { ops: [{ op: "append", messages: [{ role: "user", content: "Kept" }] }] };
+    expect((await api(`/v1/threads/${thread}/state`, { key: t.adminKey, body: append })).status).toBe(200);
+    const admin = await mcpClient(t.adminKey);
+    const missing = await callJson(admin, "get_thread", { thread_id: uniqueThread("mcp-none") });
+    expect(missing.error).toBe(true);
+    expect(missing.text).toMatch(/^BEM-036/);
+    expect((await callJson(admin, "get_thread", { thread_id: thread, limit: 1 })).json).toMatchObject({ messages: [{ role: "user", content: "Kept" }] });
+
+    const member = await mcpClient((await createKey(t.tenant, { role: "member", scopes: ["session:mcp-mine-*"] })).key);
+    for (const id of [thread, uniqueThread("mcp-none")]) {
+      const r = await callJson(member, "get_thread", { thread_id: id });
+      expect(r.text, id).toMatch(/^BEM-025/);
+    }
+    expect((await callJson(member, "get_thread", { thread_id: uniqueThread("mcp-mine") })).text).toMatch(/^BEM-036/);
+    for (const c of [admin, member]) await c.close();
   });
 
   it("grants and tenants: a member cannot write or read outside its grants; another tenant sees nothing", async () => {
@@ -97,7 +155,7 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
     const o = await mcpClient(other.adminKey);
     expect((await callJson(o, "recall", { query: "vault code", scopes: ["organization:acme"] })).json).toEqual({ facts: [] });
     expect((await callJson(o, "forget", { key: "vault", scope: "organization:acme" })).text).toMatch(/^BEM-061/);
-    expect((await callJson(o, "search_threads", {})).json).toEqual({ threads: [] });
+    expect((await callJson(o, "search_threads", {})).json).toEqual({ threads: [], next_before: null });
     const facts = (await (await api("/v1/memory/facts?scope=organization:acme&key=vault", { key: t.adminKey })).json()) as { facts: unknown[] };
     expect(facts.facts).toHaveLength(1);
     for (const c of [member, o]) await c.close();
