@@ -156,27 +156,36 @@ export async function principalForKey(db: D1Database, key: string, now = Date.no
   const cached = keyCache.get(hash);
   if (cached && cached.until > now) return cached.principal;
   if ((unknownKeys.get(hash) ?? 0) > now) return null;
-  const row = await db
-    .prepare("SELECT id, tenant_id, role, scopes FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL")
-    .bind(hash)
-    .first<Pick<KeyRow, "id" | "tenant_id" | "role" | "scopes">>();
+  const row = await db.prepare("SELECT id, tenant_id, role, scopes FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL").bind(hash).first<PrincipalRow>();
   if (!row) {
     keyCache.delete(hash);
     if (unknownKeys.size > 10_000) unknownKeys.clear(); // bounded, like keyCache
     unknownKeys.set(hash, now + UNKNOWN_KEY_CACHE_MS);
     return null;
   }
-  const role = KeyRole.parse(row.role);
-  const principal: Principal = {
-    kind: "tenant",
-    tenant: row.tenant_id,
-    role,
-    keyId: row.id,
-    grants: role === "admin" ? ["*"] : scopesOf(row.scopes),
-  };
+  const principal = principalOf(row);
   if (keyCache.size > 10_000) keyCache.clear(); // bounded: a flood of keys cannot grow memory
   keyCache.set(hash, { principal, until: now + KEY_CACHE_MS, keyId: row.id });
   return principal;
+}
+
+type PrincipalRow = Pick<KeyRow, "id" | "tenant_id" | "role" | "scopes">;
+
+function principalOf(row: PrincipalRow): Principal {
+  const role = KeyRole.parse(row.role);
+  return { kind: "tenant", tenant: row.tenant_id, role, keyId: row.id, grants: role === "admin" ? ["*"] : scopesOf(row.scopes) };
+}
+
+/**
+ * The principal of a live key of this tenant, looked up by its id (not its secret) and never
+ * cached: background work acting for a key asks who that is now, so a revoke stops it at once.
+ */
+export async function principalForKeyId(db: D1Database, tenant: string, id: string): Promise<Principal | null> {
+  const row = await db
+    .prepare("SELECT id, tenant_id, role, scopes FROM api_keys WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL")
+    .bind(tenant, id)
+    .first<PrincipalRow>();
+  return row ? principalOf(row) : null;
 }
 
 function forgetCachedKey(keyId: string): void {

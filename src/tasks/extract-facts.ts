@@ -1,4 +1,7 @@
 import { authorize } from "../auth/policy";
+import { principalForKeyId } from "../auth/tenant-store";
+import { getWebhook } from "../webhooks/store";
+import { WEBHOOK_KEY_PREFIX, webhookPrincipal } from "./run-webhook";
 import { assertFactRoom } from "../auth/quotas";
 import { z } from "@hono/zod-openapi";
 import type { Principal } from "../core/principal";
@@ -21,7 +24,9 @@ import type { ExtractFactsTask } from "./messages";
  * Background fact extraction. After a turn of an agent with `extract:` in models.yaml,
  * a queued task (id derived from tenant, thread and checkpoint, so a turn is extracted
  * once) asks a router-chosen cheap model for durable facts as JSON, validates ALL of it,
- * and only then upserts by key within the grants of the key that ran the turn. Anything
+ * and only then upserts by key within the CURRENT grants of the key (or webhook) that ran
+ * the turn, looked up again when the task runs: a key revoked or a hook deleted since the
+ * turn writes nothing (BEM-021 / BEM-093, dead-lettered, not retried). Anything
  * malformed, over the limits, of another kind, or aimed at another scope rejects the whole
  * answer: nothing is stored, and the task is dead-lettered with the reason (BEM-144).
  */
@@ -100,21 +105,31 @@ function instructions(kinds: readonly string[], known: readonly { key: string; t
   ].join("\n");
 }
 
+/**
+ * Who the task acts for, as storage says now (one D1 read, bound to the task's tenant): the grants
+ * captured with the turn are only a record, since the key may have been revoked or the hook deleted
+ * while the task waited in the queue. Stored keys and hooks are never widened, so this is at most
+ * what was captured.
+ */
+async function currentPrincipal(db: D1Database, task: z.infer<typeof ExtractFactsTask>): Promise<Principal> {
+  if (task.key.role === "webhook") {
+    const hookId = task.key.id.startsWith(WEBHOOK_KEY_PREFIX) ? task.key.id.slice(WEBHOOK_KEY_PREFIX.length) : "";
+    const hook = hookId ? await getWebhook(db, task.tenant, hookId) : null;
+    if (!hook) throw new AppError("BEM-093", "Extraction refused, nothing stored: the webhook that ran the turn was deleted");
+    return webhookPrincipal(hook);
+  }
+  const principal = await principalForKeyId(db, task.tenant, task.key.id);
+  if (!principal) throw new AppError("BEM-021", "Extraction refused, nothing stored: the API key that ran the turn was revoked");
+  return principal;
+}
+
 type Extracted = { stored: number; replaced: number; model: string; over_quota?: number } | { skipped: string };
 
 export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTask>): Promise<Extracted> {
   const agent = agentByName(task.agent);
   const config = agent?.extract;
   if (!config) return { skipped: `agent '${task.agent}' no longer extracts` };
-  const { role } = task.key;
-  const principal: Principal = {
-    kind: role === "webhook" ? "webhook" : "tenant",
-    tenant: task.tenant,
-    role,
-    keyId: task.key.id,
-    grants: task.key.grants,
-    ...(task.key.write_facts ? { writeFacts: true } : {}),
-  };
+  const principal = await currentPrincipal(env.DB, task);
   const scope = config.scope === "session" ? MemoryScope.session(task.thread_id) : MemoryScope.parse(config.scope);
   // The turn's key must be able to write there; config alone grants nothing.
   try {

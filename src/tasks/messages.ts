@@ -40,7 +40,10 @@ export const RunWebhookTask = z.object({
   delivery_id: z.string().min(1).max(128),
 });
 
-/** Facts from a saved turn (src/tasks/extract-facts.ts), written with the grants of the key that ran it. */
+/**
+ * Facts from a saved turn (src/tasks/extract-facts.ts), written with the CURRENT grants of the key
+ * (or hook) that ran it: `key.id` is looked up again when the task runs; the rest is a record.
+ */
 export const ExtractFactsTask = z.object({
   ...base,
   kind: z.literal("extract_facts"),

@@ -6,6 +6,9 @@ import { allowPrivateCallbacks, callbackUrlProblem } from "../webhooks/callback-
 import { type CallbackOptions, type CallbackOutcome, sendCallback } from "../webhooks/callback";
 import { findWebhook, getDelivery, setDeliveryStatus, type WebhookRecord } from "../webhooks/store";
 
+/** A webhook principal's keyId is this prefix and the hook's id. */
+export const WEBHOOK_KEY_PREFIX = "webhook:";
+
 /**
  * A hook runs as the webhook principal of its tenant with the grants given at
  * registration (never more than the registering key had): the policy decides its
@@ -16,7 +19,7 @@ export function webhookPrincipal(hook: Pick<WebhookRecord, "id" | "tenant_id" | 
     kind: "webhook",
     tenant: hook.tenant_id,
     role: "webhook",
-    keyId: `webhook:${hook.id}`,
+    keyId: `${WEBHOOK_KEY_PREFIX}${hook.id}`,
     grants: hook.scopes,
     rewriteHistory: hook.rewrite_history,
     writeFacts: hook.write_facts,

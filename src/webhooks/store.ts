@@ -108,6 +108,15 @@ export async function findWebhook(db: D1Database, id: string): Promise<WebhookRe
   return row ? fromRow(row) : null;
 }
 
+/** A hook of this tenant by id, without its secret: what a task acting for the hook needs to know now. */
+export async function getWebhook(db: D1Database, tenant: string, id: string): Promise<(Webhook & { tenant_id: string }) | null> {
+  const row = await db
+    .prepare(`SELECT ${PUBLIC_COLUMNS}, tenant_id FROM webhooks WHERE tenant_id = ? AND id = ?`)
+    .bind(tenant, id)
+    .first<Omit<Row, "secret">>();
+  return row ? fromRow(row) : null;
+}
+
 export const DeliveryStatus = z.enum(["accepted", "replied", "done", "failed"]);
 export type DeliveryStatus = z.infer<typeof DeliveryStatus>;
 

@@ -171,15 +171,77 @@ describe("background fact extraction through the queue", () => {
     expect((await scopeOf(t.tenant)).map((f) => f.text)).toContain("The sender lives in Oslo.");
   });
 
+  /** A saved turn without an agent (offline model, nothing queued): its extraction task is run here. */
+  async function savedTurn(key: string, thread: string): Promise<string> {
+    const res = await api("/v1/chat/completions", {
+      key,
+      body: { model: "auto", thread_id: thread, messages: [{ role: "user", content: "I live in Rome." }] },
+    });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { edgeweave: { checkpoint_id: string } }).edgeweave.checkpoint_id;
+  }
+
+  it("a key revoked before its turn's extraction runs: nothing stored, no model call, the task status says why", async () => {
+    const t = tenant();
+    const member = await createKey(t.tenant, { role: "member", scopes: ["organization:acme", "session:*"] });
+    const thread = uniqueThread();
+    const cp = await savedTurn(member.key, thread);
+    // The task as scheduleExtraction queued it for this turn: the member's grants reach the extraction scope.
+    const id = await extractionTaskId(t.tenant, thread, cp);
+    const msg = new FakeMessage({
+      id,
+      kind: "extract_facts",
+      tenant: t.tenant,
+      agent: "note-taker",
+      thread_id: thread,
+      checkpoint_id: cp,
+      key: { id: member.id, role: "member", grants: ["organization:acme", "session:*"] },
+    });
+    expect((await api(`/v1/admin/tenants/${t.tenant}/keys/${member.id}`, { method: "DELETE", key: t.adminKey })).status).toBe(200);
+    const before = await scopeOf(t.tenant);
+    const fake = fakeOpenAI().reply(json([{ key: "home-city", kind: "profile", text: "The user lives in Rome." }]));
+    expect(await consumeTask({ env, waitUntil: () => undefined }, msg)).toBe("dead-lettered");
+    expect(msg.retries).toEqual([]);
+    const status = await taskStatus(env.DB, t.tenant, id);
+    expect(status.status).toBe("dead_lettered");
+    expect((status as { reason: string }).reason).toMatch(/permanent failure: BEM-021: .*revoked/);
+    expect(fake.calls.length).toBe(0);
+    expect(await scopeOf(t.tenant)).toEqual(before);
+  });
+
+  it("a webhook deleted before its turn's extraction runs: nothing stored, no model call, the task status says why", async () => {
+    const t = tenant();
+    const hook = await registerHook(t, { write_facts: true }); // grants: session:*, organization:acme; agent: assistant (does not extract)
+    const thread = `wh-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await deliver(hook, { ticket: { id: thread, body: "I live in Rome." } }, { deliveryId: "x-3" })).status).toBe(202);
+    await waitFor("delivery done", async () => ((await deliveryRow(hook.id, "x-3"))?.status === "done" ? true : undefined));
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as { checkpoint_id: string };
+    const id = await extractionTaskId(t.tenant, thread, state.checkpoint_id);
+    const msg = new FakeMessage({
+      id,
+      kind: "extract_facts",
+      tenant: t.tenant,
+      agent: "note-taker",
+      thread_id: thread,
+      checkpoint_id: state.checkpoint_id,
+      key: { id: `webhook:${hook.id}`, role: "webhook", grants: ["session:*", "organization:acme"], write_facts: true },
+    });
+    expect((await api(`/v1/webhooks/${hook.id}`, { method: "DELETE", key: t.adminKey })).status).toBe(200);
+    const before = await scopeOf(t.tenant);
+    const fake = fakeOpenAI().reply(json([{ key: "home-city", kind: "profile", text: "The sender lives in Rome." }]));
+    expect(await consumeTask({ env, waitUntil: () => undefined }, msg)).toBe("dead-lettered");
+    expect(msg.retries).toEqual([]);
+    const status = await taskStatus(env.DB, t.tenant, id);
+    expect(status.status).toBe("dead_lettered");
+    expect((status as { reason: string }).reason).toMatch(/permanent failure: BEM-093: .*webhook.*deleted/);
+    expect(fake.calls.length).toBe(0);
+    expect(await scopeOf(t.tenant)).toEqual(before);
+  });
+
   it("a provider failure is retried (not dead-lettered at once)", async () => {
     const t = tenant();
     const thread = uniqueThread();
-    // A turn of an agent that does not extract (offline model), so nothing is queued; the task is run here.
-    const res = await api("/v1/chat/completions", {
-      key: t.adminKey,
-      body: { model: "auto", agent: "assistant", thread_id: thread, messages: [{ role: "user", content: "I live in Rome." }] },
-    });
-    const cp = ((await res.json()) as { edgeweave: { checkpoint_id: string } }).edgeweave.checkpoint_id;
+    const cp = await savedTurn(t.adminKey, thread);
     const before = await scopeOf(t.tenant);
     const fake = fakeOpenAI().status(500).status(500).status(500).status(500);
     const msg = new FakeMessage({
@@ -189,7 +251,7 @@ describe("background fact extraction through the queue", () => {
       agent: "note-taker",
       thread_id: thread,
       checkpoint_id: cp,
-      key: { id: "k", role: "admin", grants: ["*"] },
+      key: { id: t.adminKeyId, role: "admin", grants: ["*"] },
     });
     expect(await consumeTask({ env, waitUntil: () => undefined }, msg)).toBe("retried");
     expect(msg.retries).toHaveLength(1);
