@@ -2,12 +2,13 @@
  * The package entry `edgeweave/langgraph` works from a tarball: `npm pack` (prepack builds
  * dist/langgraph), unpack it into an empty project's node_modules, type-check an app that
  * imports it (NodeNext resolution, so the `exports` map and its types are what is used) and
- * import it under Node. Offline: instead of `npm install` (which would fetch the worker's own
- * dependencies), the tarball is unpacked and the app's LangGraph packages are linked from
- * this repository's node_modules, as an app that uses LangGraph already has them.
+ * import it under Node. The package must depend on nothing and name LangGraph as its peers, so
+ * installing it fetches nothing a LangGraph app lacks. Offline: instead of `npm install`, the
+ * tarball is unpacked and the app's LangGraph packages are linked from this repository's
+ * node_modules, as an app that uses LangGraph already has them.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -26,6 +27,14 @@ try {
   const pkg = join(app, "node_modules", "edgeweave");
   mkdirSync(pkg, { recursive: true });
   run("tar", ["-xzf", tarball, "-C", pkg, "--strip-components=1"], dir);
+  // Installing it must fetch nothing but what a LangGraph app already has: no dependencies, LangGraph as peers.
+  const manifest = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")) as { dependencies?: object; peerDependencies?: Record<string, string> };
+  const peers = Object.keys(manifest.peerDependencies ?? {}).sort();
+  if (Object.keys(manifest.dependencies ?? {}).length > 0 || peers.join() !== "@langchain/core,@langchain/langgraph-checkpoint") {
+    throw new Error(
+      `the package should depend on nothing and name LangGraph as peers; it has ${JSON.stringify({ dependencies: manifest.dependencies, peers })}`,
+    );
+  }
   symlinkSync(join(repo, "node_modules", "@langchain"), join(app, "node_modules", "@langchain"));
   symlinkSync(join(repo, "node_modules", "@types"), join(app, "node_modules", "@types"));
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
