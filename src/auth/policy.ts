@@ -24,6 +24,7 @@ export const RULES = {
   "system only": "only the `system` scope",
   "system + grants": "`system`, and scopes its grants match",
   grants: "what its grants match (`system` excluded)",
+  "any granted": "what its grants match, `system` included when granted",
   "if registered":
     "only if the hook was registered for it (`write_facts: true` to write facts, `rewrite_history: true` to rewrite history), and its grants match (`system` excluded)",
 } as const;
@@ -47,6 +48,13 @@ export const POLICY = {
     webhook: "system + grants",
   },
   write_scope: { what: "remember or forget facts in scope S", operator: "system only", admin: "grants", member: "grants", webhook: "if registered" },
+  reach_namespace: {
+    what: "read, write, search and list LangGraph store items in namespace N (its first labels name a scope; items never load into runs)",
+    operator: "no",
+    admin: "any granted",
+    member: "any granted",
+    webhook: "no",
+  },
   reach_thread: {
     what: "list thread t, read its state and history, run turns on it; the same for conversation t (create, read, metadata, add items) and the responses stored on t (read, continue at the head, delete the record) (grant matches session:t)",
     operator: "no",
@@ -96,6 +104,8 @@ export function decide(p: Principal, action: Action, r: Resource = {}): Decision
       return !scope || scope.isSystem ? ALLOW : deny("BEM-023", `${who} holds only the system scope`);
     case "system + grants":
       return !scope || scope.isSystem || grantsAllow(p.grants, scope) ? ALLOW : outside();
+    case "any granted":
+      return !scope || grantsAllow(p.grants, scope) ? ALLOW : outside();
     case "grants":
       if (!scope) return ALLOW;
       if (scope.isSystem) return deny("BEM-022", "Only the operator key writes system facts");

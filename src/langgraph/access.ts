@@ -1,4 +1,3 @@
-import { grantsAllow } from "../auth/grants";
 import { authorize, decide } from "../auth/policy";
 import type { Principal } from "../core/principal";
 import { AppError } from "../core/errors";
@@ -7,15 +6,16 @@ import type { MemoryScope } from "../memory/scope";
 /**
  * Who may reach what through the LangGraph routes. Threads are decided by the one policy
  * (src/auth/policy.ts, `reach_thread`: a grant matching `session:t`, refused with BEM-025 as
- * on every other thread route). A store namespace is reached iff the key's grants match its
- * scope (admins hold "*"; `system` only when granted — store items never load into runs).
+ * on every other thread route). So are store namespaces (`reach_namespace`: the key's grants
+ * match the namespace's scope — admins hold "*"; `system` only when granted, since store items
+ * never load into runs).
  */
 export function tenantOf(p: Principal): string {
   if (p.kind !== "tenant") throw new AppError("BEM-022", "LangGraph routes take a tenant key, not the operator key");
   return p.tenant;
 }
 
-export const mayReachScope = (p: Principal, scope: MemoryScope): boolean => p.role === "admin" || grantsAllow(p.grants, scope);
+export const mayReachScope = (p: Principal, scope: MemoryScope): boolean => decide(p, "reach_namespace", { scope }).allow;
 
 export const mayReachThread = (p: Principal, threadId: string): boolean => decide(p, "reach_thread", { thread: threadId }).allow;
 

@@ -50,7 +50,7 @@ const json = <T extends z.ZodType>(schema: T) => ({ body: { required: true, cont
 const putItem = createRoute({
   method: "put",
   path: "/v1/langgraph/store/items",
-  middleware: access("write_scope", "run", { rate: "langgraph" }),
+  middleware: access("reach_namespace", "run", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "Put (upsert) an item; a null value deletes it",
   request: json(PutBody),
@@ -59,7 +59,7 @@ const putItem = createRoute({
 const getItem = createRoute({
   method: "get",
   path: "/v1/langgraph/store/items",
-  middleware: access("read_scope", "none", { rate: "langgraph" }),
+  middleware: access("reach_namespace", "none", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "An item, or null",
   request: { query: z.object({ namespace: z.string().max(4096), key: Key, refresh_ttl: z.string().optional() }) },
@@ -68,7 +68,7 @@ const getItem = createRoute({
 const deleteItem = createRoute({
   method: "delete",
   path: "/v1/langgraph/store/items",
-  middleware: access("write_scope", "run", { rate: "langgraph" }),
+  middleware: access("reach_namespace", "run", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "Delete an item",
   request: json(z.object({ namespace: Namespace, key: Key })),
@@ -77,7 +77,7 @@ const deleteItem = createRoute({
 const searchItems = createRoute({
   method: "post",
   path: "/v1/langgraph/store/items/search",
-  middleware: access("read_scope", "run", { rate: "langgraph" }),
+  middleware: access("reach_namespace", "run", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "Items under a namespace prefix, filtered by value fields ($eq $ne $gt $gte $lt $lte)",
   request: json(SearchBody),
@@ -86,7 +86,7 @@ const searchItems = createRoute({
 const listNamespaces = createRoute({
   method: "post",
   path: "/v1/langgraph/store/namespaces",
-  middleware: access("read_scope", "run", { rate: "langgraph" }),
+  middleware: access("reach_namespace", "run", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "Namespaces the key reaches, by prefix / suffix, cut to max_depth",
   request: json(NamespacesBody),
@@ -95,7 +95,7 @@ const listNamespaces = createRoute({
 const batch = createRoute({
   method: "post",
   path: "/v1/langgraph/store/batch",
-  middleware: access("write_scope", "run", { rate: "langgraph" }),
+  middleware: access("reach_namespace", "run", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "Several store operations in one call (EdgeweaveStore.batch); results in order",
   request: json(BatchBody),

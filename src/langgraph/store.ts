@@ -42,9 +42,9 @@ function requireNamespace(p: Principal, ns: readonly string[]): void {
 const joined = (ns: readonly string[]) => ns.join(".");
 const after = (prefix: string) => [`${prefix}.`, `${prefix}/`] as const; // '/' follows '.': [p., p/) is every p.*
 
-/** SQL (and args) matching the namespaces the principal's grants reach; null: all of the tenant. */
+/** SQL (and args) matching the namespaces the principal's grants reach (policy `reach_namespace`, in SQL); null: all of the tenant. */
 function grantClause(p: Principal): { sql: string; args: string[] } | null {
-  if (p.role === "admin" || p.grants.includes("*")) return null;
+  if (p.grants.includes("*")) return null;
   const parts: string[] = [];
   const args: string[] = [];
   for (const g of p.grants) {
