@@ -5,8 +5,9 @@
 // pass-through streaming. A second baseline, the pass-through carrying the same 1,000-message
 // context edgeweave sends the model, separates edgeweave's own cost from moving the context. A third,
 // the floor (bench/passthrough/worker.ts: one Durable Object RPC and one SQLite write, with and
-// without a rate-limit call), is what `wrangler dev` charges any design that runs the turn in the
-// thread's object before that design does any work of its own.
+// without a rate-limit call, and with the thread's 1,000 messages sent to the model), is what
+// `wrangler dev` charges any design that runs the turn in the thread's object before that design
+// does any work of its own.
 // Run: npx tsx bench/turn-latency.ts [turns]
 import { cpus, loadavg } from "node:os";
 import { json, startTurnBench, turnBody } from "./support/turn-setup.ts";
@@ -68,6 +69,11 @@ async function main() {
     const floorBody = { model: "llama3.2", messages: [{ role: "user", content: "Question 0?" }], stream: false };
     const floor = (thread = "floor") => json(`${pt.url}/object?thread=${thread}`, { body: floorBody });
     const floorLimited = () => json(`${pt.url}/object-limited`, { body: floorBody });
+    // The floor of a turn on a 1,000-message thread: the object sends its thread (kept in memory) and the
+    // question to the upstream and stores the turn, after the rate-limit call.
+    const seedFloor = (thread: string) => json(`${pt.url}/object-seed?thread=${thread}`, { body: bench.seed });
+    const floorContext = (thread = "floor-context") => json(`${pt.url}/object-context?thread=${thread}`, { body: floorBody });
+    await seedFloor("floor-context");
     if (process.env.BENCH_TIMING) {
       for (const [name, fn] of [
         ["health", () => fetch(`${ew.url}/health`).then((r) => r.text())],
@@ -98,10 +104,12 @@ async function main() {
       await passthrough();
       await floor();
       await floorLimited();
+      await floorContext();
     }
     const a: number[] = [];
     const f: number[] = [];
     const fl: number[] = [];
+    const fc: number[] = [];
     const b: number[] = [];
     const r: number[] = [];
     const c: number[] = [];
@@ -113,6 +121,7 @@ async function main() {
       c.push(await timed(passthroughContext));
       f.push(await timed(floor));
       fl.push(await timed(floorLimited));
+      fc.push(await timed(floorContext));
     }
     a.sort((x, y) => x - y);
     b.sort((x, y) => x - y);
@@ -120,6 +129,7 @@ async function main() {
     c.sort((x, y) => x - y);
     f.sort((x, y) => x - y);
     fl.sort((x, y) => x - y);
+    fc.sort((x, y) => x - y);
 
     // Throughput with CONCURRENCY threads at once (each its own 1,000-message thread), against
     // the pass-through under the same concurrency; alternating rounds so noise hits both alike.
@@ -143,12 +153,15 @@ async function main() {
     const ptRates: number[] = [];
     const ctxRates: number[] = [];
     const floorRates: number[] = [];
+    const floorContextRates: number[] = [];
+    for (let lane = 0; lane < CONCURRENCY; lane++) await seedFloor(`floor-context-${lane}`);
     await rate((lane) => concTurn(threads[lane]!)); // warm-up
     for (let round = 0; round < 3; round++) {
       ewRates.push(await rate((lane) => concTurn(threads[lane]!)));
       ptRates.push(await rate(() => passthrough()));
       ctxRates.push(await rate(() => passthroughContext()));
       floorRates.push(await rate((lane) => floor(`floor-${lane}`)));
+      floorContextRates.push(await rate((lane) => floorContext(`floor-context-${lane}`)));
     }
     // Time to first byte of a streamed turn (SSE; the first chunk follows the upstream's first
     // NDJSON line) against the pass-through streaming the same upstream, interleaved.
@@ -189,6 +202,9 @@ async function main() {
       floor_limited_ms: { p50: +percentile(fl, 50).toFixed(2), p99: +percentile(fl, 99).toFixed(2) },
       floor_limited_ratio: +(percentile(fl, 50) / percentile(b, 50)).toFixed(2),
       p50_ratio_vs_floor_limited: +(percentile(a, 50) / percentile(fl, 50)).toFixed(2),
+      floor_context_ms: { p50: +percentile(fc, 50).toFixed(2), p99: +percentile(fc, 99).toFixed(2) },
+      floor_context_ratio: +(percentile(fc, 50) / percentile(b, 50)).toFixed(2),
+      p50_ratio_vs_floor_context: +(percentile(a, 50) / percentile(fc, 50)).toFixed(2),
       responses_ms: { p50: +percentile(r, 50).toFixed(2), p99: +percentile(r, 99).toFixed(2) },
       responses_vs_chat_p50_ratio: +(percentile(r, 50) / percentile(a, 50)).toFixed(2),
       concurrent: {
@@ -200,6 +216,8 @@ async function main() {
         throughput_ratio_same_context: +(med(ewRates) / med(ctxRates)).toFixed(2),
         floor_rps: +med(floorRates).toFixed(1),
         floor_throughput_ratio: +(med(floorRates) / med(ptRates)).toFixed(2),
+        floor_context_rps: +med(floorContextRates).toFixed(1),
+        floor_context_throughput_ratio: +(med(floorContextRates) / med(ptRates)).toFixed(2),
       },
       stream_ttfb_ms: {
         turns: STREAM_TURNS,
