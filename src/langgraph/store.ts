@@ -42,22 +42,38 @@ function requireNamespace(p: Principal, ns: readonly string[]): void {
 const joined = (ns: readonly string[]) => ns.join(".");
 const after = (prefix: string) => [`${prefix}.`, `${prefix}/`] as const; // '/' follows '.': [p., p/) is every p.*
 
-/** SQL (and args) matching the namespaces the principal's grants reach (policy `reach_namespace`, in SQL); null: all of the tenant. */
+/**
+ * SQL (and args) matching the namespaces the principal's grants reach (policy `reach_namespace`, in SQL); null: all of the tenant.
+ * It must match exactly what `grantMatches` allows for a namespace's scope (its first two labels), never more:
+ * - "name:prefix*" reaches namespaces whose second label starts with prefix — none when prefix holds '.' or ':',
+ *   which labels never do (as text, "organization:acme.*" would start "organization.acme.notes", of organization:acme);
+ * - "name:id" reaches [name, id, …] — none when id holds '.' or ':' ("organization:a.b" is not ["organization","a","b"]);
+ * - a bare "name" reaches the one-label namespace [name] only: [name, x, …] is scope name:x, which it does not grant.
+ */
 function grantClause(p: Principal): { sql: string; args: string[] } | null {
   if (p.grants.includes("*")) return null;
   const parts: string[] = [];
   const args: string[] = [];
+  const asLabel = (id: string) => !/[.:]/.test(id);
   for (const g of p.grants) {
     if (g.endsWith("*")) {
       // "name:*" and "name:prefix*": namespaces whose text starts with "name." + prefix.
       const at = g.indexOf(":");
-      const start = `${g.slice(0, at)}.${g.slice(at + 1, -1)}`;
+      const prefix = g.slice(at + 1, -1);
+      if (!asLabel(prefix)) continue;
+      const start = `${g.slice(0, at)}.${prefix}`;
       parts.push(`(namespace >= ? AND namespace < ?)`);
       args.push(start, `${start}\u{10ffff}`);
     } else {
-      const ns = joined(namespaceOfScope(MemoryScope.parse(g)));
-      parts.push(`(namespace = ? OR (namespace >= ? AND namespace < ?))`);
-      args.push(ns, ...after(ns));
+      const scope = MemoryScope.parse(g);
+      const ns = joined(namespaceOfScope(scope));
+      if (scope.id === undefined) {
+        parts.push(`namespace = ?`);
+        args.push(ns);
+      } else if (asLabel(scope.id)) {
+        parts.push(`(namespace = ? OR (namespace >= ? AND namespace < ?))`);
+        args.push(ns, ...after(ns));
+      }
     }
   }
   return parts.length ? { sql: `(${parts.join(" OR ")})`, args } : { sql: "0", args: [] };

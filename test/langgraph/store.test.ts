@@ -104,6 +104,30 @@ describe("EdgeweaveStore over tenant-scoped D1 items", () => {
     expect((await admin.get(["organization", "other"], "o"))?.value).toEqual({ v: 1 });
   });
 
+  it("search and listNamespaces reach exactly what get does: a bare name, or an id with '.', grants no [name, id, …] namespace", async () => {
+    const t = await createTenant();
+    const admin = storeFor(t.adminKey);
+    for (const ns of [["organization"], ["organization", "acme"], ["organization", "acme", "notes"], ["organization", "ac"], ["docset", "d1"]])
+      await admin.put(ns, "k", { secret: ns.join("/") });
+    const reach = async (scopes: string[]) => {
+      const store = storeFor((await createKey(t.tenant, { role: "member", scopes })).key);
+      const found = (await store.search([], { limit: 100 })).map((i) => i.namespace.join("."));
+      const listed = (await store.listNamespaces()).map((ns) => ns.join("."));
+      expect(listed.sort()).toEqual([...new Set(found)].sort());
+      // get agrees with search: everything search returned is readable one by one.
+      for (const ns of listed) expect(await store.get(ns.split("."), "k")).not.toBeNull();
+      return listed.sort();
+    };
+    // A bare scope name is the one-label namespace: ["organization", "acme"] is organization:acme, not granted by "organization".
+    expect(await reach(["organization"])).toEqual(["organization"]);
+    // "organization:acme.*" grants ids starting "acme." (no label can), not organization:acme's ["organization","acme","notes"].
+    expect(await reach(["organization:acme.*"])).toEqual([]);
+    expect(await reach(["organization:acme.notes"])).toEqual([]);
+    expect(await reach(["organization:acme:*", "organization:ac:me"])).toEqual([]);
+    expect(await reach(["organization:ac*"])).toEqual(["organization.ac", "organization.acme", "organization.acme.notes"]);
+    expect(await reach(["organization:acme"])).toEqual(["organization.acme", "organization.acme.notes"]);
+  });
+
   it("tenants never see each other's items", async () => {
     const a = await createTenant();
     const b = await createTenant();
