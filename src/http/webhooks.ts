@@ -126,7 +126,16 @@ function hookGrants(
     writeFacts: write_facts,
   };
   const agent = requireAgent(body.agent_name);
-  resolveScopes({ principal: hook, agentScopes: agent.memory_scopes });
+  // One layer at a time, so the refusal names the layer and blames the hook's scopes:
+  // the registering key may well hold it, and "outside this key's grants" would mislead.
+  for (const layer of agent.memory_scopes) {
+    try {
+      resolveScopes({ principal: hook, agentScopes: [layer] });
+    } catch (e) {
+      if (!(e instanceof AppError) || e.code !== "BEM-023") throw e;
+      throw new AppError("BEM-023", `The agent '${agent.name}' loads '${layer}', which the webhook's scopes do not cover: add it to scopes`);
+    }
+  }
   if (middlewaresFromConfig(agent.middleware ?? []).some((m) => m.rewritesHistory === true)) authorize(hook, "rewrite_thread");
   return { scopes, rewrite_history, write_facts };
 }

@@ -253,6 +253,18 @@ describe("registration", () => {
     await expectError(await deliver(hook, ticket("after-delete")), 404, "BEM-093");
   });
 
+  it("scopes that miss a layer of the agent → 403 BEM-023 naming the layer and the hook's scopes, not the key's grants", async () => {
+    // The registering admin key holds organization:acme; only the hook's scopes lack it.
+    const body = { name: "x", agent_name: "assistant", thread_from: "/a", text_from: "/b", scopes: ["session:hook-*"], rewrite_history: true };
+    const res = await api("/v1/webhooks", { key: t.adminKey, body });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { error: { code: string; message: string } }).error).toEqual({
+      code: "BEM-023",
+      message: "The agent 'assistant' loads 'organization:acme', which the webhook's scopes do not cover: add it to scopes",
+    });
+    expect((await api("/v1/webhooks", { key: t.adminKey, body: { ...body, scopes: ["session:hook-*", "organization:acme"] } })).status).toBe(201);
+  });
+
   it("rejects an unknown agent, a bad pointer and a disallowed callback", async () => {
     const base = { name: "x", agent_name: "assistant", thread_from: "/a", text_from: "/b", scopes: ["session:*", "organization:acme"], rewrite_history: true };
     await expectError(await api("/v1/webhooks", { key: t.adminKey, body: { ...base, agent_name: "nobody" } }), 404, "BEM-047");
