@@ -3,6 +3,7 @@ import { authorizeThread } from "../auth/policy";
 import { assertThreadRoom } from "../auth/quotas";
 import { AppError } from "../core/errors";
 import { inputToMessages, messagesToItems } from "../responses/convert";
+import { resolveReferences } from "../responses/references";
 import { newThreadId } from "../responses/plan";
 import { deleteConversationRecords, requireConversation, saveConversation, type ConversationRecord } from "../responses/store";
 import { ThreadClient } from "../thread/client";
@@ -144,7 +145,7 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
     const record: ConversationRecord = { id: newThreadId().replace(/^thr_/, "conv_"), metadata: body.metadata ?? {}, created_at: Date.now() };
     // A new thread, as chat on a new thread_id: the key must reach it (a grant matching session:conv_*).
     authorizeThread(principal, record.id, false);
-    const messages = body.items?.length ? inputToMessages(body.items) : [];
+    const messages = body.items?.length ? inputToMessages(await resolveReferences(c.env, principal, body.items)) : [];
     if (messages.length > 0) {
       // Its items make a new thread: within the tenant's thread quota (413 BEM-017, nothing stored).
       await assertThreadRoom(c.env, tenant, record.id);
@@ -178,7 +179,8 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
     const { tenant, thread } = await open(c, c.req.valid("param").id, false, (p) => c.executionCtx.waitUntil(p));
     // A conversation created without items has no thread yet: the first items make one.
     await assertThreadRoom(c.env, tenant, thread.threadId);
-    const cp = await thread.appendMessages(inputToMessages(c.req.valid("json").items), "update");
+    const items = await resolveReferences(c.env, c.get("principal"), c.req.valid("json").items);
+    const cp = await thread.appendMessages(inputToMessages(items), "update");
     const added = cp.writes.flatMap((w) => (w.op === "put" ? [w.message] : []));
     return c.json(page(itemsOf(added), { limit: 1000 }, "asc") as z.infer<typeof ItemList>, 200);
   })

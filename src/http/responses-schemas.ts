@@ -44,8 +44,13 @@ export const FunctionCallOutputItem = z.object({
 /** Items a model may return that carry nothing to replay here (kept out of the thread). */
 const ReasoningItem = z.object({ type: z.literal("reasoning") }).loose();
 
-export const InputItem = z.union([FunctionCallItem, FunctionCallOutputItem, ReasoningItem, MessageItem]);
+/** An output item of an earlier stored response, by id (resolved to that item before the run). */
+export const ItemReference = z.object({ type: z.literal("item_reference"), id: z.string().min(1).max(512) });
+
+export const InputItem = z.union([FunctionCallItem, FunctionCallOutputItem, ReasoningItem, ItemReference, MessageItem]);
 export type InputItem = z.infer<typeof InputItem>;
+/** Input items once references are resolved. */
+export type ResolvedItem = Exclude<InputItem, { type: "item_reference" }>;
 
 export const FunctionTool = z.object({
   type: z.literal("function"),

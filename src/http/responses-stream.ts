@@ -12,7 +12,8 @@ import type { StreamRenderer } from "./stream-run";
  * A run that fails after output began ends with response.failed and an `error` event.
  */
 export function responsesRenderer(opts: {
-  hexId: string;
+  /** What the output items' ids are made from (responses/ids.ts itemBase). */
+  itemId: string;
   /** The Response object at a status (in_progress before the run ends). */
   snapshot(model: string): Record<string, unknown>;
   /** Called when the run succeeded: stores it (when asked) and returns the final Response. */
@@ -35,7 +36,7 @@ export function responsesRenderer(opts: {
 
   async function openText(out: SseWriter) {
     if (text) return text;
-    text = { index: nextIndex++, id: `msg_${opts.hexId}`, text: "" };
+    text = { index: nextIndex++, id: `msg_${opts.itemId}`, text: "" };
     await emit(out, "response.output_item.added", {
       output_index: text.index,
       item: { type: "message", id: text.id, status: "in_progress", role: "assistant", content: [] },
@@ -77,7 +78,7 @@ export function responsesRenderer(opts: {
         for (const d of ev.tool_calls ?? []) {
           let call = calls.get(d.index);
           if (!call) {
-            call = { index: nextIndex++, id: `fc_${opts.hexId}_${d.index}`, call_id: d.id ?? "", name: d.name ?? "", args: "" };
+            call = { index: nextIndex++, id: `fc_${opts.itemId}_${d.index}`, call_id: d.id ?? "", name: d.name ?? "", args: "" };
             calls.set(d.index, call);
             await emit(out, "response.output_item.added", {
               output_index: call.index,

@@ -10,7 +10,7 @@ import { messagesToItems } from "../responses/convert";
 import { newResponseHex, nowSeconds, responseBody, statusOf } from "../responses/body";
 import { planResponse } from "../responses/plan";
 import { deleteResponse, requireResponse } from "../responses/store";
-import { responseId, threadOfResponse } from "../responses/ids";
+import { itemBase, responseId, threadOfResponse } from "../responses/ids";
 import { ThreadClient } from "../thread/client";
 import type { OutputItem } from "../responses/convert";
 import { access } from "./access";
@@ -137,7 +137,8 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
     const hexId = newResponseHex();
     // A stored response's id names its thread (responses/ids.ts); the record is kept in that thread's object.
-    const ids = { hex: hexId, id: responseId(hexId, plan.store ? plan.turn.threadId : undefined) };
+    const stored = plan.store ? plan.turn.threadId : undefined;
+    const ids = { item: itemBase(hexId, stored), id: responseId(hexId, stored) };
     const createdAt = nowSeconds();
     const finish = async (r: TurnResult) => {
       const final = responseBody(ids, createdAt, body, plan, r.model.name, statusOf(r), r);
@@ -163,7 +164,7 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
       deps,
       plan.turn,
       responsesRenderer({
-        hexId,
+        itemId: ids.item,
         snapshot: (model) => responseBody(ids, createdAt, body, plan, model, "in_progress"),
         complete: finish,
         failed: (model, e) => {

@@ -41,7 +41,7 @@ function requestEcho(body: ResponseCreateRequest, plan: ResponsePlan) {
 
 /** A Response object (openai resources/responses `Response`) plus the `edgeweave` summary. */
 export function responseBody(
-  ids: { hex: string; id: string },
+  ids: { item: string; id: string },
   createdAt: number,
   body: ResponseCreateRequest,
   plan: ResponsePlan,
@@ -50,7 +50,7 @@ export function responseBody(
   r?: TurnResult,
   error?: { code: string; message: string },
 ) {
-  const output: OutputItem[] = r ? replyToOutput(r.reply, ids.hex) : [];
+  const output: OutputItem[] = r ? replyToOutput(r.reply, ids.item) : [];
   return {
     id: ids.id,
     object: "response" as const,

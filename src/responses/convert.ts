@@ -1,7 +1,7 @@
 import { AppError } from "../core/errors";
 import type { ChatRequest, ChatResult } from "../providers/types";
 import type { ContentPart, Message, MessageInput, ParsedMessageInput } from "../core/message";
-import type { InputItem, ResponseContentPart, ResponseCreateRequest } from "../http/responses-schemas";
+import type { ResolvedItem, ResponseContentPart, ResponseCreateRequest } from "../http/responses-schemas";
 
 /** Responses content parts → the thread's (OpenAI chat) content parts. */
 function toParts(content: string | ResponseContentPart[]): string | ContentPart[] {
@@ -25,9 +25,9 @@ const outputText = (output: string | ResponseContentPart[]) =>
  * Input items → thread messages. Consecutive function_call items (and the assistant
  * text before them) become one assistant message with tool_calls, as in chat.
  */
-export function inputToMessages(input: ResponseCreateRequest["input"], instructions?: string | null): ParsedMessageInput[] {
+export function inputToMessages(input: string | readonly ResolvedItem[], instructions?: string | null): ParsedMessageInput[] {
   const out: ParsedMessageInput[] = instructions ? [{ role: "system", content: instructions }] : [];
-  const items: InputItem[] = typeof input === "string" ? [{ role: "user", content: input }] : input;
+  const items: readonly ResolvedItem[] = typeof input === "string" ? [{ role: "user", content: input }] : input;
   for (const item of items) {
     if (item.type === "reasoning") continue;
     if (item.type === "function_call") {

@@ -12,6 +12,25 @@ const STORED = /^resp_[0-9a-f]{32}_(.+)$/;
 
 export const responseId = (hex: string, threadId: string | undefined): string => (threadId === undefined ? `resp_${hex}` : `resp_${hex}_${threadId}`);
 
+/**
+ * A response's output items are named after it — `msg_<hex>_<thread id>`, `fc_<hex>_<thread id>_<n>` —
+ * so an `item_reference` to one (the AI SDK sends them when it resends a stored conversation) finds
+ * its response, and so its thread, the same way.
+ */
+export const itemBase = (hex: string, threadId: string | undefined): string => (threadId === undefined ? hex : `${hex}_${threadId}`);
+
+const OUTPUT_ITEM = /^(?:msg_([0-9a-f]{32})_(.+)|fc_([0-9a-f]{32})_(.+)_\d+)$/;
+
+/** The stored response (and its thread) an output item id names, or null. */
+export function responseOfItem(itemId: string): { responseId: string; threadId: string } | null {
+  const m = OUTPUT_ITEM.exec(itemId);
+  const hex = m?.[1] ?? m?.[3];
+  const thread = m?.[2] ?? m?.[4];
+  if (hex === undefined || thread === undefined) return null;
+  const threadId = threadOfResponse(`resp_${hex}_${thread}`);
+  return threadId === null ? null : { responseId: responseId(hex, threadId), threadId };
+}
+
 /** The thread a response id names, or null for an id that names none (an older one, or not ours). */
 export function threadOfResponse(id: string): string | null {
   const thread = STORED.exec(id)?.[1];

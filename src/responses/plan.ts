@@ -9,6 +9,7 @@ import type { Message, ParsedMessageInput } from "../core/message";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
 import { callIdsOf, inputToMessages, toChatParams, unansweredCallIds } from "./convert";
 import { threadOfResponse } from "./ids";
+import { resolveReferences } from "./references";
 import { requireConversation, requireResponse } from "./store";
 
 /** How a Responses request maps onto a turn: which thread, from which checkpoint, saved or not. */
@@ -78,7 +79,7 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
   const previousResponseId = body.previous_response_id ?? null;
   if (conversationId !== null && previousResponseId !== null) throw new AppError("BEM-103", "Pass previous_response_id or conversation, not both");
 
-  const messages = inputToMessages(body.input, body.instructions);
+  const messages = inputToMessages(await resolveReferences(env, principal, body.input), body.instructions);
   const input = messages.filter((m) => m.role !== "system");
   const base: TurnInput = {
     principal,

@@ -11,6 +11,34 @@ const tenant = tenantForRuns();
 const provider = (key: string) => createOpenAI({ apiKey: key, baseURL: "http://x/v1", fetch: (url, init) => exports.default.fetch(new Request(url, init)) });
 
 describe("the Vercel AI SDK (`ai` + `@ai-sdk/openai`, default provider = Responses) against the worker", () => {
+  it("a conversation resent as the SDK does it (earlier answers as item_reference, store: true) sees the whole history", async () => {
+    const fake = fakeOpenAI().reply("Hello Ada!").reply("Your name is Ada.");
+    const sent: unknown[] = [];
+    const recording = createOpenAI({
+      apiKey: tenant().adminKey,
+      baseURL: "http://x/v1",
+      fetch: async (url, init) => {
+        sent.push(JSON.parse(String(init?.body ?? "null")));
+        return exports.default.fetch(new Request(url, init));
+      },
+    });
+    const first = { role: "user" as const, content: "Hi, I am Ada." };
+    const r1 = await generateText({ model: recording("gpt-4o-mini"), messages: [first], maxRetries: 0 });
+    const r2 = await generateText({
+      model: recording("gpt-4o-mini"),
+      messages: [first, ...r1.response.messages, { role: "user", content: "What is my name?" }],
+      maxRetries: 0,
+    });
+    expect(r2.text).toBe("Your name is Ada.");
+    // The SDK referenced the earlier answer by id rather than resending it.
+    expect(JSON.stringify(sent[1])).toContain('"type":"item_reference"');
+    expect(wireMessages(fake.calls[1]!.body).map((m) => `${m.role}:${wireText(m)}`)).toEqual([
+      "user:Hi, I am Ada.",
+      "assistant:Hello Ada!",
+      "user:What is my name?",
+    ]);
+  });
+
   it("generateText", async () => {
     const fake = fakeOpenAI().reply("Hello from edgeweave");
     const r = await generateText({ model: provider(tenant().adminKey)("gpt-4o-mini"), prompt: "Say hello", maxRetries: 0 });

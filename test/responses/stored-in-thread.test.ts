@@ -65,6 +65,52 @@ describe("stored responses live in their thread's object", () => {
     expect(state.channels.messages).toHaveLength(2);
   });
 
+  it("item_reference: a stored output item (message or function call) stands in for itself; an unknown one is 404 BEM-110, one outside the grants 403 BEM-025", async () => {
+    const fake = fakeOpenAI()
+      .reply({ text: "Checking.", tool_calls: [{ id: "call_w1", name: "weather", arguments: { city: "Oslo" } }] })
+      .reply("Cold in Oslo.")
+      .reply("Still cold.");
+    const { adminKey, tenant: t } = tenant();
+    const tools = [{ type: "function", name: "weather", parameters: { type: "object", properties: { city: { type: "string" } } } }];
+    const first = (await (
+      await api("/v1/responses", { key: adminKey, body: { model: "gpt-4o-mini", input: "Weather in Oslo?", tools } })
+    ).json()) as Extended & {
+      output: { id: string; type: string }[];
+    };
+    const [msg, call] = [first.output.find((o) => o.type === "message")!, first.output.find((o) => o.type === "function_call")!];
+    expect(msg.id).toMatch(new RegExp(`^msg_[0-9a-f]{32}_${first.edgeweave.thread_id}$`));
+    const input = [
+      { role: "user", content: "Weather in Oslo?" },
+      { type: "item_reference", id: msg.id },
+      { type: "item_reference", id: call.id },
+      { type: "function_call_output", call_id: "call_w1", output: "-5C" },
+    ];
+    const res = await api("/v1/responses", { key: adminKey, body: { model: "gpt-4o-mini", input, tools } });
+    expect(res.status).toBe(200);
+    const wire = wireMessages(fake.calls[1]!.body) as { role: string; content: unknown; tool_calls?: { id: string }[]; tool_call_id?: string }[];
+    expect(wire.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+    expect(wire[1]!.content).toBe("Checking.");
+    expect(wire[1]!.tool_calls?.map((c) => c.id)).toEqual(["call_w1"]);
+    expect(wire[2]!.tool_call_id).toBe("call_w1");
+
+    const unknown = await api("/v1/responses", {
+      key: adminKey,
+      body: { model: "gpt-4o-mini", input: [{ type: "item_reference", id: `msg_${hex()}_${first.edgeweave.thread_id}` }] },
+    });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as Coded).error.code).toBe("BEM-110");
+    const malformed = await api("/v1/responses", { key: adminKey, body: { model: "gpt-4o-mini", input: [{ type: "item_reference", id: "msg_1" }] } });
+    expect(((await malformed.json()) as Coded).error.code).toBe("BEM-110");
+    const member = (await createKey(t, { role: "member", scopes: ["session:thr_*"] })).key;
+    const outside = await api("/v1/responses", { key: member, body: { model: "gpt-4o-mini", store: false, input: [{ type: "item_reference", id: msg.id }] } });
+    expect(outside.status).toBe(200); // thr_* reaches the first response's thread
+    const none = (await createKey(t, { role: "member", scopes: [] })).key;
+    const refused = await api("/v1/responses", { key: none, body: { model: "gpt-4o-mini", store: false, input: [{ type: "item_reference", id: msg.id }] } });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as Coded).error.code).toBe("BEM-025");
+    expect(fake.calls).toHaveLength(3);
+  });
+
   it("a response stored in D1 before ids named threads still retrieves, chains and deletes", async () => {
     const fake = fakeOpenAI().reply("Earlier answer").reply("Later answer");
     const { adminKey: key, tenant: t } = tenant();
