@@ -15,7 +15,6 @@ import { responseOfItem } from "./ids";
  */
 export async function resolveReferences(env: Env, principal: Principal, input: string | readonly InputItem[]): Promise<string | ResolvedItem[]> {
   if (typeof input === "string") return input;
-  if (!input.some((i) => i.type === "item_reference")) return input as ResolvedItem[];
   const outputs = new Map<string, Promise<OutputItem[]>>();
   const outputOf = (responseId: string, threadId: string) => {
     let found = outputs.get(responseId);
