@@ -6,13 +6,12 @@ import { runAnyTurn } from "../pipeline/run-in-object";
 import type { TurnResult } from "../pipeline/turn";
 import { routeHeaders } from "../routing/route-headers";
 import { requireKnownModel } from "../routing/closest-models";
-import { messagesToItems } from "../responses/convert";
+import { messagesToItems, outputCallIds } from "../responses/convert";
 import { newResponseHex, nowSeconds, responseBody, statusOf } from "../responses/body";
 import { planResponse } from "../responses/plan";
 import { deleteResponse, requireResponse } from "../responses/store";
 import { itemBase, responseId, threadOfResponse } from "../responses/ids";
 import { ThreadClient } from "../thread/client";
-import type { OutputItem } from "../responses/convert";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { RUN_ERRORS, streamErrorBody } from "./chat";
@@ -110,9 +109,6 @@ async function reachableResponse(c: { env: Env; get(k: "principal"): AppEnv["Var
   return { id, thread, body: JSON.parse(rec.body) as Record<string, unknown>, input: JSON.parse(rec.input) as unknown[] };
 }
 
-/** The call ids a Response's output items made (function_call items). */
-const callIdsOf = (output: readonly OutputItem[]): string[] => output.flatMap((o) => (o.type === "function_call" ? [o.call_id] : []));
-
 /** An OpenAI-style page over a list (`after` is the last id of the previous page). */
 export function page<T extends { id?: unknown }>(items: T[], q: { limit?: number; order?: "asc" | "desc"; after?: string }, defaultOrder: "asc" | "desc") {
   const ordered = (q.order ?? defaultOrder) === "desc" ? [...items].reverse() : items;
@@ -146,7 +142,7 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
         await new ThreadClient(c.env, plan.turn.principal.tenant, r.threadId).putResponse({
           id: final.id,
           checkpoint_id: r.checkpointId,
-          call_ids: callIdsOf(final.output),
+          call_ids: outputCallIds(final.output),
           body: JSON.stringify(final),
           input: JSON.stringify(messagesToItems(plan.input, `in_${hexId}`)),
           created_at: createdAt,

@@ -121,6 +121,10 @@ export function replyToOutput(reply: ChatResult["message"], itemId: string): Out
   return out;
 }
 
+/** The call ids a Response's output made (its function_call items). */
+export const outputCallIds = (output: readonly { type?: string; call_id?: string }[]): string[] =>
+  output.flatMap((o) => (o.type === "function_call" && o.call_id ? [o.call_id] : []));
+
 /** Input messages as Responses input items (GET /v1/responses/:id/input_items, conversation items). */
 export function messagesToItems(messages: readonly (MessageInput & { id?: string })[], idPrefix: string): Record<string, unknown>[] {
   const items: Record<string, unknown>[] = [];

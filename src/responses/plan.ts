@@ -7,7 +7,7 @@ import { ThreadClient } from "../thread/client";
 import { parseThreadId } from "../thread/thread-id";
 import type { Message, ParsedMessageInput } from "../core/message";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
-import { callIdsOf, inputToMessages, toChatParams, unansweredCallIds } from "./convert";
+import { callIdsOf, inputToMessages, outputCallIds, toChatParams, unansweredCallIds } from "./convert";
 import { threadOfResponse } from "./ids";
 import { resolveReferences } from "./references";
 import { requireConversation, requireResponse } from "./store";
@@ -34,7 +34,7 @@ const asInput = (m: Message): ParsedMessageInput => ({
   ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
 });
 
-/** A response stored in its thread's object (the grant is checked before anything is read). */
+/** A response stored in its thread's object; the thread's grant is checked before anything is read. */
 async function storedResponse(env: Env, principal: Principal, threadId: string, id: string): Promise<PreviousResponse> {
   authorizeThread(principal, threadId, false);
   const rec = await new ThreadClient(env, principal.tenant, threadId).getResponse(id);
@@ -42,14 +42,14 @@ async function storedResponse(env: Env, principal: Principal, threadId: string, 
   return { thread_id: threadId, checkpoint_id: rec.checkpoint_id, call_ids: rec.call_ids };
 }
 
-/** A D1 record of a response stored before ids named their thread. */
-async function legacyResponse(env: Env, tenant: string, id: string): Promise<PreviousResponse> {
-  const rec = await requireResponse(env.DB, tenant, id);
-  const output = (rec.body.output ?? []) as { type?: string; call_id?: string }[];
+/** A D1 record of a response stored before ids named their thread; its thread's grant is checked once it is known. */
+async function legacyResponse(env: Env, principal: Principal, id: string): Promise<PreviousResponse> {
+  const rec = await requireResponse(env.DB, principal.tenant, id);
+  authorizeThread(principal, rec.thread_id, false);
   return {
     thread_id: rec.thread_id,
     checkpoint_id: rec.checkpoint_id,
-    call_ids: output.flatMap((o) => (o.type === "function_call" && o.call_id ? [o.call_id] : [])),
+    call_ids: outputCallIds((rec.body.output ?? []) as { type?: string; call_id?: string }[]),
   };
 }
 
@@ -109,8 +109,8 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
       authorizeThread(principal, threadId, false);
       return plan({ threadId, previousResponse: { id: previousResponseId, answers: unanswered } });
     }
-    const prev = threadId !== null ? await storedResponse(env, principal, threadId, previousResponseId) : await legacyResponse(env, tenant, previousResponseId);
-    authorizeThread(principal, prev.thread_id, false);
+    const prev =
+      threadId !== null ? await storedResponse(env, principal, threadId, previousResponseId) : await legacyResponse(env, principal, previousResponseId);
     checkCalls(unanswered, new Set(prev.call_ids));
     if (!store) {
       const state = await new ThreadClient(env, tenant, prev.thread_id).getState(prev.checkpoint_id);

@@ -6,7 +6,7 @@ import { extractionTaskId } from "../../src/tasks/messages";
 import { taskStatus } from "../../src/tasks/store";
 import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../pipeline/helpers";
 import { fakeOpenAI } from "../support/fake-openai";
-import { api, createKey } from "../support/tenants";
+import { api, createKey, type TestTenant } from "../support/tenants";
 import { deliver, deliveryRow, registerHook, waitFor } from "../webhooks/helpers";
 import { FakeMessage } from "./fake-message";
 
@@ -137,18 +137,7 @@ describe("background fact extraction through the queue", () => {
   it("a webhook turn not registered with write_facts writes no facts through extraction, even where the hook's grants reach", async () => {
     const t = tenant();
     const before = await scopeOf(t.tenant);
-    const hook = await registerHook(t, { agent_name: "note-taker" }); // grants: session:*, organization:acme
-    // The hook's turn runs on the router's pick (the offline model); only the extraction calls the fake.
-    fakeOpenAI().reply(json([{ key: "home-city", kind: "profile", text: "The sender lives in Oslo." }]));
-    const thread = `wh-${crypto.randomUUID().slice(0, 8)}`;
-    expect((await deliver(hook, { ticket: { id: thread, body: "I live in Oslo." } }, { deliveryId: "x-1" })).status).toBe(202);
-    await waitFor("delivery done", async () => ((await deliveryRow(hook.id, "x-1"))?.status === "done" ? true : undefined));
-    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as { checkpoint_id: string };
-    const id = await extractionTaskId(t.tenant, thread, state.checkpoint_id);
-    const status = await waitFor("extraction outcome", async () => {
-      const s = await taskStatus(env.DB, t.tenant, id);
-      return s.status === "pending" ? undefined : s;
-    });
+    const status = await hookTurnExtraction(t, {});
     expect(status.status).toBe("dead_lettered");
     expect((status as { reason: string }).reason).toMatch(/BEM-144.*may not write 'organization:acme'/);
     expect(await scopeOf(t.tenant)).toEqual(before);
@@ -156,20 +145,30 @@ describe("background fact extraction through the queue", () => {
 
   it("a webhook turn registered with write_facts extracts within the hook's grants", async () => {
     const t = tenant();
-    const hook = await registerHook(t, { agent_name: "note-taker", write_facts: true }); // grants: session:*, organization:acme
-    fakeOpenAI().reply(json([{ key: "home-city", kind: "profile", text: "The sender lives in Oslo." }]));
-    const thread = `wh-${crypto.randomUUID().slice(0, 8)}`;
-    expect((await deliver(hook, { ticket: { id: thread, body: "I live in Oslo." } }, { deliveryId: "x-2" })).status).toBe(202);
-    await waitFor("delivery done", async () => ((await deliveryRow(hook.id, "x-2"))?.status === "done" ? true : undefined));
-    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as { checkpoint_id: string };
-    const id = await extractionTaskId(t.tenant, thread, state.checkpoint_id);
-    const status = await waitFor("extraction outcome", async () => {
-      const s = await taskStatus(env.DB, t.tenant, id);
-      return s.status === "pending" ? undefined : s;
-    });
+    const status = await hookTurnExtraction(t, { write_facts: true });
     expect(status.status).toBe("done");
     expect((await scopeOf(t.tenant)).map((f) => f.text)).toContain("The sender lives in Oslo.");
   });
+
+  /**
+   * A delivery to a note-taker hook (grants: session:*, organization:acme; `over` adds to its registration)
+   * whose turn says "I live in Oslo."; the turn runs on the offline model, only its extraction calls the fake.
+   * Answers the extraction task's final status.
+   */
+  async function hookTurnExtraction(t: TestTenant, over: Record<string, unknown>) {
+    const hook = await registerHook(t, { agent_name: "note-taker", ...over });
+    fakeOpenAI().reply(json([{ key: "home-city", kind: "profile", text: "The sender lives in Oslo." }]));
+    const thread = `wh-${crypto.randomUUID().slice(0, 8)}`;
+    const deliveryId = `x-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await deliver(hook, { ticket: { id: thread, body: "I live in Oslo." } }, { deliveryId })).status).toBe(202);
+    await waitFor("delivery done", async () => ((await deliveryRow(hook.id, deliveryId))?.status === "done" ? true : undefined));
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key: t.adminKey })).json()) as { checkpoint_id: string };
+    const id = await extractionTaskId(t.tenant, thread, state.checkpoint_id);
+    return waitFor("extraction outcome", async () => {
+      const s = await taskStatus(env.DB, t.tenant, id);
+      return s.status === "pending" ? undefined : s;
+    });
+  }
 
   /** A saved turn without an agent (offline model, nothing queued): its extraction task is run here. */
   async function savedTurn(key: string, thread: string): Promise<string> {
