@@ -82,12 +82,18 @@ export function createApp() {
     scheme: "bearer",
     description: "An API key: the operator key or a tenant key (`Authorization: Bearer <key>`).",
   });
+  app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", {
+    type: "apiKey",
+    in: "header",
+    name: "x-api-key",
+    description: "The same key in `x-api-key` (Anthropic's and LangGraph's SDKs); with both headers, they must carry the same key.",
+  });
   app.get("/openapi.json", access("public"), (c) =>
     c.json(
       app.getOpenAPI31Document({
         openapi: "3.1.0",
         info: { title: "edgeweave", version: "0.1.0", description: "Memory and model routing for AI agents, at the edge." },
-        security: [{ bearer: [] }],
+        security: [{ bearer: [] }, { apiKey: [] }],
       }),
     ),
   );

@@ -18,7 +18,7 @@ export function allowedOrigin(origin: string, configured: string | undefined): s
 
 export const corsForApi = cors({
   origin: (origin, c: Context<AppEnv>) => allowedOrigin(origin, c.env.CORS_ORIGINS),
-  allowHeaders: ["authorization", "content-type", "x-thread-id"],
+  allowHeaders: ["authorization", "x-api-key", "content-type", "x-thread-id"],
   exposeHeaders: ["x-edgeweave-model", "x-edgeweave-route", "x-request-id", "retry-after", "server-timing"],
   maxAge: 600,
 });

@@ -86,7 +86,8 @@ describe("GET /openapi.json", () => {
     expect(doc.info.title).toBe("edgeweave");
     expect(typeof doc.info.version).toBe("string");
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
-    expect(doc.security).toEqual([{ bearer: [] }]);
+    expect(doc.security).toEqual([{ bearer: [] }, { apiKey: [] }]);
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey" });
     for (const [path, item] of Object.entries(doc.paths)) {
       expect(path, "paths start with /").toMatch(/^\//);
       for (const key of Object.keys(item)) expect(METHODS.concat(["parameters", "summary", "description"]), `${path} has ${key}`).toContain(key);
