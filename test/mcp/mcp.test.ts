@@ -179,6 +179,27 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
     await op.close();
   });
 
+  it("GET and DELETE /mcp are 405 BEM-003 with Allow: POST (a stateless server offers no SSE stream and no session to end)", async () => {
+    const t = tenant();
+    for (const method of ["GET", "DELETE"]) {
+      const res = await exports.default.fetch("http://x/mcp", {
+        method,
+        headers: { authorization: `Bearer ${t.adminKey}`, accept: "text/event-stream, application/json" },
+      });
+      expect(res.status, method).toBe(405);
+      expect(res.headers.get("allow"), method).toBe("POST");
+      expect(((await res.json()) as { error: { code: string } }).error.code, method).toBe("BEM-003");
+    }
+    // The key is checked first, as on /v1.
+    const anonymous = await exports.default.fetch("http://x/mcp", { method: "GET" });
+    expect(anonymous.status).toBe(401);
+    await anonymous.body?.cancel();
+    // The SDK's client still works: it treats 405 on GET as "no standalone stream".
+    const c = await mcpClient(t.adminKey);
+    expect((await c.listTools()).tools.length).toBeGreaterThan(0);
+    await c.close();
+  });
+
   it("needs a valid bearer key", async () => {
     const body = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} };
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
