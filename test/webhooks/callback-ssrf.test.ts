@@ -60,6 +60,56 @@ const refused: [string, string][] = [
   ["255.255.255.255", "broadcast"],
 ];
 
+/**
+ * Issue 25, finding 15: `3fff::/20` and other reserved IPv6 ranges passed. Every entry of the
+ * IANA IPv4 and IPv6 Special-Purpose Address Registries is refused (those embedding an IPv4
+ * address are judged by it, above), and IPv6 outside global unicast 2000::/3 is refused: the
+ * IPv6 Address Space registry reserves the rest (or makes it local, link-local or multicast).
+ */
+const reserved: [string, string][] = [
+  ["[3fff::1]", "documentation 3fff::/20 (RFC 9637)"],
+  ["[3fff:fff:ffff::1]", "documentation, top of 3fff::/20"],
+  ["[5f00::1]", "SRv6 SIDs 5f00::/16 (RFC 9602)"],
+  ["[100:0:0:1::1]", "dummy prefix 100:0:0:1::/64 (RFC 9780)"],
+  ["[2001:1::1]", "PCP anycast 2001:1::1 (in 2001::/23)"],
+  ["[2001:1::3]", "DNS-SD SRP anycast 2001:1::3"],
+  ["[2001:2::1]", "benchmarking 2001:2::/48"],
+  ["[2001:3::1]", "AMT 2001:3::/32"],
+  ["[2001:4:112::1]", "AS112-v6 2001:4:112::/48"],
+  ["[2001:10::1]", "ORCHID 2001:10::/28 (deprecated)"],
+  ["[2001:20::1]", "ORCHIDv2 2001:20::/28"],
+  ["[2001:30::1]", "drone remote ID DETs 2001:30::/28"],
+  ["[2001:1ff::1]", "top of the IETF protocol assignments 2001::/23"],
+  ["[2620:4f:8000::1]", "AS112 direct delegation 2620:4f:8000::/48"],
+  ["[4000::1]", "reserved by IETF 4000::/3"],
+  ["[1000::1]", "reserved by IETF 1000::/4"],
+  ["[e000::1]", "reserved by IETF e000::/4"],
+  ["[fe00::1]", "reserved by IETF fe00::/9"],
+  ["[200::1]", "reserved (formerly OSI NSAP) 0200::/7"],
+  ["192.31.196.1", "AS112-v4 192.31.196.0/24"],
+  ["192.52.193.1", "AMT 192.52.193.0/24"],
+  ["192.88.99.1", "deprecated 6to4 relay anycast 192.88.99.0/24"],
+  ["192.175.48.1", "AS112 direct delegation 192.175.48.0/24"],
+  ["192.0.0.9", "PCP anycast (in 192.0.0.0/24)"],
+  ["100.64.0.1", "shared address space 100.64.0.0/10"],
+  ["100.127.255.254", "top of shared address space"],
+  ["0.1.2.3", "this network 0.0.0.0/8"],
+  ["224.0.0.1", "multicast"],
+  ["240.0.0.1", "reserved 240.0.0.0/4"],
+];
+
+/** Just outside those ranges: ordinary public addresses. */
+const nextToReserved = [
+  "[3fff:1000::1]",
+  "[2001:200::1]",
+  "[2620:4f:8001::1]",
+  "[2c0f:f248::1]",
+  "192.31.197.1",
+  "192.52.192.1",
+  "192.175.49.1",
+  "100.128.0.1",
+];
+
 const allowed = [
   "example.com",
   "example.com.", // one trailing dot is the same public name
@@ -76,6 +126,15 @@ describe("callback URLs: IPv6 forms and trailing dots (SSRF)", () => {
     expect(callbackUrlProblem(host(h), false)).not.toBeNull();
   });
   it.each(allowed)("allows %s", (h) => {
+    expect(callbackUrlProblem(host(h), false)).toBeNull();
+  });
+});
+
+describe("callback URLs: every IANA special-purpose range (SSRF)", () => {
+  it.each(reserved)("refuses %s (%s)", (h) => {
+    expect(callbackUrlProblem(host(h), false)).not.toBeNull();
+  });
+  it.each(nextToReserved)("allows %s", (h) => {
     expect(callbackUrlProblem(host(h), false)).toBeNull();
   });
 });
