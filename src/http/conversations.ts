@@ -36,7 +36,7 @@ const ItemList = z
   .openapi("ConversationItemList");
 const Items = z.array(InputItem).max(1000);
 const ItemParam = IdParam.extend({ item_id: z.string().min(1).max(300) });
-const ERRORS = ["BEM-017", "BEM-022", "BEM-025", "BEM-030", "BEM-038", "BEM-102"] as const;
+const ERRORS = ["BEM-017", "BEM-022", "BEM-025", "BEM-030", "BEM-038", "BEM-102", "BEM-111"] as const;
 
 /**
  * A conversation is a thread, so its routes need the thread's rights: reading it, adding to it
@@ -103,6 +103,21 @@ const deleteItem = createRoute({
   responses: { 200: jsonContent(Conversation, "The conversation"), ...errorResponses(...ERRORS, "BEM-104") },
 });
 
+/**
+ * Items as the thread messages they store. A system or developer item is refused (400 BEM-111):
+ * stored, it would reach every later turn on the thread, by any key, as an instruction, while
+ * instructions are per call, as on chat (`instructions`, or system input of one Responses call).
+ */
+async function storedMessages(env: Env, principal: AppEnv["Variables"]["principal"], items: z.infer<typeof Items>) {
+  const messages = inputToMessages(await resolveReferences(env, principal, items));
+  if (messages.some((m) => m.role === "system"))
+    throw new AppError(
+      "BEM-111",
+      "Conversation items are stored history; send system or developer messages per call (a Responses call's instructions or input)",
+    );
+  return messages;
+}
+
 function tenantOf(principal: AppEnv["Variables"]["principal"]): string {
   if (principal.kind !== "tenant") throw new AppError("BEM-022", "Conversations belong to tenants; use a tenant key");
   return principal.tenant;
@@ -145,13 +160,12 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
     const record: ConversationRecord = { id: newThreadId().replace(/^thr_/, "conv_"), metadata: body.metadata ?? {}, created_at: Date.now() };
     // A new thread, as chat on a new thread_id: the key must reach it (a grant matching session:conv_*).
     authorizeThread(principal, record.id, false);
-    const messages = body.items?.length ? inputToMessages(await resolveReferences(c.env, principal, body.items)) : [];
-    if (messages.length > 0) {
-      // Its items make a new thread: within the tenant's thread quota (413 BEM-017, nothing stored).
-      await assertThreadRoom(c.env, tenant, record.id);
-      await new ThreadClient(c.env, tenant, record.id).appendMessages(messages, "update");
-    }
-    await saveConversation(c.env.DB, tenant, record);
+    const messages = body.items?.length ? await storedMessages(c.env, principal, body.items) : [];
+    // A conversation is a new thread, empty or not: within the tenant's thread quota (413 BEM-017,
+    // nothing stored), and listed (and so counted) with its record.
+    await assertThreadRoom(c.env, tenant, record.id);
+    if (messages.length > 0) await new ThreadClient(c.env, tenant, record.id).appendMessages(messages, "update");
+    await saveConversation(c.env.DB, tenant, record, { listed: true });
     return c.json(view(record), 200);
   })
   .openapi(retrieve, async (c) => {
@@ -179,8 +193,7 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
     const { tenant, thread } = await open(c, c.req.valid("param").id, false, (p) => c.executionCtx.waitUntil(p));
     // A conversation created without items has no thread yet: the first items make one.
     await assertThreadRoom(c.env, tenant, thread.threadId);
-    const items = await resolveReferences(c.env, c.get("principal"), c.req.valid("json").items);
-    const cp = await thread.appendMessages(inputToMessages(items), "update");
+    const cp = await thread.appendMessages(await storedMessages(c.env, c.get("principal"), c.req.valid("json").items), "update");
     const added = cp.writes.flatMap((w) => (w.op === "put" ? [w.message] : []));
     return c.json(page(itemsOf(added), { limit: 1000 }, "asc") as z.infer<typeof ItemList>, 200);
   })

@@ -1,4 +1,5 @@
 import { AppError } from "../core/errors";
+import { touchStatement } from "../thread/thread-list";
 
 /**
  * D1 records of conversations, and of responses stored before they moved into their
@@ -27,14 +28,18 @@ export async function deleteResponse(db: D1Database, tenant: string, id: string)
 
 export type ConversationRecord = { id: string; metadata: Record<string, string>; created_at: number };
 
-export async function saveConversation(db: D1Database, tenant: string, c: ConversationRecord): Promise<void> {
-  await db
+/**
+ * Writes a conversation's record; `listed`: a new conversation is a thread, listed (and counted
+ * against MAX_THREADS_PER_TENANT) in the same batch, even before it holds an item.
+ */
+export async function saveConversation(db: D1Database, tenant: string, c: ConversationRecord, opts: { listed?: boolean } = {}): Promise<void> {
+  const record = db
     .prepare(
       `INSERT INTO conversations (tenant_id, id, metadata, created_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (tenant_id, id) DO UPDATE SET metadata = excluded.metadata`,
     )
-    .bind(tenant, c.id, JSON.stringify(c.metadata), c.created_at)
-    .run();
+    .bind(tenant, c.id, JSON.stringify(c.metadata), c.created_at);
+  await db.batch(opts.listed ? [record, touchStatement(db, tenant, c.id, c.created_at)] : [record]);
 }
 
 /**

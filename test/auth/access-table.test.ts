@@ -433,6 +433,40 @@ describe("access table: every registered route × every principal", () => {
     expect(wrong).toEqual([]);
   }, 240_000);
 
+  // Issue 25, finding 1: the roles of stored conversation items. A key allowed to add items may add
+  // user, assistant and tool items; system and developer items are instructions, which are per call:
+  // refused for every principal (400 BEM-111 where the call is otherwise allowed), nothing stored.
+  it("conversation item roles × every principal: system and developer items are never stored", async () => {
+    const wrong: string[] = [];
+    const routes = [
+      { route: "POST /v1/conversations", call: (items: unknown[]): Call => ({ method: "POST", path: "/v1/conversations", body: { items } }) },
+      {
+        route: "POST /v1/conversations/:id/items",
+        call: (items: unknown[]): Call => ({ method: "POST", path: "/v1/conversations/a-1/items", body: { items } }),
+      },
+    ];
+    for (const { route, call } of routes)
+      for (const role of ["user", "assistant", "system", "developer"] as const)
+        for (const who of PRINCIPALS) {
+          const expected = TABLE[route]!.expect[who] ?? TABLE[route]!.expect.default;
+          const instruction = role === "system" || role === "developer";
+          const before = expected === "own" ? await worldOfA() : await world();
+          const res = await send(who, call([{ type: "message", role, content: `${role} item ${uid()}` }]));
+          const text = await res.text();
+          const after = expected === "own" ? await worldOfA() : await world();
+          const where = `${route} with a ${role} item as ${who} → ${res.status} ${text.slice(0, 120)}`;
+          if (expected === "deny") {
+            if ((res.status !== 401 && res.status !== 403) || !/"code":"BEM-0(2[0-5]|90)"/.test(text)) wrong.push(`${where}: expected a coded deny`);
+          } else if (instruction) {
+            if (res.status !== 400 || !text.includes('"BEM-111"')) wrong.push(`${where}: expected 400 BEM-111`);
+          } else if (res.status !== 200) wrong.push(`${where}: expected allow`);
+          const changes = !instruction && expected !== "deny";
+          if (!changes && expected !== "own" && before !== after) wrong.push(`${where}: changed stored data`);
+          if (expected === "own" && before !== after) wrong.push(`${where}: another tenant changed tenant A`);
+        }
+    expect(wrong).toEqual([]);
+  }, 120_000);
+
   it("GET /v1/threads lists for each key exactly the threads it may read", async () => {
     const list = async (key: string) =>
       ((await (await api("/v1/threads?limit=100", { key })).json()) as { threads: { thread_id: string }[] }).threads.map((t) => t.thread_id).sort();

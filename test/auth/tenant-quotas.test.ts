@@ -111,6 +111,36 @@ describe("per-tenant quotas", () => {
     expect((await call(vars, "/v1/chat/completions", t.adminKey, chat("three"))).status).toBe(200);
   });
 
+  it("conversations are threads: an empty one counts against MAX_THREADS_PER_TENANT (413 BEM-017 past it); deleting one makes room", async () => {
+    // Issue 25, finding 9: 30 of 30 empty conversations were created at a quota of 5.
+    const t = await createTenant();
+    const vars = { MAX_THREADS_PER_TENANT: "5" };
+    const full = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, "v".repeat(512)]));
+    const made: string[] = [];
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const res = await call(vars, "/v1/conversations", t.adminKey, { metadata: full });
+      statuses.push(res.status);
+      if (res.status === 200) made.push(((await res.json()) as { id: string }).id);
+      else await expectCode(res, 413, "BEM-017");
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(await countOf(env.DB, t.tenant, "threads")).toBe(5);
+    expect(await rows("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?", t.tenant)).toBe(5);
+    // Each is listed as the thread it is, and still takes its first items at the cap.
+    const listed = (await (await call(vars, "/v1/threads?limit=100", t.adminKey)).json()) as { threads: { thread_id: string }[] };
+    expect(listed.threads.map((x) => x.thread_id).sort()).toEqual([...made].sort());
+    expect((await call(vars, `/v1/conversations/${made[0]}/items`, t.adminKey, { items: [{ role: "user", content: "hi" }] })).status).toBe(200);
+    expect(await countOf(env.DB, t.tenant, "threads")).toBe(5);
+    // Metadata stays bounded: 16 keys of at most 64 characters, values of at most 512.
+    await expectCode(await call(vars, "/v1/conversations", t.adminKey, { metadata: { ...full, k16: "v" } }), 400, "BEM-011");
+    await expectCode(await call(vars, "/v1/conversations", t.adminKey, { metadata: { k: "v".repeat(513) } }), 400, "BEM-011");
+    // Deleting an empty one makes room.
+    expect((await call(vars, `/v1/conversations/${made[1]}`, t.adminKey, undefined, "DELETE")).status).toBe(200);
+    expect(await countOf(env.DB, t.tenant, "threads")).toBe(4);
+    expect((await call(vars, "/v1/conversations", t.adminKey, {})).status).toBe(200);
+  });
+
   it("LangGraph threads count against MAX_THREADS_PER_TENANT: a new one past it is 413 BEM-017 and keeps nothing", async () => {
     const t = await createTenant();
     const vars = { MAX_THREADS_PER_TENANT: "2" };
