@@ -11,6 +11,13 @@ export const DELIVERY_HEADER = "x-edgeweave-delivery";
 /** Deliveries signed more than this far from now (either way) are refused as replays. */
 export const REPLAY_WINDOW_SECONDS = 300;
 
+/**
+ * How long a replay record must be kept: a request accepted at `t` may carry a timestamp up to
+ * 300 s ahead of t's second, and that timestamp is accepted until the end of the 300th second
+ * after it — up to 601 s after t, never more (see withinReplayWindow).
+ */
+export const REPLAY_RECORD_MS = (2 * REPLAY_WINDOW_SECONDS + 1) * 1000;
+
 const encoder = new TextEncoder();
 // Exactly this, nothing around it: no trim() (it strips U+00A0, U+FEFF, VT, FF …), so one MAC has one accepted form
 // apart from the hex case, and the replay record is keyed on the parsed bytes.

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { REPLAY_RECORD_MS } from "./signature";
 
 /** A registered hook as the tenant sees it (the secret is shown once, at creation). */
 export const Webhook = z
@@ -164,8 +165,8 @@ export async function claimSignature(
   now = Date.now(),
 ): Promise<{ first: boolean; deliveryId: string }> {
   const [, inserted] = await db.batch([
-    // Older than twice the replay window: such a request is refused by its timestamp anyway.
-    db.prepare("DELETE FROM webhook_signatures WHERE webhook_id = ? AND created_at < ?").bind(webhookId, now - 10 * 60_000),
+    // Only records whose request is refused by its timestamp anyway: older than REPLAY_RECORD_MS.
+    db.prepare("DELETE FROM webhook_signatures WHERE webhook_id = ? AND created_at < ?").bind(webhookId, now - REPLAY_RECORD_MS),
     db
       .prepare(
         "INSERT INTO webhook_signatures (webhook_id, signature, delivery_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (webhook_id, signature) DO NOTHING",

@@ -1,5 +1,8 @@
+import { env } from "cloudflare:workers";
+import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { sign } from "../../src/webhooks/signature";
+import { REPLAY_WINDOW_SECONDS, sign, withinReplayWindow } from "../../src/webhooks/signature";
+import { claimSignature } from "../../src/webhooks/store";
 import { createTenant, type TestTenant } from "../support/tenants";
 import { deliver, deliveryCount, nowSeconds, registerHook } from "./helpers";
 
@@ -52,5 +55,48 @@ describe("webhook signatures: one exact form, replay keyed on the MAC", () => {
     expect(spaced.headers.get("x-edgeweave-duplicate")).toBe("1");
 
     expect(await deliveryCount(hook.id)).toBe(1);
+  });
+});
+
+/**
+ * Issue 25, finding 6: a delivery timestamped +300 s, replayed 600.1 s later under a new delivery
+ * id, ran again: its replay record was pruned about a second before the timestamp window closed.
+ * The record must outlive every moment at which its timestamp is still accepted, boundaries included.
+ */
+describe("webhook replay records outlive the timestamp window", () => {
+  it("the issue's case: +300 s, replayed 600.1 s later, is a duplicate", async () => {
+    const hook = await registerHook(t);
+    const acceptedAt = 1_800_000_000_000;
+    const ts = acceptedAt / 1000 + REPLAY_WINDOW_SECONDS;
+    const later = acceptedAt + 600_100;
+    expect(withinReplayWindow(ts, acceptedAt)).toBe(true);
+    expect(withinReplayWindow(ts, later)).toBe(true);
+    expect((await claimSignature(env.DB, hook.id, "mac-issue", "first", acceptedAt)).first).toBe(true);
+    expect(await claimSignature(env.DB, hook.id, "mac-issue", "replayed", later)).toEqual({ first: false, deliveryId: "first" });
+  });
+
+  it("property: up to the last millisecond its timestamp is accepted, a replay finds the first claim", async () => {
+    const hook = await registerHook(t);
+    const base = 1_800_000_000_000;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 999 }), // the millisecond within the second the delivery was accepted
+        // its timestamp, relative to that second: the window's far edge weighted, as that is where records expire first
+        fc.oneof(fc.constant(REPLAY_WINDOW_SECONDS), fc.integer({ min: -REPLAY_WINDOW_SECONDS, max: REPLAY_WINDOW_SECONDS })),
+        fc.integer({ min: 0, max: 1500 }), // how long before the window closes it is replayed
+        async (ms, offset, early) => {
+          const acceptedAt = base + ms;
+          const ts = Math.floor(acceptedAt / 1000) + offset;
+          const lastAccepted = (ts + REPLAY_WINDOW_SECONDS + 1) * 1000 - 1;
+          const replayAt = Math.max(acceptedAt, lastAccepted - early);
+          expect(withinReplayWindow(ts, replayAt)).toBe(true);
+          expect(withinReplayWindow(ts, lastAccepted + 1)).toBe(false);
+          const mac = crypto.randomUUID();
+          expect((await claimSignature(env.DB, hook.id, mac, "first", acceptedAt)).first).toBe(true);
+          expect((await claimSignature(env.DB, hook.id, mac, "again", replayAt)).first).toBe(false);
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });
