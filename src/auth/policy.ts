@@ -86,7 +86,7 @@ export const roleMay = (p: Principal, action: Action): boolean => POLICY[action]
 /** The decision for one action on what the request names (omit the resource for the role check alone). */
 export function decide(p: Principal, action: Action, r: Resource = {}): Decision {
   const rule: Rule = POLICY[action][p.role];
-  const who = `A ${p.role === "webhook" ? "webhook" : `${p.role} key`}`;
+  const who = p.role === "operator" ? "The operator key" : `A ${p.role === "webhook" ? "webhook" : `${p.role} key`}`;
   const scope = r.scope ?? (r.thread !== undefined ? MemoryScope.session(r.thread) : undefined);
   const onThread = r.thread !== undefined;
   const outside = (): Decision =>
@@ -96,12 +96,17 @@ export function decide(p: Principal, action: Action, r: Resource = {}): Decision
   switch (rule) {
     case "yes":
       return ALLOW;
-    case "no":
-      return deny("BEM-022", `${who} may not ${POLICY[action].what.split(/[:;(]/)[0]!.trim()}`);
+    case "no": {
+      const what = POLICY[action].what.split(/[:;(]/)[0]!.trim();
+      // The operator key is often the only key a newcomer holds: say what to use instead.
+      return p.role === "operator"
+        ? deny("BEM-022", `${who} cannot ${what}; use a tenant key (POST /v1/admin/tenants/{id}/keys creates one)`)
+        : deny("BEM-022", `${who} may not ${what}`);
+    }
     case "own tenant":
       return r.tenant === undefined || r.tenant === p.tenant ? ALLOW : deny("BEM-022", `${who} manages only its own tenant`);
     case "system only":
-      return !scope || scope.isSystem ? ALLOW : deny("BEM-023", `${who} holds only the system scope`);
+      return !scope || scope.isSystem ? ALLOW : deny("BEM-023", `${who} holds only the system scope; use a tenant key for '${scope}'`);
     case "system + grants":
       return !scope || scope.isSystem || grantsAllow(p.grants, scope) ? ALLOW : outside();
     case "any granted":

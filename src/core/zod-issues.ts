@@ -1,5 +1,15 @@
-/** What a zod failure reports; the structural type keeps this module free of any zod import. */
-export type Issue = { readonly path: readonly PropertyKey[]; readonly message: string };
+/**
+ * What a zod failure reports; the structural type keeps this module free of any zod import.
+ * `code`, `expected`, `values` and `errors` (a union's failure per branch) are read when present.
+ */
+export type Issue = {
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+  readonly code?: string;
+  readonly expected?: unknown;
+  readonly values?: readonly unknown[];
+  readonly errors?: readonly (readonly Issue[])[];
+};
 
 export type IssueFormat = {
   /** Shown for an issue at the top level (empty path), e.g. "(body)". */
@@ -12,12 +22,47 @@ export type IssueFormat = {
   limit?: number;
 };
 
+/** "a", "a or b", "a, b or c". */
+const either = (xs: readonly string[]): string => (xs.length <= 1 ? (xs[0] ?? "") : `${xs.slice(0, -1).join(", ")} or ${xs.at(-1)}`);
+
+/** What one union branch wanted at the union's own path, when it failed there on the type or value alone. */
+function wantedAtRoot(branch: readonly Issue[]): string[] | undefined {
+  if (branch.length !== 1 || branch[0]!.path.length > 0) return undefined;
+  const i = branch[0]!;
+  if (i.code === "invalid_type" && typeof i.expected === "string") return [i.expected];
+  if (i.code === "invalid_value" && i.values?.length) return i.values.map((v) => JSON.stringify(v));
+  return undefined;
+}
+
+/**
+ * zod says only "Invalid input" when no branch of a union matched. Say what was expected instead:
+ * the branches' types when the value matched none of them ("Required: expected string or array" for a
+ * missing field), else the issues of the branch that got furthest (its type matched, something inside did not).
+ */
+function expandUnion(issue: Issue): Issue[] {
+  const branches = issue.errors ?? [];
+  if (issue.code !== "invalid_union" || branches.length === 0) return [issue];
+  const wanted = branches.map(wantedAtRoot);
+  if (wanted.every((w) => w !== undefined)) {
+    const expected = either([...new Set(wanted.flat())]);
+    const received = /received (\w+)/.exec(branches[0]![0]!.message)?.[1];
+    const message =
+      received === "undefined" ? `Required: expected ${expected}` : `Invalid input: expected ${expected}${received ? `, received ${received}` : ""}`;
+    return [{ path: issue.path, message }];
+  }
+  const depth = (b: readonly Issue[]) => Math.max(...b.map((i) => i.path.length));
+  const furthest = branches.filter((b, n) => wanted[n] === undefined && b.length > 0).sort((a, b) => depth(b) - depth(a))[0];
+  if (!furthest) return [issue];
+  return furthest.flatMap((i) => expandUnion({ ...i, path: [...issue.path, ...i.path] }));
+}
+
 /**
  * The one formatter for zod issues in error messages: the first few, each as
  * `path: message`, joined with "; ". Every 4xx that reports validation uses it.
  */
 export function describeIssues(issues: readonly Issue[], { root = "", prefix = "", suffix = "", limit = 5 }: IssueFormat = {}): string {
   return issues
+    .flatMap(expandUnion)
     .slice(0, limit)
     .map((i) => `${prefix}${i.path.map(String).join(".") || root}: ${i.message}${suffix}`)
     .join("; ");

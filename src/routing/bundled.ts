@@ -3,6 +3,7 @@
  * router built from it, once per isolate and env.
  */
 import type { AgentConfig, ModelConfig } from "../config/model-config";
+import { closestNames } from "../core/closest-names";
 import { AppError } from "../core/errors";
 import { compiled } from "./models.generated";
 import { ModelRouter } from "./router";
@@ -17,10 +18,17 @@ const agentMap = new Map(agents.map((a) => [a.name, a]));
 export const modelByName = (name: string): ModelConfig | undefined => modelMap.get(name);
 export const agentByName = (name: string): AgentConfig | undefined => agentMap.get(name);
 
-/** The agent, or BEM-047. */
+/** The agent, or BEM-047 naming the closest configured agents (as an unknown model names models). */
 export function requireAgent(name: string): AgentConfig {
   const a = agentMap.get(name);
-  if (!a) throw new AppError("BEM-047", `unknown agent "${name}"`);
+  if (!a)
+    throw new AppError(
+      "BEM-047",
+      `Unknown agent "${name.slice(0, 128)}". Closest configured: ${closestNames(
+        name,
+        agents.map((x) => x.name),
+      ).join(", ")} (agents are defined in models.yaml)`,
+    );
   return a;
 }
 

@@ -1,27 +1,14 @@
+import { closestNames } from "../core/closest-names";
 import { AppError, type ErrorBody } from "../core/errors";
 import { modelByName, models } from "./bundled";
 
-/** Edit distance (insertions, deletions, substitutions), case-insensitive. */
-function distance(a: string, b: string): number {
-  const x = a.toLowerCase();
-  const y = b.toLowerCase();
-  let prev = Array.from({ length: y.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= x.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= y.length; j++) row.push(Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1)));
-    prev = row;
-  }
-  return prev[y.length]!;
-}
-
 /** The configured names nearest to `name` (up to `n`, nearest first, ties in file order). */
-export function closestModels(name: string, n = 3): string[] {
-  return models
-    .map((m, i) => ({ name: m.name, d: distance(name, m.name), i }))
-    .sort((p, q) => p.d - q.d || p.i - q.i)
-    .slice(0, n)
-    .map((m) => m.name);
-}
+export const closestModels = (name: string, n = 3): string[] =>
+  closestNames(
+    name,
+    models.map((m) => m.name),
+    n,
+  );
 
 /**
  * An unknown model on an OpenAI-compatible endpoint. The body carries OpenAI's shape, so

@@ -24,3 +24,29 @@ describe("describeIssues: the one formatter for zod issues in error messages", (
     );
   });
 });
+
+describe("describeIssues on unions: what was expected, never a bare 'Invalid input'", () => {
+  const Part = z.object({ type: z.literal("text"), text: z.string() });
+  const Body = z.object({ content: z.union([z.string(), z.array(Part), z.null()]), mode: z.union([z.literal("a"), z.literal("b")]).optional() });
+  const describe_ = (v: unknown) => {
+    const r = Body.safeParse(v);
+    if (r.success) throw new Error("expected a failure");
+    return describeIssues(r.error.issues, { root: "(body)" });
+  };
+
+  it("lists the branches' types and what was received", () => {
+    expect(describe_({ content: 42 })).toBe("content: Invalid input: expected string, array or null, received number");
+  });
+
+  it("a missing field is required", () => {
+    expect(describe_({})).toBe("content: Required: expected string, array or null");
+  });
+
+  it("literal branches are listed as values", () => {
+    expect(describe_({ content: "x", mode: "c" })).toBe('mode: Invalid input: expected "a" or "b"');
+  });
+
+  it("a value whose type matched a branch reports that branch's issue, at its full path", () => {
+    expect(describe_({ content: [{ type: "text", text: 5 }] })).toBe("content.0.text: Invalid input: expected string, received number");
+  });
+});
