@@ -1,11 +1,16 @@
 import { createMiddleware } from "hono/factory";
 import { AppError } from "../core/errors";
 import type { AppEnv } from "../http/app-env";
-import { claim, complete, pruneExpired, release, type Stored } from "./store";
+import { claim, complete, pruneExpired, release, renew, scopedKey, type Stored } from "./store";
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
-/** How long the first request owns the key before a duplicate may take over (longer than any run). */
-const LEASE_MS = 5 * 60 * 1000;
+/**
+ * How long a claim holds the key without a renewal. The holder renews it every third of that
+ * while it runs (streams until recorded), so a holder that died (a crashed isolate, kill -9)
+ * loses the key within this bound and a waiting duplicate takes over and runs.
+ */
+export const IDEMPOTENCY_LEASE_MS = 10_000;
+const RENEW_MS = Math.floor(IDEMPOTENCY_LEASE_MS / 3);
 /** How long a duplicate waits for the first to finish before 409 BEM-107 (the thread lease's bound). */
 const WAIT_MS = 30_000;
 const POLL_MS = 50;
@@ -13,54 +18,87 @@ const POLL_MS = 50;
 const retryable = (status: number) => status >= 500 || status === 409 || status === 429 || status === 408;
 /** Completion markers of our streams: chat `[DONE]`, Responses `response.completed`, invoke `done`. */
 const STREAM_DONE = /^(data: \[DONE\]|event: response\.completed|event: done)$/m;
-const KEPT_HEADERS = ["content-type", "x-edgeweave-model", "x-edgeweave-route", "location"];
+/**
+ * Request headers that select what a request does, so they are part of it: the thread
+ * (`X-Thread-Id`), edgeweave's own (`X-Edgeweave-*`: trace, bookmark, …) and the Anthropic
+ * Messages API's (`anthropic-*` versions and betas, Claude Code's session id). Transport and
+ * client bookkeeping (user-agent, SDK retry counters) are not.
+ */
+const SELECTING = /^(x-thread-id|x-edgeweave-.+|anthropic-.+|x-claude-code-session-id)$/;
+/** Response headers that describe this exchange rather than the result, so a replay does not repeat them. */
+const NOT_REPLAYED = new Set(["content-length", "content-encoding", "transfer-encoding", "connection", "date", "server-timing", "x-request-id", "set-cookie"]);
 
 async function sha256(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/**
+ * What makes two requests the same request: route (with its query), the calling API key, every
+ * selecting header (name and value, absent ones absent) and the body.
+ */
+export async function requestFingerprint(r: { route: string; keyId: string; headers: Headers; body: string }): Promise<string> {
+  const selecting = [...r.headers.entries()].filter(([name]) => SELECTING.test(name)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return sha256(JSON.stringify({ route: `POST ${r.route}`, key: r.keyId, headers: selecting, body: r.body }));
+}
+
 const replay = (r: Stored) => new Response(r.body, { status: r.status, headers: { ...r.headers, "idempotent-replayed": "true" } });
+
+/** Renews the claim while its holder works; `stop` ends the renewals. */
+function keepClaimed(db: D1Database, tenant: string, key: string): { stop(): void } {
+  const timer = setInterval(() => {
+    renew(db, tenant, key, IDEMPOTENCY_LEASE_MS).catch(() => undefined); // a missed renewal is retried on the next tick
+  }, RENEW_MS);
+  return { stop: () => clearInterval(timer) };
+}
 
 /**
  * `Idempotency-Key` on the POSTs that declare it (`access(…, { idempotent: true })`: runs and
- * writes; webhook deliveries have their own replay protection), per tenant, for 24 h: the same key with the same
- * body returns the stored result (nothing runs again); with another body 422 BEM-106; while
- * the first is still running a duplicate waits for it, then 409 BEM-107 (which SDKs retry).
- * Streams are recorded whole and replayed as one body.
+ * writes; webhook deliveries have their own replay protection), per API key, for 24 h: the same
+ * request (requestFingerprint) returns the stored result (nothing runs again); another request
+ * with the key is 422 BEM-106; while the first is still running a duplicate waits for it, then
+ * 409 BEM-107 (which SDKs retry). Streams are recorded whole and replayed as one body.
  */
 export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
-  const key = c.req.header("idempotency-key");
-  if (key === undefined || c.req.method !== "POST") return next();
-  if (!KEY.test(key)) throw new AppError("BEM-108");
+  const raw = c.req.header("idempotency-key");
+  if (raw === undefined || c.req.method !== "POST") return next();
+  if (!KEY.test(raw)) throw new AppError("BEM-108");
   const db = c.env.DB;
   const principal = c.get("principal");
   const tenant = principal.tenant;
+  // Per API key: another key of the tenant using the same value makes a request of its own,
+  // and learns nothing of this one (a replay of a result it might not be allowed to see, or a 422).
+  const key = scopedKey(principal.keyId, raw);
+  const url = new URL(c.req.url);
   const route = c.req.path;
-  // The caller's key is part of the request: another key of the tenant reusing the key is a
-  // different request (422), never a replay of a result it might not be allowed to see.
-  const bodyHash = await sha256(`POST ${route}\n${principal.keyId}\n${await c.req.text()}`);
+  const bodyHash = await requestFingerprint({ route: url.pathname + url.search, keyId: principal.keyId, headers: c.req.raw.headers, body: await c.req.text() });
 
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
-    const got = await claim(db, tenant, key, route, bodyHash, LEASE_MS);
+    const got = await claim(db, tenant, key, route, bodyHash, IDEMPOTENCY_LEASE_MS);
     if (got.kind === "owner") break;
-    if (got.bodyHash !== bodyHash) throw new AppError("BEM-106", "This Idempotency-Key was used with a different request (route or body); use a new key");
+    if (got.bodyHash !== bodyHash)
+      throw new AppError("BEM-106", "This Idempotency-Key was used with a different request (route, thread or other X- headers, or body); use a new key");
     if (got.kind === "done") return replay(got.result);
     if (Date.now() >= deadline) throw new AppError("BEM-107", `A request with this Idempotency-Key is still running after ${WAIT_MS / 1000} s; retry later`);
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
 
-  await next();
-  const res = c.res;
+  const claimed = keepClaimed(db, tenant, key);
+  let res: Response;
+  try {
+    await next();
+    res = c.res;
+  } catch (e) {
+    claimed.stop();
+    throw e;
+  }
   const record = async (body: string, stream = false) => {
+    claimed.stop();
     // A stream that ended without its completion marker saved nothing: a retry should run.
     if (retryable(res.status) || (stream && !STREAM_DONE.test(body))) return release(db, tenant, key);
     const headers: Record<string, string> = {};
-    for (const h of KEPT_HEADERS) {
-      const v = res.headers.get(h);
-      if (v !== null) headers[h] = v;
-    }
+    for (const [name, value] of res.headers) if (!NOT_REPLAYED.has(name)) headers[name] = value;
     await complete(db, tenant, key, { status: res.status, headers, body });
   };
   const logged = (p: Promise<unknown>) =>

@@ -1,11 +1,17 @@
 /**
- * Idempotency-Key records in D1 (table idempotency_keys, migration 0007), per tenant.
+ * Idempotency-Key records in D1 (table idempotency_keys, migration 0007), per API key (scopedKey).
  * Why D1 and not a Durable Object: the claim is one atomic INSERT … ON CONFLICT DO NOTHING
  * on the (tenant, key) primary key, which is all the mutual exclusion needed; replays and
  * expiry are plain reads/deletes; and a retry usually lands on another isolate, where D1 is
  * already bound, while a DO per key would add an object (and its cold start) per request.
  */
 export const TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The record's key: the API key's id, a space, the client's value. Records are per API key (the
+ * primary key stays (tenant, key)); a value is printable ASCII without spaces, so the two never blur.
+ */
+export const scopedKey = (apiKeyId: string, value: string): string => `${apiKeyId} ${value}`;
 
 export type Stored = { status: number; headers: Record<string, string>; body: string };
 export type Claim = { kind: "owner" } | { kind: "done"; bodyHash: string; result: Stored } | { kind: "running"; bodyHash: string; leaseUntil: number };
@@ -41,6 +47,14 @@ export async function complete(db: D1Database, tenant: string, key: string, resu
   await db
     .prepare(`UPDATE idempotency_keys SET status = ?, headers = ?, response = ? WHERE tenant_id = ? AND key = ?`)
     .bind(result.status, JSON.stringify(result.headers), result.body, tenant, key)
+    .run();
+}
+
+/** Extends a running claim (its holder is alive); a finished or taken-over record is left alone. */
+export async function renew(db: D1Database, tenant: string, key: string, leaseMs: number, now = Date.now()): Promise<void> {
+  await db
+    .prepare(`UPDATE idempotency_keys SET lease_until = ? WHERE tenant_id = ? AND key = ? AND status IS NULL AND lease_until < ?`)
+    .bind(now + leaseMs, tenant, key, now + leaseMs)
     .run();
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fakeOpenAI } from "../support/fake-openai";
+import { fakeOpenAI, slowCompletion } from "../support/fake-openai";
 import { api, createTenant } from "../support/tenants";
 import { openaiClient, tenantForRuns, uniqueThread } from "../pipeline/helpers";
 
@@ -61,17 +61,7 @@ describe("Idempotency-Key", () => {
   });
 
   it("concurrent duplicates: the second waits for the first; one turn", async () => {
-    const fake = fakeOpenAI().respond(async (_req, body) => {
-      await new Promise((r) => setTimeout(r, 300));
-      return Response.json({
-        id: "chatcmpl-slow",
-        object: "chat.completion",
-        created: 1,
-        model: (body as { model: string }).model,
-        choices: [{ index: 0, message: { role: "assistant", content: "slow reply" }, finish_reason: "stop" }],
-        usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
-      });
-    });
+    const fake = fakeOpenAI().respond(slowCompletion(300));
     const thread = uniqueThread();
     const k = key();
     const [a, b] = await Promise.all([post("/v1/chat/completions", chatBody(thread), k), post("/v1/chat/completions", chatBody(thread), k)]);

@@ -89,3 +89,18 @@ export type FakeOpenAI = FakeProvider;
 export function fakeOpenAI(origin = "https://api.openai.com", basePath = "/v1"): FakeOpenAI {
   return new FakeProvider(origin, openaiFormat(basePath));
 }
+
+/** A `respond` handler that answers a chat completion `text` after `ms` (a slow upstream). */
+export const slowCompletion =
+  (ms: number, text = "slow reply") =>
+  async (_req: Request, body: unknown): Promise<Response> => {
+    await new Promise((r) => setTimeout(r, ms));
+    return Response.json({
+      id: "chatcmpl-slow",
+      object: "chat.completion",
+      created: 1,
+      model: (body as { model: string }).model,
+      choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+    });
+  };
