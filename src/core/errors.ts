@@ -102,6 +102,7 @@ export const catalog = {
   "BEM-121": { status: 413, meaning: "Tenant holds the maximum number of LangGraph store items (MAX_STORE_ITEMS_PER_TENANT)" },
 
   "BEM-160": { status: 400, meaning: "Invalid X-Edgeweave-Bookmark header (send back a bookmark edgeweave returned)" },
+  "BEM-161": { status: 422, meaning: "Webhook scopes reach no thread (add a session: grant, e.g. session:ticket-*)" },
 
   "BEM-170": { status: 401, meaning: "Two different API keys in Authorization and x-api-key" },
   "BEM-096": { status: 400, meaning: "Tool message answers no open tool call" },

@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { parseGrant, grantWithin } from "../auth/grants";
-import { authorize, authorizeThread, resolveScopes } from "../auth/policy";
+import { authorize, authorizeThread, readableThreads, resolveScopes } from "../auth/policy";
 import type { Principal } from "../core/principal";
 import { middlewaresFromConfig } from "../pipeline/middleware/from-config";
 import { AppError } from "../core/errors";
@@ -76,7 +76,7 @@ const CreateWebhook = z
       .optional()
       .openapi({
         description:
-          "Grant patterns deliveries run with, as for member keys: a delivery reaches thread t only through a grant matching session:t, and the agent's memory_scopes must all be granted. Default: none.",
+          "Grant patterns deliveries run with, as for member keys: a delivery reaches thread t only through a grant matching session:t, so at least one session: grant (or *) is required (422 BEM-161 otherwise), and the agent's memory_scopes must all be granted.",
         example: ["session:ticket-*", "organization:acme"],
       }),
     rewrite_history: z
@@ -125,6 +125,15 @@ function hookGrants(
     rewriteHistory: rewrite_history,
     writeFacts: write_facts,
   };
+  // Every delivery names a thread, and reaches it only through a session: grant: without one each
+  // would be 403 BEM-025, seen only by the sender, so the hook is refused here instead.
+  const reach = readableThreads(hook);
+  if (!reach.all && reach.exact.length === 0 && reach.prefixes.length === 0) {
+    throw new AppError(
+      "BEM-161",
+      "scopes grant no thread, so every delivery would be refused: add a session: grant matching the thread ids your payloads name (e.g. session:ticket-*, or session:* for any)",
+    );
+  }
   const agent = requireAgent(body.agent_name);
   // One layer at a time, so the refusal names the layer and blames the hook's scopes:
   // the registering key may well hold it, and "outside this key's grants" would mislead.
@@ -153,7 +162,7 @@ const createWebhook = createRoute({
   request: { body: { content: { "application/json": { schema: CreateWebhook } }, required: true } },
   responses: {
     201: jsonContent(CreatedWebhook, "The hook and its secret (shown once)"),
-    ...errorResponses("BEM-022", "BEM-023", "BEM-047", "BEM-060", "BEM-094"),
+    ...errorResponses("BEM-022", "BEM-023", "BEM-047", "BEM-060", "BEM-094", "BEM-161"),
   },
 });
 

@@ -304,7 +304,7 @@ const TABLE: Record<string, Row> = Object.fromEntries<Row>([
     {
       call: async () => {
         const h = await made<{ id: string }>(
-          api("/v1/webhooks", { key: A.adminKey, body: { name: "d", agent_name: "planner", thread_from: "/t", text_from: "/x" } }),
+          api("/v1/webhooks", { key: A.adminKey, body: { name: "d", agent_name: "planner", thread_from: "/t", text_from: "/x", scopes: ["session:a*"] } }),
         );
         return { method: "DELETE", path: `/v1/webhooks/${h.id}` };
       },

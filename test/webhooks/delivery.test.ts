@@ -1,4 +1,4 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { sign, verify } from "../../src/webhooks/signature";
 import { clearUpstream, mockUpstream } from "../support/upstream";
@@ -263,6 +263,25 @@ describe("registration", () => {
       message: "The agent 'assistant' loads 'organization:acme', which the webhook's scopes do not cover: add it to scopes",
     });
     expect((await api("/v1/webhooks", { key: t.adminKey, body: { ...body, scopes: ["session:hook-*", "organization:acme"] } })).status).toBe(201);
+  });
+
+  it("scopes without a session: grant → 422 BEM-161 naming the missing grant, nothing stored (issue 24, item 4)", async () => {
+    // planner loads no layer, so before this a hook without scopes was accepted and every delivery was 403 BEM-025.
+    const base = { name: "no-threads", agent_name: "planner", thread_from: "/t", text_from: "/x" };
+    const count = () => env.DB.prepare("SELECT COUNT(*) AS n FROM webhooks WHERE tenant_id = ?").bind(t.tenant).first<{ n: number }>();
+    const before = await count();
+    for (const scopes of [undefined, [], ["organization:acme"], ["docset:*"]]) {
+      const res = await api("/v1/webhooks", { key: t.adminKey, body: { ...base, ...(scopes ? { scopes } : {}) } });
+      expect(res.status, JSON.stringify(scopes)).toBe(422);
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe("BEM-161");
+      expect(error.message).toContain("session:");
+    }
+    expect(await count()).toEqual(before);
+    // Any grant reaching a thread will do: a prefix, one thread, or every one.
+    for (const scopes of [["session:ticket-*"], ["session:ticket-1"], ["session:*"], ["*"]]) {
+      expect((await api("/v1/webhooks", { key: t.adminKey, body: { ...base, scopes } })).status, JSON.stringify(scopes)).toBe(201);
+    }
   });
 
   it("rejects an unknown agent, a bad pointer and a disallowed callback", async () => {
