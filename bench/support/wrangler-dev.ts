@@ -21,8 +21,10 @@ export async function startWranglerDev(opts: {
   persistTo?: string;
   readyPath?: string;
   inspectorPort?: number;
+  /** A port of the caller's (default: any free one). */
+  port?: number;
 }): Promise<DevServer> {
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const args = [
     "wrangler",
     "dev",

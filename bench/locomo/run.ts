@@ -1,0 +1,226 @@
+// LoCoMo recall bench (issue 21): stores each conversation through the public HTTP API (one thread,
+// speaker A as `user`, each turn "<speaker>: <text>" with its session's date; the observations as
+// facts in docset:loc-<id>), asks every category 1–4 question through POST /v1/memory/context and
+// counts how often the evidence comes back, beside the newest-turns window and a plain BM25 over
+// the same units in the same budget. Not part of `npm test`.
+//
+//   npx tsx bench/locomo/run.ts                       # starts wrangler dev on LOCOMO_PORT (8792)
+//   LOCOMO_DIR=/path/to/locomo10_v2 npx tsx bench/locomo/run.ts
+//   LOCOMO_URL=http://127.0.0.1:8787 LOCOMO_OPERATOR_KEY=dev-operator-key npx tsx bench/locomo/run.ts
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { estimateTokens } from "../../src/core/tokens.ts";
+import { factTokens } from "../../src/memory/facts.ts";
+import { json } from "../support/turn-setup.ts";
+import { percentile, run, startWranglerDev, type DevServer } from "../support/wrangler-dev.ts";
+import { type Conversation, loadConversations } from "./data.ts";
+import { Bm25, fill, newest, type Unit } from "./reference.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const BUDGETS = [1000, 2000, 4000];
+const KIND = "observation";
+const CONFIG = "wrangler.locomo.toml";
+
+/** ../shared/data/locomo-dev beside the repository; from a git worktree, beside its main checkout. */
+function defaultDir(): string {
+  const rel = "../shared/data/locomo-dev";
+  const here = join(ROOT, rel);
+  if (existsSync(here)) return here;
+  try {
+    const common = execFileSync("git", ["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: ROOT, encoding: "utf8" }).trim();
+    const main = join(dirname(common), rel);
+    if (existsSync(main)) return main;
+  } catch {
+    /* not a git checkout */
+  }
+  return here;
+}
+
+type Score = { any: number; all: number };
+type Row = {
+  conv: string;
+  category: number;
+  turns: Record<number, { ew: Score; newest: Score; bm25: Score }>;
+  facts: Record<number, { ew: Score; bm25: Score }>;
+  ceiling: Score;
+};
+
+function score(evidence: readonly string[], got: ReadonlySet<string>): Score {
+  const hits = evidence.filter((e) => got.has(e)).length;
+  return { any: hits > 0 ? 1 : 0, all: hits === evidence.length ? 1 : 0 };
+}
+
+async function server(): Promise<{ url: string; operator: string; stop(): Promise<void> }> {
+  if (process.env.LOCOMO_URL) return { url: process.env.LOCOMO_URL, operator: process.env.LOCOMO_OPERATOR_KEY ?? "dev-operator-key", stop: async () => {} };
+  const persist = mkdtempSync(join(tmpdir(), "edgeweave-locomo-"));
+  // Rate limits lifted: the bench asks thousands of questions a minute.
+  writeFileSync(join(ROOT, CONFIG), readFileSync(join(ROOT, "wrangler.toml"), "utf8").replace(/limit = \d+/g, "limit = 1000000"));
+  const operator = "locomo-operator-key";
+  let dev: DevServer | undefined;
+  const cleanup = () => {
+    rmSync(join(ROOT, CONFIG), { force: true });
+    rmSync(persist, { recursive: true, force: true });
+  };
+  try {
+    await run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--config", CONFIG, "--persist-to", persist]);
+    dev = await startWranglerDev({ config: CONFIG, persistTo: persist, vars: { OPERATOR_KEY: operator }, port: Number(process.env.LOCOMO_PORT ?? 8792) });
+  } catch (e) {
+    cleanup();
+    throw e;
+  }
+  return {
+    url: dev.url,
+    operator,
+    stop: async () => {
+      await dev?.stop();
+      cleanup();
+    },
+  };
+}
+
+/** Runs `fn` over `items`, `width` at a time. */
+async function pool<T>(items: readonly T[], width: number, fn: (t: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+type StoredFact = { id: string; text: string; dias: string[] };
+
+async function ingest(url: string, key: string, c: Conversation): Promise<{ facts: StoredFact[]; turnsMs: number; factsMs: number }> {
+  const thread = `loc-${c.id}`;
+  const t0 = performance.now();
+  for (const session of new Set(c.turns.map((t) => t.session))) {
+    const messages = c.turns
+      .filter((t) => t.session === session)
+      .map((t) => ({ id: t.dia, role: t.speaker === c.speakerA ? "user" : "assistant", content: `${t.speaker}: ${t.text}`, created_at: t.at }));
+    await json(`${url}/v1/threads/${thread}/state`, { key, body: { ops: [{ op: "append", messages }] } });
+  }
+  const t1 = performance.now();
+  const facts: StoredFact[] = [];
+  await pool(c.observations, 4, async (o) => {
+    const f = (await json(`${url}/v1/memory/facts`, { key, body: { scope: `docset:loc-${c.id}`, kind: KIND, text: o.text } })) as { id: string };
+    facts.push({ id: f.id, text: o.text, dias: o.dias });
+  });
+  return { facts, turnsMs: t1 - t0, factsMs: performance.now() - t1 };
+}
+
+type Context = { messages: { id: string; metadata?: { fact?: unknown } }[] };
+
+async function main(): Promise<void> {
+  const dir = process.env.LOCOMO_DIR ?? defaultDir();
+  const convs = loadConversations(dir);
+  const srv = await server();
+  const rows: Row[] = [];
+  const queryMs: number[] = [];
+  let turnsMs = 0;
+  let factsMs = 0;
+  try {
+    const tenant = `locomo-${Date.now()}`;
+    await json(`${srv.url}/v1/admin/tenants`, { key: srv.operator, body: { id: tenant } });
+    const { key } = (await json(`${srv.url}/v1/admin/tenants/${tenant}/keys`, { key: srv.operator, body: { role: "admin" } })) as { key: string };
+    for (const c of convs) {
+      const ing = await ingest(srv.url, key, c);
+      turnsMs += ing.turnsMs;
+      factsMs += ing.factsMs;
+      const scope = `docset:loc-${c.id}`;
+      const turnUnits: Unit[] = c.turns.map((t) => {
+        const content = `${t.speaker}: ${t.text}`;
+        return { id: t.dia, text: content, tokens: estimateTokens({ role: t.speaker === c.speakerA ? "user" : "assistant", content }) };
+      });
+      const factUnits: Unit[] = ing.facts.map((x) => ({ id: x.id, text: x.text, tokens: factTokens({ kind: KIND, scope, text: x.text }) }));
+      const factDias = new Map(ing.facts.map((x) => [x.id, x.dias]));
+      const turnBm25 = new Bm25(turnUnits);
+      const factBm25 = new Bm25(factUnits);
+      const covered = (ids: Iterable<string>) => new Set([...ids].flatMap((id) => factDias.get(id) ?? []));
+      const allDias = covered(factDias.keys());
+      for (const q of c.questions) {
+        if (q.category < 1 || q.category > 4 || q.evidence.length === 0) continue;
+        const row: Row = { conv: c.id, category: q.category, turns: {}, facts: {}, ceiling: score(q.evidence, allDias) };
+        const rankedTurns = turnBm25.rank(q.question);
+        const rankedFacts = factBm25.rank(q.question);
+        for (const b of BUDGETS) {
+          const ask = async (scopes: string[], maxTokens: number) => {
+            const t0 = performance.now();
+            const ctx = (await json(`${srv.url}/v1/memory/context`, { key, body: { scopes, max_tokens: maxTokens, query: q.question } })) as Context;
+            queryMs.push(performance.now() - t0);
+            return ctx.messages;
+          };
+          const turnMsgs = await ask([`session:loc-${c.id}`], b);
+          row.turns[b] = {
+            ew: score(q.evidence, new Set(turnMsgs.filter((m) => !m.metadata?.fact).map((m) => m.id))),
+            newest: score(q.evidence, newest(turnUnits, b)),
+            bm25: score(q.evidence, fill(rankedTurns, b)),
+          };
+          // Facts get half of max_tokens (README), so the facts track asks for twice the budget shown.
+          const factMsgs = await ask([scope], 2 * b);
+          row.facts[b] = {
+            ew: score(q.evidence, covered(factMsgs.filter((m) => m.metadata?.fact).map((m) => m.id))),
+            bm25: score(q.evidence, covered(fill(rankedFacts, b))),
+          };
+        }
+        rows.push(row);
+      }
+      console.error(`  loc-${c.id}: ${c.turns.length} turns, ${c.observations.length} facts, ${rows.filter((r) => r.conv === c.id).length} questions`);
+    }
+  } finally {
+    await srv.stop();
+  }
+  report(convs, rows, { turnsMs, factsMs, queryMs });
+}
+
+function report(convs: Conversation[], rows: Row[], t: { turnsMs: number; factsMs: number; queryMs: number[] }): void {
+  const mean = (xs: number[]) => (xs.length === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / xs.length);
+  const f = (x: number) => x.toFixed(3);
+  const pair = (sel: (r: Row) => Score, rs: Row[] = rows) => `${f(mean(rs.map((r) => sel(r).any)))} / ${f(mean(rs.map((r) => sel(r).all)))}`;
+  const sorted = [...t.queryMs].sort((a, b) => a - b);
+  console.log(
+    `LoCoMo: ${convs.length} conversations (${convs.map((c) => c.id).join(", ")}), ${rows.length} questions (categories 1–4), ` +
+      `${convs.reduce((n, c) => n + c.turns.length, 0)} turns, ${convs.reduce((n, c) => n + c.observations.length, 0)} observations; load average ${loadavg()[0]!.toFixed(1)}`,
+  );
+  console.log(
+    `ingest: turns ${(t.turnsMs / 1000).toFixed(1)} s, facts ${(t.factsMs / 1000).toFixed(1)} s; ` +
+      `query (POST /v1/memory/context) p50 ${percentile(sorted, 50).toFixed(2)} ms, p90 ${percentile(sorted, 90).toFixed(2)} ms over ${sorted.length}`,
+  );
+  console.log("\nrecall_any / recall_all\n");
+  console.log("| units | budget | edgeweave | newest turns | plain BM25 | facts ceiling |");
+  console.log("| --- | --- | --- | --- | --- | --- |");
+  for (const b of BUDGETS)
+    console.log(`| turns | ${b} | **${pair((r) => r.turns[b]!.ew)}** | ${pair((r) => r.turns[b]!.newest)} | ${pair((r) => r.turns[b]!.bm25)} | — |`);
+  for (const b of BUDGETS)
+    console.log(`| facts | ${b} | **${pair((r) => r.facts[b]!.ew)}** | — | ${pair((r) => r.facts[b]!.bm25)} | ${pair((r) => r.ceiling)} |`);
+  console.log("\nper category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop): edgeweave / plain BM25, recall_any\n");
+  console.log(`| category | n | ${BUDGETS.map((b) => `turns ${b}`).join(" | ")} | ${BUDGETS.map((b) => `facts ${b}`).join(" | ")} |`);
+  console.log(`| --- | --- | ${BUDGETS.map(() => "---").join(" | ")} | ${BUDGETS.map(() => "---").join(" | ")} |`);
+  for (const cat of [1, 2, 3, 4]) {
+    const rs = rows.filter((r) => r.category === cat);
+    const cell = (sel: (r: Row) => Score, ref: (r: Row) => Score) => `${f(mean(rs.map((r) => sel(r).any)))} / ${f(mean(rs.map((r) => ref(r).any)))}`;
+    console.log(
+      `| ${cat} | ${rs.length} | ${BUDGETS.map((b) =>
+        cell(
+          (r) => r.turns[b]!.ew,
+          (r) => r.turns[b]!.bm25,
+        ),
+      ).join(" | ")} | ${BUDGETS.map((b) =>
+        cell(
+          (r) => r.facts[b]!.ew,
+          (r) => r.facts[b]!.bm25,
+        ),
+      ).join(" | ")} |`,
+    );
+  }
+  const out = join(ROOT, "bench/results");
+  mkdirSync(out, { recursive: true });
+  const file = join(out, `locomo-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), rows, queryMs: t.queryMs }, null, 0));
+  console.log(`\n(per-question results: ${file})`);
+}
+
+if (!existsSync(join(ROOT, "wrangler.toml"))) throw new Error("run from the repository");
+await main();
