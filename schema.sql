@@ -62,7 +62,7 @@ CREATE TABLE fact_scope_stats (
 );
 
 -- BM25 over fact text (rowid = facts.rowid); searches join back to facts for tenant, scope and expiry.
-CREATE VIRTUAL TABLE facts_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE facts_fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
 
 CREATE TRIGGER facts_after_insert AFTER INSERT ON facts BEGIN INSERT INTO facts_fts (rowid, text) VALUES (new.rowid, new.text); INSERT OR IGNORE INTO fact_scope_stats (tenant_id, scope, n, tokens) VALUES (new.tenant_id, new.scope, 0, 0); UPDATE fact_scope_stats SET n = n + 1, tokens = tokens + new.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
 CREATE TRIGGER facts_after_delete AFTER DELETE ON facts BEGIN DELETE FROM facts_fts WHERE rowid = old.rowid; DELETE FROM fact_versions WHERE fact_id = old.id; UPDATE fact_scope_stats SET n = n - 1, tokens = tokens - old.tokens WHERE tenant_id = old.tenant_id AND scope = old.scope; END;

@@ -2,7 +2,7 @@ import { OPERATOR_TENANT } from "../core/principal";
 import { AppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
 import { factTokens, type Fact } from "./facts";
-import { matchExpression, searchTerms } from "./fts";
+import { matchExpression, searchTerms } from "../core/search-terms";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
 import { ownerTenant, type MemoryScope } from "./scope";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem } from "./types";

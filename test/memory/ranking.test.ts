@@ -58,6 +58,23 @@ describe("relevance-ranked loading", () => {
     expect(roomy.messages[0]!.content).toContain("Invoices are payable");
   });
 
+  it("words match across their forms (a stemmed index): 'painted' finds 'painting', 'knee' finds 'knees', and unrelated words nothing", async () => {
+    const scope = MemoryScope.new("docset", `s-${uid()}`);
+    const [painting, hurt] = await seed(tenant().tenant, scope, [
+      ["note", "Melanie finds painting relaxing after work."],
+      ["note", "John's knees were injured in the second game."],
+      ...filler(30),
+    ]);
+    const each = factTokens({ kind: "note", scope: scope.toString(), text: filler(1)[0]![1] });
+    const ask = async (query: string) =>
+      (await context(tenant().adminKey, { scopes: [scope.toString()], max_tokens: each * 2 * 4, query })).facts
+        .filter((f) => f.reason === "relevant")
+        .map((f) => f.id);
+    expect(await ask("Who painted?")).toEqual([painting!.id]);
+    expect(await ask("Whose knee hurts?")).toEqual([hurt!.id]);
+    expect(await ask("Which trains leave early?")).toEqual([]);
+  });
+
   it("always-kinds load first regardless of relevance; a big relevant fact that does not fit is reported and a smaller one still loads", async () => {
     const scope = MemoryScope.new("organization", `o-${uid()}`);
     const big = `Shipping: ${"parcels to islands travel by ferry and take longer; ".repeat(20)}`;

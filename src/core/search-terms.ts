@@ -1,5 +1,5 @@
 /**
- * Full-text queries over facts (SQLite FTS5 in D1, table facts_fts). User text never
+ * Full-text queries (SQLite FTS5: facts_fts in D1, recall_fts in each thread object). User text never
  * reaches FTS5's query syntax: it is split into word tokens here and every token is
  * quoted, so characters like `"`, `*`, `:`, `(`, `NEAR`, `AND` are plain words or
  * nothing — never an SQL error.
