@@ -1,4 +1,5 @@
 import { LANGGRAPH_DDL } from "./langgraph-checkpoints";
+import { RECALL_DDL } from "./recall-index";
 import { STORED_RESPONSES_DDL } from "./stored-responses";
 
 /**
@@ -48,6 +49,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   [`ALTER TABLE messages ADD COLUMN hash TEXT`, `ALTER TABLE messages ADD COLUMN cp TEXT`],
   // v4: the thread's stored Responses (src/thread/stored-responses.ts), kept beside the checkpoints they point at.
   [STORED_RESPONSES_DDL],
+  // v5: the recall index over the live messages' text, kept in step by triggers (src/thread/recall-index.ts).
+  RECALL_DDL,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -9,6 +9,7 @@ import { type Reconciled, reconcileLive, reconcileRows } from "./reconcile-live"
 import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
 import { Lease } from "./run-lease";
+import { type RecallAsk, type RecallResult, recallWindow } from "./recall";
 import { migrate, type Transaction } from "./sql-schema";
 import { CheckpointRow, decodeHead, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
@@ -196,6 +197,11 @@ export class ThreadStore {
     const messages = picked.map((e) => e.message).reverse();
     if (TailCache.fits(picked.length, bytes)) this.tailCache = TailCache.fromNewestFirst(picked, older);
     return { messages, tokens, truncated: older !== null };
+  }
+
+  /** The newest window plus earlier turns recalled for `ask.query` within `maxTokens` (recall.ts). */
+  recall(maxTokens: number, ask: RecallAsk): RecallResult {
+    return recallWindow(this.sql, (t) => this.recent(t), maxTokens, ask);
   }
 
   /**

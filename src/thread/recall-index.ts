@@ -1,0 +1,60 @@
+/**
+ * The thread's recall index: an FTS5 table over the text of its live user and assistant
+ * messages (rowid = messages.seq), kept in step by triggers on `messages` — so every write
+ * that changes the live rows (append, replace, remove, remove_all, fork's rebuild, any repair)
+ * changes the index in the same transaction, and nothing ever rebuilds it per turn. Deleting
+ * the thread (deleteAll) deletes it.
+ *
+ * - Contentless (`content=''`) with `contentless_delete=1`: the text is stored once, in
+ *   messages.json; the index holds only terms and positions, and rows delete by rowid.
+ * - Tokenizer `porter unicode61 remove_diacritics 2`: FTS5's built-in Porter stemmer over
+ *   Unicode words, the same as facts_fts in D1 (migrations/0013), so "painted" finds "painting".
+ *   Both are part of FTS5 itself, which Durable Objects' SQLite ships (checked in workerd, whose
+ *   SQLite build deployed objects run).
+ * - Only the live rows are indexed, and live rows are the current branch: a fork rebuilds them,
+ *   so the branch it left is never recalled, and a removed message is gone from the index.
+ */
+
+/** The searchable text of a stored message's JSON: a string content, or its text parts joined. */
+const textOf = (json: string): string =>
+  `CASE json_type(${json}, '$.content') WHEN 'text' THEN json_extract(${json}, '$.content') ` +
+  `WHEN 'array' THEN (SELECT group_concat(json_extract(p.value, '$.text'), ' ') FROM json_each(${json}, '$.content') AS p WHERE json_extract(p.value, '$.type') = 'text') ` +
+  `ELSE '' END`;
+
+/** Roles whose text is recalled by its words (tool results come along with their call, never alone). */
+const INDEXED = "('user', 'assistant')";
+
+export const RECALL_DDL: readonly string[] = [
+  `CREATE VIRTUAL TABLE recall_fts USING fts5(text, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2')`,
+  `CREATE TRIGGER messages_recall_insert AFTER INSERT ON messages WHEN new.role IN ${INDEXED} BEGIN
+     INSERT INTO recall_fts (rowid, text) VALUES (new.seq, ${textOf("new.json")});
+   END`,
+  `CREATE TRIGGER messages_recall_delete AFTER DELETE ON messages WHEN old.role IN ${INDEXED} BEGIN
+     DELETE FROM recall_fts WHERE rowid = old.seq;
+   END`,
+  `CREATE TRIGGER messages_recall_update AFTER UPDATE OF json, role ON messages BEGIN
+     DELETE FROM recall_fts WHERE rowid = old.seq AND old.role IN ${INDEXED};
+     INSERT INTO recall_fts (rowid, text) SELECT new.seq, ${textOf("new.json")} WHERE new.role IN ${INDEXED};
+   END`,
+  // Threads written before the index: their live messages, once, when the object migrates.
+  `INSERT INTO recall_fts (rowid, text) SELECT seq, ${textOf("json")} FROM messages WHERE role IN ${INDEXED}`,
+];
+
+/** One match: the message's position and its BM25 score (higher is closer). */
+export type RecallHit = { seq: number; score: number };
+
+/**
+ * The live messages older than `beforeSeq` best matching `match` (an FTS5 expression built by
+ * matchExpression: quoted words OR-ed, never caller syntax), best first, at most `limit`.
+ */
+export function searchRecall(sql: SqlStorage, match: string, beforeSeq: number, limit: number): RecallHit[] {
+  return sql
+    .exec<{ seq: number; rank: number }>(
+      `SELECT rowid AS seq, rank FROM recall_fts WHERE recall_fts MATCH ? AND rowid < ? ORDER BY rank LIMIT ?`,
+      match,
+      beforeSeq,
+      limit,
+    )
+    .toArray()
+    .map((r) => ({ seq: r.seq, score: -r.rank }));
+}

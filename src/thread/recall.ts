@@ -1,0 +1,181 @@
+import { matchExpression, searchTerms } from "../core/search-terms";
+import type { Message } from "../core/message";
+import { searchRecall, type RecallHit } from "./recall-index";
+import { decodeMessage } from "./thread-rows";
+import type { LoadRecentResult } from "./types";
+
+/**
+ * Recall of earlier turns: when a thread holds more than the turn budget, `share` of it goes
+ * to the earlier turns that best match the query (the recall index, recall-index.ts), each
+ * with `neighbours` turns either side — the answer to a question is often the next turn —
+ * and the newest window keeps the rest. Runs inside the thread's object over its own SQLite:
+ * one FTS5 query, a few index seeks per match, one read of the chosen rows.
+ *
+ * The fusion point for more channels (a dense one later): `pickRecall` takes scored hits;
+ * another channel's hits merge into that list (e.g. reciprocal-rank fusion) before picking.
+ */
+
+/** Token cost of the excerpt message's framing (its header line and per-message overhead). */
+export const EXCERPT_HEADER_TOKENS = 32;
+/** Token cost of one group's time line. */
+export const EXCERPT_GROUP_TOKENS = 8;
+/** A turn next to a strong match ranks higher: its neighbour's score counts this much. */
+const NEIGHBOUR_WEIGHT = 0.3;
+const MAX_HITS = 128;
+
+export type RecallAsk = {
+  /** What the turns should be relevant to: the current input (and recent turns when it is short). */
+  query: string;
+  /** Share of the turn budget recall may use (0..1; 0 = the newest window only). */
+  share: number;
+  /** Turns brought along on each side of a match. */
+  neighbours: number;
+};
+
+/** Why a turn was recalled: it matched the query, or it sits next to one that did. */
+export type RecallWhy = "match" | "neighbour";
+export type RecalledTurn = {
+  message: Message;
+  tokens: number;
+  score: number;
+  why: RecallWhy /** Consecutive turns share a group (one time line). */;
+  group: number;
+};
+
+/** The newest window plus the recalled earlier turns (oldest first), both within the budget. */
+export type RecallResult = LoadRecentResult & { recalled: RecalledTurn[] /** Tokens the recalled turns cost, framing included. */; recalledTokens: number };
+
+type Row = { seq: number; role: string; tokens: number };
+export type Picked = Row & { score: number; why: RecallWhy; group: number };
+
+/** Rows next to a position, among the rows recall may use (older than the window). */
+export interface RowAccess {
+  prev(seq: number): Row | undefined;
+  next(seq: number): Row | undefined;
+}
+
+/**
+ * Chooses what to recall within `room` tokens: candidates are the hits and the rows next to
+ * them, ranked by their own score plus NEIGHBOUR_WEIGHT × the better neighbour's; each is taken
+ * with `neighbours` rows either side when that fits, else alone. A tool result never goes
+ * without its call nor a call without its results: a group grows over adjacent tool rows.
+ */
+export function pickRecall(hits: readonly RecallHit[], rows: RowAccess, room: number, neighbours: number): Picked[] {
+  const own = new Map(hits.map((h) => [h.seq, h.score]));
+  const byseq = new Map<number, Row>();
+  const remember = (r: Row | undefined) => {
+    if (r) byseq.set(r.seq, r);
+    return r;
+  };
+  const prev = (seq: number) => remember(rows.prev(seq));
+  const next = (seq: number) => remember(rows.next(seq));
+  const candidates = new Map<number, number>();
+  const consider = (r: Row | undefined) => {
+    if (!r || candidates.has(r.seq)) return;
+    const around = Math.max(own.get(prev(r.seq)?.seq ?? -1) ?? 0, own.get(next(r.seq)?.seq ?? -1) ?? 0);
+    candidates.set(r.seq, (own.get(r.seq) ?? 0) + NEIGHBOUR_WEIGHT * around);
+  };
+  for (const h of hits) {
+    const self = next(h.seq - 1) ?? prev(h.seq + 1);
+    if (!self || self.seq !== h.seq) continue; // not a usable row (older than the window only)
+    consider(self);
+    consider(prev(h.seq));
+    consider(next(h.seq));
+  }
+  const order = [...candidates].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
+  const picked = new Map<number, Picked>();
+  const withPairs = (span: Row[]): Row[] => {
+    while (span[0]?.role === "tool") {
+      const p = prev(span[0].seq);
+      if (!p) break;
+      span.unshift(p);
+    }
+    for (let n = next(span[span.length - 1]!.seq); n?.role === "tool"; n = next(n.seq)) span.push(n);
+    return span;
+  };
+  const cost = (span: Row[]) => span.reduce((t, r) => t + (picked.has(r.seq) ? 0 : r.tokens), 0) + EXCERPT_GROUP_TOKENS;
+  for (const [seq, score] of order) {
+    if (room < EXCERPT_GROUP_TOKENS || picked.has(seq)) continue;
+    const self = byseq.get(seq)!;
+    const core = withPairs([self]);
+    const wide = [...core];
+    for (let i = 0; i < neighbours; i++) {
+      const p = prev(wide[0]!.seq);
+      if (p) wide.unshift(p);
+      const n = next(wide[wide.length - 1]!.seq);
+      if (n) wide.push(n);
+    }
+    const span = [withPairs(wide), core].find((s) => cost(s) <= room);
+    if (!span) continue;
+    room -= cost(span);
+    for (const r of span) {
+      if (picked.has(r.seq)) continue;
+      const match = r.seq === seq && own.has(seq);
+      picked.set(r.seq, { ...r, score: Math.round(score * 1e6) / 1e6, why: match ? "match" : "neighbour", group: 0 });
+    }
+  }
+  // Groups renumbered as runs of adjacent rows: the spans are intervals, so there are no more
+  // runs than spans taken, and each run costs one time line at most.
+  const out = [...picked.values()].sort((a, b) => a.seq - b.seq);
+  let run = 0;
+  for (const [i, p] of out.entries()) {
+    if (i === 0 || next(out[i - 1]!.seq)?.seq !== p.seq) run++;
+    p.group = run;
+  }
+  return out;
+}
+
+/** The rows older than `before`, by position, as pickRecall reads them (index seeks on seq). */
+function rowAccess(sql: SqlStorage, before: number): RowAccess {
+  const one = (q: string, seq: number) => sql.exec<Row>(q, seq, before).toArray()[0];
+  return {
+    prev: (seq) => one(`SELECT seq, role, tokens FROM messages WHERE seq < ? AND seq < ? ORDER BY seq DESC LIMIT 1`, seq),
+    next: (seq) => one(`SELECT seq, role, tokens FROM messages WHERE seq > ? AND seq < ? ORDER BY seq LIMIT 1`, seq),
+  };
+}
+
+const seqOf = (sql: SqlStorage, id: string): number | undefined => sql.exec<{ seq: number }>(`SELECT seq FROM messages WHERE id = ?`, id).toArray()[0]?.seq;
+const endSeq = (sql: SqlStorage): number => sql.exec<{ s: number }>(`SELECT COALESCE(MAX(seq), 0) + 1 AS s FROM messages`).one().s;
+
+/**
+ * The turns for `budget` tokens with recall: the newest window that fits when the whole
+ * thread does (or nothing matches the query); otherwise the newest window within
+ * (1 − share) × budget, the recalled earlier turns within the rest, and whatever recall left
+ * unused given back to the window. `recent` is the store's newest-window read (tail cache).
+ */
+export function recallWindow(sql: SqlStorage, recent: (maxTokens: number) => LoadRecentResult, budget: number, ask: RecallAsk): RecallResult {
+  const full = recent(budget);
+  const plain = { ...full, recalled: [], recalledTokens: 0 };
+  const share = Math.min(1, Math.max(0, ask.share));
+  const match = matchExpression(searchTerms(ask.query));
+  if (!full.truncated || share === 0 || match === null) return plain;
+  const window = recent(Math.floor(budget * (1 - share)));
+  const first = window.messages[0];
+  const start = first ? (seqOf(sql, first.id) ?? endSeq(sql)) : endSeq(sql);
+  const room = budget - window.tokens - EXCERPT_HEADER_TOKENS;
+  if (room < EXCERPT_GROUP_TOKENS) return plain;
+  const hits = searchRecall(sql, match, start, Math.min(MAX_HITS, 16 + Math.ceil(room / 16)));
+  const picked = pickRecall(hits, rowAccess(sql, start), room, Math.max(0, Math.trunc(ask.neighbours)));
+  if (picked.length === 0) return plain;
+  const groups = new Set(picked.map((p) => p.group)).size;
+  const used = EXCERPT_HEADER_TOKENS + groups * EXCERPT_GROUP_TOKENS + picked.reduce((t, p) => t + p.tokens, 0);
+  // What recall left unused widens the window; recalled turns the wider window now holds are dropped as duplicates.
+  const wide = recent(budget - used);
+  const wideFirst = wide.messages[0];
+  const wideStart = wideFirst ? (seqOf(sql, wideFirst.id) ?? start) : start;
+  const keep = picked.filter((p) => p.seq < wideStart);
+  if (keep.length === 0) return plain;
+  const json = new Map(
+    sql
+      .exec<{ seq: number; json: string }>(
+        `SELECT seq, json FROM messages WHERE seq IN (SELECT value FROM json_each(?))`,
+        JSON.stringify(keep.map((p) => p.seq)),
+      )
+      .toArray()
+      .map((r) => [r.seq, r.json]),
+  );
+  const recalled = keep.map((p) => ({ message: decodeMessage(json.get(p.seq)!), tokens: p.tokens, score: p.score, why: p.why, group: p.group }));
+  const keptGroups = new Set(keep.map((p) => p.group)).size;
+  const recalledTokens = EXCERPT_HEADER_TOKENS + keptGroups * EXCERPT_GROUP_TOKENS + keep.reduce((t, p) => t + p.tokens, 0);
+  return { ...wide, truncated: true, recalled, recalledTokens };
+}

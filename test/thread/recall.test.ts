@@ -1,0 +1,194 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { MessageInput } from "../../src/core/message";
+import { MIGRATIONS } from "../../src/thread/sql-schema";
+import { ThreadStore } from "../../src/thread/thread-store";
+import { unique } from "./support";
+
+/**
+ * Recall of earlier turns inside a real thread object's SQLite: the index follows every write
+ * (append, replace, remove, remove_all, fork), recalls the current branch only, brings
+ * neighbours, never splits a tool-call pair and stays within the budget.
+ */
+
+type Storage = DurableObjectStorage;
+
+async function withStore<T>(fn: (store: ThreadStore, storage: Storage) => T | Promise<T>): Promise<T> {
+  const stub = env.THREADS.get(env.THREADS.idFromName(unique("recall")));
+  return runInDurableObject(stub, async (_live, state) => {
+    await state.storage.deleteAll();
+    return fn(ThreadStore.of(state.storage), state.storage);
+  });
+}
+
+const ask = (query: string, share = 0.75, neighbours = 1) => ({ query, share, neighbours });
+const ids = (r: { recalled: { message: { id: string } }[] }) => r.recalled.map((t) => t.message.id);
+
+/** Filler exchanges that share no content words with the planted turns. */
+function filler(n: number, from = 0): MessageInput[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `f${from + i}`,
+    role: i % 2 ? "assistant" : "user",
+    content: `Routine chat ${from + i}: the weather stays mild and the office plants are watered.`,
+  }));
+}
+
+const planted: MessageInput[] = [
+  { id: "q1", role: "user", content: "By the way, where did you park the blue bicycle?" },
+  { id: "a1", role: "assistant", content: "Behind the library, next to the old fountain." },
+];
+
+describe("recall index and recall inside the thread object", () => {
+  it("a planted early turn comes back with its answer (the next turn) for the question that needs it, not for an unrelated one", async () => {
+    await withStore((store) => {
+      store.update({ ops: [{ op: "append", messages: [...filler(10), ...planted, ...filler(200, 10)] }] }, "update");
+      const hit = store.recall(600, ask("Where is my bicycle?"));
+      expect(ids(hit)).toEqual(expect.arrayContaining(["q1", "a1"]));
+      expect(hit.recalled.find((t) => t.message.id === "q1")).toMatchObject({ why: "match" });
+      expect(hit.recalled.find((t) => t.message.id === "a1")?.why).toBe("neighbour");
+      // Conversation order, and the window is the newest messages, after every recalled one.
+      expect(ids(hit).indexOf("a1")).toBe(ids(hit).indexOf("q1") + 1);
+      expect(hit.messages.at(-1)?.id).toBe("f209");
+      expect(hit.tokens + hit.recalledTokens).toBeLessThanOrEqual(600);
+      expect(hit.recalledTokens).toBeGreaterThan(0);
+
+      const miss = store.recall(600, ask("Which trains leave early on Sundays?"));
+      expect(ids(miss)).not.toContain("q1");
+      expect(miss.recalled).toEqual([]);
+      // Nothing matched: the whole budget is the newest window, as without recall.
+      expect(miss.messages).toEqual(store.recent(600).messages);
+    });
+  });
+
+  it("matches words across their forms (the index is stemmed)", async () => {
+    await withStore((store) => {
+      store.update(
+        { ops: [{ op: "append", messages: [{ id: "p", role: "user", content: "I spent the weekend painting the fence." }, ...filler(100)] }] },
+        "update",
+      );
+      expect(ids(store.recall(300, ask("what did I paint?")))).toContain("p");
+    });
+  });
+
+  it("the index follows replace, remove, remove_all and fork: removed or replaced text and the branch a fork left are never recalled", async () => {
+    await withStore((store) => {
+      const first = store.update({ ops: [{ op: "append", messages: [...filler(4), ...planted, ...filler(100, 4)] }] }, "update");
+      expect(ids(store.recall(400, ask("bicycle")))).toContain("q1");
+
+      store.update({ ops: [{ op: "replace", message: { id: "q1", role: "user", content: "Where did you leave the red kayak?" } }] }, "update");
+      expect(ids(store.recall(400, ask("bicycle")))).not.toContain("q1");
+      expect(ids(store.recall(400, ask("kayak")))).toContain("q1");
+
+      store.update({ ops: [{ op: "remove", id: "q1" }] }, "update");
+      expect(ids(store.recall(400, ask("kayak")))).toEqual([]);
+
+      // A branch that says something else; forking back to the first checkpoint leaves it.
+      store.update({ ops: [{ op: "append", messages: [{ id: "z", role: "user", content: "The zeppelin lands at noon." }, ...filler(100, 200)] }] }, "update");
+      expect(ids(store.recall(400, ask("zeppelin")))).toContain("z");
+      store.fork(first.id);
+      expect(ids(store.recall(400, ask("zeppelin")))).toEqual([]);
+      expect(ids(store.recall(400, ask("bicycle")))).toContain("q1"); // the fork's branch has it again
+
+      store.update({ ops: [{ op: "remove_all" }] }, "update");
+      expect(store.recall(400, ask("bicycle"))).toMatchObject({ messages: [], recalled: [] });
+    });
+  });
+
+  it("never splits a tool-call pair: a recalled call comes with its results and a result with its call", async () => {
+    await withStore((store) => {
+      const call = {
+        id: "call",
+        role: "assistant" as const,
+        content: "Let me look up the glacier permit.",
+        tool_calls: [{ id: "c1", type: "function" as const, function: { name: "permits", arguments: "{}" } }],
+      };
+      const result = { id: "result", role: "tool" as const, tool_call_id: "c1", content: "permit 77 approved" };
+      store.update(
+        { ops: [{ op: "append", messages: [...filler(6), { id: "u", role: "user", content: "hello" }, call, result, ...filler(100, 6)] }] },
+        "update",
+      );
+      const r = store.recall(400, ask("glacier permit", 0.75, 0));
+      expect(ids(r)).toEqual(expect.arrayContaining(["call", "result"]));
+      const at = ids(r).indexOf("call");
+      expect(ids(r)[at + 1]).toBe("result");
+    });
+  });
+
+  it("works for one message, a thread of tool messages only, and a budget smaller than one turn", async () => {
+    await withStore((store) => {
+      store.update({ ops: [{ op: "append", messages: [{ id: "only", role: "user", content: "bicycle" }] }] }, "update");
+      expect(store.recall(100, ask("bicycle"))).toMatchObject({ recalled: [], truncated: false });
+      expect(store.recall(1, ask("bicycle"))).toMatchObject({ messages: [], recalled: [], truncated: true });
+    });
+    await withStore((store) => {
+      // Only tool traffic: calls without text and their results.
+      const tools = Array.from({ length: 25 }, (_, i) => [
+        {
+          id: `c${i}`,
+          role: "assistant" as const,
+          content: null,
+          tool_calls: [{ id: `k${i}`, type: "function" as const, function: { name: "lookup", arguments: "{}" } }],
+        },
+        { id: `t${i}`, role: "tool" as const, tool_call_id: `k${i}`, content: `bicycle result ${i}` },
+      ]).flat();
+      store.update({ ops: [{ op: "append", messages: tools }] }, "update");
+      const r = store.recall(100, ask("bicycle"));
+      expect(r.recalled).toEqual([]); // tool results are not indexed; they only come with their call
+      expect(r.messages.length).toBeGreaterThan(0);
+    });
+  });
+
+  it("any query text answers without an error: stopwords, punctuation, FTS syntax, unicode, 100 KB", async () => {
+    await withStore(async (store) => {
+      store.update({ ops: [{ op: "append", messages: [...planted, ...filler(60)] }] }, "update");
+      for (const q of [
+        "the of and is",
+        "?!.,;",
+        '"',
+        "*",
+        "NEAR(a b)",
+        "-bicycle",
+        "a:b",
+        "bicycle*",
+        "AND OR NOT",
+        "Fahrrad 自転車 🚲",
+        "x".repeat(100_000),
+      ]) {
+        expect(() => store.recall(200, ask(q))).not.toThrow();
+      }
+      await fc.assert(
+        fc.property(fc.oneof(fc.string({ maxLength: 80 }), fc.string({ unit: "binary", maxLength: 40 })), (q) => {
+          const r = store.recall(200, ask(q));
+          expect(r.tokens + r.recalledTokens).toBeLessThanOrEqual(200);
+        }),
+        { seed: 21_2026, numRuns: 100 },
+      );
+    });
+  });
+
+  it("a thread written before the index is indexed when its object migrates", async () => {
+    await withStore((_store, storage) => {
+      // Start again from the tables of schema version 4 with rows written then.
+      storage.sql.exec("DROP TABLE recall_fts");
+      for (const t of ["meta", "messages", "channels", "checkpoints", "writes"]) storage.sql.exec(`DROP TABLE IF EXISTS ${t}`);
+      for (const t of storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'").toArray())
+        storage.sql.exec(`DROP TABLE IF EXISTS "${t.name}"`);
+      for (const ddl of MIGRATIONS.slice(0, 4).flat()) storage.sql.exec(ddl);
+      storage.sql.exec(`INSERT INTO meta (key, value) VALUES ('schema_version', '4')`);
+      const insert = (seq: number, id: string, role: string, content: string) =>
+        storage.sql.exec(
+          `INSERT INTO messages (seq, id, role, json, tokens, bytes, created_at) VALUES (?, ?, ?, ?, 20, 100, 1)`,
+          seq,
+          id,
+          role,
+          JSON.stringify({ id, role, content, created_at: 1 }),
+        );
+      insert(1, "old", "user", "The bicycle is behind the library.");
+      for (let i = 2; i < 60; i++) insert(i, `n${i}`, i % 2 ? "assistant" : "user", "nothing here at all");
+      const store = ThreadStore.of(storage);
+      expect(ids(store.recall(200, ask("bicycle")))).toContain("old");
+    });
+  });
+});
