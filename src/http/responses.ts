@@ -7,7 +7,7 @@ import type { TurnResult } from "../pipeline/turn";
 import { routeHeaders } from "../routing/route-headers";
 import { requireKnownModel } from "../routing/closest-models";
 import { messagesToItems, outputCallIds } from "../responses/convert";
-import { newResponseHex, nowSeconds, responseBody, statusOf } from "../responses/body";
+import { asStored, newResponseHex, nowSeconds, responseBody, statusOf } from "../responses/body";
 import { planResponse } from "../responses/plan";
 import { deleteResponse, requireResponse } from "../responses/store";
 import { itemBase, responseId, threadOfResponse } from "../responses/ids";
@@ -100,7 +100,7 @@ async function reachableResponse(c: { env: Env; get(k: "principal"): AppEnv["Var
   if (threadId === null) {
     const rec = await requireResponse(c.env.DB, tenant, id);
     authorizeThread(principal, rec.thread_id, false);
-    return { id, thread: null, body: rec.body, input: rec.input };
+    return { id, thread: null, body: asStored(rec.body), input: rec.input }; // records from before held instructions
   }
   authorizeThread(principal, threadId, false);
   const thread = new ThreadClient(c.env, tenant, threadId);
@@ -143,7 +143,7 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
           id: final.id,
           checkpoint_id: r.checkpointId,
           call_ids: outputCallIds(final.output),
-          body: JSON.stringify(final),
+          body: JSON.stringify(asStored(final)),
           input: JSON.stringify(messagesToItems(plan.input, `in_${hexId}`)),
           created_at: createdAt,
         });

@@ -89,4 +89,11 @@ export function responseBody(
   };
 }
 
+/**
+ * A Response as it is stored and read back: `instructions` are per call (only the creating
+ * request's answer echoes them, as OpenAI's does), so the record never holds them and no later
+ * read — by another key that reaches the thread, or by the creator — returns them.
+ */
+export const asStored = <T extends Record<string, unknown>>(response: T): T & { instructions: null } => ({ ...response, instructions: null });
+
 export const statusOf = (r: TurnResult): ResponseStatus => (r.finishReason === "length" ? "incomplete" : "completed");

@@ -225,15 +225,17 @@ describe("Chat's resent-history reconciliation reads and resets a thread only af
 });
 
 describe("Idempotency-Key is declared by the route and bound to the calling key", () => {
-  it("another key of the tenant reusing a key with the same body is 422 BEM-106, never a replay of the first key's result", async () => {
+  it("another key of the tenant reusing a key with the same body makes its own request (here refused by its grants), never a replay of the first key's result", async () => {
     const k = `idem-${crypto.randomUUID()}`;
     const body = { model: "offline-echo", input: "once", conversation: "a-1" };
     const first = await api("/v1/responses", { key: memberA, body, headers: { "idempotency-key": k } });
     expect(first.status).toBe(200);
     const replay = await api("/v1/responses", { key: memberA, body, headers: { "idempotency-key": k } });
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    // Records are per API key: the other key's request is its own, judged by its own grants.
     const other = await api("/v1/responses", { key: memberNone, body, headers: { "idempotency-key": k } });
-    expect(other.status).toBe(422);
-    expect(await code(other)).toBe("BEM-106");
+    expect(other.headers.get("idempotent-replayed")).toBeNull();
+    expect(other.status).toBe(403);
+    expect(await code(other)).toBe("BEM-025");
   });
 });
