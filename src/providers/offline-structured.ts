@@ -36,13 +36,32 @@ function sampleString(s: Schema, label: string): string {
   return v.slice(0, max);
 }
 
+/** A bound of a number schema: draft 2020-12 writes `exclusiveMinimum: 3`, draft 4 `minimum: 3, exclusiveMinimum: true`. */
+function bound(s: Schema, side: "Minimum" | "Maximum"): { at: number; strict: boolean } | undefined {
+  const inclusive = s[side === "Minimum" ? "minimum" : "maximum"];
+  const exclusive = s[`exclusive${side}`];
+  if (typeof exclusive === "number") return { at: exclusive, strict: true };
+  if (typeof inclusive === "number") return { at: inclusive, strict: exclusive === true };
+  return undefined;
+}
+
+/**
+ * A plausible number inside the bounds: 1 when allowed, else the allowed value nearest to it
+ * (the bound itself, a step inside a strict one, or the middle of a narrow open range), on a
+ * multiple of `multipleOf`. Not the bound as such: zod's `.int()` bounds are ±(2^53 − 1).
+ */
 function sampleNumber(s: Schema, integer: boolean): number {
-  const lo = typeof s.minimum === "number" ? s.minimum : typeof s.exclusiveMinimum === "number" ? s.exclusiveMinimum + (integer ? 1 : 0.5) : undefined;
-  const hi = typeof s.maximum === "number" ? s.maximum : typeof s.exclusiveMaximum === "number" ? s.exclusiveMaximum - (integer ? 1 : 0.5) : undefined;
-  let v = lo ?? (hi !== undefined ? Math.min(hi, 1) : 1);
-  if (integer) v = Math.ceil(v);
-  if (typeof s.multipleOf === "number" && s.multipleOf > 0) v = Math.ceil(v / s.multipleOf) * s.multipleOf;
-  return v;
+  const lo = bound(s, "Minimum");
+  const hi = bound(s, "Maximum");
+  const step = typeof s.multipleOf === "number" && s.multipleOf > 0 ? s.multipleOf : integer ? 1 : 0;
+  const fits = (v: number) => (!lo || (lo.strict ? v > lo.at : v >= lo.at)) && (!hi || (hi.strict ? v < hi.at : v <= hi.at));
+  const onStep = (v: number, round: (x: number) => number) => (step ? Number((round(v / step) * step).toPrecision(12)) : v);
+  let v = 1;
+  if (lo && !fits(v) && v <= lo.at) v = lo.strict ? (step ? lo.at + step : hi ? (lo.at + Math.min(hi.at, lo.at + 2)) / 2 : lo.at + 1) : lo.at;
+  else if (hi && !fits(v) && v >= hi.at) v = hi.strict ? (step ? hi.at - step : lo ? (hi.at + Math.max(lo.at, hi.at - 2)) / 2 : hi.at - 1) : hi.at;
+  // Onto the step: of the two multiples around it, the allowed one nearer to 1.
+  const around = [onStep(v, Math.ceil), onStep(v, Math.floor)].sort((x, y) => Math.abs(x - 1) - Math.abs(y - 1));
+  return around.find(fits) ?? around[0]!;
 }
 
 /**

@@ -102,6 +102,59 @@ describe("the offline echo model as a stand-in for structured output and tools",
     ).toBe("stock_price");
   });
 
+  // Issue 24.6: zod's .int() emits minimum -2^53+1; a sample took it as is.
+  it("numbers are plausible values inside the schema's bounds (zod's .int() range, exclusive bounds, multipleOf, enums, nested)", () => {
+    const Order = z.object({
+      count: z.int(),
+      age: z.int().min(18).max(99),
+      ratio: z.number().gt(0).lt(1),
+      tiny: z.number().gt(0).lt(0.01),
+      step: z.int().multipleOf(5).min(12),
+      below: z.int().max(-5),
+      byte: z.int().min(0).max(255),
+      positive: z.int().positive(),
+      level: z.enum(["low", "high"]),
+      lines: z.array(z.object({ qty: z.int().positive(), price: z.number().nonnegative().multipleOf(0.25), note: z.string().nullable() })).min(2),
+    });
+    const value = sampleFromSchema(z.toJSONSchema(Order)) as z.infer<typeof Order>;
+    expect(Order.safeParse(value).success).toBe(true);
+    expect(value).toMatchObject({ count: 1, age: 18, step: 15, below: -5, byte: 1, positive: 1, level: "low" });
+    expect(value.lines.map((l) => l.qty)).toEqual([1, 1]);
+    for (const n of [value.ratio, value.tiny]) expect(n > 0 && n < 1).toBe(true);
+    expect(value.tiny).toBeLessThan(0.01);
+    // Draft-4 style boolean exclusive bounds (some schema generators still write them).
+    const draft4 = { type: "object", properties: { n: { type: "integer", minimum: 0, exclusiveMinimum: true, maximum: 1, exclusiveMaximum: false } } };
+    expect(sampleFromSchema(draft4)).toEqual({ n: 1 });
+    expect(sampleFromSchema({ type: "integer", minimum: 10, exclusiveMinimum: true })).toBe(11);
+  });
+
+  it("property: sampled numbers satisfy random bounds and stay small when the bounds allow it", () => {
+    const bound = fc.option(fc.integer({ min: -1000, max: 1000 }), { nil: undefined });
+    fc.assert(
+      fc.property(
+        fc.constantFrom("integer", "number"),
+        bound,
+        bound,
+        fc.boolean(),
+        fc.boolean(),
+        fc.option(fc.constantFrom(2, 3, 5, 0.5, 0.25), { nil: undefined }),
+        (type, a, b, exLo, exHi, multipleOf) => {
+          const [lo, hi] = a !== undefined && b !== undefined && a > b ? [b, a] : [a, b];
+          const schema: Record<string, unknown> = { type };
+          if (lo !== undefined) schema[exLo ? "exclusiveMinimum" : "minimum"] = lo;
+          if (hi !== undefined) schema[exHi ? "exclusiveMaximum" : "maximum"] = hi;
+          if (multipleOf !== undefined && (type === "number" || Number.isInteger(multipleOf))) schema.multipleOf = multipleOf;
+          const parsed = z.fromJSONSchema(schema as never);
+          const v = sampleFromSchema(schema) as number;
+          if (parsed.safeParse(v).success) return Math.abs(v) <= Math.max(Math.abs(lo ?? 0), Math.abs(hi ?? 0), 1) + 5;
+          // Invalid is right only for a schema no value satisfies (e.g. 3 < x < 4 for an integer).
+          return !Array.from({ length: 4401 }, (_, i) => -1100 + i / 2).some((x) => parsed.safeParse(x).success);
+        },
+      ),
+      { seed: 24, numRuns: 300 },
+    );
+  });
+
   it("through /v1/responses: text.format json_schema on the offline model gives parseable JSON", async () => {
     fakeOpenAI();
     const r = await openaiClient(tenant().adminKey).responses.create({
