@@ -141,11 +141,13 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
         limit,
         filter: options.filter,
       };
-      const { tuples } = await this.http.call<{ tuples: WireTuple[] }>("POST", path, body);
+      // A page is cut at about 4 MiB of values (next_before), or at `limit`.
+      const { tuples, next_before } = await this.http.call<{ tuples: WireTuple[]; next_before?: string }>("POST", path, body);
       for (const t of tuples) yield await this.loadTuple(t);
       if (remaining !== undefined) remaining -= tuples.length;
-      if (tuples.length < limit || (remaining !== undefined && remaining <= 0)) return;
-      before = tuples[tuples.length - 1]!.id;
+      if (remaining !== undefined && remaining <= 0) return;
+      if (next_before === undefined && tuples.length < limit) return;
+      before = next_before ?? tuples[tuples.length - 1]!.id;
     }
   }
 
@@ -199,6 +201,22 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
       // Deleting a thread that holds no checkpoints is a no-op, as in every LangGraph saver.
       if (!(e instanceof EdgeweaveError && e.code === "BEM-036")) throw e;
     }
+  }
+
+  /**
+   * Deletes old checkpoints of a thread, leaving it resumable: in each namespace (or `ns` alone)
+   * the newest `keepLast` stay, or those from checkpoint `before` on; the newest of every
+   * namespace always does, and what DeltaChannel channels this saver has seen need. Rewrites
+   * history: the key needs `rewrite_thread` (a tenant admin's key; a member's is refused, 403 BEM-022).
+   */
+  async prune(threadId: string, opts: { keepLast: number; ns?: string } | { before: string; ns?: string }): Promise<{ deleted: number; kept: number }> {
+    await this.flush(threadId);
+    const body = {
+      ...("keepLast" in opts ? { keep_last: opts.keepLast } : { before: opts.before }),
+      ...(opts.ns !== undefined ? { ns: opts.ns } : {}),
+      ...(this.deltaChannels.size ? { delta_channels: [...this.deltaChannels] } : {}),
+    };
+    return this.http.call("POST", `/threads/${pathId(threadId)}/prune`, body);
   }
 
   /** The walk runs on the server (one request, or none when getTuple brought it along). */

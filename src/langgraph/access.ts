@@ -2,6 +2,7 @@ import { authorize, decide } from "../auth/policy";
 import type { Principal } from "../core/principal";
 import { AppError } from "../core/errors";
 import type { MemoryScope } from "../memory/scope";
+import type { Writer } from "../thread/langgraph-checkpoint-types";
 
 /**
  * Who may reach what through the LangGraph routes. Threads are decided by the one policy
@@ -18,6 +19,15 @@ export function tenantOf(p: Principal): string {
 export const mayReachScope = (p: Principal, scope: MemoryScope): boolean => decide(p, "reach_namespace", { scope }).allow;
 
 export const mayReachThread = (p: Principal, threadId: string): boolean => decide(p, "reach_thread", { thread: threadId }).allow;
+
+/**
+ * Who writes a batch, for the checkpoint store: the key, and whether it may replace what another
+ * key wrote (`rewrite_thread`, decided here; the object applies it inside the batch's transaction).
+ */
+export function writerOf(p: Principal, threadId: string): Writer {
+  const d = decide(p, "rewrite_thread", { thread: threadId });
+  return { key: p.keyId, rewrite: d.allow ? { allowed: true } : { allowed: false, message: d.message } };
+}
 
 export function requireThread(p: Principal, threadId: string): string {
   const tenant = tenantOf(p);

@@ -7,19 +7,24 @@ import { validationHook } from "../http/validation";
 import { fromBase64, toBase64 } from "../langgraph-client/base64";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
 import type { RpcResult } from "../thread/types";
-import { mayReachThread, requireThread, tenantOf } from "./access";
+import { mayReachThread, requireThread, tenantOf, writerOf } from "./access";
 import {
   BatchBody,
   DeltaBody,
   GetBody,
   ListBody,
+  PruneBody,
   TypedWire,
   type DeltaHistory,
+  type Head,
   type LgOp,
   type StoredTuple,
   type StoredWrite,
+  type TuplePage,
   type Typed,
 } from "../thread/langgraph-checkpoint-types";
+import { LG_PAGE_BYTES, sizeOfTuple } from "../thread/langgraph-checkpoints";
+import { authorize } from "../auth/policy";
 import { indexedThreads, indexThread, unindexThread } from "./thread-index";
 import { assertRoom } from "../auth/quotas";
 
@@ -41,6 +46,15 @@ const TupleWire = z
     sends: z.array(TypedWire).optional(),
   })
   .openapi("LangGraphTuple");
+const TuplesWire = z.object({
+  tuples: z.array(TupleWire),
+  next_before: z
+    .string()
+    .optional()
+    .openapi({
+      description: `Present when the page was cut (about ${LG_PAGE_BYTES / 1024 / 1024} MiB a page, or 1,000 checkpoints across threads without a limit): pass it as \`before\` for the next page`,
+    }),
+});
 const HistoryWire = z.record(z.string(), z.object({ seed: TypedWire.optional(), writes: z.array(WriteWire) })).openapi("LangGraphDeltaHistory");
 
 const toWire = (v: Typed) => ({ t: v.t, b: toBase64(v.b) });
@@ -104,7 +118,7 @@ const listThread = createRoute({
   tags: ["langgraph"],
   summary: "Checkpoint tuples of a thread, newest first",
   request: { params: ThreadParam, ...body(ListBody) },
-  responses: { 200: jsonContent(z.object({ tuples: z.array(TupleWire) }), "Tuples"), ...errorResponses("BEM-022", "BEM-025", "BEM-030") },
+  responses: { 200: jsonContent(TuplesWire, "Tuples"), ...errorResponses("BEM-022", "BEM-025", "BEM-030") },
 });
 const listAll = createRoute({
   method: "post",
@@ -113,7 +127,7 @@ const listAll = createRoute({
   tags: ["langgraph"],
   summary: "Checkpoint tuples across the tenant's threads the key reaches, newest first",
   request: body(ListBody),
-  responses: { 200: jsonContent(z.object({ tuples: z.array(TupleWire) }), "Tuples"), ...errorResponses("BEM-022") },
+  responses: { 200: jsonContent(TuplesWire, "Tuples"), ...errorResponses("BEM-022") },
 });
 const deltaHistory = createRoute({
   method: "post",
@@ -124,26 +138,46 @@ const deltaHistory = createRoute({
   request: { params: ThreadParam, ...body(DeltaBody) },
   responses: {
     200: jsonContent(z.object({ history: HistoryWire }), "Per channel: seed and writes, oldest first"),
-    ...errorResponses("BEM-022", "BEM-025", "BEM-030"),
+    ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-145"),
   },
 });
 const deleteThread = createRoute({
   method: "delete",
   path: "/v1/langgraph/threads/{thread_id}",
-  middleware: access("reach_thread", "none", { rate: "langgraph" }),
+  middleware: access("rewrite_thread", "none", { rate: "langgraph" }),
   tags: ["langgraph"],
-  summary: "Delete the thread's LangGraph checkpoints (edgeweave's own turns stay)",
+  summary: "Delete the thread's LangGraph checkpoints (edgeweave's own turns stay); rewrites history",
   request: { params: ThreadParam },
   responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-036") },
+});
+const pruneThread = createRoute({
+  method: "post",
+  path: "/v1/langgraph/threads/{thread_id}/prune",
+  middleware: access("rewrite_thread", "small", { rate: "langgraph" }),
+  tags: ["langgraph"],
+  summary: "Delete old checkpoints (keep the newest N per namespace, or those from a checkpoint on); the thread stays resumable; rewrites history",
+  request: { params: ThreadParam, ...body(PruneBody) },
+  responses: {
+    200: jsonContent(z.object({ deleted: z.number().int(), kept: z.number().int() }), "Checkpoints deleted and kept"),
+    ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-032"),
+  },
 });
 
 /** Threads scanned per round of a cross-thread list, and in parallel. */
 const SCAN_PAGE = 50;
+/** Checkpoints a cross-thread list without `limit` returns per page (the saver asks 200 at a time). */
+const LIST_ALL_PAGE = 1000;
+
+/** Tuples of one thread, in the order given, as far as the page's byte budget reaches. */
+async function tuplesOf(env: Env, tenant: string, threadId: string, heads: Head[], maxBytes: number, atLeastOne: boolean): Promise<StoredTuple[]> {
+  return unwrap((await stubOf(env, tenant, threadId).lgTuples(heads, maxBytes, atLeastOne)) as RpcResult<StoredTuple[]>);
+}
 
 /** LangGraph's checkpointer over HTTP (EdgeweaveSaver is the client). */
 export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(batch, async (c) => {
     const { tenant, threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
+    const writer = writerOf(c.get("principal"), threadId);
     const ops: LgOp[] = c.req.valid("json").ops.map((op) =>
       op.op === "put"
         ? {
@@ -154,7 +188,7 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
           }
         : { ...op, writes: op.writes.map((w) => ({ channel: w.channel, idx: w.idx, value: fromWire(w.value) })) },
     );
-    const { created } = unwrap((await stub.lgApply(ops)) as RpcResult<{ created: boolean }>);
+    const { created } = unwrap((await stub.lgApply(ops, writer)) as RpcResult<{ created: boolean }>);
     if (created) {
       // A new LangGraph thread counts against the tenant's thread quota. Checked once the object
       // says the thread is new (no D1 read on every checkpointer call); past the quota, what was
@@ -177,36 +211,64 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
   })
   .openapi(listThread, async (c) => {
     const { threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
-    const tuples = unwrap((await stub.lgList(c.req.valid("json"))) as RpcResult<StoredTuple[]>);
-    return c.json({ tuples: tuples.map((t) => tupleWire(threadId, t)) }, 200);
+    const page = unwrap((await stub.lgList(c.req.valid("json"))) as RpcResult<TuplePage>);
+    return c.json({ tuples: page.tuples.map((t) => tupleWire(threadId, t)), ...(page.next_before ? { next_before: page.next_before } : {}) }, 200);
   })
   .openapi(listAll, async (c) => {
     const principal = c.get("principal");
     const tenant = tenantOf(principal);
     const q = c.req.valid("json");
-    // Every reachable thread is asked for its newest `limit`; the merge keeps the newest overall.
-    const found: { threadId: string; t: StoredTuple }[] = [];
+    const want = q.limit ?? LIST_ALL_PAGE;
+    // First the ids: every reachable thread names its newest `want`, the merge keeps the newest
+    // overall. Then the values, newest first, as far as one page's bytes reach — so no RPC and no
+    // response grows with the tenant's data.
+    let heads: (Head & { threadId: string })[] = [];
+    let more = false;
     for (let after = ""; ; ) {
       const ids = await indexedThreads(c.env.DB, tenant, after, SCAN_PAGE);
       const reachable = ids.filter((id) => mayReachThread(principal, id));
-      const pages = await Promise.all(
-        reachable.map(async (id) => ({ id, tuples: unwrap((await stubOf(c.env, tenant, id).lgList(q)) as RpcResult<StoredTuple[]>) })),
+      const found = await Promise.all(
+        reachable.map(async (id) =>
+          unwrap((await stubOf(c.env, tenant, id).lgHeads({ ...q, limit: want })) as RpcResult<Head[]>).map((h) => ({ ...h, threadId: id })),
+        ),
       );
-      for (const p of pages) for (const t of p.tuples) found.push({ threadId: p.id, t });
+      heads = heads.concat(...found).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+      if (heads.length > want) (more = true), (heads = heads.slice(0, want));
       if (ids.length < SCAN_PAGE) break;
       after = ids[ids.length - 1]!;
     }
-    found.sort((a, b) => (a.t.id < b.t.id ? 1 : a.t.id > b.t.id ? -1 : 0));
-    const page = q.limit === undefined ? found : found.slice(0, q.limit);
-    return c.json({ tuples: page.map((f) => tupleWire(f.threadId, f.t)) }, 200);
+    const out: { threadId: string; t: StoredTuple }[] = [];
+    let budget = LG_PAGE_BYTES;
+    for (let at = 0; at < heads.length; ) {
+      const threadId = heads[at]!.threadId;
+      let end = at;
+      while (end < heads.length && heads[end]!.threadId === threadId) end++;
+      const run = heads.slice(at, end);
+      const tuples = await tuplesOf(c.env, tenant, threadId, run, budget, out.length === 0);
+      for (const t of tuples) out.push({ threadId, t }), (budget -= sizeOfTuple(t));
+      if (tuples.length < run.length) {
+        more = true;
+        break;
+      }
+      at = end;
+    }
+    const cut = more && q.limit === undefined ? true : out.length < heads.length;
+    const next = cut && out.length > 0 ? { next_before: out[out.length - 1]!.t.id } : {};
+    return c.json({ tuples: out.map((f) => tupleWire(f.threadId, f.t)), ...next }, 200);
   })
   .openapi(deltaHistory, async (c) => {
     const { stub } = threadFor(c, c.req.valid("param").thread_id);
     const history = unwrap((await stub.lgDeltaHistory(c.req.valid("json"))) as RpcResult<DeltaHistory>);
     return c.json({ history: historyWire(history) }, 200);
   })
+  .openapi(pruneThread, async (c) => {
+    const { threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
+    authorize(c.get("principal"), "rewrite_thread", { thread: threadId });
+    return c.json(unwrap((await stub.lgPrune(c.req.valid("json"))) as RpcResult<{ deleted: number; kept: number }>), 200);
+  })
   .openapi(deleteThread, async (c) => {
     const { tenant, threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
+    authorize(c.get("principal"), "rewrite_thread", { thread: threadId });
     const { existed } = unwrap((await stub.lgDelete()) as RpcResult<{ existed: boolean }>);
     await unindexThread(c.env.DB, tenant, threadId);
     if (!existed) throw new AppError("BEM-036", `No LangGraph checkpoints in thread '${threadId}'`);

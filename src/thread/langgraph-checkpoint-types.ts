@@ -9,7 +9,15 @@ import { z } from "@hono/zod-openapi";
 export const MAX_NS = 1024;
 const Id = z.string().min(1).max(256);
 const Ns = z.string().max(MAX_NS);
-const Base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, "base64");
+/** What atob decodes (forgiving-base64): padding only on a multiple of 4 characters, never 4n+1 data characters ("A", "AB=" are not). */
+const decodable = (s: string) => {
+  const data = s.length % 4 === 0 ? s.replace(/={1,2}$/, "") : s;
+  return !data.includes("=") && data.length % 4 !== 1;
+};
+const Base64 = z
+  .string()
+  .regex(/^[A-Za-z0-9+/]*={0,2}$/, "base64")
+  .refine(decodable, "base64 of a whole number of bytes (a multiple of 4 characters when padded; never 4n+1 characters)");
 
 export const TypedWire = z.object({ t: z.string().min(1).max(64), b: Base64 }).openapi("LangGraphValue");
 export type TypedWire = z.infer<typeof TypedWire>;
@@ -61,6 +69,20 @@ export const ListBody = z.object({
   filter: z.record(z.string(), z.unknown()).optional(),
 });
 export type ListBody = z.infer<typeof ListBody>;
+export const PruneBody = z
+  .object({
+    /** Only this namespace ("" is the root graph); default every namespace. */
+    ns: Ns.optional(),
+    /** Keep the newest N checkpoints of each namespace. */
+    keep_last: z.number().int().min(1).optional(),
+    /** Delete the checkpoints older than this one (it and everything newer stay). */
+    before: Id.optional(),
+    /** DeltaChannel channels of the graph: ancestors their history walk needs back to a stored seed stay too. */
+    delta_channels: z.array(z.string()).max(64).optional(),
+  })
+  .refine((b) => (b.keep_last === undefined) !== (b.before === undefined), { message: "give exactly one of keep_last and before" })
+  .openapi("LangGraphPrune");
+export type PruneQuery = z.infer<typeof PruneBody>;
 export const DeltaBody = z.object({ ns: Ns.default(""), checkpoint_id: Id.optional(), channels: z.array(z.string()).max(64) });
 
 /** Bytes form, inside the Worker and over RPC. */
@@ -86,6 +108,12 @@ export type StoredTuple = {
   sends?: Typed[];
 };
 export type DeltaHistory = Record<string, { seed?: Typed; writes: StoredWrite[] }>;
+
+/** Who writes, and whether it may rewrite what another key wrote (policy `rewrite_thread`, decided by the route). */
+export type Writer = { key: string; rewrite: { allowed: true } | { allowed: false; message: string } };
+/** One page of tuples; `next_before` when the page was cut to stay under the RPC and response budget. */
+export type TuplePage = { tuples: StoredTuple[]; next_before?: string };
+export type Head = { ns: string; id: string };
 export type GetQuery = { ns: string; checkpoint_id?: string; delta_channels?: string[] };
 export type ListQuery = ListBody;
 export type DeltaQuery = { ns: string; checkpoint_id?: string; channels: string[] };

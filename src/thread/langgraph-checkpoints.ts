@@ -1,5 +1,19 @@
 import { z } from "@hono/zod-openapi";
-import type { DeltaHistory, DeltaQuery, GetQuery, ListQuery, LgOp, StoredTuple, StoredWrite, Typed } from "./langgraph-checkpoint-types";
+import { AppError } from "../core/errors";
+import type {
+  DeltaHistory,
+  DeltaQuery,
+  GetQuery,
+  Head,
+  ListQuery,
+  LgOp,
+  PruneQuery,
+  StoredTuple,
+  StoredWrite,
+  TuplePage,
+  Typed,
+  Writer,
+} from "./langgraph-checkpoint-types";
 
 /**
  * LangGraph checkpoints of one thread, in the thread's Durable Object (its own
@@ -36,6 +50,23 @@ export const LANGGRAPH_DDL: readonly string[] = [
   `CREATE TABLE lg_chunks (owner TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (owner, seq))`,
 ];
 
+/**
+ * Schema v5: the key that wrote each checkpoint and pending write, so replacing what another
+ * key wrote can be told from a key retrying its own write (NULL: written before v5, by nobody known).
+ */
+export const LANGGRAPH_WRITER_DDL: readonly string[] = [`ALTER TABLE lg_checkpoints ADD COLUMN writer TEXT`, `ALTER TABLE lg_writes ADD COLUMN writer TEXT`];
+
+/**
+ * Bytes one RPC or response carries at most (a page of tuples, or a delta walk): well under
+ * Workers RPC's 32 MiB, and a tuple is at most MAX_THREAD_BYTES (16 MiB by default), so a page
+ * that must hold one oversized tuple still fits.
+ */
+export const LG_PAGE_BYTES = 4 * 1024 * 1024;
+const LG_RPC_BYTES = 24 * 1024 * 1024;
+
+/** The caps apply() enforces, as for edgeweave's own turns: MAX_THREAD_BYTES and MAX_THREAD_HISTORY_BYTES. */
+export type LangGraphLimits = { threadBytes: number; historyBytes: number };
+
 /** Stored bytes of one value: inline, or split into lg_chunks rows under `owner`. */
 type Cell = { value: Uint8Array | null; chunks: number };
 
@@ -57,6 +88,8 @@ type CheckpointRow = {
   meta_chunks: number;
 };
 type WriteRow = { task_id: string; idx: number; channel: string; type: string; value: ArrayBuffer | null; chunks: number };
+type Put = Extract<LgOp, { op: "put" }>;
+type Writes = Extract<LgOp, { op: "writes" }>;
 
 const COLS = `ns, id, parent_id, v, versions, type, body, body_chunks, meta_type, meta, meta_chunks`;
 /** The `versions` column: channel → version, stored as strings (put() writes them so). */
@@ -66,29 +99,76 @@ const bytes = (b: ArrayBuffer | null): Uint8Array => (b ? new Uint8Array(b) : ne
 const ownerKey = (...parts: string[]) => JSON.stringify(parts);
 
 export class LangGraphCheckpoints {
+  /** Bytes the ops of the current apply() add (net of what they replace). */
+  private added = 0;
+
   constructor(
     private readonly storage: DurableObjectStorage,
     /** Values above this many bytes are chunked. */
     private readonly chunkBytes: number,
+    private readonly limits: LangGraphLimits = { threadBytes: Number.MAX_SAFE_INTEGER, historyBytes: Number.MAX_SAFE_INTEGER },
   ) {}
 
   private get sql(): SqlStorage {
     return this.storage.sql;
   }
 
-  /** Applies puts and writes in order, atomically. `created`: the thread had no LangGraph checkpoint before. */
-  apply(ops: LgOp[]): { created: boolean } {
+  /**
+   * Applies puts and writes in order, atomically. `created`: the thread had no LangGraph checkpoint before.
+   * Writing new checkpoints and writes is a run; replacing a checkpoint (same id) or a special
+   * pending write that another key wrote rewrites history, which needs `writer.rewrite` (BEM-022
+   * otherwise). Past MAX_THREAD_HISTORY_BYTES (everything stored, 413 BEM-019) or a checkpoint's
+   * values and writes past MAX_THREAD_BYTES (413 BEM-097), nothing of the batch is stored.
+   */
+  apply(ops: LgOp[], writer: Writer): { created: boolean } {
     return this.storage.transactionSync(() => {
       const created = this.sql.exec(`SELECT 1 FROM lg_checkpoints LIMIT 1`).toArray().length === 0;
+      const held = this.heldBytes();
+      this.added = 0;
+      const touched = new Map<string, Head>();
       for (const op of ops) {
-        if (op.op === "put") this.put(op);
-        else this.putWrites(op);
+        if (op.op === "put") this.put(op, writer);
+        else this.putWrites(op, writer);
+        const head = op.op === "put" ? { ns: op.ns, id: op.id } : { ns: op.ns, id: op.checkpoint_id };
+        touched.set(ownerKey(head.ns, head.id), head);
       }
+      if (this.added > 0 && held + this.added > this.limits.historyBytes) {
+        throw new AppError(
+          "BEM-019",
+          `The thread's LangGraph checkpoints would hold ${held + this.added} bytes; the limit is ${this.limits.historyBytes} (MAX_THREAD_HISTORY_BYTES). Prune old checkpoints (POST /v1/langgraph/threads/{thread_id}/prune, or EdgeweaveSaver.prune) or delete the thread.`,
+        );
+      }
+      for (const head of touched.values()) {
+        const size = this.tupleBytes(head);
+        if (size > this.limits.threadBytes) {
+          throw new AppError(
+            "BEM-097",
+            `Checkpoint '${head.id}' would hold ${size} bytes of channel values and pending writes; the limit is ${this.limits.threadBytes} (MAX_THREAD_BYTES)`,
+          );
+        }
+      }
+      this.setHeldBytes(held + this.added);
       return { created: created && ops.some((o) => o.op === "put") };
     });
   }
 
-  private put(op: Extract<LgOp, { op: "put" }>): void {
+  private put(op: Put, writer: Writer): void {
+    const old = this.sql
+      .exec<{ writer: string | null; body: number | null; body_chunks: number; meta: number | null; meta_chunks: number; versions: number }>(
+        `SELECT writer, LENGTH(body) AS body, body_chunks, LENGTH(meta) AS meta, meta_chunks, LENGTH(versions) AS versions FROM lg_checkpoints WHERE ns = ? AND id = ?`,
+        op.ns,
+        op.id,
+      )
+      .toArray()[0];
+    if (old) {
+      if (old.writer !== writer.key && !writer.rewrite.allowed) {
+        throw new AppError("BEM-022", `${writer.rewrite.message}: checkpoint '${op.id}' exists, written by another key (write a new checkpoint id instead)`);
+      }
+      this.added -=
+        this.cellBytes(ownerKey("c", op.ns, op.id), old.body, old.body_chunks) +
+        this.cellBytes(ownerKey("m", op.ns, op.id), old.meta, old.meta_chunks) +
+        old.versions;
+    }
     for (const blob of op.blobs) {
       const version = String(blob.version);
       const exists = this.sql.exec(`SELECT 1 FROM lg_blobs WHERE ns = ? AND channel = ? AND version = ?`, op.ns, blob.channel, version).toArray().length > 0;
@@ -109,8 +189,9 @@ export class LangGraphCheckpoints {
     this.dropChunks(ownerKey("m", op.ns, op.id));
     const body = this.store(ownerKey("c", op.ns, op.id), op.checkpoint.b);
     const meta = this.store(ownerKey("m", op.ns, op.id), op.metadata.b);
+    this.added += versions.length;
     this.sql.exec(
-      `INSERT OR REPLACE INTO lg_checkpoints (${COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO lg_checkpoints (${COLS}, writer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       op.ns,
       op.id,
       op.parent_id,
@@ -122,27 +203,54 @@ export class LangGraphCheckpoints {
       op.metadata.t,
       meta.value,
       meta.chunks,
+      writer.key,
     );
   }
 
-  private putWrites(op: Extract<LgOp, { op: "writes" }>): void {
+  /**
+   * Regular writes are first-wins. Special ones (negative idx: errors, interrupts, resumes)
+   * replace, as in every LangGraph saver: while a step runs on the namespace's newest checkpoint,
+   * that is LangGraph's own use (a task interrupted again, a resume resent), whoever wrote the
+   * one before. On an older checkpoint, replacing another key's special write rewrites history.
+   */
+  private putWrites(op: Writes, writer: Writer): void {
     for (const w of op.writes) {
       const key = [op.ns, op.checkpoint_id, op.task_id, w.idx] as const;
-      const existing = this.sql.exec(`SELECT 1 FROM lg_writes WHERE ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?`, ...key).toArray().length > 0;
+      const existing = this.sql
+        .exec<{ writer: string | null; n: number | null; chunks: number }>(
+          `SELECT writer, LENGTH(value) AS n, chunks FROM lg_writes WHERE ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?`,
+          ...key,
+        )
+        .toArray()[0];
       if (existing && w.idx >= 0) continue; // regular writes: the first one wins
       const owner = ownerKey("w", op.ns, op.checkpoint_id, op.task_id, String(w.idx));
-      if (existing) this.dropChunks(owner);
+      if (existing) {
+        if (existing.writer !== writer.key && !writer.rewrite.allowed && !this.isNewest(op.ns, op.checkpoint_id)) {
+          throw new AppError(
+            "BEM-022",
+            `${writer.rewrite.message}: the '${w.channel}' write of task '${op.task_id}' on checkpoint '${op.checkpoint_id}' (not the newest) was written by another key`,
+          );
+        }
+        this.added -= this.cellBytes(owner, existing.n, existing.chunks);
+        this.dropChunks(owner);
+      }
       const cell = this.store(owner, w.value.b);
       this.sql.exec(
-        `INSERT OR REPLACE INTO lg_writes (ns, checkpoint_id, task_id, idx, task_path, channel, type, value, chunks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT OR REPLACE INTO lg_writes (ns, checkpoint_id, task_id, idx, task_path, channel, type, value, chunks, writer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         ...key,
         op.task_path,
         w.channel,
         w.value.t,
         cell.value,
         cell.chunks,
+        writer.key,
       );
     }
+  }
+
+  private isNewest(ns: string, id: string): boolean {
+    const newest = this.sql.exec<{ id: string }>(`SELECT id FROM lg_checkpoints WHERE ns = ? ORDER BY id DESC LIMIT 1`, ns).toArray()[0];
+    return newest === undefined || newest.id <= id;
   }
 
   /** The checkpoint with this id, or the latest (highest id) of the namespace. */
@@ -153,11 +261,51 @@ export class LangGraphCheckpoints {
     if (!row) return null;
     const tuple = this.tuple(row);
     if (!q.delta_channels?.length) return { tuple };
-    return { tuple, history: this.deltaHistory({ ns: q.ns, checkpoint_id: row.id, channels: q.delta_channels }) };
+    // The walk comes along only while both fit one RPC; otherwise the client asks for it on its own.
+    const history = this.walk({ ns: q.ns, checkpoint_id: row.id, channels: q.delta_channels }, LG_RPC_BYTES - sizeOfTuple(tuple));
+    return history ? { tuple, history } : { tuple };
   }
 
-  /** Newest first; `filter` matches metadata keys by equality (as MemorySaver does). */
-  list(q: ListQuery): StoredTuple[] {
+  /**
+   * Newest first; `filter` matches metadata keys by equality (as MemorySaver does). A page holds
+   * up to `maxBytes` of tuples (at least one); `next_before` says where the next page starts.
+   */
+  list(q: ListQuery, maxBytes = LG_PAGE_BYTES): TuplePage {
+    const out: StoredTuple[] = [];
+    let bytes = 0;
+    for (const row of this.rows(q)) {
+      const t = this.tuple(row);
+      const size = sizeOfTuple(t);
+      if (out.length > 0 && bytes + size > maxBytes) return { tuples: out, next_before: out[out.length - 1]!.id };
+      out.push(t);
+      bytes += size;
+    }
+    return { tuples: out };
+  }
+
+  /** The ids list() would return, without their values (a cross-thread list picks its page from these). */
+  heads(q: ListQuery): Head[] {
+    return [...this.rows(q)].map((r) => ({ ns: r.ns, id: r.id }));
+  }
+
+  /** These checkpoints' tuples, in the order given, up to `maxBytes` (at least one when `atLeastOne`); missing ids are skipped. */
+  tuples(heads: Head[], maxBytes: number, atLeastOne: boolean): StoredTuple[] {
+    const out: StoredTuple[] = [];
+    let bytes = 0;
+    for (const h of heads) {
+      const row = this.sql.exec<CheckpointRow>(`SELECT ${COLS} FROM lg_checkpoints WHERE ns = ? AND id = ?`, h.ns, h.id).toArray()[0];
+      if (!row) continue;
+      const t = this.tuple(row);
+      const size = sizeOfTuple(t);
+      if ((out.length > 0 || !atLeastOne) && bytes + size > maxBytes) break;
+      out.push(t);
+      bytes += size;
+    }
+    return out;
+  }
+
+  /** Checkpoint rows list() matches, newest first, up to `limit`. */
+  private *rows(q: ListQuery): Generator<CheckpointRow> {
     const where: string[] = [];
     const args: (string | number)[] = [];
     if (q.ns !== undefined) where.push(`ns = ?`), args.push(q.ns);
@@ -167,14 +315,14 @@ export class LangGraphCheckpoints {
       `SELECT ${COLS} FROM lg_checkpoints ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC, ns`,
       ...args,
     );
-    const out: StoredTuple[] = [];
     const filter = Object.entries(q.filter ?? {});
+    let n = 0;
     for (const row of rows) {
-      if (q.limit !== undefined && out.length >= q.limit) break;
+      if (q.limit !== undefined && n >= q.limit) return;
       if (filter.length > 0 && !matches(this.read(ownerKey("m", row.ns, row.id), row.meta, row.meta_chunks), row.meta_type, filter)) continue;
-      out.push(this.tuple(row));
+      n++;
+      yield row;
     }
-    return out;
   }
 
   /**
@@ -185,6 +333,19 @@ export class LangGraphCheckpoints {
    * (task_path, task_id, idx) order.
    */
   deltaHistory(q: DeltaQuery): DeltaHistory {
+    const history = this.walk(q, LG_RPC_BYTES);
+    if (!history) {
+      throw new AppError(
+        "BEM-145",
+        `The delta history of ${JSON.stringify(q.channels)} holds more than ${LG_RPC_BYTES} bytes; prune old checkpoints or snapshot the channel more often`,
+      );
+    }
+    return history;
+  }
+
+  /** The walk of deltaHistory(), or null once what it collects passes `maxBytes`. */
+  private walk(q: DeltaQuery, maxBytes: number): DeltaHistory | null {
+    let bytes = 0;
     const start = q.checkpoint_id
       ? this.sql.exec<{ parent_id: string | null }>(`SELECT parent_id FROM lg_checkpoints WHERE ns = ? AND id = ?`, q.ns, q.checkpoint_id).toArray()[0]
       : this.sql.exec<{ parent_id: string | null }>(`SELECT parent_id FROM lg_checkpoints WHERE ns = ? ORDER BY id DESC LIMIT 1`, q.ns).toArray()[0];
@@ -201,7 +362,9 @@ export class LangGraphCheckpoints {
       const stepWrites = this.writesOf(q.ns, current);
       for (let i = stepWrites.length - 1; i >= 0; i--) {
         const w = stepWrites[i]!;
-        if (remaining.has(w.channel)) collected.get(w.channel)!.push(w);
+        if (!remaining.has(w.channel)) continue;
+        collected.get(w.channel)!.push(w);
+        bytes += w.value.b.byteLength;
       }
       for (const ch of [...remaining]) {
         const version = versions[ch];
@@ -210,8 +373,10 @@ export class LangGraphCheckpoints {
         if (blob) {
           seeds.set(ch, blob);
           remaining.delete(ch);
+          bytes += blob.b.byteLength;
         }
       }
+      if (bytes > maxBytes) return null;
       current = row.parent_id;
     }
     const out: DeltaHistory = {};
@@ -230,11 +395,148 @@ export class LangGraphCheckpoints {
       const existed =
         this.sql.exec(`SELECT 1 FROM lg_checkpoints LIMIT 1`).toArray().length > 0 || this.sql.exec(`SELECT 1 FROM lg_writes LIMIT 1`).toArray().length > 0;
       for (const t of ["lg_checkpoints", "lg_blobs", "lg_writes", "lg_chunks"]) this.sql.exec(`DELETE FROM ${t}`);
+      this.sql.exec(`DELETE FROM meta WHERE key = ?`, HELD_KEY);
       return { existed };
     });
   }
 
-  /** Stored bytes of the LangGraph tables (benchmarks). */
+  /**
+   * Deletes old checkpoints and leaves the thread resumable: in each namespace (or `q.ns`) the
+   * newest `keep_last`, or those from `before` on, stay — and the newest checkpoint of every
+   * namespace always does, with its pending writes, every value it references and, for the
+   * `delta_channels` named, the ancestors their history walk needs. Pending writes of the deleted
+   * checkpoints go with them, and values no kept checkpoint references. Their parents' ids stay
+   * in the kept ones (a dangling parent reads as the start of history).
+   */
+  prune(q: PruneQuery): { deleted: number; kept: number } {
+    return this.storage.transactionSync(() => {
+      if (q.before !== undefined) {
+        const found = this.sql
+          .exec(`SELECT 1 FROM lg_checkpoints WHERE id = ?${q.ns === undefined ? "" : " AND ns = ?"}`, ...(q.ns === undefined ? [q.before] : [q.before, q.ns]))
+          .toArray();
+        if (found.length === 0) throw new AppError("BEM-032", `No LangGraph checkpoint '${q.before}' in this thread`);
+      }
+      const namespaces =
+        q.ns !== undefined
+          ? [q.ns]
+          : this.sql
+              .exec<{ ns: string }>(`SELECT DISTINCT ns FROM lg_checkpoints`)
+              .toArray()
+              .map((r) => r.ns);
+      let deleted = 0;
+      let kept = 0;
+      for (const ns of namespaces) {
+        const rows = this.sql
+          .exec<{ id: string; parent_id: string | null; versions: string; body_chunks: number; meta_chunks: number }>(
+            `SELECT id, parent_id, versions, body_chunks, meta_chunks FROM lg_checkpoints WHERE ns = ? ORDER BY id DESC`,
+            ns,
+          )
+          .toArray();
+        const keep = new Set(rows.filter((r, i) => i === 0 || (q.keep_last !== undefined ? i < q.keep_last : r.id >= q.before!)).map((r) => r.id));
+        if (q.delta_channels?.length) for (const id of this.deltaAncestors(ns, rows, keep, q.delta_channels)) keep.add(id);
+        for (const r of rows) {
+          if (keep.has(r.id)) continue;
+          if (r.body_chunks > 0) this.dropChunks(ownerKey("c", ns, r.id));
+          if (r.meta_chunks > 0) this.dropChunks(ownerKey("m", ns, r.id));
+          for (const w of this.sql
+            .exec<{ task_id: string; idx: number }>(`SELECT task_id, idx FROM lg_writes WHERE ns = ? AND checkpoint_id = ? AND chunks > 0`, ns, r.id)
+            .toArray()) {
+            this.dropChunks(ownerKey("w", ns, r.id, w.task_id, String(w.idx)));
+          }
+          this.sql.exec(`DELETE FROM lg_writes WHERE ns = ? AND checkpoint_id = ?`, ns, r.id);
+          this.sql.exec(`DELETE FROM lg_checkpoints WHERE ns = ? AND id = ?`, ns, r.id);
+          deleted++;
+        }
+        kept += keep.size;
+        // Values are shared between checkpoints (one row per channel and version): drop those no kept checkpoint names.
+        const referenced = new Set<string>();
+        for (const r of rows) if (keep.has(r.id)) for (const [ch, v] of Object.entries(decodeVersions(r.versions))) referenced.add(ownerKey(ch, v));
+        for (const b of this.sql
+          .exec<{ channel: string; version: string; chunks: number }>(`SELECT channel, version, chunks FROM lg_blobs WHERE ns = ?`, ns)
+          .toArray()) {
+          if (referenced.has(ownerKey(b.channel, b.version))) continue;
+          if (b.chunks > 0) this.dropChunks(ownerKey("b", ns, b.channel, b.version));
+          this.sql.exec(`DELETE FROM lg_blobs WHERE ns = ? AND channel = ? AND version = ?`, ns, b.channel, b.version);
+        }
+      }
+      this.setHeldBytes(this.storedBytes());
+      return { deleted, kept };
+    });
+  }
+
+  /** Ancestors of the oldest kept checkpoint that the delta walk of `channels` passes before it finds each one's seed. */
+  private deltaAncestors(ns: string, rows: { id: string; parent_id: string | null; versions: string }[], keep: Set<string>, channels: string[]): string[] {
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const oldest = rows.filter((r) => keep.has(r.id)).at(-1);
+    const remaining = new Set(channels);
+    const out: string[] = [];
+    for (let current = oldest?.parent_id ?? null; current !== null && remaining.size > 0; ) {
+      const row = byId.get(current);
+      if (!row) break;
+      out.push(row.id);
+      const versions = decodeVersions(row.versions);
+      for (const ch of [...remaining]) {
+        const version = versions[ch];
+        if (version !== undefined && this.blob(ns, ch, version)) remaining.delete(ch);
+      }
+      current = row.parent_id;
+    }
+    return out;
+  }
+
+  /** What the thread's LangGraph rows hold (the running total; summed once for a thread older than it). */
+  private heldBytes(): number {
+    const row = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, HELD_KEY).toArray()[0];
+    return row ? Number(row.value) : this.storedBytes();
+  }
+
+  private setHeldBytes(n: number): void {
+    this.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, HELD_KEY, String(n));
+  }
+
+  /** A checkpoint's tuple size: its body, metadata, the values of its versions and its pending writes. */
+  private tupleBytes(h: Head): number {
+    const row = this.sql
+      .exec<{ versions: string; body: number | null; body_chunks: number; meta: number | null; meta_chunks: number }>(
+        `SELECT versions, LENGTH(body) AS body, body_chunks, LENGTH(meta) AS meta, meta_chunks FROM lg_checkpoints WHERE ns = ? AND id = ?`,
+        h.ns,
+        h.id,
+      )
+      .toArray()[0];
+    let n = 0;
+    if (row) {
+      n += this.cellBytes(ownerKey("c", h.ns, h.id), row.body, row.body_chunks) + this.cellBytes(ownerKey("m", h.ns, h.id), row.meta, row.meta_chunks);
+      for (const [ch, v] of Object.entries(decodeVersions(row.versions))) {
+        const b = this.sql
+          .exec<{ n: number | null; chunks: number }>(
+            `SELECT LENGTH(value) AS n, chunks FROM lg_blobs WHERE ns = ? AND channel = ? AND version = ?`,
+            h.ns,
+            ch,
+            v,
+          )
+          .toArray()[0];
+        if (b) n += this.cellBytes(ownerKey("b", h.ns, ch, v), b.n, b.chunks);
+      }
+    }
+    for (const w of this.sql
+      .exec<{ task_id: string; idx: number; n: number | null; chunks: number }>(
+        `SELECT task_id, idx, LENGTH(value) AS n, chunks FROM lg_writes WHERE ns = ? AND checkpoint_id = ?`,
+        h.ns,
+        h.id,
+      )
+      .toArray()) {
+      n += this.cellBytes(ownerKey("w", h.ns, h.id, w.task_id, String(w.idx)), w.n, w.chunks);
+    }
+    return n;
+  }
+
+  /** Bytes of a stored value: inline, or the sum of its chunks. */
+  private cellBytes(owner: string, inline: number | null, chunks: number): number {
+    if (chunks === 0) return inline ?? 0;
+    return Number(this.sql.exec<{ n: number | null }>(`SELECT SUM(LENGTH(data)) AS n FROM lg_chunks WHERE owner = ?`, owner).toArray()[0]?.n ?? 0);
+  }
+
+  /** Stored bytes of the LangGraph tables (benchmarks, and the running total's start). */
   storedBytes(): number {
     const q = (s: string) => Number(this.sql.exec<{ n: number | null }>(s).toArray()[0]?.n ?? 0);
     return (
@@ -299,6 +601,7 @@ export class LangGraphCheckpoints {
   }
 
   private store(owner: string, data: Uint8Array): Cell {
+    this.added += data.byteLength;
     if (data.byteLength <= this.chunkBytes) return { value: data, chunks: 0 };
     let seq = 0;
     for (let at = 0; at < data.byteLength; at += this.chunkBytes, seq++) {
@@ -325,6 +628,15 @@ export class LangGraphCheckpoints {
 }
 
 const decoder = new TextDecoder();
+const HELD_KEY = "lg_bytes";
+
+/** Bytes of a tuple's values (what a page of tuples is budgeted by). */
+export const sizeOfTuple = (t: StoredTuple): number =>
+  t.checkpoint.b.byteLength +
+  t.metadata.b.byteLength +
+  t.blobs.reduce((n, b) => n + b.value.b.byteLength, 0) +
+  t.writes.reduce((n, w) => n + w.value.b.byteLength, 0) +
+  (t.sends ?? []).reduce((n, s) => n + s.b.byteLength, 0);
 
 /** Metadata of serde type "json" parsed; each filter key must equal (===, as MemorySaver) its value. */
 function matches(meta: Uint8Array, type: string, filter: [string, unknown][]): boolean {

@@ -1,4 +1,4 @@
-import { LANGGRAPH_DDL } from "./langgraph-checkpoints";
+import { LANGGRAPH_DDL, LANGGRAPH_WRITER_DDL } from "./langgraph-checkpoints";
 import { RECALL_DDL } from "./recall-index";
 import { STORED_RESPONSES_DDL } from "./stored-responses";
 
@@ -51,6 +51,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   [STORED_RESPONSES_DDL],
   // v5: the recall index over the live messages' text, kept in step by triggers (src/thread/recall-index.ts).
   RECALL_DDL,
+  // v6: who wrote each LangGraph checkpoint and pending write (replacing another key's needs rewrite_thread).
+  LANGGRAPH_WRITER_DDL,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { isAppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
-import type { DeltaHistory, DeltaQuery, GetQuery, LgOp, ListQuery, StoredTuple } from "./langgraph-checkpoint-types";
+import type { DeltaHistory, DeltaQuery, GetQuery, Head, LgOp, ListQuery, PruneQuery, StoredTuple, TuplePage, Writer } from "./langgraph-checkpoint-types";
 import { LangGraphCheckpoints } from "./langgraph-checkpoints";
 import type { ReconcileInput } from "./message-hash";
 import type { Reconciled } from "./reconcile-live";
@@ -156,14 +156,23 @@ export class ThreadDO extends DurableObject<Env> {
 
   // ---- LangGraph checkpointer (own tables; src/thread/langgraph-checkpoints.ts) ----
 
-  lgApply(ops: LgOp[]): RpcResult<{ created: boolean }> {
-    return this.#run(() => this.#langgraph().apply(ops));
+  lgApply(ops: LgOp[], writer: Writer): RpcResult<{ created: boolean }> {
+    return this.#run(() => this.#langgraph().apply(ops, writer));
   }
   lgGet(q: GetQuery): RpcResult<{ tuple: StoredTuple; history?: DeltaHistory } | null> {
     return this.#run(() => this.#langgraph().get(q));
   }
-  lgList(q: ListQuery): RpcResult<StoredTuple[]> {
+  lgList(q: ListQuery): RpcResult<TuplePage> {
     return this.#run(() => this.#langgraph().list(q));
+  }
+  lgHeads(q: ListQuery): RpcResult<Head[]> {
+    return this.#run(() => this.#langgraph().heads(q));
+  }
+  lgTuples(heads: Head[], maxBytes: number, atLeastOne: boolean): RpcResult<StoredTuple[]> {
+    return this.#run(() => this.#langgraph().tuples(heads, maxBytes, atLeastOne));
+  }
+  lgPrune(q: PruneQuery): RpcResult<{ deleted: number; kept: number }> {
+    return this.#run(() => this.#langgraph().prune(q));
   }
   lgDeltaHistory(q: DeltaQuery): RpcResult<DeltaHistory> {
     return this.#run(() => this.#langgraph().deltaHistory(q));
@@ -214,7 +223,8 @@ export class ThreadDO extends DurableObject<Env> {
   }
 
   #langgraph(): LangGraphCheckpoints {
-    return new LangGraphCheckpoints(this.ctx.storage, Number(this.env.LANGGRAPH_CHUNK_BYTES) || 1_900_000);
+    const { threadBytes, historyBytes } = limitsOf(this.env);
+    return new LangGraphCheckpoints(this.ctx.storage, Number(this.env.LANGGRAPH_CHUNK_BYTES) || 1_900_000, { threadBytes, historyBytes });
   }
 
   /** Created once per live object (a delete re-creates the tables, not the queue). */

@@ -318,9 +318,10 @@ const TABLE: Record<string, Row> = Object.fromEntries<Row>([
   ["POST /v1/langgraph/threads/:thread_id/get", lgThread("POST", "/v1/langgraph/threads/a-1/get", {})],
   ["POST /v1/langgraph/threads/:thread_id/list", lgThread("POST", "/v1/langgraph/threads/a-1/list", {})],
   ["POST /v1/langgraph/threads/:thread_id/delta-history", lgThread("POST", "/v1/langgraph/threads/a-1/delta-history", { channels: ["messages"] })],
-  // a-1 holds no LangGraph checkpoints when this runs: those who reach it get 404 BEM-036
-  // (deleting real checkpoints is test/langgraph/checkpointer.test.ts); everyone else is denied.
-  ["DELETE /v1/langgraph/threads/:thread_id", lgThread("DELETE", "/v1/langgraph/threads/a-2", undefined, { admin: "own", member_a: "own" })],
+  // a-2 holds no LangGraph checkpoints when this runs: the admin gets 404 BEM-036 (deleting real
+  // checkpoints: below, and test/langgraph/rewrites.test.ts); deleting rewrites history, so the member is denied.
+  ["DELETE /v1/langgraph/threads/:thread_id", lgThread("DELETE", "/v1/langgraph/threads/a-2", undefined, { admin: "own", member_a: "deny" })],
+  ["POST /v1/langgraph/threads/:thread_id/prune", lgThread("POST", "/v1/langgraph/threads/a-2/prune", { keep_last: 1 }, { member_a: "deny" })],
   // Across threads: filtered to what the key reaches (an empty list for a key that reaches none).
   [
     "POST /v1/langgraph/list",
@@ -466,6 +467,50 @@ describe("access table: every registered route × every principal", () => {
         }
     expect(wrong).toEqual([]);
   }, 120_000);
+
+  it("LangGraph checkpoint replace (same id) and delete: only a key with rewrite_thread rewrites what another key wrote", async () => {
+    const expected: Record<Who, Outcome> = {
+      operator: "deny",
+      member_none: "deny",
+      member_a: "deny",
+      member_org: "deny",
+      other_admin: "own",
+      webhook: "deny",
+      admin: "allow",
+    };
+    const noteOf = async (thread: string, id: string) => {
+      const res = await api(`/v1/langgraph/threads/${thread}/get`, { key: A.adminKey, body: { checkpoint_id: id } });
+      const { tuple } = (await res.json()) as { tuple: { metadata: { b: string } } | null };
+      return tuple ? atob(tuple.metadata.b) : null;
+    };
+    const wrong: string[] = [];
+    for (const who of PRINCIPALS) {
+      const thread = `a-lg-${uid()}`; // the session:a* member reaches it: a denial is for the rewrite, not the reach
+      const original = lgPut();
+      await made(api(`/v1/langgraph/threads/${thread}/batch`, { key: A.adminKey, body: { ops: [original] } }), 200);
+      const replaced = { ...original, metadata: { t: "json", b: b64({ by: who }) } };
+      for (const [what, call] of [
+        ["replace", { method: "POST", path: `/v1/langgraph/threads/${thread}/batch`, body: { ops: [replaced] } }],
+        ["delete", { method: "DELETE", path: `/v1/langgraph/threads/${thread}` }],
+      ] as const) {
+        const before = await noteOf(thread, original.id);
+        const res = await send(who, call);
+        const text = await res.text();
+        const after = await noteOf(thread, original.id);
+        const where = `${what} as ${who} → ${res.status} ${text.slice(0, 120)}`;
+        if (expected[who] === "allow") {
+          if (res.status < 200 || res.status > 299) wrong.push(`${where}: expected allow`);
+        } else if (expected[who] === "own") {
+          if (before !== after) wrong.push(`${where}: another tenant changed tenant A`);
+        } else {
+          if (res.status !== 401 && res.status !== 403) wrong.push(`${where}: expected deny`);
+          else if (!/"code":"BEM-0(2[0-5]|90)"/.test(text)) wrong.push(`${where}: denial without its code`);
+          if (before !== after) wrong.push(`${where}: a denied call changed the checkpoint`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
 
   it("GET /v1/threads lists for each key exactly the threads it may read", async () => {
     const list = async (key: string) =>

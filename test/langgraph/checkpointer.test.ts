@@ -142,7 +142,7 @@ describe("EdgeweaveSaver over the Worker", () => {
     // A thread outside the grants is refused as on every other thread route (src/auth/policy.ts: reach_thread, BEM-025).
     await expect(saver.getTuple({ configurable: { thread_id: "theirs" } })).rejects.toMatchObject({ status: 403, code: "BEM-025" });
     await expect(putOne(saver, "theirs")).rejects.toMatchObject({ code: "BEM-025" });
-    await expect(saver.deleteThread("theirs")).rejects.toMatchObject({ code: "BEM-025" });
+    await expect(saver.deleteThread("theirs")).rejects.toMatchObject({ code: "BEM-022" });
     const all = [];
     for await (const tuple of saver.list({ configurable: {} })) all.push(tuple.config.configurable?.thread_id);
     expect(all).toEqual(["mine"]);

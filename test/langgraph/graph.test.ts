@@ -3,7 +3,7 @@ import { InMemoryStore, type BaseCheckpointSaver, type BaseStore } from "@langch
 import { describe, expect, it } from "vitest";
 import { EdgeweaveStore } from "../../src/langgraph-client/store";
 import { createTenant } from "../support/tenants";
-import { BASE_URL, saverFor, workerFetch } from "./support";
+import { BASE_URL, freshMember, saverFor, workerFetch } from "./support";
 
 const State = Annotation.Root({
   log: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
@@ -95,5 +95,11 @@ describe("a real StateGraph on EdgeweaveSaver + EdgeweaveStore", () => {
       ["note-edges", { topic: "edges", approved: true }],
       ["note-forks", { topic: "forks", approved: false }],
     ]);
+  });
+
+  it("the same with a member key (thread reach and organization:acme, no rewrite_thread): a graph's own use is runs", async () => {
+    const { key } = await freshMember();
+    const ours = await scenario(saverFor(key), new EdgeweaveStore({ baseUrl: BASE_URL, apiKey: key, fetch: workerFetch() }));
+    expect(ours).toEqual(await scenario(new MemorySaver(), new InMemoryStore()));
   });
 });

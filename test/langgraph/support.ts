@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { exports } from "cloudflare:workers";
 import { EdgeweaveSaver } from "../../src/langgraph-client/saver";
-import { createTenant, type TestTenant } from "../support/tenants";
+import { createKey, createTenant, type TestTenant } from "../support/tenants";
 
 /** The Worker under test as a fetch (what a LangGraph app would call over the network), counting calls. */
 export function workerFetch(counter?: { calls: number; paths?: string[] }): typeof fetch {
@@ -25,6 +25,13 @@ export function saverFor(key: string, counter?: { calls: number; paths?: string[
 export async function freshSaver(): Promise<{ saver: EdgeweaveSaver; tenant: TestTenant }> {
   const tenant = await createTenant();
   return { saver: saverFor(tenant.adminKey), tenant };
+}
+
+/** A member key of a fresh tenant that reaches every thread (and `organization:acme`) but may not rewrite history. */
+export async function freshMember(): Promise<{ key: string; tenant: TestTenant }> {
+  const tenant = await createTenant();
+  const { key } = await createKey(tenant.tenant, { role: "member", scopes: ["session:*", "organization:acme"] });
+  return { key, tenant };
 }
 
 // Vite resolves @langchain/langgraph to its "browser" build here, which leaves out the

@@ -4,11 +4,11 @@
  * The package calls vitest's globals, so they are provided before it loads.
  */
 import * as vitest from "vitest";
-import { freshSaver } from "./support";
+import { freshMember, freshSaver, saverFor } from "./support";
 
 const { describe, it, test, expect, beforeAll, afterAll, beforeEach, afterEach } = vitest;
 Object.assign(globalThis, { describe, it, test, expect, beforeAll, afterAll, beforeEach, afterEach });
-const { validate, deltaChannelHistoryTests } = await import("@langchain/langgraph-checkpoint-validation");
+const { validate, specTest, deltaChannelHistoryTests } = await import("@langchain/langgraph-checkpoint-validation");
 
 // Not a name the suite skips tests for: every test runs (MemorySaver skips one).
 const initializer = {
@@ -17,3 +17,13 @@ const initializer = {
 };
 validate(initializer);
 deltaChannelHistoryTests(initializer);
+
+// Again with a member key (thread reach, no rewrite_thread): LangGraph's own use of a checkpointer
+// is runs, and works as it does for an admin. deleteThread rewrites history, which a member may
+// not do (403 BEM-022, pinned in test/langgraph/rewrites.test.ts), so its one test runs above only.
+const member = {
+  checkpointerName: "@edgeweave/langgraph (member key)",
+  createCheckpointer: async () => saverFor((await freshMember()).key),
+};
+specTest(member, ["put", "putWrites", "getTuple", "list"]);
+deltaChannelHistoryTests(member);

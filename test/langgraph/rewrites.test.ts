@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import { api, createKey, createTenant, type TestTenant } from "../support/tenants";
+
+/**
+ * Issue #25.2: a member key with thread reach writes new checkpoints (a run) but rewrites no
+ * history: replacing a checkpoint another key wrote (same id), overwriting another key's special
+ * pending write on an older checkpoint, and deleting or pruning checkpoints need `rewrite_thread`.
+ */
+const b64 = (o: unknown) => btoa(JSON.stringify(o));
+const put = (id: string, parent: string | null, note: string) => ({
+  op: "put",
+  ns: "",
+  id,
+  parent_id: parent,
+  v: 4,
+  versions: { note: "1" },
+  checkpoint: { t: "json", b: b64({ v: 4, id, ts: "", channel_values: {}, channel_versions: { note: "1" }, versions_seen: {} }) },
+  metadata: { t: "json", b: b64({ note }) },
+  blobs: [{ channel: "note", version: "1", value: { t: "json", b: b64(note) } }],
+});
+/** A special write: INTERRUPT is WRITES_IDX_MAP's -3 (those replace; regular writes are first-wins). */
+const interrupt = (checkpointId: string, value: string) => ({
+  op: "writes",
+  ns: "",
+  checkpoint_id: checkpointId,
+  task_id: "task-1",
+  task_path: "",
+  writes: [{ channel: "__interrupt__", idx: -3, value: { t: "json", b: b64(value) } }],
+});
+const batch = (key: string, thread: string, ops: unknown[]) => api(`/v1/langgraph/threads/${thread}/batch`, { key, body: { ops } });
+const tuple = async (key: string, thread: string, checkpointId: string) =>
+  (
+    (await (await api(`/v1/langgraph/threads/${thread}/get`, { key, body: { checkpoint_id: checkpointId } })).json()) as {
+      tuple: { metadata: { b: string }; writes: { value: { b: string } }[] };
+    }
+  ).tuple;
+const noteOf = async (key: string, thread: string, id: string) => JSON.parse(atob((await tuple(key, thread, id)).metadata.b)).note as string;
+const interruptOf = async (key: string, thread: string, id: string) => JSON.parse(atob((await tuple(key, thread, id)).writes[0]!.value.b)) as string;
+
+async function setUp(): Promise<{ t: TestTenant; member: string; thread: string }> {
+  const t = await createTenant();
+  const member = (await createKey(t.tenant, { role: "member", scopes: ["session:*"] })).key;
+  const thread = `rw-${crypto.randomUUID().slice(0, 8)}`;
+  // The admin's run: checkpoint 1 (interrupted), then checkpoint 2.
+  expect((await batch(t.adminKey, thread, [put("1ef-0001", null, "admin"), interrupt("1ef-0001", "admin asks")])).status).toBe(200);
+  expect((await batch(t.adminKey, thread, [put("1ef-0002", "1ef-0001", "admin 2")])).status).toBe(200);
+  return { t, member, thread };
+}
+
+describe("LangGraph checkpoint rewrites need rewrite_thread", () => {
+  it("a member cannot replace a checkpoint the admin wrote (same id); the admin's stays", async () => {
+    const { t, member, thread } = await setUp();
+    const res = await batch(member, thread, [put("1ef-0001", null, "member")]);
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-022");
+    expect(await noteOf(t.adminKey, thread, "1ef-0001")).toBe("admin");
+    // A refused batch stores nothing of it, not even the ops before the refused one.
+    expect((await batch(member, thread, [put("1ef-0003", "1ef-0002", "member new"), put("1ef-0001", null, "member")])).status).toBe(403);
+    expect(await tuple(t.adminKey, thread, "1ef-0003")).toBeNull();
+    // The admin may (rewrite_thread).
+    expect((await batch(t.adminKey, thread, [put("1ef-0001", null, "admin again")])).status).toBe(200);
+    expect(await noteOf(t.adminKey, thread, "1ef-0001")).toBe("admin again");
+  });
+
+  it("a member writes new checkpoints (a run) and may retry its own put of the same id", async () => {
+    const { t, member, thread } = await setUp();
+    expect((await batch(member, thread, [put("1ef-0003", "1ef-0002", "member")])).status).toBe(200);
+    expect((await batch(member, thread, [put("1ef-0003", "1ef-0002", "member, retried")])).status).toBe(200);
+    expect(await noteOf(t.adminKey, thread, "1ef-0003")).toBe("member, retried");
+  });
+
+  it("a member cannot overwrite the admin's special write on an older checkpoint; on the newest one it follows LangGraph (replace)", async () => {
+    const { t, member, thread } = await setUp();
+    const res = await batch(member, thread, [interrupt("1ef-0001", "member says")]);
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-022");
+    expect(await interruptOf(t.adminKey, thread, "1ef-0001")).toBe("admin asks");
+    // The newest checkpoint's pending step is a run in progress: a task interrupted again replaces its interrupt.
+    expect((await batch(t.adminKey, thread, [interrupt("1ef-0002", "admin asks 2")])).status).toBe(200);
+    expect((await batch(member, thread, [interrupt("1ef-0002", "member asks")])).status).toBe(200);
+    expect(await interruptOf(t.adminKey, thread, "1ef-0002")).toBe("member asks");
+  });
+
+  it("a member cannot delete or prune the thread's checkpoints; the admin can", async () => {
+    const { t, member, thread } = await setUp();
+    const del = await api(`/v1/langgraph/threads/${thread}`, { method: "DELETE", key: member });
+    expect(del.status).toBe(403);
+    expect(((await del.json()) as { error: { code: string } }).error.code).toBe("BEM-022");
+    const prune = await api(`/v1/langgraph/threads/${thread}/prune`, { key: member, body: { keep_last: 1 } });
+    expect(prune.status).toBe(403);
+    expect(await noteOf(t.adminKey, thread, "1ef-0001")).toBe("admin");
+    expect((await api(`/v1/langgraph/threads/${thread}`, { method: "DELETE", key: t.adminKey })).status).toBe(204);
+    expect(await tuple(t.adminKey, thread, "1ef-0002")).toBeNull();
+  });
+});
