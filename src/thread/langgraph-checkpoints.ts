@@ -51,7 +51,7 @@ export const LANGGRAPH_DDL: readonly string[] = [
 ];
 
 /**
- * Schema v5: the key that wrote each checkpoint and pending write, so replacing what another
+ * Schema v6: the key that wrote each checkpoint and pending write, so replacing what another
  * key wrote can be told from a key retrying its own write (NULL: written before v5, by nobody known).
  */
 export const LANGGRAPH_WRITER_DDL: readonly string[] = [`ALTER TABLE lg_checkpoints ADD COLUMN writer TEXT`, `ALTER TABLE lg_writes ADD COLUMN writer TEXT`];
