@@ -67,7 +67,8 @@ const CreateWebhook = z
     thread_from: Pointer,
     text_from: Pointer.openapi({ example: "/ticket/body" }),
     callback_url: z.string().max(MAX_CALLBACK_URL).optional().openapi({
-      description: "https URL that receives {webhook_id, delivery_id, thread_id, reply, model}, signed like deliveries",
+      description:
+        'https URL that receives {webhook_id, delivery_id, thread_id, reply, model}, signed with the hook\'s secret as `X-Edgeweave-Signature: v2=<hex HMAC-SHA256 of "callback.<timestamp>.<raw body>">`',
       example: "https://example.com/hooks/edgeweave",
     }),
     scopes: z
@@ -281,7 +282,11 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
     }
     if (!withinReplayWindow(timestamp)) throw new AppError("BEM-091", "X-Edgeweave-Timestamp is more than 5 minutes from now");
     const mac = parseSignature(signature);
-    if (!mac) throw new AppError("BEM-090", "X-Edgeweave-Signature must be exactly sha256=<64 hex digits>");
+    if (!mac) {
+      // A callback's own signature (v2) posted back is refused here: it signs another string anyway.
+      const hint = signature.startsWith("v2=") ? " (v2= signs edgeweave's callbacks, never a delivery)" : "";
+      throw new AppError("BEM-090", `X-Edgeweave-Signature must be exactly sha256=<64 hex digits>${hint}`);
+    }
     const bytes = new Uint8Array(await c.req.arrayBuffer());
     if (!(await verify(hook.secret, timestampRaw, bytes, mac))) throw new AppError("BEM-090", "The signature does not match");
     // The replay record is keyed on the MAC itself, so no spelling of the header can pass as a new request.

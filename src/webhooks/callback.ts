@@ -1,7 +1,7 @@
-import { signedHeaders } from "./signature";
+import { callbackHeaders } from "./signature";
 import { backoff } from "../core/backoff";
 
-/** What a callback receiver gets: signed like inbound deliveries, with the same secret and headers. */
+/** What a callback receiver gets: signed with the hook's secret in the callback scheme (v2, src/webhooks/signature.ts). */
 export type CallbackPayload = { webhook_id: string; delivery_id: string; thread_id: string; reply: string; model: string };
 
 export type CallbackOutcome =
@@ -39,7 +39,7 @@ export async function sendCallback(url: string, secret: string, payload: Callbac
   for (let i = 1; i <= attempts; i++) {
     if (i > 1) await sleep(backoff(i - 2, { base: opts.baseDelayMs ?? 250, max: 30_000 }));
     try {
-      const headers = { "content-type": "application/json", ...(await signedHeaders(secret, body, (opts.now ?? Date.now)())) };
+      const headers = { "content-type": "application/json", ...(await callbackHeaders(secret, body, (opts.now ?? Date.now)())) };
       const res = await doFetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000) });
       await res.body?.cancel();
       if (res.status >= 200 && res.status < 300) return { status: "sent", http_status: res.status, attempts: i };

@@ -1,7 +1,10 @@
 /**
- * Webhook signatures: `X-Edgeweave-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">`
- * with the hook's secret, plus `X-Edgeweave-Timestamp` (unix seconds). The same
- * scheme signs inbound deliveries and outbound callbacks.
+ * Webhook signatures, with the hook's secret, plus `X-Edgeweave-Timestamp` (unix seconds):
+ * - deliveries (inbound, scheme v1): `X-Edgeweave-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">`;
+ * - callbacks (outbound, scheme v2): `X-Edgeweave-Signature: v2=<hex HMAC-SHA256 of "callback.<timestamp>.<raw body>">`.
+ * The two signed strings never coincide (a delivery's starts with a digit), so a received callback
+ * posted back to the hook cannot pass as a delivery, whatever its header says, nor a captured
+ * delivery as a callback; the header's label says which scheme a receiver verifies.
  */
 import { fromHex, toHex } from "../core/encoding";
 export const SIGNATURE_HEADER = "x-edgeweave-signature";
@@ -42,10 +45,26 @@ export async function sign(secret: string, timestamp: string, body: Uint8Array |
   return `sha256=${toHex(mac)}`;
 }
 
-/** Headers for an outbound signed request. */
-export async function signedHeaders(secret: string, body: string, now = Date.now()): Promise<Record<string, string>> {
+const CALLBACK_PREFIX = "callback.";
+const CALLBACK_SIGNATURE = /^v2=([0-9a-f]{64})$/;
+
+/** The v2 header value for a callback `body` sent at `timestamp`: the MAC of "callback.<timestamp>.<body>". */
+async function signCallback(secret: string, timestamp: string, body: string): Promise<string> {
+  const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret, "sign"), encoder.encode(`${CALLBACK_PREFIX}${timestamp}.${body}`));
+  return `v2=${toHex(mac)}`;
+}
+
+/** Headers for an outbound callback (scheme v2). */
+export async function callbackHeaders(secret: string, body: string, now = Date.now()): Promise<Record<string, string>> {
   const timestamp = String(Math.floor(now / 1000));
-  return { [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: await sign(secret, timestamp, body) };
+  return { [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: await signCallback(secret, timestamp, body) };
+}
+
+/** What a callback receiver checks (constant time); the reference for the README's receiver recipe. */
+export async function verifyCallback(secret: string, timestamp: string, body: string, header: string): Promise<boolean> {
+  const hex = CALLBACK_SIGNATURE.exec(header)?.[1];
+  if (!hex) return false;
+  return crypto.subtle.verify("HMAC", await hmacKey(secret, "verify"), fromHex(hex), encoder.encode(`${CALLBACK_PREFIX}${timestamp}.${body}`));
 }
 
 /** A well-formed timestamp header as seconds, or null. */

@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { sign, verify } from "../../src/webhooks/signature";
+import { sign, verify, verifyCallback } from "../../src/webhooks/signature";
 import { clearUpstream, mockUpstream } from "../support/upstream";
 import { api, createTenant, type TestTenant } from "../support/tenants";
 import { deliver, deliveryCount, deliveryRow, nowSeconds, registerHook, threadMessages, waitFor } from "./helpers";
@@ -176,7 +176,7 @@ describe("idempotency", () => {
 });
 
 describe("callbacks", () => {
-  it("POSTs the reply to callback_url, signed with the hook's secret", async () => {
+  it("POSTs the reply to callback_url, signed with the hook's secret (the v2 callback scheme)", async () => {
     const received: { body: string; ts: string; sig: string }[] = [];
     mockUpstream("https://hooks.example.com", async (req) => {
       received.push({ body: await req.text(), ts: req.headers.get("x-edgeweave-timestamp") ?? "", sig: req.headers.get("x-edgeweave-signature") ?? "" });
@@ -186,8 +186,8 @@ describe("callbacks", () => {
     const thread = `tk-${uid()}`;
     expect((await deliver(hook, ticket(thread), { deliveryId: "cb-1" })).status).toBe(202);
     const got = await waitFor("callback", async () => received[0]);
-    expect(await verify(hook.secret, got.ts, new TextEncoder().encode(got.body), got.sig)).toBe(true);
-    expect(await verify("whsec_other", got.ts, new TextEncoder().encode(got.body), got.sig)).toBe(false);
+    expect(await verifyCallback(hook.secret, got.ts, got.body, got.sig)).toBe(true);
+    expect(await verifyCallback("whsec_other", got.ts, got.body, got.sig)).toBe(false);
     expect(Math.abs(Number(got.ts) - nowSeconds())).toBeLessThan(60);
     const payload = JSON.parse(got.body) as Record<string, unknown>;
     expect(payload).toMatchObject({ webhook_id: hook.id, delivery_id: "cb-1", thread_id: thread, model: "offline-echo" });
@@ -195,6 +195,37 @@ describe("callbacks", () => {
     expect(payload.reply).toBe(msgs[1]!.content);
     await waitFor("delivery done", async () => ((await deliveryRow(hook.id, "cb-1"))?.status === "done" ? true : undefined));
     expect(received).toHaveLength(1);
+  });
+
+  it("a callback posted back to its hook is refused: callbacks are signed as v2 over another string (issue 25, finding 5)", async () => {
+    const received: { body: string; ts: string; sig: string }[] = [];
+    mockUpstream("https://mirror.example.com", async (req) => {
+      received.push({ body: await req.text(), ts: req.headers.get("x-edgeweave-timestamp") ?? "", sig: req.headers.get("x-edgeweave-signature") ?? "" });
+      return new Response("ok");
+    });
+    // Pointers that match the callback's own payload, so a reflected callback would name a thread and a text.
+    const hook = await registerHook(t, { callback_url: "https://mirror.example.com/in", thread_from: "/thread_id", text_from: "/reply" });
+    const thread = `tk-${uid()}`;
+    expect((await deliver(hook, { thread_id: thread, reply: "Hello, echo me" }, { deliveryId: "mirror-1" })).status).toBe(202);
+    const got = await waitFor("callback", async () => received[0]);
+    await waitFor("delivery done", async () => ((await deliveryRow(hook.id, "mirror-1"))?.status === "done" ? true : undefined));
+    const { body, ts, sig } = got;
+
+    // The documented scheme, computed here independently: v2=<hex HMAC-SHA256 of "callback.<timestamp>.<raw body>">.
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(hook.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`callback.${ts}.${body}`)));
+    expect(sig).toBe(`v2=${[...mac].map((b) => b.toString(16).padStart(2, "0")).join("")}`);
+    expect(await verify(hook.secret, ts, new TextEncoder().encode(body), sig.replace(/^v2=/, "sha256="))).toBe(false);
+
+    // Posted back as received, or with its MAC relabelled as a delivery signature: 401, no second turn.
+    const before = await threadMessages(t, thread);
+    for (const [i, signature] of [sig, sig.replace(/^v2=/, "sha256=")].entries()) {
+      const res = await deliver(hook, body, { timestamp: ts, signature, deliveryId: `reflected-${i}` });
+      expect(res.status, signature).toBe(401);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-090");
+    }
+    expect(await deliveryCount(hook.id)).toBe(1);
+    expect(await threadMessages(t, thread)).toEqual(before);
   });
 
   it("retries a failing receiver within the task (bounded) and succeeds", async () => {
