@@ -3,10 +3,9 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../core/principal";
 import { isAppError } from "../core/errors";
-import { MemoryScope } from "../memory/scope";
 import type { Runtime, ToolCaller } from "../pipeline/runtime";
 import { modelVisibleSchema, type Tool } from "../pipeline/tools/define";
-import { MEMORY_TOOLS } from "../pipeline/tools/memory-tools";
+import { MCP_MEMORY_TOOLS } from "./memory-tools";
 import { THREAD_TOOLS } from "./thread-tools";
 import { errorText, log } from "../core/log";
 
@@ -18,15 +17,11 @@ import { errorText, log } from "../core/log";
  * with that key's grants, exactly as when a model calls them in a run.
  */
 
-const TOOLS: readonly Tool[] = [...MEMORY_TOOLS, ...THREAD_TOOLS];
+const TOOLS: readonly Tool[] = [...MCP_MEMORY_TOOLS, ...THREAD_TOOLS];
 
-/**
- * Outside a run there are no agent layers: a tool's default scopes are the key's exact
- * grants (a wildcard grant names no one scope), then `system` for reading.
- */
+/** Outside a run there are no memory layers: MCP's memory tools (./memory-tools) give their own defaults. */
 function callerFor(env: Env, principal: Principal): ToolCaller {
-  const exact = principal.grants.filter((g) => !g.includes("*"));
-  return { env, principal, scopes: [...exact, "system"].filter((s) => s === "system" || MemoryScope.parse(s)) };
+  return { env, principal, scopes: [] };
 }
 
 function runtimeFor(caller: ToolCaller): Runtime {

@@ -209,6 +209,29 @@ export class D1FactsBackend implements MemoryBackend {
     );
   }
 
+  /**
+   * Search every scope of this tenant that `grants` match (key grant patterns: `*`, `name:prefix*`,
+   * exact scopes) and, with `withSystem`, the operator's `system` facts: for callers outside a run,
+   * who have no layer list (MCP). The patterns go into the WHERE clause, before the LIMIT; a prefix
+   * compares by substr with its length inlined, so each pattern costs one bound value (64 grants at most).
+   */
+  async searchGranted(grants: readonly string[], withSystem: boolean, query: string, limit: number): Promise<ScoredFact[]> {
+    const match = matchExpression(searchTerms(query));
+    const terms = grants.map((g) => (g === "*" ? "1" : g.endsWith("*") ? `substr(f.scope, 1, ${g.length - 1}) = ?` : "f.scope = ?"));
+    const values = grants.filter((g) => g !== "*").map((g) => (g.endsWith("*") ? g.slice(0, -1) : g));
+    const owned = terms.length > 0 ? [`(f.tenant_id = ? AND (${terms.join(" OR ")}))`] : [];
+    const which = [...owned, ...(withSystem ? ["(f.tenant_id = ? AND f.scope = 'system')"] : [])];
+    if (match === null || which.length === 0) return [];
+    const { results } = await this.db
+      .prepare(
+        `SELECT ${F_COLUMNS}, facts_fts.rank AS rank FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid ` +
+          `WHERE facts_fts MATCH ? AND (${which.join(" OR ")}) AND (f.expires_at IS NULL OR f.expires_at > ?) ORDER BY facts_fts.rank LIMIT ?`,
+      )
+      .bind(match, ...(owned.length > 0 ? [this.tenant, ...values] : []), ...(withSystem ? [OPERATOR_TENANT] : []), this.clock(), limit)
+      .all<Fact & { rank: number }>();
+    return results.map(scored);
+  }
+
   async appendLayer(scope: MemoryScope, item: MemoryItem): Promise<string> {
     if (item.type !== "fact") throw new AppError("BEM-001", undefined, { internal: "D1FactsBackend stores facts only" });
     return (await this.remember(scope, item.kind, item.text)).id;

@@ -161,6 +161,47 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
     for (const c of [member, o]) await c.close();
   });
 
+  it("recall without scopes searches every scope the key may read; remember without a scope says what to pass (issue 24, item 3)", async () => {
+    const t = await createTenant();
+    const word = `zorblat${crypto.randomUUID().slice(0, 6)}`;
+    const put = async (key: string, scope: string, text: string) =>
+      expect((await api("/v1/memory/facts", { key, body: { scope, kind: "note", text } })).status).toBe(201);
+    await put(t.adminKey, "organization:acme", `The ${word} vault code is 4711.`);
+    await put(t.adminKey, "docset:guide", `The ${word} guide lives on page 9.`);
+    await put(t.adminKey, `session:mcp-${word}`, `The ${word} session note.`);
+    await put(OPERATOR_KEY, "system", `The ${word} house rule: be brief.`);
+    const other = await createTenant();
+    await put(other.adminKey, "organization:acme", `Another tenant's ${word} secret.`);
+
+    const scopesFound = async (c: Client) =>
+      ((await callJson(c, "recall", { query: word, limit: 20 })).json!.facts as { scope: string }[]).map((f) => f.scope).sort();
+    // An admin reads every scope of its tenant (and system); before, this was {"facts":[]} apart from system.
+    const admin = await mcpClient(t.adminKey);
+    expect(await scopesFound(admin)).toEqual(["docset:guide", "organization:acme", `session:mcp-${word}`, "system"]);
+    // A member reads what its grants match (patterns included), and system.
+    const member = await mcpClient((await createKey(t.tenant, { role: "member", scopes: ["docset:*", "session:mcp-*"] })).key);
+    expect(await scopesFound(member)).toEqual(["docset:guide", `session:mcp-${word}`, "system"]);
+    const exact = await mcpClient((await createKey(t.tenant, { role: "member", scopes: ["organization:acme"] })).key);
+    expect(await scopesFound(exact)).toEqual(["organization:acme", "system"]);
+    // The tool's description says so.
+    const recall = (await admin.listTools()).tools.find((x) => x.name === "recall")!;
+    expect(recall.description).toMatch(/every scope this key may read/);
+
+    // remember without a scope, for a key with no one scope to default to: the error names what to pass.
+    const noScope = await callJson(admin, "remember", { kind: "note", text: "where does this go?" });
+    expect(noScope.error).toBe(true);
+    expect(noScope.text).toMatch(/^BEM-023/);
+    expect(noScope.text).toMatch(/pass `scope`/);
+    expect(noScope.text).not.toMatch(/this run/);
+    const wild = await callJson(member, "remember", { kind: "note", text: "and this?" });
+    expect(wild.text).toMatch(/pass `scope`.*docset:\*/);
+    // With one exact grant, that scope is the default, as the description says.
+    expect((await callJson(exact, "remember", { kind: "note", text: `Defaulted ${word}.` })).json).toMatchObject({ scope: "organization:acme" });
+    const remember = (await admin.listTools()).tools.find((x) => x.name === "remember")!;
+    expect(remember.description).toMatch(/scope/);
+    for (const c of [admin, member, exact]) await c.close();
+  });
+
   it("the operator key holds no tenant: every memory and thread tool is a coded tool error, nothing stored or read", async () => {
     const op = await mcpClient(OPERATOR_KEY);
     const before = await env.DB.prepare("SELECT COUNT(*) AS n FROM facts WHERE scope = 'system'").first<{ n: number }>();
