@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { it } from "vitest";
-import type { ThreadDO } from "../src/thread/thread-do";
+import type { ThreadDO } from "../src/pipeline/thread-object";
 import { line, mustUpdate, report, stubFor } from "./thread-support";
 
 /**

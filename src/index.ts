@@ -4,7 +4,7 @@ import { consumeTaskBatch } from "./tasks/consumer";
 import { consumeDeadLetterBatch, DEAD_LETTER_QUEUE } from "./tasks/dead-letter-queue";
 import { rememberEnvSecrets } from "./core/log";
 
-// The thread object with the agent run inside it (its storage half is src/thread/thread-do.ts).
+// The thread object: its capabilities (src/thread/) and the agent run inside it.
 export { ThreadDO } from "./pipeline/thread-object";
 export type { App } from "./http/app";
 

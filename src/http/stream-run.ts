@@ -1,5 +1,4 @@
-import type { RunDeps } from "../pipeline/run";
-import { runAnyTurn } from "../pipeline/run-in-object";
+import { runAnyTurn, type WorkerDeps } from "../pipeline/run-in-object";
 import type { TurnInput, TurnResult } from "../pipeline/turn";
 import type { DeltaEvent } from "../providers/types";
 import type { ModelConfig } from "../config/model-config";
@@ -21,7 +20,7 @@ export type StreamRenderer = {
  * become an error event. The run is kept alive by waitUntil, so a client that
  * goes away does not stop the reply from being saved.
  */
-export function streamRun(deps: RunDeps, input: TurnInput, render: StreamRenderer): Promise<Response> {
+export function streamRun(deps: WorkerDeps, input: TurnInput, render: StreamRenderer): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
     let out: SseWriter | undefined;
     let finish: () => void = () => undefined;

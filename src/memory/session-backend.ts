@@ -50,34 +50,3 @@ export class SessionBackend implements MemoryBackend {
     return false;
   }
 }
-
-/**
- * A session thread whose newest window was already read under the run's lease
- * (in the same round trip that acquired it, with the run's whole `budget`):
- * loadRecent cuts it the way the object would — newest first, stopping at the
- * first message that does not fit — so a smaller budget costs no second call.
- * Only a larger budget over a truncated window goes back to the thread.
- */
-export function preloadedSession(
-  window: () => Promise<{ messages: Message[]; tokens: number; truncated: boolean }>,
-  budget: number,
-  thread: SessionThread,
-  estimate: TokenEstimator = estimateTokens,
-): SessionThread {
-  return {
-    async loadRecent(maxTokens) {
-      const w = await window();
-      if (maxTokens >= budget) return w.truncated && maxTokens > budget ? thread.loadRecent(maxTokens) : w;
-      let start = w.messages.length;
-      let tokens = 0;
-      while (start > 0) {
-        const t = estimate(w.messages[start - 1]!);
-        if (tokens + t > maxTokens) break;
-        tokens += t;
-        start--;
-      }
-      return { messages: w.messages.slice(start), tokens, truncated: start > 0 || w.truncated };
-    },
-    appendMessages: (messages, source) => thread.appendMessages(messages, source),
-  };
-}

@@ -1,9 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { assertThreadRoom } from "../auth/quotas";
 import { AppError } from "../core/errors";
-import { factsSession } from "../memory/bookmark";
 import { memoryFor } from "../memory/for-tenant";
-import { preloadedSession } from "../memory/session-backend";
 import { MemoryScope } from "../memory/scope";
 import { authorize, authorizeThread, resolveScopes } from "../auth/policy";
 import type { MemoryReport } from "../memory/report";
@@ -13,8 +10,8 @@ import type { ChatMessage, DeltaEvent } from "../providers/types";
 import type { AgentConfig, ModelConfig } from "../config/model-config";
 import { requireAgent, routerFor } from "../routing/bundled";
 import type { RouteResult } from "../routing/router";
-import { type Bookkeeping, ThreadClient, type ThreadEndpoint, type ThreadRun } from "../thread/client";
-import { messageText, type Message, type ParsedMessageInput } from "../core/message";
+import { messageText, type Message, type MessageInput, type ParsedMessageInput } from "../core/message";
+import type { UpdateSource } from "../thread/types";
 import { collectReducers, middlewareTools, validateRunContext } from "./middleware/compose";
 import { middlewaresFromConfig } from "./middleware/from-config";
 import type { Middleware } from "./middleware/types";
@@ -28,22 +25,20 @@ import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
 import { describeIssues } from "../core/zod-issues";
 import { checkToolAnswers } from "../thread/tool-answers";
+import type { RunIO } from "./run-io";
+import type { ThreadRoom } from "./thread-room";
 
 export type RunDeps = {
   env: Env;
   waitUntil: (p: Promise<unknown>) => void;
   fetch?: typeof fetch;
-  /** Set when the run executes inside its thread's own object: thread calls are local, not RPC. */
-  local?: ThreadEndpoint;
-  /** The D1 session facts are read through (memory/bookmark.ts); one from the input's bookmark when absent. */
-  facts?: D1DatabaseSession;
+  /** The run's D1 traffic: facts through one session, bookkeeping batched after the answer. */
+  io: RunIO;
   /**
-   * The thread's lease, taken by its object before the run was planned, so that what the run
-   * continues from (reconciliation, previous_response_id) was decided against the head it extends.
+   * The run's thread, present exactly when the turn is stateful: a stateful turn runs only
+   * inside its thread's object (object-run.ts), which holds the thread's lease for it.
    */
-  held?: ThreadRun;
-  /** Set in the thread's object: the run's D1 writes after the answer (usage, thread list) go there, to be sent as one batch. */
-  bookkeeping?: Bookkeeping;
+  thread?: ThreadRoom;
 };
 
 /** Streaming callbacks: `start` once the first upstream event exists, then every content/tool delta. */
@@ -56,9 +51,7 @@ export type StreamHooks = {
 export type Prepared = {
   input: TurnInput;
   agent?: AgentConfig;
-  thread?: ThreadClient;
-  /** The thread's lease, held from before its history is read until the run's save (or failure). */
-  run?: ThreadRun;
+  thread?: ThreadRoom;
   route: RouteResult;
   /** The memory scopes this run loads (`name` or `name:id`), recorded with its routing. */
   scopes: string[];
@@ -104,9 +97,9 @@ async function loadingMemory<T>(work: Promise<T>): Promise<T> {
 }
 
 /** A thread read that fails without a code is the thread's storage failing, not long-term memory. */
-async function readingThread<T>(work: Promise<T>): Promise<T> {
+function readingThread<T>(read: () => T): T {
   try {
-    return await work;
+    return read();
   } catch (e) {
     if (e instanceof AppError) throw e;
     throw new AppError("BEM-098", undefined, { internal: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
@@ -117,10 +110,9 @@ async function readingThread<T>(work: Promise<T>): Promise<T> {
 function planRun(deps: RunDeps, input: TurnInput) {
   const { principal } = input;
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
-  const thread =
-    input.threadId !== undefined
-      ? new ThreadClient(deps.env, principal.tenant, input.threadId, { waitUntil: deps.waitUntil, local: deps.local, bookkeeping: deps.bookkeeping })
-      : undefined;
+  const thread = deps.thread;
+  if ((input.threadId !== undefined) !== (thread !== undefined) || (thread && thread.threadId !== input.threadId))
+    throw new AppError("BEM-001", undefined, { internal: "a stateful turn runs in its own thread's object, a stateless one without a thread" });
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
   // Before anything is read or written: the thread must be reachable, and a run that
   // rewrites its stored history (a fork, or middleware that replaces or removes messages)
@@ -172,53 +164,50 @@ function factsOf(loaded: LoadedContext, model: ModelConfig): Omit<Loaded, "state
 }
 
 /**
- * Facts (D1) and the thread's turns, loaded together. Middleware rewrites the stored
- * conversation, so it (and a fork) gets the whole thread state; otherwise the session is
- * the last memory layer and only its newest window that fits is read (O(kept), not O(history)).
+ * Facts (D1) and the thread's turns. Middleware rewrites the stored conversation, so it (and
+ * a fork) gets the whole thread state; otherwise the session is the last memory layer and only
+ * its newest window that fits is read (O(kept), not O(history); the thread log's tail cache
+ * usually holds it decoded).
  */
 async function loadMemory(
   deps: RunDeps,
   input: TurnInput,
-  run: { thread?: ThreadClient; leasing?: Promise<ThreadRun>; wholeState: boolean; middlewares: Middleware[] },
+  run: { wholeState: boolean; middlewares: Middleware[] },
   scopes: MemoryScope[],
   budget: number,
   model: ModelConfig,
   rank: RankOptions,
 ): Promise<Loaded> {
-  const { env } = deps;
-  const { thread, leasing } = run;
-  const facts = deps.facts ?? factsSession(env.DB, input.bookmark);
-  if (thread && leasing && run.wholeState) {
+  const { env, thread, io } = deps;
+  const facts = io.facts;
+  if (thread && run.wholeState) {
     const session = MemoryScope.session(thread.threadId);
     const memory = memoryFor(env, input.principal.tenant, { facts });
     // Each failure keeps its own cause: D1 memory → BEM-065, the thread's storage → BEM-098 (or its own code).
     // Only sessions hold turns, so without this run's session the load is facts alone.
-    const [loaded, threadState] = await Promise.all([
-      loadingMemory(
-        memory.loadContext(
-          scopes.filter((s) => !s.equals(session)),
-          budget,
-          rank,
-        ),
+    const threadState = readingThread(() => thread.log.state(input.checkpointId));
+    const loaded = await loadingMemory(
+      memory.loadContext(
+        scopes.filter((s) => !s.equals(session)),
+        budget,
+        rank,
       ),
-      readingThread(leasing.then(() => thread.getState(input.checkpointId))),
-    ]);
+    );
     const { messages, ...channels } = threadState.channels;
     const forked = input.checkpointId !== undefined && run.middlewares.length === 0;
     const room = Math.max(0, budget - loaded.tokens.facts);
     return { ...factsOf(loaded, model), state: { ...channels, messages: forked ? new TokenLimitStrategy().apply(messages, room) : messages } };
   }
   // The window is the thread's storage too: a failure reading it is BEM-098, not long-term memory's BEM-065.
-  const own =
-    thread && leasing
-      ? {
-          threadId: thread.threadId,
-          thread: preloadedSession(() => readingThread(leasing.then((r) => r.recent ?? thread.loadRecent(budget))), budget, {
-            loadRecent: (maxTokens) => readingThread(thread.loadRecent(maxTokens)),
-            appendMessages: (messages, source) => thread.appendMessages(messages, source),
-          }),
-        }
-      : undefined;
+  const own = thread
+    ? {
+        threadId: thread.threadId,
+        thread: {
+          loadRecent: async (maxTokens: number) => readingThread(() => thread.log.recent(maxTokens)),
+          appendMessages: (messages: MessageInput[], source: UpdateSource) => thread.write({ ops: [{ op: "append", messages }] }, source),
+        },
+      }
+    : undefined;
   const memory = memoryFor(env, input.principal.tenant, { facts, ...(own ? { session: own } : {}) });
   const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));
   return { ...factsOf(loaded, model), state: { messages: loaded.turns } };
@@ -227,34 +216,11 @@ async function loadMemory(
 /** The client's new messages as stored messages: ids are the runtime's, never the client's. */
 const toStored = (toSave: ParsedMessageInput[], runtime: Runtime): Message[] => toSave.map(({ id: _clientId, ...m }) => makeMessage(m, runtime));
 
-/**
- * Runs on one thread take turns: the lease is taken before the thread is read and held
- * until the save, so this run sees every turn accepted before it. On a free thread it is
- * the same one round trip that reads the newest window (unless the whole state is read).
- */
-function takeTurn(thread: ThreadClient | undefined, wholeState: boolean, budget: number, held?: ThreadRun): Promise<ThreadRun> | undefined {
-  if (thread && held) return Promise.resolve(held);
-  const leasing = thread?.beginRun(wholeState ? {} : { recentTokens: budget });
-  leasing?.catch(() => undefined); // awaited by the caller; this only covers a loading failure that comes first
-  return leasing;
-}
-
-/** After a failure before the run: the lease, granted already or later, is given back without holding up the answer. */
-function giveBack(deps: RunDeps, leasing: Promise<ThreadRun> | undefined): void {
-  if (!leasing) return;
-  deps.waitUntil(
-    leasing.then(
-      (r) => r.end(),
-      () => undefined,
-    ),
-  );
-}
-
 /** What middleware, tools and the summarizer see of the run. */
 function runtimeFor(
   deps: RunDeps,
   principal: TurnInput["principal"],
-  run: { route: RouteResult; agent?: AgentConfig; context: Record<string, unknown>; thread?: ThreadClient; scopes: MemoryScope[] },
+  run: { route: RouteResult; agent?: AgentConfig; context: Record<string, unknown>; thread?: ThreadRoom; scopes: MemoryScope[] },
 ): Runtime {
   const { route, agent, thread } = run;
   return {
@@ -277,31 +243,19 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const { context, ...plan } = planRun(deps, input);
   const { agent, thread, middlewares } = plan;
   const { clientSystem, toSave } = splitInput(input.messages);
-  // A run on a thread the tenant does not have yet creates it: within the thread quota, before anything is read or written.
-  // (A run inside the thread's object was checked by the Worker before it was handed over: run-in-object.ts.)
-  if (thread && !deps.local) await assertThreadRoom(env, principal.tenant, thread.threadId);
   // Every layer, the agent's or the client's, must be within the caller's grants (BEM-023 otherwise).
   const scopes = resolveScopes({ principal, sessionId: thread?.threadId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
   const { route, lastUser, budget } = routeRun(env, input, agent, clientSystem, toSave);
   timings.lap("route");
 
   const wholeState = thread !== undefined && (middlewares.length > 0 || input.checkpointId !== undefined);
-  // Facts (D1) load while the lease is taken: only the thread's turns depend on it.
-  const leasing = takeTurn(thread, wholeState, budget, deps.held);
   // When a scope's facts do not fit, those relevant to this input load first (after the agent's always-kinds).
   const rank = { query: lastUser ? messageText(lastUser.content) : "", alwaysKinds: agent?.always_kinds ?? [] };
-  try {
-    const loaded = await loadMemory(deps, input, { thread, leasing, wholeState, middlewares }, scopes, budget, route.model, rank);
-    // A client may narrow its scopes so the session is never read; the run still takes its turn.
-    const run = leasing ? await leasing : undefined;
-    // Before any model call: a tool result must answer a call the stored conversation (or this input) left open.
-    checkToolAnswers(loaded.state.messages, toSave);
-    timings.lap("memory");
+  const loaded = await loadMemory(deps, input, { wholeState, middlewares }, scopes, budget, route.model, rank);
+  // Before any model call: a tool result must answer a call the stored conversation (or this input) left open.
+  checkToolAnswers(loaded.state.messages, toSave);
+  timings.lap("memory");
 
-    const runtime = runtimeFor(deps, principal, { route, agent, context, thread, scopes });
-    return { input, ...plan, run, route, scopes: scopes.map(String), clientSystem, ...loaded, inputMessages: toStored(toSave, runtime), runtime, timings };
-  } catch (e) {
-    giveBack(deps, leasing);
-    throw e;
-  }
+  const runtime = runtimeFor(deps, principal, { route, agent, context, thread, scopes });
+  return { input, ...plan, route, scopes: scopes.map(String), clientSystem, ...loaded, inputMessages: toStored(toSave, runtime), runtime, timings };
 }

@@ -1,37 +1,52 @@
-import { authorizeThread, resolveScopes } from "../auth/policy";
+import { authorize, authorizeThread, resolveScopes } from "../auth/policy";
 import { AppError } from "../core/errors";
 import { quotaOf } from "../auth/quotas";
 import { requireAgent } from "../routing/bundled";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
-import { runTurn, type RunDeps, type StreamHooks } from "./run";
+import { runTurn, type StreamHooks } from "./run";
+import { RunIO } from "./run-io";
 import { fromWireError, readEvents, type RunEvent } from "./run-wire";
 import { Timings } from "./timings";
 import type { TurnInput, TurnResult } from "./turn";
 
+/** What a Worker needs to start a turn: its bindings and where work after the answer goes. */
+export type WorkerDeps = { env: Env; waitUntil: (p: Promise<unknown>) => void; fetch?: typeof fetch };
+
 /**
- * Runs a turn where it is cheapest: a stateful turn inside its thread's object (one RPC;
- * the object holds the lease, reads, calls the model and saves without further hops),
- * a stateless one here in the Worker. Same contract as runTurn.
+ * Runs a turn, from any principal that may run one (a key's chat, invoke or Responses
+ * request, a webhook delivery): a stateful turn inside its thread's object (one RPC; the
+ * object holds the lease, reads, calls the model and saves without further hops), a
+ * stateless one here in the Worker. Same contract as runTurn.
  */
-export function runAnyTurn(deps: RunDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
-  return input.threadId === undefined ? runTurn(deps, input, stream) : runInThreadObject(deps, input, stream);
+export function runAnyTurn(deps: WorkerDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
+  return input.threadId === undefined ? runStateless(deps, input, stream) : runInThreadObject(deps, input, stream);
+}
+
+/** A turn without a thread, in the Worker: its D1 bookkeeping leaves as one batch after the answer. */
+async function runStateless(deps: WorkerDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
+  const io = new RunIO(deps.env.DB, input.bookmark);
+  try {
+    return await runTurn({ ...deps, io }, input, stream);
+  } finally {
+    deps.waitUntil(io.settle());
+  }
 }
 
 /**
- * What the Worker settles before handing a run over, so a request the key may not make
- * never reaches the object: a tenant key, a valid thread id, a known agent, scopes
- * within the key's grants. The object checks the rest as it runs.
+ * What the Worker settles before handing a run over, so a request the caller may not make
+ * never reaches the object: the right to run, a valid thread id within its grants, a known
+ * agent, scopes within its grants. The object checks the rest as it runs.
  */
 function admit(input: TurnInput & { threadId: string }): void {
   const { principal } = input;
-  if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
+  authorize(principal, "run");
   // The thread first (BEM-025), then what it loads (BEM-023); agent middleware that rewrites history is checked in the object.
   authorizeThread(principal, input.threadId, input.checkpointId !== undefined);
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
   resolveScopes({ principal, sessionId: input.threadId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
 }
 
-async function runInThreadObject(deps: RunDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
+async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
   const timings = input.timings ?? new Timings();
   const threadId = parseThreadId(input.threadId ?? "");
   admit({ ...input, threadId });

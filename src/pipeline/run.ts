@@ -5,7 +5,7 @@ import { prepareModelRequest, runAfterModel, runBeforeModel } from "./middleware
 import { applyUpdate, makeMessage, type AgentState } from "./state";
 import { runToolLoop, StepsExhaustedError, type LoopStep, type StepWrite } from "./tools/loop";
 import type { TurnInput, TurnResult } from "./turn";
-import { recordUsage, usageStatement } from "./usage";
+import { usageStatement } from "./usage";
 import { prepare, type Prepared, type RunDeps, type StreamHooks } from "./prepare";
 import { callRouted } from "./model-call";
 import { addUsage, type TurnUsage } from "./usage";
@@ -26,13 +26,7 @@ export const DEFAULT_MAX_STEPS = 8;
  * saves the complete steps, as the caller asked for them to run.
  */
 export async function runTurn(deps: RunDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
-  const p = await prepare(deps, input);
-  try {
-    return await runPrepared(deps, p, stream);
-  } finally {
-    // The save normally ended the run; on any failure this gives the thread to the next run at once.
-    await p.run?.end();
-  }
+  return runPrepared(deps, await prepare(deps, input), stream);
 }
 
 async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Promise<TurnResult> {
@@ -60,8 +54,7 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
       completion_tokens: usage.completion_tokens,
       cost: usage.cost,
     };
-    if (deps.bookkeeping) deps.bookkeeping(usageStatement(deps.env.DB, p.input.principal.tenant, record), "usage");
-    else deps.waitUntil(recordUsage(deps.env.DB, p.input.principal.tenant, record).catch((e: unknown) => log.error("usage", { cause, message: errorText(e) })));
+    deps.io.bookkeeping(usageStatement(deps.env.DB, p.input.principal.tenant, record), "usage");
   };
   try {
     loop = await runToolLoop({

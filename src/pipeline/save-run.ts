@@ -20,7 +20,6 @@ export const storedReport = (m: Prepared["memory"]) =>
 /** Writes the run's steps as checkpoints (the first with the input and the routing record). */
 export async function saveRun(p: Prepared, prefix: StepWrite[], steps: LoopStep[], model: ModelConfig, attempts: Attempt[]): Promise<string | null> {
   if (!p.thread || steps.length === 0) return null;
-  const run = p.run;
   const saves: { ops: UpdateOp[]; source: "input" | "loop" }[] = [];
   for (const [i, step] of steps.entries()) {
     const writes = i === 0 ? [...prefix, ...step.writes] : step.writes;
@@ -40,11 +39,11 @@ export async function saveRun(p: Prepared, prefix: StepWrite[], steps: LoopStep[
   // A safety net behind the check in prepare (declared rewritesHistory): whatever removed
   // stored messages — an undeclared middleware, a tool's Command — needs the rewrite right too.
   if (saves.some((s) => s.ops.some((o) => o.op === "remove" || o.op === "remove_all"))) authorizeThread(p.input.principal, p.thread.threadId, true);
-  if (p.input.checkpointId !== undefined) await p.thread.fork(p.input.checkpointId, { run });
+  if (p.input.checkpointId !== undefined) await p.thread.fork(p.input.checkpointId);
   let checkpointId: string | null = null;
   // The last save ends the run in the same event, so the next run starts right on it.
   for (const [i, s] of saves.entries()) {
-    checkpointId = (await p.thread.update({ ops: s.ops }, s.source, { run, endRun: i === saves.length - 1 })).id;
+    checkpointId = (await p.thread.write({ ops: s.ops }, s.source, { endRun: i === saves.length - 1 })).id;
   }
   return checkpointId;
 }

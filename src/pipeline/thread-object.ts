@@ -1,143 +1,309 @@
-import { ThreadDO as ThreadObjectBase } from "../thread/thread-do";
-import { assertThreadRoom } from "../auth/quotas";
-import { factsSession, newerBookmark } from "../memory/bookmark";
-import { AppError } from "../core/errors";
-import { conversationExists } from "../thread/thread-list";
-import { ThreadClient, type ThreadRun } from "../thread/client";
-import { threadObjectName } from "../thread/thread-id";
-import { reconcileTurn } from "./reconcile";
-import { runTurn, type StreamHooks } from "./run";
-import { encodeEvent, toWireError, type ObjectRunRequest, type RunEvent } from "./run-wire";
-import { Timings } from "./timings";
-import { errorText, log } from "../core/log";
+import { DurableObject } from "cloudflare:workers";
+import { isAppError } from "../core/errors";
+import { IdGenerator } from "../core/ids";
+import type {
+  DeltaHistory,
+  DeltaQuery,
+  GetQuery,
+  Head,
+  LgOp,
+  ListQuery,
+  PruneQuery,
+  StoredTuple,
+  TuplePage,
+  Writer,
+} from "../thread/langgraph-checkpoint-types";
+import { LangGraphCheckpoints } from "../thread/langgraph-checkpoints";
+import type { ReconcileInput } from "../thread/message-hash";
+import { ThreadMeta } from "../thread/meta";
+import type { Reconciled } from "../thread/reconcile-live";
+import { clampTtl, clampWait, LEASE, type Lease, RunLeases } from "../thread/run-lease";
+import { type StoredResponse, StoredResponses } from "../thread/stored-responses";
+import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "../thread/thread-store";
+import type {
+  BeginRunOptions,
+  Checkpoint,
+  History,
+  HistoryOptions,
+  LoadRecentOptions,
+  LoadRecentResult,
+  RpcResult,
+  RunGrant,
+  RunWrite,
+  Source,
+  StatePage,
+  StatePageOptions,
+  ThreadUpdate,
+} from "../thread/types";
+import { runInObject } from "./object-run";
+import type { ObjectRunRequest } from "./run-wire";
+import type { ThreadCapabilities } from "./thread-room";
 
 /**
- * The thread's Durable Object with the agent run inside it. A Worker hands a stateful
- * turn over in one RPC (runTurn); from there the lease, the window, the facts (D1, from
- * here), middleware, the provider calls, server tools and the save all happen in this
- * object, against its own SQLite, without further hops. The storage half is
- * src/thread/thread-do.ts; this adds only the run.
+ * One conversation thread as a Durable Object, composed of capabilities that each own
+ * their tables and methods: the thread log (src/thread/thread-store.ts), the run lease
+ * (run-lease.ts), LangGraph checkpoints (langgraph-checkpoints.ts), stored Responses
+ * (stored-responses.ts) and the meta rows (meta.ts: schema version, head, lease row,
+ * facts bookmark). A stateful turn runs inside it (runTurn, object-run.ts) and calls the
+ * capabilities directly; everything else reaches them through the RPC methods below.
+ *
+ * Every RPC method returns RpcResult (errors as codes, since RPC drops custom error
+ * fields); use ThreadClient rather than the stub. Runs are serialized by the lease: a
+ * run reads the thread and saves its turn while holding it, so turn N+1 sees turn N.
+ * Writes that carry the holder's token apply at once; any other write (admin repair,
+ * fork, delete, a task) queues behind the holder like a run does, so every change lands
+ * in acceptance order. Reads never wait.
+ *
+ * Internals are `#private`: RPC reaches every member of the prototype, TypeScript's
+ * `private` ones included, and only these methods are meant to be called.
  */
-export class ThreadDO extends ThreadObjectBase {
+export class ThreadDO extends DurableObject<Env> {
+  /** One id sequence for the object's lifetime, so ids stay increasing across a delete. */
+  readonly #ids = new IdGenerator();
+  /** Undefined only between a delete of the storage and the next call (which re-creates the tables). */
+  #opened: ThreadCapabilities | undefined;
+  #leases: RunLeases | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // SQLite calls are synchronous: the tables are current before the first call is delivered.
+    this.#opened = this.#open();
+  }
+
+  // ---- the agent run -----------------------------------------------------
+
   /**
-   * Runs one turn; answers a stream of RunEvents (run-wire.ts). The run does not depend
-   * on the stream being read: a caller that goes away does not stop the save.
+   * Runs one stateful turn; answers a stream of RunEvents (run-wire.ts). The run does not
+   * depend on the stream being read: a caller that goes away does not stop the save.
    */
   runTurn(req: ObjectRunRequest): ReadableStream<Uint8Array> {
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
-    const writer = writable.getWriter();
-    let gone = false;
-    // Not awaited: the writer queues in order, and a reader that stopped must not stall the run.
-    const send = (ev: RunEvent) => {
-      if (!gone) writer.write(encodeEvent(ev)).catch(() => (gone = true));
-    };
-    const after: Promise<unknown>[] = [];
-    const work = (async () => {
-      const { input } = req;
-      const threadId = input.threadId;
-      // The Worker names this object from (tenant, thread); a run for another thread never runs here.
-      if (
-        threadId === undefined ||
-        input.principal.kind !== "tenant" ||
-        !this.ctx.id.equals(this.env.THREADS.idFromName(threadObjectName(input.principal.tenant, threadId)))
-      ) {
-        send({ t: "error", error: { code: "BEM-001", message: "Internal error", internal: "run sent to the wrong thread object" } });
-        return;
-      }
-      // Facts at least as fresh as this thread's previous turn and as the client's own writes.
-      const bookmark = newerBookmark(this.factsBookmark(), input.bookmark);
-      const facts = factsSession(this.env.DB, bookmark);
-      // D1 writes after the answer (usage, thread list) leave together: one batch, not one call each.
-      const writes: { stmt: D1PreparedStatement; what: string }[] = [];
-      const bookkeeping = (stmt: D1PreparedStatement, what: string) => void writes.push({ stmt, what });
-      const deps = { env: this.env, waitUntil: (p: Promise<unknown>) => void after.push(p.catch(() => undefined)), local: this, facts, bookkeeping };
-      const hooks: StreamHooks | undefined = req.stream
-        ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
-        : undefined;
-      let held: ThreadRun | undefined;
-      try {
-        // This run's turn on the thread first (FIFO, BEM-038 past the wait): what it continues from —
-        // reconciliation, previous_response_id — is decided under its lease, against the head it will extend.
-        held = await new ThreadClient(this.env, input.principal.tenant, threadId, { local: this }).beginRun();
-        // A run that would create the thread must fit the tenant's thread quota (413 BEM-017, nothing written); existing threads always take turns.
-        if (this.headId() === null) {
-          // A named conversation with history exists; only an empty one needs its D1 record (no read on a turn of a live one).
-          if (input.conversation && !(await conversationExists(this.env.DB, input.principal.tenant, threadId)))
-            throw new AppError("BEM-102", `No conversation '${threadId.slice(0, 80)}'`);
-          await assertThreadRoom(this.env, input.principal.tenant, threadId, req.threadQuota);
-        }
-        // A client that resends history: only the new part is stored (or a branch taken), decided here against this thread's own rows.
-        const { input: turn, report } = input.resent
-          ? await reconcileTurn(this.env, input, this, held)
-          : { input: input.previousResponse ? this.afterResponse(input, input.previousResponse) : input, report: null };
-        const { timings, state: _state, ...rest } = await runTurn({ ...deps, held }, { ...this.continued(turn), timings: new Timings() }, hooks);
-        send({ t: "done", result: { ...rest, reconciled: report, timings: timings.entries } });
-      } catch (e) {
-        send({ t: "error", error: toWireError(e) });
-      } finally {
-        // A save with endRun released it already (then this does nothing); any failure gives it back here.
-        await held?.end();
-      }
-      this.rememberBookmark(newerBookmark(bookmark, facts.getBookmark()));
-      // Bookkeeping (thread list, usage) after the answer, still inside this call.
-      while (after.length > 0 || writes.length > 0) {
-        const batch = writes.splice(0);
-        if (batch.length > 0)
-          after.push(
-            this.env.DB.batch(batch.map((w) => w.stmt)).catch((e: unknown) =>
-              log.error("bookkeeping", { writes: batch.map((w) => w.what), message: errorText(e) }),
-            ),
-          );
-        await Promise.all(after.splice(0));
-      }
-    })();
-    work.finally(() => writer.close().catch(() => undefined)).catch(() => undefined);
-    return readable;
+    return runInObject({ env: this.env, id: this.ctx.id, parts: this.#parts, leases: this.#openLeases() }, req);
   }
 
-  /** A run continuing a stored Response continues from its checkpoint; the input may answer only the calls that response made. */
-  private afterResponse(input: ObjectRunRequest["input"], previous: { id: string; answers: string[] }): ObjectRunRequest["input"] {
-    const stored = this.storedResponse(previous.id);
-    if (!stored) throw new AppError("BEM-100", `No response '${previous.id.slice(0, 80)}'`);
-    const unknown = previous.answers.find((id) => !stored.call_ids.includes(id));
-    if (unknown !== undefined)
-      throw new AppError("BEM-101", `function_call_output for unknown call_id '${unknown.slice(0, 80)}': no earlier function_call made it`);
-    const { previousResponse: _resolved, ...rest } = input;
-    return { ...rest, continueFrom: stored.checkpoint_id };
+  // ---- the thread log ----------------------------------------------------
+
+  /**
+   * One page of the state at the head, or at any checkpoint of any branch: the
+   * messages from `offset` up to `maxBytes` of them (at least one; channels on
+   * the first page only), so no single RPC comes near the 32 MiB limit however
+   * big the thread. ThreadClient.getState reads every page of one checkpoint.
+   */
+  getState(checkpointId?: string | null, page: StatePageOptions = {}): RpcResult<StatePage> {
+    return coded(() => this.#parts.log.statePage(checkpointId, page));
   }
 
-  /** `continueFrom` at the head is a plain continuation; anywhere else it is a branch there (prepare then checks the rewrite right). */
-  private continued(input: ObjectRunRequest["input"]): ObjectRunRequest["input"] {
-    const { continueFrom, ...rest } = input;
-    if (continueFrom === undefined || continueFrom === this.headId()) return rest;
-    return { ...rest, checkpointId: continueFrom };
+  /** Checkpoints of every branch, newest first; `before` is the previous page's `next_before`. */
+  getHistory(opts: HistoryOptions = {}): RpcResult<History> {
+    return coded(() => this.#parts.log.history(opts));
   }
 
   /**
-   * The newest facts bookmark a run of this thread has seen (kept in the meta table), read
-   * from storage once per object lifetime: only this object writes it, so the copy in
-   * memory stays current (profiled: two SQL statements per turn otherwise).
+   * Applies the ops atomically and writes one checkpoint holding their delta —
+   * now, when the thread is free or `run.token` holds its lease; otherwise
+   * BEM-038 at once (callers that should wait their turn use write()).
+   * `run.endRun` releases the holder's lease in the same event as the save.
    */
-  private seenBookmark: { value: string | undefined } | undefined;
-
-  private factsBookmark(): string | undefined {
-    if (this.seenBookmark) return this.seenBookmark.value;
-    try {
-      this.seenBookmark = { value: this.ctx.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'facts_bookmark'`).toArray()[0]?.value };
-      return this.seenBookmark.value;
-    } catch {
-      return undefined; // a deleted thread has no tables until its next write
-    }
+  update(input: ThreadUpdate, source: Source, run: RunWrite = {}): RpcResult<Checkpoint> {
+    const leases = this.#openLeases();
+    return coded(() => {
+      if (!leases.admits(run.token)) throw leases.busy(0);
+      return this.#ending(run, () => this.#parts.log.update(input, source));
+    });
   }
 
-  private rememberBookmark(bookmark: string | undefined): void {
-    if (!bookmark || bookmark === this.factsBookmark()) return;
-    // Kept in memory even if the write below fails: a newer bookmark only makes reads fresher.
-    this.seenBookmark = { value: bookmark };
-    try {
-      this.ctx.storage.sql.exec(`INSERT INTO meta (key, value) VALUES ('facts_bookmark', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, bookmark);
-    } catch {
-      // The thread was deleted meanwhile: nothing to keep the bookmark for.
-    }
+  /** update(), but a write that finds another run holding the thread queues behind it (BEM-038 after the wait bound). */
+  write(input: ThreadUpdate, source: Source, run: RunWrite = {}): Promise<RpcResult<Checkpoint>> {
+    return codedAsync(() => this.#openLeases().exclusive(run.token, () => this.#ending(run, () => this.#parts.log.update(input, source))));
   }
+
+  /** The newest messages whose token estimates fit the budget; reads only what it returns. */
+  loadRecent(maxTokens: number, opts: LoadRecentOptions = {}): RpcResult<LoadRecentResult> {
+    return coded(() => this.#parts.log.recent(maxTokens, opts));
+  }
+
+  /** Resent-history reconciliation: what an incoming message list shares with the live path (thread-store.ts). */
+  reconcile(messages: ReconcileInput[]): RpcResult<Reconciled> {
+    return coded(() => this.#parts.log.reconcile(messages));
+  }
+
+  /** Continues from an old checkpoint: a new head whose parent is that checkpoint. The old branch stays in history. */
+  fork(checkpointId: string, run: RunWrite = {}): Promise<RpcResult<Checkpoint>> {
+    return codedAsync(() => this.#openLeases().exclusive(run.token, () => this.#parts.log.fork(checkpointId)));
+  }
+
+  /** Deletes the whole thread (every capability's tables: one deleteAll), after any running turn has saved. */
+  destroy(): Promise<RpcResult<null>> {
+    return codedAsync(async () => {
+      const leases = this.#openLeases();
+      const lease = await leases.take(clampTtl(undefined), clampWait(undefined));
+      try {
+        await this.ctx.storage.deleteAll();
+        this.#opened = undefined;
+      } finally {
+        leases.release(lease.token);
+      }
+      return null;
+    });
+  }
+
+  // ---- the run lease, for holders outside the object (a run inside holds it directly) ----
+
+  /**
+   * Starts a run: waits its turn (FIFO) for the thread's lease, then returns it
+   * with, when `recentTokens` is given, the newest window read under it — one
+   * round trip for a free thread. BEM-038 when the wait bound passes first.
+   */
+  beginRun(opts: BeginRunOptions = {}): Promise<RpcResult<RunGrant>> {
+    return codedAsync(async () => {
+      const leases = this.#openLeases();
+      const lease = await leases.take(clampTtl(opts.ttlMs), clampWait(opts.waitMs));
+      try {
+        return { lease, recent: opts.recentTokens === undefined ? null : this.#parts.log.recent(opts.recentTokens, {}) };
+      } catch (e) {
+        leases.release(lease.token);
+        throw e;
+      }
+    });
+  }
+
+  /** Extends a live lease (long runs renew it); null when the token no longer holds it. */
+  renewRun(token: string, ttlMs?: number): RpcResult<Lease | null> {
+    return { ok: true, value: this.#openLeases().renew(token, clampTtl(ttlMs)) };
+  }
+
+  /** Ends a run without a save (failure paths); false when the token no longer held the lease. */
+  endRun(token: string): RpcResult<boolean> {
+    return { ok: true, value: this.#openLeases().release(token) };
+  }
+
+  /** The live lease, if any, and how many calls queue behind it (for tests and diagnostics). */
+  runStatus(): RpcResult<{ lease: Lease | null; waiting: number }> {
+    const leases = this.#openLeases();
+    return { ok: true, value: { lease: leases.live(), waiting: leases.waiting } };
+  }
+
+  // ---- LangGraph checkpoints (src/thread/langgraph-checkpoints.ts) ----
+
+  lgApply(ops: LgOp[], writer: Writer): RpcResult<{ created: boolean }> {
+    return coded(() => this.#parts.langgraph.apply(ops, writer));
+  }
+  lgGet(q: GetQuery): RpcResult<{ tuple: StoredTuple; history?: DeltaHistory } | null> {
+    return coded(() => this.#parts.langgraph.get(q));
+  }
+  lgList(q: ListQuery): RpcResult<TuplePage> {
+    return coded(() => this.#parts.langgraph.list(q));
+  }
+  lgHeads(q: ListQuery): RpcResult<Head[]> {
+    return coded(() => this.#parts.langgraph.heads(q));
+  }
+  lgTuples(heads: Head[], maxBytes: number, atLeastOne: boolean): RpcResult<StoredTuple[]> {
+    return coded(() => this.#parts.langgraph.tuples(heads, maxBytes, atLeastOne));
+  }
+  lgPrune(q: PruneQuery): RpcResult<{ deleted: number; kept: number }> {
+    return coded(() => this.#parts.langgraph.prune(q));
+  }
+  lgDeltaHistory(q: DeltaQuery): RpcResult<DeltaHistory> {
+    return coded(() => this.#parts.langgraph.deltaHistory(q));
+  }
+  lgDelete(): RpcResult<{ existed: boolean }> {
+    return coded(() => this.#parts.langgraph.deleteAll());
+  }
+  lgStoredBytes(): RpcResult<number> {
+    return coded(() => this.#parts.langgraph.storedBytes());
+  }
+
+  // ---- stored Responses (src/thread/stored-responses.ts) ----
+
+  putResponse(r: StoredResponse): RpcResult<null> {
+    return coded(() => {
+      this.#parts.responses.put(r);
+      return null;
+    });
+  }
+  getResponse(id: string): RpcResult<StoredResponse | null> {
+    return coded(() => this.#parts.responses.get(id));
+  }
+  deleteResponse(id: string): RpcResult<boolean> {
+    return coded(() => this.#parts.responses.delete(id));
+  }
+
+  // ---- internals ---------------------------------------------------------
+
+  #open(): ThreadCapabilities {
+    const storage = this.ctx.storage;
+    const meta = ThreadMeta.open(storage);
+    const limits = limitsOf(this.env);
+    return {
+      meta,
+      log: ThreadStore.of(storage, { meta, ids: this.#ids, limits }),
+      responses: new StoredResponses(storage.sql),
+      langgraph: new LangGraphCheckpoints(storage, Number(this.env.LANGGRAPH_CHUNK_BYTES) || 1_900_000, {
+        threadBytes: limits.threadBytes,
+        historyBytes: limits.historyBytes,
+      }),
+    };
+  }
+
+  /** The capabilities, re-created (tables and all) on the first call after a delete. */
+  get #parts(): ThreadCapabilities {
+    this.#opened ??= this.#open();
+    return this.#opened;
+  }
+
+  /** Created once per live object (a delete re-creates the tables, not the queue). */
+  #openLeases(): RunLeases {
+    const maxHoldMs = Number(this.env.MAX_RUN_LEASE_MS) || LEASE.defaultMaxHoldMs;
+    this.#leases ??= new RunLeases(
+      {
+        load: () => this.#parts.meta.lease(),
+        save: (lease) => {
+          if (!lease && !this.#opened) return; // storage was just deleted: nothing to clear, and nothing to re-create
+          this.#parts.meta.setLease(lease);
+        },
+      },
+      Date.now,
+      maxHoldMs,
+    );
+    return this.#leases;
+  }
+
+  /** A write with `endRun` releases the holder's lease in the same synchronous event as the save: no call sees one without the other. */
+  #ending<T>(run: RunWrite, write: () => T): T {
+    const result = write();
+    if (run.endRun && run.token !== undefined) this.#openLeases().release(run.token);
+    return result;
+  }
+}
+
+/** The thread limits configured for this deployment (unset or invalid: the defaults). */
+function limitsOf(env: Env): StoreLimits {
+  return {
+    messageBytes: Number(env.MAX_MESSAGE_BYTES) || DEFAULT_LIMITS.messageBytes,
+    threadMessages: Number(env.MAX_THREAD_MESSAGES) || DEFAULT_LIMITS.threadMessages,
+    threadBytes: Number(env.MAX_THREAD_BYTES) || DEFAULT_LIMITS.threadBytes,
+    historyBytes: Number(env.MAX_THREAD_HISTORY_BYTES) || DEFAULT_LIMITS.historyBytes,
+  };
+}
+
+/** A capability's AppError as an RpcResult error (RPC would drop its code; Retry-After travels as retry_after); anything else is a 500 and propagates. */
+function coded<T>(fn: () => T): RpcResult<T> {
+  try {
+    return { ok: true, value: fn() };
+  } catch (e) {
+    return failure(e);
+  }
+}
+
+async function codedAsync<T>(fn: () => Promise<T>): Promise<RpcResult<T>> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (e) {
+    return failure(e);
+  }
+}
+
+function failure(e: unknown): Extract<RpcResult<never>, { ok: false }> {
+  if (!isAppError(e)) throw e;
+  const retry = e.headers?.["retry-after"];
+  return { ok: false, error: { code: e.code, message: e.message, ...(retry !== undefined ? { retry_after: Number(retry) } : {}) } };
 }

@@ -1,5 +1,5 @@
 import type { Principal } from "../core/principal";
-import { runTurn } from "../pipeline/run";
+import { runAnyTurn } from "../pipeline/run-in-object";
 import type { RunWebhookTask } from "./messages";
 import type { z } from "@hono/zod-openapi";
 import { allowPrivateCallbacks, callbackUrlProblem } from "../webhooks/callback-url";
@@ -47,7 +47,8 @@ export async function runWebhookDelivery(
 
   let summary: RunSummary;
   if (delivery.status === "accepted") {
-    const r = await runTurn(
+    // In the thread's object, like every stateful turn: facts as fresh as the thread's previous turn, no quota read on an existing thread.
+    const r = await runAnyTurn(
       { env, waitUntil },
       {
         principal: webhookPrincipal(hook),

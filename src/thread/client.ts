@@ -1,6 +1,7 @@
 import { AppError } from "../core/errors";
 import type { MessageInput } from "../core/message";
-import { touchStatement, touchThread, forgetThread } from "./thread-list";
+import { touchThread, forgetThread } from "./thread-list";
+import { withoutPrototypes } from "./thread-store";
 import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
 import type { ReconcileInput } from "./message-hash";
@@ -27,8 +28,8 @@ import { errorText, log } from "../core/log";
 type Answer<T> = RpcResult<T> | Promise<RpcResult<T>>;
 
 /**
- * What a ThreadClient calls: the thread object's RPC stub from a Worker, or the object
- * itself when the run already executes inside it (then every call is a local call).
+ * The thread object's RPC surface as a ThreadClient calls it (src/pipeline/thread-object.ts).
+ * A run inside the object never goes through here: it calls the object's capabilities directly.
  */
 export interface ThreadEndpoint {
   getState(checkpointId: string | null, page?: StatePageOptions): Answer<StatePage>;
@@ -78,15 +79,11 @@ export class ThreadClient {
     private readonly opts: {
       /** When given, list bookkeeping after a thread's first write runs after the response. */
       waitUntil?: (p: Promise<unknown>) => void;
-      /** The thread's own object, when the caller runs inside it: no RPC hops. */
-      local?: ThreadEndpoint;
-      /** Collects D1 writes made after the answer, to send them as one batch (a run inside the thread's object). */
-      bookkeeping?: Bookkeeping;
     } = {},
   ) {
     this.threadId = parseThreadId(threadId);
     // The stub's methods answer the same RpcResults, serialized; only its declared types differ.
-    this.stub = opts.local ?? (env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, this.threadId))) as unknown as ThreadEndpoint);
+    this.stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, this.threadId))) as unknown as ThreadEndpoint;
   }
 
   async getState(checkpointId?: string): Promise<ThreadState> {
@@ -99,11 +96,7 @@ export class ThreadClient {
       next = page.next_offset;
     }
     const { next_offset: _, ...state } = first;
-    state.channels.messages = messages;
-    // Channel maps without a prototype: no channel name can reach Object.prototype's machinery.
-    const channels = Object.assign(Object.create(null) as ThreadState["channels"], state.channels);
-    const reducers = Object.assign(Object.create(null) as ThreadState["reducers"], state.reducers);
-    return { ...state, channels, reducers, thread_id: this.threadId };
+    return { ...withoutPrototypes({ ...state, channels: { ...state.channels, messages } }), thread_id: this.threadId };
   }
 
   async getHistory(opts: HistoryOptions = {}): Promise<History> {
@@ -140,9 +133,8 @@ export class ThreadClient {
    * a save with `endRun`, or `run.end()` in a finally.
    */
   async beginRun(opts: BeginRunOptions = {}): Promise<ThreadRun> {
-    const local = this.opts.local !== undefined;
-    const grant = unwrap(await this.stub.beginRun(local ? { ...opts, local } : opts));
-    return new ThreadRun(this.stub, grant, local ? null : clampTtl(opts.ttlMs));
+    const grant = unwrap(await this.stub.beginRun(opts));
+    return new ThreadRun(this.stub, grant, clampTtl(opts.ttlMs));
   }
 
   /** Newest messages (oldest→newest) whose stored token estimates sum to at most maxTokens. */
@@ -169,8 +161,6 @@ export class ThreadClient {
    * before we answer; later writes only move updated_at, after the response.
    */
   private async list(cp: Checkpoint): Promise<void> {
-    // A thread's first write is listed before the call returns; later ones only move its updated_at.
-    if (cp.parent_id !== null && this.opts.bookkeeping) return this.opts.bookkeeping(touchStatement(this.env.DB, this.tenant, this.threadId), "thread-list");
     const touch = touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) => log.error("thread-list", { message: errorText(e) }));
     if (cp.parent_id === null || !this.opts.waitUntil) await touch;
     else this.opts.waitUntil(touch);
@@ -199,26 +189,21 @@ export class ThreadClient {
 
 export type RunSave = { run?: ThreadRun; endRun?: boolean };
 
-/** Takes a D1 write to make after the answer (`what` names it in a log line if it fails). */
-export type Bookkeeping = (write: D1PreparedStatement, what: string) => void;
-
 /**
- * A run's hold on its thread (from ThreadClient.beginRun). Held over RPC, it is
- * renewed every third of its ttl, so a long run keeps it and a run whose
- * worker died loses it within one ttl; held by a run inside the object
- * (`ttlMs` null) it needs no renewal (run-lease.ts).
+ * A caller's hold on its thread over RPC (from ThreadClient.beginRun): renewed every
+ * third of its ttl, so a long holder keeps it and one whose worker died loses it within
+ * one ttl. (A run inside the object holds its lease directly: run-lease.ts.)
  */
 export class ThreadRun {
   #ended = false;
   #lost = false;
-  readonly #renewal: ReturnType<typeof setInterval> | undefined;
+  readonly #renewal: ReturnType<typeof setInterval>;
 
   constructor(
     private readonly stub: ThreadEndpoint,
     private readonly grant: RunGrant,
-    ttlMs: number | null,
+    ttlMs: number,
   ) {
-    if (ttlMs === null) return;
     this.#renewal = setInterval(
       () => {
         Promise.resolve(this.stub.renewRun(this.token, ttlMs)).then(

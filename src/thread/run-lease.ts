@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { AppError } from "../core/errors";
 
 /**
  * A run's exclusive hold on one thread. The token proves the holder when it
@@ -115,6 +116,38 @@ export class RunLeases {
       };
       this.#waiters.push(waiter);
       this.#armExpiry();
+    });
+  }
+
+  /** A lease in turn (FIFO), or BEM-038 saying when to retry once `waitMs` passes first. */
+  async take(ttlMs: number, waitMs: number, local = false): Promise<Lease> {
+    const pending = this.acquire(ttlMs, waitMs, local);
+    const lease = pending instanceof Promise ? await pending : pending;
+    if (!lease) throw this.busy(waitMs);
+    return lease;
+  }
+
+  /**
+   * Runs a write now when `token` holds the lease or nobody holds or awaits it (no extra
+   * work on a free thread); otherwise queues it as a one-write run behind the others (a
+   * stale token from a holder whose lease expired counts as none: its write still lands,
+   * in turn). BEM-038 past the default wait.
+   */
+  async exclusive<T>(token: string | undefined, write: () => T): Promise<T> {
+    if (this.admits(token)) return write();
+    const lease = await this.take(clampTtl(undefined), clampWait(undefined));
+    try {
+      return write();
+    } finally {
+      this.release(lease.token);
+    }
+  }
+
+  /** BEM-038, saying when to retry: when the holder's lease ends at the latest (MAX_RUN_LEASE_MS bounds it). */
+  busy(waitMs: number): AppError {
+    const retryAfter = this.retryAfterSeconds();
+    return new AppError("BEM-038", `Thread is busy with another run; waited ${waitMs} ms (retry after ${retryAfter} s)`, {
+      headers: { "retry-after": String(retryAfter) },
     });
   }
 

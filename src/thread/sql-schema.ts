@@ -1,53 +1,25 @@
 import { LANGGRAPH_DDL, LANGGRAPH_WRITER_DDL } from "./langgraph-checkpoints";
 import { RECALL_DDL } from "./recall-index";
 import { STORED_RESPONSES_DDL } from "./stored-responses";
+import { THREAD_LOG_DDL, THREAD_LOG_HASH_COLUMNS } from "./thread-rows";
 
 /**
- * DDL of a thread object, by schema version. A live object runs only the
- * versions newer than the one stored in its `meta` row, so later releases
- * append an entry here to migrate existing threads in place.
- *
- * - messages: the live message channel at the head checkpoint. `seq` gives
- *   order (replace keeps the row, so keeps the position); reading newest-first
- *   is a reverse scan of the rowid, with tokens stored per row at write time.
- * - channels: live value of every other channel, with its reducer.
- * - checkpoints + writes: the delta of each update, one row per write (so one
- *   1 MiB message never meets the 2 MB row limit). State at any checkpoint is
- *   its parent chain's writes replayed in order.
+ * The thread object's schema: the `meta` table, then each capability's own DDL in the
+ * order it shipped. One schema version for the object (kept in `meta` by ThreadMeta,
+ * src/thread/meta.ts): a live object runs only the entries newer than the stored one,
+ * so a release that changes a capability's tables appends an entry here, with the DDL
+ * defined beside that capability's code.
  */
+export const META_DDL = `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`;
+
 export const MIGRATIONS: readonly (readonly string[])[] = [
-  [
-    `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
-    `CREATE TABLE messages (
-       seq INTEGER PRIMARY KEY,
-       id TEXT NOT NULL UNIQUE,
-       role TEXT NOT NULL,
-       json TEXT NOT NULL,
-       tokens INTEGER NOT NULL,
-       bytes INTEGER NOT NULL,
-       created_at INTEGER NOT NULL
-     )`,
-    `CREATE TABLE channels (name TEXT PRIMARY KEY, reducer TEXT NOT NULL, value TEXT NOT NULL)`,
-    `CREATE TABLE checkpoints (
-       id TEXT PRIMARY KEY,
-       parent_id TEXT,
-       step INTEGER NOT NULL,
-       source TEXT NOT NULL,
-       created_at INTEGER NOT NULL
-     )`,
-    `CREATE TABLE writes (
-       checkpoint_id TEXT NOT NULL,
-       idx INTEGER NOT NULL,
-       json TEXT NOT NULL,
-       PRIMARY KEY (checkpoint_id, idx)
-     )`,
-  ],
-  // v2: LangGraph checkpointer tables (src/thread/langgraph-checkpoints.ts), separate from the above.
+  // v1: the thread log (src/thread/thread-store.ts).
+  [META_DDL, ...THREAD_LOG_DDL],
+  // v2: LangGraph checkpoints (src/thread/langgraph-checkpoints.ts), separate from the thread log.
   LANGGRAPH_DDL,
-  // v3 (resent-history reconciliation): each live message's content hash (src/thread/message-hash.ts)
-  // and the checkpoint that wrote it. Rows written before v3 keep NULLs; their hash is computed when read.
-  [`ALTER TABLE messages ADD COLUMN hash TEXT`, `ALTER TABLE messages ADD COLUMN cp TEXT`],
-  // v4: the thread's stored Responses (src/thread/stored-responses.ts), kept beside the checkpoints they point at.
+  // v3: the thread log's resent-history reconciliation columns (src/thread/message-hash.ts).
+  THREAD_LOG_HASH_COLUMNS,
+  // v4: stored Responses (src/thread/stored-responses.ts), beside the checkpoints they point at.
   [STORED_RESPONSES_DDL],
   // v5: the recall index over the live messages' text, kept in step by triggers (src/thread/recall-index.ts).
   RECALL_DDL,

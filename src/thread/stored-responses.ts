@@ -26,7 +26,7 @@ export const StoredResponse = z.object({
 });
 export type StoredResponse = z.infer<typeof StoredResponse>;
 
-/** A row as stored: call_ids as JSON text (written only by putResponse). */
+/** A row as stored: call_ids as JSON text (written only by put). */
 const Row = StoredResponse.extend({
   call_ids: z
     .string()
@@ -34,23 +34,28 @@ const Row = StoredResponse.extend({
     .pipe(z.array(z.string())),
 });
 
-export function putResponse(sql: SqlStorage, r: StoredResponse): void {
-  sql.exec(
-    `INSERT INTO responses (id, checkpoint_id, call_ids, body, input, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-    r.id,
-    r.checkpoint_id,
-    JSON.stringify(r.call_ids),
-    r.body,
-    r.input,
-    r.created_at,
-  );
-}
+/** The thread's stored Responses, one capability of its object (the table above is its own). */
+export class StoredResponses {
+  constructor(private readonly sql: SqlStorage) {}
 
-export function getResponse(sql: SqlStorage, id: string): StoredResponse | null {
-  const row = sql.exec(`SELECT id, checkpoint_id, call_ids, body, input, created_at FROM responses WHERE id = ?`, id).toArray()[0];
-  return row === undefined ? null : Row.parse(row);
-}
+  put(r: StoredResponse): void {
+    this.sql.exec(
+      `INSERT INTO responses (id, checkpoint_id, call_ids, body, input, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      r.id,
+      r.checkpoint_id,
+      JSON.stringify(r.call_ids),
+      r.body,
+      r.input,
+      r.created_at,
+    );
+  }
 
-export function deleteResponse(sql: SqlStorage, id: string): boolean {
-  return sql.exec(`DELETE FROM responses WHERE id = ?`, id).rowsWritten > 0;
+  get(id: string): StoredResponse | null {
+    const row = this.sql.exec(`SELECT id, checkpoint_id, call_ids, body, input, created_at FROM responses WHERE id = ?`, id).toArray()[0];
+    return row === undefined ? null : Row.parse(row);
+  }
+
+  delete(id: string): boolean {
+    return this.sql.exec(`DELETE FROM responses WHERE id = ?`, id).rowsWritten > 0;
+  }
 }

@@ -10,6 +10,49 @@ import { type Checkpoint, Source, Write } from "./types";
  * of travelling on as a wrong type.
  */
 
+/**
+ * The thread log's tables (schema v1; src/thread/sql-schema.ts orders every capability's DDL).
+ * - messages: the live message channel at the head checkpoint. `seq` gives
+ *   order (replace keeps the row, so keeps the position); reading newest-first
+ *   is a reverse scan of the rowid, with tokens stored per row at write time.
+ * - channels: live value of every other channel, with its reducer.
+ * - checkpoints + writes: the delta of each update, one row per write (so one
+ *   1 MiB message never meets the 2 MB row limit). State at any checkpoint is
+ *   its parent chain's writes replayed in order.
+ */
+export const THREAD_LOG_DDL: readonly string[] = [
+  `CREATE TABLE messages (
+     seq INTEGER PRIMARY KEY,
+     id TEXT NOT NULL UNIQUE,
+     role TEXT NOT NULL,
+     json TEXT NOT NULL,
+     tokens INTEGER NOT NULL,
+     bytes INTEGER NOT NULL,
+     created_at INTEGER NOT NULL
+   )`,
+  `CREATE TABLE channels (name TEXT PRIMARY KEY, reducer TEXT NOT NULL, value TEXT NOT NULL)`,
+  `CREATE TABLE checkpoints (
+     id TEXT PRIMARY KEY,
+     parent_id TEXT,
+     step INTEGER NOT NULL,
+     source TEXT NOT NULL,
+     created_at INTEGER NOT NULL
+   )`,
+  `CREATE TABLE writes (
+     checkpoint_id TEXT NOT NULL,
+     idx INTEGER NOT NULL,
+     json TEXT NOT NULL,
+     PRIMARY KEY (checkpoint_id, idx)
+   )`,
+];
+
+/**
+ * Schema v3 (resent-history reconciliation): each live message's content hash
+ * (src/thread/message-hash.ts) and the checkpoint that wrote it. Rows written before
+ * v3 keep NULLs; their hash is computed when read.
+ */
+export const THREAD_LOG_HASH_COLUMNS: readonly string[] = [`ALTER TABLE messages ADD COLUMN hash TEXT`, `ALTER TABLE messages ADD COLUMN cp TEXT`];
+
 /** The `head` row of `meta`: the live checkpoint, how many messages it holds, and the id clock to continue from. */
 export const Head = z.object({ id: z.string(), step: z.number().int(), count: z.number().int(), clock: z.string() });
 export type Head = z.infer<typeof Head>;

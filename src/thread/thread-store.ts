@@ -8,10 +8,10 @@ import { canonicalMessage, messageHash, type ReconcileInput } from "./message-ha
 import { type Reconciled, reconcileLive, reconcileRows } from "./reconcile-live";
 import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
-import { Lease } from "./run-lease";
+import { ThreadMeta } from "./meta";
 import { type RecallAsk, type RecallResult, recallWindow } from "./recall";
-import { migrate, type Transaction } from "./sql-schema";
-import { CheckpointRow, decodeHead, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
+import type { Transaction } from "./sql-schema";
+import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
 import {
   type Checkpoint,
@@ -56,6 +56,8 @@ export const DEFAULT_LIMITS: StoreLimits = {
 
 export type StoreDeps = {
   transaction: Transaction;
+  /** The object's meta rows (the head lives there); opened, and the tables migrated, by whoever opens the object. */
+  meta: ThreadMeta;
   limits?: StoreLimits;
   now?: () => number;
   /** Ids continue this generator's sequence (the object keeps one across a delete of its storage). */
@@ -63,13 +65,14 @@ export type StoreDeps = {
 };
 
 /**
- * One thread's messages, channels and checkpoints in its SQLite: the storage half of the
- * thread's Durable Object, with no RPC and no lease (ThreadDO adds both). Methods throw
+ * The thread log: one thread's messages, channels and checkpoints in its SQLite, one
+ * capability of the thread's Durable Object (src/pipeline/thread-object.ts), with no RPC
+ * and no lease. Its tables are THREAD_LOG_DDL (thread-rows.ts); anything that indexes or
+ * reads the messages belongs here, beside the writes that keep it current. Methods throw
  * AppError for a caller's mistake; every write is one transaction and one checkpoint.
  *
- * Constructing it brings the tables up to date (synchronously) and reads the head, which
- * it then keeps in memory: only this store writes it, so a second store writing the same
- * SQLite would leave this one's head stale.
+ * Constructing it reads the head, which it then keeps in memory: only this store writes
+ * it, so a second store writing the same SQLite would leave this one's head stale.
  */
 export class ThreadStore {
   /** Rows the last recent() read from SQLite (tests and benchmarks: proves it reads O(returned)). */
@@ -83,6 +86,7 @@ export class ThreadStore {
   private readonly limits: StoreLimits;
   private readonly now: () => number;
   private readonly transaction: Transaction;
+  private readonly meta: ThreadMeta;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -92,16 +96,15 @@ export class ThreadStore {
     this.now = deps.now ?? Date.now;
     const limits = deps.limits ?? DEFAULT_LIMITS;
     this.limits = { ...limits, messageBytes: Math.min(limits.messageBytes, ROW_CEILING) };
-    migrate(sql, this.transaction);
-    const raw = this.meta("head");
-    this.head = raw ? decodeHead(raw) : null;
+    this.meta = deps.meta;
+    this.head = this.meta.head();
     this.ids = deps.ids ?? new IdGenerator();
     this.ids.restore(this.head?.clock);
   }
 
-  /** A store over a Durable Object's storage (its SQL, and transactionSync for the transactions). */
-  static of(storage: DurableObjectStorage, deps: Omit<StoreDeps, "transaction"> = {}): ThreadStore {
-    return new ThreadStore(storage.sql, { ...deps, transaction: (fn) => storage.transactionSync(fn) });
+  /** A store over a Durable Object's storage (its SQL, transactionSync for the transactions, its meta rows: opened here when not given). */
+  static of(storage: DurableObjectStorage, deps: Partial<Omit<StoreDeps, "transaction">> = {}): ThreadStore {
+    return new ThreadStore(storage.sql, { ...deps, meta: deps.meta ?? ThreadMeta.open(storage), transaction: (fn) => storage.transactionSync(fn) });
   }
 
   /** The head checkpoint's id; null for an empty thread. */
@@ -136,6 +139,19 @@ export class ThreadStore {
     state.messages = new Map(picked.map((m) => [m.id, m]));
     const next = offset + picked.length < all.length ? offset + picked.length : null;
     return { ...toThreadState(cp.id, cp.step, state), next_offset: next };
+  }
+
+  /** The whole state at the head or at `checkpointId` (every page of statePage, for a run in this object: no RPC limit applies). */
+  state(checkpointId?: string | null): ThreadState {
+    const first = this.statePage(checkpointId);
+    const messages = [...first.channels.messages];
+    for (let next = first.next_offset; next !== null; ) {
+      const page = this.statePage(first.checkpoint_id, { offset: next });
+      messages.push(...page.channels.messages);
+      next = page.next_offset;
+    }
+    const { next_offset: _, ...state } = first;
+    return withoutPrototypes({ ...state, channels: { ...state.channels, messages } });
   }
 
   /** Checkpoints of every branch, newest first; `before` is the previous page's `next_before`. */
@@ -288,28 +304,7 @@ export class ThreadStore {
     });
   }
 
-  // ---- the run lease's stored copy (the lease itself is the object's) --------
-
-  loadLease(): Lease | null {
-    const raw = this.meta("run_lease");
-    const parsed = raw ? Lease.safeParse(JSON.parse(raw)) : undefined;
-    return parsed?.success ? parsed.data : null;
-  }
-
-  saveLease(lease: Lease | null): void {
-    if (lease) this.setMeta("run_lease", JSON.stringify(lease));
-    else this.sql.exec(`DELETE FROM meta WHERE key = 'run_lease'`);
-  }
-
   // ---- internals -----------------------------------------------------------
-
-  private meta(key: string): string | undefined {
-    return this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, key).toArray()[0]?.value;
-  }
-
-  private setMeta(key: string, value: string): void {
-    this.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value);
-  }
 
   /** Runs inside the transaction: a throw rolls every op back. */
   private applyOps(ops: ParsedUpdate["ops"], source: UpdateSource): Checkpoint {
@@ -478,7 +473,7 @@ export class ThreadStore {
     chargeHistory(this.sql, stored, this.limits.historyBytes); // 413 BEM-019 past the cap: the caller's transaction rolls back
     for (const [i, json] of stored.entries()) this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, json);
     const head: Head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
-    this.setMeta("head", JSON.stringify(head));
+    this.meta.setHead(head);
     // Only now, inside the transaction's success path, does memory follow storage.
     this.head = head;
     return cp;
@@ -528,6 +523,13 @@ export function toThreadState(checkpointId: string | null, step: number, s: Repl
     defineOwn(reducers, name, ch.reducer);
   }
   return { checkpoint_id: checkpointId, step, channels, reducers };
+}
+
+/** Channel maps without a prototype: no channel name can reach Object.prototype's machinery (ThreadClient.getState does the same). */
+export function withoutPrototypes(state: ThreadState): ThreadState {
+  const channels = Object.assign(Object.create(null) as ThreadState["channels"], state.channels);
+  const reducers = Object.assign(Object.create(null) as ThreadState["reducers"], state.reducers);
+  return { ...state, channels, reducers };
 }
 
 function defineOwn(o: object, key: string, value: unknown): void {

@@ -122,8 +122,6 @@ export type BeginRunOptions = {
   waitMs?: number;
   /** Also return the newest messages that fit this budget, read under the lease (saves a round trip). */
   recentTokens?: number;
-  /** The run executes inside this object (ThreadClient with `local`): its lease is not stored and needs no renewal. */
-  local?: boolean;
 };
 
 export const RunGrant = z.object({ lease: Lease, recent: LoadRecentResult.nullable() });

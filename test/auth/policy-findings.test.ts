@@ -9,6 +9,7 @@ import { ThreadClient } from "../../src/thread/client";
 import { deliver, deliveryCount } from "../webhooks/helpers";
 import { snapshot } from "../pipeline/helpers";
 import { api, createKey, createTenant, type TestTenant } from "../support/tenants";
+import { inThreadRoom } from "../support/thread-room";
 
 /**
  * Regression tests for issue 11, findings 2 (members reach every thread), 3 (agents
@@ -158,19 +159,20 @@ describe("finding 4, behind the declared check: saved writes that remove stored 
     await thread.appendMessages([{ id: "m1", role: "user", content: "keep me" }], "input");
     const before = await thread.getHistory({ limit: 10 });
     const member: Principal = { kind: "tenant", tenant: t.tenant, role: "member", keyId: "k", grants: ["session:*"] };
-    // Only the fields saveRun reads: the thread, the caller, the route record.
-    const prepared = {
-      thread,
-      input: { principal: member, messages: [] },
-      reducers: {},
-      route: { reason: "test", candidates: [], trace: [] },
-    } as unknown as Prepared;
     const steps = [{ index: 0, toolErrors: [], writes: [{ source: "undeclared", update: { messages: [remove("m1")] } }] }];
-    await expect(saveRun(prepared, [], steps, { name: "offline-echo" } as ModelConfig, [])).rejects.toMatchObject({ code: "BEM-022" });
+    // Only the fields saveRun reads: the thread, the caller, the route record.
+    const save = (principal: Principal) =>
+      inThreadRoom(t.tenant, id, (room) => {
+        const prepared = {
+          thread: room,
+          input: { principal, messages: [] },
+          reducers: {},
+          route: { reason: "test", candidates: [], trace: [] },
+        } as unknown as Prepared;
+        return saveRun(prepared, [], steps, { name: "offline-echo" } as ModelConfig, []);
+      });
+    await expect(save(member)).rejects.toMatchObject({ code: "BEM-022" });
     expect(await thread.getHistory({ limit: 10 })).toEqual(before);
-    const admin: Principal = { ...member, role: "admin", grants: ["*"] };
-    await expect(
-      saveRun({ ...prepared, input: { principal: admin, messages: [] } } as Prepared, [], steps, { name: "offline-echo" } as ModelConfig, []),
-    ).resolves.toBeTypeOf("string");
+    await expect(save({ ...member, role: "admin", grants: ["*"] })).resolves.toBeTypeOf("string");
   });
 });

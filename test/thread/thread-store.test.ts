@@ -3,6 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { isAppError } from "../../src/core/errors";
 import { IdGenerator } from "../../src/core/ids";
+import { ThreadMeta } from "../../src/thread/meta";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/thread/sql-schema";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore, toThreadState } from "../../src/thread/thread-store";
 import { unique } from "./support";
@@ -23,8 +24,7 @@ async function withStorage<T>(fn: (storage: Storage) => T | Promise<T>): Promise
   });
 }
 
-const storeOver = (storage: Storage, deps: { limits?: StoreLimits; now?: () => number; ids?: IdGenerator } = {}) =>
-  new ThreadStore(storage.sql, { ...deps, transaction: (fn) => storage.transactionSync(fn) });
+const storeOver = (storage: Storage, deps: { limits?: StoreLimits; now?: () => number; ids?: IdGenerator } = {}) => ThreadStore.of(storage, deps);
 
 const tables = (storage: Storage) =>
   storage.sql
@@ -237,18 +237,18 @@ describe("ThreadStore over a real SqlStorage", () => {
       expect(store.reconcile([...sent, { role: "user" as const, content: "next" }])).toEqual({ matched: 2, append_from: 2, branch_from: null, reset: false });
     }));
 
-  it("keeps the run lease's stored copy", () =>
+  it("the meta capability keeps the run lease's stored copy", () =>
     withStorage((storage) => {
-      const store = storeOver(storage);
-      expect(store.loadLease()).toBeNull();
-      store.saveLease({ token: "t", expires_at: 123 });
-      expect(storeOver(storage).loadLease()).toEqual({ token: "t", expires_at: 123 });
-      store.saveLease(null);
-      expect(store.loadLease()).toBeNull();
+      const meta = ThreadMeta.open(storage);
+      expect(meta.lease()).toBeNull();
+      meta.setLease({ token: "t", expires_at: 123 });
+      expect(ThreadMeta.open(storage).lease()).toEqual({ token: "t", expires_at: 123 });
+      meta.setLease(null);
+      expect(meta.lease()).toBeNull();
     }));
 });
 
-describe("ThreadStore migrations (synchronous, in the constructor)", () => {
+describe("Thread object migrations (synchronous, when its meta rows are opened)", () => {
   it("creates the tables on empty storage; a second construction changes nothing and continues the head and the ids", () =>
     withStorage((storage) => {
       expect(tables(storage)).toEqual([]);

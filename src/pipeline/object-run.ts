@@ -1,0 +1,103 @@
+import { assertThreadRoom } from "../auth/quotas";
+import { AppError } from "../core/errors";
+import { newerBookmark } from "../memory/bookmark";
+import { clampTtl, clampWait, type RunLeases } from "../thread/run-lease";
+import { conversationExists } from "../thread/thread-list";
+import { threadObjectName } from "../thread/thread-id";
+import { reconcileTurn } from "./reconcile";
+import { runTurn, type StreamHooks } from "./run";
+import { RunIO } from "./run-io";
+import { encodeEvent, toWireError, type ObjectRunRequest, type RunEvent } from "./run-wire";
+import { type ThreadCapabilities, ThreadRoom } from "./thread-room";
+import { Timings } from "./timings";
+
+/** What the thread object hands the run: its bindings, its id, its capabilities and its lease queue. */
+export type ObjectParts = { env: Env; id: DurableObjectId; parts: ThreadCapabilities; leases: RunLeases };
+
+type TurnRequest = ObjectRunRequest["input"];
+
+/**
+ * A stateful turn inside its thread's object, the one way every principal that may run
+ * a turn runs one (chat, invoke, Responses, a webhook delivery): the lease, the window,
+ * the facts (D1, from here), middleware, the provider calls, server tools and the save
+ * all happen here, against the object's own SQLite, without further hops. Answers a
+ * stream of RunEvents; the run does not depend on the stream being read.
+ */
+export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStream<Uint8Array> {
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  let gone = false;
+  // Not awaited: the writer queues in order, and a reader that stopped must not stall the run.
+  const send = (ev: RunEvent) => {
+    if (!gone) writer.write(encodeEvent(ev)).catch(() => (gone = true));
+  };
+  const work = (async () => {
+    const { input } = req;
+    const { threadId, principal } = input;
+    // The Worker names this object from (tenant, thread); a run for another thread never runs here.
+    if (threadId === undefined || principal.kind === "operator" || !o.id.equals(o.env.THREADS.idFromName(threadObjectName(principal.tenant, threadId)))) {
+      send({ t: "error", error: { code: "BEM-001", message: "Internal error", internal: "run sent to the wrong thread object" } });
+      return;
+    }
+    // Facts at least as fresh as this thread's previous turn and as the client's own writes.
+    const bookmark = newerBookmark(o.parts.meta.factsBookmark(), input.bookmark);
+    const io = new RunIO(o.env.DB, bookmark);
+    const hooks: StreamHooks | undefined = req.stream
+      ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
+      : undefined;
+    let room: ThreadRoom | undefined;
+    try {
+      // This run's turn on the thread first (FIFO, BEM-038 past the wait): what it continues from —
+      // reconciliation, previous_response_id — is decided under its lease, against the head it will extend.
+      const lease = await o.leases.take(clampTtl(undefined), clampWait(undefined), true);
+      room = new ThreadRoom(principal.tenant, threadId, o.parts, o.leases, lease, o.env, io);
+      // A run that would create the thread must fit the tenant's thread quota (413 BEM-017, nothing written); existing threads always take turns.
+      if (room.log.headId() === null) {
+        // A named conversation with history exists; only an empty one needs its D1 record (no read on a turn of a live one).
+        if (input.conversation && !(await conversationExists(o.env.DB, principal.tenant, threadId)))
+          throw new AppError("BEM-102", `No conversation '${threadId.slice(0, 80)}'`);
+        await assertThreadRoom(o.env, principal.tenant, threadId, req.threadQuota);
+      }
+      // A client that resends history: only the new part is stored (or a branch taken), decided here against this thread's own rows.
+      const { input: turn, report } = input.resent
+        ? await reconcileTurn(input, room)
+        : { input: input.previousResponse ? afterResponse(room, input, input.previousResponse) : input, report: null };
+      const deps = { env: o.env, waitUntil: io.later, io, thread: room };
+      const { timings, state: _state, ...rest } = await runTurn(deps, { ...continued(room, turn), timings: new Timings() }, hooks);
+      send({ t: "done", result: { ...rest, reconciled: report, timings: timings.entries } });
+    } catch (e) {
+      send({ t: "error", error: toWireError(e) });
+    } finally {
+      // A save with endRun released it already (then this does nothing); any failure gives it back here.
+      room?.end();
+    }
+    const seen = newerBookmark(bookmark, io.bookmark());
+    try {
+      if (seen) o.parts.meta.setFactsBookmark(seen);
+    } catch {
+      // The thread was deleted meanwhile: nothing to keep the bookmark for.
+    }
+    // Bookkeeping (thread list, usage) after the answer, still inside this call.
+    await io.settle();
+  })();
+  work.finally(() => writer.close().catch(() => undefined)).catch(() => undefined);
+  return readable;
+}
+
+/** A run continuing a stored Response continues from its checkpoint; the input may answer only the calls that response made. */
+function afterResponse(room: ThreadRoom, input: TurnRequest, previous: { id: string; answers: string[] }): TurnRequest {
+  const stored = room.parts.responses.get(previous.id);
+  if (!stored) throw new AppError("BEM-100", `No response '${previous.id.slice(0, 80)}'`);
+  const unknown = previous.answers.find((id) => !stored.call_ids.includes(id));
+  if (unknown !== undefined)
+    throw new AppError("BEM-101", `function_call_output for unknown call_id '${unknown.slice(0, 80)}': no earlier function_call made it`);
+  const { previousResponse: _resolved, ...rest } = input;
+  return { ...rest, continueFrom: stored.checkpoint_id };
+}
+
+/** `continueFrom` at the head is a plain continuation; anywhere else it is a branch there (prepare then checks the rewrite right). */
+function continued(room: ThreadRoom, input: TurnRequest): TurnRequest {
+  const { continueFrom, ...rest } = input;
+  if (continueFrom === undefined || continueFrom === room.log.headId()) return rest;
+  return { ...rest, checkpointId: continueFrom };
+}

@@ -1,0 +1,82 @@
+import { errorText, log } from "../core/log";
+import type { LangGraphCheckpoints } from "../thread/langgraph-checkpoints";
+import type { ThreadMeta } from "../thread/meta";
+import type { Lease, RunLeases } from "../thread/run-lease";
+import type { StoredResponses } from "../thread/stored-responses";
+import { touchStatement, touchThread } from "../thread/thread-list";
+import type { ThreadStore } from "../thread/thread-store";
+import type { Checkpoint, ThreadUpdate, UpdateSource } from "../thread/types";
+import type { RunIO } from "./run-io";
+
+/** The thread object's capabilities (src/pipeline/thread-object.ts), each owning its tables and methods. */
+export type ThreadCapabilities = {
+  meta: ThreadMeta;
+  /** The thread log: messages, channels, checkpoints (src/thread/thread-store.ts). */
+  log: ThreadStore;
+  responses: StoredResponses;
+  langgraph: LangGraphCheckpoints;
+};
+
+/**
+ * A stateful run's thread, from inside its own object: the capabilities are called
+ * directly (no RPC, no result wrapping) and the run holds the thread's lease from
+ * before it is planned until its last save, so what it continues from is decided
+ * against the head it extends, and turn N+1 sees turn N.
+ */
+export class ThreadRoom {
+  #held = true;
+
+  constructor(
+    readonly tenant: string,
+    readonly threadId: string,
+    readonly parts: ThreadCapabilities,
+    private readonly leases: RunLeases,
+    /** The run's lease: taken in the object, never stored, no renewal (run-lease.ts). */
+    readonly lease: Lease,
+    private readonly env: Env,
+    private readonly io: RunIO,
+  ) {}
+
+  get log(): ThreadStore {
+    return this.parts.log;
+  }
+
+  /**
+   * Applies one write as a checkpoint under the run's lease (a lease that lapsed past
+   * MAX_RUN_LEASE_MS queues it behind the newer holder). `endRun` releases the lease in the
+   * same synchronous event as the save, so the next run starts right on it.
+   */
+  async write(update: ThreadUpdate, source: UpdateSource, opts: { endRun?: boolean } = {}): Promise<Checkpoint> {
+    const cp = await this.leases.exclusive(this.#held ? this.lease.token : undefined, () => {
+      const saved = this.log.update(update, source);
+      if (opts.endRun) this.end();
+      return saved;
+    });
+    await this.#list(cp);
+    return cp;
+  }
+
+  /** Makes an old checkpoint the head again (a branch), under the run's lease. */
+  async fork(checkpointId: string): Promise<Checkpoint> {
+    const cp = await this.leases.exclusive(this.#held ? this.lease.token : undefined, () => this.log.fork(checkpointId));
+    await this.#list(cp);
+    return cp;
+  }
+
+  /** Gives the thread to the next run (a save with endRun did already: then nothing). */
+  end(): void {
+    if (!this.#held) return;
+    this.#held = false;
+    this.leases.release(this.lease.token);
+  }
+
+  /**
+   * Keeps the tenant's D1 thread list current. A thread's first write is listed before the
+   * run answers; later ones only move its updated_at, in the run's bookkeeping batch. The
+   * write itself is durable already, so a failure is logged, never a failed write.
+   */
+  async #list(cp: Checkpoint): Promise<void> {
+    if (cp.parent_id !== null) return this.io.bookkeeping(touchStatement(this.env.DB, this.tenant, this.threadId), "thread-list");
+    await touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) => log.error("thread-list", { message: errorText(e) }));
+  }
+}

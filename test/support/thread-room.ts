@@ -1,0 +1,38 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { RunIO } from "../../src/pipeline/run-io";
+import { ThreadRoom } from "../../src/pipeline/thread-room";
+import { LangGraphCheckpoints } from "../../src/thread/langgraph-checkpoints";
+import { ThreadMeta } from "../../src/thread/meta";
+import { RunLeases } from "../../src/thread/run-lease";
+import { StoredResponses } from "../../src/thread/stored-responses";
+import { threadObjectName } from "../../src/thread/thread-id";
+import { ThreadStore } from "../../src/thread/thread-store";
+
+/**
+ * Runs `fn` inside thread (tenant, threadId)'s object with a ThreadRoom over its storage,
+ * as a run inside the object holds one (the lease taken, bookkeeping settled after `fn`).
+ * The capabilities are a second set over the same SQLite, so read the thread afterwards
+ * through its RPC methods (ThreadClient), which re-read the rows.
+ */
+export function inThreadRoom<T>(tenant: string, threadId: string, fn: (room: ThreadRoom) => Promise<T>): Promise<T> {
+  const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, threadId)));
+  return runInDurableObject(stub, async (_live, state) => {
+    const meta = ThreadMeta.open(state.storage);
+    const parts = {
+      meta,
+      log: ThreadStore.of(state.storage, { meta }),
+      responses: new StoredResponses(state.storage.sql),
+      langgraph: new LangGraphCheckpoints(state.storage, 1_900_000),
+    };
+    const leases = new RunLeases({ load: () => null, save: () => undefined });
+    const io = new RunIO(env.DB, undefined);
+    const room = new ThreadRoom(tenant, threadId, parts, leases, await leases.take(30_000, 0, true), env, io);
+    try {
+      return await fn(room);
+    } finally {
+      room.end();
+      await io.settle();
+    }
+  });
+}
