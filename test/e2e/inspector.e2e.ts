@@ -1,17 +1,19 @@
 /**
  * Browser test of the thread inspector (/ui), run in Node: `npm run test:e2e`.
  *
- * Starts `wrangler dev` on a free loopback port with the example secrets and a fresh,
- * throwaway local state (D1 migrations applied), seeds a tenant, a key, a fact and a
+ * Starts the server as `npm start` does (scripts/dev-setup.ts: migrations, build, a quiet
+ * `wrangler dev`, whose short banner names the URL) on a free loopback port with the example
+ * secrets and a fresh, throwaway local state, seeds a tenant, a key, a fact and a
  * two-turn thread through the API (offline model), then drives Debian's chromium with
  * playwright-core: enter the key, open the thread, read messages and history, fork
  * from the first checkpoint and see the new branch, read the memory report of the last run (which
  * facts loaded and why) and a LangGraph thread's checkpoints (stored by the real EdgeweaveSaver);
  * then follow the landing page's link to
- * /docs and see the API reference rendered from this origin. Saves test-artifacts/inspector.png.
+ * /docs and see the API reference rendered from this origin, without Scalar's hosted features.
+ * Saves test-artifacts/inspector.png and docs.png.
  * wrangler dev is stopped at the end, also on failure.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -27,7 +29,7 @@ const ENV_FILE = join(ARTIFACTS, "e2e.dev.vars");
 const SCREENSHOT = join(ARTIFACTS, "inspector.png");
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const OPERATOR_KEY = "dev-operator-key"; // from .dev.vars.example
-const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
+const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 
 function check(cond: unknown, message: string): asserts cond {
   if (!cond) throw new Error(`check failed: ${message}`);
@@ -47,13 +49,14 @@ function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** `npm start`'s script (scripts/dev-setup.ts: migrations, build, quiet `wrangler dev`) with a throwaway state. */
 function startWrangler(port: number, inspectorPort: number): { proc: ChildProcess; log: () => string } {
   let out = "";
-  // Own process group, so stopping it also stops workerd.
+  // Own process group, so stopping it also stops wrangler and workerd.
   const proc = spawn(
-    WRANGLER,
+    TSX,
     [
-      "dev",
+      join(ROOT, "scripts", "dev-setup.ts"),
       "--ip",
       "127.0.0.1",
       "--port",
@@ -65,14 +68,21 @@ function startWrangler(port: number, inspectorPort: number): { proc: ChildProces
       "--persist-to",
       STATE,
       "--show-interactive-dev-session=false",
-      "--log-level",
-      "warn",
     ],
     { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
   );
   proc.stdout?.on("data", (d: Buffer) => (out += d.toString()));
   proc.stderr?.on("data", (d: Buffer) => (out += d.toString()));
   return { proc, log: () => out };
+}
+
+/** `npm start` is quiet: a few lines, the URL among them (issue 24.14: it printed ~850). */
+async function checkQuietStart(base: string, log: () => string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!log().includes("Ctrl-C stops it") && Date.now() < deadline) await sleep(100);
+  const lines = log().trimEnd().split("\n");
+  check(log().includes(`edgeweave is running at ${base}`), `the start banner names the URL:\n${log()}`);
+  check(lines.length <= 15, `npm start printed ${lines.length} lines:\n${log()}`);
 }
 
 function stopWrangler(proc: ChildProcess | undefined): void {
@@ -240,6 +250,12 @@ async function docs(page: Page, base: string): Promise<void> {
   // Rendered from /openapi.json: the document's title and one of its operations.
   await page.getByText("Memory and model routing for AI agents, at the edge.").first().waitFor();
   await page.getByText("Checkpoints of every branch, newest first, paged").first().waitFor();
+  // Scalar's hosted features are off (issue 24.15): "Ask AI" uploads the document to Scalar, and
+  // "Generate SDKs & MCP" is a sales modal; on a loopback origin both showed and broke the CSP.
+  await page.waitForLoadState("networkidle");
+  for (const hosted of ["Ask AI", "Generate SDKs", "Generate MCP"])
+    check((await page.getByText(hosted).count()) === 0, `/docs shows Scalar's hosted feature "${hosted}"`);
+  await page.screenshot({ path: join(ARTIFACTS, "docs.png") });
 }
 
 async function main(): Promise<void> {
@@ -248,13 +264,6 @@ async function main(): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
   rmSync(STATE, { recursive: true, force: true });
   copyFileSync(join(ROOT, ".dev.vars.example"), ENV_FILE);
-
-  const migrate = spawnSync(WRANGLER, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", STATE], {
-    cwd: ROOT,
-    encoding: "utf8",
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
-  });
-  check(migrate.status === 0, `migrations failed:\n${migrate.stdout}\n${migrate.stderr}`);
 
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const base = `http://127.0.0.1:${port}`;
@@ -267,6 +276,7 @@ async function main(): Promise<void> {
   let context: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
   try {
     await waitForHealth(base, proc, log);
+    await checkQuietStart(base, log);
     const seeded = await seed(base);
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM,
