@@ -3,6 +3,8 @@ import { Hono } from "hono";
 import { AppError } from "../core/errors";
 import { handleMcp } from "../mcp/server";
 import type { AppEnv } from "./app-env";
+import type { Principal } from "../core/principal";
+import { limited, limiterFor, withinLimit } from "./rate-limit";
 
 /**
  * POST /mcp: the Model Context Protocol over Streamable HTTP, behind the same bearer-key
@@ -17,5 +19,30 @@ export const mcpRoutes = new Hono<AppEnv>().all("/mcp", access("any_key", "run")
   if (raw.method !== "POST") throw new AppError("BEM-003", `${raw.method} is not served here; use POST`, { headers: { allow: "POST" } });
   // The access gate has read (and checked) the body; the transport gets it back from Hono's cache.
   const body = await c.req.arrayBuffer();
+  await chargeToolCalls(c.env, c.get("principal"), body);
   return handleMcp(new Request(raw.url, { method: raw.method, headers: raw.headers, body }), c.env, c.get("principal"));
 });
+
+/** The JSON-RPC requests of a body (one message or a batch) that call a tool; anything unparsable counts none (the transport refuses it). */
+function toolCallsIn(body: ArrayBuffer): number {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    return 0;
+  }
+  const messages: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
+  return messages.filter((m) => typeof m === "object" && m !== null && "id" in m && (m as { method?: unknown }).method === "tools/call").length;
+}
+
+/**
+ * Each tool call counts against the key's rate limit, as one request would: the access gate
+ * counted the request once, so a batch of n tool calls is checked n - 1 more times here, before
+ * any runs. Past the allowance the whole request is 429 BEM-024 and none of its calls run.
+ */
+async function chargeToolCalls(env: Env, principal: Principal, body: ArrayBuffer): Promise<void> {
+  const limiter = limiterFor(env, principal);
+  for (let extra = toolCallsIn(body) - 1; extra > 0; extra--) {
+    if (!(await withinLimit(limiter, `key:${principal.keyId}`))) throw limited("key");
+  }
+}

@@ -1,6 +1,6 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolRequest, CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Principal } from "../core/principal";
 import { isAppError } from "../core/errors";
 import type { Runtime, ToolCaller } from "../pipeline/runtime";
@@ -35,7 +35,16 @@ function mcpServer(env: Env, principal: Principal): Server {
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: modelVisibleSchema(t) })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (req) => {
+  // The calls of one JSON-RPC batch run one after another, not together: each then sees what the
+  // previous ones wrote, so quota checks (the tenant's facts) hold within a batch, and a batch adds
+  // at most one write in flight to the overshoot bound of concurrent requests.
+  let previous: Promise<unknown> = Promise.resolve();
+  server.setRequestHandler(CallToolRequestSchema, (req) => {
+    const turn = previous.then(() => callTool(req));
+    previous = turn.catch(() => undefined);
+    return turn;
+  });
+  const callTool = async (req: CallToolRequest) => {
     const fail = (text: string) => ({ content: [{ type: "text" as const, text }], isError: true });
     const tool = byName.get(req.params.name);
     if (!tool) return fail(`Unknown tool '${req.params.name}'. Available: ${[...byName.keys()].join(", ")}`);
@@ -50,7 +59,7 @@ function mcpServer(env: Env, principal: Principal): Server {
       log.error("mcp", { tool: tool.name, message: errorText(e) });
       return fail("Internal error");
     }
-  });
+  };
   return server;
 }
 
