@@ -87,6 +87,7 @@ CREATE TABLE usage (
   prompt_tokens     INTEGER NOT NULL DEFAULT 0,
   completion_tokens INTEGER NOT NULL DEFAULT 0,
   cost              REAL NOT NULL DEFAULT 0,
+  estimated_requests INTEGER NOT NULL DEFAULT 0, -- requests whose tokens were estimated (no usage reported: a cut stream, a provider without usage)
   PRIMARY KEY (tenant_id, day, model, cause)
 );
 

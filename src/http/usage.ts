@@ -16,12 +16,15 @@ const UsageList = z
         model: z.string(),
         cause: UsageCause.openapi({ description: "What made the provider calls: turn, webhook, summarization (middleware), summarize_task" }),
         requests: z.number(),
+        estimated_requests: z
+          .number()
+          .openapi({ description: "How many of the requests had their tokens estimated: the provider reported no usage (e.g. a stream cut before its end)" }),
         prompt_tokens: z.number(),
         completion_tokens: z.number(),
         cost: z.number(),
       }),
     ),
-    total: z.object({ requests: z.number(), prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number() }),
+    total: z.object({ requests: z.number(), estimated_requests: z.number(), prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number() }),
   })
   .openapi("UsageList");
 
@@ -44,11 +47,12 @@ export const usageRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
   const total = data.reduce(
     (t, r) => ({
       requests: t.requests + r.requests,
+      estimated_requests: t.estimated_requests + r.estimated_requests,
       prompt_tokens: t.prompt_tokens + r.prompt_tokens,
       completion_tokens: t.completion_tokens + r.completion_tokens,
       cost: t.cost + r.cost,
     }),
-    { requests: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0 },
+    { requests: 0, estimated_requests: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0 },
   );
   return c.json({ from, to, data, total }, 200);
 });

@@ -11,6 +11,8 @@ import { usageOf, type TurnUsage } from "./usage";
 import type { Prepared, RunDeps, StreamHooks } from "./prepare";
 
 export type Call = { result: ChatResult; model: ModelConfig; attempts: Attempt[]; usage: TurnUsage };
+/** A provider call that began answering and then failed (a stream cut): billed all the same, its usage estimated. */
+export type CutCall = { model: ModelConfig; usage: TurnUsage };
 
 /** One model call over the routed candidates: failover, and for streams only before the first event. */
 export async function callRouted(
@@ -21,6 +23,7 @@ export async function callRouted(
   serverTools: readonly Tool[],
   stream?: StreamHooks,
   first = true,
+  onCut: (c: CutCall) => void = () => undefined,
 ): Promise<Call> {
   const clientTools: FunctionTool[] = p.input.params?.tools ?? [];
   const tools = [...toolDefinitions(serverTools), ...clientTools];
@@ -37,10 +40,18 @@ export async function callRouted(
   const opened = await openStreamWithFailover(p.route.candidates, (m) => streamModel(m, requestFor(m), ctx));
   if (first) await stream.start(opened.model, p.route);
   const acc = new StreamAccumulator();
-  for await (const ev of opened.value) {
-    acc.push(ev);
-    if (ev.type === "delta") await stream.delta(ev);
+  const sent = requestFor(opened.model).messages;
+  let result: ChatResult;
+  try {
+    for await (const ev of opened.value) {
+      acc.push(ev);
+      if (ev.type === "delta") await stream.delta(ev);
+    }
+    result = acc.result(opened.model.name);
+  } catch (e) {
+    // The provider took the call and produced part of an answer: it bills that, so do we (estimated).
+    onCut({ model: opened.model, usage: usageOf(sent, opened.model, acc.partial()) });
+    throw e;
   }
-  const result = acc.result(opened.model.name);
-  return { result, model: opened.model, attempts: opened.attempts, usage: usageOf(requestFor(opened.model).messages, opened.model, result) };
+  return { result, model: opened.model, attempts: opened.attempts, usage: usageOf(sent, opened.model, result) };
 }

@@ -35,6 +35,8 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
   let model: ModelConfig = p.route.model;
   let last: ChatResult | undefined;
   let calls = 0;
+  /** Calls whose tokens were estimated (the provider reported none: a cut stream, a provider without usage). */
+  let estimatedCalls = 0;
   const events: string[] = [];
 
   const inputWrite: StepWrite = { source: "input", update: { messages: p.inputMessages } };
@@ -42,7 +44,7 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
   const clientToolNames = (p.input.params?.tools ?? []).map((t) => t.function.name);
 
   let loop: { state: AgentState; steps: LoopStep[] };
-  // Every model call that answered is billed, whether or not the run then completes (e.g. steps exhausted).
+  // Every model call the provider answered, in part or whole, is billed, whether or not the run then completes (e.g. steps exhausted, a cut stream).
   const bill = () => {
     if (calls === 0) return;
     const cause = p.input.cause ?? "turn";
@@ -50,6 +52,7 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
       model: model.name,
       cause,
       requests: calls,
+      estimated_requests: estimatedCalls,
       prompt_tokens: usage.prompt_tokens,
       completion_tokens: usage.completion_tokens,
       cost: usage.cost,
@@ -70,11 +73,15 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
         for (const u of before.updates) writes.push({ source: u.middleware, update: u.update });
         for (const e of before.events) events.push(`${e.middleware}: ${e.message}`);
         const request = prepareModelRequest(p.middlewares, before.state, p.runtime, { system: p.agent?.system_prompt ?? null, tools: p.agentTools });
-        const call = await callRouted(deps, p, request.system, request.messages, request.tools, stream, calls === 0);
-        calls++;
-        usage = addUsage(usage, call.usage);
+        const count = (c: { model: ModelConfig; usage: TurnUsage }) => {
+          calls++;
+          if (c.usage.estimated) estimatedCalls++;
+          usage = addUsage(usage, c.usage);
+          model = c.model;
+        };
+        const call = await callRouted(deps, p, request.system, request.messages, request.tools, stream, calls === 0, count);
+        count(call);
         attempts = [...attempts, ...call.attempts];
-        model = call.model;
         last = call.result;
         const reply = makeMessage(
           {

@@ -6,7 +6,7 @@ import { runWithFailover } from "../providers/failover";
 import type { ChatMessage } from "../providers/types";
 import { routerFor } from "../routing/bundled";
 import { messageText, type Message } from "../core/message";
-import { recordUsage, usageOf, type UsageCause } from "./usage";
+import { callRecord, recordUsage, usageOf, type UsageCause } from "./usage";
 
 /**
  * The one summarizer: the summarization middleware (during a turn) and the
@@ -48,13 +48,9 @@ export function summarizerFor(deps: SummarizerDeps, principal: Pick<Principal, "
     });
     const { value, model } = await runWithFailover(route.candidates, (m) => callModel(m, request, { env: deps.env, fetch: deps.fetch }));
     const usage = usageOf(request.messages, model, value);
-    const recorded = recordUsage(deps.env.DB, principal.tenant, {
-      model: model.name,
-      cause,
-      prompt_tokens: usage.prompt_tokens,
-      completion_tokens: usage.completion_tokens,
-      cost: usage.cost,
-    }).catch((e: unknown) => log.error("usage", { cause, message: errorText(e) }));
+    const recorded = recordUsage(deps.env.DB, principal.tenant, callRecord(model.name, cause, usage)).catch((e: unknown) =>
+      log.error("usage", { cause, message: errorText(e) }),
+    );
     if (deps.waitUntil) deps.waitUntil(recorded);
     else await recorded;
     const summary = typeof value.message.content === "string" ? value.message.content.trim() : "";

@@ -13,7 +13,27 @@ export type UsageCause = z.infer<typeof UsageCause>;
 /** What one turn (or one provider call) used; `estimated` when a provider reported no usage. */
 export type TurnUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost: number; estimated: boolean };
 
-export type UsageRecord = { model: string; cause: UsageCause; prompt_tokens: number; completion_tokens: number; cost: number; requests?: number };
+/** `estimated_requests`: how many of `requests` had their tokens estimated (the provider reported none, e.g. a cut stream). */
+export type UsageRecord = {
+  model: string;
+  cause: UsageCause;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+  requests?: number;
+  estimated_requests?: number;
+};
+
+/** One provider call's usage as a record to bill under `cause` (marked estimated when the provider reported none). */
+export const callRecord = (model: string, cause: UsageCause, u: TurnUsage): UsageRecord => ({
+  model,
+  cause,
+  prompt_tokens: u.prompt_tokens,
+  completion_tokens: u.completion_tokens,
+  cost: u.cost,
+  requests: 1,
+  estimated_requests: u.estimated ? 1 : 0,
+});
 
 export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
@@ -25,23 +45,33 @@ export async function recordUsage(db: D1Database, tenant: string, u: UsageRecord
 export function usageStatement(db: D1Database, tenant: string, u: UsageRecord, now = Date.now()): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO usage (tenant_id, day, model, cause, requests, prompt_tokens, completion_tokens, cost)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+      `INSERT INTO usage (tenant_id, day, model, cause, requests, prompt_tokens, completion_tokens, cost, estimated_requests)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
        ON CONFLICT (tenant_id, day, model, cause) DO UPDATE SET
          requests = requests + excluded.requests,
          prompt_tokens = prompt_tokens + excluded.prompt_tokens,
          completion_tokens = completion_tokens + excluded.completion_tokens,
-         cost = cost + excluded.cost`,
+         cost = cost + excluded.cost,
+         estimated_requests = estimated_requests + excluded.estimated_requests`,
     )
-    .bind(tenant, utcDay(now), u.model, u.cause, u.requests ?? 1, u.prompt_tokens, u.completion_tokens, u.cost);
+    .bind(tenant, utcDay(now), u.model, u.cause, u.requests ?? 1, u.prompt_tokens, u.completion_tokens, u.cost, u.estimated_requests ?? 0);
 }
 
-export type UsageRow = { day: string; model: string; cause: UsageCause; requests: number; prompt_tokens: number; completion_tokens: number; cost: number };
+export type UsageRow = {
+  day: string;
+  model: string;
+  cause: UsageCause;
+  requests: number;
+  estimated_requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+};
 
 export async function listUsage(db: D1Database, tenant: string, from: string, to: string): Promise<UsageRow[]> {
   const { results } = await db
     .prepare(
-      `SELECT day, model, cause, requests, prompt_tokens, completion_tokens, cost FROM usage
+      `SELECT day, model, cause, requests, estimated_requests, prompt_tokens, completion_tokens, cost FROM usage
        WHERE tenant_id = ?1 AND day >= ?2 AND day <= ?3 ORDER BY day, model, cause LIMIT 1000`,
     )
     .bind(tenant, from, to)

@@ -36,6 +36,15 @@ export class StreamAccumulator {
   result(modelName: string): ChatResult {
     const done = this.#done;
     if (!done) throw streamCut(modelName);
+    return this.#fold(done);
+  }
+
+  /** What arrived before a stream was cut: its content and calls so far, no usage (a cut stream reports none). */
+  partial(): ChatResult {
+    return this.#fold({ type: "done", finish_reason: "length", upstream_model: "" });
+  }
+
+  #fold(done: DoneEvent): ChatResult {
     const toolCalls: ToolCall[] = [...this.#calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, c]) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));

@@ -10,7 +10,7 @@ import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { quoteLine, validateFactText, validateKey } from "../memory/facts";
 import { MemoryScope } from "../memory/scope";
 import { estimateTokens } from "../core/tokens";
-import { recordUsage, usageOf } from "../pipeline/usage";
+import { callRecord, recordUsage, usageOf } from "../pipeline/usage";
 import { callModel } from "../providers/call";
 import { runWithFailover } from "../providers/failover";
 import type { ChatMessage } from "../providers/types";
@@ -168,13 +168,7 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
   const { value, model } = await runWithFailover(candidates, (m) => callModel(m, request, { env }));
   // Billed before the output is judged: the call was made whether or not its facts are kept.
   const usage = usageOf(request.messages, model, value);
-  await recordUsage(env.DB, task.tenant, {
-    model: model.name,
-    cause: "extraction",
-    prompt_tokens: usage.prompt_tokens,
-    completion_tokens: usage.completion_tokens,
-    cost: usage.cost,
-  });
+  await recordUsage(env.DB, task.tenant, callRecord(model.name, "extraction", usage));
   const facts = validateExtraction(value.message.content ?? "", { scope, kinds: config.kinds });
 
   let replaced = 0;
