@@ -205,9 +205,12 @@ CREATE TABLE store_items (
   value       TEXT NOT NULL,
   created_at  INTEGER NOT NULL,
   updated_at  INTEGER NOT NULL,
+  expires_at  INTEGER,                    -- ms; NULL: never (LangGraph's TTL)
+  ttl_minutes REAL,                       -- what a refreshing read renews it by
   PRIMARY KEY (tenant_id, namespace, key)
 );
 CREATE INDEX store_items_by_update ON store_items (tenant_id, updated_at);
+CREATE INDEX store_items_expiring ON store_items (tenant_id, expires_at) WHERE expires_at IS NOT NULL;
 
 -- Per-tenant counts for the quotas (src/quotas.ts), kept by triggers in the same transaction as
 -- every write that changes them, so a quota check reads one row instead of counting.

@@ -6,6 +6,12 @@ export type EdgeweaveClientOptions = {
   apiKey: string;
   /** Defaults to globalThis.fetch (pass one to count calls, add retries or call a service binding). */
   fetch?: typeof fetch;
+  /**
+   * 429 (the key's rate limit) is retried after the Retry-After the server sends (60 s for
+   * edgeweave's limiter), at most `maxRetries` times (default 3) and never waiting longer than
+   * `maxWaitMs` at once (default 60,000); then the 429 is thrown. `maxRetries: 0` turns it off.
+   */
+  retry?: { maxRetries?: number; maxWaitMs?: number };
 };
 
 /** An error answered by edgeweave: `{"error":{"code":"BEM-…","message":"…"}}`. */
@@ -35,7 +41,15 @@ export class EdgeweaveHttp {
   async call<T>(method: "GET" | "POST" | "PUT" | "DELETE", path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.opts.apiKey}` };
     if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await this.doFetch(`${this.base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
+    const maxRetries = this.opts.retry?.maxRetries ?? 3;
+    let res = await this.doFetch(`${this.base}${path}`, init);
+    // A 429 is answered before the request is read, so sending it again is safe, writes included.
+    for (let retry = 0; res.status === 429 && retry < maxRetries; retry++) {
+      await res.body?.cancel();
+      await sleep(retryWait(res.headers, retry, this.opts.retry?.maxWaitMs ?? 60_000));
+      res = await this.doFetch(`${this.base}${path}`, init);
+    }
     if (res.status === 204) return undefined as T;
     const text = await res.text();
     if (!res.ok) {
@@ -55,3 +69,38 @@ export class EdgeweaveHttp {
 }
 
 export const pathId = (id: string) => encodeURIComponent(id);
+
+const utf8 = new TextEncoder();
+export const jsonBytes = (v: unknown): number => utf8.encode(JSON.stringify(v)).length;
+
+/**
+ * Ops in order, cut into requests of at most `maxOps` ops and `maxBytes` of JSON (the server's caps
+ * on one request); an op larger than that on its own goes alone, and the server says which cap it passed.
+ */
+export function inRequests<T>(ops: T[], maxOps: number, maxBytes: number): T[][] {
+  const parts: T[][] = [];
+  let part: T[] = [];
+  let bytes = 0;
+  for (const op of ops) {
+    const size = jsonBytes(op) + 1;
+    if (part.length > 0 && (part.length === maxOps || bytes + size > maxBytes)) parts.push(part), (part = []), (bytes = 0);
+    part.push(op);
+    bytes += size;
+  }
+  if (part.length) parts.push(part);
+  return parts;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * How long to wait before retry number `retry` (from 0): the server's Retry-After (seconds or an
+ * HTTP date), else 1 s doubling per retry; capped at `maxMs`, and a little less at random so clients
+ * limited together do not all come back in the same instant.
+ */
+export function retryWait(headers: Headers, retry: number, maxMs: number, now = Date.now(), random = Math.random): number {
+  const value = headers.get("retry-after")?.trim() ?? "";
+  const asked = /^\d+(\.\d+)?$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now;
+  const wait = Number.isFinite(asked) && asked >= 0 ? asked : 1000 * 2 ** retry;
+  return Math.round(Math.min(wait, maxMs) * (1 - 0.1 * random()));
+}

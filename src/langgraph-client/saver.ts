@@ -16,7 +16,7 @@ import {
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import { fromBase64, toBase64 } from "./base64.js";
-import { EdgeweaveError, EdgeweaveHttp, pathId, type EdgeweaveClientOptions } from "./http.js";
+import { EdgeweaveError, EdgeweaveHttp, inRequests, pathId, type EdgeweaveClientOptions } from "./http.js";
 
 /** Serde output on the wire: type and base64 bytes (the server never decodes values). */
 type Wire = { t: string; b: string };
@@ -69,7 +69,9 @@ type Queue = {
 };
 
 const LIST_PAGE = 200;
+/** The server's caps on one batch request: 256 ops, and a 16 MiB body (less room for the envelope). */
 const BATCH_MAX = 256;
+const BATCH_BYTES = 16 * 1024 * 1024 - 64 * 1024;
 
 /**
  * LangGraph checkpointer backed by edgeweave: each thread's checkpoints live in
@@ -296,8 +298,8 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
     if (ops.length === 0) return Promise.resolve();
     q.inflight = (async () => {
       try {
-        for (let at = 0; at < ops.length; at += BATCH_MAX) {
-          await this.http.call("POST", `/threads/${pathId(threadId)}/batch`, { ops: ops.slice(at, at + BATCH_MAX) });
+        for (const part of inRequests(ops, BATCH_MAX, BATCH_BYTES)) {
+          await this.http.call("POST", `/threads/${pathId(threadId)}/batch`, { ops: part });
         }
         for (const d of done) d.resolve();
       } catch (e) {

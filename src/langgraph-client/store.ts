@@ -1,5 +1,9 @@
 import { BaseStore, type Item, type Operation, type OperationResults } from "@langchain/langgraph-checkpoint";
-import { EdgeweaveHttp, type EdgeweaveClientOptions } from "./http.js";
+import { EdgeweaveError, EdgeweaveHttp, inRequests, jsonBytes, type EdgeweaveClientOptions } from "./http.js";
+
+/** What one /store/batch request carries at most: the server's 100 ops, and its 1 MiB body less room for the envelope. */
+const BATCH_OPS = 100;
+const BATCH_BYTES = 1024 * 1024 - 1024;
 
 type WireItem = { namespace: string[]; key: string; value: Record<string, unknown>; created_at: string; updated_at: string };
 type WireResult = WireItem | { items: WireItem[] } | { namespaces: string[][] } | null;
@@ -20,8 +24,10 @@ const toItem = (w: WireItem): Item => ({
  *
  * A namespace's first two labels are a memory scope (`["organization", "acme"]` is
  * `organization:acme`); the key's grants decide which namespaces it reaches, as for facts.
- * Values are JSON. Each `batch` is one request. There is no semantic index: a search's
- * `query` is ignored and items carry no score.
+ * Values are JSON. A `batch` goes out as few requests as the server's caps allow (100
+ * ops and 1 MiB a request), in order; so one item's value is at most about 1 MiB (413 BEM-013,
+ * before anything is sent). There is no semantic index: a search's `query` is ignored and items
+ * carry no score.
  */
 export class EdgeweaveStore extends BaseStore {
   private readonly http: EdgeweaveHttp;
@@ -43,7 +49,19 @@ export class EdgeweaveStore extends BaseStore {
       const suffix = op.matchConditions?.find((m) => m.matchType === "suffix")?.path;
       return { op: "list_namespaces", prefix, suffix, max_depth: op.maxDepth, limit: op.limit, offset: op.offset };
     });
-    const { results } = await this.http.call<{ results: WireResult[] }>("POST", "/store/batch", { ops });
+    const results: WireResult[] = [];
+    for (const op of ops) {
+      const size = jsonBytes(op);
+      if (size > BATCH_BYTES) {
+        throw new EdgeweaveError(
+          413,
+          "BEM-013",
+          `A store ${op.op} of ${size} bytes is over the ${BATCH_BYTES} bytes one store request carries (an item's value is at most about 1 MiB)`,
+        );
+      }
+    }
+    for (const part of inRequests(ops, BATCH_OPS, BATCH_BYTES))
+      results.push(...(await this.http.call<{ results: WireResult[] }>("POST", "/store/batch", { ops: part })).results);
     return results.map((r, i) => {
       const op = operations[i]!;
       if ("namespacePrefix" in op) return (r as { items: WireItem[] }).items.map(toItem);

@@ -17,7 +17,8 @@ const Filter = z.record(z.string(), z.unknown()).optional();
 const ItemWire = z
   .object({ namespace: z.array(z.string()), key: z.string(), value: Value, created_at: z.string(), updated_at: z.string() })
   .openapi("StoreItem");
-const Ttl = { index: z.unknown().optional(), ttl: z.number().nullable().optional(), refresh_ttl: z.boolean().nullable().optional() };
+/** `ttl` in minutes (null: never expires), as LangGraph's store API; `index` is accepted and unused (no semantic index). */
+const Ttl = { index: z.unknown().optional(), ttl: z.number().positive().nullable().optional() };
 
 const PutBody = z.object({ namespace: Namespace, key: Key, value: Value.nullable(), ...Ttl });
 const SearchBody = z.object({
@@ -35,16 +36,16 @@ const NamespacesBody = z.object({
   limit: z.number().int().min(1).max(1000).default(100),
   offset: z.number().int().min(0).default(0),
 });
-const BatchOp = z.union([
+const BatchOp = z.discriminatedUnion("op", [
   z.object({ op: z.literal("get"), namespace: Namespace, key: Key }),
-  z.object({ op: z.literal("put"), namespace: Namespace, key: Key, value: Value.nullable() }),
+  z.object({ op: z.literal("put"), namespace: Namespace, key: Key, value: Value.nullable(), ...Ttl }),
   z.object({ op: z.literal("search"), ...SearchBody.shape }),
   z.object({ op: z.literal("list_namespaces"), ...NamespacesBody.shape }),
 ]);
 const BatchBody = z.object({ ops: z.array(BatchOp).min(1).max(100) });
 const BatchResult = z.union([ItemWire.nullable(), z.object({ items: z.array(ItemWire) }), z.object({ namespaces: z.array(z.array(z.string())) })]);
 
-const errs = () => errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-120", "BEM-121");
+const errs = () => errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-120", "BEM-121", "BEM-146");
 const json = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
 
 const putItem = createRoute({
@@ -62,7 +63,7 @@ const getItem = createRoute({
   middleware: access("reach_namespace", "none", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "An item, or null",
-  request: { query: z.object({ namespace: z.string().max(4096), key: Key, refresh_ttl: z.string().optional() }) },
+  request: { query: z.object({ namespace: z.string().max(4096), key: Key, refresh_ttl: z.enum(["true", "false"]).optional() }) },
   responses: { 200: jsonContent(ItemWire.nullable(), "The item, or null"), ...errs() },
 });
 const deleteItem = createRoute({
@@ -79,7 +80,7 @@ const searchItems = createRoute({
   path: "/v1/langgraph/store/items/search",
   middleware: access("reach_namespace", "run", { rate: "langgraph" }),
   tags: ["langgraph store"],
-  summary: "Items under a namespace prefix, filtered by value fields ($eq $ne $gt $gte $lt $lte)",
+  summary: "Items under a namespace prefix, filtered by value fields ($eq $ne $gt $gte $lt $lte $in $nin)",
   request: json(SearchBody),
   responses: { 200: jsonContent(z.object({ items: z.array(ItemWire) }), "Newest update first"), ...errs() },
 });
@@ -104,21 +105,23 @@ const batch = createRoute({
 
 type Search = z.infer<typeof SearchBody>;
 type Namespaces = z.infer<typeof NamespacesBody>;
-const search = (s: ScopedStore, b: Search) => s.search(b.namespace_prefix, { filter: b.filter, limit: b.limit, offset: b.offset });
+const search = (s: ScopedStore, b: Search) =>
+  s.search(b.namespace_prefix, { filter: b.filter, limit: b.limit, offset: b.offset, refreshTtl: b.refresh_ttl ?? undefined });
 const namespaces = (s: ScopedStore, b: Namespaces) =>
   s.listNamespaces({ prefix: b.prefix ?? undefined, suffix: b.suffix ?? undefined, maxDepth: b.max_depth ?? undefined, limit: b.limit, offset: b.offset });
-const putOrDelete = (s: ScopedStore, ns: string[], key: string, value: Record<string, unknown> | null) =>
-  value === null ? s.delete(ns, key) : s.put(ns, key, value);
+const putOrDelete = (s: ScopedStore, ns: string[], key: string, value: Record<string, unknown> | null, ttl?: number | null) =>
+  value === null ? s.delete(ns, key) : s.put(ns, key, value, { ttl });
 
 export const storeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(putItem, async (c) => {
     const b = c.req.valid("json");
-    await putOrDelete(new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items")), b.namespace, b.key, b.value);
+    await putOrDelete(new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items")), b.namespace, b.key, b.value, b.ttl);
     return c.body(null, 204);
   })
   .openapi(getItem, async (c) => {
     const q = c.req.valid("query");
-    return c.json(await new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items")).get(q.namespace.split("."), q.key), 200);
+    const store = new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items"));
+    return c.json(await store.get(q.namespace.split("."), q.key, { refreshTtl: q.refresh_ttl !== "false" }), 200);
   })
   .openapi(deleteItem, async (c) => {
     const b = c.req.valid("json");
@@ -136,7 +139,7 @@ export const storeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
     const results = [];
     for (const op of c.req.valid("json").ops) {
       if (op.op === "get") results.push(await store.get(op.namespace, op.key));
-      else if (op.op === "put") results.push((await putOrDelete(store, op.namespace, op.key, op.value), null));
+      else if (op.op === "put") results.push((await putOrDelete(store, op.namespace, op.key, op.value, op.ttl), null));
       else if (op.op === "search") results.push({ items: await search(store, op) });
       else results.push({ namespaces: await namespaces(store, op) });
     }

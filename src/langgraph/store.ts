@@ -42,18 +42,29 @@ function requireNamespace(p: Principal, ns: readonly string[]): void {
 const joined = (ns: readonly string[]) => ns.join(".");
 const after = (prefix: string) => [`${prefix}.`, `${prefix}/`] as const; // '/' follows '.': [p., p/) is every p.*
 
+/** Numbered SQL parameters (`?1`, `?2`, …): a statement built from parts binds each value once. */
+class Params {
+  readonly values: unknown[] = [];
+  add(v: unknown): string {
+    this.values.push(v);
+    return `?${this.values.length}`;
+  }
+}
+
 /**
- * SQL (and args) matching the namespaces the principal's grants reach (policy `reach_namespace`, in SQL); null: all of the tenant.
+ * SQL matching the namespaces the principal's grants reach (policy `reach_namespace`, in SQL); null: all of the tenant.
  * It must match exactly what `grantMatches` allows for a namespace's scope (its first two labels), never more:
  * - "name:prefix*" reaches namespaces whose second label starts with prefix — none when prefix holds '.' or ':',
  *   which labels never do (as text, "organization:acme.*" would start "organization.acme.notes", of organization:acme);
  * - "name:id" reaches [name, id, …] — none when id holds '.' or ':' ("organization:a.b" is not ["organization","a","b"]);
  * - a bare "name" reaches the one-label namespace [name] only: [name, x, …] is scope name:x, which it does not grant.
+ * Each kind is one JSON parameter walked with json_each, so a key's 64 grants stay under D1's 100 bound parameters.
  */
-function grantClause(p: Principal): { sql: string; args: string[] } | null {
+function grantClause(p: Principal, bind: Params): string | null {
   if (p.grants.includes("*")) return null;
-  const parts: string[] = [];
-  const args: string[] = [];
+  const exact: string[] = [];
+  const subtrees: string[] = [];
+  const ranges: [string, string][] = [];
   const asLabel = (id: string) => !/[.:]/.test(id);
   for (const g of p.grants) {
     if (g.endsWith("*")) {
@@ -62,28 +73,39 @@ function grantClause(p: Principal): { sql: string; args: string[] } | null {
       const prefix = g.slice(at + 1, -1);
       if (!asLabel(prefix)) continue;
       const start = `${g.slice(0, at)}.${prefix}`;
-      parts.push(`(namespace >= ? AND namespace < ?)`);
-      args.push(start, `${start}\u{10ffff}`);
+      ranges.push([start, `${start}\u{10ffff}`]);
     } else {
       const scope = MemoryScope.parse(g);
       const ns = joined(namespaceOfScope(scope));
-      if (scope.id === undefined) {
-        parts.push(`namespace = ?`);
-        args.push(ns);
-      } else if (asLabel(scope.id)) {
-        parts.push(`(namespace = ? OR (namespace >= ? AND namespace < ?))`);
-        args.push(ns, ...after(ns));
-      }
+      if (scope.id === undefined) exact.push(ns);
+      else if (asLabel(scope.id)) subtrees.push(ns);
     }
   }
-  return parts.length ? { sql: `(${parts.join(" OR ")})`, args } : { sql: "0", args: [] };
+  const parts: string[] = [];
+  if (exact.length) parts.push(`namespace IN (SELECT value FROM json_each(${bind.add(JSON.stringify(exact))}))`);
+  if (subtrees.length) {
+    // '/' follows '.': [ns., ns/) is every ns.*
+    parts.push(
+      `EXISTS (SELECT 1 FROM json_each(${bind.add(JSON.stringify(subtrees))}) g WHERE namespace = g.value OR (namespace >= g.value || '.' AND namespace < g.value || '/'))`,
+    );
+  }
+  if (ranges.length) {
+    parts.push(
+      `EXISTS (SELECT 1 FROM json_each(${bind.add(JSON.stringify(ranges))}) r WHERE namespace >= json_extract(r.value, '$[0]') AND namespace < json_extract(r.value, '$[1]'))`,
+    );
+  }
+  return parts.length ? `(${parts.join(" OR ")})` : "0";
 }
 
-function prefixClause(prefix: readonly string[]): { sql: string; args: string[] } | null {
+function prefixClause(prefix: readonly string[], bind: Params): string | null {
   if (prefix.length === 0) return null;
   const ns = joined(prefix);
-  return { sql: `(namespace = ? OR (namespace >= ? AND namespace < ?))`, args: [ns, ...after(ns)] };
+  const [lo, hi] = after(ns);
+  return `(namespace = ${bind.add(ns)} OR (namespace >= ${bind.add(lo)} AND namespace < ${bind.add(hi)}))`;
 }
+
+/** Items not past their TTL. */
+const alive = (bind: Params, now: number) => `(expires_at IS NULL OR expires_at > ${bind.add(now)})`;
 
 const toItem = (r: Row): StoreItem => ({
   namespace: r.namespace.split("."),
@@ -97,6 +119,10 @@ function checkKey(key: string): void {
   if (key.length === 0 || key.length > MAX_KEY) throw new AppError("BEM-120", `A key is 1-${MAX_KEY} characters`);
 }
 
+/** How long an item lives: `ttl` minutes from its put, renewed by reads that refresh it (LangGraph's TTL). */
+export type Ttl = { ttl?: number | null };
+const MINUTE = 60_000;
+
 export class ScopedStore {
   private readonly tenant: string;
 
@@ -109,19 +135,30 @@ export class ScopedStore {
     this.tenant = tenantOf(principal);
   }
 
-  async put(ns: string[], key: string, value: Record<string, unknown>, now = Date.now()): Promise<void> {
+  async put(ns: string[], key: string, value: Record<string, unknown>, opts: Ttl = {}, now = Date.now()): Promise<void> {
     requireNamespace(this.principal, ns);
     checkKey(key);
+    const ttl = opts.ttl ?? null;
+    const expires = ttl === null ? null : now + Math.round(ttl * MINUTE);
     // One statement: it writes only when the key exists or the tenant's count (kept by triggers) has room.
-    const res = await this.db
-      .prepare(
-        `INSERT INTO store_items (tenant_id, namespace, key, value, created_at, updated_at) SELECT ?1, ?2, ?3, ?4, ?5, ?5
-         WHERE EXISTS (SELECT 1 FROM store_items WHERE tenant_id = ?1 AND namespace = ?2 AND key = ?3)
-            OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_items'), 0) < ?6
-         ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-      )
-      .bind(this.tenant, joined(ns), key, JSON.stringify(value), now, this.maxItems)
-      .run();
+    const write = () =>
+      this.db
+        .prepare(
+          `INSERT INTO store_items (tenant_id, namespace, key, value, created_at, updated_at, expires_at, ttl_minutes) SELECT ?1, ?2, ?3, ?4, ?5, ?5, ?7, ?8
+           WHERE EXISTS (SELECT 1 FROM store_items WHERE tenant_id = ?1 AND namespace = ?2 AND key = ?3)
+              OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_items'), 0) < ?6
+           ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
+             expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes,
+             created_at = CASE WHEN store_items.expires_at <= excluded.updated_at THEN excluded.created_at ELSE store_items.created_at END`,
+        )
+        .bind(this.tenant, joined(ns), key, JSON.stringify(value), now, this.maxItems, expires, ttl)
+        .run();
+    let res = await write();
+    if (res.meta.changes === 0) {
+      // Expired items still count until removed: remove the tenant's, then try once more.
+      const purged = await this.db.prepare(`DELETE FROM store_items WHERE tenant_id = ? AND expires_at <= ?`).bind(this.tenant, now).run();
+      if (purged.meta.changes > 0) res = await write();
+    }
     if (res.meta.changes === 0) {
       throw new AppError(
         "BEM-121",
@@ -130,12 +167,17 @@ export class ScopedStore {
     }
   }
 
-  async get(ns: string[], key: string): Promise<StoreItem | null> {
+  /** The item, unless absent or past its TTL; `refreshTtl` (LangGraph's default) renews its TTL. */
+  async get(ns: string[], key: string, opts: { refreshTtl?: boolean } = {}, now = Date.now()): Promise<StoreItem | null> {
     requireNamespace(this.principal, ns);
+    const bind = new Params();
     const row = await this.db
-      .prepare(`SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE tenant_id = ? AND namespace = ? AND key = ?`)
-      .bind(this.tenant, joined(ns), key)
+      .prepare(
+        `SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE tenant_id = ${bind.add(this.tenant)} AND namespace = ${bind.add(joined(ns))} AND key = ${bind.add(key)} AND ${alive(bind, now)}`,
+      )
+      .bind(...bind.values)
       .first<Row>();
+    if (row && opts.refreshTtl !== false) await this.refresh([row], now);
     return row ? toItem(row) : null;
   }
 
@@ -144,32 +186,56 @@ export class ScopedStore {
     await this.db.prepare(`DELETE FROM store_items WHERE tenant_id = ? AND namespace = ? AND key = ?`).bind(this.tenant, joined(ns), key).run();
   }
 
-  /** Items under the prefix the key reaches, newest update first, filtered by value fields. (No semantic index: `query` is not used.) */
-  async search(prefix: string[], opts: { filter?: Record<string, unknown>; limit?: number; offset?: number }): Promise<StoreItem[]> {
+  /**
+   * Items under the prefix the key reaches, newest update first (then namespace and key), filtered
+   * by value fields; past their TTL they are gone, and `refreshTtl` (the default) renews what is
+   * returned. (No semantic index: `query` is not used.)
+   */
+  async search(
+    prefix: string[],
+    opts: { filter?: Record<string, unknown>; limit?: number; offset?: number; refreshTtl?: boolean },
+    now = Date.now(),
+  ): Promise<StoreItem[]> {
     checkLabels(prefix, true);
-    const where = [`tenant_id = ?`];
-    const args: unknown[] = [this.tenant];
-    for (const c of [prefixClause(prefix), grantClause(this.principal), filterClause(opts.filter ?? {})]) {
-      if (c) where.push(c.sql), args.push(...c.args);
-    }
+    const bind = new Params();
+    const where = [`tenant_id = ${bind.add(this.tenant)}`, alive(bind, now)];
+    for (const c of [prefixClause(prefix, bind), grantClause(this.principal, bind), filterClause(opts.filter ?? {}, bind)]) if (c) where.push(c);
     const rows = await this.db
       .prepare(
-        `SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE ${where.join(" AND ")} ORDER BY updated_at DESC, namespace, key LIMIT ? OFFSET ?`,
+        `SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE ${where.join(" AND ")}
+         ORDER BY updated_at DESC, namespace, key LIMIT ${bind.add(opts.limit ?? 10)} OFFSET ${bind.add(opts.offset ?? 0)}`,
       )
-      .bind(...args, opts.limit ?? 10, opts.offset ?? 0)
+      .bind(...bind.values)
       .all<Row>();
+    if (opts.refreshTtl !== false) await this.refresh(rows.results, now);
     return rows.results.map(toItem);
   }
 
+  /** Renews the TTL of these items (those put with one). */
+  private async refresh(rows: readonly Pick<Row, "namespace" | "key">[], now: number): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db
+      .prepare(
+        `UPDATE store_items SET expires_at = ?2 + CAST(ttl_minutes * ${MINUTE} AS INTEGER)
+         WHERE tenant_id = ?1 AND ttl_minutes IS NOT NULL
+           AND (namespace, key) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?3))`,
+      )
+      .bind(this.tenant, now, JSON.stringify(rows.map((r) => [r.namespace, r.key])))
+      .run();
+  }
+
   /** Distinct namespaces the key reaches, matched by prefix / suffix ("*" matches any label), cut to maxDepth. */
-  async listNamespaces(opts: { prefix?: string[]; suffix?: string[]; maxDepth?: number; limit?: number; offset?: number }): Promise<string[][]> {
-    const where = [`tenant_id = ?`];
-    const args: unknown[] = [this.tenant];
-    const grant = grantClause(this.principal);
-    if (grant) where.push(grant.sql), args.push(...grant.args);
+  async listNamespaces(
+    opts: { prefix?: string[]; suffix?: string[]; maxDepth?: number; limit?: number; offset?: number },
+    now = Date.now(),
+  ): Promise<string[][]> {
+    const bind = new Params();
+    const where = [`tenant_id = ${bind.add(this.tenant)}`, alive(bind, now)];
+    const grant = grantClause(this.principal, bind);
+    if (grant) where.push(grant);
     const rows = await this.db
       .prepare(`SELECT DISTINCT namespace FROM store_items WHERE ${where.join(" AND ")} ORDER BY namespace`)
-      .bind(...args)
+      .bind(...bind.values)
       .all<{ namespace: string }>();
     const seen = new Set<string>();
     const out: string[][] = [];
@@ -190,31 +256,57 @@ export class ScopedStore {
 
 const labelsMatch = (labels: string[], pattern: readonly string[]) => labels.length === pattern.length && pattern.every((p, i) => p === "*" || p === labels[i]);
 
-const OPS = { $eq: "IS", $ne: "IS NOT", $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" } as const;
-type Op = keyof typeof OPS;
+/** LangGraph's filter operators (FilterOperators in @langchain/langgraph-checkpoint); any other `$` key is refused. */
+const OPERATORS = new Set(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"]);
+const COMPARE = { $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" } as const;
+const MAX_CONDITIONS = 100;
+const MAX_DEPTH = 16;
 
-/** `{field: value}` or `{field: {$op: value}}`; dotted fields reach nested values. */
-function filterClause(filter: Record<string, unknown>): { sql: string; args: unknown[] } | null {
+const badFilter = (message: string) => new AppError("BEM-146", message);
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * `{field: value}` or `{field: {$op: value, …}}`, as LangGraph's InMemoryStore reads them: equality
+ * is of type and value (`{field: null}` matches a stored null, not a missing field; `$ne` and `$nin`
+ * match a missing field), `$gt`…`$lte` compare numbers with numbers and strings with strings, `$in` /
+ * `$nin` take a list. A dotted field reaches nested values. Fields are looked up by key (json_each),
+ * never spliced into a JSON path, so any character works; all paths and values travel in one JSON
+ * parameter, so the number of conditions does not meet D1's bound-parameter limit.
+ */
+function filterClause(filter: Record<string, unknown>, bind: Params): string | null {
+  if (Object.keys(filter).length === 0) return null;
+  const conditions: [string[], unknown][] = [];
   const parts: string[] = [];
-  const args: unknown[] = [];
+  const f = bind.add(null); // set below, once every condition is in
   for (const [field, cond] of Object.entries(filter)) {
-    const path = `$${field
-      .split(".")
-      .map((p) => `."${p.replaceAll('"', '""')}"`)
-      .join("")}`;
-    const isOps = typeof cond === "object" && cond !== null && !Array.isArray(cond) && Object.keys(cond).every((k) => k in OPS);
-    const conds: [Op, unknown][] = isOps ? (Object.entries(cond) as [Op, unknown][]) : [["$eq", cond]];
-    for (const [op, value] of conds) {
-      const isObject = typeof value === "object" && value !== null;
-      parts.push(isObject ? `json_extract(value, ?) ${OPS[op]} json(?)` : `json_extract(value, ?) ${OPS[op]} ?`);
-      args.push(path, sqlValue(value));
+    const path = field.split(".");
+    if (path.length > MAX_DEPTH) throw badFilter(`Filter field '${field.slice(0, 80)}' is nested deeper than ${MAX_DEPTH} levels`);
+    const opEntries = isRecord(cond) && Object.keys(cond).some((k) => k.startsWith("$")) ? Object.entries(cond) : [["$eq", cond] as [string, unknown]];
+    for (const [op, value] of opEntries) {
+      if (!OPERATORS.has(op)) throw badFilter(`Filter operator '${op.slice(0, 40)}' on '${field.slice(0, 80)}' is not supported (${[...OPERATORS].join(" ")})`);
+      const i = conditions.push([path, value]) - 1;
+      if (conditions.length > MAX_CONDITIONS) throw badFilter(`A filter holds at most ${MAX_CONDITIONS} conditions`);
+      // The field's value in the item: one json_each per label, each keyed by the label from the parameter.
+      const from = path.map((_, d) => `json_each(${d === 0 ? "store_items.value" : `j${d - 1}.value`}) j${d}`);
+      const on = path.map((_, d) => `j${d}.key = json_extract(${f}, '$[${i}][0][${d}]')`);
+      const leaf = `j${path.length - 1}`;
+      const want = `json_extract(${f}, '$[${i}][1]')`;
+      const exists = (extraFrom: string[], extraWhere: string[]) =>
+        `EXISTS (SELECT 1 FROM ${[...from, ...extraFrom].join(", ")} WHERE ${[...on, ...extraWhere].join(" AND ")})`;
+      const equal = exists([], [`${leaf}.type IS json_type(${f}, '$[${i}][1]')`, `${leaf}.value IS ${want}`]);
+      const member = exists([`json_each(${f}, '$[${i}][1]') l`], [`${leaf}.type IS l.type`, `${leaf}.value IS l.value`]);
+      if (op === "$eq") parts.push(equal);
+      else if (op === "$ne") parts.push(`NOT ${equal}`);
+      else if (op === "$in" || op === "$nin") {
+        if (!Array.isArray(value)) throw badFilter(`Filter '${field.slice(0, 80)}': ${op} takes a list`);
+        parts.push(op === "$in" ? member : `NOT ${member}`);
+      } else {
+        const types = typeof value === "number" ? `('integer', 'real')` : typeof value === "string" ? `('text')` : null;
+        if (!types) throw badFilter(`Filter '${field.slice(0, 80)}': ${op} compares numbers or strings`);
+        parts.push(exists([], [`${leaf}.type IN ${types}`, `${leaf}.value ${COMPARE[op as keyof typeof COMPARE]} ${want}`]));
+      }
     }
   }
-  return parts.length ? { sql: parts.join(" AND "), args } : null;
-}
-
-function sqlValue(v: unknown): unknown {
-  if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "object" && v !== null) return JSON.stringify(v);
-  return v ?? null;
+  bind.values[Number(f.slice(1)) - 1] = JSON.stringify(conditions);
+  return parts.length ? parts.join(" AND ") : null;
 }

@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { EdgeweaveStore } from "../../src/langgraph-client/store";
+import { api, createKey, createTenant } from "../support/tenants";
+import { BASE_URL, workerFetch } from "./support";
+
+/** Issue #25.11: LangGraph input that answered 500 BEM-001 is a coded 4xx, or works. */
+const b64 = (o: unknown) => btoa(JSON.stringify(o));
+const storeFor = (key: string) => new EdgeweaveStore({ baseUrl: BASE_URL, apiKey: key, fetch: workerFetch() });
+const codeOf = async (res: Response) => ((await res.json()) as { error?: { code: string } }).error?.code;
+
+describe("LangGraph input that used to answer 500", () => {
+  it("base64 the schema accepted but atob rejects ('A', 'AAAAA', 'AB='): 400 BEM-011, nothing stored", async () => {
+    const t = await createTenant();
+    for (const bad of ["A", "AAAAA", "AB=", "AAAAAA="]) {
+      const op = {
+        op: "put",
+        ns: "",
+        id: "1ef-1",
+        parent_id: null,
+        v: 4,
+        versions: {},
+        checkpoint: { t: "json", b: b64({}) },
+        metadata: { t: "json", b: bad },
+        blobs: [],
+      };
+      const res = await api("/v1/langgraph/threads/b64/batch", { key: t.adminKey, body: { ops: [op] } });
+      expect(res.status, bad).toBe(400);
+      expect(await codeOf(res)).toBe("BEM-011");
+    }
+    const got = await api("/v1/langgraph/threads/b64/get", { key: t.adminKey, body: {} });
+    expect(((await got.json()) as { tuple: unknown }).tuple).toBeNull();
+    // What btoa makes, padded or not, still goes in.
+    for (const good of ["", "AA==", "AA", "AAA=", "AAA", "AAAA"]) {
+      const op = {
+        op: "writes",
+        ns: "",
+        checkpoint_id: "1ef-1",
+        task_id: `t-${good.length}`,
+        task_path: "",
+        writes: [{ channel: "c", idx: 0, value: { t: "bytes", b: good } }],
+      };
+      expect((await api("/v1/langgraph/threads/b64/batch", { key: t.adminKey, body: { ops: [op] } })).status, good).toBe(200);
+    }
+  });
+
+  it("store filter fields holding a backslash, a quote or NUL match those fields", async () => {
+    const t = await createTenant();
+    const store = storeFor(t.adminKey);
+    const ns = ["docset", "odd"];
+    const fields = ["a\\b", 'say "hi"', "nul\u0000here", "plain"];
+    await store.put(ns, "odd", Object.fromEntries(fields.map((f) => [f, 1])));
+    await store.put(ns, "other", { plain: 2 });
+    for (const field of fields) {
+      const res = await api("/v1/langgraph/store/items/search", { key: t.adminKey, body: { namespace_prefix: ns, filter: { [field]: 1 } } });
+      expect(res.status, JSON.stringify(field)).toBe(200);
+      expect(((await res.json()) as { items: { key: string }[] }).items.map((i) => i.key)).toEqual(["odd"]);
+    }
+  });
+
+  it("a filter of 60 fields works (one bound parameter, not two per field); past 100 conditions it is 400 BEM-146", async () => {
+    const t = await createTenant();
+    const store = storeFor(t.adminKey);
+    const wide = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`f${i}`, i]));
+    await store.put(["docset", "wide"], "all", wide);
+    await store.put(["docset", "wide"], "most", { ...wide, f59: -1 });
+    expect((await store.search(["docset", "wide"], { filter: wide })).map((i) => i.key)).toEqual(["all"]);
+    const tooMany = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`f${i}`, i]));
+    const res = await api("/v1/langgraph/store/items/search", { key: t.adminKey, body: { namespace_prefix: [], filter: tooMany } });
+    expect(res.status).toBe(400);
+    expect(await codeOf(res)).toBe("BEM-146");
+  });
+
+  it("a member key with 64 exact grants searches and lists namespaces (D1's 100-parameter limit)", async () => {
+    const t = await createTenant();
+    const scopes = Array.from({ length: 64 }, (_, i) => `organization:o${i}`);
+    const member = (await createKey(t.tenant, { role: "member", scopes })).key;
+    const admin = storeFor(t.adminKey);
+    for (const i of [0, 31, 63]) await admin.put(["organization", `o${i}`, "notes"], "k", { i });
+    await admin.put(["organization", "outside"], "k", { i: -1 });
+    const store = storeFor(member);
+    expect((await store.search([], { limit: 100 })).map((i) => i.value.i).sort()).toEqual([0, 31, 63]);
+    expect((await store.search(["organization"], { filter: { i: { $gte: 31 } } })).map((i) => i.value.i).sort()).toEqual([31, 63]);
+    expect((await store.listNamespaces({ limit: 100 })).map((n) => n.join("/")).sort()).toEqual([
+      "organization/o0/notes",
+      "organization/o31/notes",
+      "organization/o63/notes",
+    ]);
+  });
+});
