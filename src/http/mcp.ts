@@ -8,7 +8,7 @@ import { limited, limiterFor, withinLimit } from "./rate-limit";
 
 /**
  * POST /mcp: the Model Context Protocol over Streamable HTTP, behind the same bearer-key
- * authentication and rate limits as /v1. The server is stateless (no Mcp-Session-Id), so the
+ * authentication and rate limits as /v1 (each tool call of a batch counting as a request). The server is stateless (no Mcp-Session-Id), so the
  * spec's two other methods have nothing to serve: GET would open a stream for server-initiated
  * messages, which a server keeping nothing between requests never sends ("MUST either return
  * text/event-stream … or else 405"), and DELETE ends a session there is none of (405 allowed).

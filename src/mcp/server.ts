@@ -14,7 +14,8 @@ import { errorText, log } from "../core/log";
  * reading (search_threads, get_thread) for MCP clients — desktop assistants, IDEs —
  * over Streamable HTTP, stateless (a server and transport per request; nothing is
  * kept between requests). The caller is the bearer key's principal, so every tool acts
- * with that key's grants, exactly as when a model calls them in a run.
+ * with that key's grants, as when a model calls them in a run (the defaults for a call that
+ * names no scope are MCP's own: ./memory-tools).
  */
 
 const TOOLS: readonly Tool[] = [...MCP_MEMORY_TOOLS, ...THREAD_TOOLS];
