@@ -5,6 +5,7 @@
  *   core  ←  config  ←  thread ← memory ← auth      (the stores and who may reach them)
  *                    ←  routing, providers, webhooks
  *   all of the above ←  pipeline (one agent run)  ←  tasks  ←  {http, langgraph, mcp, responses, idempotency}  ←  index.ts
+ *   pipeline, responses ←  object (the thread's Durable Object: its capabilities and the run inside it)  ←  index.ts
  *
  * `core` (messages, tokens, ids, principal, errors, log, backoff, zod issues, path segments)
  * imports nothing of ours; `langgraph-client` is a published package and imports nothing of
@@ -30,6 +31,8 @@ const may = {
   idempotency: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http"],
   langgraph: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http", "langgraph-client"],
   http: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "mcp", "langgraph", "responses", "idempotency"],
+  // The thread's Durable Object composes the thread capabilities with the run, and renders the stored Responses record in the run's save.
+  object: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks/messages\\.[jt]s$", "responses"],
   // The inspector is a browser bundle: it shares the wire types only.
   ui: ["core", "thread"],
 };

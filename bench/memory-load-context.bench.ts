@@ -4,7 +4,7 @@ import { expect, it } from "vitest";
 import { OPERATOR_TENANT } from "../src/core/principal";
 import { memoryFor } from "../src/memory/for-tenant";
 import { MemoryScope } from "../src/memory/scope";
-import type { ThreadDO } from "../src/pipeline/thread-object";
+import type { ThreadDO } from "../src/object/thread-object";
 import { threadObjectName } from "../src/thread/thread-id";
 
 /**

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
-import type { ThreadDO } from "../src/pipeline/thread-object";
+import type { ThreadDO } from "../src/object/thread-object";
 import { ThreadStore } from "../src/thread/thread-store";
 import { median, report, seedMessages, stubFor } from "./thread-support";
 

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { ThreadStore } from "../src/thread/thread-store";
-import type { ThreadDO } from "../src/pipeline/thread-object";
+import type { ThreadDO } from "../src/object/thread-object";
 import { line, median, report, seedMessages, stubFor } from "./thread-support";
 
 /**

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { it } from "vitest";
-import type { ThreadDO } from "../src/pipeline/thread-object";
+import type { ThreadDO } from "../src/object/thread-object";
 import { line, mustUpdate, report, stubFor } from "./thread-support";
 
 /**

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import type { ThreadDO } from "../src/pipeline/thread-object";
+import type { ThreadDO } from "../src/object/thread-object";
 import type { ThreadUpdate } from "../src/thread/types";
 
 export const stubFor = (name: string) => env.THREADS.get(env.THREADS.idFromName(`bench:${name}-${crypto.randomUUID()}`));

@@ -5,7 +5,7 @@ import { consumeDeadLetterBatch, DEAD_LETTER_QUEUE } from "./tasks/dead-letter-q
 import { rememberEnvSecrets } from "./core/log";
 
 // The thread object: its capabilities (src/thread/) and the agent run inside it.
-export { ThreadDO } from "./pipeline/thread-object";
+export { ThreadDO } from "./object/thread-object";
 export type { App } from "./http/app";
 
 export default {

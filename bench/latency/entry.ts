@@ -4,7 +4,7 @@
  * `POST /__passthrough` is the baseline: a bare forward to the same (delayed) upstream.
  */
 import { app } from "../../src/http/app";
-import { ThreadDO as RealThreadDO } from "../../src/pipeline/thread-object";
+import { ThreadDO as RealThreadDO } from "../../src/object/thread-object";
 import { wrapEnv } from "./model";
 
 export class ThreadDO extends RealThreadDO {

@@ -3,11 +3,11 @@ import { authorizeThread } from "../auth/policy";
 import { AppError } from "../core/errors";
 import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
 import { runAnyTurn } from "../pipeline/run-in-object";
-import type { TurnResult } from "../pipeline/turn";
+import type { ResponseTemplate, TurnInput, TurnResult } from "../pipeline/turn";
 import { routeHeaders } from "../routing/route-headers";
 import { requireKnownModel } from "../routing/closest-models";
-import { messagesToItems, outputCallIds } from "../responses/convert";
-import { asStored, newResponseHex, nowSeconds, responseBody, statusOf } from "../responses/body";
+import { messagesToItems } from "../responses/convert";
+import { asStored, newResponseHex, nowSeconds, requestEcho, responseBody, statusOf } from "../responses/body";
 import { planResponse } from "../responses/plan";
 import { deleteResponse, requireResponse } from "../responses/store";
 import { itemBase, responseId, threadOfResponse } from "../responses/ids";
@@ -134,38 +134,34 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     const hexId = newResponseHex();
     // A stored response's id names its thread (responses/ids.ts); the record is kept in that thread's object.
     const stored = plan.store ? plan.turn.threadId : undefined;
-    const ids = { item: itemBase(hexId, stored), id: responseId(hexId, stored) };
-    const createdAt = nowSeconds();
-    const finish = async (r: TurnResult) => {
-      const final = responseBody(ids, createdAt, body, plan, r.model.name, statusOf(r), r);
-      if (plan.store && r.threadId && r.checkpointId) {
-        await new ThreadClient(c.env, plan.turn.principal.tenant, r.threadId).putResponse({
-          id: final.id,
-          checkpoint_id: r.checkpointId,
-          call_ids: outputCallIds(final.output),
-          body: JSON.stringify(asStored(final)),
-          input: JSON.stringify(messagesToItems(plan.input, `in_${hexId}`)),
-          created_at: createdAt,
-        });
-      }
-      return final;
+    const template: ResponseTemplate = {
+      id: responseId(hexId, stored),
+      item: itemBase(hexId, stored),
+      created_at: nowSeconds(),
+      echo: requestEcho(body, plan),
+      input: messagesToItems(plan.input, `in_${hexId}`),
     };
+    // A stored turn's record is written by the run's own save, atomically with its checkpoint (no second call).
+    const turn: TurnInput = plan.store ? { ...plan.turn, responses: { ...plan.turn.responses, record: template } } : plan.turn;
+    const final = (r: TurnResult) => r.response ?? responseBody(template, plan.store, r.model.name, statusOf(r), r);
 
     if (!body.stream) {
-      const r = await runAnyTurn(deps, plan.turn);
-      const final = await finish(r);
-      return c.json(final, 200, { ...routeHeaders({ model: r.model, reason: r.route.reason }), "Server-Timing": r.timings.header() });
+      const r = await runAnyTurn(deps, turn);
+      return c.json(final(r) as z.infer<typeof ResponseObject>, 200, {
+        ...routeHeaders({ model: r.model, reason: r.route.reason }),
+        "Server-Timing": r.timings.header(),
+      });
     }
     return streamRun(
       deps,
-      plan.turn,
+      turn,
       responsesRenderer({
-        itemId: ids.item,
-        snapshot: (model) => responseBody(ids, createdAt, body, plan, model, "in_progress"),
-        complete: finish,
+        itemId: template.item,
+        snapshot: (model) => responseBody(template, plan.store, model, "in_progress"),
+        complete: async (r) => final(r),
         failed: (model, e) => {
           const error = streamErrorBody(e).error;
-          return { response: responseBody(ids, createdAt, body, plan, model, "failed", undefined, error), error };
+          return { response: responseBody(template, plan.store, model, "failed", undefined, error), error };
         },
       }),
     ) as unknown as Response;

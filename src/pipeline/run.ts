@@ -111,16 +111,7 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
   }
   bill();
   p.timings.lap("model");
-  const checkpointId = await saveRun(p, [inputWrite], loop.steps, model, attempts);
-  p.timings.lap("save");
-
   const result = last!;
-  // Background fact extraction (agents with `extract:`); a failure to queue never fails the saved turn.
-  deps.waitUntil(
-    scheduleExtraction(deps.env, { agent: p.agent, principal: p.input.principal, threadId: p.thread?.threadId, checkpointId }).catch((e: unknown) =>
-      log.error("extract", { message: errorText(e) }),
-    ),
-  );
   const lastMessage = loop.state.messages.at(-1);
   const reply =
     lastMessage?.role === "assistant"
@@ -130,9 +121,8 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
           ...(lastMessage.tool_calls ? { tool_calls: lastMessage.tool_calls } : {}),
         }
       : result.message;
-  return {
+  const outcome = {
     threadId: p.thread?.threadId ?? null,
-    checkpointId,
     reply,
     finishReason: result.finish_reason,
     model,
@@ -141,7 +131,25 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
     usage,
     warnings: [...p.warnings, ...events],
     memory: p.memory,
-    timings: p.timings,
-    state: loop.state,
   };
+  // What the turn keeps beside its last checkpoint (a Responses record) is written in that save's transaction.
+  const keep = p.thread?.keep;
+  let kept: Record<string, unknown> | undefined;
+  const checkpointId = await saveRun(
+    p,
+    [inputWrite],
+    loop.steps,
+    model,
+    attempts,
+    keep ? (cp) => void (kept = keep({ ...outcome, checkpointId: cp.id })) : undefined,
+  );
+  p.timings.lap("save");
+
+  // Background fact extraction (agents with `extract:`); a failure to queue never fails the saved turn.
+  deps.waitUntil(
+    scheduleExtraction(deps.env, { agent: p.agent, principal: p.input.principal, threadId: p.thread?.threadId, checkpointId }).catch((e: unknown) =>
+      log.error("extract", { message: errorText(e) }),
+    ),
+  );
+  return { ...outcome, checkpointId, timings: p.timings, state: loop.state, ...(kept ? { response: kept } : {}) };
 }

@@ -1,7 +1,7 @@
 import { authorizeThread } from "../auth/policy";
 import type { Attempt } from "../providers/failover";
 import type { ModelConfig } from "../config/model-config";
-import type { UpdateOp } from "../thread/types";
+import type { Checkpoint, UpdateOp } from "../thread/types";
 import { toThreadOps } from "./state";
 import type { LoopStep, StepWrite } from "./tools/loop";
 import type { Prepared } from "./prepare";
@@ -17,8 +17,15 @@ export const storedReport = (m: Prepared["memory"]) =>
     ? { facts: m.facts.slice(0, STORED_REPORT_FACTS), dropped_facts: m.dropped_facts, facts_omitted: m.facts.length - STORED_REPORT_FACTS }
     : m;
 
-/** Writes the run's steps as checkpoints (the first with the input and the routing record). */
-export async function saveRun(p: Prepared, prefix: StepWrite[], steps: LoopStep[], model: ModelConfig, attempts: Attempt[]): Promise<string | null> {
+/** Writes the run's steps as checkpoints (the first with the input and the routing record); `alongside` runs in the last one's transaction. */
+export async function saveRun(
+  p: Prepared,
+  prefix: StepWrite[],
+  steps: LoopStep[],
+  model: ModelConfig,
+  attempts: Attempt[],
+  alongside?: (cp: Checkpoint) => void,
+): Promise<string | null> {
   if (!p.thread || steps.length === 0) return null;
   const saves: { ops: UpdateOp[]; source: "input" | "loop" }[] = [];
   for (const [i, step] of steps.entries()) {
@@ -43,7 +50,8 @@ export async function saveRun(p: Prepared, prefix: StepWrite[], steps: LoopStep[
   let checkpointId: string | null = null;
   // The last save ends the run in the same event, so the next run starts right on it.
   for (const [i, s] of saves.entries()) {
-    checkpointId = (await p.thread.write({ ops: s.ops }, s.source, { endRun: i === saves.length - 1 })).id;
+    const last = i === saves.length - 1;
+    checkpointId = (await p.thread.write({ ops: s.ops }, s.source, { endRun: last, ...(last && alongside ? { alongside } : {}) })).id;
   }
   return checkpointId;
 }

@@ -7,8 +7,9 @@ import { touchStatement, touchThread } from "../thread/thread-list";
 import type { ThreadStore } from "../thread/thread-store";
 import type { Checkpoint, ThreadUpdate, UpdateSource } from "../thread/types";
 import type { RunIO } from "./run-io";
+import type { TurnResult } from "./turn";
 
-/** The thread object's capabilities (src/pipeline/thread-object.ts), each owning its tables and methods. */
+/** The thread object's capabilities (src/object/thread-object.ts), each owning its tables and methods. */
 export type ThreadCapabilities = {
   meta: ThreadMeta;
   /** The thread log: messages, channels, checkpoints (src/thread/thread-store.ts). */
@@ -35,6 +36,11 @@ export class ThreadRoom {
     readonly lease: Lease,
     private readonly env: Env,
     private readonly io: RunIO,
+    /**
+     * Stores what the turn's last save keeps beside its checkpoint (a Responses request's record),
+     * inside that save's transaction, and returns it as stored; none for other turns.
+     */
+    readonly keep?: (result: Omit<TurnResult, "state" | "timings"> & { checkpointId: string }) => Record<string, unknown>,
   ) {}
 
   get log(): ThreadStore {
@@ -46,9 +52,9 @@ export class ThreadRoom {
    * MAX_RUN_LEASE_MS queues it behind the newer holder). `endRun` releases the lease in the
    * same synchronous event as the save, so the next run starts right on it.
    */
-  async write(update: ThreadUpdate, source: UpdateSource, opts: { endRun?: boolean } = {}): Promise<Checkpoint> {
+  async write(update: ThreadUpdate, source: UpdateSource, opts: { endRun?: boolean; alongside?: (cp: Checkpoint) => void } = {}): Promise<Checkpoint> {
     const cp = await this.leases.exclusive(this.#held ? this.lease.token : undefined, () => {
-      const saved = this.log.update(update, source);
+      const saved = this.log.update(update, source, opts.alongside);
       if (opts.endRun) this.end();
       return saved;
     });

@@ -13,6 +13,33 @@ import type { TurnUsage, UsageCause } from "./usage";
 /** What resent-history reconciliation (reconcile.ts) did, as reported in `edgeweave.reconciled`. */
 export type ReconcileReport = { matched: number; appended: number; branched_from: string | null };
 
+/** A Responses turn's part of the input: how it continues, and the record its save stores. */
+export type ResponsesTurn = {
+  /**
+   * Continue after this checkpoint (a Responses `previous_response_id` found in D1): at the thread's
+   * head a plain continuation, elsewhere a new branch there, as `checkpointId` (and with its right).
+   */
+  continueFrom?: string;
+  /**
+   * Continue after a Responses response stored in this thread's object (`previous_response_id`):
+   * resolved there, under the run's lease, to `continueFrom` its checkpoint (404 BEM-100 when the
+   * thread has no such response). `answers`: the call ids the input's function_call_outputs answer,
+   * each one a call that response made (400 BEM-101 otherwise).
+   */
+  previousResponse?: { id: string; answers: string[] };
+  /** The thread is a `conversation` the client named: it must exist (404 BEM-102), checked in its object. */
+  conversation?: boolean;
+  /** Store the Response: written in the run's last save, in the same transaction as its checkpoint. */
+  record?: ResponseTemplate;
+};
+
+/**
+ * A Response as far as the request decides it (src/responses/body.ts renders the rest from the
+ * turn's result): its id, its output items' id base, when it was created, the fields echoed from
+ * the request, and its input items as stored.
+ */
+export type ResponseTemplate = { id: string; item: string; created_at: number; echo: Record<string, unknown>; input: unknown[] };
+
 /** One agent run as the endpoints describe it. */
 export type TurnInput = {
   principal: Principal;
@@ -29,25 +56,12 @@ export type TurnInput = {
   /** Continue from this checkpoint: the turn starts a new branch there. */
   checkpointId?: string;
   /**
-   * Continue after this checkpoint (a Responses `previous_response_id`): at the thread's head a
-   * plain continuation, elsewhere a new branch there, as `checkpointId` (and with its right).
-   * Resolved inside the thread's object, which knows its head without another round trip.
-   */
-  continueFrom?: string;
-  /**
-   * Continue after a Responses response stored in this thread's object (`previous_response_id`):
-   * resolved there, under the run's lease, to `continueFrom` its checkpoint (404 BEM-100 when the
-   * thread has no such response). `answers`: the call ids the input's function_call_outputs answer,
-   * each one a call that response made (400 BEM-101 otherwise).
-   */
-  previousResponse?: { id: string; answers: string[] };
-  /**
    * The messages may repeat what the thread already holds (clients that resend the whole
    * history): the thread's object stores only the new part, or branches (pipeline/reconcile.ts).
    */
   resent?: boolean;
-  /** The thread is a Responses `conversation` the client named: it must exist (404 BEM-102), checked in its object. */
-  conversation?: boolean;
+  /** What only a Responses request carries (src/responses/plan.ts); settled in the thread's object, under the run's lease. */
+  responses?: ResponsesTurn;
   /** Per-run context for the agent's dynamic prompt. */
   context?: Record<string, unknown>;
   /** A D1 bookmark the client got from a fact write: the run reads facts at least that fresh. */
@@ -74,6 +88,8 @@ export type TurnResult = {
   memory: MemoryReport;
   /** What resent-history reconciliation did (`resent` runs on a thread), else null. */
   reconciled?: ReconcileReport | null;
+  /** The Response stored with the turn's checkpoint (`responses.record`), exactly as stored. */
+  response?: Record<string, unknown>;
   timings: Timings;
   /** The thread state after the run, every channel (not returned over HTTP). */
   state: AgentState;
@@ -94,7 +110,7 @@ export function routeSummary(model: ModelConfig, route: RouteResult, attempts: A
   return { model: model.name, reason: route.reason, candidate_count: route.candidates.length, attempts };
 }
 
-export function routingOf(r: TurnResult, level: TraceLevel = "summary"): RouteSummary | RouteDetail {
+export function routingOf(r: Pick<TurnResult, "model" | "route" | "attempts">, level: TraceLevel = "summary"): RouteSummary | RouteDetail {
   const summary = routeSummary(r.model, r.route, r.attempts);
   return level === "full" ? { ...summary, candidates: r.route.candidates.map((m) => m.name), trace: r.route.trace } : summary;
 }

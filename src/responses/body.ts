@@ -1,7 +1,7 @@
 import { storedReport } from "../pipeline/save-run";
-import { routingOf, type TurnResult } from "../pipeline/turn";
+import { routingOf, type ResponseTemplate, type TurnResult } from "../pipeline/turn";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
-import { replyToOutput, type OutputItem } from "./convert";
+import { outputCallIds, replyToOutput, type OutputItem } from "./convert";
 import type { ResponsePlan } from "./plan";
 
 export const newResponseHex = () => crypto.randomUUID().replaceAll("-", "");
@@ -10,7 +10,7 @@ export const nowSeconds = () => Math.floor(Date.now() / 1000);
 export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
 
 /** The fields of a Response that come from the request (the same in every event of a stream). */
-function requestEcho(body: ResponseCreateRequest, plan: ResponsePlan) {
+export function requestEcho(body: ResponseCreateRequest, plan: ResponsePlan): Record<string, unknown> {
   return {
     instructions: body.instructions ?? null,
     max_output_tokens: body.max_output_tokens ?? null,
@@ -39,29 +39,31 @@ function requestEcho(body: ResponseCreateRequest, plan: ResponsePlan) {
   };
 }
 
-/** A Response object (openai resources/responses `Response`) plus the `edgeweave` summary. */
+/**
+ * A Response object (openai resources/responses `Response`) plus the `edgeweave` summary: the
+ * request's part (`t`, made before the run) and the turn's. The same function renders a stored
+ * Response in its thread's object (in the run's save) and every other Response in the Worker.
+ */
 export function responseBody(
-  ids: { item: string; id: string },
-  createdAt: number,
-  body: ResponseCreateRequest,
-  plan: ResponsePlan,
+  t: ResponseTemplate,
+  stored: boolean,
   model: string,
   status: ResponseStatus,
-  r?: TurnResult,
+  r?: Omit<TurnResult, "state" | "timings">,
   error?: { code: string; message: string },
 ) {
-  const output: OutputItem[] = r ? replyToOutput(r.reply, ids.item) : [];
+  const output: OutputItem[] = r ? replyToOutput(r.reply, t.item) : [];
   return {
-    id: ids.id,
+    id: t.id,
     object: "response" as const,
-    created_at: createdAt,
+    created_at: t.created_at,
     status,
     ...(status === "completed" || status === "incomplete" ? { completed_at: nowSeconds() } : {}),
     error: error ?? null,
     incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" as const } : null,
     model,
     output,
-    ...requestEcho(body, plan),
+    ...t.echo,
     usage: r
       ? {
           input_tokens: r.usage.prompt_tokens,
@@ -74,8 +76,8 @@ export function responseBody(
     ...(r
       ? {
           edgeweave: {
-            thread_id: plan.store ? r.threadId : null,
-            checkpoint_id: plan.store ? r.checkpointId : null,
+            thread_id: stored ? r.threadId : null,
+            checkpoint_id: stored ? r.checkpointId : null,
             routing: routingOf(r),
             cost: r.usage.cost,
             usage_estimated: r.usage.estimated,
@@ -90,10 +92,29 @@ export function responseBody(
 }
 
 /**
+ * A completed turn's Response as its creator gets it (`body`) and as its thread's object stores it
+ * with the turn's checkpoint (`record`: asStored, so without the per-call instructions).
+ */
+export function storedResponse(t: ResponseTemplate, r: Omit<TurnResult, "state" | "timings"> & { checkpointId: string }) {
+  const body = responseBody(t, true, r.model.name, statusOf(r), r);
+  return {
+    body,
+    record: {
+      id: t.id,
+      checkpoint_id: r.checkpointId,
+      call_ids: outputCallIds(body.output),
+      body: JSON.stringify(asStored(body)),
+      input: JSON.stringify(t.input),
+      created_at: t.created_at,
+    },
+  };
+}
+
+/**
  * A Response as it is stored and read back: `instructions` are per call (only the creating
  * request's answer echoes them, as OpenAI's does), so the record never holds them and no later
  * read — by another key that reaches the thread, or by the creator — returns them.
  */
 export const asStored = <T extends Record<string, unknown>>(response: T): T & { instructions: null } => ({ ...response, instructions: null });
 
-export const statusOf = (r: TurnResult): ResponseStatus => (r.finishReason === "length" ? "incomplete" : "completed");
+export const statusOf = (r: Pick<TurnResult, "finishReason">): ResponseStatus => (r.finishReason === "length" ? "incomplete" : "completed");

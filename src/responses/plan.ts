@@ -107,7 +107,7 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
     // A stored turn continuing a response that names its thread is settled in that thread's object, under the run's lease: no lookup here.
     if (threadId !== null && store) {
       authorizeThread(principal, threadId, false);
-      return plan({ threadId, previousResponse: { id: previousResponseId, answers: unanswered } });
+      return plan({ threadId, responses: { previousResponse: { id: previousResponseId, answers: unanswered } } });
     }
     const prev =
       threadId !== null ? await storedResponse(env, principal, threadId, previousResponseId) : await legacyResponse(env, principal, previousResponseId);
@@ -116,14 +116,14 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
       const state = await new ThreadClient(env, tenant, prev.thread_id).getState(prev.checkpoint_id);
       return plan({ messages: [...state.channels.messages.map(asInput), ...messages] });
     }
-    return plan({ threadId: prev.thread_id, continueFrom: prev.checkpoint_id });
+    return plan({ threadId: prev.thread_id, responses: { continueFrom: prev.checkpoint_id } });
   }
   if (conversationId !== null) {
     // The grant first: a conversation outside it is 403 whether or not it exists.
     authorizeThread(principal, parseThreadId(conversationId), false);
     // Input on a conversation is reconciled with the thread like a chat resend, and the conversation's
     // existence checked, both in the thread's object: a stored turn costs no lookups here.
-    if (store && unanswered.length === 0) return plan({ threadId: conversationId, resent: true, conversation: true });
+    if (store && unanswered.length === 0) return plan({ threadId: conversationId, resent: true, responses: { conversation: true } });
     await requireConversation(env.DB, tenant, conversationId);
     const thread = new ThreadClient(env, tenant, conversationId);
     if (unanswered.length > 0) {
@@ -134,7 +134,7 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
       const state = await thread.getState();
       return plan({ messages: [...state.channels.messages.map(asInput), ...messages] });
     }
-    return plan({ threadId: conversationId, resent: true, conversation: true });
+    return plan({ threadId: conversationId, resent: true, responses: { conversation: true } });
   }
   checkCalls(unanswered, new Set());
   return plan(store ? { threadId: newThreadId() } : {});

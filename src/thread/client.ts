@@ -28,7 +28,7 @@ import { errorText, log } from "../core/log";
 type Answer<T> = RpcResult<T> | Promise<RpcResult<T>>;
 
 /**
- * The thread object's RPC surface as a ThreadClient calls it (src/pipeline/thread-object.ts).
+ * The thread object's RPC surface as a ThreadClient calls it (src/object/thread-object.ts).
  * A run inside the object never goes through here: it calls the object's capabilities directly.
  */
 export interface ThreadEndpoint {
@@ -42,7 +42,6 @@ export interface ThreadEndpoint {
   endRun(token: string): Answer<boolean>;
   destroy(): Answer<null>;
   reconcile(messages: ReconcileInput[]): Answer<Reconciled>;
-  putResponse(r: StoredResponse): Answer<null>;
   getResponse(id: string): Answer<StoredResponse | null>;
   deleteResponse(id: string): Answer<boolean>;
 }
@@ -164,11 +163,6 @@ export class ThreadClient {
     const touch = touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) => log.error("thread-list", { message: errorText(e) }));
     if (cp.parent_id === null || !this.opts.waitUntil) await touch;
     else this.opts.waitUntil(touch);
-  }
-
-  /** Stores a Response of this thread (src/thread/stored-responses.ts). */
-  async putResponse(r: StoredResponse): Promise<void> {
-    unwrap(await this.stub.putResponse(r));
   }
 
   /** This thread's stored Response `id`, or null. */

@@ -66,7 +66,7 @@ export type StoreDeps = {
 
 /**
  * The thread log: one thread's messages, channels and checkpoints in its SQLite, one
- * capability of the thread's Durable Object (src/pipeline/thread-object.ts), with no RPC
+ * capability of the thread's Durable Object (src/object/thread-object.ts), with no RPC
  * and no lease. Its tables are THREAD_LOG_DDL (thread-rows.ts); anything that indexes or
  * reads the messages belongs here, beside the writes that keep it current. Methods throw
  * AppError for a caller's mistake; every write is one transaction and one checkpoint.
@@ -275,13 +275,18 @@ export class ThreadStore {
 
   // ---- writes --------------------------------------------------------------
 
-  /** Validates and applies the ops atomically as one checkpoint holding their delta (BEM-035 for a bad update; `fork` is fork()'s). */
-  update(input: ThreadUpdate, source: Source): Checkpoint {
+  /** Validates and applies the ops atomically as one checkpoint holding their delta (BEM-035 for a bad update; `fork` is fork()'s); `alongside` runs inside the transaction. */
+  update(input: ThreadUpdate, source: Source, alongside?: (cp: Checkpoint) => void): Checkpoint {
     const parsed = ThreadUpdate.safeParse(input);
     if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues, { root: "(update)" }));
     const src = UpdateSource.safeParse(source);
     if (!src.success) throw new AppError("BEM-035", "Source must be input, loop or update");
-    return this.transaction(() => this.applyOps(parsed.data.ops, src.data));
+    // `alongside` writes another capability's rows in the same transaction (a stored Response with its checkpoint).
+    return this.transaction(() => {
+      const cp = this.applyOps(parsed.data.ops, src.data);
+      alongside?.(cp);
+      return cp;
+    });
   }
 
   /** Continues from an old checkpoint: a new head whose parent is that checkpoint. The old branch stays in history. */

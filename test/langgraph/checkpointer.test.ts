@@ -4,7 +4,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
 import { threadObjectName } from "../../src/thread/thread-id";
-import type { ThreadDO } from "../../src/pipeline/thread-object";
+import type { ThreadDO } from "../../src/object/thread-object";
 import { api, createKey, createTenant, OPERATOR_KEY } from "../support/tenants";
 import { EdgeweaveSaver } from "../../src/langgraph-client/saver";
 import { BASE_URL, saverFor, workerFetch } from "./support";

@@ -4,7 +4,7 @@ import { Annotation, Command, END, interrupt, MemorySaver, MessagesAnnotation, S
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import type { ThreadDO } from "../../src/pipeline/thread-object";
+import type { ThreadDO } from "../../src/object/thread-object";
 import { threadObjectName } from "../../src/thread/thread-id";
 import { api, createTenant } from "../support/tenants";
 import { saverFor } from "./support";

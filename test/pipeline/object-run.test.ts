@@ -1,5 +1,5 @@
 /**
- * Stateful turns run inside the thread's Durable Object (src/pipeline/thread-object.ts):
+ * Stateful turns run inside the thread's Durable Object (src/object/thread-object.ts):
  * the Worker hands the run over in one RPC and reads an event stream back.
  */
 import { env } from "cloudflare:workers";

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ThreadClient } from "../../src/thread/client";
-import { ThreadDO } from "../../src/pipeline/thread-object";
+import { ThreadDO } from "../../src/object/thread-object";
 import { codeOf, newThread, stubOf, unique, user } from "./support";
 
 describe("rejected updates leave the thread unchanged", () => {

@@ -9,7 +9,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../src/core/errors";
 import { LEASE, type Lease, RunLeases } from "../../src/thread/run-lease";
-import { ThreadDO } from "../../src/pipeline/thread-object";
+import { ThreadDO } from "../../src/object/thread-object";
 import { newThread, stubOf } from "./support";
 
 function memoryStore() {

@@ -7,7 +7,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ThreadClient, ThreadRun } from "../../src/thread/client";
-import type { ThreadDO } from "../../src/pipeline/thread-object";
+import type { ThreadDO } from "../../src/object/thread-object";
 import type { RpcResult, RunGrant } from "../../src/thread/types";
 import { codeOf, newThread, stubOf, user } from "./support";
 

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ThreadDO } from "../../src/pipeline/thread-object";
+import { ThreadDO } from "../../src/object/thread-object";
 import type { StatePage } from "../../src/thread/types";
 import { newThread, stubOf, user } from "./support";
 

@@ -36,8 +36,8 @@ import type {
   ThreadUpdate,
 } from "../thread/types";
 import { runInObject } from "./object-run";
-import type { ObjectRunRequest } from "./run-wire";
-import type { ThreadCapabilities } from "./thread-room";
+import type { ObjectRunRequest } from "../pipeline/run-wire";
+import type { ThreadCapabilities } from "../pipeline/thread-room";
 
 /**
  * One conversation thread as a Durable Object, composed of capabilities that each own
@@ -212,14 +212,8 @@ export class ThreadDO extends DurableObject<Env> {
     return coded(() => this.#parts.langgraph.storedBytes());
   }
 
-  // ---- stored Responses (src/thread/stored-responses.ts) ----
+  // ---- stored Responses (src/thread/stored-responses.ts; a turn's record is written by its own save) ----
 
-  putResponse(r: StoredResponse): RpcResult<null> {
-    return coded(() => {
-      this.#parts.responses.put(r);
-      return null;
-    });
-  }
   getResponse(id: string): RpcResult<StoredResponse | null> {
     return coded(() => this.#parts.responses.get(id));
   }

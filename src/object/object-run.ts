@@ -4,12 +4,13 @@ import { newerBookmark } from "../memory/bookmark";
 import { clampTtl, clampWait, type RunLeases } from "../thread/run-lease";
 import { conversationExists } from "../thread/thread-list";
 import { threadObjectName } from "../thread/thread-id";
-import { reconcileTurn } from "./reconcile";
-import { runTurn, type StreamHooks } from "./run";
-import { RunIO } from "./run-io";
-import { encodeEvent, toWireError, type ObjectRunRequest, type RunEvent } from "./run-wire";
-import { type ThreadCapabilities, ThreadRoom } from "./thread-room";
-import { Timings } from "./timings";
+import { type ReconcileReport, reconcileTurn } from "../pipeline/reconcile";
+import { storedResponse } from "../responses/body";
+import { runTurn, type StreamHooks } from "../pipeline/run";
+import { RunIO } from "../pipeline/run-io";
+import { encodeEvent, toWireError, type ObjectRunRequest, type RunEvent } from "../pipeline/run-wire";
+import { type ThreadCapabilities, ThreadRoom } from "../pipeline/thread-room";
+import { Timings } from "../pipeline/timings";
 
 /** What the thread object hands the run: its bindings, its id, its capabilities and its lease queue. */
 export type ObjectParts = { env: Env; id: DurableObjectId; parts: ThreadCapabilities; leases: RunLeases };
@@ -46,22 +47,34 @@ export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStre
       ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
       : undefined;
     let room: ThreadRoom | undefined;
+    let report: ReconcileReport | null = null;
     try {
       // This run's turn on the thread first (FIFO, BEM-038 past the wait): what it continues from —
       // reconciliation, previous_response_id — is decided under its lease, against the head it will extend.
       const lease = await o.leases.take(clampTtl(undefined), clampWait(undefined), true);
-      room = new ThreadRoom(principal.tenant, threadId, o.parts, o.leases, lease, o.env, io);
+      const template = input.responses?.record;
+      // A Responses request's record is stored by the run's last save, in its transaction (one RPC for the whole turn).
+      const keep = template
+        ? (r: Parameters<typeof storedResponse>[1]) => {
+            const { body, record } = storedResponse(template, { ...r, reconciled: report });
+            o.parts.responses.put(record);
+            return body;
+          }
+        : undefined;
+      room = new ThreadRoom(principal.tenant, threadId, o.parts, o.leases, lease, o.env, io, keep);
       // A run that would create the thread must fit the tenant's thread quota (413 BEM-017, nothing written); existing threads always take turns.
       if (room.log.headId() === null) {
         // A named conversation with history exists; only an empty one needs its D1 record (no read on a turn of a live one).
-        if (input.conversation && !(await conversationExists(o.env.DB, principal.tenant, threadId)))
+        if (input.responses?.conversation && !(await conversationExists(o.env.DB, principal.tenant, threadId)))
           throw new AppError("BEM-102", `No conversation '${threadId.slice(0, 80)}'`);
         await assertThreadRoom(o.env, principal.tenant, threadId, req.threadQuota);
       }
       // A client that resends history: only the new part is stored (or a branch taken), decided here against this thread's own rows.
-      const { input: turn, report } = input.resent
+      const settled = input.resent
         ? await reconcileTurn(input, room)
-        : { input: input.previousResponse ? afterResponse(room, input, input.previousResponse) : input, report: null };
+        : { input: input.responses?.previousResponse ? afterResponse(room, input, input.responses.previousResponse) : input, report: null };
+      report = settled.report;
+      const turn = settled.input;
       const deps = { env: o.env, waitUntil: io.later, io, thread: room };
       const { timings, state: _state, ...rest } = await runTurn(deps, { ...continued(room, turn), timings: new Timings() }, hooks);
       send({ t: "done", result: { ...rest, reconciled: report, timings: timings.entries } });
@@ -91,13 +104,13 @@ function afterResponse(room: ThreadRoom, input: TurnRequest, previous: { id: str
   const unknown = previous.answers.find((id) => !stored.call_ids.includes(id));
   if (unknown !== undefined)
     throw new AppError("BEM-101", `function_call_output for unknown call_id '${unknown.slice(0, 80)}': no earlier function_call made it`);
-  const { previousResponse: _resolved, ...rest } = input;
-  return { ...rest, continueFrom: stored.checkpoint_id };
+  const { previousResponse: _resolved, ...responses } = input.responses ?? {};
+  return { ...input, responses: { ...responses, continueFrom: stored.checkpoint_id } };
 }
 
 /** `continueFrom` at the head is a plain continuation; anywhere else it is a branch there (prepare then checks the rewrite right). */
 function continued(room: ThreadRoom, input: TurnRequest): TurnRequest {
-  const { continueFrom, ...rest } = input;
-  if (continueFrom === undefined || continueFrom === room.log.headId()) return rest;
-  return { ...rest, checkpointId: continueFrom };
+  const continueFrom = input.responses?.continueFrom;
+  if (continueFrom === undefined || continueFrom === room.log.headId()) return input;
+  return { ...input, checkpointId: continueFrom };
 }
