@@ -10,6 +10,7 @@ import { resolvePrincipal } from "./auth";
 import { access } from "./access";
 import { corsForApi } from "./cors";
 import { allowedMethodsFor } from "./allowed-methods";
+import { langgraphPointer } from "../langgraph/not-served";
 import { taskRoutes } from "./tasks";
 import { webhookRoutes } from "./webhooks";
 import { threadRoutes } from "./threads";
@@ -103,6 +104,8 @@ export function createApp() {
     // Under /v1 the key is checked first, so the API's shape is not probed without one.
     if (c.req.path.startsWith("/v1/")) await resolvePrincipal(c);
     const allow = methodsOn(c.req.path);
+    const pointer = langgraphPointer(c.req.method, c.req.path, allow);
+    if (pointer) throw pointer;
     if (allow.length > 0)
       throw new AppError("BEM-003", `${c.req.method} is not served here; use ${allow.join(", ")}`, { headers: { allow: allow.join(", ") } });
     throw new AppError("BEM-002");
