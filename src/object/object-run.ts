@@ -12,8 +12,35 @@ import { encodeEvent, toWireError, type ObjectRunRequest, type RunEvent } from "
 import { type ThreadCapabilities, ThreadRoom } from "../pipeline/thread-room";
 import { Timings } from "../pipeline/timings";
 
-/** What the thread object hands the run: its bindings, its id, its capabilities and its lease queue. */
-export type ObjectParts = { env: Env; id: DurableObjectId; parts: ThreadCapabilities; leases: RunLeases };
+/** What the thread object hands the run: its bindings, its id, its capabilities, its lease queue and its runs in flight. */
+export type ObjectParts = { env: Env; id: DurableObjectId; parts: ThreadCapabilities; leases: RunLeases; inFlight: RunsInFlight };
+
+/**
+ * The runs that have held the thread's lease and not yet finished what they write after it
+ * (the answer's bookkeeping: the thread list, usage, the facts bookmark). A delete takes the
+ * lease and then waits for them, so nothing a run admitted before the delete writes lands after
+ * it — the thread never comes back. Runs admitted after the delete wait for the delete's lease.
+ */
+export class RunsInFlight {
+  #running = 0;
+  #waiting: (() => void)[] = [];
+
+  /** A run took the lease; call the returned function once it has written everything. */
+  begin(): () => void {
+    this.#running++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      if (--this.#running === 0) for (const wake of this.#waiting.splice(0)) wake();
+    };
+  }
+
+  /** Resolves once every run begun so far has ended. */
+  idle(): Promise<void> {
+    return this.#running === 0 ? Promise.resolve() : new Promise((wake) => this.#waiting.push(wake));
+  }
+}
 
 type TurnRequest = ObjectRunRequest["input"];
 
@@ -48,6 +75,7 @@ export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStre
       : undefined;
     let room: ThreadRoom | undefined;
     let report: ReconcileReport | null = null;
+    let ended = () => undefined as void;
     try {
       // This run's turn on the thread first (FIFO, BEM-038 past the wait): what it continues from —
       // reconciliation, previous_response_id — is decided under its lease, against the head it will extend.
@@ -61,6 +89,7 @@ export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStre
             return body;
           }
         : undefined;
+      ended = o.inFlight.begin();
       room = new ThreadRoom(principal.tenant, threadId, o.parts, o.leases, lease, o.env, io, keep);
       // A run that would create the thread must fit the tenant's thread quota (413 BEM-017, nothing written); existing threads always take turns.
       if (room.log.headId() === null) {
@@ -90,8 +119,12 @@ export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStre
     } catch {
       // The thread was deleted meanwhile: nothing to keep the bookmark for.
     }
-    // Bookkeeping (thread list, usage) after the answer, still inside this call.
-    await io.settle();
+    // Bookkeeping (thread list, usage) after the answer, still inside this call; a delete waits for it.
+    try {
+      await io.settle();
+    } finally {
+      ended();
+    }
   })();
   work.finally(() => writer.close().catch(() => undefined)).catch(() => undefined);
   return readable;

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { isAppError } from "../core/errors";
+import { AppError, isAppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
 import type {
   DeltaHistory,
@@ -20,6 +20,8 @@ import type { Reconciled } from "../thread/reconcile-live";
 import { clampTtl, clampWait, LEASE, type Lease, RunLeases } from "../thread/run-lease";
 import { type StoredResponse, StoredResponses } from "../thread/stored-responses";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "../thread/thread-store";
+import { threadObjectName } from "../thread/thread-id";
+import { forgetThread } from "../thread/thread-list";
 import type {
   BeginRunOptions,
   Checkpoint,
@@ -35,7 +37,7 @@ import type {
   StatePageOptions,
   ThreadUpdate,
 } from "../thread/types";
-import { runInObject } from "./object-run";
+import { RunsInFlight, runInObject } from "./object-run";
 import type { ObjectRunRequest } from "../pipeline/run-wire";
 import type { ThreadCapabilities } from "../pipeline/thread-room";
 
@@ -63,6 +65,8 @@ export class ThreadDO extends DurableObject<Env> {
   /** Undefined only between a delete of the storage and the next call (which re-creates the tables). */
   #opened: ThreadCapabilities | undefined;
   #leases: RunLeases | undefined;
+  /** Runs whose bookkeeping is still to land (a delete waits for them). */
+  readonly #inFlight = new RunsInFlight();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -77,7 +81,18 @@ export class ThreadDO extends DurableObject<Env> {
    * depend on the stream being read: a caller that goes away does not stop the save.
    */
   runTurn(req: ObjectRunRequest): ReadableStream<Uint8Array> {
-    return runInObject({ env: this.env, id: this.ctx.id, parts: this.#parts, leases: this.#openLeases() }, req);
+    const self = this;
+    // `parts` is read when the run uses it, after its lease: a delete before then re-creates them.
+    const parts = {
+      env: this.env,
+      id: this.ctx.id,
+      get parts() {
+        return self.#parts;
+      },
+      leases: this.#openLeases(),
+      inFlight: this.#inFlight,
+    };
+    return runInObject(parts, req);
   }
 
   // ---- the thread log ----------------------------------------------------
@@ -131,14 +146,23 @@ export class ThreadDO extends DurableObject<Env> {
     return codedAsync(() => this.#openLeases().exclusive(run.token, () => this.#parts.log.fork(checkpointId)));
   }
 
-  /** Deletes the whole thread (every capability's tables: one deleteAll), after any running turn has saved. */
-  destroy(): Promise<RpcResult<null>> {
+  /**
+   * Deletes the whole thread (every capability's tables: one deleteAll), after any running turn
+   * has saved and written its bookkeeping, and then its D1 records (list entry, conversation,
+   * stored responses of before), all under the lease: so a turn admitted before the delete
+   * leaves nothing behind it, and one admitted after starts a new thread under the same id.
+   */
+  destroy(thread: { tenant: string; threadId: string }): Promise<RpcResult<null>> {
     return codedAsync(async () => {
+      if (!this.ctx.id.equals(this.env.THREADS.idFromName(threadObjectName(thread.tenant, thread.threadId))))
+        throw new AppError("BEM-001", undefined, { internal: "destroy sent to the wrong thread object" });
       const leases = this.#openLeases();
       const lease = await leases.take(clampTtl(undefined), clampWait(undefined));
       try {
+        await this.#inFlight.idle();
         await this.ctx.storage.deleteAll();
         this.#opened = undefined;
+        await forgetThread(this.env.DB, thread.tenant, thread.threadId);
       } finally {
         leases.release(lease.token);
       }

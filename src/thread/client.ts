@@ -1,6 +1,6 @@
 import { AppError } from "../core/errors";
 import type { MessageInput } from "../core/message";
-import { touchThread, forgetThread } from "./thread-list";
+import { touchThread } from "./thread-list";
 import { withoutPrototypes } from "./thread-store";
 import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
@@ -40,7 +40,7 @@ export interface ThreadEndpoint {
   fork(checkpointId: string, run: { token?: string }): Answer<Checkpoint>;
   renewRun(token: string, ttlMs?: number): Answer<Lease | null>;
   endRun(token: string): Answer<boolean>;
-  destroy(): Answer<null>;
+  destroy(thread: { tenant: string; threadId: string }): Answer<null>;
   reconcile(messages: ReconcileInput[]): Answer<Reconciled>;
   getResponse(id: string): Answer<StoredResponse | null>;
   deleteResponse(id: string): Answer<boolean>;
@@ -175,9 +175,9 @@ export class ThreadClient {
     return unwrap(await this.stub.deleteResponse(id));
   }
 
+  /** Deletes the thread and its D1 records; the object forgets them under its lease (so no turn's bookkeeping lands after). */
   async destroy(): Promise<void> {
-    unwrap(await this.stub.destroy());
-    await forgetThread(this.env.DB, this.tenant, this.threadId);
+    unwrap(await this.stub.destroy({ tenant: this.tenant, threadId: this.threadId }));
   }
 }
 

@@ -1,0 +1,179 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { fakeOpenAI } from "../support/fake-openai";
+import { api } from "../support/tenants";
+import { readSse, tenantForRuns, uniqueThread } from "../pipeline/helpers";
+import { waitFor } from "../webhooks/helpers";
+
+/**
+ * Issue 25, finding 12: a thread deleted while turns on it finished came back — listed in
+ * GET /v1/threads, GET /v1/conversations/{id} 200 while its state was 404 — intermittently.
+ * Delete wins: a turn admitted before the delete stores nothing and lists nothing once the
+ * delete has answered; a turn admitted after it starts a new thread under the same id.
+ *
+ * Each interleaving is fixed, not raced: the turn before the delete is held in the provider
+ * (a gate the test opens) until the delete is queued behind it, so the order is always
+ * turn admitted → delete requested → turn answers → delete answers.
+ */
+const tenant = tenantForRuns();
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  return { open, opened };
+}
+
+const completion = (model: string, text: string) =>
+  Response.json({
+    id: "chatcmpl-gated",
+    object: "chat.completion",
+    created: 1,
+    model,
+    choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+    usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+  });
+
+/** Everything that could name the thread afterwards. */
+async function traces(thread: string) {
+  const key = tenant().adminKey;
+  const listed = ((await (await api("/v1/threads?limit=100", { key })).json()) as { threads: { thread_id: string }[] }).threads.some(
+    (t) => t.thread_id === thread,
+  );
+  const d1 = async (sql: string) => (await env.DB.prepare(sql).bind(tenant().tenant, thread).first<{ n: number }>())?.n ?? 0;
+  return {
+    listed,
+    threadRows: await d1("SELECT COUNT(*) AS n FROM threads WHERE tenant_id = ? AND thread_id = ?"),
+    conversationRows: await d1("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ? AND id = ?"),
+    conversation: (await api(`/v1/conversations/${thread}`, { key })).status,
+    state: (await api(`/v1/threads/${thread}/state`, { key })).status,
+  };
+}
+
+const GONE = { listed: false, threadRows: 0, conversationRows: 0, conversation: 404, state: 404 };
+
+/** Waits until the run and the delete have both answered and every write after them has landed. */
+async function settled(thread: string, expected: object) {
+  // Bookkeeping after an answer lands within moments; give it time to (wrongly) bring the thread back.
+  await new Promise((r) => setTimeout(r, 300));
+  return waitFor(
+    "the thread's final state",
+    async () => {
+      const t = await traces(thread);
+      return JSON.stringify(t) === JSON.stringify(expected) ? t : undefined;
+    },
+    3_000,
+  ).catch(async () => traces(thread));
+}
+
+type Turn = (thread: string) => Promise<Response>;
+const TURNS: Record<string, Turn> = {
+  chat: (thread) =>
+    api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "hi" }] } }),
+  "chat, streamed": (thread) =>
+    api("/v1/chat/completions", {
+      key: tenant().adminKey,
+      body: { model: "gpt-4o-mini", stream: true, thread_id: thread, messages: [{ role: "user", content: "hi" }] },
+    }),
+  responses: (thread) => api("/v1/responses", { key: tenant().adminKey, body: { model: "gpt-4o-mini", input: "hi", conversation: thread } }),
+};
+
+function gatedProvider(g: { opened: Promise<void> }, text: string) {
+  return fakeOpenAI().respond(async (_req, body) => {
+    await g.opened;
+    return completion((body as { model: string }).model, text);
+  });
+}
+
+describe("delete wins over the turns that finish around it", () => {
+  it("a turn admitted after the delete (queued behind it) starts a new thread holding only its own turn", async () => {
+    const thread = uniqueThread("del");
+    const key = tenant().adminKey;
+    fakeOpenAI().reply("first");
+    expect((await TURNS.chat!(thread)).status).toBe(200);
+    const g = gate();
+    const fake = gatedProvider(g, "before the delete");
+    const before = TURNS.chat!(thread);
+    await waitFor("the first turn to reach the provider", async () => (fake.calls.length === 1 ? true : undefined));
+    const deleting = api(`/v1/threads/${thread}`, { key, method: "DELETE" });
+    await new Promise((r) => setTimeout(r, 100));
+    fakeOpenAI().reply("after the delete");
+    const after = api("/v1/chat/completions", { key, body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "again" }] } });
+    await new Promise((r) => setTimeout(r, 100));
+    g.open();
+    expect((await before).status).toBe(200);
+    expect((await deleting).status).toBe(204);
+    expect((await after).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    const state = (await (await api(`/v1/threads/${thread}/state`, { key })).json()) as { channels: { messages: { content: unknown }[] } };
+    expect(state.channels.messages.map((m) => m.content)).toEqual(["again", "after the delete"]);
+    expect((await traces(thread)).listed).toBe(true);
+  });
+
+  it("a Responses turn's stored response goes with the thread deleted while it ran", async () => {
+    const thread = uniqueThread("del");
+    const key = tenant().adminKey;
+    fakeOpenAI().reply("first");
+    expect((await TURNS.chat!(thread)).status).toBe(200);
+    const g = gate();
+    const fake = gatedProvider(g, "during");
+    const running = TURNS.responses!(thread);
+    await waitFor("the turn to reach the provider", async () => (fake.calls.length === 1 ? true : undefined));
+    const deleting = api(`/v1/threads/${thread}`, { key, method: "DELETE" });
+    await new Promise((r) => setTimeout(r, 100));
+    g.open();
+    const made = (await (await running).json()) as { id: string };
+    expect((await deleting).status).toBe(204);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await api(`/v1/responses/${made.id}`, { key })).status).toBe(404);
+    expect(await traces(thread)).toEqual(GONE);
+  });
+
+  for (const [name, turn] of Object.entries(TURNS))
+    for (const how of ["DELETE /v1/threads/:id", "DELETE /v1/conversations/:id"] as const)
+      it(`${name}, then ${how} while it runs: nothing of the thread is left, and a turn after the delete starts it anew`, async () => {
+        const thread = uniqueThread("del");
+        const key = tenant().adminKey;
+        // The thread exists (one turn), so both deletes apply to it.
+        fakeOpenAI().reply("first");
+        expect((await TURNS.chat!(thread)).status).toBe(200);
+
+        const g = gate();
+        const fake = fakeOpenAI().respond(async (_req, body) => {
+          await g.opened;
+          const model = (body as { model: string; stream?: boolean }).model;
+          if (!(body as { stream?: boolean }).stream) return completion(model, "during");
+          const chunk = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+          return new Response(
+            chunk({
+              id: "c",
+              object: "chat.completion.chunk",
+              created: 1,
+              model,
+              choices: [{ index: 0, delta: { role: "assistant", content: "during" }, finish_reason: null }],
+            }) +
+              chunk({ id: "c", object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) +
+              "data: [DONE]\n\n",
+            { headers: { "content-type": "text/event-stream" } },
+          );
+        });
+        const running = turn(thread);
+        await waitFor("the turn to reach the provider", async () => (fake.calls.length === 1 ? true : undefined));
+        const path = how === "DELETE /v1/threads/:id" ? `/v1/threads/${thread}` : `/v1/conversations/${thread}`;
+        const deleting = api(path, { key, method: "DELETE" });
+        await new Promise((r) => setTimeout(r, 100)); // the delete is queued behind the running turn
+        g.open();
+        const answered = await running;
+        if (name === "chat, streamed") await readSse(answered);
+        else await answered.text();
+        expect((await deleting).status).toBeLessThan(300);
+        expect(await settled(thread, GONE)).toEqual(GONE);
+
+        // A turn after the delete (a chat: a deleted conversation is gone, 404 BEM-102): a new thread under the same id, holding only its own turn.
+        fakeOpenAI().reply("anew");
+        const after = await TURNS.chat!(thread);
+        expect(after.status).toBe(200);
+        const state = (await (await api(`/v1/threads/${thread}/state`, { key })).json()) as { channels: { messages: { content: unknown }[] } };
+        expect(state.channels.messages.map((m) => m.content)).toEqual(["hi", "anew"]);
+        expect((await traces(thread)).listed).toBe(true);
+      });
+});
