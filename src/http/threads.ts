@@ -44,7 +44,13 @@ const listThreadsRoute = createRoute({
   middleware: access("reach_thread"),
   tags: ["threads"],
   summary: "List the threads the key may reach (all of the tenant's for an admin), most recently updated first",
-  request: { query: z.object({ limit: Limit, before: z.string().max(200).optional() }) },
+  request: {
+    query: z.object({
+      limit: Limit,
+      before: z.string().max(200).optional(),
+      query: z.string().max(128).optional().openapi({ description: "Only ids containing this text (any case); ids only, never message text" }),
+    }),
+  },
   responses: { 200: jsonContent(ThreadList, "A page of threads"), ...errorResponses("BEM-022") },
 });
 
@@ -120,9 +126,9 @@ const stateWrites = new OpenAPIHono<AppEnv>({ defaultHook: opsHook }).openapi(up
 /** Short-term memory admin: read, repair, fork and delete threads of the caller's tenant. */
 export const threadRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(listThreadsRoute, async (c) => {
-    const q = c.req.valid("query");
+    const { query, ...page } = c.req.valid("query");
     const p = c.get("principal");
-    return c.json(await listThreads(c.env.DB, p.tenant, { ...q, only: readableThreads(p) }), 200);
+    return c.json(await listThreads(c.env.DB, p.tenant, { ...page, only: readableThreads(p), ...(query ? { idContains: query } : {}) }), 200);
   })
   .openapi(getState, async (c) => {
     const thread = await existingThread(c.env, c.get("principal"), c.req.valid("param").id, false);

@@ -11,9 +11,15 @@ export const dropKey = (): void => sessionStorage.removeItem(KEY);
 /** A coded API error; `status` tells a rejected key (401) from a key that lacks a grant (403) and other failures. */
 export class ApiError extends Error {
   readonly status: number;
-  constructor(message: string, status: number) {
+  /** The catalog code (BEM-…), when the body had one. */
+  readonly code: string | undefined;
+  /** The server's message without the code. */
+  readonly detail: string;
+  constructor(message: string, status: number, code?: string, detail = message) {
     super(message);
     this.status = status;
+    this.code = code;
+    this.detail = detail;
   }
   get rejectsKey(): boolean {
     return this.status === 401;
@@ -29,7 +35,7 @@ export async function api<T>(method: "GET" | "POST", path: string, body?: unknow
   const data: unknown = res.status === 204 ? null : await res.json().catch(() => null);
   if (!res.ok) {
     const e = (data as { error?: { code: string; message: string } } | null)?.error;
-    throw new ApiError(e ? `${e.code}: ${e.message}` : `HTTP ${res.status}`, res.status);
+    throw new ApiError(e ? `${e.code}: ${e.message}` : `HTTP ${res.status}`, res.status, e?.code, e?.message);
   }
   return data as T;
 }

@@ -28,5 +28,27 @@ export function clear(node: Node): void {
 }
 
 export const pretty = (v: unknown): string => JSON.stringify(v, null, 2);
-export const short = (id: string | null | undefined): string => (id ? id.slice(0, 12) : "none");
+
+/**
+ * An id shown whole (never cut: a checkpoint id is pasted into `checkpoint_id`) with a Copy button.
+ * Without clipboard access (an insecure origin, a denied permission) the button selects the id instead.
+ */
+export function copyable(id: string | null | undefined, cls = ""): HTMLElement {
+  if (!id) return el("span", { class: "muted", text: "none" });
+  const code = el("code", { class: `id ${cls}`.trim(), text: id });
+  const button = el("button", { type: "button", class: "copy", title: `Copy ${id}`, "aria-label": `Copy ${id}` }, ["Copy"]);
+  button.addEventListener("click", () => {
+    const done = (label: string) => {
+      button.textContent = label;
+      setTimeout(() => (button.textContent = "Copy"), 1500);
+    };
+    const select = () => {
+      getSelection()?.selectAllChildren(code);
+      done("Selected");
+    };
+    if (navigator.clipboard) navigator.clipboard.writeText(id).then(() => done("Copied"), select);
+    else select();
+  });
+  return el("span", { class: "id-chip" }, [code, button]);
+}
 export const when = (ms: number | undefined): string => (typeof ms === "number" ? `${new Date(ms).toISOString().replace("T", " ").slice(0, 19)}Z` : "");

@@ -1,12 +1,13 @@
 /**
  * The thread inspector (/ui), bundled by scripts/build-assets.ts into dist/public/ui/inspector.js.
- * Threads, the messages and channels at any checkpoint, the checkpoint timeline with its
- * branches, fork, the routing of the last turn and the facts it loaded (and why), memory for any
- * scopes, and a thread's LangGraph checkpoints (read-only). No framework; data
- * reaches the page only as text (see dom.ts), the key only sessionStorage (see api.ts).
+ * Threads (searchable by id), the messages and channels at any checkpoint, the checkpoint timeline
+ * with its branches, fork, the routing of the last turn up to the viewed checkpoint and the facts it
+ * loaded (and why), memory for any scopes, and — on its own tab — a thread's LangGraph checkpoints
+ * (read-only). Ids are shown whole, each with a Copy button. No framework; data reaches the page
+ * only as text (see dom.ts), the key only sessionStorage (see api.ts).
  */
 import { api, ApiError, dropKey, getKey, setKey } from "./api";
-import { byId, clear, el, pretty, short, when } from "./dom";
+import { byId, clear, copyable, el, pretty, when } from "./dom";
 import { checkpointView } from "./langgraph";
 import { lanes } from "./lanes";
 import { reportRows, reportSummary } from "./memory-report";
@@ -53,7 +54,8 @@ function guarded(fn: () => Promise<unknown> | void): (ev?: Event) => void {
 
 // ---- threads ----
 async function loadThreads(append: boolean): Promise<void> {
-  const q = `/v1/threads?limit=50${append && view.threadsBefore ? `&before=${enc(view.threadsBefore)}` : ""}`;
+  const query = byId<HTMLInputElement>("thread-query").value.trim();
+  const q = `/v1/threads?limit=50${query ? `&query=${enc(query)}` : ""}${append && view.threadsBefore ? `&before=${enc(view.threadsBefore)}` : ""}`;
   const page = await api<ThreadList>("GET", q);
   const list = byId("threads");
   if (!append) clear(list);
@@ -64,16 +66,18 @@ async function loadThreads(append: boolean): Promise<void> {
     ]);
     list.append(el("li", {}, [b]));
   }
-  if (!append && page.threads.length === 0) list.append(el("li", { class: "muted", text: "No threads for this key's tenant yet." }));
+  if (!append && page.threads.length === 0)
+    list.append(el("li", { class: "muted", text: query ? `No thread id contains "${query}".` : "No threads for this key's tenant yet." }));
   view.threadsBefore = page.next_before;
   byId("more-threads").hidden = !page.next_before;
-  say(`Loaded ${list.querySelectorAll("button").length} thread(s).`);
+  const n = list.querySelectorAll(".thread-link").length;
+  say(`Loaded ${n} thread(s)${query ? ` whose id contains "${query}"` : ""}${page.next_before ? "; more below" : ""}.`);
 }
 
 async function openThread(id: string): Promise<void> {
   view.thread = id;
   view.checkpoint = null;
-  for (const b of document.querySelectorAll(".thread-link")) b.classList.toggle("active", b.getAttribute("data-thread") === id);
+  markActiveThread();
   byId("thread").hidden = false;
   byId("thread-title").textContent = id;
   clear(byId("memory"));
@@ -96,9 +100,13 @@ async function loadState(checkpointId: string | null): Promise<ThreadState> {
   const q = `/v1/threads/${enc(view.thread)}/state${checkpointId ? `?checkpoint_id=${enc(checkpointId)}` : ""}`;
   const st = await api<ThreadState>("GET", q);
   view.checkpoint = checkpointId;
-  byId("viewing").textContent =
-    `${checkpointId ? "Viewing the state at checkpoint" : "Viewing the head: checkpoint"} ${short(st.checkpoint_id)} (step ${st.step})`;
+  const viewing = byId("viewing");
+  clear(viewing);
+  viewing.append(checkpointId ? "Viewing the state at checkpoint " : "Viewing the head: checkpoint ", copyable(st.checkpoint_id), ` (step ${st.step})`);
   byId("to-head").hidden = !checkpointId;
+  // The routing and memory shown are those of the last turn up to the viewed checkpoint: say which.
+  byId("h-routing").textContent = checkpointId ? `Routing of the last turn at checkpoint ${st.checkpoint_id} (step ${st.step})` : "Routing of the last turn";
+  byId("h-last-memory").textContent = checkpointId ? "Memory that turn loaded" : "Memory the last run loaded";
   renderMessages(st.channels.messages);
   renderChannels(st.channels, st.reducers);
   renderRouting(lastRoute(st));
@@ -211,7 +219,7 @@ function renderLastMemory(route: LastRoute | undefined): void {
   );
   const body = reportRows(report).map((r) =>
     el("tr", { class: r.loaded ? "loaded" : "left-out", "data-fact": r.id }, [
-      el("td", {}, [el("code", { text: short(r.id) })]),
+      el("td", {}, [copyable(r.id)]),
       el("td", { text: r.scope }),
       el("td", { text: r.kind }),
       el("td", { text: r.key }),
@@ -254,12 +262,13 @@ function renderHistory(): void {
           ...badges,
           el("strong", { text: `step ${cp.step}` }),
           el("span", { class: "muted", text: cp.source }),
-          el("code", { text: short(cp.id) }),
+          copyable(cp.id, "cp-id"),
         ]),
-        el("div", {
-          class: "muted small",
-          text: `parent ${short(cp.parent_id)} · ${when(cp.created_at)}${cp.writes.length ? ` · ${writesSummary(cp.writes)}` : ""}`,
-        }),
+        el("div", { class: "muted small cp-parent" }, [
+          "parent ",
+          copyable(cp.parent_id),
+          ` · ${when(cp.created_at)}${cp.writes.length ? ` · ${writesSummary(cp.writes)}` : ""}`,
+        ]),
         el("div", { class: "cp-actions" }, [
           el("button", { type: "button", class: "view-cp", onclick: guarded(() => loadState(cp.id)) }, ["View state"]),
           el("button", { type: "button", class: "fork-cp", onclick: guarded(() => fork(cp.id)) }, ["Fork from here"]),
@@ -282,7 +291,7 @@ async function fork(checkpointId: string): Promise<void> {
   const cp = await api<{ id: string }>("POST", `/v1/threads/${enc(view.thread)}/fork`, { checkpoint_id: checkpointId });
   await loadHistory(false);
   await loadState(null);
-  say(`Forked from ${short(checkpointId)}: new head ${short(cp.id)} on a new branch.`);
+  say(`Forked from ${checkpointId}: new head ${cp.id} on a new branch.`);
 }
 
 // ---- memory ----
@@ -333,14 +342,13 @@ function renderCheckpoint(t: LangGraphTuple): HTMLElement {
   const versions = el("dl", { class: "kv" });
   for (const [channel, version] of v.channelVersions) versions.append(el("dt", { text: channel }), el("dd", {}, [el("code", { text: version })]));
   const writes = el("ol", { class: "lg-writes" });
-  for (const w of v.pendingWrites)
-    writes.append(el("li", {}, [el("code", { text: `${w.channel} ← task ${short(w.task)}` }), el("pre", { text: pretty(w.value) })]));
+  for (const w of v.pendingWrites) writes.append(el("li", {}, [el("code", { text: `${w.channel} ← task ${w.task}` }), el("pre", { text: pretty(w.value) })]));
   return el("li", { class: "cp lg-cp", "data-checkpoint": v.id, "data-ns": t.ns }, [
     el("div", { class: "cp-head" }, [
       el("span", { class: "badge", text: v.ns }),
       el("strong", { text: v.step === "" ? "step ?" : `step ${v.step}` }),
       el("span", { class: "muted", text: v.source }),
-      el("code", { class: "lg-id", text: v.id }),
+      copyable(v.id, "lg-id"),
     ]),
     el("div", {
       class: "muted small lg-parent",
@@ -358,17 +366,50 @@ function keyChanged(): void {
   byId("key-state").textContent = has ? "Key set for this tab." : "No key set.";
   byId("forget").hidden = !has;
   byId<HTMLButtonElement>("refresh").disabled = !has;
-  byId("langgraph-panel").hidden = !has;
+  byId("tabs").hidden = !has;
+  if (!has) showTab("thread");
 }
 
-/** Forgets the key and everything loaded with it; also when the server rejects the key. */
+/** Forgets the key and everything loaded with it (lists, their "more" buttons and cursors); also when the server rejects the key. */
 function forgetKey(): void {
   dropKey();
   clear(byId("threads"));
   clear(byId("lg-checkpoints"));
+  for (const more of ["more-threads", "more-history", "more-lg"]) byId(more).hidden = true;
   byId("thread").hidden = true;
-  view.lg = null;
+  Object.assign(view, { thread: null, checkpoint: null, history: [], historyBefore: null, threadsBefore: null, lg: null });
   keyChanged();
+}
+
+/**
+ * The operator key is the first key a newcomer holds, and it reads no threads (BEM-022): say
+ * what to do instead of showing the refusal. It is not kept.
+ */
+function operatorKeyAdvice(err: unknown): unknown {
+  if (!(err instanceof ApiError) || err.code !== "BEM-022" || !err.detail.startsWith("The operator key")) return err;
+  forgetKey();
+  return new Error(
+    "That is the operator key: it creates tenants and their keys, but reads no threads. Create a tenant admin key with it and paste that one: " +
+      `curl -s ${location.origin}/v1/admin/tenants/<tenant>/keys -H "authorization: Bearer <operator key>" -H "content-type: application/json" -d '{"role":"admin"}' ` +
+      "(the README's walk-through, step 1, also creates the tenant).",
+  );
+}
+
+// ---- tabs: the thread view, or the LangGraph checkpoints (each reachable from the top of the page) ----
+function showTab(tab: "thread" | "langgraph"): void {
+  byId("thread-view").hidden = tab !== "thread";
+  byId("langgraph-panel").hidden = tab !== "langgraph";
+  for (const [id, name] of [
+    ["tab-thread", "thread"],
+    ["tab-langgraph", "langgraph"],
+  ] as const) {
+    byId(id).classList.toggle("active", tab === name);
+    byId(id).setAttribute("aria-selected", String(tab === name));
+  }
+}
+
+function markActiveThread(): void {
+  for (const b of document.querySelectorAll(".thread-link")) b.classList.toggle("active", b.getAttribute("data-thread") === view.thread);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -381,7 +422,9 @@ document.addEventListener("DOMContentLoaded", () => {
       if (!value) throw new Error("Enter a key");
       setKey(value);
       keyChanged();
-      await loadThreads(false);
+      await loadThreads(false).catch((err: unknown) => {
+        throw operatorKeyAdvice(err);
+      });
     }),
   );
   byId("forget").addEventListener("click", () => {
@@ -396,6 +439,21 @@ document.addEventListener("DOMContentLoaded", () => {
     "click",
     guarded(() => loadThreads(true)),
   );
+  // Searching asks the server (ids containing the text), so it finds threads past the first page.
+  let searchTimer: ReturnType<typeof setTimeout> | undefined;
+  byId("thread-query").addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(
+      guarded(() => (getKey() ? loadThreads(false).then(markActiveThread) : undefined)),
+      250,
+    );
+  });
+  byId("thread-search").addEventListener(
+    "submit",
+    guarded(() => loadThreads(false).then(markActiveThread)),
+  );
+  byId("tab-thread").addEventListener("click", () => showTab("thread"));
+  byId("tab-langgraph").addEventListener("click", () => showTab("langgraph"));
   byId("more-history").addEventListener(
     "click",
     guarded(() => loadHistory(true)),

@@ -5,7 +5,8 @@
  * `wrangler dev`, whose short banner names the URL) on a free loopback port with the example
  * secrets and a fresh, throwaway local state, seeds a tenant, a key, a fact and a
  * two-turn thread through the API (offline model), then drives Debian's chromium with
- * playwright-core: enter the key, open the thread, read messages and history, fork
+ * playwright-core: the operator key gets advice, a failed key clears the list, the thread search
+ * asks the server, enter the key, open the thread, read messages and history (ids whole, copyable), fork
  * from the first checkpoint and see the new branch, read the memory report of the last run (which
  * facts loaded and why) and a LangGraph thread's checkpoints (stored by the real EdgeweaveSaver);
  * then follow the landing page's link to
@@ -46,6 +47,9 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+/** Threads seeded beyond the two named ones: more than one page of the thread list. */
+const BULK_THREADS = 51;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -134,6 +138,14 @@ async function seed(base: string): Promise<Seeded> {
   const tenant = `e2e-${Date.now().toString(36)}`;
   await call(base, "POST", "/v1/admin/tenants", OPERATOR_KEY, { id: tenant, name: "E2E" });
   const { key } = await call<{ key: string }>(base, "POST", `/v1/admin/tenants/${tenant}/keys`, OPERATOR_KEY, { role: "admin", name: "inspector e2e" });
+  // More threads than the inspector's first page (50), so "More threads" shows; older than
+  // the named threads below, which stay on the first page.
+  for (let i = 0; i < BULK_THREADS; i += 10)
+    await Promise.all(
+      Array.from({ length: Math.min(10, BULK_THREADS - i) }, (_, j) =>
+        call(base, "POST", `/v1/threads/bulk-${i + j}/state`, key, { ops: [{ op: "set", channel: "topic", value: "bulk" }] }),
+      ),
+    );
   const thread = "support-e2e";
   const fact = "The customer prefers short answers.";
   await call(base, "POST", "/v1/memory/facts", key, { scope: `session:${thread}`, kind: "style", text: fact });
@@ -159,6 +171,14 @@ async function seed(base: string): Promise<Seeded> {
 
 async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   await page.goto(`${base}/ui`);
+  // The operator key (a newcomer's first key) is refused with what to do instead, and not kept.
+  await page.fill("#key", OPERATOR_KEY);
+  await page.click("#key-form button[type=submit]");
+  const advice = await page.locator("#status.error").filter({ hasText: "operator key" }).innerText();
+  check(/tenant admin key/.test(advice) && advice.includes("/v1/admin/tenants/<tenant>/keys"), `the operator key gets advice: ${advice}`);
+  check((await page.evaluate(() => sessionStorage.length)) === 0, "the operator key is not kept");
+  check((await page.locator("#key-state").innerText()) === "No key set.", "no key set after the operator key");
+
   // A wrong key is reported and not kept.
   await page.fill("#key", "ew_not-a-real-key");
   await page.click("#key-form button[type=submit]");
@@ -170,6 +190,35 @@ async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   await page.fill("#key", s.key);
   await page.click("#key-form button[type=submit]");
   const link = page.locator(`.thread-link[data-thread="${s.thread}"]`);
+  await link.waitFor();
+  // The LangGraph tab is at the top of the page, reachable without scrolling.
+  const tabBox = await page.locator("#tab-langgraph").boundingBox();
+  check(tabBox !== null && tabBox.y + tabBox.height < 900, `the LangGraph tab is in the first screen: ${JSON.stringify(tabBox)}`);
+
+  // More than a page of threads: "More threads" shows; a search asks the server and finds past the first page.
+  await page.locator("#more-threads").waitFor({ state: "visible" });
+  check((await page.locator(".thread-link").count()) === 50, "a first page of 50 threads");
+  check((await page.locator('.thread-link[data-thread="bulk-0"]').count()) === 0, "the oldest thread is past the first page");
+  await page.fill("#thread-query", "BULK-0");
+  await page.locator('.thread-link[data-thread="bulk-0"]').waitFor();
+  check((await page.locator(".thread-link").count()) === 1, "the search shows only ids containing the text (any case)");
+  check(await page.locator("#more-threads").isHidden(), "no more pages for one match");
+  await page.fill("#thread-query", "support");
+  await page.locator("#status").filter({ hasText: 'Loaded 1 thread(s) whose id contains "support"' }).waitFor();
+  check((await page.locator(".thread-link").count()) === 1, "one support thread");
+  await page.fill("#thread-query", "");
+  await page.locator("#more-threads").waitFor({ state: "visible" });
+  await link.waitFor();
+
+  // A key that fails next leaves nothing of the old key's list behind, "More threads" included.
+  await page.fill("#key", "ew_not-a-real-key-either");
+  await page.click("#key-form button[type=submit]");
+  await page.locator("#status.error").filter({ hasText: "BEM-021" }).waitFor();
+  check(await page.locator("#more-threads").isHidden(), "a failed key hides the stale More threads button");
+  check((await page.locator(".thread-link").count()) === 0, "a failed key clears the thread list");
+
+  await page.fill("#key", s.key);
+  await page.click("#key-form button[type=submit]");
   await link.waitFor();
   check((await page.inputValue("#key")) === "", "the key is not left in the input");
   check((await page.evaluate(() => sessionStorage.length)) === 1, "the key is kept in sessionStorage");
@@ -187,12 +236,25 @@ async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   await cps.nth(1).waitFor();
   check((await cps.count()) === 2, "2 checkpoints in history");
   check((await page.locator(`#history li.cp[data-checkpoint="${s.second}"] .badge.head`).count()) === 1, "second checkpoint is HEAD");
+  // Ids are shown whole and copy whole (a cut id cannot be pasted into checkpoint_id).
+  const secondRow = page.locator(`#history li.cp[data-checkpoint="${s.second}"]`);
+  check((await secondRow.locator("code.cp-id").innerText()) === s.second, "the checkpoint id is shown whole");
+  check((await secondRow.locator(".cp-parent code.id").innerText()) === s.first, "the parent id is shown whole");
+  await secondRow.locator(".cp-head button.copy").click();
+  await secondRow.locator(".cp-head button.copy").filter({ hasText: "Copied" }).waitFor();
+  check((await page.evaluate<string>("navigator.clipboard.readText()")) === s.second, "Copy puts the whole id on the clipboard");
+  check((await page.locator("#h-routing").textContent()) === "Routing of the last turn", "at the head: the last turn's routing");
   check((await page.locator("#routing dd").first().innerText()).length > 0, "routing trace shows the model");
 
   // The state then: one turn.
   await page.click(`#history li.cp[data-checkpoint="${s.first}"] .view-cp`);
   await page.locator("#to-head").waitFor({ state: "visible" });
   check((await page.locator("#messages li.msg").count()) === 2, "2 messages at the first checkpoint");
+  // The routing shown is the first turn's, and its heading says so (not "of the last turn").
+  const routingHeading = (await page.locator("#h-routing").textContent()) ?? "";
+  check(routingHeading.includes(`at checkpoint ${s.first}`), `the routing heading names the viewed checkpoint: ${routingHeading}`);
+  const firstRoute = await call<{ channels: { last_route: { model: string } } }>(base, "GET", `/v1/threads/${s.thread}/state?checkpoint_id=${s.first}`, s.key);
+  check((await page.locator("#routing dd").first().innerText()) === firstRoute.channels.last_route.model, "the routing is the viewed checkpoint's");
 
   // The memory panel starts from the scopes the last run loaded (recorded with its routing).
   const lastRun = await call<{ channels: { last_route: { memory_scopes: string[] } } }>(base, "GET", `/v1/threads/${s.thread}/state`, s.key);
@@ -216,7 +278,7 @@ async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   check((await head.count()) === 1, "one head");
   const headText = await head.innerText();
   check(headText.includes("branch 2") && headText.includes("fork"), `the head is a fork on branch 2: ${headText}`);
-  check(headText.includes(`parent ${s.first.slice(0, 12)}`), "the fork's parent is the first checkpoint");
+  check((await head.locator(".cp-parent code.id").innerText()) === s.first, "the fork's parent is the first checkpoint, whole");
   check((await page.locator(`#history li.cp[data-checkpoint="${s.second}"]`).innerText()).includes("branch 1"), "the old head stays on branch 1");
   check((await page.locator("#messages li.msg").count()) === 2, "the new head has the first turn only");
   await page.locator("#status").filter({ hasText: "Forked from" }).waitFor();
@@ -224,7 +286,12 @@ async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   await page.click("#memory-form button[type=submit]");
   await page.locator("#memory .facts li").first().waitFor();
 
-  // LangGraph checkpoints (read-only): the panel starts from the open thread, which has none.
+  // LangGraph checkpoints (read-only), on their own tab: the panel starts from the open thread, which has none.
+  await page.click("#tab-langgraph");
+  await page.locator("#lg-form").waitFor({ state: "visible" });
+  check(await page.locator("#thread-view").isHidden(), "the LangGraph tab replaces the thread view");
+  const formBox = await page.locator("#lg-form").boundingBox();
+  check(formBox !== null && formBox.y + formBox.height < 900, `the LangGraph form is in the first screen: ${JSON.stringify(formBox)}`);
   check((await page.inputValue("#lg-thread")) === s.thread, "the LangGraph panel starts from the open thread");
   await page.click("#lg-form button[type=submit]");
   await page.locator("#lg-checkpoints li").filter({ hasText: "No LangGraph checkpoints" }).waitFor();
@@ -240,6 +307,9 @@ async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   check(pending.includes("<i>escalate</i>"), `the pending write shown verbatim: ${pending}`);
   check((await page.locator("#lg-checkpoints i").count()) === 0, "no markup injected from LangGraph values");
   check((await lgHead.locator(".lg-versions").innerText()).includes("topic"), "the channel versions");
+  check((await lgHead.locator("code.lg-id").innerText()) === s.graph.id, "the LangGraph checkpoint id is shown whole");
+  await page.click("#tab-thread");
+  await page.locator("#thread").waitFor({ state: "visible" });
 }
 
 /** The API reference renders offline: Scalar's viewer from this origin, no CSP violation, no other origin. */
@@ -292,14 +362,19 @@ async function main(): Promise<void> {
         "--disable-sync",
       ],
       viewport: { width: 1280, height: 900 },
+      permissions: ["clipboard-read", "clipboard-write"],
     });
     const page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(10_000);
     const problems: string[] = [];
-    // The one 401 is the wrong key the test enters on purpose.
-    let rejectedKeys = 0;
+    // The refusals the test asks for: two wrong keys (401) and the operator key (403).
+    const expectedRefusals: Record<string, number> = { "401": 2, "403": 1 };
     page.on("console", (m) => {
-      if (/status of 401/.test(m.text()) && rejectedKeys++ === 0) return;
+      const status = /status of (\d{3})/.exec(m.text())?.[1];
+      if (status !== undefined && (expectedRefusals[status] ?? 0) > 0) {
+        expectedRefusals[status]!--;
+        return;
+      }
       if (m.type() === "error" || /Content.Security.Policy/i.test(m.text())) problems.push(`console: ${m.text()}`);
     });
     page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
