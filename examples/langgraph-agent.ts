@@ -7,14 +7,14 @@
  *   npm start                                    # in another terminal
  *   EDGEWEAVE_KEY=<tenant admin key> npx tsx examples/langgraph-agent.ts
  *
- * In your own app: `import { EdgeweaveSaver, EdgeweaveStore } from "edgeweave/langgraph"`.
+ * It imports the package as your app would (`edgeweave/langgraph`: this repository exports its build).
  */
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { Annotation, END, MessagesAnnotation, START, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ToolNode, toolsCondition } from "@langchain/langgraph/prebuilt";
 import { z } from "zod";
-import { EdgeweaveSaver, EdgeweaveStore } from "../src/langgraph-client/index.js";
+import { EdgeweaveSaver, EdgeweaveStore } from "edgeweave/langgraph";
 
 const baseUrl = process.env.EDGEWEAVE_URL ?? "http://127.0.0.1:8787";
 const apiKey = process.env.EDGEWEAVE_KEY;

@@ -1,69 +1,140 @@
 /**
- * The package entry `edgeweave/langgraph` works from a tarball: `npm pack` (prepack builds
- * dist/langgraph), unpack it into an empty project's node_modules, type-check an app that
- * imports it (NodeNext resolution, so the `exports` map and its types are what is used) and
- * import it under Node. The package must depend on nothing and name LangGraph as its peers, so
- * installing it fetches nothing a LangGraph app lacks. Offline: instead of `npm install`, the
- * tarball is unpacked and the app's LangGraph packages are linked from this repository's
- * node_modules, as an app that uses LangGraph already has them.
+ * The package edgeweave/langgraph (langgraph/, built from src/langgraph-client) installs and loads
+ * the three ways the README says, as ES modules and as CommonJS:
+ * 1. its committed build (langgraph/dist) is what scripts/build-langgraph.ts makes now;
+ * 2. from a tarball: `npm pack ./langgraph` holds the build, its own README and LICENSE and no
+ *    source, depends on nothing and names LangGraph as its peers;
+ * 3. from git: `npm install git+file://<this repository>#<HEAD>` (as `git+https://…` would) installs
+ *    the root manifest's export of the same build, building nothing and fetching nothing.
+ * Each install is type-checked (NodeNext, so the `exports` map and its types are what is used),
+ * then imported and required under Node. The app's LangGraph packages are linked from this
+ * repository's node_modules, as an app that uses LangGraph already has them.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
+import { buildLangGraph } from "./build-langgraph.ts";
 
 const repo = resolve(import.meta.dirname, "..");
+const pkgDir = join(repo, "langgraph");
 const dir = mkdtempSync(join(tmpdir(), "edgeweave-pack-"));
 const run = (cmd: string, args: string[], cwd: string) => execFileSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "inherit"] }).toString();
+const files = (root: string): string[] =>
+  readdirSync(root, { recursive: true, encoding: "utf8" })
+    .filter((f) => statSync(join(root, f)).isFile())
+    .sort();
 
-try {
-  const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", dir], repo)) as { filename: string; files: { path: string }[] }[];
-  const tarball = join(dir, packed[0]!.filename);
-  const files = packed[0]!.files.map((f) => f.path);
-  if (!files.includes("dist/langgraph/index.d.ts") || files.some((f) => f.startsWith("src/"))) {
-    throw new Error(`unexpected tarball contents: ${files.join(", ")}`);
+/** An app that imports (app.ts) and requires (app.cts) edgeweave/langgraph, type-checked and run under Node. */
+function checkApp(app: string, how: string): void {
+  for (const [name, target] of [
+    ["@langchain", join(repo, "node_modules", "@langchain")],
+    ["@types", join(repo, "node_modules", "@types")],
+  ] as const) {
+    symlinkSync(target, join(app, "node_modules", name));
   }
-  const app = join(dir, "app");
-  const pkg = join(app, "node_modules", "edgeweave");
-  mkdirSync(pkg, { recursive: true });
-  run("tar", ["-xzf", tarball, "-C", pkg, "--strip-components=1"], dir);
-  // Installing it must fetch nothing but what a LangGraph app already has: no dependencies, LangGraph as peers.
-  const manifest = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")) as { dependencies?: object; peerDependencies?: Record<string, string> };
-  const peers = Object.keys(manifest.peerDependencies ?? {}).sort();
-  if (Object.keys(manifest.dependencies ?? {}).length > 0 || peers.join() !== "@langchain/core,@langchain/langgraph-checkpoint") {
-    throw new Error(
-      `the package should depend on nothing and name LangGraph as peers; it has ${JSON.stringify({ dependencies: manifest.dependencies, peers })}`,
-    );
-  }
-  symlinkSync(join(repo, "node_modules", "@langchain"), join(app, "node_modules", "@langchain"));
-  symlinkSync(join(repo, "node_modules", "@types"), join(app, "node_modules", "@types"));
-  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
   writeFileSync(
     join(app, "tsconfig.json"),
     JSON.stringify({
       compilerOptions: { target: "es2022", module: "nodenext", moduleResolution: "nodenext", strict: true, noEmit: true, skipLibCheck: true, types: ["node"] },
-      files: ["app.ts"],
+      files: ["app.ts", "app.cts"],
     }),
   );
   writeFileSync(
     join(app, "app.ts"),
     `import { Annotation, START, END, StateGraph } from "@langchain/langgraph";
 import { EdgeweaveSaver, EdgeweaveStore, EdgeweaveError } from "edgeweave/langgraph";
-const checkpointer = new EdgeweaveSaver({ baseUrl: "http://localhost:8787", apiKey: "k" });
+const checkpointer = new EdgeweaveSaver({ baseUrl: "http://localhost:8787", apiKey: "k", retry: { maxRetries: 1 } });
 const store = new EdgeweaveStore({ baseUrl: "http://localhost:8787", apiKey: "k" });
 const State = Annotation.Root({ n: Annotation<number>() });
 export const graph = new StateGraph(State).addNode("a", () => ({ n: 1 })).addEdge(START, "a").addEdge("a", END).compile({ checkpointer, store });
 export const isError = (e: unknown): e is EdgeweaveError => e instanceof EdgeweaveError;
+export const prune = () => checkpointer.prune("t", { keepLast: 1 });
 `,
   );
   writeFileSync(
-    join(app, "load.mjs"),
-    `import { EdgeweaveSaver, EdgeweaveStore } from "edgeweave/langgraph";\nnew EdgeweaveSaver({ baseUrl: "http://x", apiKey: "k" }); new EdgeweaveStore({ baseUrl: "http://x", apiKey: "k" });\nconsole.log("loaded");\n`,
+    join(app, "app.cts"),
+    `import lg = require("edgeweave/langgraph");\nexport const saver: lg.EdgeweaveSaver = new lg.EdgeweaveSaver({ baseUrl: "http://x", apiKey: "k" });\n`,
   );
+  const load = `new EdgeweaveSaver({ baseUrl: "http://x", apiKey: "k" }); new EdgeweaveStore({ baseUrl: "http://x", apiKey: "k" });`;
+  writeFileSync(join(app, "load.mjs"), `import { EdgeweaveSaver, EdgeweaveStore } from "edgeweave/langgraph";\n${load}\nconsole.log("imported");\n`);
+  writeFileSync(join(app, "load.cjs"), `const { EdgeweaveSaver, EdgeweaveStore } = require("edgeweave/langgraph");\n${load}\nconsole.log("required");\n`);
   run(process.execPath, [join(repo, "node_modules", "typescript", "bin", "tsc"), "-p", app], app);
-  const loaded = run(process.execPath, ["load.mjs"], app).trim();
-  if (loaded !== "loaded") throw new Error(`loading under Node printed: ${loaded}`);
-  console.log(`ok: ${packed[0]!.filename} (${files.length} files) installs, type-checks and loads as edgeweave/langgraph`);
+  for (const [file, said] of [
+    ["load.mjs", "imported"],
+    ["load.cjs", "required"],
+  ] as const) {
+    const out = run(process.execPath, [file], app).trim();
+    if (out !== said) throw new Error(`${how}: loading ${file} under Node printed: ${out}`);
+  }
+}
+
+function newApp(name: string): string {
+  const app = join(dir, name);
+  mkdirSync(join(app, "node_modules"), { recursive: true });
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+  return app;
+}
+
+try {
+  // 1. The committed build is current.
+  const fresh = join(dir, "fresh");
+  buildLangGraph(fresh);
+  const committed = join(pkgDir, "dist");
+  const stale = [...new Set([...files(fresh), ...files(committed)])].filter((f) => {
+    try {
+      return !readFileSync(join(fresh, f)).equals(readFileSync(join(committed, f)));
+    } catch {
+      return true;
+    }
+  });
+  if (stale.length > 0) throw new Error(`langgraph/dist is out of date (${stale.join(", ")}): run npm run build:langgraph and commit it`);
+
+  // 2. The tarball.
+  const packed = JSON.parse(run("npm", ["pack", "./langgraph", "--json", "--pack-destination", dir], repo)) as {
+    filename: string;
+    files: { path: string; size: number }[];
+  }[];
+  const tarball = join(dir, packed[0]!.filename);
+  const inTarball = packed[0]!.files.map((f) => f.path).sort();
+  const expected = ["LICENSE", "README.md", "package.json", ...files(committed).map((f) => `dist/${f}`)].sort();
+  if (inTarball.join() !== expected.join()) throw new Error(`unexpected tarball contents: ${inTarball.join(", ")}`);
+  const readme = packed[0]!.files.find((f) => f.path === "README.md")!;
+  if (readme.size > 8_000) throw new Error(`the package README is ${readme.size} bytes: it should be the package's own, not the Worker's`);
+  const app = newApp("from-tarball");
+  const pkg = join(app, "node_modules", "edgeweave");
+  mkdirSync(pkg, { recursive: true });
+  run("tar", ["-xzf", tarball, "-C", pkg, "--strip-components=1"], dir);
+  const manifest = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")) as {
+    private?: boolean;
+    license?: string;
+    dependencies?: object;
+    peerDependencies?: Record<string, string>;
+  };
+  const peers = Object.keys(manifest.peerDependencies ?? {}).sort();
+  if (
+    manifest.private ||
+    !manifest.license ||
+    Object.keys(manifest.dependencies ?? {}).length > 0 ||
+    peers.join() !== "@langchain/core,@langchain/langgraph-checkpoint"
+  ) {
+    throw new Error(`the package should be publishable, licensed, depend on nothing and name LangGraph as peers: ${JSON.stringify(manifest)}`);
+  }
+  checkApp(app, "tarball");
+
+  // 3. Git: the repository at its HEAD commit, as `npm install git+https://…` would get it.
+  const head = run("git", ["rev-parse", "HEAD"], repo).trim();
+  const fromGit = newApp("from-git");
+  run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--legacy-peer-deps", "--loglevel=error", `git+file://${repo}#${head}`], fromGit);
+  const installed = join(fromGit, "node_modules", "edgeweave");
+  const gitFiles = files(installed).filter((f) => !f.startsWith("node_modules"));
+  if (!gitFiles.includes(join("langgraph", "dist", "cjs", "index.js")) || gitFiles.some((f) => f.startsWith("src"))) {
+    throw new Error(`the git install holds: ${gitFiles.map((f) => relative(installed, join(installed, f))).join(", ")}`);
+  }
+  checkApp(fromGit, "git");
+  console.log(
+    `ok: ${packed[0]!.filename} (${inTarball.length} files) and git+file://…#${head.slice(0, 8)} install, type-check, import and require as edgeweave/langgraph`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,0 +1,20 @@
+import { BaseStore, type Operation, type OperationResults } from "@langchain/langgraph-checkpoint";
+import { type EdgeweaveClientOptions } from "./http.js";
+/**
+ * LangGraph store backed by edgeweave's tenant-scoped D1 items.
+ *
+ *   const store = new EdgeweaveStore({ baseUrl: "http://localhost:8787", apiKey: KEY });
+ *   const graph = builder.compile({ checkpointer, store });
+ *
+ * A namespace's first two labels are a memory scope (`["organization", "acme"]` is
+ * `organization:acme`); the key's grants decide which namespaces it reaches, as for facts.
+ * Values are JSON. A `batch` goes out as few requests as the server's caps allow (100
+ * ops and 1 MiB a request), in order; so one item's value is at most about 1 MiB (413 BEM-013,
+ * before anything is sent). There is no semantic index: a search's `query` is ignored and items
+ * carry no score.
+ */
+export declare class EdgeweaveStore extends BaseStore {
+    private readonly http;
+    constructor(opts: EdgeweaveClientOptions);
+    batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>>;
+}
