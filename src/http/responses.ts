@@ -21,7 +21,7 @@ import { responsesRenderer } from "./responses-stream";
 import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
 
-const RESPONSE_ERRORS = [...RUN_ERRORS, "BEM-025", "BEM-100", "BEM-101", "BEM-102", "BEM-103", "BEM-105", "BEM-109"] as const;
+const RESPONSE_ERRORS = [...RUN_ERRORS, "BEM-025", "BEM-030", "BEM-100", "BEM-101", "BEM-102", "BEM-103", "BEM-105", "BEM-109"] as const;
 
 const create = createRoute({
   method: "post",
@@ -29,7 +29,15 @@ const create = createRoute({
   middleware: access("run", "run", { idempotent: true }),
   tags: ["responses"],
   summary: "Create a response (OpenAI Responses API; a response is a checkpoint of a thread)",
-  request: { body: { content: { "application/json": { schema: ResponseCreateRequest } }, required: true } },
+  request: {
+    headers: z.object({
+      "x-thread-id": z.string().optional().openapi({
+        description:
+          "The thread, as on chat: a new id starts it, an existing one continues it (resent history reconciled). With `conversation` or `previous_response_id` it must name their thread (else 400 BEM-103)",
+      }),
+    }),
+    body: { content: { "application/json": { schema: ResponseCreateRequest } }, required: true },
+  },
   responses: {
     200: jsonOrEventStream(ResponseObject, "A Response; with stream: true, the Responses event sequence as SSE"),
     ...errorResponses(...RESPONSE_ERRORS),
@@ -129,7 +137,10 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
   .openapi(create, async (c) => {
     const body = c.req.valid("json");
     requireKnownModel(body.model);
-    const plan = await planResponse(c.env, c.get("principal"), c.get("timings"), body, parseBookmark(c.req.header(BOOKMARK_HEADER)));
+    const plan = await planResponse(c.env, c.get("principal"), c.get("timings"), body, {
+      bookmark: parseBookmark(c.req.header(BOOKMARK_HEADER)),
+      threadHeader: c.req.valid("header")["x-thread-id"],
+    });
     const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
     const hexId = newResponseHex();
     // A stored response's id names its thread (responses/ids.ts); the record is kept in that thread's object.

@@ -66,18 +66,33 @@ function checkCalls(unanswered: string[], known: Set<string>): void {
  * - previous_response_id at the thread's head continues the thread; an older one continues as a new branch
  *   (decided in the thread's object, which knows its head: one round trip; a branch needs rewrite_thread);
  * - conversation names the thread (continued at its head);
- * - neither: a new thread (the key must reach it, as chat on a new thread_id); store:false: runs
+ * - X-Thread-Id names the thread as on chat (with either of the above it must be theirs, else BEM-103);
+ * - none: a new thread (the key must reach it, as chat on a new thread_id); store:false: runs
  *   statelessly over the same history and saves nothing (reading that history needs the thread's reach).
  * All lookups are bound to the caller's tenant (another tenant's id is BEM-100/102), and every
  * thread read or continued is checked against the key's grants before it is touched (BEM-025).
  */
-export async function planResponse(env: Env, principal: Principal, timings: Timings, body: ResponseCreateRequest, bookmark?: string): Promise<ResponsePlan> {
+export async function planResponse(
+  env: Env,
+  principal: Principal,
+  timings: Timings,
+  body: ResponseCreateRequest,
+  opts: { bookmark?: string; threadHeader?: string } = {},
+): Promise<ResponsePlan> {
   if (principal.kind !== "tenant") throw new AppError("BEM-022", "Runs need a tenant key; the operator key manages tenants");
+  const { bookmark } = opts;
   const tenant = principal.tenant;
   const store = body.store !== false;
   const conversationId = body.conversation == null ? null : typeof body.conversation === "string" ? body.conversation : body.conversation.id;
   const previousResponseId = body.previous_response_id ?? null;
   if (conversationId !== null && previousResponseId !== null) throw new AppError("BEM-103", "Pass previous_response_id or conversation, not both");
+  // X-Thread-Id names the thread as on chat; beside a conversation or a previous response it must name theirs.
+  const header = opts.threadHeader === undefined ? null : parseThreadId(opts.threadHeader);
+  const sameThread = (threadId: string, what: string) => {
+    if (header !== null && header !== threadId)
+      throw new AppError("BEM-103", `X-Thread-Id '${header.slice(0, 80)}' names another thread than the ${what}; send one of them, or the same thread`);
+  };
+  if (conversationId !== null) sameThread(conversationId, "conversation");
 
   const messages = inputToMessages(await resolveReferences(env, principal, body.input), body.instructions);
   const input = messages.filter((m) => m.role !== "system");
@@ -105,12 +120,14 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
   if (previousResponseId !== null) {
     const threadId = threadOfResponse(previousResponseId);
     // A stored turn continuing a response that names its thread is settled in that thread's object, under the run's lease: no lookup here.
+    if (threadId !== null) sameThread(threadId, "previous response's");
     if (threadId !== null && store) {
       authorizeThread(principal, threadId, false);
       return plan({ threadId, responses: { previousResponse: { id: previousResponseId, answers: unanswered } } });
     }
     const prev =
       threadId !== null ? await storedResponse(env, principal, threadId, previousResponseId) : await legacyResponse(env, principal, previousResponseId);
+    sameThread(prev.thread_id, "previous response's");
     checkCalls(unanswered, new Set(prev.call_ids));
     if (!store) {
       const state = await new ThreadClient(env, tenant, prev.thread_id).getState(prev.checkpoint_id);
@@ -135,6 +152,14 @@ export async function planResponse(env: Env, principal: Principal, timings: Timi
       return plan({ messages: [...state.channels.messages.map(asInput), ...messages] });
     }
     return plan({ threadId: conversationId, resent: true, responses: { conversation: true } });
+  }
+  if (header !== null) {
+    // A thread named as on chat: created by its first turn, continued after; a resend is reconciled like chat's.
+    authorizeThread(principal, header, false);
+    if (store) return plan({ threadId: header, resent: true });
+    const state = await new ThreadClient(env, tenant, header).getState();
+    checkCalls(unanswered, callIdsOf(state.channels.messages));
+    return plan({ messages: [...state.channels.messages.map(asInput), ...messages] });
   }
   checkCalls(unanswered, new Set());
   return plan(store ? { threadId: newThreadId() } : {});
