@@ -34,10 +34,16 @@ function wantedAtRoot(branch: readonly Issue[]): string[] | undefined {
   return undefined;
 }
 
+/** A literal's mismatch (a `type: "message"` tag): the branch was meant for another kind of value. */
+const isTagMiss = (i: Issue) => i.code === "invalid_value" && i.path.length === 1 && (i.values?.length ?? 0) > 0;
+
 /**
  * zod says only "Invalid input" when no branch of a union matched. Say what was expected instead:
- * the branches' types when the value matched none of them ("Required: expected string or array" for a
- * missing field), else the issues of the branch that got furthest (its type matched, something inside did not).
+ * - the value matched no branch's type: the branches' types ("Required: expected string or array" for
+ *   a missing field);
+ * - every branch is an object told apart by the same tag field and the tag matched none: the tag's values;
+ * - else the issues of the branch the value was meant for: its tags matched (no literal missed), then the
+ *   fewest issues, then the deepest.
  */
 function expandUnion(issue: Issue): Issue[] {
   const branches = issue.errors ?? [];
@@ -50,10 +56,22 @@ function expandUnion(issue: Issue): Issue[] {
       received === "undefined" ? `Required: expected ${expected}` : `Invalid input: expected ${expected}${received ? `, received ${received}` : ""}`;
     return [{ path: issue.path, message }];
   }
+  const tags = branches.map((b) => b.find(isTagMiss));
+  const tag = tags[0]?.path[0];
+  if (tag !== undefined && tags.every((t) => t?.path[0] === tag)) {
+    const values = either([...new Set(tags.flatMap((t) => (t?.values ?? []).map((v) => JSON.stringify(v))))]);
+    return [{ path: [...issue.path, tag], message: `Invalid input: expected ${values}` }];
+  }
   const depth = (b: readonly Issue[]) => Math.max(...b.map((i) => i.path.length));
-  const furthest = branches.filter((b, n) => wanted[n] === undefined && b.length > 0).sort((a, b) => depth(b) - depth(a))[0];
-  if (!furthest) return [issue];
-  return furthest.flatMap((i) => expandUnion({ ...i, path: [...issue.path, ...i.path] }));
+  const rank = (b: readonly Issue[]) => [b.some(isTagMiss) ? 1 : 0, b.length, -depth(b)];
+  const meant = branches
+    .filter((b, n) => wanted[n] === undefined && b.length > 0)
+    .sort((a, b) => {
+      const [x, y] = [rank(a), rank(b)];
+      return x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]!;
+    })[0];
+  if (!meant) return [issue];
+  return meant.flatMap((i) => expandUnion({ ...i, path: [...issue.path, ...i.path] }));
 }
 
 /**

@@ -50,3 +50,27 @@ describe("describeIssues on unions: what was expected, never a bare 'Invalid inp
     expect(describe_({ content: [{ type: "text", text: 5 }] })).toBe("content.0.text: Invalid input: expected string, received number");
   });
 });
+
+describe("describeIssues on unions of tagged objects (Responses input items)", () => {
+  const Item = z.union([
+    z.object({ type: z.literal("function_call"), call_id: z.string(), name: z.string(), arguments: z.string() }),
+    z.object({ type: z.literal("function_call_output"), call_id: z.string(), output: z.string() }),
+    z.object({ type: z.literal("message").optional(), role: z.enum(["user", "assistant"]), content: z.union([z.string(), z.array(z.unknown())]) }),
+  ]);
+  const describe_ = (v: unknown) => {
+    const r = z.object({ input: z.array(Item) }).safeParse({ input: [v] });
+    if (r.success) throw new Error("expected a failure");
+    return describeIssues(r.error.issues);
+  };
+
+  it("reports the branch the item was meant for (its tag matched), not the first branch", () => {
+    expect(describe_({ type: "message", role: "user", content: 5 })).toBe("input.0.content: Invalid input: expected string or array, received number");
+    expect(describe_({ type: "function_call_output", call_id: "c1" })).toBe("input.0.output: Invalid input: expected string, received undefined");
+  });
+
+  it("an unknown tag lists the tags every branch accepts", () => {
+    const Tagged = z.union([z.object({ type: z.literal("a"), x: z.string() }), z.object({ type: z.literal("b"), y: z.number() })]);
+    const r = Tagged.safeParse({ type: "c" });
+    expect(describeIssues(r.error!.issues)).toBe('type: Invalid input: expected "a" or "b"');
+  });
+});

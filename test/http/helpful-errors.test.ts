@@ -31,6 +31,13 @@ describe("error messages say what to do", () => {
     expect(e.message).toMatch(/input: .*required.*expected string or array/i);
   });
 
+  it("a Responses input item says what is wrong in the item it was meant to be", async () => {
+    const t = await createTenant();
+    const e = await errorOf(await api("/v1/responses", { key: t.adminKey, body: { model: "auto", input: [{ type: "message", role: "user", content: 5 }] } }));
+    expect(e.status).toBe(400);
+    expect(e.message).toMatch(/^input\.0\.content: Invalid input: expected string or array, received number/);
+  });
+
   it("the operator key is told to use a tenant key", async () => {
     const e = await errorOf(await api("/v1/invoke", { key: OPERATOR_KEY, body: { agent_name: "assistant", content: [{ type: "text", text: "hi" }] } }));
     expect(e.status).toBe(403);
