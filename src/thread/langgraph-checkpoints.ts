@@ -433,7 +433,14 @@ export class LangGraphCheckpoints {
           )
           .toArray();
         const keep = new Set(rows.filter((r, i) => i === 0 || (q.keep_last !== undefined ? i < q.keep_last : r.id >= q.before!)).map((r) => r.id));
-        if (q.delta_channels?.length) for (const id of this.deltaAncestors(ns, rows, keep, q.delta_channels)) keep.add(id);
+        const delta = new Set([
+          ...(q.delta_channels ?? []),
+          ...this.deltaChannelsOf(
+            ns,
+            rows.find((r) => r.id === [...keep].at(-1)),
+          ),
+        ]);
+        if (delta.size) for (const id of this.deltaAncestors(ns, rows, keep, [...delta])) keep.add(id);
         for (const r of rows) {
           if (keep.has(r.id)) continue;
           if (r.body_chunks > 0) this.dropChunks(ownerKey("c", ns, r.id));
@@ -462,6 +469,29 @@ export class LangGraphCheckpoints {
       this.setHeldBytes(this.storedBytes());
       return { deleted, kept };
     });
+  }
+
+  /**
+   * The DeltaChannel channels a checkpoint counts toward its next snapshot: LangGraph keeps them in
+   * the metadata's `counters_since_delta_snapshot`, so a prune knows them without the client naming them.
+   */
+  private deltaChannelsOf(ns: string, row: { id: string } | undefined): string[] {
+    if (!row) return [];
+    const meta = this.sql
+      .exec<{ meta_type: string; meta: ArrayBuffer | null; meta_chunks: number }>(
+        `SELECT meta_type, meta, meta_chunks FROM lg_checkpoints WHERE ns = ? AND id = ?`,
+        ns,
+        row.id,
+      )
+      .toArray()[0];
+    if (meta?.meta_type !== "json") return [];
+    try {
+      const parsed: unknown = JSON.parse(decoder.decode(this.read(ownerKey("m", ns, row.id), meta.meta, meta.meta_chunks)));
+      const counters = typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>).counters_since_delta_snapshot : undefined;
+      return typeof counters === "object" && counters !== null ? Object.keys(counters) : [];
+    } catch {
+      return [];
+    }
   }
 
   /** Ancestors of the oldest kept checkpoint that the delta walk of `channels` passes before it finds each one's seed. */

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { Annotation, Command, END, interrupt, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { Annotation, Command, DeltaChannel, END, interrupt, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
@@ -123,5 +123,31 @@ describe("pruning LangGraph checkpoints", () => {
     expect([...new Set(all.map((ns) => ns.split(":")[0]!))].sort()).toEqual([...namespaces].sort());
     const out = await graph.invoke({ n: 100 }, config);
     expect(out.n).toBe(101);
+  });
+});
+
+describe("pruning a graph with a DeltaChannel", () => {
+  it("the ancestors its history walk needs stay, so the channel's value survives the prune", async () => {
+    const State = Annotation.Root({
+      log: () => new DeltaChannel<string[], string>((state, writes) => state.concat(writes), { snapshotFrequency: 1000, initialValueFactory: () => [] }),
+    });
+    const t = await createTenant();
+    const saver = saverFor(t.adminKey);
+    const graph = new StateGraph(State)
+      .addNode("step", () => ({ log: "stepped" }))
+      .addEdge(START, "step")
+      .addEdge("step", END)
+      .compile({ checkpointer: saver });
+    const config = { configurable: { thread_id: "delta" } };
+    for (let i = 0; i < 5; i++) await graph.invoke({ log: `in ${i}` }, config);
+    const before = (await graph.getState(config)).values.log as string[];
+    expect(before.length).toBe(10);
+    // Pruned by a saver that never read the thread (it has seen no DeltaChannel): the server reads
+    // the channels from LangGraph's counters_since_delta_snapshot metadata.
+    const { deleted } = await saverFor(t.adminKey).prune("delta", { keepLast: 1 });
+    expect(deleted).toBe(0); // no snapshot yet: every ancestor holds writes the walk replays
+    expect((await graph.getState(config)).values.log).toEqual(before);
+    const out = await graph.invoke({ log: "in 5" }, config);
+    expect(out.log).toEqual([...before, "in 5", "stepped"]);
   });
 });
