@@ -15,11 +15,15 @@
  *   so the branch it left is never recalled, and a removed message is gone from the index.
  */
 
-/** The searchable text of a stored message's JSON: a string content, or its text parts joined. */
+/**
+ * The searchable text of a stored message's JSON: a string content, or its text parts joined.
+ * A row that is not valid JSON indexes as empty: the index must never fail the write it follows
+ * (reading such a row is the thread's own coded storage error, BEM-098).
+ */
 const textOf = (json: string): string =>
-  `CASE json_type(${json}, '$.content') WHEN 'text' THEN json_extract(${json}, '$.content') ` +
+  `CASE WHEN NOT json_valid(${json}) THEN '' ELSE CASE json_type(${json}, '$.content') WHEN 'text' THEN json_extract(${json}, '$.content') ` +
   `WHEN 'array' THEN (SELECT group_concat(json_extract(p.value, '$.text'), ' ') FROM json_each(${json}, '$.content') AS p WHERE json_extract(p.value, '$.type') = 'text') ` +
-  `ELSE '' END`;
+  `ELSE '' END END`;
 
 /** Roles whose text is recalled by its words (tool results come along with their call, never alone). */
 const INDEXED = "('user', 'assistant')";
