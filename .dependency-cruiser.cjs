@@ -28,9 +28,11 @@ const may = {
   mcp: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http"],
   // The Responses API's conversion/storage and the Idempotency-Key middleware: HTTP features on http's schemas and env.
   responses: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http"],
+  // The Anthropic Messages wire format (request/response/stream conversion), on http's schemas.
+  anthropic: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http"],
   idempotency: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http"],
   langgraph: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http", "langgraph-client"],
-  http: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "mcp", "langgraph", "responses", "idempotency"],
+  http: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "mcp", "langgraph", "responses", "idempotency", "anthropic"],
   // The thread's Durable Object composes the thread capabilities with the run, and renders the stored Responses record in the run's save.
   object: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks/messages\\.[jt]s$", "responses"],
   // The inspector is a browser bundle: it shares the wire types only.

@@ -53,6 +53,13 @@ export const ProviderConfig = z.looseObject({
 });
 export type ProviderConfigInput = z.input<typeof ProviderConfig>;
 
+/** Another name for a model, as a client sends it; a trailing `*` matches any suffix (src/routing/aliases.ts). */
+export const ModelAlias = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*\*?$/, "a model name, optionally ending in * (claude-sonnet-*)");
+
 /** The fields of one models.yaml `models:` entry as written. Unknown keys are ignored (stripped). */
 export const ModelConfigFields = z.object({
   name: ModelName,
@@ -61,6 +68,10 @@ export const ModelConfigFields = z.object({
   capabilities: z.array(Capability).default([]),
   cost_per_1k_tokens: z.number().finite().min(0).default(0),
   max_tokens: z.number().int().positive().default(4096),
+  /** The most tokens the model produces in one answer; a request's max_tokens above it is clamped (with a warning). */
+  max_output_tokens: z.number().int().positive().optional(),
+  /** Other names for this model on every route; unique across the file (BEM-042). */
+  aliases: z.array(ModelAlias).max(64).optional(),
   provider_config: ProviderConfig.default({}),
   extra: z.record(z.string(), z.unknown()).default({}),
 });

@@ -1,18 +1,39 @@
 import { z } from "@hono/zod-openapi";
 import { DOT_SEGMENT_MESSAGE, isDotSegment } from "./path-segment";
 
+/**
+ * Anthropic's prompt-cache breakpoint on a block (Messages API). Kept with the part so it reaches an
+ * Anthropic upstream where the client put it; other providers never see it (providers/portable.ts).
+ */
+export const CacheControl = z.object({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).optional() });
+export type CacheControl = z.infer<typeof CacheControl>;
+
 /** Content parts in the OpenAI style; providers map them to their own wire formats. */
-export const TextPart = z.object({ type: z.literal("text"), text: z.string() });
+export const TextPart = z.object({ type: z.literal("text"), text: z.string(), cache_control: CacheControl.optional() });
 export const ImagePart = z.object({
   type: z.literal("image_url"),
   image_url: z.object({ url: z.string().max(2_000_000), detail: z.enum(["auto", "low", "high"]).optional() }),
+  cache_control: CacheControl.optional(),
 });
+/**
+ * An Anthropic `document` block (PDF, plain text, or content blocks), kept as the client sent it
+ * (`source`, `title`, `context`, `citations`): Anthropic upstreams get it unchanged, others the text
+ * when that is faithful (providers/portable.ts) and BEM-079 otherwise.
+ */
+export const DocumentPart = z.object({
+  type: z.literal("document"),
+  document: z.looseObject({ source: z.looseObject({ type: z.string().max(32) }) }),
+  cache_control: CacheControl.optional(),
+});
+/** An Anthropic extended-thinking block of an assistant turn; its signature must reach Anthropic unchanged. */
+export const ThinkingPart = z.object({ type: z.literal("thinking"), thinking: z.string(), signature: z.string() });
+export const RedactedThinkingPart = z.object({ type: z.literal("redacted_thinking"), data: z.string() });
 export const AudioPart = z.object({
   type: z.literal("input_audio"),
   input_audio: z.object({ data: z.string(), format: z.string().max(16) }),
 });
 export const VideoPart = z.object({ type: z.literal("video_url"), video_url: z.object({ url: z.string() }) });
-export const ContentPart = z.discriminatedUnion("type", [TextPart, ImagePart, AudioPart, VideoPart]);
+export const ContentPart = z.discriminatedUnion("type", [TextPart, ImagePart, AudioPart, VideoPart, DocumentPart, ThinkingPart, RedactedThinkingPart]);
 export type ContentPart = z.infer<typeof ContentPart>;
 
 export const Content = z.union([z.string(), z.array(ContentPart)]);
@@ -43,6 +64,8 @@ export const MessageInput = z.object({
   name: z.string().max(128).optional(),
   tool_calls: z.array(ToolCall).max(128).optional(),
   tool_call_id: z.string().max(256).optional(),
+  /** A tool result that reports a failure (Anthropic's tool_result `is_error`). */
+  is_error: z.boolean().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 export type MessageInput = z.input<typeof MessageInput>;
@@ -62,4 +85,10 @@ export function messageText(content: Content | null | undefined): string {
   if (content == null) return "";
   if (typeof content === "string") return content;
   return content.map((p) => (p.type === "text" ? p.text : "")).join("");
+}
+
+/** The text a document part carries when it is plain text (`source.type` "text"), else undefined. */
+export function documentText(part: z.infer<typeof DocumentPart>): string | undefined {
+  const source = part.document.source;
+  return source.type === "text" && typeof source.data === "string" ? source.data : undefined;
 }

@@ -5,7 +5,7 @@ import { authorize, type Action } from "../auth/policy";
 import { idempotency } from "../idempotency/middleware";
 import type { AppEnv } from "./app-env";
 import { resolvePrincipal } from "./auth";
-import { BODY_LIMITS, capBody, guardJson } from "./limits";
+import { BODY_LIMITS, capBody, guardJson, guardJsonUpTo, MAX_MESSAGES_JSON_ITEMS } from "./limits";
 import { checkKeyRate } from "./rate-limit";
 
 /**
@@ -41,6 +41,7 @@ export function access(need: Access, body: BodySize = "none", opts: { rate?: "la
   });
   const chain: MiddlewareHandler<AppEnv>[] = [gate, capBody(BODY_LIMITS[body])];
   if (body === "small" || body === "run" || body === "langgraph") chain.push(guardJson);
+  if (body === "messages") chain.push(guardJsonUpTo(MAX_MESSAGES_JSON_ITEMS));
   const idempotent = opts.idempotent === true;
   if (idempotent) chain.push(idempotency);
   const declared = every(...chain) as MiddlewareHandler<AppEnv>;

@@ -21,6 +21,7 @@ import { routeRoutes } from "./route";
 import { chatRoutes } from "./chat";
 import { invokeRoutes } from "./invoke";
 import { responsesRoutes } from "./responses";
+import { messagesRoutes } from "./messages";
 import { conversationRoutes } from "./conversations";
 import { usageRoutes } from "./usage";
 import { docsRoutes } from "./docs";
@@ -64,6 +65,7 @@ export function createApp() {
     .route("/", chatRoutes)
     .route("/", invokeRoutes)
     .route("/", responsesRoutes)
+    .route("/", messagesRoutes)
     .route("/", conversationRoutes)
     .route("/", usageRoutes)
     .route("/", webhookRoutes)

@@ -60,7 +60,7 @@ const chatCompletion = createRoute({
 const completionId = () => `chatcmpl-${crypto.randomUUID().replaceAll("-", "")}`;
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-function edgeweaveSummary(r: TurnResult, trace: TraceLevel, reconciled: ReconcileReport | null = null) {
+export function edgeweaveSummary(r: TurnResult, trace: TraceLevel, reconciled: ReconcileReport | null = null) {
   return {
     thread_id: r.threadId,
     checkpoint_id: r.checkpointId,

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { AppError, catalog, isAppError } from "../core/errors";
 import type { AppEnv } from "./app-env";
+import { anthropicError, speaksAnthropic } from "../anthropic/errors";
 import { log } from "../core/log";
 
 /** One place that turns any thrown value into the public error shape. */
@@ -31,7 +32,9 @@ export function toErrorResponse(err: unknown, c: Context<AppEnv>): Response {
     // Internal details go to logs only, tagged by request id.
     log.error("request", { requestId: c.get("requestId"), code: appErr.code, internal: appErr.internal });
   }
-  const res = c.json(appErr.toJSON(), appErr.status as 400);
+  // Anthropic Messages clients read Anthropic's error shape (the SDK raises its typed errors from it).
+  const anthropic = speaksAnthropic(c.req.path, c.req.header("anthropic-version")) ? anthropicError(appErr) : undefined;
+  const res = anthropic ? c.json(anthropic.body, anthropic.status as 400) : c.json(appErr.toJSON(), appErr.status as 400);
   for (const [k, v] of Object.entries(appErr.headers ?? {})) res.headers.set(k, v);
   // Also here: a response made while handling an error skips the outer middleware.
   const requestId = c.get("requestId");

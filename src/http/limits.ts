@@ -18,6 +18,13 @@ export const BODY_LIMITS = {
   none: 0,
   /** chat, invoke, route, thread state: conversations are big. */
   run: 1 * MiB,
+  /**
+   * Anthropic Messages (POST /v1/messages, count_tokens): Claude Code resends its whole session on
+   * every call and outgrows 1 MiB within an hour (Anthropic takes 32 MB). 16 MiB: the whole request
+   * is one RPC argument to the thread's object (a 32 MiB limit, with the reply and its summary
+   * beside it), and a stateful thread holds at most MAX_THREAD_BYTES (16 MiB) anyway.
+   */
+  messages: 16 * MiB,
   /** signed webhook deliveries. */
   webhook: 256 * KiB,
   /** LangGraph checkpoint batches: whole graph states, values chunked in storage (5 MB values round-trip). */
@@ -29,6 +36,8 @@ export const BODY_LIMITS = {
 export const MAX_JSON_DEPTH = 32;
 /** Array items plus object keys, summed over the whole document. */
 export const MAX_JSON_ITEMS = 10_000;
+/** The same for Anthropic Messages bodies: a long Claude Code session is tens of thousands of blocks and tool-schema keys. */
+export const MAX_MESSAGES_JSON_ITEMS = 1_000_000;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
@@ -76,7 +85,7 @@ export function jsonItems(value: unknown, stopAbove = Infinity): number {
 }
 
 /** JSON text → value under the depth and size rules (BEM-010 syntax, BEM-014 too deep or too long). */
-export function parseGuardedJson(text: string): unknown {
+export function parseGuardedJson(text: string, maxItems = MAX_JSON_ITEMS): unknown {
   if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new AppError("BEM-014", `JSON is nested deeper than ${MAX_JSON_DEPTH} levels`);
   let value: unknown;
   try {
@@ -84,8 +93,7 @@ export function parseGuardedJson(text: string): unknown {
   } catch {
     throw new AppError("BEM-010", "Body is not valid JSON");
   }
-  if (jsonItems(value, MAX_JSON_ITEMS) > MAX_JSON_ITEMS)
-    throw new AppError("BEM-014", `JSON holds more than ${MAX_JSON_ITEMS} array items and object keys in total`);
+  if (jsonItems(value, maxItems) > maxItems) throw new AppError("BEM-014", `JSON holds more than ${maxItems} array items and object keys in total`);
   return value;
 }
 
@@ -108,10 +116,12 @@ export const capBody = (limit: number) =>
  * UTF-8 and syntax (400 BEM-010), depth and size (400 BEM-014). The bytes stay in
  * Hono's body cache, so the route's validator reads the same checked text.
  */
-export const guardJson = createMiddleware<AppEnv>(async (c, next) => {
-  const bytes = new Uint8Array(await c.req.arrayBuffer());
-  if (bytes.byteLength === 0) return next(); // the route's validator answers BEM-010 for a required body
-  if (!isJsonMediaType(c.req.header("content-type"))) throw new AppError("BEM-012", "Send the body as application/json");
-  parseGuardedJson(decodeUtf8(bytes));
-  return next();
-});
+export const guardJsonUpTo = (maxItems: number) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    if (bytes.byteLength === 0) return next(); // the route's validator answers BEM-010 for a required body
+    if (!isJsonMediaType(c.req.header("content-type"))) throw new AppError("BEM-012", "Send the body as application/json");
+    parseGuardedJson(decodeUtf8(bytes), maxItems);
+    return next();
+  });
+export const guardJson = guardJsonUpTo(MAX_JSON_ITEMS);

@@ -3,6 +3,7 @@ import { AppError } from "../core/errors";
 import { isOfflineModel, Modality, type ModelConfig, Provider } from "../config/model-config";
 import { modelByName, models, modelsCreatedAt, routerFor } from "../routing/bundled";
 import type { ModelRouter } from "../routing/router";
+import { createMiddleware } from "hono/factory";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
@@ -19,6 +20,8 @@ export const ModelInfo = z
     capabilities: z.array(z.string()),
     cost_per_1k_tokens: z.number().openapi({ description: "USD per 1,000 input tokens" }),
     max_tokens: z.number().int().openapi({ description: "Context window in tokens" }),
+    max_output_tokens: z.number().int().optional().openapi({ description: "The most tokens one answer may have; larger requests are clamped" }),
+    aliases: z.array(z.string()).optional().openapi({ description: "Other names requests may use (a trailing * matches any suffix)" }),
     upstream_model: z.string().openapi({ description: "The id sent to the provider" }),
     api_key_env: z.string().nullable().openapi({ description: "Name of the secret holding the key (never the key)" }),
     offline: z.boolean(),
@@ -29,6 +32,56 @@ export const ModelInfo = z
 export type ModelInfo = z.infer<typeof ModelInfo>;
 
 const ModelList = z.object({ object: z.literal("list"), data: z.array(ModelInfo) }).openapi("ModelList");
+
+/** Anthropic's model object, for Anthropic clients (Claude Code's gateway model discovery sends anthropic-version). */
+const AnthropicModel = z.object({ type: z.literal("model"), id: z.string(), display_name: z.string(), created_at: z.string() }).openapi("AnthropicModel");
+const AnthropicModelList = z
+  .object({ data: z.array(AnthropicModel), has_more: z.boolean(), first_id: z.string().nullable(), last_id: z.string().nullable() })
+  .openapi("AnthropicModelList");
+
+const anthropicModel = (m: ModelConfig) => ({
+  type: "model" as const,
+  id: m.name,
+  display_name: m.name,
+  created_at: new Date(modelsCreatedAt * 1000).toISOString().replace(/\.\d{3}Z$/, "Z"),
+});
+
+const AnthropicPage = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).optional().openapi({ description: "Anthropic shape only: page size (default 20)" }),
+  after_id: z.string().max(256).optional(),
+  before_id: z.string().max(256).optional(),
+});
+
+/**
+ * Anthropic's shapes are a second answer of the same routes, chosen by a header: outside the typed
+ * response (hono/client sees the OpenAI shape), documented on the route and in the spec's schemas.
+ */
+const anthropicShape = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.header("anthropic-version") === undefined) return next();
+  const name = c.req.param("name");
+  if (name === undefined) return c.json(AnthropicModelList.parse(anthropicPage(models, AnthropicPage.parse(c.req.query()))), 200);
+  const m = modelByName(name);
+  if (!m) throw new AppError("BEM-049", "Unknown model name; GET /v1/models lists them");
+  return c.json(AnthropicModel.parse(anthropicModel(m)), 200);
+});
+
+/** One page in Anthropic's list shape: after_id / before_id / limit as Anthropic's API takes them. */
+function anthropicPage(list: readonly ModelConfig[], q: z.infer<typeof AnthropicPage>) {
+  let from = 0;
+  let to = list.length;
+  if (q.after_id !== undefined) from = list.findIndex((m) => m.name === q.after_id) + 1;
+  if (q.before_id !== undefined)
+    to = Math.max(
+      0,
+      list.findIndex((m) => m.name === q.before_id),
+    );
+  const limit = q.limit ?? 20;
+  const page =
+    q.before_id !== undefined && q.after_id === undefined ? list.slice(Math.max(from, to - limit), to) : list.slice(from, Math.min(to, from + limit));
+  const data = page.map(anthropicModel);
+  const end = list.indexOf(page.at(-1) ?? list[0]!);
+  return { data, has_more: page.length > 0 && end < list.length - 1, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+}
 
 // Only public routing facts: provider_config's other fields (base_url, headers, ...) stay server-side.
 function describe(m: ModelConfig, router: ModelRouter): ModelInfo {
@@ -43,6 +96,8 @@ function describe(m: ModelConfig, router: ModelRouter): ModelInfo {
     capabilities: m.capabilities,
     cost_per_1k_tokens: m.cost_per_1k_tokens,
     max_tokens: m.max_tokens,
+    ...(m.max_output_tokens !== undefined ? { max_output_tokens: m.max_output_tokens } : {}),
+    ...(m.aliases?.length ? { aliases: m.aliases } : {}),
     upstream_model: m.provider_config.model ?? m.name,
     api_key_env: m.provider_config.api_key_env ?? null,
     offline: isOfflineModel(m),
@@ -54,18 +109,25 @@ function describe(m: ModelConfig, router: ModelRouter): ModelInfo {
 const listModels = createRoute({
   method: "get",
   path: "/v1/models",
-  middleware: access("any_key"),
+  // Anthropic clients (the SDK's models.list, Claude Code's gateway model discovery) send anthropic-version.
+  middleware: [access("any_key"), anthropicShape] as const,
   tags: ["models"],
-  summary: "List configured models (OpenAI list shape, plus routing fields)",
-  responses: { 200: jsonContent(ModelList, "The models, in config order"), ...errorResponses() },
+  summary: "List configured models (OpenAI list shape plus routing fields; Anthropic's shape with anthropic-version)",
+  responses: {
+    200: jsonContent(
+      ModelList,
+      "The models, in config order. With an `anthropic-version` header: an AnthropicModelList page (`limit`, `after_id`, `before_id`)",
+    ),
+    ...errorResponses(),
+  },
 });
 
 const getModel = createRoute({
   method: "get",
   path: "/v1/models/{name}",
-  middleware: access("any_key"),
+  middleware: [access("any_key"), anthropicShape] as const,
   tags: ["models"],
-  summary: "One configured model",
+  summary: "One configured model, by name or alias (Anthropic's shape with anthropic-version)",
   request: {
     params: z.object({
       name: z
@@ -74,7 +136,7 @@ const getModel = createRoute({
         .openapi({ param: { name: "name", in: "path" }, example: "gpt-4o-mini" }),
     }),
   },
-  responses: { 200: jsonContent(ModelInfo, "The model"), ...errorResponses("BEM-049") },
+  responses: { 200: jsonContent(ModelInfo, "The model (with an `anthropic-version` header: an AnthropicModel)"), ...errorResponses("BEM-049") },
 });
 
 /** GET /v1/models and /v1/models/{name}: the OpenAI list shape plus our routing fields. One chain, so the type carries both routes. */

@@ -8,6 +8,8 @@ import { sseResponse, type SseWriter } from "./sse";
 
 /** How one endpoint renders a streamed run as SSE events. */
 export type StreamRenderer = {
+  /** Extra response headers, once the answering model is known (before the first byte). */
+  headers?(model: ModelConfig): Record<string, string>;
   start(out: SseWriter, model: ModelConfig): Promise<void>;
   delta(out: SseWriter, ev: DeltaEvent): Promise<void>;
   done(out: SseWriter, r: TurnResult): Promise<void>;
@@ -35,7 +37,7 @@ export function streamRun(deps: WorkerDeps, input: TurnInput, render: StreamRend
               await finished;
             },
             deps.waitUntil,
-            routeHeaders({ model, reason: route.reason }),
+            { ...routeHeaders({ model, reason: route.reason }), ...(render.headers?.(model) ?? {}) },
           ),
         );
       },

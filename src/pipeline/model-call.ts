@@ -1,5 +1,6 @@
 import { callModel, streamModel } from "../providers/call";
 import { openStreamWithFailover, runWithFailover, type Attempt } from "../providers/failover";
+import { droppedFor } from "../providers/portable";
 import { StreamAccumulator } from "../providers/stream-accumulator";
 import type { ChatMessage, ChatResult, FunctionTool } from "../providers/types";
 import type { ModelConfig } from "../config/model-config";
@@ -9,6 +10,23 @@ import type { Tool } from "./tools/define";
 import { toolDefinitions } from "./tools/define";
 import { usageOf, type TurnUsage } from "./usage";
 import type { Prepared, RunDeps, StreamHooks } from "./prepare";
+
+/** A request's max_tokens above what `m` can write (models.yaml max_output_tokens) is clamped to it: clients such as Claude Code ask for tens of thousands. */
+export function outputLimit(m: ModelConfig, asked: number | undefined): number | undefined {
+  return asked !== undefined && m.max_output_tokens !== undefined ? Math.min(asked, m.max_output_tokens) : asked;
+}
+
+/** The warning a clamped max_tokens gives (the response's warnings, X-Edgeweave-Warnings). */
+export function outputLimitWarning(m: ModelConfig, asked: number | undefined): string[] {
+  const limit = outputLimit(m, asked);
+  return limit !== asked ? [`max_tokens ${asked} clamped to ${limit}, the most ${m.name} writes (max_output_tokens)`] : [];
+}
+
+/** The Anthropic-only fields the answering model's provider did not get (README "Use with the Anthropic SDK and Claude Code"). */
+export function droppedWarning(m: ModelConfig, input: Prepared["input"]): string[] {
+  const dropped = droppedFor(m.provider, { anthropic: input.params?.anthropic, messages: input.messages });
+  return dropped.length > 0 ? [`not sent to ${m.name} (${m.provider}): ${dropped.join(", ")}`] : [];
+}
 
 export type Call = { result: ChatResult; model: ModelConfig; attempts: Attempt[]; usage: TurnUsage };
 /** A provider call that began answering and then failed (a stream cut): billed all the same, its usage estimated. */
@@ -29,8 +47,14 @@ export async function callRouted(
   const tools = [...toolDefinitions(serverTools), ...clientTools];
   const instructions: ChatMessage[] = system !== null ? [{ role: "system", content: system }, ...p.clientSystem] : p.clientSystem;
   const requestFor = (m: ModelConfig) => {
-    const wire = assemble({ instructions, facts: p.facts, turns: messages, input: [] }, m.max_tokens);
-    return { ...(p.input.params ?? {}), messages: wire, ...(tools.length > 0 ? { tools } : {}) };
+    const wire = assemble({ instructions, facts: p.facts, turns: messages, input: [], factsLast: p.input.factsLast === true }, m.max_tokens);
+    const maxOutput = outputLimit(m, p.input.params?.max_output_tokens);
+    return {
+      ...(p.input.params ?? {}),
+      messages: wire,
+      ...(tools.length > 0 ? { tools } : {}),
+      ...(maxOutput !== undefined ? { max_output_tokens: maxOutput } : {}),
+    };
   };
   const ctx = { env: deps.env, fetch: deps.fetch };
   if (!stream) {

@@ -13,6 +13,12 @@ export type PromptParts = {
   /** Oldest → newest, already within the first candidate's budget. */
   turns: Message[];
   input: ChatMessage[];
+  /**
+   * Facts after the conversation instead of before it (Anthropic Messages clients): the client's
+   * prefix (system, earlier turns) then reaches the provider byte for byte, so its prompt cache
+   * holds, while the facts, which change with each question, come last.
+   */
+  factsLast?: boolean;
 };
 
 export const tokensOf = (messages: readonly ChatMessage[]): number => messages.reduce((n, m) => n + estimateTokens(m), 0);
@@ -23,6 +29,7 @@ export const toChat = (m: ParsedMessageInput): ChatMessage => {
   if (m.name !== undefined) c.name = m.name;
   if (m.tool_calls !== undefined) c.tool_calls = m.tool_calls;
   if (m.tool_call_id !== undefined) c.tool_call_id = m.tool_call_id;
+  if (m.is_error !== undefined) c.is_error = m.is_error;
   return c;
 };
 
@@ -42,5 +49,7 @@ export function assemble(parts: PromptParts, budget: number): ChatMessage[] {
     start--;
   }
   while (start < parts.turns.length && parts.turns[start]!.role === "tool") start++;
-  return [...parts.instructions, ...parts.facts.map(toChat), ...parts.turns.slice(start).map(toChat), ...parts.input];
+  const facts = parts.facts.map(toChat);
+  const turns = parts.turns.slice(start).map(toChat);
+  return parts.factsLast ? [...parts.instructions, ...turns, ...parts.input, ...facts] : [...parts.instructions, ...facts, ...turns, ...parts.input];
 }

@@ -1,5 +1,6 @@
 import type { Attempt } from "../providers/failover";
 import type { ChatResult } from "../providers/types";
+import type { Message } from "../core/message";
 import type { ModelConfig } from "../config/model-config";
 import { prepareModelRequest, runAfterModel, runBeforeModel } from "./middleware/compose";
 import { applyUpdate, makeMessage, type AgentState } from "./state";
@@ -7,7 +8,7 @@ import { runToolLoop, StepsExhaustedError, type LoopStep, type StepWrite } from 
 import type { TurnInput, TurnResult } from "./turn";
 import { usageStatement } from "./usage";
 import { prepare, type Prepared, type RunDeps, type StreamHooks } from "./prepare";
-import { callRouted } from "./model-call";
+import { callRouted, droppedWarning, outputLimitWarning } from "./model-call";
 import { addUsage, type TurnUsage } from "./usage";
 import { saveRun } from "./save-run";
 import { scheduleExtraction } from "../tasks/messages";
@@ -86,7 +87,7 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
         const reply = makeMessage(
           {
             role: "assistant",
-            content: call.result.message.content,
+            content: withThinking(call.result.message),
             ...(call.result.message.tool_calls ? { tool_calls: call.result.message.tool_calls } : {}),
             metadata: {
               model: call.model.name,
@@ -113,23 +114,17 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
   p.timings.lap("model");
   const result = last!;
   const lastMessage = loop.state.messages.at(-1);
-  const reply =
-    lastMessage?.role === "assistant"
-      ? {
-          role: "assistant" as const,
-          content: lastMessage.content === null ? null : typeof lastMessage.content === "string" ? lastMessage.content : JSON.stringify(lastMessage.content),
-          ...(lastMessage.tool_calls ? { tool_calls: lastMessage.tool_calls } : {}),
-        }
-      : result.message;
+  const reply = lastMessage?.role === "assistant" ? replyOf(lastMessage) : result.message;
   const outcome = {
     threadId: p.thread?.threadId ?? null,
     reply,
     finishReason: result.finish_reason,
+    ...(result.stop_reason ? { stop: { reason: result.stop_reason, sequence: result.stop_sequence ?? null } } : {}),
     model,
     route: p.route,
     attempts,
     usage,
-    warnings: [...p.warnings, ...events],
+    warnings: [...p.warnings, ...outputLimitWarning(model, p.input.params?.max_output_tokens), ...droppedWarning(model, p.input), ...events],
     memory: p.memory,
   };
   // What the turn keeps beside its last checkpoint (a Responses record) is written in that save's transaction.
@@ -152,4 +147,22 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
     ),
   );
   return { ...outcome, checkpointId, timings: p.timings, state: loop.state, ...(kept ? { response: kept } : {}) };
+}
+
+type Reply = ChatResult["message"];
+
+/** A reply with Anthropic thinking is stored as its thinking blocks, then its text (the order Anthropic wants them back in). */
+function withThinking(m: Reply): Message["content"] {
+  if (!m.thinking?.length) return m.content;
+  return [...m.thinking, ...(m.content ? [{ type: "text" as const, text: m.content }] : [])];
+}
+
+/** The stored last assistant message as the run's reply: thinking blocks apart from the text. */
+function replyOf(m: Message): Reply {
+  const calls = m.tool_calls ? { tool_calls: m.tool_calls } : {};
+  if (m.content === null || typeof m.content === "string") return { role: "assistant", content: m.content, ...calls };
+  const thinking = m.content.filter((p) => p.type === "thinking" || p.type === "redacted_thinking");
+  if (thinking.length === 0) return { role: "assistant", content: JSON.stringify(m.content), ...calls };
+  const text = m.content.filter((p) => p.type === "text");
+  return { role: "assistant", content: text.length > 0 ? text.map((p) => p.text).join("") : null, ...calls, thinking };
 }

@@ -70,6 +70,8 @@ export type TurnInput = {
   cause?: UsageCause;
   /** Phase timings of the request so far (Server-Timing); a new clock when absent. */
   timings?: Timings;
+  /** Facts go after the conversation, not before it (Anthropic Messages: keeps the client's cached prefix; prompt.ts). */
+  factsLast?: boolean;
   /** Passed through to the provider: tools, tool_choice, response_format, temperature… */
   params?: Omit<ChatRequest, "messages">;
 };
@@ -79,6 +81,8 @@ export type TurnResult = {
   checkpointId: string | null;
   reply: ChatResult["message"];
   finishReason: ChatResult["finish_reason"];
+  /** Anthropic's own stop reason and sequence, when the answering provider was Anthropic. */
+  stop?: { reason: string; sequence: string | null };
   model: ModelConfig;
   route: RouteResult;
   attempts: Attempt[];

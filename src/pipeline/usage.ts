@@ -11,7 +11,15 @@ export const UsageCause = z.enum(["turn", "webhook", "summarization", "summarize
 export type UsageCause = z.infer<typeof UsageCause>;
 
 /** What one turn (or one provider call) used; `estimated` when a provider reported no usage. */
-export type TurnUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost: number; estimated: boolean };
+export type TurnUsage = {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost: number;
+  estimated: boolean;
+  /** Anthropic's prompt-cache counts (part of prompt_tokens), when the provider reported them. */
+  cache?: { creation: number; read: number };
+};
 
 /** `estimated_requests`: how many of `requests` had their tokens estimated (the provider reported none, e.g. a cut stream). */
 export type UsageRecord = {
@@ -92,6 +100,9 @@ export function usageOf(messages: ChatMessage[], model: ModelConfig, result: Cha
     total_tokens: prompt + completion,
     cost: costOf(prompt + completion, model.cost_per_1k_tokens),
     estimated: reported === undefined,
+    ...(reported?.cache_creation_input_tokens !== undefined || reported?.cache_read_input_tokens !== undefined
+      ? { cache: { creation: reported.cache_creation_input_tokens ?? 0, read: reported.cache_read_input_tokens ?? 0 } }
+      : {}),
   };
 }
 
@@ -102,5 +113,8 @@ export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
     total_tokens: a.total_tokens + b.total_tokens,
     cost: a.cost + b.cost,
     estimated: a.estimated || b.estimated,
+    ...(a.cache || b.cache
+      ? { cache: { creation: (a.cache?.creation ?? 0) + (b.cache?.creation ?? 0), read: (a.cache?.read ?? 0) + (b.cache?.read ?? 0) } }
+      : {}),
   };
 }

@@ -8,6 +8,7 @@ import { baseUrlFor, isOfflineModel, keyEnvFor, timeoutFor, upstreamModelId } fr
 import { offlineResponder } from "./offline";
 import { ollamaAdapter } from "./ollama";
 import { openaiAdapter } from "./openai";
+import { portableRequest } from "./portable";
 import { httpError, malformed, ProviderError, streamCut } from "./provider-error";
 import type { ChatRequest, ChatResult, StreamEvent } from "./types";
 import { rememberSecret } from "../core/log";
@@ -80,7 +81,8 @@ type Sent = { target: Target; adapter: Adapter; res: Response };
 async function send(model: ModelConfig, req: ChatRequest, ctx: ProviderContext, stream: boolean, deadline: Deadline): Promise<Sent> {
   const target = resolveTarget(model, ctx.env);
   const adapter = adapterFor(model.provider);
-  const wire = adapter.buildRequest(target, req, stream);
+  // Anthropic-only content (Messages API clients) reaches Anthropic unchanged; others get what they can take.
+  const wire = adapter.buildRequest(target, model.provider === "anthropic" ? req : portableRequest(req, target), stream);
   const doFetch: typeof fetch = isOfflineModel(model) ? (input, init) => offlineResponder(new Request(input, init)) : (ctx.fetch ?? fetch);
   let res: Response;
   try {

@@ -7,6 +7,7 @@ export class StreamAccumulator {
   #content = "";
   #sawContent = false;
   readonly #calls = new Map<number, { id: string; name: string; arguments: string }>();
+  readonly #thinking = new Map<number, NonNullable<ChatResult["message"]["thinking"]>[number]>();
   #done: DoneEvent | undefined;
 
   push(event: StreamEvent): void {
@@ -17,6 +18,17 @@ export class StreamAccumulator {
     if (event.content !== undefined) {
       this.#content += event.content;
       this.#sawContent = true;
+    }
+    const t = event.thinking;
+    if (t) {
+      if (t.redacted !== undefined) this.#thinking.set(t.index, { type: "redacted_thinking", data: t.redacted });
+      else {
+        const block = this.#thinking.get(t.index);
+        const open = block?.type === "thinking" ? block : { type: "thinking" as const, thinking: "", signature: "" };
+        open.thinking += t.thinking ?? "";
+        if (t.signature !== undefined) open.signature += t.signature;
+        this.#thinking.set(t.index, open);
+      }
     }
     for (const d of event.tool_calls ?? []) {
       const call = this.#calls.get(d.index) ?? { id: "", name: "", arguments: "" };
@@ -54,6 +66,9 @@ export class StreamAccumulator {
       upstream_model: done.upstream_model,
     };
     if (toolCalls.length > 0) result.message.tool_calls = toolCalls;
+    if (this.#thinking.size > 0) result.message.thinking = [...this.#thinking.entries()].sort(([a], [b]) => a - b).map(([, b]) => b);
+    if (done.stop_reason !== undefined) result.stop_reason = done.stop_reason;
+    if (done.stop_sequence !== undefined) result.stop_sequence = done.stop_sequence;
     if (done.usage) result.usage = done.usage;
     return result;
   }

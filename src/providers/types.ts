@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Content, ToolCall } from "../core/message";
+import { Content, RedactedThinkingPart, ThinkingPart, ToolCall } from "../core/message";
 
 /**
  * The normalized request and response every adapter speaks. Messages are
@@ -11,6 +11,7 @@ export const ChatMessage = z.object({
   name: z.string().optional(),
   tool_calls: z.array(ToolCall).optional(),
   tool_call_id: z.string().optional(),
+  is_error: z.boolean().optional(),
 });
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
@@ -28,6 +29,25 @@ export type FunctionTool = z.infer<typeof FunctionTool>;
 export const ToolChoice = z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) })]);
 export type ToolChoice = z.infer<typeof ToolChoice>;
 
+/**
+ * Anthropic Messages fields with no counterpart in other providers: sent only when the routed model's
+ * provider is Anthropic, dropped for the others (named in the turn's warnings; README "Use with the
+ * Anthropic SDK and Claude Code"). `version`/`beta` are the client's anthropic-version/anthropic-beta
+ * headers, forwarded unchanged; `body` holds other top-level fields passed through as sent.
+ */
+export const AnthropicExtras = z.object({
+  version: z.string().max(64).optional(),
+  beta: z.string().max(4096).optional(),
+  thinking: z.record(z.string(), z.unknown()).optional(),
+  top_k: z.number().int().optional(),
+  /** Tools that are not client functions (Anthropic server tools, e.g. web_search), as sent. */
+  server_tools: z.array(z.record(z.string(), z.unknown())).optional(),
+  /** The index of the client tool whose definition carries a cache breakpoint, and that breakpoint. */
+  tool_cache_control: z.object({ index: z.number().int().min(0), cache_control: z.record(z.string(), z.unknown()) }).optional(),
+  body: z.record(z.string(), z.unknown()).optional(),
+});
+export type AnthropicExtras = z.infer<typeof AnthropicExtras>;
+
 export const ChatRequest = z.object({
   messages: z.array(ChatMessage).min(1),
   tools: z.array(FunctionTool).optional(),
@@ -40,13 +60,20 @@ export const ChatRequest = z.object({
   max_output_tokens: z.number().int().positive().optional(),
   stop: z.union([z.string(), z.array(z.string())]).optional(),
   user: z.string().optional(),
+  anthropic: AnthropicExtras.optional(),
 });
 export type ChatRequest = z.infer<typeof ChatRequest>;
 
 export const FinishReason = z.enum(["stop", "length", "tool_calls", "content_filter"]);
 export type FinishReason = z.infer<typeof FinishReason>;
 
-export const Usage = z.object({ prompt_tokens: z.number().int().min(0), completion_tokens: z.number().int().min(0) });
+export const Usage = z.object({
+  prompt_tokens: z.number().int().min(0),
+  completion_tokens: z.number().int().min(0),
+  /** Anthropic's prompt-cache counts (already included in prompt_tokens), passed through to Messages clients. */
+  cache_creation_input_tokens: z.number().int().min(0).optional(),
+  cache_read_input_tokens: z.number().int().min(0).optional(),
+});
 export type Usage = z.infer<typeof Usage>;
 
 export const ChatResult = z.object({
@@ -54,8 +81,13 @@ export const ChatResult = z.object({
     role: z.literal("assistant"),
     content: z.string().nullable(),
     tool_calls: z.array(ToolCall).optional(),
+    /** Anthropic extended-thinking blocks, in order, signatures unchanged (they precede the text). */
+    thinking: z.array(z.union([ThinkingPart, RedactedThinkingPart])).optional(),
   }),
   finish_reason: FinishReason,
+  /** Anthropic's stop_reason when it said more than finish_reason can (stop_sequence, pause_turn, refusal). */
+  stop_reason: z.string().optional(),
+  stop_sequence: z.string().nullable().optional(),
   /** Undefined when the provider did not report usage (the caller estimates). */
   usage: Usage.optional(),
   upstream_model: z.string(),
@@ -71,14 +103,27 @@ export const ToolCallDelta = z.object({
 });
 export type ToolCallDelta = z.infer<typeof ToolCallDelta>;
 
+/** A streamed piece of an Anthropic thinking block: `index` numbers thinking blocks; the signature comes last. */
+export const ThinkingDelta = z.object({
+  index: z.number().int().min(0),
+  thinking: z.string().optional(),
+  signature: z.string().optional(),
+  /** A redacted_thinking block arrives whole. */
+  redacted: z.string().optional(),
+});
+export type ThinkingDelta = z.infer<typeof ThinkingDelta>;
+
 export const DeltaEvent = z.object({
   type: z.literal("delta"),
   content: z.string().optional(),
   tool_calls: z.array(ToolCallDelta).optional(),
+  thinking: ThinkingDelta.optional(),
 });
 export const DoneEvent = z.object({
   type: z.literal("done"),
   finish_reason: FinishReason,
+  stop_reason: z.string().optional(),
+  stop_sequence: z.string().nullable().optional(),
   usage: Usage.optional(),
   upstream_model: z.string(),
 });

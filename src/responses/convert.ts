@@ -1,6 +1,6 @@
 import { AppError } from "../core/errors";
 import type { ChatRequest, ChatResult } from "../providers/types";
-import type { ContentPart, Message, MessageInput, ParsedMessageInput } from "../core/message";
+import { type ContentPart, documentText, type Message, type MessageInput, type ParsedMessageInput } from "../core/message";
 import type { ResolvedItem, ResponseContentPart, ResponseCreateRequest } from "../http/responses-schemas";
 
 /** Responses content parts → the thread's (OpenAI chat) content parts. */
@@ -147,15 +147,15 @@ export function messagesToItems(messages: readonly (MessageInput & { id?: string
       const parts =
         typeof content === "string"
           ? [{ type: textType, text: content, ...(textType === "output_text" ? { annotations: [] } : {}) }]
-          : content.map((p) =>
-              p.type === "text"
-                ? { type: textType, text: p.text, ...(textType === "output_text" ? { annotations: [] } : {}) }
-                : p.type === "image_url"
-                  ? { type: "input_image", image_url: p.image_url.url, detail: p.image_url.detail ?? "auto" }
-                  : p.type === "input_audio"
-                    ? { type: "input_audio", input_audio: p.input_audio }
-                    : { type: "input_text", text: p.video_url.url },
-            );
+          : content.flatMap((p): Record<string, unknown>[] => {
+              // Anthropic thinking blocks have no Responses item here; a plain-text document reads as its text.
+              if (p.type === "thinking" || p.type === "redacted_thinking") return [];
+              if (p.type === "document") return [{ type: "input_text", text: documentText(p) ?? "" }];
+              if (p.type === "text") return [{ type: textType, text: p.text, ...(textType === "output_text" ? { annotations: [] } : {}) }];
+              if (p.type === "image_url") return [{ type: "input_image", image_url: p.image_url.url, detail: p.image_url.detail ?? "auto" }];
+              if (p.type === "input_audio") return [{ type: "input_audio", input_audio: p.input_audio }];
+              return [{ type: "input_text", text: p.video_url.url }];
+            });
       items.push({ type: "message", id, status: "completed", role: m.role === "system" ? "system" : m.role, content: parts });
     }
     for (const [j, t] of (m.tool_calls ?? []).entries()) {

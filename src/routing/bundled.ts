@@ -5,6 +5,7 @@
 import type { AgentConfig, ModelConfig } from "../config/model-config";
 import { closestNames } from "../core/closest-names";
 import { AppError } from "../core/errors";
+import { ModelNames } from "./aliases";
 import { compiled } from "./models.generated";
 import { ModelRouter } from "./router";
 
@@ -12,10 +13,11 @@ export const models: readonly ModelConfig[] = compiled.models;
 export const agents: readonly AgentConfig[] = compiled.agents;
 export const modelsCreatedAt: number = compiled.created;
 
-const modelMap = new Map(models.map((m) => [m.name, m]));
+const modelNames = new ModelNames(models);
 const agentMap = new Map(agents.map((a) => [a.name, a]));
 
-export const modelByName = (name: string): ModelConfig | undefined => modelMap.get(name);
+/** The model a configured name or one of its aliases (models.yaml `aliases`) stands for. */
+export const modelByName = (name: string): ModelConfig | undefined => modelNames.lookup(name);
 export const agentByName = (name: string): AgentConfig | undefined => agentMap.get(name);
 
 /** The agent, or BEM-047 naming the closest configured agents (as an unknown model names models). */

@@ -29,7 +29,16 @@ export type Requirements = {
   minContextTokens: number;
 };
 
-const PART_MODALITY = { text: "text", image_url: "image", input_audio: "audio", video_url: "video" } as const;
+// A document is read as text (or refused by a provider that cannot take it); thinking is the model's own text.
+const PART_MODALITY = {
+  text: "text",
+  image_url: "image",
+  input_audio: "audio",
+  video_url: "video",
+  document: "text",
+  thinking: "text",
+  redacted_thinking: "text",
+} as const;
 const MODALITY_ORDER: readonly Modality[] = ["text", "image", "audio", "video"];
 
 function addContent(content: Content | null | undefined, into: Set<Modality>): void {

@@ -1,5 +1,6 @@
 import { AppError } from "../core/errors";
 import { isAutoRoutable, isOfflineModel, type ModelConfig } from "../config/model-config";
+import { aliasConflicts, ModelNames } from "./aliases";
 import { deriveRequirements, type Requirements, type RouteRequest } from "./requirements";
 import { defaultStrategies } from "./strategies/defaults";
 import { type Exclusion, missingCapabilities, missingModalities, type RouteContext, type RoutingStrategy, tooSmall } from "./strategy";
@@ -51,6 +52,8 @@ export class ModelRouter {
   readonly strategies: readonly RoutingStrategy[];
   readonly defaultModel: ModelConfig | null;
   private readonly byName: ReadonlyMap<string, ModelConfig>;
+  /** Names and aliases (models.yaml `aliases`). */
+  private readonly names: ModelNames;
   /** Why automatic routing skips a model in this deployment; absent when it may pick it. */
   private readonly unavailable: ReadonlyMap<string, string>;
   /** The models automatic routing may pick, by name, in config order. */
@@ -71,8 +74,11 @@ export class ModelRouter {
       if (byName.has(m.name)) throw new AppError("BEM-042", `duplicate model name "${m.name}"`);
       byName.set(m.name, m);
     }
+    const clash = aliasConflicts(models)[0];
+    if (clash) throw new AppError("BEM-042", `model ${models[clash.model]!.name}: ${clash.message}`);
     this.models = [...models];
     this.byName = byName;
+    this.names = new ModelNames(models);
     const names = new Set<string>();
     for (const s of strategies) {
       if (names.has(s.name) || RESERVED.has(s.name)) throw new AppError("BEM-042", `duplicate or reserved strategy name "${s.name}"`);
@@ -111,8 +117,9 @@ export class ModelRouter {
     return new ModelRouter(models, defaultModel, options, strategies);
   }
 
+  /** The model a name or alias stands for. */
   modelByName(name: string): ModelConfig | undefined {
-    return this.byName.get(name);
+    return this.names.lookup(name);
   }
 
   /** true, or why automatic routing skips this model in this deployment. */
@@ -127,7 +134,7 @@ export class ModelRouter {
 
     const override = request.model_override;
     if (override !== undefined && override !== "") {
-      const m = this.byName.get(override);
+      const m = this.names.lookup(override);
       if (m !== undefined) {
         if (isOfflineModel(m) && !this.allowOffline) {
           throw new AppError("BEM-077", `model ${m.name} is the offline model; it is enabled only when EDGEWEAVE_OFFLINE=1`);

@@ -7,6 +7,7 @@
 import { type Document, LineCounter, parseDocument } from "yaml";
 import { AppError, type ErrorCode } from "../core/errors";
 import { AgentConfig, ModelConfigFields, ModelsFile } from "../config/model-config";
+import { aliasConflicts } from "./aliases";
 
 type Path = readonly (string | number)[];
 type Problem = { path: Path; message: string };
@@ -18,7 +19,7 @@ export type LoadOptions = {
 
 /**
  * Parses and validates models.yaml text. Throws AppError BEM-044 (YAML or
- * schema), BEM-048 (a literal API key), BEM-042 (duplicate name) or BEM-045
+ * schema), BEM-048 (a literal API key), BEM-042 (duplicate name, or an alias that overlaps another) or BEM-045
  * (default_model / agent model not in `models:`); every message line reads
  * `file:line: path: what is wrong`.
  */
@@ -65,6 +66,7 @@ export function loadModelsFromYaml(text: string, fileName = "models.yaml", optio
       "agent",
       (i) => lineOf(doc, lines, ["agents", i, "name"]),
     ),
+    ...aliasConflicts(file.models).map((c) => ({ path: ["models", c.model, "aliases", c.alias], message: c.message })),
   ];
   if (dupes.length > 0) fail("BEM-042", dupes);
 

@@ -3,7 +3,7 @@ import type { MessageInput } from "../core/message";
 /**
  * A message's identity for resent-history reconciliation, stored per message at
  * write time. It ignores what clients change when they resend: ids, timestamps,
- * metadata, `name`, null vs "" content, a single text part vs a string. Tool
+ * metadata, `name`, null vs "" content, a single text part vs a string, cache breakpoints. Tool
  * traffic matches by id: an assistant message that calls tools is its call ids
  * (plus its text), a tool result is its tool_call_id.
  */
@@ -17,9 +17,15 @@ export function canonicalMessage(m: ReconcileInput): string {
   if (content == null) text = "";
   else if (typeof content === "string") text = content;
   else if (content.length === 1 && content[0]!.type === "text") text = content[0]!.text;
-  else text = JSON.stringify(content);
+  // A cache breakpoint is a per-call instruction, not content: Claude Code moves it to the newest message each call.
+  else text = JSON.stringify(content.map((p) => ("cache_control" in p ? withoutCache(p) : p)));
   const calls = m.tool_calls?.length ? `\u0000${m.tool_calls.map((t) => t.id).join("\u0001")}` : "";
   return `${m.role}\u0000${text}${calls}`;
+}
+
+function withoutCache<T extends { cache_control?: unknown }>(p: T): Omit<T, "cache_control"> {
+  const { cache_control: _instruction, ...rest } = p;
+  return rest;
 }
 
 /** 64 bits as 16 hex chars: FNV-1a and djb2-xor lanes side by side (sync, so usable inside a DO transaction; one pass). */

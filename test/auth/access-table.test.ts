@@ -224,6 +224,19 @@ const TABLE: Record<string, Row> = Object.fromEntries<Row>([
     },
   ],
 
+  // Anthropic Messages: the same turn as chat (src/http/messages.ts); counting tokens runs nothing.
+  [
+    "POST /v1/messages",
+    {
+      call: () => ({ method: "POST", path: "/v1/messages", body: { model: "offline-echo", max_tokens: 64, thread_id: "a-1", messages: say("hi") } }),
+      expect: adminOnly({ member_a: "allow" }),
+    },
+  ],
+  [
+    "POST /v1/messages/count_tokens",
+    { call: () => ({ method: "POST", path: "/v1/messages/count_tokens", body: { model: "offline-echo", messages: say("hi") } }), expect: bearerOnly("allow") },
+  ],
+
   // Responses and conversations: a conversation is a thread, a response a checkpoint of one (src/http/responses.ts, conversations.ts).
   ["POST /v1/responses", onA1("POST", "/v1/responses", { model: "offline-echo", input: "hi", conversation: "a-1" })],
   ["GET /v1/responses/:id", onA1("GET", async () => `/v1/responses/${await freshResponse()}`)],
@@ -417,7 +430,8 @@ describe("access table: every registered route × every principal", () => {
         if (res.status >= 500) wrong.push(`${where}: server error`);
         else if (expected === "allow" && (res.status < 200 || res.status > 299)) wrong.push(`${where}: expected allow`);
         else if (expected === "deny") {
-          const coded = /"code":"BEM-0(2[0-5]|90)"/.test(text);
+          // Our shape names it in `code`, Anthropic's (the Messages routes) in `bem_code`.
+          const coded = /"(bem_)?code":"BEM-0(2[0-5]|90)"/.test(text);
           if (res.status !== 401 && res.status !== 403) {
             wrong.push(`${where}: expected deny`);
             if (res.status < 300) deniedAllowed++;

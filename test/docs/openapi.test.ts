@@ -1,6 +1,7 @@
 /// <reference types="vite/client" />
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { exports } from "cloudflare:workers";
+import { anthropicError } from "../../src/anthropic/errors";
 import { describe, expect, it } from "vitest";
 import { catalog, type ErrorCode } from "../../src/core/errors";
 import { app } from "../../src/http/app";
@@ -150,17 +151,36 @@ describe("GET /openapi.json", () => {
       const exempt = need === "public" || need === "signed";
       if (exempt) expect(op.security, `${where} is exempt from bearer auth: declare security: []`).toEqual([]);
       else expect(op.security === undefined && statuses.includes("401"), `${where} takes the bearer key and documents 401`).toBe(true);
+      // The Anthropic Messages routes answer in Anthropic's error shape, with the status it gives each code.
+      const anthropic = path.startsWith("/v1/messages");
+      const statusOf = (code: ErrorCode) => (anthropic ? anthropicError({ code, status: catalog[code].status, message: "" }).status : catalog[code].status);
       for (const [status, res] of Object.entries(op.responses)) {
         if (Number(status) < 400) continue;
         const codes = res.description.match(/BEM-\d{3}/g) ?? [];
         expect(codes.length, `${where} ${status} names its codes`).toBeGreaterThan(0);
         for (const code of codes) {
           expect(code in catalog, `${where} ${status}: ${code} is in the catalog`).toBe(true);
-          expect(catalog[code as ErrorCode].status, `${where}: ${code} belongs under ${status}`).toBe(Number(status));
+          expect(statusOf(code as ErrorCode), `${where}: ${code} belongs under ${status}`).toBe(Number(status));
         }
-        expect(res.content?.["application/json"]?.schema, `${where} ${status} has a JSON body`).toEqual({ $ref: "#/components/schemas/Error" });
+        expect(res.content?.["application/json"]?.schema, `${where} ${status} has a JSON body`).toEqual({
+          $ref: `#/components/schemas/${anthropic ? "AnthropicError" : "Error"}`,
+        });
       }
     }
+  });
+
+  it("documents the Anthropic Messages routes: their request and response schemas (issue 22)", async () => {
+    const doc = (await fetchDoc()) as unknown as {
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>>;
+      components: { schemas: Record<string, unknown> };
+    };
+    expect(doc.paths["/v1/messages"]?.post?.requestBody?.content["application/json"]?.schema).toEqual({
+      $ref: "#/components/schemas/AnthropicMessagesRequest",
+    });
+    expect(doc.paths["/v1/messages/count_tokens"]?.post?.requestBody?.content["application/json"]?.schema).toEqual({
+      $ref: "#/components/schemas/AnthropicCountTokensRequest",
+    });
+    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["AnthropicMessage", "AnthropicError", "AnthropicTokenCount"]));
   });
 
   it("declares every path parameter its template names", async () => {

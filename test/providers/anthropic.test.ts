@@ -168,7 +168,10 @@ describe("Anthropic Messages adapter", () => {
         tool_calls: [{ id: "toolu_9", type: "function", function: { name: "get_weather", arguments: '{"city":"Rome"}' } }],
       },
       finish_reason: "tool_calls",
-      usage: { prompt_tokens: 30, completion_tokens: 12 },
+      // Anthropic's own stop reason and the cache counts pass through (for /v1/messages clients).
+      stop_reason: "tool_use",
+      stop_sequence: null,
+      usage: { prompt_tokens: 30, completion_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
       upstream_model: "claude-sonnet-4-5",
     });
     const cut = await callModel(claude, { messages: [{ role: "user", content: "?" }] }, { env });
@@ -214,7 +217,9 @@ describe("Anthropic Messages adapter", () => {
     expect(events.at(-1)).toEqual({
       type: "done",
       finish_reason: "tool_calls",
-      usage: { prompt_tokens: 40, completion_tokens: 9 },
+      stop_reason: "tool_use",
+      stop_sequence: null,
+      usage: { prompt_tokens: 40, completion_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
       upstream_model: "claude-sonnet-4-5",
     });
     expect(events.filter((e) => e.type === "done")).toHaveLength(1);

@@ -1,0 +1,143 @@
+import { z } from "@hono/zod-openapi";
+import { CacheControl } from "../core/message";
+import { RequestedScopes } from "../http/chat-schemas";
+
+/**
+ * Anthropic's Messages API request (POST /v1/messages), as the official SDKs and Claude Code send
+ * it, plus edgeweave's extensions (thread_id, agent, memory_scopes, capabilities, context).
+ * Top-level fields not listed here are kept and passed through to an Anthropic upstream unchanged
+ * (to.ts), so a new API field does not need a release of ours.
+ */
+const Cache = { cache_control: CacheControl.optional() };
+
+export const TextBlock = z.looseObject({ type: z.literal("text"), text: z.string(), ...Cache });
+const ImageSource = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("base64"), media_type: z.string().max(64), data: z.string() }),
+  z.object({ type: z.literal("url"), url: z.url({ protocol: /^https?$/ }).max(8192) }),
+]);
+export const ImageBlock = z.object({ type: z.literal("image"), source: ImageSource, ...Cache });
+export const DocumentBlock = z.looseObject({ type: z.literal("document"), source: z.looseObject({ type: z.string().max(32) }), ...Cache });
+export const ThinkingBlock = z.object({ type: z.literal("thinking"), thinking: z.string(), signature: z.string() });
+export const RedactedThinkingBlock = z.object({ type: z.literal("redacted_thinking"), data: z.string() });
+export const ToolUseBlock = z.object({
+  type: z.literal("tool_use"),
+  id: z.string().min(1).max(256),
+  name: z.string().min(1).max(128),
+  input: z.record(z.string(), z.unknown()),
+  ...Cache,
+});
+const ToolResultContent = z.discriminatedUnion("type", [TextBlock, ImageBlock, DocumentBlock]);
+export const ToolResultBlock = z.object({
+  type: z.literal("tool_result"),
+  tool_use_id: z.string().min(1).max(256),
+  content: z.union([z.string(), z.array(ToolResultContent).max(1000)]).optional(),
+  is_error: z.boolean().optional(),
+  ...Cache,
+});
+export const ContentBlock = z.discriminatedUnion("type", [
+  TextBlock,
+  ImageBlock,
+  DocumentBlock,
+  ThinkingBlock,
+  RedactedThinkingBlock,
+  ToolUseBlock,
+  ToolResultBlock,
+]);
+export type ContentBlock = z.infer<typeof ContentBlock>;
+
+export const MessageParam = z.object({
+  role: z.enum(["user", "assistant"]),
+  content: z.union([z.string(), z.array(ContentBlock).max(10_000)]),
+});
+export type MessageParam = z.infer<typeof MessageParam>;
+
+/** A client tool (type absent or "custom"); any other type is an Anthropic server tool, passed through to Anthropic only. */
+export const Tool = z.looseObject({
+  type: z.string().max(64).optional(),
+  name: z.string().min(1).max(128),
+  description: z.string().max(100_000).optional(),
+  input_schema: z.record(z.string(), z.unknown()).optional(),
+  ...Cache,
+});
+
+export const ToolChoice = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("auto"), disable_parallel_tool_use: z.boolean().optional() }),
+  z.object({ type: z.literal("any"), disable_parallel_tool_use: z.boolean().optional() }),
+  z.object({ type: z.literal("tool"), name: z.string().min(1), disable_parallel_tool_use: z.boolean().optional() }),
+  z.object({ type: z.literal("none") }),
+]);
+
+const ThreadIdField = z.string().min(1).max(512).openapi({ description: "edgeweave: the thread this conversation is kept in (or X-Thread-Id)" });
+
+export const MessagesRequest = z
+  .looseObject({
+    model: z.string().min(1).max(256).openapi({ description: "A configured model name or alias (models.yaml `aliases`), or `auto` to route" }),
+    max_tokens: z.number().int().positive().openapi({ description: "Clamped to the routed model's max_output_tokens (with a warning)" }),
+    messages: z.array(MessageParam).min(1).max(100_000),
+    system: z.union([z.string(), z.array(TextBlock).max(1000)]).optional(),
+    tools: z.array(Tool).max(1000).optional(),
+    tool_choice: ToolChoice.optional(),
+    stop_sequences: z.array(z.string()).max(64).optional(),
+    temperature: z.number().min(0).max(1).optional(),
+    top_p: z.number().min(0).max(1).optional(),
+    top_k: z.number().int().min(0).optional(),
+    metadata: z.looseObject({ user_id: z.string().max(512).nullable().optional() }).optional(),
+    thinking: z.looseObject({ type: z.string().max(32) }).optional(),
+    stream: z.boolean().optional(),
+    // edgeweave's extensions (README "Use with the Anthropic SDK and Claude Code").
+    thread_id: ThreadIdField.optional(),
+    agent: z.string().min(1).max(64).optional(),
+    memory_scopes: RequestedScopes.optional(),
+    capabilities: z.array(z.string().min(1).max(64)).max(32).optional(),
+    context: z.record(z.string(), z.unknown()).optional(),
+  })
+  .openapi("AnthropicMessagesRequest");
+export type MessagesRequest = z.infer<typeof MessagesRequest>;
+
+/** The fields above: everything else a client sends is passed through to Anthropic as it came. */
+export const KNOWN_FIELDS = new Set(Object.keys(MessagesRequest.shape));
+/** Our own extensions, never sent upstream. */
+export const EXTENSION_FIELDS = new Set(["thread_id", "agent", "memory_scopes", "capabilities", "context"]);
+
+export const CountTokensRequest = MessagesRequest.omit({ max_tokens: true, stream: true }).openapi("AnthropicCountTokensRequest");
+export type CountTokensRequest = z.infer<typeof CountTokensRequest>;
+
+const ResponseBlock = z.union([
+  z.object({ type: z.literal("text"), text: z.string() }),
+  z.object({ type: z.literal("tool_use"), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) }),
+  ThinkingBlock,
+  RedactedThinkingBlock,
+]);
+
+export const MessageUsage = z.object({
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  cache_creation_input_tokens: z.number().int().nullable(),
+  cache_read_input_tokens: z.number().int().nullable(),
+});
+
+export const MessageResponse = z
+  .object({
+    id: z.string().openapi({ example: "msg_01XFDUDYJgAACzvnptvVoYEL" }),
+    type: z.literal("message"),
+    role: z.literal("assistant"),
+    model: z.string(),
+    content: z.array(ResponseBlock),
+    stop_reason: z.enum(["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]),
+    stop_sequence: z.string().nullable(),
+    usage: MessageUsage,
+    edgeweave: z.record(z.string(), z.unknown()).openapi({ description: "Thread, checkpoint, routing, warnings and memory of the turn" }),
+  })
+  .openapi("AnthropicMessage");
+export type MessageResponse = z.infer<typeof MessageResponse>;
+
+export const AnthropicErrorBody = z
+  .object({
+    type: z.literal("error"),
+    error: z.object({
+      type: z.string().openapi({ example: "invalid_request_error" }),
+      message: z.string(),
+      bem_code: z.string().openapi({ example: "BEM-011" }),
+    }),
+  })
+  .openapi("AnthropicError");

@@ -1,0 +1,179 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { isAppError } from "../core/errors";
+import { errorText, log } from "../core/log";
+import { estimateTextTokens } from "../core/tokens";
+import { anthropicError } from "../anthropic/errors";
+import { messageId, turnToMessage } from "../anthropic/from-turn";
+import { anthropicErrorResponses } from "../anthropic/openapi";
+import { CountTokensRequest, MessageResponse, MessagesRequest, type MessageParam } from "../anthropic/schema";
+import { CLAUDE_SESSION_HEADER, CLAUDE_SESSION_MODE_HEADER, sessionThreadId } from "../anthropic/session";
+import { MessageStream } from "../anthropic/stream";
+import { messagesToTurn } from "../anthropic/to-turn";
+import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
+import { droppedWarning, outputLimitWarning } from "../pipeline/model-call";
+import { toChat, tokensOf } from "../pipeline/prompt";
+import { runAnyTurn } from "../pipeline/run-in-object";
+import type { TraceLevel, TurnInput } from "../pipeline/turn";
+import type { ModelConfig } from "../config/model-config";
+import { requireKnownModel } from "../routing/closest-models";
+import { routeHeaders } from "../routing/route-headers";
+import { access } from "./access";
+import type { AppEnv } from "./app-env";
+import { edgeweaveSummary, RUN_ERRORS } from "./chat";
+import { TraceLevel as TraceLevelSchema } from "./chat-schemas";
+import { jsonContent, jsonOrEventStream } from "./openapi-errors";
+import { streamRun } from "./stream-run";
+import { validationHook } from "./validation";
+
+/**
+ * Anthropic's Messages API (POST /v1/messages, /v1/messages/count_tokens), so the official
+ * Anthropic SDKs and Claude Code run through edgeweave unchanged, on any provider. The request
+ * becomes the same turn input as chat's (src/anthropic/to-turn.ts) and the turn's result renders
+ * as a Message or its event stream (from-turn.ts, stream.ts). Errors are in Anthropic's shape
+ * (src/anthropic/errors.ts, applied in src/http/errors.ts).
+ */
+const MessagesHeaders = z.object({
+  "anthropic-version": z.string().max(64).optional().openapi({ description: "Forwarded unchanged to an Anthropic upstream" }),
+  "anthropic-beta": z
+    .string()
+    .max(4096)
+    .optional()
+    .openapi({ description: "Forwarded unchanged to an Anthropic upstream; dropped for others (with a warning)" }),
+  "x-thread-id": z.string().optional().openapi({ description: "Keep the conversation in this thread (or the body's thread_id)" }),
+  [CLAUDE_SESSION_HEADER]: z
+    .string()
+    .max(100)
+    .optional()
+    .openapi({ description: "Claude Code's session; names the thread when x-edgeweave-claude-session is `thread`" }),
+  [CLAUDE_SESSION_MODE_HEADER]: z
+    .enum(["thread"])
+    .optional()
+    .openapi({ description: "`thread`: keep each conversation of the Claude Code session in thread cc-<session>-<digest>" }),
+  "x-edgeweave-agent": z.string().max(64).optional().openapi({ description: "The agent (or the body's agent)" }),
+  "x-edgeweave-memory-scopes": z.string().max(2000).optional().openapi({ description: "Comma-separated memory scopes (or the body's memory_scopes)" }),
+  "x-edgeweave-trace": TraceLevelSchema.optional(),
+});
+type MessagesHeaders = z.infer<typeof MessagesHeaders>;
+
+const BetaQuery = z.object({ beta: z.string().max(16).optional().openapi({ description: "Claude Code sends ?beta=true; accepted and ignored" }) });
+
+const createMessage = createRoute({
+  method: "post",
+  path: "/v1/messages",
+  middleware: access("run", "messages", { idempotent: true }),
+  tags: ["anthropic"],
+  summary: "Create a message (Anthropic Messages API; stateful with thread_id or the Claude Code session)",
+  request: { query: BetaQuery, headers: MessagesHeaders, body: { content: { "application/json": { schema: MessagesRequest } }, required: true } },
+  responses: {
+    200: jsonOrEventStream(MessageResponse, "A Message; with stream: true, Anthropic's event stream (message_start … message_stop)"),
+    ...anthropicErrorResponses(...RUN_ERRORS, "BEM-105", "BEM-109", "BEM-013", "BEM-096", "BEM-079"),
+  },
+});
+
+const countTokens = createRoute({
+  method: "post",
+  path: "/v1/messages/count_tokens",
+  middleware: access("any_key", "messages"),
+  tags: ["anthropic"],
+  summary: "Count a Messages request's input tokens (an estimate: the one context budgets use)",
+  request: { query: BetaQuery, headers: MessagesHeaders, body: { content: { "application/json": { schema: CountTokensRequest } }, required: true } },
+  responses: {
+    200: jsonContent(z.object({ input_tokens: z.number().int() }).openapi("AnthropicTokenCount"), "The estimate"),
+    ...anthropicErrorResponses("BEM-105", "BEM-013"),
+  },
+});
+
+const WARNINGS_HEADER = "X-Edgeweave-Warnings";
+/** Warnings as one header-safe line (ASCII, bounded). */
+function warningsHeader(warnings: readonly string[]): Record<string, string> {
+  if (warnings.length === 0) return {};
+  const line = warnings.join("; ").replace(/[^\x20-\x7e]/g, "?");
+  return { [WARNINGS_HEADER]: line.length > 2000 ? `${line.slice(0, 1997)}...` : line };
+}
+
+const scopesHeader = (raw: string | undefined) =>
+  raw
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** The thread: the body's thread_id, X-Thread-Id, or (opted in) the Claude Code session's conversation. */
+function threadOf(body: { thread_id?: string; messages: MessageParam[] }, h: MessagesHeaders): string | undefined {
+  const explicit = body.thread_id ?? h["x-thread-id"];
+  if (explicit !== undefined) return explicit;
+  const session = h[CLAUDE_SESSION_HEADER];
+  return h[CLAUDE_SESSION_MODE_HEADER] === "thread" && session && body.messages[0] ? sessionThreadId(session, body.messages[0]) : undefined;
+}
+
+/** An error after the first byte: Anthropic's `error` event (and no message_stop); nothing was saved. */
+function streamError(e: unknown) {
+  if (isAppError(e)) {
+    if (e.internal) log.error("stream", { code: e.code, internal: e.internal });
+    return anthropicError(e).body;
+  }
+  log.error("stream", { message: errorText(e) });
+  return { type: "error", error: { type: "api_error", message: "Internal error", bem_code: "BEM-001" } };
+}
+
+export const messagesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(createMessage, async (c) => {
+    const body = c.req.valid("json");
+    requireKnownModel(body.model);
+    const h = c.req.valid("header");
+    const trace: TraceLevel = h["x-edgeweave-trace"] ?? "summary";
+    const { messages, params } = messagesToTurn(body, { version: h["anthropic-version"], beta: h["anthropic-beta"] });
+    const input: TurnInput = {
+      principal: c.get("principal"),
+      timings: c.get("timings"),
+      bookmark: parseBookmark(c.req.header(BOOKMARK_HEADER)),
+      agentName: body.agent ?? h["x-edgeweave-agent"],
+      threadId: threadOf(body, h),
+      messages,
+      model: body.model,
+      capabilities: body.capabilities,
+      memoryScopes: body.memory_scopes ?? scopesHeader(h["x-edgeweave-memory-scopes"]),
+      context: body.context,
+      params,
+      // Clients resend the whole conversation: stored once, an edit branches (README "Resent history").
+      resent: true,
+      // Memory after the conversation, so the client's cached prefix reaches Anthropic byte for byte.
+      factsLast: true,
+    };
+    const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
+    const id = messageId();
+
+    if (!body.stream) {
+      const r = await runAnyTurn(deps, input);
+      return c.json(turnToMessage(r, id, edgeweaveSummary(r, trace, r.reconciled ?? null)), 200, {
+        ...routeHeaders({ model: r.model, reason: r.route.reason }),
+        ...warningsHeader(r.warnings),
+        "Server-Timing": r.timings.header(),
+      });
+    }
+
+    const events = new MessageStream(id, tokensOf(messages.map(toChat)));
+    const send = async (out: { send(data: string, event?: string): Promise<void> }, list: { event: string; data: Record<string, unknown> }[]) => {
+      for (const e of list) await out.send(JSON.stringify(e.data), e.event);
+    };
+    return streamRun(deps, input, {
+      // Known before the first byte: the clamp and what this provider does not take.
+      headers: (m: ModelConfig) => warningsHeader([...outputLimitWarning(m, params.max_output_tokens), ...droppedWarning(m, input)]),
+      start: (out, m) => send(out, events.start(m.name)),
+      delta: (out, ev) => send(out, events.delta(ev)),
+      async done(out, r) {
+        const list = events.done(r);
+        // The turn's summary rides on message_delta (clients ignore fields they do not know).
+        const delta = list.find((e) => e.event === "message_delta");
+        if (delta) delta.data.edgeweave = edgeweaveSummary(r, trace, r.reconciled ?? null);
+        await send(out, list);
+      },
+      error: (out, e) => out.send(JSON.stringify(streamError(e)), "error"),
+    });
+  })
+  .openapi(countTokens, (c) => {
+    const body = c.req.valid("json");
+    requireKnownModel(body.model);
+    const { messages, params } = messagesToTurn({ ...body, max_tokens: 1 });
+    const tools = params.tools?.length ? estimateTextTokens(JSON.stringify(params.tools)) : 0;
+    return c.json({ input_tokens: tokensOf(messages.map(toChat)) + tools }, 200);
+  });

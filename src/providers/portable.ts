@@ -1,0 +1,81 @@
+import type { Provider } from "../config/model-config";
+import { type Content, type ContentPart, documentText } from "../core/message";
+import type { Target } from "./adapter";
+import { unsupported } from "./provider-error";
+import type { ChatMessage, ChatRequest } from "./types";
+
+/**
+ * What a provider other than Anthropic is sent of Anthropic-only content (the Messages API's
+ * extras): thinking blocks and cache breakpoints are dropped, a document becomes its text when it
+ * has one (plain text, or text content blocks) and is refused (BEM-079, so failover moves on)
+ * when it has not (a PDF). The request's `anthropic` extras stay behind. Text-only content is sent
+ * as one string, which every OpenAI-compatible server takes.
+ */
+export function portableRequest(req: ChatRequest, target: Target): ChatRequest {
+  const { anthropic: _anthropicOnly, ...rest } = req;
+  return { ...rest, messages: req.messages.map((m) => portableMessage(m, target)) };
+}
+
+function portablePart(part: ContentPart, target: Target): ContentPart[] {
+  switch (part.type) {
+    case "thinking":
+    case "redacted_thinking":
+      return [];
+    case "text":
+      return [{ type: "text", text: part.text }];
+    case "image_url":
+      return [{ type: "image_url", image_url: part.image_url }];
+    case "document": {
+      const text = documentText(part) ?? contentDocumentText(part.document.source);
+      if (text === undefined)
+        throw unsupported(target.name, `a ${String(part.document.source.media_type ?? part.document.source.type)} document (only Anthropic models read those)`);
+      const title = typeof part.document.title === "string" ? `${part.document.title}\n\n` : "";
+      return [{ type: "text", text: `${title}${text}` }];
+    }
+    default:
+      return [part];
+  }
+}
+
+/** A `content` document source made of text blocks reads as their text. */
+function contentDocumentText(source: Record<string, unknown>): string | undefined {
+  if (source.type !== "content" || !Array.isArray(source.content)) return undefined;
+  const blocks = source.content as { type?: unknown; text?: unknown }[];
+  if (!blocks.every((b) => b.type === "text" && typeof b.text === "string")) return undefined;
+  return blocks.map((b) => b.text).join("\n");
+}
+
+function portableContent(content: Content | null | undefined, target: Target): Content | null | undefined {
+  if (!Array.isArray(content)) return content;
+  const parts = content.flatMap((p) => portablePart(p, target));
+  return parts.every((p) => p.type === "text") ? parts.map((p) => (p.type === "text" ? p.text : "")).join("") : parts;
+}
+
+function portableMessage(m: ChatMessage, target: Target): ChatMessage {
+  const { is_error: _anthropicOnly, ...rest } = m;
+  if (!Array.isArray(m.content)) return rest;
+  return { ...rest, content: portableContent(m.content, target) };
+}
+
+/**
+ * The Anthropic-only parts of a request that `provider` does not get (the turn's warnings and
+ * X-Edgeweave-Warnings name them; README lists them).
+ */
+export function droppedFor(
+  provider: Provider,
+  req: Pick<ChatRequest, "anthropic"> & { messages: readonly { content?: Content | null; is_error?: boolean }[] },
+): string[] {
+  if (provider === "anthropic") return [];
+  const out: string[] = [];
+  const a = req.anthropic;
+  if (a?.thinking !== undefined) out.push("thinking");
+  if (a?.top_k !== undefined) out.push("top_k");
+  if (a?.beta !== undefined) out.push("anthropic-beta");
+  if (a?.server_tools?.length) out.push("server tools");
+  if (a?.body && Object.keys(a.body).length > 0) out.push(...Object.keys(a.body));
+  const parts = req.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+  if (parts.some((p) => p.type === "thinking" || p.type === "redacted_thinking")) out.push("thinking blocks");
+  if (a?.tool_cache_control || parts.some((p) => "cache_control" in p && p.cache_control !== undefined)) out.push("cache_control");
+  if (req.messages.some((m) => m.is_error === true)) out.push("tool_result is_error");
+  return out;
+}

@@ -1,0 +1,359 @@
+import Anthropic, {
+  type APIError,
+  AuthenticationError,
+  BadRequestError,
+  ContentTooLargeError,
+  InternalServerError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  UnprocessableEntityError,
+} from "@anthropic-ai/sdk";
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { toChat, tokensOf } from "../../src/pipeline/prompt";
+import { messagesToTurn } from "../../src/anthropic/to-turn";
+import { tenantForRuns, uniqueThread, wireMessages } from "../pipeline/helpers";
+import { fakeAnthropic } from "../support/fake-anthropic";
+import type { FakeProvider } from "../support/fake-llm";
+import { fakeOpenAI } from "../support/fake-openai";
+import { api } from "../support/tenants";
+
+/**
+ * Issue 22: the official @anthropic-ai/sdk against the worker's POST /v1/messages, with an
+ * Anthropic-format upstream and an OpenAI-format one behind it (the only fakes: the providers' wire).
+ */
+const tenant = tenantForRuns({ memberScopes: ["session:cc-*", "session:mine-*"] });
+
+/** What the SDK sent last (its own anthropic-version among the headers). */
+let lastSent: Request | undefined;
+const client = (key: string, headers: Record<string, string> = {}) =>
+  new Anthropic({
+    apiKey: key,
+    baseURL: "http://x",
+    maxRetries: 0,
+    defaultHeaders: headers,
+    fetch: (url: RequestInfo | URL, init?: RequestInit) => {
+      lastSent = new Request(url, init);
+      return exports.default.fetch(lastSent.clone());
+    },
+  });
+
+type Upstream = { name: string; model: string; fake: () => FakeProvider; provider: "anthropic" | "openai" };
+const UPSTREAMS: Upstream[] = [
+  // Claude Code's dated name, through models.yaml's `claude-sonnet-*` alias.
+  { name: "Anthropic-format upstream", model: "claude-sonnet-4-5-20250929", fake: () => fakeAnthropic(), provider: "anthropic" },
+  { name: "OpenAI-format upstream", model: "gpt-4o-mini", fake: () => fakeOpenAI(), provider: "openai" },
+];
+
+const weather: Anthropic.Tool = {
+  name: "get_weather",
+  description: "The weather in a city",
+  input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+};
+
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+describe.each(UPSTREAMS)("@anthropic-ai/sdk against /v1/messages, $name", ({ model, fake, provider }) => {
+  it("messages.create: the answer, Anthropic's usage and stop_reason, the routed model", async () => {
+    const up = fake().reply({ text: "Hello from upstream", usage: { prompt_tokens: 21, completion_tokens: 4 } });
+    const msg = await client(tenant().adminKey).messages.create({ model, max_tokens: 256, messages: [{ role: "user", content: "Hi" }] });
+    expect(msg.type).toBe("message");
+    expect(msg.id).toMatch(/^msg_/);
+    expect(msg.role).toBe("assistant");
+    expect(msg.content).toEqual([{ type: "text", text: "Hello from upstream" }]);
+    expect(msg.stop_reason).toBe("end_turn");
+    expect(msg.usage.output_tokens).toBe(4);
+    expect(msg.usage.input_tokens).toBe(21);
+    expect(msg.model).toBe(provider === "anthropic" ? "claude-sonnet-4" : "gpt-4o-mini");
+    expect(up.calls).toHaveLength(1);
+  });
+
+  it("messages.stream() and finalMessage(): text deltas in order, the same Message at the end", async () => {
+    fake().reply({ text: "Streamed answer", chunks: ["Stream", "ed ", "answer"] });
+    const stream = client(tenant().adminKey).messages.stream({ model, max_tokens: 256, messages: [{ role: "user", content: "Stream please" }] });
+    const deltas: string[] = [];
+    stream.on("text", (t) => deltas.push(t));
+    const final = await stream.finalMessage();
+    expect(deltas.join("")).toBe("Streamed answer");
+    expect(final.content).toEqual([{ type: "text", text: "Streamed answer" }]);
+    expect(final.stop_reason).toBe("end_turn");
+    expect(final.usage.output_tokens).toBeGreaterThan(0);
+  });
+
+  it("a tool round trip: tool_use → tool_result → answer, streamed and not", async () => {
+    const up = fake()
+      .reply({ tool_calls: [{ id: "toolu_rt1", name: "get_weather", arguments: { city: "Oslo" } }] })
+      .reply("It is raining in Oslo.")
+      .reply({ tool_calls: [{ id: "toolu_rt2", name: "get_weather", arguments: { city: "Rome" } }] });
+    const c = client(tenant().adminKey);
+    const ask: Anthropic.MessageParam = { role: "user", content: "Weather in Oslo?" };
+    const first = await c.messages.create({ model, max_tokens: 256, tools: [weather], messages: [ask] });
+    expect(first.stop_reason).toBe("tool_use");
+    const use = first.content.find((b) => b.type === "tool_use");
+    expect(use).toMatchObject({ type: "tool_use", name: "get_weather", input: { city: "Oslo" } });
+    const second = await c.messages.create({
+      model,
+      max_tokens: 256,
+      tools: [weather],
+      messages: [
+        ask,
+        { role: "assistant", content: first.content },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: use!.type === "tool_use" ? use!.id : "", content: "rain, 8°C" }] },
+      ],
+    });
+    expect(second.content).toEqual([{ type: "text", text: "It is raining in Oslo." }]);
+    // The tool result reached the provider in its own wire format.
+    const sent = JSON.stringify(up.calls[1]!.body);
+    if (provider === "anthropic") {
+      expect(up.calls[1]!.body.messages.at(-1).content[0]).toMatchObject({ type: "tool_result", tool_use_id: "toolu_rt1", content: "rain, 8°C" });
+      expect(up.calls[1]!.body.tools[0]).toMatchObject({ name: "get_weather", input_schema: weather.input_schema });
+    } else {
+      expect(wireMessages(up.calls[1]!.body).at(-1)).toMatchObject({ role: "tool", tool_call_id: "toolu_rt1", content: "rain, 8°C" });
+      expect(sent).toContain('"name":"get_weather"');
+    }
+    // Streamed: input_json_delta pieces add up to the arguments.
+    const streamed = await c.messages.stream({ model, max_tokens: 256, tools: [weather], messages: [{ role: "user", content: "And Rome?" }] }).finalMessage();
+    expect(streamed.stop_reason).toBe("tool_use");
+    expect(streamed.content.find((b) => b.type === "tool_use")).toMatchObject({ name: "get_weather", input: { city: "Rome" } });
+  });
+
+  it("images, base64 and url, reach the provider as its image input", async () => {
+    const up = fake().reply("A tiny image.");
+    await client(tenant().adminKey).messages.create({
+      model: provider === "anthropic" ? model : "gpt-4o-mini",
+      max_tokens: 64,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } },
+            { type: "image", source: { type: "url", url: "https://example.com/cat.png" } },
+            { type: "text", text: "What are these?" },
+          ],
+        },
+      ],
+    });
+    const content = up.last.body.messages.at(-1).content;
+    if (provider === "anthropic")
+      expect(content).toEqual([
+        { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } },
+        { type: "image", source: { type: "url", url: "https://example.com/cat.png" } },
+        { type: "text", text: "What are these?" },
+      ]);
+    else
+      expect(content).toEqual([
+        { type: "image_url", image_url: { url: `data:image/png;base64,${PNG}` } },
+        { type: "image_url", image_url: { url: "https://example.com/cat.png" } },
+        { type: "text", text: "What are these?" },
+      ]);
+  });
+
+  it("countTokens: the estimate the budgets use, without calling a provider", async () => {
+    const up = fake();
+    const params = { model, system: "Be brief.", messages: [{ role: "user" as const, content: "How many tokens is this sentence?" }] };
+    const counted = await client(tenant().adminKey).messages.countTokens(params);
+    const { messages } = messagesToTurn({ ...params, max_tokens: 1 });
+    expect(counted.input_tokens).toBe(tokensOf(messages.map(toChat)));
+    expect(counted.input_tokens).toBeGreaterThan(0);
+    expect(up.calls).toHaveLength(0);
+  });
+
+  it("max_tokens above the model's max_output_tokens is clamped, and said in X-Edgeweave-Warnings", async () => {
+    const up = fake().reply("ok");
+    const res = await client(tenant().adminKey)
+      // An explicit timeout: the SDK refuses a large max_tokens without streaming otherwise.
+      .messages.create({ model, max_tokens: 200_000, messages: [{ role: "user", content: "Long answer please" }] }, { timeout: 30_000 })
+      .withResponse();
+    const limit = provider === "anthropic" ? 64000 : 16384;
+    expect(res.response.headers.get("x-edgeweave-warnings")).toContain(`max_tokens 200000 clamped to ${limit}`);
+    const sent = up.last.body;
+    expect(provider === "anthropic" ? sent.max_tokens : sent.max_completion_tokens).toBe(limit);
+  });
+
+  it("each failure is the SDK's typed error, with our code in bem_code", async () => {
+    const c = client(tenant().adminKey);
+    const bem = (e: unknown) => ((e as APIError).error as { error: { bem_code: string } }).error.bem_code;
+    const fails = async (p: Promise<unknown>) =>
+      p.then(
+        () => expect.fail("expected an error"),
+        (e: unknown) => e,
+      );
+
+    const notFound = await fails(c.messages.create({ model: "claude-sonet-4", max_tokens: 8, messages: [{ role: "user", content: "x" }] }));
+    expect(notFound).toBeInstanceOf(NotFoundError);
+    expect(bem(notFound)).toBe("BEM-105");
+    expect((notFound as APIError).message).toContain("Closest configured: claude-sonnet-4");
+
+    const auth = await fails(
+      client("ew_wrong_key_000000000000000000000000").messages.create({ model, max_tokens: 8, messages: [{ role: "user", content: "x" }] }),
+    );
+    expect(auth).toBeInstanceOf(AuthenticationError);
+    expect(((auth as APIError).error as { error: { type: string } }).error.type).toBe("authentication_error");
+
+    const denied = await fails(
+      client(tenant().memberKey).messages.create({
+        model,
+        max_tokens: 8,
+        thread_id: "not-granted",
+        messages: [{ role: "user", content: "x" }],
+      } as Anthropic.MessageCreateParamsNonStreaming),
+    );
+    expect(denied).toBeInstanceOf(PermissionDeniedError);
+    expect(bem(denied)).toBe("BEM-025");
+
+    const bad = await fails(c.messages.create({ model, max_tokens: 8, messages: [] }));
+    expect(bad).toBeInstanceOf(BadRequestError);
+    expect(bem(bad)).toBe("BEM-011");
+
+    const orphan = await fails(
+      c.messages.create({ model, max_tokens: 8, messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_none", content: "?" }] }] }),
+    );
+    expect(orphan).toBeInstanceOf(BadRequestError);
+    expect(bem(orphan)).toBe("BEM-096");
+
+    const unknownBlock = await fails(c.messages.create({ model, max_tokens: 8, messages: [{ role: "user", content: [{ type: "hologram", x: 1 } as never] }] }));
+    expect(unknownBlock).toBeInstanceOf(BadRequestError);
+
+    const tooLarge = await fails(c.messages.create({ model, max_tokens: 8, messages: [{ role: "user", content: "x".repeat(17 * 1024 * 1024) }] }));
+    expect(tooLarge).toBeInstanceOf(ContentTooLargeError);
+    expect(bem(tooLarge)).toBe("BEM-013");
+
+    const noModel = await fails(
+      c.messages.create({
+        model: "auto",
+        max_tokens: 8,
+        capabilities: ["teleportation"],
+        messages: [{ role: "user", content: "x" }],
+      } as Anthropic.MessageCreateParamsNonStreaming),
+    );
+    expect(noModel).toBeInstanceOf(UnprocessableEntityError);
+    expect(bem(noModel)).toBe("BEM-041");
+
+    fake().status(429, { retryAfter: 0 }).status(429, { retryAfter: 0 }).status(429, { retryAfter: 0 }).status(429, { retryAfter: 0 });
+    const limited = await fails(c.messages.create({ model, max_tokens: 8, messages: [{ role: "user", content: "x" }] }));
+    expect(limited).toBeInstanceOf(RateLimitError);
+
+    fake().status(500).status(500).status(500).status(500);
+    const upstream = await fails(c.messages.create({ model, max_tokens: 8, messages: [{ role: "user", content: "x" }] }));
+    expect(upstream).toBeInstanceOf(InternalServerError);
+    expect(((upstream as APIError).error as { error: { type: string } }).error.type).toBe("api_error");
+  });
+});
+
+describe("/v1/messages specifics", () => {
+  it("anthropic-version and anthropic-beta reach an Anthropic upstream unchanged; an OpenAI one gets neither, and the warning says what was dropped", async () => {
+    const ant = fakeAnthropic().reply("ok");
+    const oai = fakeOpenAI().reply("ok");
+    const headers = { "anthropic-beta": "interleaved-thinking-2025-05-14,some-future-beta-2099-01-01" };
+    // top_k: a field this SDK version no longer types; clients still send it.
+    const withTopK = (model: string) =>
+      ({ model, max_tokens: 64, top_k: 5, messages: [{ role: "user", content: "hi" }] }) as Anthropic.MessageCreateParamsNonStreaming;
+    await client(tenant().adminKey, headers).messages.create(withTopK("claude-sonnet-4"));
+    expect(lastSent?.headers.get("anthropic-version")).toMatch(/^\d{4}-\d\d-\d\d$/);
+    expect(ant.last.headers["anthropic-version"]).toBe(lastSent?.headers.get("anthropic-version"));
+    expect(ant.last.headers["anthropic-beta"]).toBe(headers["anthropic-beta"]);
+    expect(ant.last.body.top_k).toBe(5);
+    const res = await client(tenant().adminKey, headers).messages.create(withTopK("gpt-4o-mini")).withResponse();
+    expect(oai.last.headers["anthropic-beta"]).toBeUndefined();
+    expect(oai.last.body.top_k).toBeUndefined();
+    expect(res.response.headers.get("x-edgeweave-warnings")).toBe("not sent to gpt-4o-mini (openai): top_k, anthropic-beta");
+  });
+
+  it("thinking blocks and their signatures round-trip unchanged to Anthropic; cache_control stays where the client put it", async () => {
+    const signature = "EqQBCkYIBxgCKkBz+/sig==";
+    const up = fakeAnthropic()
+      .respond(() =>
+        Response.json({
+          id: "msg_t1",
+          type: "message",
+          role: "assistant",
+          model: "claude-sonnet-4-20250514",
+          content: [
+            { type: "thinking", thinking: "The user wants Oslo's weather.", signature },
+            { type: "redacted_thinking", data: "ENCRYPTED" },
+            { type: "tool_use", id: "toolu_th", name: "get_weather", input: { city: "Oslo" } },
+          ],
+          stop_reason: "tool_use",
+          stop_sequence: null,
+          usage: { input_tokens: 50, output_tokens: 20, cache_creation_input_tokens: 40, cache_read_input_tokens: 0 },
+        }),
+      )
+      .reply("Rainy.");
+    const c = client(tenant().adminKey);
+    const system: Anthropic.TextBlockParam[] = [{ type: "text", text: "You are terse.", cache_control: { type: "ephemeral" } }];
+    const ask: Anthropic.MessageParam = { role: "user", content: [{ type: "text", text: "Weather in Oslo?", cache_control: { type: "ephemeral" } }] };
+    const thinking = { type: "enabled" as const, budget_tokens: 2048 };
+    const first = await c.messages.create({ model: "claude-sonnet-4", max_tokens: 4096, thinking, system, tools: [weather], messages: [ask] });
+    expect(first.content.map((b) => b.type)).toEqual(["thinking", "redacted_thinking", "tool_use"]);
+    expect(first.content[0]).toEqual({ type: "thinking", thinking: "The user wants Oslo's weather.", signature });
+    // Cache usage passes through; input_tokens excludes the cached part, as Anthropic counts it.
+    expect(first.usage).toMatchObject({ input_tokens: 50, cache_creation_input_tokens: 40, cache_read_input_tokens: 0 });
+    await c.messages.create({
+      model: "claude-sonnet-4",
+      max_tokens: 4096,
+      thinking,
+      system,
+      tools: [weather],
+      messages: [
+        ask,
+        { role: "assistant", content: first.content },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_th", content: "rain" }] },
+      ],
+    });
+    const sent = up.calls[1]!.body;
+    expect(sent.thinking).toEqual(thinking);
+    expect(sent.system).toEqual(system);
+    expect(sent.messages[0]).toEqual({ role: "user", content: [{ type: "text", text: "Weather in Oslo?", cache_control: { type: "ephemeral" } }] });
+    expect(sent.messages[1]).toEqual({
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "The user wants Oslo's weather.", signature },
+        { type: "redacted_thinking", data: "ENCRYPTED" },
+        { type: "tool_use", id: "toolu_th", name: "get_weather", input: { city: "Oslo" } },
+      ],
+    });
+  });
+
+  it("documents: as sent to Anthropic; plain text to OpenAI; a PDF to OpenAI is refused coded (BEM-079), nothing stored", async () => {
+    const ant = fakeAnthropic().reply("read it");
+    const oai = fakeOpenAI().reply("read it");
+    const textDoc = {
+      type: "document" as const,
+      source: { type: "text" as const, media_type: "text/plain" as const, data: "The sky is green." },
+      title: "Notes",
+    };
+    const ask = (model: string, doc: Anthropic.DocumentBlockParam, thread?: string) =>
+      client(tenant().adminKey).messages.create({
+        model,
+        max_tokens: 64,
+        messages: [{ role: "user", content: [doc, { type: "text", text: "Summarise" }] }],
+        ...(thread ? { thread_id: thread } : {}),
+      } as Anthropic.MessageCreateParamsNonStreaming);
+    await ask("claude-sonnet-4", textDoc);
+    expect(ant.last.body.messages[0].content[0]).toEqual(textDoc);
+    await ask("gpt-4o-mini", textDoc);
+    expect(oai.last.body.messages[0].content).toBe("Notes\n\nThe sky is green.Summarise");
+    const thread = uniqueThread("doc");
+    const pdf = { type: "document" as const, source: { type: "base64" as const, media_type: "application/pdf" as const, data: "JVBERi0xLjQK" } };
+    const refused = await ask("gpt-4o-mini", pdf, thread).then(
+      () => expect.fail("expected a refusal"),
+      (e: unknown) => e as APIError,
+    );
+    expect(refused.status).toBe(422);
+    expect((refused.error as { error: { bem_code: string } }).error.bem_code).toBe("BEM-079");
+    expect((await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).status).toBe(404);
+  });
+
+  it("GET /v1/models answers in Anthropic's list shape for Anthropic clients; models.retrieve takes an alias", async () => {
+    const c = client(tenant().adminKey);
+    const page = await c.models.list({ limit: 1000 });
+    const ids = page.data.map((m) => m.id);
+    expect(ids).toContain("claude-sonnet-4");
+    expect(page.data[0]).toMatchObject({ type: "model", display_name: expect.any(String), created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    expect((await c.models.retrieve("claude-haiku-4-5-20251001")).id).toBe("claude-3-5-haiku");
+    // Without anthropic-version: the OpenAI shape, as before.
+    const openai = (await (await api("/v1/models", { key: tenant().adminKey })).json()) as { object: string };
+    expect(openai.object).toBe("list");
+  });
+});
