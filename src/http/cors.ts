@@ -18,7 +18,7 @@ export function allowedOrigin(origin: string, configured: string | undefined): s
 
 export const corsForApi = cors({
   origin: (origin, c: Context<AppEnv>) => allowedOrigin(origin, c.env.CORS_ORIGINS),
-  allowHeaders: ["authorization", "x-api-key", "content-type", "x-thread-id"],
-  exposeHeaders: ["x-edgeweave-model", "x-edgeweave-route", "x-request-id", "retry-after", "server-timing"],
+  allowHeaders: ["authorization", "x-api-key", "content-type", "x-thread-id", "anthropic-version", "anthropic-beta"],
+  exposeHeaders: ["x-edgeweave-model", "x-edgeweave-route", "x-edgeweave-warnings", "x-request-id", "retry-after", "server-timing"],
   maxAge: 600,
 });
