@@ -1,5 +1,6 @@
 import { app } from "./http/app";
 import { scheduledPurge } from "./memory/purge";
+import { purgeExpiredItems } from "./langgraph/store";
 import { consumeTaskBatch } from "./tasks/consumer";
 import { consumeDeadLetterBatch, DEAD_LETTER_QUEUE } from "./tasks/dead-letter-queue";
 import { rememberEnvSecrets } from "./core/log";
@@ -17,5 +18,6 @@ export default {
   scheduled: (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => {
     rememberEnvSecrets(env);
     ctx.waitUntil(scheduledPurge(env));
+    ctx.waitUntil(purgeExpiredItems(env.DB));
   },
 } satisfies ExportedHandler<Env>;

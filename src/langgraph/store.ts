@@ -119,6 +119,15 @@ function checkKey(key: string): void {
   if (key.length === 0 || key.length > MAX_KEY) throw new AppError("BEM-120", `A key is 1-${MAX_KEY} characters`);
 }
 
+/**
+ * The scheduled task's part for the store (cron in wrangler.toml): removes every tenant's expired
+ * items (their counts follow, by trigger). Reads already skip them, so a late purge only costs storage.
+ */
+export async function purgeExpiredItems(db: D1Database, now = Date.now()): Promise<number> {
+  const res = await db.prepare(`DELETE FROM store_items WHERE expires_at IS NOT NULL AND expires_at <= ?`).bind(now).run();
+  return res.meta.changes;
+}
+
 /** How long an item lives: `ttl` minutes from its put, renewed by reads that refresh it (LangGraph's TTL). */
 export type Ttl = { ttl?: number | null };
 const MINUTE = 60_000;

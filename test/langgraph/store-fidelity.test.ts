@@ -1,4 +1,7 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { InMemoryStore, type BaseStore } from "@langchain/langgraph-checkpoint";
+import worker from "../../src/index";
 import { Client } from "@langchain/langgraph-sdk";
 import { describe, expect, it } from "vitest";
 import { EdgeweaveStore } from "../../src/langgraph-client/store";
@@ -80,6 +83,14 @@ describe("store filters as InMemoryStore reads them", () => {
     const found = await client.store.searchItems(ns, { limit: 10 });
     expect(found.items.map((i) => i.key).sort()).toEqual(["forever", "renewed"]);
     expect((await client.store.listNamespaces()).namespaces).toEqual([ns]);
+    // The hourly cron removes what expired (reads skipped it already), and the tenant's count follows.
+    const count = async () =>
+      (await env.DB.prepare(`SELECT n FROM tenant_counts WHERE tenant_id = ? AND kind = 'store_items'`).bind(t.tenant).first<{ n: number }>())?.n;
+    expect(await count()).toBe(3);
+    const ec = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), env, ec);
+    await waitOnExecutionContext(ec);
+    expect(await count()).toBe(2);
   });
 });
 
