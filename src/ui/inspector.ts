@@ -326,14 +326,15 @@ async function loadLangGraph(append: boolean): Promise<void> {
   const lg = view.lg;
   if (!lg) return;
   const body = { limit: LG_PAGE, ...(lg.ns !== undefined ? { ns: lg.ns } : {}), ...(append && lg.before ? { before: lg.before } : {}) };
-  const { tuples } = await api<{ tuples: LangGraphTuple[] }>("POST", `/v1/langgraph/threads/${enc(lg.thread)}/list`, body);
+  // A page is also cut at about 4 MiB of values: next_before says where the next one starts.
+  const { tuples, next_before } = await api<{ tuples: LangGraphTuple[]; next_before?: string }>("POST", `/v1/langgraph/threads/${enc(lg.thread)}/list`, body);
   const list = byId("lg-checkpoints");
   if (!append) clear(list);
   for (const t of tuples) list.append(renderCheckpoint(t));
   if (!append && tuples.length === 0)
     list.append(el("li", { class: "muted", text: `No LangGraph checkpoints in ${lg.thread}${lg.ns !== undefined ? ` (namespace "${lg.ns}")` : ""}.` }));
-  lg.before = tuples.at(-1)?.id ?? null;
-  byId("more-lg").hidden = tuples.length < LG_PAGE;
+  lg.before = next_before ?? tuples.at(-1)?.id ?? null;
+  byId("more-lg").hidden = tuples.length < LG_PAGE && next_before === undefined;
   say(`Loaded ${list.querySelectorAll("li.lg-cp").length} LangGraph checkpoint(s) of ${lg.thread}.`);
 }
 
