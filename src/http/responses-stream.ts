@@ -14,6 +14,8 @@ import type { StreamRenderer } from "./stream-run";
 export function responsesRenderer(opts: {
   /** What the output items' ids are made from (responses/ids.ts itemBase). */
   itemId: string;
+  /** A stored response: its calls' call_id is their item id (responses/convert.ts replyToOutput). */
+  stored: boolean;
   /** The Response object at a status (in_progress before the run ends). */
   snapshot(model: string): Record<string, unknown>;
   /** Called when the run succeeded: stores it (when asked) and returns the final Response. */
@@ -78,7 +80,8 @@ export function responsesRenderer(opts: {
         for (const d of ev.tool_calls ?? []) {
           let call = calls.get(d.index);
           if (!call) {
-            call = { index: nextIndex++, id: `fc_${opts.itemId}_${d.index}`, call_id: d.id ?? "", name: d.name ?? "", args: "" };
+            const id = `fc_${opts.itemId}_${d.index}`;
+            call = { index: nextIndex++, id, call_id: opts.stored ? id : (d.id ?? ""), name: d.name ?? "", args: "" };
             calls.set(d.index, call);
             await emit(out, "response.output_item.added", {
               output_index: call.index,

@@ -168,6 +168,7 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
       turn,
       responsesRenderer({
         itemId: template.item,
+        stored: plan.store,
         snapshot: (model) => responseBody(template, plan.store, model, "in_progress"),
         complete: async (r) => final(r),
         failed: (model, e) => {

@@ -1,7 +1,7 @@
 import { storedReport } from "../pipeline/save-run";
 import { routingOf, type ResponseTemplate, type TurnResult } from "../pipeline/turn";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
-import { outputCallIds, replyToOutput, type OutputItem } from "./convert";
+import { replyToOutput, type OutputItem } from "./convert";
 import type { ResponsePlan } from "./plan";
 
 export const newResponseHex = () => crypto.randomUUID().replaceAll("-", "");
@@ -52,7 +52,7 @@ export function responseBody(
   r?: Omit<TurnResult, "state" | "timings">,
   error?: { code: string; message: string },
 ) {
-  const output: OutputItem[] = r ? replyToOutput(r.reply, t.item) : [];
+  const output: OutputItem[] = r ? replyToOutput(r.reply, t.item, stored) : [];
   return {
     id: t.id,
     object: "response" as const,
@@ -102,7 +102,8 @@ export function storedResponse(t: ResponseTemplate, r: Omit<TurnResult, "state" 
     record: {
       id: t.id,
       checkpoint_id: r.checkpointId,
-      call_ids: outputCallIds(body.output),
+      // The provider's ids, in output order: what the thread holds, and what an aliased call_id (fc_…_<n>) stands for.
+      call_ids: (r.reply.tool_calls ?? []).map((c) => c.id),
       body: JSON.stringify(asStored(body)),
       input: JSON.stringify(t.input),
       created_at: t.created_at,

@@ -102,8 +102,14 @@ export type OutputItem =
   | { type: "message"; id: string; status: "completed"; role: "assistant"; content: { type: "output_text"; text: string; annotations: []; logprobs: [] }[] }
   | { type: "function_call"; id: string; call_id: string; name: string; arguments: string; status: "completed" };
 
-/** The reply as Responses output items: its text as one message, then one function_call per tool call. */
-export function replyToOutput(reply: ChatResult["message"], itemId: string): OutputItem[] {
+/**
+ * The reply as Responses output items: its text as one message, then one function_call per tool
+ * call. A stored response's calls carry their item id as `call_id` (`fc_<hex>_<thread>_<n>`), so an
+ * output answering one names its thread, as an item_reference does (the AI SDK sends a tool loop's
+ * calls and outputs by call_id, never by reference); the provider's id stays in the thread and is
+ * what the call is answered by there (references.ts translates).
+ */
+export function replyToOutput(reply: ChatResult["message"], itemId: string, stored = false): OutputItem[] {
   const out: OutputItem[] = [];
   const text = typeof reply.content === "string" ? reply.content : reply.content === null ? "" : JSON.stringify(reply.content);
   if (text !== "" || !reply.tool_calls?.length) {
@@ -116,7 +122,8 @@ export function replyToOutput(reply: ChatResult["message"], itemId: string): Out
     });
   }
   for (const [i, c] of (reply.tool_calls ?? []).entries()) {
-    out.push({ type: "function_call", id: `fc_${itemId}_${i}`, call_id: c.id, name: c.function.name, arguments: c.function.arguments, status: "completed" });
+    const id = `fc_${itemId}_${i}`;
+    out.push({ type: "function_call", id, call_id: stored ? id : c.id, name: c.function.name, arguments: c.function.arguments, status: "completed" });
   }
   return out;
 }

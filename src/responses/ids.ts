@@ -41,3 +41,13 @@ export function threadOfResponse(id: string): string | null {
     return null;
   }
 }
+
+const CALL_ITEM = /^fc_([0-9a-f]{32})_(.+)_(\d{1,4})$/;
+
+/** The stored response, thread and call index a stored function call's id (its aliased call_id) names, or null. */
+export function callOfItem(id: string): { responseId: string; threadId: string; index: number } | null {
+  const m = CALL_ITEM.exec(id);
+  if (!m) return null;
+  const threadId = threadOfResponse(`resp_${m[1]}_${m[2]}`);
+  return threadId === null ? null : { responseId: responseId(m[1]!, threadId), threadId, index: Number(m[3]) };
+}

@@ -9,7 +9,7 @@ import type { Message, ParsedMessageInput } from "../core/message";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
 import { callIdsOf, inputToMessages, outputCallIds, toChatParams, unansweredCallIds } from "./convert";
 import { threadOfResponse } from "./ids";
-import { resolveReferences } from "./references";
+import { resolveInput } from "./references";
 import { requireConversation, requireResponse } from "./store";
 
 /** How a Responses request maps onto a turn: which thread, from which checkpoint, saved or not. */
@@ -67,6 +67,7 @@ function checkCalls(unanswered: string[], known: Set<string>): void {
  *   (decided in the thread's object, which knows its head: one round trip; a branch needs rewrite_thread);
  * - conversation names the thread (continued at its head);
  * - X-Thread-Id names the thread as on chat (with either of the above it must be theirs, else BEM-103);
+ * - input naming a stored response's items (item_reference, an aliased call_id) continues that response's thread;
  * - none: a new thread (the key must reach it, as chat on a new thread_id); store:false: runs
  *   statelessly over the same history and saves nothing (reading that history needs the thread's reach).
  * All lookups are bound to the caller's tenant (another tenant's id is BEM-100/102), and every
@@ -94,7 +95,8 @@ export async function planResponse(
   };
   if (conversationId !== null) sameThread(conversationId, "conversation");
 
-  const messages = inputToMessages(await resolveReferences(env, principal, body.input), body.instructions);
+  const resolved = await resolveInput(env, principal, body.input);
+  const messages = inputToMessages(resolved.items, body.instructions);
   const input = messages.filter((m) => m.role !== "system");
   const base: TurnInput = {
     principal,
@@ -161,6 +163,12 @@ export async function planResponse(
     checkCalls(unanswered, callIdsOf(state.channels.messages));
     return plan({ messages: [...state.channels.messages.map(asInput), ...messages] });
   }
+  // Input that names a stored response's items (an item_reference, or a call_id a stored response returned)
+  // belongs to that response's thread: the AI SDK's tool loop continues it without naming it otherwise.
+  if (resolved.threads.length > 1)
+    throw new AppError("BEM-103", "The input names items of more than one thread; continue one of them (conversation or previous_response_id)");
+  const named = resolved.threads[0];
+  if (named !== undefined && store) return plan({ threadId: named, resent: true });
   checkCalls(unanswered, new Set());
   return plan(store ? { threadId: newThreadId() } : {});
 }

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { messageHash } from "./message-hash";
+import { messageHash, type ReconcileInput } from "./message-hash";
 import { decodeMessage } from "./thread-rows";
+import { openToolCalls } from "./tool-answers";
 
 /** What a resent list has in common with the thread's live path. */
 export type Reconciled = {
@@ -94,4 +95,37 @@ export function reconcileLive(sql: SqlStorage, incoming: readonly string[], tota
     total,
     (cp) => sql.exec<{ parent_id: string | null }>(`SELECT parent_id FROM checkpoints WHERE id = ?`, cp).toArray()[0]?.parent_id ?? null,
   );
+}
+
+/**
+ * Rule 4, the open-call anchor: a resend that ends with outputs for the thread's open tool
+ * calls continues at those calls, when the messages before the outputs match what is stored
+ * before them — exactly, or with stored assistant messages left out (what a client continuing
+ * an OpenAI conversation sends: its own messages and tool outputs, not the items the
+ * conversation already holds). The AI SDK's tool loop with `conversation` resends
+ * [user, function_call_output] on a thread holding [user, call]: neither overlap nor
+ * divergence sees that the output answers the stored call. Reads at most 2n + 1 rows, newest
+ * first, for n sent; null when the rule does not apply.
+ */
+export function anchorOnOpenCalls(sql: SqlStorage, incoming: readonly ReconcileInput[], total: number): Reconciled | null {
+  const n = incoming.length;
+  if (n < 2 || total === 0 || incoming[n - 1]!.role !== "tool") return null;
+  const rows = sql
+    .exec<{ hash: string | null; role: string; json: string }>(`SELECT hash, role, json FROM messages ORDER BY seq DESC LIMIT ?`, 2 * n + 1)
+    .toArray();
+  const open = openToolCalls(rows.map((r) => decodeMessage(r.json)));
+  // The sent outputs that answer open calls: the trailing run of them (earlier outputs answer stored calls).
+  let outputs = 0;
+  for (let m = incoming[n - 1]; m?.role === "tool" && m.tool_call_id != null && open.has(m.tool_call_id); m = incoming[n - 1 - outputs]) outputs++;
+  const before = n - outputs;
+  if (outputs === 0 || before === 0) return null;
+  // Walk back from the newest stored row, matching the sent messages before the outputs from their end.
+  let i = before - 1;
+  for (const r of rows) {
+    if (i < 0) break;
+    const hash = r.hash ?? messageHash(decodeMessage(r.json));
+    if (hash === messageHash(incoming[i]!)) i--;
+    else if (r.role !== "assistant") return null; // only what the conversation holds for the client may be left out
+  }
+  return i < 0 ? { matched: before, append_from: before, branch_from: null, reset: false } : null;
 }

@@ -5,7 +5,7 @@ import { Message } from "../core/message";
 import { describeIssues } from "../core/zod-issues";
 import { chargeHistory, DEFAULT_HISTORY_BYTES } from "./history-bytes";
 import { canonicalMessage, messageHash, type ReconcileInput } from "./message-hash";
-import { type Reconciled, reconcileLive, reconcileRows } from "./reconcile-live";
+import { anchorOnOpenCalls, type Reconciled, reconcileLive, reconcileRows } from "./reconcile-live";
 import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
 import { ThreadMeta } from "./meta";
@@ -233,7 +233,9 @@ export class ThreadStore {
       const overlap = reconcileRows(incoming.map(canonicalMessage), [], rows, total, () => null);
       if (overlap.matched > 0) return overlap;
     }
-    return reconcileLive(this.sql, incoming.map(messageHash), total);
+    const found = reconcileLive(this.sql, incoming.map(messageHash), total);
+    if (found.matched > 0 || found.branch_from !== null || found.reset) return found;
+    return anchorOnOpenCalls(this.sql, incoming, total) ?? found;
   }
 
   /** State at a checkpoint: the writes of its parent chain, root first. `owners` learns which checkpoint put each message. */
