@@ -45,8 +45,12 @@ export const ContentBlock = z.discriminatedUnion("type", [
 ]);
 export type ContentBlock = z.infer<typeof ContentBlock>;
 
+/**
+ * `system` inside `messages`: Claude Code sends per-turn instructions that way (a beta of Anthropic's
+ * API); like chat's system messages they are instructions for this call, not stored turns.
+ */
 export const MessageParam = z.object({
-  role: z.enum(["user", "assistant"]),
+  role: z.enum(["user", "assistant", "system"]),
   content: z.union([z.string(), z.array(ContentBlock).max(10_000)]),
 });
 export type MessageParam = z.infer<typeof MessageParam>;

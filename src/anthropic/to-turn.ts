@@ -106,7 +106,8 @@ export function messagesToTurn(body: MessagesRequest, headers: AnthropicHeaders 
   const messages: ParsedMessageInput[] = [...systemMessage(body.system)];
   for (const m of body.messages) {
     if (m.role === "user") messages.push(...userMessages(m));
-    else messages.push(assistantMessage(m));
+    else if (m.role === "assistant") messages.push(assistantMessage(m));
+    else messages.push({ role: "system", content: typeof m.content === "string" ? m.content : m.content.flatMap((b) => contentPart(b) ?? []) });
   }
 
   const clientTools = (body.tools ?? []).filter((t) => t.type === undefined || t.type === "custom");

@@ -138,6 +138,21 @@ describe("MessageStream (pure)", () => {
 });
 
 describe("messagesToTurn (pure)", () => {
+  it("a system message inside messages (Claude Code's per-turn instructions) is an instruction for this call", () => {
+    const { messages } = messagesToTurn({
+      model: "m",
+      max_tokens: 10,
+      messages: [
+        { role: "user", content: "q" },
+        { role: "system", content: [{ type: "text", text: "per-turn rule", cache_control: { type: "ephemeral" } }] },
+      ],
+    });
+    expect(messages).toEqual([
+      { role: "user", content: "q" },
+      { role: "system", content: [{ type: "text", text: "per-turn rule", cache_control: { type: "ephemeral" } }] },
+    ]);
+  });
+
   it("tool results lead their user turn as tool messages; is_error and block content are kept; thinking and documents are parts", () => {
     const { messages, params } = messagesToTurn({
       model: "m",
