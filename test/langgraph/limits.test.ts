@@ -80,4 +80,22 @@ describe("LangGraph byte caps and paged lists", () => {
     expect((await api("/v1/langgraph/threads/huge/prune", { key: t.adminKey, body: { keep_last: 1 } })).status).toBe(200);
     expect((await batch(t.adminKey, "huge", [put(id(8), id(7), blob(8))])).status).toBe(200);
   }, 300_000);
+
+  it("a delta-channel walk past what one response carries: 413 BEM-145, and a get leaves the walk out instead of failing", async () => {
+    const t = await createTenant();
+    // Five steps whose writes to `log` hold 7 MiB each, no snapshot among them: 35 MiB to walk.
+    for (let i = 1; i <= 6; i++) {
+      const ops: unknown[] = [put(id(i), i === 1 ? null : id(i - 1), bytes(16, i))];
+      if (i <= 5) ops.push({ ...writes(id(i), bytes(7 * MiB, i)), writes: [{ channel: "log", idx: 0, value: { t: "bytes", b: bytes(7 * MiB, i) } }] });
+      expect((await batch(t.adminKey, "deep", ops)).status).toBe(200);
+    }
+    const walk = await api("/v1/langgraph/threads/deep/delta-history", { key: t.adminKey, body: { checkpoint_id: id(6), channels: ["log"] } });
+    expect(walk.status).toBe(413);
+    expect(await codeOf(walk)).toBe("BEM-145");
+    const got = await api("/v1/langgraph/threads/deep/get", { key: t.adminKey, body: { checkpoint_id: id(6), delta_channels: ["log"] } });
+    expect(got.status).toBe(200);
+    const body = (await got.json()) as { tuple: { id: string }; history?: unknown };
+    expect(body.tuple.id).toBe(id(6));
+    expect(body.history).toBeUndefined();
+  }, 300_000);
 });
