@@ -134,6 +134,24 @@ describe("stateful /v1/messages", () => {
     expect(up.calls).toHaveLength(0);
   });
 
+  it("Idempotency-Key and usage work as on chat: a repeat is replayed without a second provider call, and the turn is billed", async () => {
+    const up = fakeAnthropic().reply({ text: "once", usage: { prompt_tokens: 7, completion_tokens: 3 } });
+    const key = `idem-${crypto.randomUUID()}`;
+    const body = { model: "claude-sonnet-4", max_tokens: 64, thread_id: uniqueThread("idem"), messages: [{ role: "user", content: "only once" }] };
+    const a = await messages(body, undefined, { "idempotency-key": key });
+    const b = await messages(body, undefined, { "idempotency-key": key });
+    expect(a.status).toBe(200);
+    expect(b.headers.get("idempotent-replayed")).toBe("true");
+    expect(await b.json()).toEqual(await a.json());
+    expect(up.calls).toHaveLength(1);
+    const day = new Date().toISOString().slice(0, 10);
+    const usage = (await (await api(`/v1/usage?from=${day}&to=${day}`, { key: tenant().adminKey })).json()) as {
+      rows?: { model: string }[];
+      usage?: { model: string }[];
+    };
+    expect(JSON.stringify(usage)).toContain("claude-sonnet-4");
+  });
+
   it("memory goes after the client's conversation: the system prompt and earlier turns reach Anthropic byte for byte", async () => {
     const fact = await api("/v1/memory/facts", { key: tenant().adminKey, body: { scope: "organization:acme", kind: "style", text: "Answer in French." } });
     expect(fact.status).toBe(201);

@@ -286,3 +286,74 @@ describe("Anthropic Messages adapter", () => {
     expect(err).toMatchObject({ code: "BEM-070", message: "Model 'claude' needs the secret ANTHROPIC_API_KEY, which is not set" });
   });
 });
+
+describe("Anthropic adapter: Messages API clients' extras (issue 22)", () => {
+  const cached = (text: string) => ({ type: "text" as const, text, cache_control: { type: "ephemeral" as const } });
+
+  it("keeps at most 4 cache breakpoints: the system's first, then the newest messages'", () => {
+    const req: ChatRequest = {
+      messages: [
+        { role: "system", content: [cached("sys")] },
+        { role: "user", content: [cached("u1")] },
+        { role: "assistant", content: [cached("a1")] },
+        { role: "user", content: [cached("u2")] },
+        { role: "assistant", content: [cached("a2")] },
+        { role: "user", content: [cached("u3")] },
+      ],
+    };
+    const body = anthropicAdapter.buildRequest(target, req, false).body as {
+      system: { cache_control?: unknown }[];
+      messages: { content: { text: string; cache_control?: unknown }[] }[];
+    };
+    expect(body.system).toEqual([cached("sys")]);
+    const marked = body.messages
+      .flatMap((m) => m.content)
+      .filter((b) => b.cache_control !== undefined)
+      .map((b) => b.text);
+    expect(marked).toEqual(["u2", "a2", "u3"]);
+  });
+
+  it("a system message after the conversation began goes after the last user turn's blocks; a string system prompt stays a string", () => {
+    const req: ChatRequest = {
+      messages: [
+        { role: "system", content: "You are terse." },
+        { role: "user", content: [cached("question")] },
+        { role: "system", content: "[style] Answer in French." },
+      ],
+    };
+    const body = anthropicAdapter.buildRequest(target, req, false).body;
+    expect(body.system).toBe("You are terse.");
+    expect(body.messages).toEqual([{ role: "user", content: [cached("question"), { type: "text", text: "[style] Answer in French." }] }]);
+  });
+
+  it("a tool_result keeps is_error and image blocks; the breakpoint on its last part moves to the block", () => {
+    const req: ChatRequest = {
+      messages: [
+        { role: "user", content: "look" },
+        { role: "assistant", content: null, tool_calls: [{ id: "toolu_i", type: "function", function: { name: "shot", arguments: "{}" } }] },
+        {
+          role: "tool",
+          tool_call_id: "toolu_i",
+          is_error: true,
+          content: [
+            { type: "text", text: "failed" },
+            { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" }, cache_control: { type: "ephemeral" } },
+          ],
+        },
+      ],
+    };
+    const body = anthropicAdapter.buildRequest(target, req, false).body as { messages: { content: unknown[] }[] };
+    expect(body.messages[2]!.content).toEqual([
+      {
+        type: "tool_result",
+        tool_use_id: "toolu_i",
+        is_error: true,
+        cache_control: { type: "ephemeral" },
+        content: [
+          { type: "text", text: "failed" },
+          { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } },
+        ],
+      },
+    ]);
+  });
+});
