@@ -2,13 +2,13 @@
  * API key material. A key is `ew_` + 32 random bytes (base64url); only its SHA-256
  * (hex) is stored, so a leaked table does not leak usable keys.
  */
-import { toBase64url, toHex } from "../core/encoding";
+import { randomHex, toBase64url, toHex } from "../core/encoding";
 export const KEY_PREFIX = "ew_";
 const KEY_SHAPE = /^ew_[A-Za-z0-9_-]{43}$/;
 
 export const newApiKey = (): string => KEY_PREFIX + toBase64url(crypto.getRandomValues(new Uint8Array(32)));
 
-export const newKeyId = (): string => "key_" + toHex(crypto.getRandomValues(new Uint8Array(12)).buffer);
+export const newKeyId = (): string => "key_" + randomHex(12);
 
 /** Cheap pre-check so garbage never reaches the database. */
 export const looksLikeApiKey = (s: string): boolean => KEY_SHAPE.test(s);

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { AppError } from "./errors";
 
 /** The operator's tenant id: its facts (the `system` scope) are stored under tenant ''. */
 export const OPERATOR_TENANT = "";
@@ -33,3 +34,9 @@ export const operatorPrincipal = (): Principal => ({
   keyId: "operator",
   grants: ["system"],
 });
+
+/** The caller's tenant, for what only a tenant key may touch; 403 BEM-022 with `refusal` otherwise. */
+export function tenantOf(p: Principal, refusal: string): string {
+  if (p.kind !== "tenant") throw new AppError("BEM-022", refusal);
+  return p.tenant;
+}

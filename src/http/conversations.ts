@@ -11,8 +11,9 @@ import { parseThreadId } from "../thread/thread-id";
 import type { Message } from "../core/message";
 import { access, type Access, type BodySize } from "./access";
 import type { AppEnv } from "./app-env";
+import { type Principal, tenantOf } from "../core/principal";
 import { errorResponses, jsonContent } from "./openapi-errors";
-import { page } from "./responses";
+import { listPage } from "./paging";
 import { IdParam, InputItem, ListQuery, Metadata } from "./responses-schemas";
 import { validationHook } from "./validation";
 
@@ -118,10 +119,8 @@ async function storedMessages(env: Env, principal: AppEnv["Variables"]["principa
   return messages;
 }
 
-function tenantOf(principal: AppEnv["Variables"]["principal"]): string {
-  if (principal.kind !== "tenant") throw new AppError("BEM-022", "Conversations belong to tenants; use a tenant key");
-  return principal.tenant;
-}
+/** Conversations and Responses belong to tenants: the caller's, or 403 BEM-022. */
+const conversationsTenant = (principal: Principal): string => tenantOf(principal, "Conversations belong to tenants; use a tenant key");
 
 const view = (c: ConversationRecord) => ({ id: c.id, object: "conversation" as const, created_at: Math.floor(c.created_at / 1000), metadata: c.metadata });
 const itemsOf = (messages: readonly Message[]) => messagesToItems(messages, "msg");
@@ -144,7 +143,7 @@ async function open(
   waitUntil?: (p: Promise<unknown>) => void,
 ) {
   const principal = c.get("principal");
-  const tenant = tenantOf(principal);
+  const tenant = conversationsTenant(principal);
   authorizeThread(principal, parseThreadId(id), rewrites);
   const record = await requireConversation(c.env.DB, tenant, id);
   return { tenant, record, thread: new ThreadClient(c.env, tenant, id, waitUntil ? { waitUntil } : {}) };
@@ -153,7 +152,7 @@ async function open(
 export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(create, async (c) => {
     const principal = c.get("principal");
-    const tenant = tenantOf(principal);
+    const tenant = conversationsTenant(principal);
     // A JSON body is required ({} at least, as the openai client sends): an empty POST creates nothing.
     if ((await c.req.text()).trim() === "") throw new AppError("BEM-011", "Send a JSON body ({} at least)");
     const body = c.req.valid("json");
@@ -187,7 +186,7 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
   .openapi(listItems, async (c) => {
     const { thread } = await open(c, c.req.valid("param").id, false);
     const state = await thread.getState();
-    return c.json(page(itemsOf(state.channels.messages), c.req.valid("query"), "desc") as z.infer<typeof ItemList>, 200);
+    return c.json(listPage(itemsOf(state.channels.messages), c.req.valid("query"), "desc") as z.infer<typeof ItemList>, 200);
   })
   .openapi(addItems, async (c) => {
     const { tenant, thread } = await open(c, c.req.valid("param").id, false, (p) => c.executionCtx.waitUntil(p));
@@ -195,7 +194,7 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
     await assertThreadRoom(c.env, tenant, thread.threadId);
     const cp = await thread.appendMessages(await storedMessages(c.env, c.get("principal"), c.req.valid("json").items), "update");
     const added = cp.writes.flatMap((w) => (w.op === "put" ? [w.message] : []));
-    return c.json(page(itemsOf(added), { limit: 1000 }, "asc") as z.infer<typeof ItemList>, 200);
+    return c.json(listPage(itemsOf(added), { limit: 1000 }, "asc") as z.infer<typeof ItemList>, 200);
   })
   .openapi(getItem, async (c) => {
     const { id, item_id } = c.req.valid("param");

@@ -1,14 +1,10 @@
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
-import { runAnyTurn } from "../pipeline/run-in-object";
-import { routingOf, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
-import { routeHeaders } from "../routing/route-headers";
+import { createRoute, OpenAPIHono, type z } from "@hono/zod-openapi";
+import { runSummary, type TraceLevel, type TurnResult } from "../pipeline/turn";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
-import { RUN_ERRORS, streamErrorBody } from "./chat";
 import { InvokeRequest, InvokeResponse, TraceHeader } from "./chat-schemas";
 import { errorResponses, jsonOrEventStream } from "./openapi-errors";
-import { streamRun } from "./stream-run";
+import { RUN_ERRORS, runTurnRoute, streamErrorBody, type WireFormat } from "./turn-edge";
 import { validationHook } from "./validation";
 
 const invokeTurn = createRoute({
@@ -27,47 +23,52 @@ const invokeTurn = createRoute({
   },
 });
 
+type Body = z.infer<typeof InvokeRequest>;
+
+/** The native invoke body: the run summary with the reply, under the native names. */
 function summary(r: TurnResult, trace: TraceLevel) {
+  const { thread_id, checkpoint_id, routing, warnings, memory } = runSummary(r, { trace });
   return {
-    session_id: r.threadId ?? "",
-    checkpoint_id: r.checkpointId,
+    session_id: thread_id ?? "",
+    checkpoint_id,
     message: { role: "assistant" as const, content: r.reply.content, ...(r.reply.tool_calls ? { tool_calls: r.reply.tool_calls } : {}) },
     model: r.model.name,
-    routing: routingOf(r, trace),
+    routing,
     usage: { prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, cost: r.usage.cost, estimated: r.usage.estimated },
-    ...(r.warnings.length > 0 ? { warnings: r.warnings } : {}),
-    memory: r.memory,
+    ...(warnings.length > 0 ? { warnings } : {}),
+    memory,
   };
 }
 
-/** POST /v1/invoke: the seed's native request shape; always stateful (session_id is the thread). */
-export const invokeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(invokeTurn, async (c) => {
-  const body = c.req.valid("json");
-  const trace = body.trace ?? c.req.valid("header")["x-edgeweave-trace"] ?? "summary";
-  const input: TurnInput = {
-    principal: c.get("principal"),
-    timings: c.get("timings"),
-    bookmark: parseBookmark(c.req.header(BOOKMARK_HEADER)),
-    agentName: body.agent_name,
-    threadId: body.session_id,
-    messages: [{ role: "user", content: body.content }],
-    model: body.model_override,
-    capabilities: body.metadata?.capabilities,
-    memoryScopes: body.metadata?.memory_scopes,
-    checkpointId: body.checkpoint_id,
-    context: body.context,
-  };
-  const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
-  if (!body.stream) {
-    const r = await runAnyTurn(deps, input);
-    return c.json(summary(r, trace), 200, { ...routeHeaders({ model: r.model, reason: r.route.reason }), "Server-Timing": r.timings.header() });
-  }
-  return streamRun(deps, input, {
+/** The native invoke shape as a wire format (src/http/turn-edge.ts). */
+const invokeFormat: WireFormat<Body, TraceLevel> = {
+  parse: (body, edge) => ({
+    turn: {
+      ...edge.base(),
+      agentName: body.agent_name,
+      threadId: body.session_id,
+      messages: [{ role: "user", content: body.content }],
+      model: body.model_override,
+      capabilities: body.metadata?.capabilities,
+      memoryScopes: body.metadata?.memory_scopes,
+      checkpointId: body.checkpoint_id,
+      context: body.context,
+    },
+    stream: body.stream === true,
+    plan: body.trace ?? edge.traceHeader ?? "summary",
+  }),
+  render: summary,
+  stream: (trace) => ({
     async start() {},
     async delta(out, ev) {
       if (ev.content !== undefined) await out.send(JSON.stringify({ content: ev.content }), "delta");
     },
     done: (out, r) => out.send(JSON.stringify(summary(r, trace)), "done"),
     error: (out, e) => out.send(JSON.stringify(streamErrorBody(e)), "error"),
-  });
-});
+  }),
+};
+
+/** POST /v1/invoke: the seed's native request shape; always stateful (session_id is the thread). */
+export const invokeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(invokeTurn, (c) =>
+  runTurnRoute(c, invokeFormat, c.req.valid("json")),
+);

@@ -9,20 +9,16 @@ import { CountTokensRequest, MessageResponse, MessagesRequest, type MessageParam
 import { CLAUDE_SESSION_HEADER, CLAUDE_SESSION_MODE_HEADER, sessionThreadId } from "../anthropic/session";
 import { MessageStream } from "../anthropic/stream";
 import { messagesToTurn } from "../anthropic/to-turn";
-import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
 import { droppedWarning, outputLimitWarning } from "../pipeline/model-call";
 import { toChat, tokensOf } from "../pipeline/prompt";
-import { runAnyTurn } from "../pipeline/run-in-object";
-import type { TraceLevel, TurnInput } from "../pipeline/turn";
+import { runSummary, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
 import type { ModelConfig } from "../config/model-config";
 import { requireKnownModel } from "../routing/closest-models";
-import { routeHeaders } from "../routing/route-headers";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
-import { edgeweaveSummary, RUN_ERRORS } from "./chat";
+import { RUN_ERRORS, runTurnRoute, type WireFormat } from "./turn-edge";
 import { TraceLevel as TraceLevelSchema } from "./chat-schemas";
 import { jsonContent, jsonOrEventStream } from "./openapi-errors";
-import { streamRun } from "./stream-run";
 import { validationHook } from "./validation";
 
 /**
@@ -115,17 +111,19 @@ function streamError(e: unknown) {
   return { type: "error", error: { type: "api_error", message: "Internal error", bem_code: "BEM-001" } };
 }
 
-export const messagesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
-  .openapi(createMessage, async (c) => {
-    const body = c.req.valid("json");
+type Body = z.infer<typeof MessagesRequest> & { headers: MessagesHeaders };
+type Plan = { trace: TraceLevel; id: string; turn: TurnInput; maxOutput: number | undefined; messages: TurnInput["messages"] };
+
+const summaryOf = (r: TurnResult, trace: TraceLevel) => runSummary(r, { trace });
+
+/** Anthropic's Messages API as a wire format (src/http/turn-edge.ts). */
+const messagesFormat: WireFormat<Body, Plan> = {
+  parse(body, edge) {
     requireKnownModel(body.model);
-    const h = c.req.valid("header");
-    const trace: TraceLevel = h["x-edgeweave-trace"] ?? "summary";
+    const h = body.headers;
     const { messages, params } = messagesToTurn(body, { version: h["anthropic-version"], beta: h["anthropic-beta"] });
-    const input: TurnInput = {
-      principal: c.get("principal"),
-      timings: c.get("timings"),
-      bookmark: parseBookmark(c.req.header(BOOKMARK_HEADER)),
+    const turn: TurnInput = {
+      ...edge.base(),
       agentName: body.agent ?? h["x-edgeweave-agent"],
       threadId: threadOf(body, h),
       messages,
@@ -139,37 +137,35 @@ export const messagesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationH
       // Memory after the conversation, so the client's cached prefix reaches Anthropic byte for byte.
       factsLast: true,
     };
-    const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
-    const id = messageId();
-
-    if (!body.stream) {
-      const r = await runAnyTurn(deps, input);
-      return c.json(turnToMessage(r, id, edgeweaveSummary(r, trace, r.reconciled ?? null)), 200, {
-        ...routeHeaders({ model: r.model, reason: r.route.reason }),
-        ...warningsHeader(r.warnings),
-        "Server-Timing": r.timings.header(),
-      });
-    }
-
-    const events = new MessageStream(id, tokensOf(messages.map(toChat)));
+    const trace: TraceLevel = h["x-edgeweave-trace"] ?? "summary";
+    return { turn, stream: body.stream === true, plan: { trace, id: messageId(), turn, maxOutput: params.max_output_tokens, messages } };
+  },
+  render: (r, plan) => turnToMessage(r, plan.id, summaryOf(r, plan.trace)),
+  headers: (r) => warningsHeader(r.warnings),
+  stream(plan) {
+    const events = new MessageStream(plan.id, tokensOf(plan.messages.map(toChat)));
     const send = async (out: { send(data: string, event?: string): Promise<void> }, list: { event: string; data: Record<string, unknown> }[]) => {
       for (const e of list) await out.send(JSON.stringify(e.data), e.event);
     };
-    return streamRun(deps, input, {
+    return {
       // Known before the first byte: the clamp and what this provider does not take.
-      headers: (m: ModelConfig) => warningsHeader([...outputLimitWarning(m, params.max_output_tokens), ...droppedWarning(m, input)]),
+      headers: (m: ModelConfig) => warningsHeader([...outputLimitWarning(m, plan.maxOutput), ...droppedWarning(m, plan.turn)]),
       start: (out, m) => send(out, events.start(m.name)),
       delta: (out, ev) => send(out, events.delta(ev)),
       async done(out, r) {
         const list = events.done(r);
         // The turn's summary rides on message_delta (clients ignore fields they do not know).
         const delta = list.find((e) => e.event === "message_delta");
-        if (delta) delta.data.edgeweave = edgeweaveSummary(r, trace, r.reconciled ?? null);
+        if (delta) delta.data.edgeweave = summaryOf(r, plan.trace);
         await send(out, list);
       },
       error: (out, e) => out.send(JSON.stringify(streamError(e)), "error"),
-    });
-  })
+    };
+  },
+};
+
+export const messagesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(createMessage, (c) => runTurnRoute(c, messagesFormat, { ...c.req.valid("json"), headers: c.req.valid("header") }))
   .openapi(countTokens, (c) => {
     const body = c.req.valid("json");
     requireKnownModel(body.model);

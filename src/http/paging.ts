@@ -22,3 +22,17 @@ export function pageOf<T extends TimeIdCursor>(rows: readonly T[], limit: number
   const last = items.at(-1);
   return { items, next_cursor: rows.length > limit && last ? cursorOf(last) : null };
 }
+/** An OpenAI-style page over a list (`after` is the last id of the previous page). */
+export function listPage<T extends { id?: unknown }>(items: T[], q: { limit?: number; order?: "asc" | "desc"; after?: string }, defaultOrder: "asc" | "desc") {
+  const ordered = (q.order ?? defaultOrder) === "desc" ? [...items].reverse() : items;
+  const start = q.after ? ordered.findIndex((i) => i.id === q.after) + 1 : 0;
+  const limit = q.limit ?? 20;
+  const data = ordered.slice(start, start + limit);
+  return {
+    object: "list" as const,
+    data,
+    first_id: (data[0]?.id as string | undefined) ?? null,
+    last_id: (data.at(-1)?.id as string | undefined) ?? null,
+    has_more: start + limit < ordered.length,
+  };
+}

@@ -1,25 +1,24 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { authorizeThread } from "../auth/policy";
 import { AppError } from "../core/errors";
-import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
-import { runAnyTurn } from "../pipeline/run-in-object";
-import type { ResponseTemplate, TurnInput, TurnResult } from "../pipeline/turn";
-import { routeHeaders } from "../routing/route-headers";
+import type { ResponseTemplate, TurnInput } from "../pipeline/turn";
 import { requireKnownModel } from "../routing/closest-models";
 import { messagesToItems } from "../responses/convert";
-import { asStored, newResponseHex, nowSeconds, requestEcho, responseBody, statusOf } from "../responses/body";
+import { asStored, nowSeconds, requestEcho, responseBody, statusOf } from "../responses/body";
 import { planResponse } from "../responses/plan";
 import { deleteResponse, requireResponse } from "../responses/store";
 import { itemBase, responseId, threadOfResponse } from "../responses/ids";
 import { ThreadClient } from "../thread/client";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
-import { RUN_ERRORS, streamErrorBody } from "./chat";
+import { type Principal, tenantOf } from "../core/principal";
+import { listPage } from "./paging";
 import { errorResponses, jsonContent, jsonOrEventStream } from "./openapi-errors";
 import { IdParam, ListQuery, ResponseCreateRequest, ResponseObject } from "./responses-schemas";
 import { responsesRenderer } from "./responses-stream";
-import { streamRun } from "./stream-run";
+import { RUN_ERRORS, runTurnRoute, streamErrorBody, type WireFormat } from "./turn-edge";
 import { validationHook } from "./validation";
+import { randomHex } from "../core/encoding";
 
 const RESPONSE_ERRORS = [...RUN_ERRORS, "BEM-025", "BEM-030", "BEM-100", "BEM-101", "BEM-102", "BEM-103", "BEM-105", "BEM-109"] as const;
 
@@ -89,10 +88,7 @@ const inputItems = createRoute({
   },
 });
 
-function tenantOf(principal: AppEnv["Variables"]["principal"]): string {
-  if (principal.kind !== "tenant") throw new AppError("BEM-022", "Responses belong to tenants; use a tenant key");
-  return principal.tenant;
-}
+const responsesTenant = (principal: Principal): string => tenantOf(principal, "Responses belong to tenants; use a tenant key");
 
 type Reached = { id: string; thread: ThreadClient | null; body: Record<string, unknown>; input: unknown[] };
 
@@ -103,7 +99,7 @@ type Reached = { id: string; thread: ThreadClient | null; body: Record<string, u
  */
 async function reachableResponse(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, id: string): Promise<Reached> {
   const principal = c.get("principal");
-  const tenant = tenantOf(principal);
+  const tenant = responsesTenant(principal);
   const threadId = threadOfResponse(id);
   if (threadId === null) {
     const rec = await requireResponse(c.env.DB, tenant, id);
@@ -117,32 +113,15 @@ async function reachableResponse(c: { env: Env; get(k: "principal"): AppEnv["Var
   return { id, thread, body: JSON.parse(rec.body) as Record<string, unknown>, input: JSON.parse(rec.input) as unknown[] };
 }
 
-/** An OpenAI-style page over a list (`after` is the last id of the previous page). */
-export function page<T extends { id?: unknown }>(items: T[], q: { limit?: number; order?: "asc" | "desc"; after?: string }, defaultOrder: "asc" | "desc") {
-  const ordered = (q.order ?? defaultOrder) === "desc" ? [...items].reverse() : items;
-  const start = q.after ? ordered.findIndex((i) => i.id === q.after) + 1 : 0;
-  const limit = q.limit ?? 20;
-  const data = ordered.slice(start, start + limit);
-  return {
-    object: "list" as const,
-    data,
-    first_id: (data[0]?.id as string | undefined) ?? null,
-    last_id: (data.at(-1)?.id as string | undefined) ?? null,
-    has_more: start + limit < ordered.length,
-  };
-}
+type Plan = { template: ResponseTemplate; store: boolean };
 
-/** POST/GET/DELETE /v1/responses: OpenAI's stateful API over threads and checkpoints. */
-export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
-  .openapi(create, async (c) => {
-    const body = c.req.valid("json");
+/** The OpenAI Responses API as a wire format (src/http/turn-edge.ts). */
+const responsesFormat: WireFormat<ResponseCreateRequest & { thread_header?: string }, Plan> = {
+  async parse(body, edge) {
     requireKnownModel(body.model);
-    const plan = await planResponse(c.env, c.get("principal"), c.get("timings"), body, {
-      bookmark: parseBookmark(c.req.header(BOOKMARK_HEADER)),
-      threadHeader: c.req.valid("header")["x-thread-id"],
-    });
-    const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
-    const hexId = newResponseHex();
+    const { principal, timings, bookmark } = edge.base();
+    const plan = await planResponse(edge.env, principal, timings, body, { bookmark, threadHeader: body.thread_header });
+    const hexId = randomHex();
     // A stored response's id names its thread (responses/ids.ts); the record is kept in that thread's object.
     const stored = plan.store ? plan.turn.threadId : undefined;
     const template: ResponseTemplate = {
@@ -154,30 +133,26 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     };
     // A stored turn's record is written by the run's own save, atomically with its checkpoint (no second call).
     const turn: TurnInput = plan.store ? { ...plan.turn, responses: { ...plan.turn.responses, record: template } } : plan.turn;
-    const final = (r: TurnResult) => r.response ?? responseBody(template, plan.store, r.model.name, statusOf(r), r);
+    return { turn, stream: body.stream === true, plan: { template, store: plan.store } };
+  },
+  // A stored turn's answer is the record its save stored (instructions aside); any other is rendered here.
+  render: (r, { template, store }) => r.response ?? responseBody(template, store, r.model.name, statusOf(r), r),
+  stream: ({ template, store }) =>
+    responsesRenderer({
+      itemId: template.item,
+      stored: store,
+      snapshot: (model) => responseBody(template, store, model, "in_progress"),
+      complete: async (r) => r.response ?? responseBody(template, store, r.model.name, statusOf(r), r),
+      failed: (model, e) => {
+        const error = streamErrorBody(e).error;
+        return { response: responseBody(template, store, model, "failed", undefined, error), error };
+      },
+    }),
+};
 
-    if (!body.stream) {
-      const r = await runAnyTurn(deps, turn);
-      return c.json(final(r) as z.infer<typeof ResponseObject>, 200, {
-        ...routeHeaders({ model: r.model, reason: r.route.reason }),
-        "Server-Timing": r.timings.header(),
-      });
-    }
-    return streamRun(
-      deps,
-      turn,
-      responsesRenderer({
-        itemId: template.item,
-        stored: plan.store,
-        snapshot: (model) => responseBody(template, plan.store, model, "in_progress"),
-        complete: async (r) => final(r),
-        failed: (model, e) => {
-          const error = streamErrorBody(e).error;
-          return { response: responseBody(template, plan.store, model, "failed", undefined, error), error };
-        },
-      }),
-    ) as unknown as Response;
-  })
+/** POST/GET/DELETE /v1/responses: OpenAI's stateful API over threads and checkpoints. */
+export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(create, (c) => runTurnRoute(c, responsesFormat, { ...c.req.valid("json"), thread_header: c.req.valid("header")["x-thread-id"] }))
   .openapi(retrieve, async (c) => {
     const rec = await reachableResponse(c, c.req.valid("param").id);
     return c.json(rec.body as z.infer<typeof ResponseObject>, 200);
@@ -185,11 +160,11 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
   .openapi(remove, async (c) => {
     // Deletes the response record only (its thread's checkpoints stay): the thread's reach suffices.
     const rec = await reachableResponse(c, c.req.valid("param").id);
-    const deleted = rec.thread ? await rec.thread.deleteResponse(rec.id) : await deleteResponse(c.env.DB, tenantOf(c.get("principal")), rec.id);
+    const deleted = rec.thread ? await rec.thread.deleteResponse(rec.id) : await deleteResponse(c.env.DB, responsesTenant(c.get("principal")), rec.id);
     if (!deleted) throw new AppError("BEM-100", `No response '${rec.id.slice(0, 80)}'`);
     return c.json({ id: rec.id, object: "response.deleted" as const, deleted: true as const }, 200);
   })
   .openapi(inputItems, async (c) => {
     const rec = await reachableResponse(c, c.req.valid("param").id);
-    return c.json(page(rec.input as { id?: unknown }[], c.req.valid("query"), "desc") as never, 200);
+    return c.json(listPage(rec.input as { id?: unknown }[], c.req.valid("query"), "desc") as never, 200);
   });

@@ -1,6 +1,5 @@
 import { authorize, decide } from "../auth/policy";
-import type { Principal } from "../core/principal";
-import { AppError } from "../core/errors";
+import { type Principal, tenantOf } from "../core/principal";
 import type { MemoryScope } from "../memory/scope";
 import type { Writer } from "../thread/langgraph-checkpoint-types";
 
@@ -11,10 +10,7 @@ import type { Writer } from "../thread/langgraph-checkpoint-types";
  * match the namespace's scope — admins hold "*"; `system` only when granted, since store items
  * never load into runs).
  */
-export function tenantOf(p: Principal): string {
-  if (p.kind !== "tenant") throw new AppError("BEM-022", "LangGraph routes take a tenant key, not the operator key");
-  return p.tenant;
-}
+export const langgraphTenant = (p: Principal): string => tenantOf(p, "LangGraph routes take a tenant key, not the operator key");
 
 export const mayReachScope = (p: Principal, scope: MemoryScope): boolean => decide(p, "reach_namespace", { scope }).allow;
 
@@ -30,7 +26,7 @@ export function writerOf(p: Principal, threadId: string): Writer {
 }
 
 export function requireThread(p: Principal, threadId: string): string {
-  const tenant = tenantOf(p);
+  const tenant = langgraphTenant(p);
   authorize(p, "reach_thread", { thread: threadId });
   return tenant;
 }

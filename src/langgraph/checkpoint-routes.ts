@@ -7,7 +7,8 @@ import { validationHook } from "../http/validation";
 import { fromBase64, toBase64 } from "../langgraph-client/base64";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
 import type { RpcResult } from "../thread/types";
-import { mayReachThread, requireThread, tenantOf, writerOf } from "./access";
+import { unwrap } from "../thread/client";
+import { langgraphTenant, mayReachThread, requireThread, writerOf } from "./access";
 import {
   BatchBody,
   DeltaBody,
@@ -73,11 +74,6 @@ const tupleWire = (threadId: string, t: StoredTuple) => ({
 });
 const historyWire = (h: DeltaHistory) =>
   Object.fromEntries(Object.entries(h).map(([ch, e]) => [ch, { ...(e.seed ? { seed: toWire(e.seed) } : {}), writes: e.writes.map(writeWire) }]));
-
-function unwrap<T>(r: RpcResult<T>): T {
-  if (r.ok) return r.value;
-  throw new AppError(r.error.code, r.error.message);
-}
 
 const stubOf = (env: Env, tenant: string, threadId: string) => env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, threadId)));
 
@@ -216,7 +212,7 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
   })
   .openapi(listAll, async (c) => {
     const principal = c.get("principal");
-    const tenant = tenantOf(principal);
+    const tenant = langgraphTenant(principal);
     const q = c.req.valid("json");
     const want = q.limit ?? LIST_ALL_PAGE;
     // First the ids: every reachable thread names its newest `want`, the merge keeps the newest

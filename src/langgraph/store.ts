@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Principal } from "../core/principal";
 import { AppError } from "../core/errors";
 import { MemoryScope } from "../memory/scope";
-import { mayReachScope, tenantOf } from "./access";
+import { langgraphTenant, mayReachScope } from "./access";
 
 /**
  * LangGraph store items in D1 (`store_items`), per tenant. A namespace is a
@@ -141,7 +141,7 @@ export class ScopedStore {
     /** MAX_STORE_ITEMS_PER_TENANT: a put of a new key past it is 413 BEM-121; existing keys always update. */
     private readonly maxItems: number = Number.MAX_SAFE_INTEGER,
   ) {
-    this.tenant = tenantOf(principal);
+    this.tenant = langgraphTenant(principal);
   }
 
   async put(ns: string[], key: string, value: Record<string, unknown>, opts: Ttl = {}, now = Date.now()): Promise<void> {

@@ -1,5 +1,6 @@
 import { AppError, type ErrorCode } from "../core/errors";
 import { FailoverError, type Attempt } from "../providers/failover";
+import { parseNdjson } from "../providers/ndjson";
 import type { DeltaEvent } from "../providers/types";
 import type { ModelConfig } from "../config/model-config";
 import type { TurnInput, TurnResult } from "./turn";
@@ -46,18 +47,7 @@ export function fromWireError(w: WireError): AppError {
 const encoder = new TextEncoder();
 export const encodeEvent = (ev: RunEvent): Uint8Array => encoder.encode(`${JSON.stringify(ev)}\n`);
 
-/** The events of an NDJSON byte stream, in order. */
+/** The events of the object's NDJSON byte stream, in order (our own object wrote each line with JSON.stringify of a RunEvent). */
 export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<RunEvent> {
-  const decoder = new TextDecoder();
-  let buffered = "";
-  for await (const chunk of body) {
-    buffered += decoder.decode(chunk, { stream: true });
-    let nl: number;
-    while ((nl = buffered.indexOf("\n")) >= 0) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      // Our own object wrote the line with JSON.stringify of a RunEvent.
-      if (line !== "") yield JSON.parse(line) as RunEvent;
-    }
-  }
+  for await (const ev of parseNdjson(body)) yield ev as RunEvent;
 }

@@ -118,3 +118,27 @@ export function routingOf(r: Pick<TurnResult, "model" | "route" | "attempts">, l
   const summary = routeSummary(r.model, r.route, r.attempts);
   return level === "full" ? { ...summary, candidates: r.route.candidates.map((m) => m.name), trace: r.route.trace } : summary;
 }
+
+/**
+ * The one run summary every wire format renders (chat's and Responses' `edgeweave`, invoke's
+ * body): the thread and checkpoint, routing at the asked level, cost, warnings, the facts
+ * report and, after a resend, what reconciliation did. `stored: false` (a Responses turn with
+ * store:false) reports no thread; `memory` lets a format cap the report it stores.
+ */
+export function runSummary(
+  r: Omit<TurnResult, "state" | "timings">,
+  opts: { trace?: TraceLevel; stored?: boolean; memory?: (m: MemoryReport) => unknown } = {},
+) {
+  const stored = opts.stored ?? true;
+  return {
+    thread_id: stored ? r.threadId : null,
+    checkpoint_id: stored ? r.checkpointId : null,
+    routing: routingOf(r, opts.trace),
+    cost: r.usage.cost,
+    usage_estimated: r.usage.estimated,
+    warnings: r.warnings,
+    // A run prepared without memory (as some tests build it) reports none.
+    ...(r.memory ? { memory: opts.memory ? opts.memory(r.memory) : r.memory } : {}),
+    ...(r.reconciled ? { reconciled: r.reconciled } : {}),
+  };
+}

@@ -5,6 +5,7 @@ import { type Adapter, joinUrl, type Target, tryJson, type WireRequest } from ".
 import { parseNdjson } from "./ndjson";
 import { malformed, ProviderError, streamCut, unsupported } from "./provider-error";
 import type { ChatMessage, ChatRequest, ChatResult, FinishReason, StreamEvent } from "./types";
+import { randomHex } from "../core/encoding";
 
 /** Ollama /api/chat: string content, base64 `images`, tool arguments as objects, NDJSON streaming. */
 
@@ -82,7 +83,7 @@ const WireLine = z.object({
 type WireLine = z.infer<typeof WireLine>;
 
 // Ollama gives no call ids; callers need one to pair results with calls.
-const newCallId = (): string => `call_${crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`;
+const newCallId = (): string => `call_${randomHex(12)}`;
 
 function toToolCall(c: z.infer<typeof WireToolCall>): ToolCall {
   const args = typeof c.function.arguments === "string" ? c.function.arguments : JSON.stringify(c.function.arguments ?? {});

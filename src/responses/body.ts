@@ -1,10 +1,9 @@
 import { storedReport } from "../pipeline/save-run";
-import { routingOf, type ResponseTemplate, type TurnResult } from "../pipeline/turn";
+import { type ResponseTemplate, runSummary, type TurnResult } from "../pipeline/turn";
 import type { ResponseCreateRequest } from "../http/responses-schemas";
 import { replyToOutput, type OutputItem } from "./convert";
 import type { ResponsePlan } from "./plan";
 
-export const newResponseHex = () => crypto.randomUUID().replaceAll("-", "");
 export const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
@@ -73,21 +72,8 @@ export function responseBody(
           total_tokens: r.usage.total_tokens,
         }
       : null,
-    ...(r
-      ? {
-          edgeweave: {
-            thread_id: stored ? r.threadId : null,
-            checkpoint_id: stored ? r.checkpointId : null,
-            routing: routingOf(r),
-            cost: r.usage.cost,
-            usage_estimated: r.usage.estimated,
-            warnings: r.warnings,
-            // Which facts the model was given and why, as on chat; capped like the checkpoint's copy, since this body is stored too.
-            ...(r.memory ? { memory: storedReport(r.memory) } : {}),
-            ...(r.reconciled ? { reconciled: r.reconciled } : {}),
-          },
-        }
-      : {}),
+    // Which facts the model was given and why, as on chat; capped like the checkpoint's copy, since this body is stored too.
+    ...(r ? { edgeweave: runSummary(r, { stored, memory: storedReport }) } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import { callIdsOf, inputToMessages, outputCallIds, toChatParams, unansweredCall
 import { threadOfResponse } from "./ids";
 import { resolveInput } from "./references";
 import { requireConversation, requireResponse } from "./store";
+import { randomHex } from "../core/encoding";
 
 /** How a Responses request maps onto a turn: which thread, from which checkpoint, saved or not. */
 export type ResponsePlan = {
@@ -23,8 +24,7 @@ export type ResponsePlan = {
   input: ParsedMessageInput[];
 };
 
-const hex = () => crypto.randomUUID().replaceAll("-", "");
-export const newThreadId = () => `thr_${hex()}`;
+export const newThreadId = () => `thr_${randomHex()}`;
 
 const asInput = (m: Message): ParsedMessageInput => ({
   role: m.role,

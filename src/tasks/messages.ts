@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { AgentConfig } from "../config/model-config";
-import { toHex } from "../core/encoding";
+import { randomHex, toHex } from "../core/encoding";
 import type { Principal } from "../core/principal";
 
 /**
@@ -67,7 +67,7 @@ type WithoutId<T> = T extends unknown ? Omit<T, "id"> & { id?: string } : never;
 /** A task to send: the id is generated when absent. */
 export type TaskInput = WithoutId<z.input<typeof Task>>;
 
-export const newTaskId = (): string => `task_${crypto.randomUUID().replaceAll("-", "")}`;
+export const newTaskId = (): string => `task_${randomHex()}`;
 
 /** Validates and sends one task; returns its id. */
 export async function enqueueTask(env: Pick<Env, "TASKS">, task: TaskInput, opts: { delaySeconds?: number } = {}): Promise<string> {

@@ -1,3 +1,4 @@
+import { randomHex } from "../core/encoding";
 /** D1 records of task outcomes: tasks_done (idempotency) and dead_letters (kept reasons). */
 
 export async function isTaskDone(db: D1Database, taskId: string): Promise<boolean> {
@@ -31,7 +32,7 @@ export async function recordDeadLetter(
   d: { tenant: string; taskId: string | null; kind: string | null; body: string; reason: string; attempts: number },
   now = Date.now(),
 ): Promise<string> {
-  const id = `dl_${crypto.randomUUID().replaceAll("-", "")}`;
+  const id = `dl_${randomHex()}`;
   await db
     .prepare("INSERT INTO dead_letters (id, tenant_id, task_id, kind, body, reason, attempts, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
     .bind(id, d.tenant, d.taskId, d.kind, d.body.slice(0, MAX_DEAD_LETTER_BODY), d.reason.slice(0, MAX_DEAD_LETTER_REASON), d.attempts, now)

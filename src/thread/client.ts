@@ -46,7 +46,8 @@ export interface ThreadEndpoint {
   deleteResponse(id: string): Answer<boolean>;
 }
 
-function unwrap<T>(r: RpcResult<T>): T {
+/** An RpcResult as its value, or its error thrown again as the AppError it was (Retry-After kept). */
+export function unwrap<T>(r: RpcResult<T>): T {
   if (r.ok) return r.value;
   const { code, message, retry_after } = r.error;
   throw new AppError(code, message, retry_after === undefined ? {} : { headers: { "retry-after": String(retry_after) } });

@@ -6,7 +6,7 @@
  * posted back to the hook cannot pass as a delivery, whatever its header says, nor a captured
  * delivery as a callback; the header's label says which scheme a receiver verifies.
  */
-import { fromHex, toHex } from "../core/encoding";
+import { fromHex, randomHex, toHex } from "../core/encoding";
 export const SIGNATURE_HEADER = "x-edgeweave-signature";
 export const TIMESTAMP_HEADER = "x-edgeweave-timestamp";
 export const DELIVERY_HEADER = "x-edgeweave-delivery";
@@ -89,5 +89,5 @@ export async function verify(secret: string, timestamp: string, body: Uint8Array
 
 /** A new hook secret: 32 random bytes, hex, with a recognisable prefix. */
 export function newSecret(): string {
-  return `whsec_${toHex(crypto.getRandomValues(new Uint8Array(32)))}`;
+  return `whsec_${randomHex(32)}`;
 }

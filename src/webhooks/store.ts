@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { REPLAY_RECORD_MS } from "./signature";
+import { randomHex } from "../core/encoding";
 
 /** A registered hook as the tenant sees it (the secret is shown once, at creation). */
 export const Webhook = z
@@ -43,7 +44,7 @@ function fromRow<T extends Partial<Row>>(
 
 export type NewWebhook = Omit<Webhook, "id" | "created_at"> & { secret: string };
 
-export const newWebhookId = (): string => `wh_${crypto.randomUUID().replaceAll("-", "")}`;
+export const newWebhookId = (): string => `wh_${randomHex()}`;
 
 const PUBLIC_COLUMNS = "id, name, agent_name, thread_from, text_from, callback_url, grants, rewrite_history, write_facts, created_at";
 
