@@ -38,20 +38,20 @@ function toolCallDeltas(ev: DeltaEvent) {
   }));
 }
 
-type Body = z.infer<typeof ChatCompletionRequest> & { thread_header?: string };
+type Body = { json: z.infer<typeof ChatCompletionRequest>; threadHeader: string | undefined };
 type Plan = { trace: TraceLevel; model: string; includeUsage: boolean };
 
 const usageOf = (r: TurnResult) => ({ prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens });
 
 /** OpenAI Chat Completions as a wire format (src/http/turn-edge.ts). */
 const chatFormat: WireFormat<Body, Plan> = {
-  parse(body, edge) {
+  parse({ json: body, threadHeader }, edge) {
     requireKnownModel(body.model);
     const maxOutput = body.max_completion_tokens ?? body.max_tokens;
     const turn: TurnInput = {
       ...edge.base(),
       agentName: body.agent,
-      threadId: body.thread_id ?? body.thread_header,
+      threadId: body.thread_id ?? threadHeader,
       messages: body.messages.map(
         (m): ParsedMessageInput => ({
           role: m.role === "developer" ? "system" : m.role,
@@ -151,5 +151,5 @@ const chatFormat: WireFormat<Body, Plan> = {
 
 /** POST /v1/chat/completions: OpenAI-compatible, so the official clients work unchanged. */
 export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(chatCompletion, (c) =>
-  runTurnRoute(c, chatFormat, { ...c.req.valid("json"), thread_header: c.req.valid("header")["x-thread-id"] }),
+  runTurnRoute(c, chatFormat, { json: c.req.valid("json"), threadHeader: c.req.valid("header")["x-thread-id"] }),
 );

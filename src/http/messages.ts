@@ -111,16 +111,15 @@ function streamError(e: unknown) {
   return { type: "error", error: { type: "api_error", message: "Internal error", bem_code: "BEM-001" } };
 }
 
-type Body = z.infer<typeof MessagesRequest> & { headers: MessagesHeaders };
+type Body = { json: z.infer<typeof MessagesRequest>; headers: MessagesHeaders };
 type Plan = { trace: TraceLevel; id: string; turn: TurnInput; maxOutput: number | undefined; messages: TurnInput["messages"] };
 
 const summaryOf = (r: TurnResult, trace: TraceLevel) => runSummary(r, { trace });
 
 /** Anthropic's Messages API as a wire format (src/http/turn-edge.ts). */
 const messagesFormat: WireFormat<Body, Plan> = {
-  parse(body, edge) {
+  parse({ json: body, headers: h }, edge) {
     requireKnownModel(body.model);
-    const h = body.headers;
     const { messages, params } = messagesToTurn(body, { version: h["anthropic-version"], beta: h["anthropic-beta"] });
     const turn: TurnInput = {
       ...edge.base(),
@@ -165,7 +164,7 @@ const messagesFormat: WireFormat<Body, Plan> = {
 };
 
 export const messagesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
-  .openapi(createMessage, (c) => runTurnRoute(c, messagesFormat, { ...c.req.valid("json"), headers: c.req.valid("header") }))
+  .openapi(createMessage, (c) => runTurnRoute(c, messagesFormat, { json: c.req.valid("json"), headers: c.req.valid("header") }))
   .openapi(countTokens, (c) => {
     const body = c.req.valid("json");
     requireKnownModel(body.model);

@@ -116,11 +116,11 @@ async function reachableResponse(c: { env: Env; get(k: "principal"): AppEnv["Var
 type Plan = { template: ResponseTemplate; store: boolean };
 
 /** The OpenAI Responses API as a wire format (src/http/turn-edge.ts). */
-const responsesFormat: WireFormat<ResponseCreateRequest & { thread_header?: string }, Plan> = {
-  async parse(body, edge) {
+const responsesFormat: WireFormat<{ json: ResponseCreateRequest; threadHeader: string | undefined }, Plan> = {
+  async parse({ json: body, threadHeader }, edge) {
     requireKnownModel(body.model);
     const { principal, timings, bookmark } = edge.base();
-    const plan = await planResponse(edge.env, principal, timings, body, { bookmark, threadHeader: body.thread_header });
+    const plan = await planResponse(edge.env, principal, timings, body, { bookmark, threadHeader });
     const hexId = randomHex();
     // A stored response's id names its thread (responses/ids.ts); the record is kept in that thread's object.
     const stored = plan.store ? plan.turn.threadId : undefined;
@@ -152,7 +152,7 @@ const responsesFormat: WireFormat<ResponseCreateRequest & { thread_header?: stri
 
 /** POST/GET/DELETE /v1/responses: OpenAI's stateful API over threads and checkpoints. */
 export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
-  .openapi(create, (c) => runTurnRoute(c, responsesFormat, { ...c.req.valid("json"), thread_header: c.req.valid("header")["x-thread-id"] }))
+  .openapi(create, (c) => runTurnRoute(c, responsesFormat, { json: c.req.valid("json"), threadHeader: c.req.valid("header")["x-thread-id"] }))
   .openapi(retrieve, async (c) => {
     const rec = await reachableResponse(c, c.req.valid("param").id);
     return c.json(rec.body as z.infer<typeof ResponseObject>, 200);
