@@ -162,7 +162,8 @@ describe("stateful /v1/messages", () => {
       { role: "assistant", content: [{ type: "text", text: "Earlier answer" }] },
       { role: "user", content: [{ type: "text", text: "New question", cache_control: { type: "ephemeral" } }] },
     ];
-    await messages({ model: "claude-sonnet-4", max_tokens: 64, system, memory_scopes: ["organization:acme"], messages: history });
+    // memory_scopes as a header (X-Edgeweave-Memory-Scopes), as clients that cannot add body fields send it.
+    await messages({ model: "claude-sonnet-4", max_tokens: 64, system, messages: history }, undefined, { "x-edgeweave-memory-scopes": "organization:acme" });
     const sent = up.last.body;
     expect(sent.system).toEqual(system);
     expect(sent.messages.slice(0, 2)).toEqual(history.slice(0, 2));
