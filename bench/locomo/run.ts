@@ -111,7 +111,7 @@ async function ingest(url: string, key: string, c: Conversation): Promise<{ fact
   return { facts, turnsMs: t1 - t0, factsMs: performance.now() - t1 };
 }
 
-type Context = { messages: { id: string; metadata?: { fact?: unknown } }[] };
+type Context = { messages: { id: string; metadata?: { fact?: unknown; recalled?: string[] } }[] };
 
 async function main(): Promise<void> {
   const dir = process.env.LOCOMO_DIR ?? defaultDir();
@@ -154,7 +154,8 @@ async function main(): Promise<void> {
           };
           const turnMsgs = await ask([`session:loc-${c.id}`], b);
           row.turns[b] = {
-            ew: score(q.evidence, new Set(turnMsgs.filter((m) => !m.metadata?.fact).map((m) => m.id))),
+            // Recalled turns travel in one system message whose metadata names them.
+            ew: score(q.evidence, new Set(turnMsgs.filter((m) => !m.metadata?.fact).flatMap((m) => m.metadata?.recalled ?? [m.id]))),
             newest: score(q.evidence, newest(turnUnits, b)),
             bm25: score(q.evidence, fill(rankedTurns, b)),
           };

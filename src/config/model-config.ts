@@ -131,6 +131,20 @@ export const ExtractConfig = z.strictObject({
 });
 export type ExtractConfig = z.infer<typeof ExtractConfig>;
 
+/**
+ * Recall of earlier turns (src/thread/recall.ts): when the session does not fit, `share` of the
+ * turn budget goes to earlier turns relevant to the input, each with `neighbours` turns either
+ * side. `false`: the newest window only. Omitted: the defaults (memory/recall-excerpts.ts).
+ */
+export const RecallSetting = z.union([
+  z.literal(false),
+  z.strictObject({
+    share: z.number().min(0).max(0.95).default(0.75),
+    neighbours: z.number().int().min(0).max(8).default(1),
+  }),
+]);
+export type RecallSetting = z.infer<typeof RecallSetting>;
+
 const ToolName = z.string().refine((n) => (SERVER_TOOL_NAMES as readonly string[]).includes(n), {
   message: `not a server tool (known: ${SERVER_TOOL_NAMES.join(", ")}; middleware install their own)`,
 });
@@ -149,6 +163,8 @@ export const AgentConfig = z.object({
   memory_scopes: z.array(ScopeString).default([]),
   /** Fact kinds loaded before any other fact of their scope when the scope does not fit its share. */
   always_kinds: z.array(FactKind).max(32).default([]),
+  /** Recall of earlier turns: `{share, neighbours}` (defaults 0.75, 1) or false. */
+  recall: RecallSetting.default({ share: 0.75, neighbours: 1 }),
   extract: ExtractConfig.optional(),
   middleware: z.array(MiddlewareSetting).default([]),
   tools: z.array(ToolName).default([]),

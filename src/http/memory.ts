@@ -4,7 +4,7 @@ import { BOOKMARK_HEADER, factsSession, parseBookmark } from "../memory/bookmark
 import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { expiryOf, Fact, publicFact, validateFactText, validateKey, validateKind } from "../memory/facts";
 import { memoryFor } from "../memory/for-tenant";
-import { FactReport } from "../memory/report";
+import { FactReport, RecallReport } from "../memory/report";
 import { MemoryScope, ScopeInput } from "../memory/scope";
 import type { LoadedContext as MemoryContext } from "../memory/types";
 import { authorize } from "../auth/policy";
@@ -56,7 +56,10 @@ const ContextBody = z
       .max(32)
       .openapi({ example: ["system", "organization:acme", "session:support-42"] }),
     max_tokens: z.number().int().min(1).max(10_000_000).openapi({ example: 4096 }),
-    query: z.string().max(16_384).optional().openapi({ description: "The current input: when a scope's facts do not fit, the most relevant to it load first" }),
+    query: z.string().max(16_384).optional().openapi({
+      description:
+        "The current input: when a scope's facts do not fit, the most relevant to it load first; when a session's turns do not fit, earlier turns relevant to it are recalled (as in a run)",
+    }),
     always_kinds: z.array(z.string().max(32)).max(32).optional().openapi({ description: "Kinds that load before any other fact of their scope" }),
   })
   .openapi("LoadContext");
@@ -70,6 +73,9 @@ const LoadedContext = z
       turns: z.boolean().openapi({ description: "Older turns were left out" }),
     }),
     facts: z.array(FactReport).openapi({ description: "Each loaded fact and why, and the examined ones that did not fit" }),
+    recalled: z.array(RecallReport).openapi({
+      description: "Earlier turns of the session recalled for `query` (the system message `recalled` before the recent turns carries them), oldest first",
+    }),
   })
   .openapi("LoadedContext");
 
@@ -78,6 +84,7 @@ const contextBody = (ctx: MemoryContext): z.infer<typeof LoadedContext> => ({
   messages: [...ctx.facts, ...ctx.turns],
   tokens: ctx.tokens.facts + ctx.tokens.turns,
   facts: ctx.report,
+  recalled: ctx.recalled,
   dropped: ctx.dropped,
 });
 
@@ -155,7 +162,8 @@ const loadContext = createRoute({
   description:
     'Facts first (one system message each, `[{kind} {scope}] "{text}"` with the text a one-line JSON string; layer order, then creation order) within half the budget; ' +
     "a scope whose facts do not fit loads `always_kinds` first, then the facts most relevant to `query`, then the newest. " +
-    "Then the newest turns that fit the rest. `dropped` reports what was left out, `facts` which facts loaded and why.",
+    "Then the session's turns in the rest: all when they fit; else, as in a run, three quarters of it go to earlier turns relevant to `query` (one system message of dated excerpts, before the recent turns) and the newest turns take the remainder. " +
+    "`dropped` reports what was left out, `facts` which facts loaded and why, `recalled` which earlier turns came back and why.",
   request: { body: { content: { "application/json": { schema: ContextBody } }, required: true } },
   responses: { 200: jsonContent(LoadedContext, "The loaded context"), ...errorResponses("BEM-023", "BEM-030", "BEM-060") },
 });

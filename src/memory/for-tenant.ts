@@ -31,9 +31,18 @@ export function memoryFor(
     async loadLayer(scope, limits) {
       const [f, t] = await Promise.all([
         limits.facts === undefined ? emptyLayer() : facts.loadLayer(scope, limits.rank ? { facts: limits.facts, rank: limits.rank } : { facts: limits.facts }),
-        limits.turns === undefined || !scope.isSession ? emptyLayer() : session.loadLayer(scope, { turns: limits.turns }),
+        limits.turns === undefined || !scope.isSession
+          ? emptyLayer()
+          : session.loadLayer(scope, limits.recall ? { turns: limits.turns, recall: limits.recall } : { turns: limits.turns }),
       ]);
-      return { facts: f.facts, factsDropped: f.factsDropped, ...(f.skipped ? { skipped: f.skipped } : {}), turns: t.turns, turnsTruncated: t.turnsTruncated };
+      return {
+        facts: f.facts,
+        factsDropped: f.factsDropped,
+        ...(f.skipped ? { skipped: f.skipped } : {}),
+        turns: t.turns,
+        turnsTruncated: t.turnsTruncated,
+        ...(t.recalled ? { recalled: t.recalled } : {}),
+      };
     },
     async appendLayer(scope, item) {
       if (item.type === "fact") return facts.appendLayer(scope, item);

@@ -2,6 +2,9 @@ import type { Message } from "../core/message";
 import { factMessage, validateFactText, validateKind } from "./facts";
 import type { MemoryScope } from "./scope";
 import { TokenLimitStrategy } from "./token-limit-strategy";
+import { recalledCost } from "../thread/recall";
+import type { RecalledTurn } from "../thread/types";
+import { DEFAULT_RECALL, excerptMessage, fitRecalled, recallReport } from "./recall-excerpts";
 import type { ContextStrategy, FactReport, LoadedContext, LoadedFact, MemoryBackend, RankOptions, TokenedMessage } from "./types";
 
 export type MemoryManagerOptions = {
@@ -42,9 +45,11 @@ export class MemoryManager {
     // whole budget as an upper bound, and are cut to what the facts leave below.
     let factRoom = Math.floor(budget * this.factShare);
     const last = layers.length - 1;
+    const recallConfig = rank?.recall === false ? undefined : (rank?.recall ?? DEFAULT_RECALL);
+    const recall = recallConfig ? { ...recallConfig, query: rank?.query ?? "" } : undefined;
     const [factLoads, lastTurns] = await Promise.all([
       Promise.all(layers.map((s) => this.backend.loadLayer(s, rank ? { facts: factRoom, rank } : { facts: factRoom }))),
-      last >= 0 ? this.backend.loadLayer(layers[last]!, { turns: budget }) : Promise.resolve(undefined),
+      last >= 0 ? this.backend.loadLayer(layers[last]!, recall ? { turns: budget, recall } : { turns: budget }) : Promise.resolve(undefined),
     ]);
     let droppedFacts = 0;
     const facts: Message[] = [];
@@ -70,8 +75,21 @@ export class MemoryManager {
     let turnRoom = budget - factTokens;
     let droppedTurns = false;
     const turnLayers: TokenedMessage[][] = [];
+    let recalled: RecalledTurn[] = [];
+    let excerpt: Message | undefined;
     for (let i = last; i >= 0; i--) {
       const load = i === last && lastTurns ? lastTurns : await this.backend.loadLayer(layers[i]!, { turns: Math.max(0, turnRoom) });
+      if (load.recalled?.length && recallConfig) {
+        // Recall ran for the whole budget while the facts loaded; cut both to what the facts left.
+        const fit = fitRecalled(load.turns, load.recalled, Math.max(0, turnRoom), recallConfig.share);
+        recalled = fit.recalled;
+        excerpt = recalled.length > 0 ? excerptMessage(recalled) : undefined;
+        const layer = [...(excerpt ? [{ message: excerpt, tokens: recalledCost(recalled) }] : []), ...fit.window];
+        turnLayers.unshift(layer);
+        for (const t of layer) turnRoom -= t.tokens;
+        droppedTurns = true;
+        break;
+      }
       const kept = newestWithin(load.turns, Math.max(0, turnRoom));
       turnLayers.unshift(kept);
       for (const t of kept) turnRoom -= t.tokens;
@@ -87,7 +105,15 @@ export class MemoryManager {
     if (turns.length < candidates.length) droppedTurns = true;
     const turnTokens = turns.reduce((n, m) => n + (stored.get(m) ?? 0), 0);
 
-    return { facts, turns, tokens: { facts: factTokens, turns: turnTokens }, report, dropped: { facts: droppedFacts, turns: droppedTurns } };
+    const kept = excerpt !== undefined && turns[0] === excerpt ? recalled : [];
+    return {
+      facts,
+      turns,
+      tokens: { facts: factTokens, turns: turnTokens },
+      report,
+      recalled: recallReport(kept),
+      dropped: { facts: droppedFacts, turns: droppedTurns },
+    };
   }
 
   saveTurn(scope: MemoryScope, message: Message): Promise<string> {

@@ -18,8 +18,26 @@ export const FactReport = z
   .openapi("FactReport");
 export type FactReport = z.infer<typeof FactReport>;
 
-/** The `memory` part of a run's response: which facts the model was given, and why. */
+/** One earlier turn recall put before the recent window (ids only: a stored report never holds text). */
+export const RecallReport = z
+  .object({
+    id: z.string().openapi({ description: "The message's id in the thread" }),
+    tokens: z.number().int(),
+    reason: z.enum(["match", "neighbour"]).openapi({
+      description:
+        '"match": its words matched the input (BM25 `score`, with a share of its neighbours\'); "neighbour": brought along next to a match (the `score` of that match)',
+    }),
+    score: z.number(),
+  })
+  .openapi("RecallReport");
+export type RecallReport = z.infer<typeof RecallReport>;
+
+/** The `memory` part of a run's response: which facts the model was given, and why; and which earlier turns recall brought. */
 export const MemoryReport = z
-  .object({ facts: z.array(FactReport), dropped_facts: z.number().int().openapi({ description: "Facts left out because the facts share was full" }) })
+  .object({
+    facts: z.array(FactReport),
+    dropped_facts: z.number().int().openapi({ description: "Facts left out because the facts share was full" }),
+    recalled: z.array(RecallReport).optional().openapi({ description: "Earlier turns recalled for the input, oldest first (absent: none)" }),
+  })
   .openapi("MemoryReport");
 export type MemoryReport = z.infer<typeof MemoryReport>;

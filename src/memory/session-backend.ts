@@ -1,12 +1,15 @@
 import { AppError } from "../core/errors";
-import type { Message, MessageInput } from "../core/message";
+import type { MessageInput } from "../core/message";
 import { estimateTokens, type TokenEstimator } from "../core/tokens";
+import type { LoadRecentResult, RecallAsk } from "../thread/types";
+import { fitRecalled } from "./recall-excerpts";
 import type { MemoryScope } from "./scope";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem } from "./types";
 
 /** What the session backend needs from a thread; ThreadClient (src/thread/client.ts) satisfies it. */
 export interface SessionThread {
-  loadRecent(maxTokens: number): Promise<{ messages: Message[]; tokens: number; truncated: boolean }>;
+  /** With `recall`, the object also recalls earlier turns for its query (src/thread/recall.ts). */
+  loadRecent(maxTokens: number, opts?: { recall?: RecallAsk }): Promise<LoadRecentResult>;
   appendMessages(messages: MessageInput[], source: "input" | "loop" | "update"): Promise<unknown>;
 }
 
@@ -31,11 +34,12 @@ export class SessionBackend implements MemoryBackend {
   async loadLayer(scope: MemoryScope, limits: LayerLimits): Promise<LayerLoad> {
     const out = emptyLayer();
     if (limits.turns === undefined) return out;
-    const recent = await this.thread(scope).loadRecent(Math.max(0, limits.turns));
+    const recent = await this.thread(scope).loadRecent(Math.max(0, limits.turns), limits.recall ? { recall: limits.recall } : {});
     // The object stores the same estimate per message at write time; recomputing it here
     // keeps per-message accounting without widening the RPC payload.
     out.turns = recent.messages.map((message) => ({ message, tokens: this.estimate(message) }));
     out.turnsTruncated = recent.truncated;
+    if (recent.recalled?.length) out.recalled = recent.recalled;
     return out;
   }
 

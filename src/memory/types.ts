@@ -1,6 +1,7 @@
 import type { Message } from "../core/message";
+import type { RecallAsk, RecalledTurn } from "../thread/types";
 import type { Fact } from "./facts";
-import type { FactReport } from "./report";
+import type { FactReport, RecallReport } from "./report";
 import type { MemoryScope } from "./scope";
 
 /** What a layer stores: turns (conversation messages) and facts (short rules/preferences). */
@@ -16,15 +17,24 @@ export type TokenedMessage = { message: Message; tokens: number };
  * costs O(what is kept). A budget of 0 returns nothing but still reports whether
  * anything was left out (facts counted, turns: whether any exist).
  */
+/** Recall of earlier turns, per agent (models.yaml `recall`): share of the turn budget, turns either side of a match. */
+export type RecallConfig = { share: number; neighbours: number };
+
 /** How to choose among a scope's facts when they do not all fit. */
 export type RankOptions = {
   /** The current input: facts sharing its words rank first (BM25). */
   query?: string;
   /** Kinds the agent marks `always`: loaded before anything else, in creation order. */
   alwaysKinds?: readonly string[];
+  /**
+   * Turns: when the session does not fit, `share` of its budget goes to earlier turns relevant
+   * to `query` (recall-excerpts.ts DEFAULT_RECALL when absent); false: the newest window only.
+   */
+  recall?: RecallConfig | false;
 };
 
-export type LayerLimits = { facts?: number; turns?: number; rank?: RankOptions };
+/** `recall` (with turns): the session's object recalls earlier turns for its query (src/thread/recall.ts). */
+export type LayerLimits = { facts?: number; turns?: number; rank?: RankOptions; recall?: RecallAsk };
 
 /** Why a fact was loaded when its scope did not fit whole (rank.ts); absent: the whole scope fit. */
 export type FactWhy = { reason: "always" | "relevant" | "recent"; score?: number };
@@ -39,6 +49,8 @@ export type LayerLoad = {
   turns: TokenedMessage[];
   /** Older turns exist that were not returned. */
   turnsTruncated: boolean;
+  /** Earlier turns recalled (oldest first), all older than `turns`. */
+  recalled?: RecalledTurn[];
 };
 
 export interface MemoryBackend {
@@ -54,7 +66,7 @@ export interface ContextStrategy {
   apply(messages: Message[], maxTokens: number, tokensOf?: (m: Message) => number): Message[];
 }
 
-export type { FactReport } from "./report";
+export type { FactReport, RecallReport } from "./report";
 
 /** What a model would see — the facts and the turns, kept apart — plus what had to be left out to fit. */
 export type LoadedContext = {
@@ -66,6 +78,8 @@ export type LoadedContext = {
   tokens: { facts: number; turns: number };
   /** Every loaded fact and the examined ones left out, in load order. */
   report: FactReport[];
+  /** The earlier turns recall put in `turns` (as its first message, recall-excerpts.ts), oldest first. */
+  recalled: RecallReport[];
   dropped: {
     /** Facts that did not fit the facts share (counted exactly; never silent). */
     facts: number;

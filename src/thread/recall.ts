@@ -1,8 +1,7 @@
 import { matchExpression, searchTerms } from "../core/search-terms";
-import type { Message } from "../core/message";
 import { searchRecall, type RecallHit } from "./recall-index";
 import { decodeMessage } from "./thread-rows";
-import type { LoadRecentResult } from "./types";
+import type { LoadRecentResult, RecallAsk, RecalledTurn } from "./types";
 
 /**
  * Recall of earlier turns: when a thread holds more than the turn budget, `share` of it goes
@@ -16,34 +15,21 @@ import type { LoadRecentResult } from "./types";
  */
 
 /** Token cost of the excerpt message's framing (its header line and per-message overhead). */
-export const EXCERPT_HEADER_TOKENS = 32;
+export const EXCERPT_HEADER_TOKENS = 48;
 /** Token cost of one group's time line. */
 export const EXCERPT_GROUP_TOKENS = 8;
 /** A turn next to a strong match ranks higher: its neighbour's score counts this much. */
 const NEIGHBOUR_WEIGHT = 0.3;
 const MAX_HITS = 128;
 
-export type RecallAsk = {
-  /** What the turns should be relevant to: the current input (and recent turns when it is short). */
-  query: string;
-  /** Share of the turn budget recall may use (0..1; 0 = the newest window only). */
-  share: number;
-  /** Turns brought along on each side of a match. */
-  neighbours: number;
-};
-
 /** Why a turn was recalled: it matched the query, or it sits next to one that did. */
-export type RecallWhy = "match" | "neighbour";
-export type RecalledTurn = {
-  message: Message;
-  tokens: number;
-  score: number;
-  why: RecallWhy /** Consecutive turns share a group (one time line). */;
-  group: number;
-};
+export type RecallWhy = RecalledTurn["why"];
 
-/** The newest window plus the recalled earlier turns (oldest first), both within the budget. */
-export type RecallResult = LoadRecentResult & { recalled: RecalledTurn[] /** Tokens the recalled turns cost, framing included. */; recalledTokens: number };
+/** What recalled turns cost as the excerpt message: its framing, one time line per run, each turn's stored estimate. */
+export function recalledCost(turns: readonly { tokens: number; group: number }[]): number {
+  if (turns.length === 0) return 0;
+  return EXCERPT_HEADER_TOKENS + new Set(turns.map((t) => t.group)).size * EXCERPT_GROUP_TOKENS + turns.reduce((n, t) => n + t.tokens, 0);
+}
 
 type Row = { seq: number; role: string; tokens: number };
 export type Picked = Row & { score: number; why: RecallWhy; group: number };
@@ -143,9 +129,9 @@ const endSeq = (sql: SqlStorage): number => sql.exec<{ s: number }>(`SELECT COAL
  * (1 − share) × budget, the recalled earlier turns within the rest, and whatever recall left
  * unused given back to the window. `recent` is the store's newest-window read (tail cache).
  */
-export function recallWindow(sql: SqlStorage, recent: (maxTokens: number) => LoadRecentResult, budget: number, ask: RecallAsk): RecallResult {
+export function recallWindow(sql: SqlStorage, recent: (maxTokens: number) => LoadRecentResult, budget: number, ask: RecallAsk): LoadRecentResult {
   const full = recent(budget);
-  const plain = { ...full, recalled: [], recalledTokens: 0 };
+  const plain = { ...full, recalled: [], recalled_tokens: 0 };
   const share = Math.min(1, Math.max(0, ask.share));
   const match = matchExpression(searchTerms(ask.query));
   if (!full.truncated || share === 0 || match === null) return plain;
@@ -157,8 +143,7 @@ export function recallWindow(sql: SqlStorage, recent: (maxTokens: number) => Loa
   const hits = searchRecall(sql, match, start, Math.min(MAX_HITS, 16 + Math.ceil(room / 16)));
   const picked = pickRecall(hits, rowAccess(sql, start), room, Math.max(0, Math.trunc(ask.neighbours)));
   if (picked.length === 0) return plain;
-  const groups = new Set(picked.map((p) => p.group)).size;
-  const used = EXCERPT_HEADER_TOKENS + groups * EXCERPT_GROUP_TOKENS + picked.reduce((t, p) => t + p.tokens, 0);
+  const used = recalledCost(picked);
   // What recall left unused widens the window; recalled turns the wider window now holds are dropped as duplicates.
   const wide = recent(budget - used);
   const wideFirst = wide.messages[0];
@@ -175,7 +160,5 @@ export function recallWindow(sql: SqlStorage, recent: (maxTokens: number) => Loa
       .map((r) => [r.seq, r.json]),
   );
   const recalled = keep.map((p) => ({ message: decodeMessage(json.get(p.seq)!), tokens: p.tokens, score: p.score, why: p.why, group: p.group }));
-  const keptGroups = new Set(keep.map((p) => p.group)).size;
-  const recalledTokens = EXCERPT_HEADER_TOKENS + keptGroups * EXCERPT_GROUP_TOKENS + keep.reduce((t, p) => t + p.tokens, 0);
-  return { ...wide, truncated: true, recalled, recalledTokens };
+  return { ...wide, truncated: true, recalled, recalled_tokens: recalledCost(keep) };
 }

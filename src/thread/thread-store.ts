@@ -9,7 +9,7 @@ import { anchorOnOpenCalls, type Reconciled, reconcileLive, reconcileRows } from
 import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
 import { ThreadMeta } from "./meta";
-import { type RecallAsk, type RecallResult, recallWindow } from "./recall";
+import { recallWindow } from "./recall";
 import type { Transaction } from "./sql-schema";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
@@ -187,6 +187,8 @@ export class ThreadStore {
    * returns, and kept as the cache for the next turn.
    */
   recent(maxTokens: number, opts: LoadRecentOptions = {}): LoadRecentResult {
+    // With `recall`, part of the budget goes to earlier turns relevant to its query (recall.ts).
+    if (opts.recall) return recallWindow(this.sql, (t) => this.recent(t, { ...opts, recall: undefined }), maxTokens, opts.recall);
     const cached = this.tailCache?.recent(maxTokens, opts);
     if (cached) {
       this.lastScanRows = 0;
@@ -213,11 +215,6 @@ export class ThreadStore {
     const messages = picked.map((e) => e.message).reverse();
     if (TailCache.fits(picked.length, bytes)) this.tailCache = TailCache.fromNewestFirst(picked, older);
     return { messages, tokens, truncated: older !== null };
-  }
-
-  /** The newest window plus earlier turns recalled for `ask.query` within `maxTokens` (recall.ts). */
-  recall(maxTokens: number, ask: RecallAsk): RecallResult {
-    return recallWindow(this.sql, (t) => this.recent(t), maxTokens, ask);
   }
 
   /**
@@ -328,12 +325,12 @@ export class ThreadStore {
     const appended: TailEntry[] = [];
     let onlyAppends = true;
 
-    const put = (input: ParsedMessageInput, mustExist: boolean) => {
+    const put = (input: ParsedMessageInput & { created_at?: number }, mustExist: boolean) => {
       const existing = input.id
         ? this.sql.exec<{ created_at: number; bytes: number }>(`SELECT created_at, bytes FROM messages WHERE id = ?`, input.id).toArray()[0]
         : undefined;
       if (mustExist && !existing) throw new AppError("BEM-031", `No message with id '${input.id}' in this thread`);
-      const message = Message.parse({ ...input, id: input.id ?? this.ids.next(now), created_at: existing?.created_at ?? now });
+      const message = Message.parse({ ...input, id: input.id ?? this.ids.next(now), created_at: existing?.created_at ?? input.created_at ?? now });
       if (!existing) answers().next(message);
       const json = encodeMessage(message);
       if (json.bytes > limits.messageBytes) {

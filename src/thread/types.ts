@@ -37,10 +37,20 @@ export const CheckpointId = z
   .max(64)
   .regex(/^[A-Za-z0-9]+$/);
 
+/** A message's time as a caller may give it: Unix ms, from 1970 to the year 9999. */
+const CreatedAt = z.number().int().min(0).max(253_402_300_799_999);
+
 /** One operation of an update, as a caller sends it. Ops apply in order, all or nothing. */
 export const UpdateOp = z.discriminatedUnion("op", [
-  // A message whose id already exists replaces that message in place (keeps its position).
-  z.object({ op: z.literal("append"), messages: z.array(MessageInput).min(1).max(1000) }),
+  // A message whose id already exists replaces that message in place (keeps its position and time).
+  // `created_at` (Unix ms) dates a new message, e.g. imported history; absent, the write's time.
+  z.object({
+    op: z.literal("append"),
+    messages: z
+      .array(MessageInput.extend({ created_at: CreatedAt.optional() }))
+      .min(1)
+      .max(1000),
+  }),
   // Like append of one message, but the id must already exist (BEM-031 otherwise).
   z.object({ op: z.literal("replace"), message: MessageInput.extend({ id: MessageId }) }),
   z.object({ op: z.literal("remove"), id: MessageId }),
@@ -103,16 +113,40 @@ export type ThreadState = z.infer<typeof ThreadState>;
 export type StatePage = ThreadState & { next_offset: number | null };
 export type StatePageOptions = { offset?: number; maxBytes?: number };
 
+/** An earlier turn recall brought back (src/thread/recall.ts): why, its score, and its run of consecutive turns. */
+export const RecalledTurn = z.object({
+  message: Message,
+  tokens: z.number().int(),
+  score: z.number(),
+  why: z.enum(["match", "neighbour"]),
+  group: z.number().int(),
+});
+export type RecalledTurn = z.infer<typeof RecalledTurn>;
+
 export const LoadRecentResult = z.object({
   /** Oldest to newest. */
   messages: z.array(Message),
   tokens: z.number().int(),
   /** True when older messages exist that were left out. */
   truncated: z.boolean(),
+  /** With `recall`: earlier turns recalled for its query, oldest first, and what they cost (framing included). */
+  recalled: z.array(RecalledTurn).optional(),
+  recalled_tokens: z.number().int().optional(),
 });
 export type LoadRecentResult = z.infer<typeof LoadRecentResult>;
 
-export type LoadRecentOptions = { maxMessages?: number };
+/** How recall picks earlier turns (src/thread/recall.ts). */
+export type RecallAsk = {
+  /** What the turns should be relevant to: the current input (and recent turns when it is short). */
+  query: string;
+  /** Share of the turn budget recall may use (0..1; 0 = the newest window only). */
+  share: number;
+  /** Turns brought along on each side of a match. */
+  neighbours: number;
+};
+
+/** `recall`: spend part of the budget on earlier turns relevant to its query when the thread does not fit. */
+export type LoadRecentOptions = { maxMessages?: number; recall?: RecallAsk };
 
 /** What a run asks for when it starts (all optional; limits are clamped by the object). */
 export type BeginRunOptions = {

@@ -81,7 +81,7 @@ describe("POST/GET/DELETE /v1/memory/facts", () => {
     const res = await api("/v1/memory/context", { key: t.adminKey, body: { scopes: ["organization:acme", `session:${thread}`], max_tokens: 4096 } });
     expect(res.status).toBe(200);
     const ctx = (await res.json()) as { messages: { id: string; role: string; content: string; created_at: number; metadata?: unknown }[]; tokens: number };
-    expect(Object.keys(ctx)).toEqual(["messages", "tokens", "facts", "dropped"]);
+    expect(Object.keys(ctx)).toEqual(["messages", "tokens", "facts", "recalled", "dropped"]);
     expect(ctx.messages.map((m) => [m.role, m.content])).toEqual([
       ["system", '[style organization:acme] "Be brief."'],
       ["user", "Q1"],

@@ -96,6 +96,21 @@ describe("loadModelsFromYaml", () => {
     expect(e.message).toContain("models.yaml:9: agents[0].tools[0]: not a server tool");
   });
 
+  it("an agent's recall: defaults on, false for the newest window only, out of range a BEM-044 with its line", () => {
+    const agents = (...lines: string[]) =>
+      loadModelsFromYaml(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", ...lines)).agents[0]!;
+    expect(agents().recall).toEqual({ share: 0.75, neighbours: 1 });
+    expect(agents("    recall: false").recall).toBe(false);
+    expect(agents("    recall: {neighbours: 2}").recall).toEqual({ share: 0.75, neighbours: 2 });
+    const share = loadError(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", "    recall:", "      share: 1.5"));
+    expect(share.code).toBe("BEM-044");
+    expect(share.message).toContain("models.yaml:7: agents[0].recall");
+    const neighbours = loadError(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", "    recall: {neighbours: -1}"));
+    expect(neighbours.code).toBe("BEM-044");
+    expect(neighbours.message).toContain("models.yaml:6: agents[0].recall");
+    expect(loadError(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", "    recall: true")).code).toBe("BEM-044");
+  });
+
   it("BEM-044 for invalid YAML, with the line", () => {
     const e = loadError(yaml("models:", "  - name: m", "    provider: openai", "  bad: [unclosed"));
     expect(e.code).toBe("BEM-044");

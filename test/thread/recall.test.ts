@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { MessageInput } from "../../src/core/message";
 import { MIGRATIONS } from "../../src/thread/sql-schema";
 import { ThreadStore } from "../../src/thread/thread-store";
+import type { LoadRecentResult, RecallAsk } from "../../src/thread/types";
 import { unique } from "./support";
 
 /**
@@ -23,8 +24,9 @@ async function withStore<T>(fn: (store: ThreadStore, storage: Storage) => T | Pr
   });
 }
 
-const ask = (query: string, share = 0.75, neighbours = 1) => ({ query, share, neighbours });
-const ids = (r: { recalled: { message: { id: string } }[] }) => r.recalled.map((t) => t.message.id);
+const ask = (query: string, share = 0.75, neighbours = 1): RecallAsk => ({ query, share, neighbours });
+const recall = (store: ThreadStore, budget: number, a: RecallAsk) => store.recent(budget, { recall: a });
+const ids = (r: LoadRecentResult) => (r.recalled ?? []).map((t) => t.message.id);
 
 /** Filler exchanges that share no content words with the planted turns. */
 function filler(n: number, from = 0): MessageInput[] {
@@ -44,17 +46,17 @@ describe("recall index and recall inside the thread object", () => {
   it("a planted early turn comes back with its answer (the next turn) for the question that needs it, not for an unrelated one", async () => {
     await withStore((store) => {
       store.update({ ops: [{ op: "append", messages: [...filler(10), ...planted, ...filler(200, 10)] }] }, "update");
-      const hit = store.recall(600, ask("Where is my bicycle?"));
+      const hit = recall(store, 600, ask("Where is my bicycle?"));
       expect(ids(hit)).toEqual(expect.arrayContaining(["q1", "a1"]));
-      expect(hit.recalled.find((t) => t.message.id === "q1")).toMatchObject({ why: "match" });
-      expect(hit.recalled.find((t) => t.message.id === "a1")?.why).toBe("neighbour");
+      expect(hit.recalled!.find((t) => t.message.id === "q1")).toMatchObject({ why: "match" });
+      expect(hit.recalled!.find((t) => t.message.id === "a1")?.why).toBe("neighbour");
       // Conversation order, and the window is the newest messages, after every recalled one.
       expect(ids(hit).indexOf("a1")).toBe(ids(hit).indexOf("q1") + 1);
       expect(hit.messages.at(-1)?.id).toBe("f209");
-      expect(hit.tokens + hit.recalledTokens).toBeLessThanOrEqual(600);
-      expect(hit.recalledTokens).toBeGreaterThan(0);
+      expect(hit.tokens + hit.recalled_tokens!).toBeLessThanOrEqual(600);
+      expect(hit.recalled_tokens!).toBeGreaterThan(0);
 
-      const miss = store.recall(600, ask("Which trains leave early on Sundays?"));
+      const miss = recall(store, 600, ask("Which trains leave early on Sundays?"));
       expect(ids(miss)).not.toContain("q1");
       expect(miss.recalled).toEqual([]);
       // Nothing matched: the whole budget is the newest window, as without recall.
@@ -68,31 +70,31 @@ describe("recall index and recall inside the thread object", () => {
         { ops: [{ op: "append", messages: [{ id: "p", role: "user", content: "I spent the weekend painting the fence." }, ...filler(100)] }] },
         "update",
       );
-      expect(ids(store.recall(300, ask("what did I paint?")))).toContain("p");
+      expect(ids(recall(store, 300, ask("what did I paint?")))).toContain("p");
     });
   });
 
   it("the index follows replace, remove, remove_all and fork: removed or replaced text and the branch a fork left are never recalled", async () => {
     await withStore((store) => {
       const first = store.update({ ops: [{ op: "append", messages: [...filler(4), ...planted, ...filler(100, 4)] }] }, "update");
-      expect(ids(store.recall(400, ask("bicycle")))).toContain("q1");
+      expect(ids(recall(store, 400, ask("bicycle")))).toContain("q1");
 
       store.update({ ops: [{ op: "replace", message: { id: "q1", role: "user", content: "Where did you leave the red kayak?" } }] }, "update");
-      expect(ids(store.recall(400, ask("bicycle")))).not.toContain("q1");
-      expect(ids(store.recall(400, ask("kayak")))).toContain("q1");
+      expect(ids(recall(store, 400, ask("bicycle")))).not.toContain("q1");
+      expect(ids(recall(store, 400, ask("kayak")))).toContain("q1");
 
       store.update({ ops: [{ op: "remove", id: "q1" }] }, "update");
-      expect(ids(store.recall(400, ask("kayak")))).toEqual([]);
+      expect(ids(recall(store, 400, ask("kayak")))).toEqual([]);
 
       // A branch that says something else; forking back to the first checkpoint leaves it.
       store.update({ ops: [{ op: "append", messages: [{ id: "z", role: "user", content: "The zeppelin lands at noon." }, ...filler(100, 200)] }] }, "update");
-      expect(ids(store.recall(400, ask("zeppelin")))).toContain("z");
+      expect(ids(recall(store, 400, ask("zeppelin")))).toContain("z");
       store.fork(first.id);
-      expect(ids(store.recall(400, ask("zeppelin")))).toEqual([]);
-      expect(ids(store.recall(400, ask("bicycle")))).toContain("q1"); // the fork's branch has it again
+      expect(ids(recall(store, 400, ask("zeppelin")))).toEqual([]);
+      expect(ids(recall(store, 400, ask("bicycle")))).toContain("q1"); // the fork's branch has it again
 
       store.update({ ops: [{ op: "remove_all" }] }, "update");
-      expect(store.recall(400, ask("bicycle"))).toMatchObject({ messages: [], recalled: [] });
+      expect(recall(store, 400, ask("bicycle"))).toMatchObject({ messages: [], recalled: [] });
     });
   });
 
@@ -109,7 +111,7 @@ describe("recall index and recall inside the thread object", () => {
         { ops: [{ op: "append", messages: [...filler(6), { id: "u", role: "user", content: "hello" }, call, result, ...filler(100, 6)] }] },
         "update",
       );
-      const r = store.recall(400, ask("glacier permit", 0.75, 0));
+      const r = recall(store, 400, ask("glacier permit", 0.75, 0));
       expect(ids(r)).toEqual(expect.arrayContaining(["call", "result"]));
       const at = ids(r).indexOf("call");
       expect(ids(r)[at + 1]).toBe("result");
@@ -119,8 +121,8 @@ describe("recall index and recall inside the thread object", () => {
   it("works for one message, a thread of tool messages only, and a budget smaller than one turn", async () => {
     await withStore((store) => {
       store.update({ ops: [{ op: "append", messages: [{ id: "only", role: "user", content: "bicycle" }] }] }, "update");
-      expect(store.recall(100, ask("bicycle"))).toMatchObject({ recalled: [], truncated: false });
-      expect(store.recall(1, ask("bicycle"))).toMatchObject({ messages: [], recalled: [], truncated: true });
+      expect(recall(store, 100, ask("bicycle"))).toMatchObject({ recalled: [], truncated: false });
+      expect(recall(store, 1, ask("bicycle"))).toMatchObject({ messages: [], recalled: [], truncated: true });
     });
     await withStore((store) => {
       // Only tool traffic: calls without text and their results.
@@ -134,7 +136,7 @@ describe("recall index and recall inside the thread object", () => {
         { id: `t${i}`, role: "tool" as const, tool_call_id: `k${i}`, content: `bicycle result ${i}` },
       ]).flat();
       store.update({ ops: [{ op: "append", messages: tools }] }, "update");
-      const r = store.recall(100, ask("bicycle"));
+      const r = recall(store, 100, ask("bicycle"));
       expect(r.recalled).toEqual([]); // tool results are not indexed; they only come with their call
       expect(r.messages.length).toBeGreaterThan(0);
     });
@@ -156,12 +158,12 @@ describe("recall index and recall inside the thread object", () => {
         "Fahrrad 自転車 🚲",
         "x".repeat(100_000),
       ]) {
-        expect(() => store.recall(200, ask(q))).not.toThrow();
+        expect(() => recall(store, 200, ask(q))).not.toThrow();
       }
       await fc.assert(
         fc.property(fc.oneof(fc.string({ maxLength: 80 }), fc.string({ unit: "binary", maxLength: 40 })), (q) => {
-          const r = store.recall(200, ask(q));
-          expect(r.tokens + r.recalledTokens).toBeLessThanOrEqual(200);
+          const r = recall(store, 200, ask(q));
+          expect(r.tokens + r.recalled_tokens!).toBeLessThanOrEqual(200);
         }),
         { seed: 21_2026, numRuns: 100 },
       );
@@ -188,7 +190,7 @@ describe("recall index and recall inside the thread object", () => {
       insert(1, "old", "user", "The bicycle is behind the library.");
       for (let i = 2; i < 60; i++) insert(i, `n${i}`, i % 2 ? "assistant" : "user", "nothing here at all");
       const store = ThreadStore.of(storage);
-      expect(ids(store.recall(200, ask("bicycle")))).toContain("old");
+      expect(ids(recall(store, 200, ask("bicycle")))).toContain("old");
     });
   });
 });
