@@ -2,7 +2,6 @@ import { AppError } from "../core/errors";
 import type { MessageInput } from "../core/message";
 import { estimateTokens, type TokenEstimator } from "../core/tokens";
 import type { LoadRecentResult, RecallAsk } from "../thread/types";
-import { fitRecalled } from "./recall-excerpts";
 import type { MemoryScope } from "./scope";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem } from "./types";
 

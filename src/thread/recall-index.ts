@@ -15,6 +15,9 @@
  *   so the branch it left is never recalled, and a removed message is gone from the index.
  */
 
+import { messageHash } from "./message-hash";
+import { decodeMessage } from "./thread-rows";
+
 /**
  * The searchable text of a stored message's JSON: a string content, or its text parts joined.
  * A row that is not valid JSON indexes as empty: the index must never fail the write it follows
@@ -61,4 +64,17 @@ export function searchRecall(sql: SqlStorage, match: string, beforeSeq: number, 
     )
     .toArray()
     .map((r) => ({ seq: r.seq, score: -r.rank }));
+}
+
+/** The best matches among all live messages, by id and content hash (recall over a list held in memory: recall.ts recallOver). */
+export function searchLive(sql: SqlStorage, match: string, limit: number): { id: string; hash: string; score: number }[] {
+  return sql
+    .exec<{ id: string; hash: string | null; json: string | null; rank: number }>(
+      `SELECT m.id AS id, m.hash AS hash, CASE WHEN m.hash IS NULL THEN m.json END AS json, recall_fts.rank AS rank ` +
+        `FROM recall_fts JOIN messages m ON m.seq = recall_fts.rowid WHERE recall_fts MATCH ? ORDER BY recall_fts.rank LIMIT ?`,
+      match,
+      limit,
+    )
+    .toArray()
+    .map((r) => ({ id: r.id, hash: r.hash ?? messageHash(decodeMessage(r.json ?? "{}")), score: -r.rank }));
 }

@@ -1,4 +1,7 @@
+import type { Message } from "../core/message";
 import { matchExpression, searchTerms } from "../core/search-terms";
+import { estimateTokens, type TokenEstimator } from "../core/tokens";
+import { messageHash } from "./message-hash";
 import { searchRecall, type RecallHit } from "./recall-index";
 import { decodeMessage } from "./thread-rows";
 import type { LoadRecentResult, RecallAsk, RecalledTurn } from "./types";
@@ -111,12 +114,19 @@ export function pickRecall(hits: readonly RecallHit[], rows: RowAccess, room: nu
   return out;
 }
 
-/** The rows older than `before`, by position, as pickRecall reads them (index seeks on seq). */
-function rowAccess(sql: SqlStorage, before: number): RowAccess {
+/**
+ * The rows older than `before`, by position, as pickRecall reads them: those within a few
+ * positions of every hit in one read, and an index seek on seq for any other (a tool run or a
+ * gap left by removed messages).
+ */
+function rowAccess(sql: SqlStorage, before: number, hits: readonly RecallHit[], reach: number): RowAccess {
+  const near = new Map<number, Row>();
+  const around = [...new Set(hits.flatMap((h) => Array.from({ length: 2 * reach + 1 }, (_, i) => h.seq - reach + i)))].filter((s) => s > 0 && s < before);
+  for (const r of sql.exec<Row>(`SELECT seq, role, tokens FROM messages WHERE seq IN (SELECT value FROM json_each(?))`, JSON.stringify(around))) near.set(r.seq, r);
   const one = (q: string, seq: number) => sql.exec<Row>(q, seq, before).toArray()[0];
   return {
-    prev: (seq) => one(`SELECT seq, role, tokens FROM messages WHERE seq < ? AND seq < ? ORDER BY seq DESC LIMIT 1`, seq),
-    next: (seq) => one(`SELECT seq, role, tokens FROM messages WHERE seq > ? AND seq < ? ORDER BY seq LIMIT 1`, seq),
+    prev: (seq) => near.get(seq - 1) ?? (seq > 1 ? one(`SELECT seq, role, tokens FROM messages WHERE seq < ? AND seq < ? ORDER BY seq DESC LIMIT 1`, seq) : undefined),
+    next: (seq) => near.get(seq + 1) ?? (seq + 1 < before ? one(`SELECT seq, role, tokens FROM messages WHERE seq > ? AND seq < ? ORDER BY seq LIMIT 1`, seq) : undefined),
   };
 }
 
@@ -141,7 +151,8 @@ export function recallWindow(sql: SqlStorage, recent: (maxTokens: number) => Loa
   const room = budget - window.tokens - EXCERPT_HEADER_TOKENS;
   if (room < EXCERPT_GROUP_TOKENS) return plain;
   const hits = searchRecall(sql, match, start, Math.min(MAX_HITS, 16 + Math.ceil(room / 16)));
-  const picked = pickRecall(hits, rowAccess(sql, start), room, Math.max(0, Math.trunc(ask.neighbours)));
+  const neighbours = Math.max(0, Math.trunc(ask.neighbours));
+  const picked = pickRecall(hits, rowAccess(sql, start, hits, neighbours + 2), room, neighbours);
   if (picked.length === 0) return plain;
   const used = recalledCost(picked);
   // What recall left unused widens the window; recalled turns the wider window now holds are dropped as duplicates.
@@ -161,4 +172,52 @@ export function recallWindow(sql: SqlStorage, recent: (maxTokens: number) => Loa
   );
   const recalled = keep.map((p) => ({ message: decodeMessage(json.get(p.seq)!), tokens: p.tokens, score: p.score, why: p.why, group: p.group }));
   return { ...wide, truncated: true, recalled, recalled_tokens: recalledCost(keep) };
+}
+
+/** A match of the live index, by message id and content hash (a branch's copy of a message matches only if unchanged). */
+export type LiveHit = { id: string; hash: string; score: number };
+
+/**
+ * Recall over a message list held in memory — the whole state a run with middleware reads, or a
+ * branch replayed from a checkpoint — ranked by the live index: a hit counts only when the list
+ * holds that message unchanged (same id and content hash), so a branch recalls its own turns
+ * (those it shares with the live rows) and never another branch's. Neighbours and tool pairs
+ * are positions in the list. Same rules and budget as recallWindow.
+ */
+export function recallOver(
+  search: (match: string, limit: number) => LiveHit[],
+  messages: readonly Message[],
+  budget: number,
+  ask: RecallAsk,
+  estimate: TokenEstimator = estimateTokens,
+): LoadRecentResult {
+  const tokens = messages.map((m) => estimate(m));
+  const newest = (limit: number): number => {
+    let start = messages.length;
+    while (start > 0 && tokens[start - 1]! <= limit) limit -= tokens[--start]!;
+    return start;
+  };
+  const slice = (start: number) => ({ messages: messages.slice(start), tokens: tokens.slice(start).reduce((n, t) => n + t, 0), truncated: start > 0 });
+  const fullStart = newest(budget);
+  const plain = { ...slice(fullStart), recalled: [], recalled_tokens: 0 };
+  const share = Math.min(1, Math.max(0, ask.share));
+  const match = matchExpression(searchTerms(ask.query));
+  if (fullStart === 0 || share === 0 || match === null) return plain;
+  const start = newest(Math.floor(budget * (1 - share)));
+  const room = budget - tokens.slice(start).reduce((n, t) => n + t, 0) - EXCERPT_HEADER_TOKENS;
+  if (room < EXCERPT_GROUP_TOKENS) return plain;
+  const at = new Map(messages.map((m, i) => [m.id, i]));
+  const hits: RecallHit[] = [];
+  for (const h of search(match, 2 * MAX_HITS)) {
+    const i = at.get(h.id);
+    if (i !== undefined && i < start && messageHash(messages[i]!) === h.hash) hits.push({ seq: i, score: h.score });
+  }
+  const row = (i: number) => (i >= 0 && i < start ? { seq: i, role: messages[i]!.role, tokens: tokens[i]! } : undefined);
+  const picked = pickRecall(hits, { prev: (i) => row(i - 1), next: (i) => row(i + 1) }, room, Math.max(0, Math.trunc(ask.neighbours)));
+  if (picked.length === 0) return plain;
+  const wideStart = newest(budget - recalledCost(picked));
+  const keep = picked.filter((p) => p.seq < wideStart);
+  if (keep.length === 0) return plain;
+  const recalled = keep.map((p) => ({ message: messages[p.seq]!, tokens: p.tokens, score: p.score, why: p.why, group: p.group }));
+  return { ...slice(wideStart), truncated: true, recalled, recalled_tokens: recalledCost(keep) };
 }

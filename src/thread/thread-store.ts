@@ -9,7 +9,8 @@ import { anchorOnOpenCalls, type Reconciled, reconcileLive, reconcileRows } from
 import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
 import { ThreadMeta } from "./meta";
-import { recallWindow } from "./recall";
+import { recallOver, recallWindow } from "./recall";
+import { searchLive } from "./recall-index";
 import type { Transaction } from "./sql-schema";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
@@ -20,6 +21,7 @@ import {
   type HistoryOptions,
   type LoadRecentOptions,
   type LoadRecentResult,
+  type RecallAsk,
   type ParsedMessageInput,
   type ParsedUpdate,
   Reducer,
@@ -215,6 +217,11 @@ export class ThreadStore {
     const messages = picked.map((e) => e.message).reverse();
     if (TailCache.fits(picked.length, bytes)) this.tailCache = TailCache.fromNewestFirst(picked, older);
     return { messages, tokens, truncated: older !== null };
+  }
+
+  /** Recall over a message list held in memory (a run's whole or replayed state), ranked by this thread's live index (recall.ts). */
+  recallOver(messages: readonly Message[], maxTokens: number, ask: RecallAsk): LoadRecentResult {
+    return recallOver((match, limit) => searchLive(this.sql, match, limit), messages, maxTokens, ask);
   }
 
   /**
