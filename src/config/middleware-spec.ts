@@ -10,6 +10,8 @@ export const MiddlewareSpec = z.discriminatedUnion("name", [
     /** Defaults to the routed model's max_tokens. */
     max_tokens: count.optional(),
     include_system: z.boolean().default(true),
+    /** true: rewrite the stored thread to the trimmed list (needs rewrite_thread); default: trim only what the model sees. */
+    persist: z.boolean().default(false),
   }),
   z.strictObject({ name: z.literal("delete_old"), keep: count, keep_system: z.boolean().default(true) }),
   z.strictObject({

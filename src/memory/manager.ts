@@ -46,10 +46,13 @@ export class MemoryManager {
     let factRoom = Math.floor(budget * this.factShare);
     const last = layers.length - 1;
     const recallConfig = rank?.recall === false ? undefined : (rank?.recall ?? DEFAULT_RECALL);
-    const recall = recallConfig ? { ...recallConfig, query: rank?.query ?? "" } : undefined;
+    const recall = recallConfig ? { ...recallConfig, query: rank?.recallQuery ?? rank?.query ?? "" } : undefined;
+    const turnCap = rank?.turnTokens ?? budget;
     const [factLoads, lastTurns] = await Promise.all([
       Promise.all(layers.map((s) => this.backend.loadLayer(s, rank ? { facts: factRoom, rank } : { facts: factRoom }))),
-      last >= 0 ? this.backend.loadLayer(layers[last]!, recall ? { turns: budget, recall } : { turns: budget }) : Promise.resolve(undefined),
+      last >= 0
+        ? this.backend.loadLayer(layers[last]!, recall ? { turns: Math.min(budget, turnCap), recall } : { turns: Math.min(budget, turnCap) })
+        : Promise.resolve(undefined),
     ]);
     let droppedFacts = 0;
     const facts: Message[] = [];
@@ -72,13 +75,14 @@ export class MemoryManager {
     }
 
     // Turns: newest first, from the last layer back, each with what is left.
-    let turnRoom = budget - factTokens;
+    let turnRoom = Math.min(budget - factTokens, turnCap);
     let droppedTurns = false;
     const turnLayers: TokenedMessage[][] = [];
     let recalled: RecalledTurn[] = [];
     let excerpt: Message | undefined;
     for (let i = last; i >= 0; i--) {
-      const load = i === last && lastTurns ? lastTurns : await this.backend.loadLayer(layers[i]!, { turns: Math.max(0, turnRoom) });
+      const room = Math.max(0, turnRoom);
+      const load = i === last && lastTurns ? lastTurns : await this.backend.loadLayer(layers[i]!, recall ? { turns: room, recall } : { turns: room });
       if (load.recalled?.length && recallConfig) {
         // Recall ran for the whole budget while the facts loaded; cut both to what the facts left.
         const fit = fitRecalled(load.turns, load.recalled, Math.max(0, turnRoom), recallConfig.share);
@@ -101,7 +105,7 @@ export class MemoryManager {
     const stored = new Map<Message, number>();
     for (const t of turnLayers.flat()) stored.set(t.message, t.tokens);
     const candidates = [...stored.keys()];
-    const turns = this.strategy.apply(candidates, budget - factTokens, (m) => stored.get(m) ?? 0);
+    const turns = this.strategy.apply(candidates, Math.min(budget - factTokens, turnCap), (m) => stored.get(m) ?? 0);
     if (turns.length < candidates.length) droppedTurns = true;
     const turnTokens = turns.reduce((n, m) => n + (stored.get(m) ?? 0), 0);
 

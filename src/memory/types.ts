@@ -31,6 +31,10 @@ export type RankOptions = {
    * to `query` (recall-excerpts.ts DEFAULT_RECALL when absent); false: the newest window only.
    */
   recall?: RecallConfig | false;
+  /** What recall ranks turns by, when not `query` (a run's short input with the newest turns' words). */
+  recallQuery?: string;
+  /** At most this many tokens of turns, whatever the budget leaves (an agent's trim bounds its view). */
+  turnTokens?: number;
 };
 
 /** `recall` (with turns): the session's object recalls earlier turns for its query (src/thread/recall.ts). */

@@ -10,8 +10,10 @@ import type { ChatMessage, DeltaEvent } from "../providers/types";
 import type { AgentConfig, ModelConfig } from "../config/model-config";
 import { requireAgent, routerFor } from "../routing/bundled";
 import type { RouteResult } from "../routing/router";
+import { DEFAULT_RECALL } from "../memory/recall-excerpts";
+import { recallConfigOf, recallQuery, wholeStateView, windowTokens } from "./run-recall";
 import { messageText, type Message, type MessageInput, type ParsedMessageInput } from "../core/message";
-import type { UpdateSource } from "../thread/types";
+import type { RecallAsk, UpdateSource } from "../thread/types";
 import { collectReducers, middlewareTools, validateRunContext } from "./middleware/compose";
 import { middlewaresFromConfig } from "./middleware/from-config";
 import type { Middleware } from "./middleware/types";
@@ -58,8 +60,13 @@ export type Prepared = {
   /** Client system/developer messages: instructions for this call, never stored. */
   clientSystem: ChatMessage[];
   facts: Message[];
-  /** Which facts loaded and why (the response's `memory`). */
+  /** Which facts loaded and why, and which earlier turns recall brought (the response's `memory`). */
   memory: MemoryReport;
+  /**
+   * A run holding the whole state (middleware, a branch): the model's view of its messages —
+   * the newest window and recalled earlier turns within the turn budget (run-recall.ts).
+   */
+  view?: (messages: Message[]) => Message[];
   /** The thread's messages (the budget window, or all of them when middleware needs the whole state) + channels. */
   state: AgentState;
   /** The client's new non-system messages, with ids. */
@@ -151,14 +158,14 @@ function routeRun(env: Env, input: TurnInput, agent: AgentConfig | undefined, cl
   return { route, lastUser, budget: Math.max(0, route.model.max_tokens - fixedTokens) };
 }
 
-type Loaded = { facts: Message[]; memory: MemoryReport; state: AgentState; warnings: string[] };
+type Loaded = { facts: Message[]; memory: MemoryReport; state: AgentState; warnings: string[]; view?: (messages: Message[]) => Message[] };
 
 /** The run's facts and what its response reports about them (and a warning when some did not fit). */
 function factsOf(loaded: LoadedContext, model: ModelConfig): Omit<Loaded, "state"> {
   const dropped = loaded.dropped.facts;
   return {
     facts: loaded.facts,
-    memory: { facts: loaded.report, dropped_facts: dropped },
+    memory: { facts: loaded.report, dropped_facts: dropped, ...(loaded.recalled.length > 0 ? { recalled: loaded.recalled } : {}) },
     warnings: dropped > 0 ? [`${dropped} fact(s) did not fit the facts share of ${model.name}'s budget`] : [],
   };
 }
@@ -195,15 +202,22 @@ async function loadMemory(
     );
     const { messages, ...channels } = threadState.channels;
     const forked = input.checkpointId !== undefined && run.middlewares.length === 0;
-    const room = Math.max(0, budget - loaded.tokens.facts);
-    return { ...factsOf(loaded, model), state: { ...channels, messages: forked ? new TokenLimitStrategy().apply(messages, room) : messages } };
+    const room = Math.min(Math.max(0, budget - loaded.tokens.facts), rank.turnTokens ?? Number.MAX_SAFE_INTEGER);
+    const out = factsOf(loaded, model);
+    // The model sees the newest window and the turns recalled from this (possibly replayed) state.
+    const view =
+      rank.recall === false
+        ? undefined
+        : wholeStateView(thread, { ...(rank.recall ?? DEFAULT_RECALL), query: rank.recallQuery ?? rank.query ?? "" }, room, out.memory);
+    if (forked) return { ...out, state: { ...channels, messages: view ? view(messages) : new TokenLimitStrategy().apply(messages, room) } };
+    return { ...out, state: { ...channels, messages }, ...(view ? { view } : {}) };
   }
   // The window is the thread's storage too: a failure reading it is BEM-098, not long-term memory's BEM-065.
   const own = thread
     ? {
         threadId: thread.threadId,
         thread: {
-          loadRecent: async (maxTokens: number) => readingThread(() => thread.log.recent(maxTokens)),
+          loadRecent: async (maxTokens: number, opts: { recall?: RecallAsk } = {}) => readingThread(() => thread.log.recent(maxTokens, opts)),
           appendMessages: (messages: MessageInput[], source: UpdateSource) => thread.write({ ops: [{ op: "append", messages }] }, source),
         },
       }
@@ -248,9 +262,20 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   const { route, lastUser, budget } = routeRun(env, input, agent, clientSystem, toSave);
   timings.lap("route");
 
-  const wholeState = thread !== undefined && (middlewares.length > 0 || input.checkpointId !== undefined);
-  // When a scope's facts do not fit, those relevant to this input load first (after the agent's always-kinds).
-  const rank = { query: lastUser ? messageText(lastUser.content) : "", alwaysKinds: agent?.always_kinds ?? [] };
+  // Middleware that only bounds the model's view (trim) needs no more than the window.
+  const wholeState = thread !== undefined && (middlewares.some((m) => !m.viewOnly) || input.checkpointId !== undefined);
+  const turnTokens = windowTokens(middlewares);
+  // When a scope's facts do not fit, those relevant to this input load first (after the agent's always-kinds);
+  // when the session does not, earlier turns relevant to it are recalled (a short input borrows the newest turns' words).
+  const text = lastUser ? messageText(lastUser.content) : "";
+  const recall = recallConfigOf(agent);
+  const rank: RankOptions = {
+    query: text,
+    alwaysKinds: agent?.always_kinds ?? [],
+    recall: recall === false ? false : recall,
+    recallQuery: recall === false ? text : recallQuery(text, thread),
+    ...(turnTokens !== undefined ? { turnTokens } : {}),
+  };
   const loaded = await loadMemory(deps, input, { wholeState, middlewares }, scopes, budget, route.model, rank);
   // Before any model call: a tool result must answer a call the stored conversation (or this input) left open.
   checkToolAnswers(loaded.state.messages, toSave);

@@ -80,7 +80,9 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
           usage = addUsage(usage, c.usage);
           model = c.model;
         };
-        const call = await callRouted(deps, p, request.system, request.messages, request.tools, stream, calls === 0, count);
+        // A run holding the whole state sends the model its window and the recalled earlier turns.
+        const messages = p.view ? p.view(request.messages) : request.messages;
+        const call = await callRouted(deps, p, request.system, messages, request.tools, stream, calls === 0, count);
         count(call);
         attempts = [...attempts, ...call.attempts];
         last = call.result;

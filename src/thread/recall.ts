@@ -122,11 +122,14 @@ export function pickRecall(hits: readonly RecallHit[], rows: RowAccess, room: nu
 function rowAccess(sql: SqlStorage, before: number, hits: readonly RecallHit[], reach: number): RowAccess {
   const near = new Map<number, Row>();
   const around = [...new Set(hits.flatMap((h) => Array.from({ length: 2 * reach + 1 }, (_, i) => h.seq - reach + i)))].filter((s) => s > 0 && s < before);
-  for (const r of sql.exec<Row>(`SELECT seq, role, tokens FROM messages WHERE seq IN (SELECT value FROM json_each(?))`, JSON.stringify(around))) near.set(r.seq, r);
+  for (const r of sql.exec<Row>(`SELECT seq, role, tokens FROM messages WHERE seq IN (SELECT value FROM json_each(?))`, JSON.stringify(around)))
+    near.set(r.seq, r);
   const one = (q: string, seq: number) => sql.exec<Row>(q, seq, before).toArray()[0];
   return {
-    prev: (seq) => near.get(seq - 1) ?? (seq > 1 ? one(`SELECT seq, role, tokens FROM messages WHERE seq < ? AND seq < ? ORDER BY seq DESC LIMIT 1`, seq) : undefined),
-    next: (seq) => near.get(seq + 1) ?? (seq + 1 < before ? one(`SELECT seq, role, tokens FROM messages WHERE seq > ? AND seq < ? ORDER BY seq LIMIT 1`, seq) : undefined),
+    prev: (seq) =>
+      near.get(seq - 1) ?? (seq > 1 ? one(`SELECT seq, role, tokens FROM messages WHERE seq < ? AND seq < ? ORDER BY seq DESC LIMIT 1`, seq) : undefined),
+    next: (seq) =>
+      near.get(seq + 1) ?? (seq + 1 < before ? one(`SELECT seq, role, tokens FROM messages WHERE seq > ? AND seq < ? ORDER BY seq LIMIT 1`, seq) : undefined),
   };
 }
 

@@ -18,7 +18,7 @@ export function middlewareFromConfig(spec: unknown): Middleware {
   const s = parsed.data;
   switch (s.name) {
     case "trim":
-      return trim({ ...(s.max_tokens ? { maxTokens: s.max_tokens } : {}), includeSystem: s.include_system });
+      return trim({ ...(s.max_tokens ? { maxTokens: s.max_tokens } : {}), includeSystem: s.include_system, persist: s.persist });
     case "delete_old":
       return deleteOld({ keep: s.keep, keepSystem: s.keep_system });
     case "summarization":

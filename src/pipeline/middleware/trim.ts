@@ -73,18 +73,30 @@ function pairCost(messages: readonly Message[], m: Message, from: number, to: nu
   return cost + count(rest);
 }
 
-/** before_model middleware: overwrites the messages channel with the trimmed list (no-op when it fits). */
-export function trim(opts: { maxTokens?: number; includeSystem?: boolean; tokenCounter?: TokenEstimator } = {}): Middleware {
+/**
+ * Keeps the model's view of the conversation within `maxTokens` (default: the routed model's).
+ * By default only the view: the stored thread keeps every message, so recall can still bring
+ * back earlier turns (with recall on, the run's window is already within `maxTokens`: see
+ * `windowTokens`). `persist: true` is the older behaviour — a before_model hook that overwrites
+ * the stored messages channel with the trimmed list, deleting what recall would find.
+ */
+export function trim(opts: { maxTokens?: number; includeSystem?: boolean; tokenCounter?: TokenEstimator; persist?: boolean } = {}): Middleware {
+  const cut = (messages: readonly Message[], maxTokens: number) =>
+    trimMessages(messages, { maxTokens: opts.maxTokens ?? maxTokens, includeSystem: opts.includeSystem ?? true, tokenCounter: opts.tokenCounter });
+  if (opts.persist) {
+    return {
+      name: "trim",
+      rewritesHistory: true,
+      beforeModel(state, runtime) {
+        const kept = cut(state.messages, runtime.model.max_tokens);
+        return sameMessages(kept, state.messages) ? undefined : { messages: overwrite(kept) };
+      },
+    };
+  }
   return {
     name: "trim",
-    rewritesHistory: true,
-    beforeModel(state, runtime) {
-      const kept = trimMessages(state.messages, {
-        maxTokens: opts.maxTokens ?? runtime.model.max_tokens,
-        includeSystem: opts.includeSystem ?? true,
-        tokenCounter: opts.tokenCounter,
-      });
-      return sameMessages(kept, state.messages) ? undefined : { messages: overwrite(kept) };
-    },
+    viewOnly: true,
+    ...(opts.maxTokens !== undefined ? { windowTokens: opts.maxTokens } : {}),
+    modelRequest: (request, _state, runtime) => ({ ...request, messages: cut(request.messages, runtime.model.max_tokens) }),
   };
 }

@@ -31,6 +31,14 @@ export type Middleware = {
    * on a thread needs the right to rewrite that thread's history (src/auth/policy.ts).
    */
   rewritesHistory?: boolean;
+  /**
+   * Set by a middleware that only bounds the model's view of the turns (trim without persist):
+   * a run whose middleware are all such reads the newest window within this many tokens, with
+   * recall, instead of the whole thread.
+   */
+  windowTokens?: number;
+  /** Only shapes the model's view (modelRequest), never reads or writes the stored history: the run needs only the window. */
+  viewOnly?: boolean;
   /** Channels this middleware owns, with their reducers. */
   stateSchema?: Reducers;
   /** Fields the per-run context must carry for this middleware (bad context → BEM-083). */

@@ -18,10 +18,11 @@ describe("middlewareFromConfig", () => {
   });
 
   it("applies the configured settings", async () => {
-    const trim = middlewareFromConfig({ name: "trim", max_tokens: 12 });
+    const trim = middlewareFromConfig({ name: "trim", max_tokens: 12, persist: true });
     const msgs = [user("x".repeat(100)), assistant("ok")];
     const update = (await trim.beforeModel!(stateOf(msgs), testRuntime())) as StateUpdate;
     expect(isOverwrite(update.messages) && update.messages.messages).toEqual([msgs[1]]);
+    expect(middlewareFromConfig({ name: "trim", max_tokens: 12 })).toMatchObject({ viewOnly: true, windowTokens: 12 });
   });
 
   it.each([

@@ -103,23 +103,40 @@ describe("trimMessages", () => {
 });
 
 describe("trim middleware", () => {
-  it("overwrites the messages channel with the trimmed list", async () => {
+  it("by default trims only the model's view: no stored-history hook, no rewrite right needed, the stored state untouched", async () => {
     const sys = system("rules");
     const msgs = [sys, user("x".repeat(2000)), assistant("y".repeat(2000)), user("now")];
-    const update = (await trim({ maxTokens: 50 }).beforeModel!(stateOf(msgs), testRuntime())) as StateUpdate;
+    const m = trim({ maxTokens: 50 });
+    expect(m.beforeModel).toBeUndefined();
+    expect(m.rewritesHistory).toBeUndefined();
+    expect(m).toMatchObject({ viewOnly: true, windowTokens: 50 });
+    const request = m.modelRequest!({ system: null, messages: msgs, tools: [] }, stateOf(msgs), testRuntime());
+    expect(request?.messages).toEqual([sys, msgs[3]]);
+    expect(
+      trim().modelRequest!({ system: null, messages: msgs, tools: [] }, stateOf(msgs), testRuntime({ model: { name: "big", max_tokens: 100_000 } }))?.messages,
+    ).toEqual(msgs);
+  });
+
+  it("persist: overwrites the stored messages channel with the trimmed list (and needs the rewrite right)", async () => {
+    const sys = system("rules");
+    const msgs = [sys, user("x".repeat(2000)), assistant("y".repeat(2000)), user("now")];
+    const m = trim({ maxTokens: 50, persist: true });
+    expect(m.rewritesHistory).toBe(true);
+    const update = (await m.beforeModel!(stateOf(msgs), testRuntime())) as StateUpdate;
     expect(isOverwrite(update.messages)).toBe(true);
     if (isOverwrite(update.messages)) expect(update.messages.messages).toEqual([sys, msgs[3]]);
   });
 
-  it("is a no-op when everything fits", async () => {
+  it("persist: a no-op when everything fits", async () => {
     const msgs = [system("rules"), user("hi"), assistant("hello")];
-    expect(await trim({ maxTokens: 1000 }).beforeModel!(stateOf(msgs), testRuntime())).toBeUndefined();
+    expect(await trim({ maxTokens: 1000, persist: true }).beforeModel!(stateOf(msgs), testRuntime())).toBeUndefined();
   });
 
   it("defaults the budget to the routed model's max_tokens", async () => {
     const msgs = [user("a".repeat(400)), user("b")];
     const runtime = testRuntime({ model: { name: "tiny", max_tokens: 20 } });
-    const update = (await trim().beforeModel!(stateOf(msgs), runtime)) as StateUpdate;
+    const update = (await trim({ persist: true }).beforeModel!(stateOf(msgs), runtime)) as StateUpdate;
     expect(isOverwrite(update.messages) && update.messages.messages).toEqual([msgs[1]]);
+    expect(trim().modelRequest!({ system: null, messages: msgs, tools: [] }, stateOf(msgs), runtime)?.messages).toEqual([msgs[1]]);
   });
 });
