@@ -187,6 +187,6 @@ describe("loadModelsFromYaml", () => {
     const ok = loadModelsFromYaml(
       yaml("models:", "  - {name: m, provider: openai}", "agents:", "  - name: a", "    middleware:", "      - {name: trim, max_tokens: 100}"),
     );
-    expect(ok.agents[0]!.middleware).toEqual([{ name: "trim", max_tokens: 100, strategy: "last", include_system: true }]);
+    expect(ok.agents[0]!.middleware).toEqual([{ name: "trim", max_tokens: 100, strategy: "last", include_system: true, persist: false }]);
   });
 });
