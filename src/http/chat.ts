@@ -7,6 +7,7 @@ import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { ChatCompletionRequest, ChatCompletionResponse, TraceHeader } from "./chat-schemas";
 import { errorResponses, jsonOrEventStream } from "./openapi-errors";
+import { namedThread } from "./thread-choice";
 import { RUN_ERRORS, runTurnRoute, streamErrorBody, type WireFormat } from "./turn-edge";
 import { validationHook } from "./validation";
 import { randomHex } from "../core/encoding";
@@ -23,7 +24,7 @@ const chatCompletion = createRoute({
   },
   responses: {
     200: jsonOrEventStream(ChatCompletionResponse, "A chat.completion; with stream: true, SSE chat.completion.chunk events ending in data: [DONE]"),
-    ...errorResponses(...RUN_ERRORS, "BEM-105", "BEM-109"),
+    ...errorResponses(...RUN_ERRORS, "BEM-105", "BEM-109", "BEM-130"),
   },
 });
 
@@ -51,7 +52,7 @@ const chatFormat: WireFormat<Body, Plan> = {
     const turn: TurnInput = {
       ...edge.base(),
       agentName: body.agent,
-      threadId: body.thread_id ?? threadHeader,
+      threadId: namedThread(body.thread_id, threadHeader),
       messages: body.messages.map(
         (m): ParsedMessageInput => ({
           role: m.role === "developer" ? "system" : m.role,

@@ -48,8 +48,9 @@ const FactHistory = z
     versions: z.array(z.object({ version: z.number().int(), kind: z.string(), text: z.string(), written_at: z.number().int(), replaced_at: z.number().int() })),
   })
   .openapi("FactHistory");
+// Strict: an unknown field (a thread_id, a misspelt option) would otherwise be accepted and do nothing.
 const ContextBody = z
-  .object({
+  .strictObject({
     scopes: z
       .array(ScopeInput)
       .min(1)

@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { isAppError } from "../core/errors";
+import { fail, isAppError } from "../core/errors";
 import { errorText, log } from "../core/log";
 import { estimateTextTokens } from "../core/tokens";
 import { anthropicError } from "../anthropic/errors";
@@ -16,6 +16,7 @@ import type { ModelConfig } from "../config/model-config";
 import { requireKnownModel } from "../routing/closest-models";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
+import { namedThread } from "./thread-choice";
 import { RUN_ERRORS, runTurnRoute, type WireFormat } from "./turn-edge";
 import { TraceLevel as TraceLevelSchema } from "./chat-schemas";
 import { jsonContent, jsonOrEventStream } from "./openapi-errors";
@@ -62,7 +63,7 @@ const createMessage = createRoute({
   request: { query: BetaQuery, headers: MessagesHeaders, body: { content: { "application/json": { schema: MessagesRequest } }, required: true } },
   responses: {
     200: jsonOrEventStream(MessageResponse, "A Message; with stream: true, Anthropic's event stream (message_start … message_stop)"),
-    ...anthropicErrorResponses(...RUN_ERRORS, "BEM-105", "BEM-109", "BEM-013", "BEM-096", "BEM-079"),
+    ...anthropicErrorResponses(...RUN_ERRORS, "BEM-105", "BEM-109", "BEM-013", "BEM-096", "BEM-079", "BEM-130"),
   },
 });
 
@@ -95,10 +96,17 @@ const scopesHeader = (raw: string | undefined) =>
 
 /** The thread: the body's thread_id, X-Thread-Id, or (opted in) the Claude Code session's conversation. */
 function threadOf(body: { thread_id?: string; messages: MessageParam[] }, h: MessagesHeaders): string | undefined {
-  const explicit = body.thread_id ?? h["x-thread-id"];
-  if (explicit !== undefined) return explicit;
+  const explicit = namedThread(body.thread_id, h["x-thread-id"]);
+  if (explicit !== undefined || h[CLAUDE_SESSION_MODE_HEADER] !== "thread") return explicit;
   const session = h[CLAUDE_SESSION_HEADER];
-  return h[CLAUDE_SESSION_MODE_HEADER] === "thread" && session && body.messages[0] ? sessionThreadId(session, body.messages[0]) : undefined;
+  // Session mode asked for but no session to name the thread: a stateless answer would drop the turn silently.
+  if (!session) {
+    fail(
+      "BEM-011",
+      `${CLAUDE_SESSION_MODE_HEADER}: thread needs the ${CLAUDE_SESSION_HEADER} header (Claude Code sends it), or name the thread with thread_id / X-Thread-Id`,
+    );
+  }
+  return body.messages[0] ? sessionThreadId(session, body.messages[0]) : undefined;
 }
 
 /** An error after the first byte: Anthropic's `error` event (and no message_stop); nothing was saved. */
