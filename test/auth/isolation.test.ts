@@ -49,6 +49,12 @@ beforeAll(async () => {
   };
 });
 
+/** The catalog code of an error body: `error.code`, or `error.bem_code` in the Messages API's Anthropic shape. */
+function errorCode(body: unknown): string | undefined {
+  const e = (body as { error?: { code?: string; bem_code?: string } }).error;
+  return e?.code ?? e?.bem_code;
+}
+
 function fill(path: string, value: string, tenant: string): string {
   return path.replace(/:tenant\b/g, tenant).replace(/:[A-Za-z_]+/g, encodeURIComponent(value));
 }
@@ -85,13 +91,13 @@ describe("every /v1 route requires a key (except the named exemptions)", () => {
     const body = r.method === "GET" || r.method === "DELETE" ? undefined : {};
     const none = await api(path, { method: r.method, body });
     expect(none.status).toBe(401);
-    expect(((await none.json()) as { error: { code: string } }).error.code).toBe("BEM-020");
+    expect(errorCode(await none.json())).toBe("BEM-020");
 
     const k = await createKey(p.b.tenant, { role: "admin" });
     await api(`/v1/admin/tenants/${p.b.tenant}/keys/${k.id}`, { method: "DELETE", key: OPERATOR_KEY });
     const revoked = await api(path, { method: r.method, key: k.key, body });
     expect(revoked.status).toBe(401);
-    expect(((await revoked.json()) as { error: { code: string } }).error.code).toBe("BEM-021");
+    expect(errorCode(await revoked.json())).toBe("BEM-021");
   });
 });
 

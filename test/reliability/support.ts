@@ -56,14 +56,29 @@ export function codedErrorProblem(r: Pick<Sent, "status" | "contentType" | "text
   } catch {
     return "body is not JSON";
   }
-  if (!isObject(body) || Object.keys(body).join(",") !== "error" || !isObject(body.error)) return "not {error:{…}}";
-  const e = body.error;
-  if (Object.keys(e).sort().join(",") !== "code,message") return `error keys ${Object.keys(e).join(",")}`;
+  const anthropic = anthropicShape(body);
+  if (anthropic === "wrong") return "Anthropic error not {type:'error', error:{type, message, bem_code}}";
+  if (!anthropic && (!isObject(body) || Object.keys(body).join(",") !== "error" || !isObject(body.error))) return "not {error:{…}}";
+  const e = anthropic ?? (body as { error: Record<string, unknown> }).error;
+  if (!anthropic && Object.keys(e).sort().join(",") !== "code,message") return `error keys ${Object.keys(e).join(",")}`;
   if (typeof e.code !== "string" || !/^BEM-\d{3}$/.test(e.code) || !(e.code in catalog)) return `code ${String(e.code)}`;
   if (typeof e.message !== "string" || e.message === "") return "empty message";
   const status = catalog[e.code as keyof typeof catalog].status;
   if (status !== r.status) return `code ${e.code} is ${status} in the catalog, answered ${r.status}`;
   return null;
+}
+
+/**
+ * The Messages API answers errors in Anthropic's documented shape (README: errors in Anthropic's shape),
+ * carrying the same catalog code as `bem_code`: as {code, message} for the checks above, "wrong" when
+ * it claims that shape without keeping it, undefined for any other body.
+ */
+function anthropicShape(body: unknown): { code: unknown; message: unknown } | "wrong" | undefined {
+  if (!isObject(body) || body.type !== "error") return undefined;
+  const e = body.error;
+  if (Object.keys(body).sort().join(",") !== "error,type" || !isObject(e)) return "wrong";
+  if (Object.keys(e).sort().join(",") !== "bem_code,message,type" || typeof e.type !== "string" || !/^[a-z_]+$/.test(e.type)) return "wrong";
+  return { code: e.bem_code, message: e.message };
 }
 
 /** Every row of every application table in D1, in a stable order (FTS5's shadow tables are the index of facts_fts, which is dumped). */
