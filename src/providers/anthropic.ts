@@ -153,6 +153,20 @@ function capBreakpoints(system: Block[], tools: Block[], messages: WireMessage[]
   for (const b of marked.slice(0, Math.max(0, marked.length - room))) delete b.cache_control;
 }
 
+/** Anthropic's minimum thinking budget. */
+const MIN_THINKING_BUDGET = 1024;
+
+/**
+ * Anthropic wants thinking.budget_tokens below max_tokens; a max_tokens clamped to the model's
+ * max_output_tokens can fall under the client's budget, so the budget shrinks with it (or, below
+ * Anthropic's minimum, thinking is left off) rather than the call being refused.
+ */
+function fitThinking(thinking: Record<string, unknown>, maxTokens: number): Record<string, unknown> | undefined {
+  const budget = thinking.budget_tokens;
+  if (typeof budget !== "number" || budget < maxTokens) return thinking;
+  return maxTokens - 1 >= MIN_THINKING_BUDGET ? { ...thinking, budget_tokens: maxTokens - 1 } : undefined;
+}
+
 function toolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): Block | undefined {
   let out: Block | undefined;
   if (choice === "auto") out = { type: "auto" };
@@ -189,7 +203,7 @@ function buildRequest(target: Target, req: ChatRequest, stream: boolean): WireRe
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.top_p !== undefined) body.top_p = req.top_p;
   if (extras?.top_k !== undefined) body.top_k = extras.top_k;
-  if (extras?.thinking !== undefined) body.thinking = extras.thinking;
+  if (extras?.thinking !== undefined) body.thinking = fitThinking(extras.thinking, body.max_tokens as number);
   if (req.stop !== undefined) body.stop_sequences = typeof req.stop === "string" ? [req.stop] : req.stop;
   if (req.user !== undefined) body.metadata = { user_id: req.user };
   if (stream) body.stream = true;

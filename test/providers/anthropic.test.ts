@@ -357,3 +357,18 @@ describe("Anthropic adapter: Messages API clients' extras (issue 22)", () => {
     ]);
   });
 });
+
+describe("Anthropic adapter: a thinking budget over a clamped max_tokens", () => {
+  const ask = (max: number, budget: number) =>
+    anthropicAdapter.buildRequest(
+      target,
+      { messages: [{ role: "user", content: "q" }], max_output_tokens: max, anthropic: { thinking: { type: "enabled", budget_tokens: budget } } },
+      false,
+    ).body.thinking;
+
+  it("shrinks below max_tokens, or is left off under Anthropic's 1024 minimum; a budget that fits is sent as given", () => {
+    expect(ask(8192, 31999)).toEqual({ type: "enabled", budget_tokens: 8191 });
+    expect(ask(1000, 2048)).toBeUndefined();
+    expect(ask(32000, 10000)).toEqual({ type: "enabled", budget_tokens: 10000 });
+  });
+});
