@@ -12,10 +12,13 @@ import { routeSummary } from "./turn";
  * its first entries only, so a turn that examined hundreds of facts does not store hundreds of rows.
  */
 export const STORED_REPORT_FACTS = 64;
-export const storedReport = (m: Prepared["memory"]) =>
-  m.facts.length > STORED_REPORT_FACTS
-    ? { facts: m.facts.slice(0, STORED_REPORT_FACTS), dropped_facts: m.dropped_facts, facts_omitted: m.facts.length - STORED_REPORT_FACTS }
-    : m;
+export const storedReport = (m: Prepared["memory"]) => {
+  // Recalled turns are listed by message id, score and why, never their text.
+  const recalled = m.recalled ? { recalled: m.recalled.slice(0, STORED_REPORT_FACTS) } : {};
+  return m.facts.length > STORED_REPORT_FACTS
+    ? { facts: m.facts.slice(0, STORED_REPORT_FACTS), dropped_facts: m.dropped_facts, facts_omitted: m.facts.length - STORED_REPORT_FACTS, ...recalled }
+    : { ...m, ...recalled };
+};
 
 /** Writes the run's steps as checkpoints (the first with the input and the routing record); `alongside` runs in the last one's transaction. */
 export async function saveRun(

@@ -1,6 +1,7 @@
 /**
  * The memory report a run stored with its routing (last_route.memory), as table rows: which facts
- * the model was given and why — the BM25 score of a relevant fact, "always", "didn't fit".
+ * the model was given and why — the BM25 score of a relevant fact, "always", "didn't fit" — and the
+ * earlier turns recall brought (by message id, with their score).
  * Pure (no DOM), so the rules are tested in test/ui/views.test.ts.
  */
 import type { FactReportRow, StoredMemoryReport } from "./types";
@@ -16,6 +17,19 @@ const WHY: Record<FactReportRow["reason"], string> = {
 };
 
 export function reportRows(report: StoredMemoryReport): ReportRow[] {
+  const turns = (report.recalled ?? []).map((t) => ({
+    id: t.id,
+    scope: "session",
+    kind: "earlier turn",
+    key: "",
+    tokens: t.tokens,
+    loaded: true,
+    why: t.reason === "match" ? `recalled (BM25 score ${t.score.toFixed(3)})` : `recalled next to a match (score ${t.score.toFixed(3)})`,
+  }));
+  return [...factRows(report), ...turns];
+}
+
+function factRows(report: StoredMemoryReport): ReportRow[] {
   return report.facts.map((f) => ({
     id: f.id,
     scope: f.scope,
@@ -33,5 +47,6 @@ export function reportSummary(report: StoredMemoryReport): string {
   const tokens = loaded.reduce((n, f) => n + f.tokens, 0);
   const parts = [`${loaded.length} fact(s) loaded, ${tokens} token(s)`, `${report.dropped_facts} left out`];
   if (report.facts_omitted) parts.push(`${report.facts_omitted} more entries not stored`);
+  if (report.recalled?.length) parts.push(`${report.recalled.length} earlier turn(s) recalled`);
   return parts.join("; ");
 }

@@ -38,7 +38,9 @@ export type FactReportRow = {
   score?: number;
 };
 /** last_route.memory (src/pipeline/save-run.ts): the response's report, its first entries only. */
-export type StoredMemoryReport = { facts: FactReportRow[]; dropped_facts: number; facts_omitted?: number };
+export type StoredMemoryReport = { facts: FactReportRow[]; dropped_facts: number; facts_omitted?: number; recalled?: RecallReportRow[] };
+/** An earlier turn recall put before the recent window (src/memory/report.ts RecallReport): ids, never text. */
+export type RecallReportRow = { id: string; tokens: number; reason: "match" | "neighbour"; score: number };
 
 /** A serialized LangGraph value on the wire (src/langgraph/checkpoint-types.ts TypedWire). */
 export type TypedValue = { t: string; b: string };

@@ -71,6 +71,9 @@ describe("recall in runs", () => {
     expect(sent.at(-1)).toBe("Remind me: where is my bicycle?");
     // trim shaped what the model saw; the stored thread keeps all 606 messages and the turn.
     const s = await state(thread);
+    const stored = (s.channels as unknown as { last_route: { memory: { recalled: { id: string }[] } } }).last_route.memory;
+    expect(stored.recalled.map((r) => r.id)).toEqual(body.edgeweave.memory.recalled!.map((r) => r.id));
+    expect(JSON.stringify(stored)).not.toContain("bicycle");
     expect(s.channels.messages.length).toBe(608);
     expect(s.channels.messages[4]!.id).toBe("bike-q");
   });

@@ -71,6 +71,21 @@ describe("the inspector's memory report of the last run", () => {
     expect(reportSummary(report)).toBe("3 fact(s) loaded, 47 token(s); 118 left out; 3 more entries not stored");
   });
 
+  it("lists the earlier turns recall brought like facts: message id, tokens, score and why", () => {
+    const withTurns: StoredMemoryReport = {
+      ...report,
+      recalled: [
+        { id: "m-7", tokens: 30, reason: "match", score: 4.5 },
+        { id: "m-8", tokens: 22, reason: "neighbour", score: 4.5 },
+      ],
+    };
+    expect(reportRows(withTurns).slice(-2)).toEqual([
+      { id: "m-7", scope: "session", kind: "earlier turn", key: "", tokens: 30, loaded: true, why: "recalled (BM25 score 4.500)" },
+      { id: "m-8", scope: "session", kind: "earlier turn", key: "", tokens: 22, loaded: true, why: "recalled next to a match (score 4.500)" },
+    ]);
+    expect(reportSummary(withTurns)).toBe("3 fact(s) loaded, 47 token(s); 118 left out; 3 more entries not stored; 2 earlier turn(s) recalled");
+  });
+
   it("a run's stored report reads back through the thread state as the run answered it", async () => {
     const t = await createTenant();
     const thread = `mem-view-${uuid6(-1).slice(0, 8)}`;
