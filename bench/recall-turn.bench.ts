@@ -1,0 +1,70 @@
+import { env, exports } from "cloudflare:workers";
+import { expect, it } from "vitest";
+import { agentByName } from "../src/routing/bundled";
+import { median, report } from "./thread-support";
+
+/**
+ * A whole turn with recall on vs the same build with `recall: false`, in the same run: the shipped
+ * `support` agent (trim 4,000) on the offline model, over two identical threads holding one LoCoMo
+ * conversation each, asked LoCoMo's questions alternately. Only the agent's recall setting differs
+ * (switched on the bundled agent between the two halves of each pair).
+ */
+type Turn = { role: "user" | "assistant"; content: string; created_at: number };
+const convs = JSON.parse((env as unknown as { LOCOMO: string }).LOCOMO) as { turns: Turn[]; questions: string[] }[];
+const OPERATOR = "test-operator-key";
+
+async function call(path: string, key: string, body: unknown): Promise<Response> {
+  return exports.default.fetch(`http://x${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+it("a support turn with recall on vs recall: false", async () => {
+  const tenant = `bench-${crypto.randomUUID().slice(0, 8)}`;
+  expect((await call("/v1/admin/tenants", OPERATOR, { id: tenant })).status).toBe(201);
+  const { key } = (await (await call(`/v1/admin/tenants/${tenant}/keys`, OPERATOR, { role: "admin" })).json()) as { key: string };
+  const conv = convs[0]!;
+  const threads = { on: `turn-on-${tenant}`, off: `turn-off-${tenant}` };
+  for (const t of Object.values(threads)) {
+    for (let i = 0; i < conv.turns.length; i += 500) {
+      expect((await call(`/v1/threads/${t}/state`, key, { ops: [{ op: "append", messages: conv.turns.slice(i, i + 500) }] })).status).toBe(200);
+    }
+  }
+  const agent = agentByName("support")!;
+  const configured = agent.recall;
+  const ms = { on: [] as number[], off: [] as number[] };
+  let recalledTurns = 0;
+  const questions = convs.flatMap((c) => c.questions).slice(0, 120);
+  try {
+    for (const [i, q] of questions.entries()) {
+      for (const mode of i % 2 ? (["on", "off"] as const) : (["off", "on"] as const)) {
+        (agent as { recall: typeof configured }).recall = mode === "on" ? { share: 0.75, neighbours: 1 } : false;
+        const t0 = performance.now();
+        const res = await call("/v1/chat/completions", key, {
+          model: "offline-echo",
+          agent: "support",
+          thread_id: threads[mode],
+          messages: [{ role: "user", content: q }],
+        });
+        const body = (await res.json()) as { edgeweave?: { memory?: { recalled?: unknown[] } } };
+        const t = performance.now() - t0;
+        expect(res.status).toBe(200);
+        if (mode === "on") recalledTurns += body.edgeweave?.memory?.recalled?.length ?? 0;
+        if (i >= 10) ms[mode].push(t);
+      }
+    }
+  } finally {
+    (agent as { recall: typeof configured }).recall = configured;
+  }
+  expect(recalledTurns).toBeGreaterThan(0);
+  report("recall-turn", {
+    turns: ms.on.length,
+    thread_messages: conv.turns.length,
+    recall_on_p50_ms: Number(median(ms.on).toFixed(2)),
+    recall_off_p50_ms: Number(median(ms.off).toFixed(2)),
+    ratio: Number((median(ms.on) / median(ms.off)).toFixed(3)),
+    mean_recalled_turns: Number((recalledTurns / questions.length).toFixed(1)),
+  });
+});

@@ -1,0 +1,48 @@
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+import { loadConversations } from "./locomo/data.ts";
+
+/**
+ * Recall over LoCoMo turns (bench/recall-locomo.bench.ts: inside the object; bench/recall-turn.bench.ts: whole turns), in workerd
+ * with real Durable Object SQLite: npx vitest run -c bench/recall-vitest.config.ts
+ * The conversations are read here (Node) from LOCOMO_DIR and handed to the bench as a binding.
+ */
+function locomoDir(): string {
+  if (process.env.LOCOMO_DIR) return process.env.LOCOMO_DIR;
+  const root = resolve(import.meta.dirname, "..");
+  const here = join(root, "../shared/data/locomo-dev");
+  if (existsSync(here)) return here;
+  const common = execFileSync("git", ["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: root, encoding: "utf8" }).trim();
+  return join(dirname(common), "../shared/data/locomo-dev");
+}
+
+const convs = loadConversations(locomoDir()).map((c) => ({
+  turns: c.turns.map((t) => ({ role: t.speaker === c.speakerA ? "user" : "assistant", content: `${t.speaker}: ${t.text}`, created_at: t.at })),
+  questions: c.questions.filter((q) => q.category >= 1 && q.category <= 4).map((q) => q.question),
+}));
+
+export default defineConfig(async () => ({
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: {
+          MAX_THREAD_BYTES: String(64 * 1024 * 1024),
+          LOCOMO: JSON.stringify(convs),
+          TEST_MIGRATIONS: await readD1Migrations("migrations"),
+          OPERATOR_KEY: "test-operator-key",
+          EDGEWEAVE_OFFLINE: "1",
+        },
+      },
+    }),
+  ],
+  test: {
+    include: ["bench/recall-*.bench.ts"],
+    setupFiles: ["./bench/recall-setup.ts"],
+    testTimeout: 900_000,
+    hookTimeout: 900_000,
+  },
+}));
