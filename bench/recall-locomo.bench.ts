@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
-import type { ThreadDO } from "../src/pipeline/thread-object";
+import type { ThreadDO } from "../src/object/thread-object";
 import { ThreadStore } from "../src/thread/thread-store";
 import { median, mustUpdate, report, stubFor } from "./thread-support";
 
@@ -41,7 +41,7 @@ it("recall over 20,000 LoCoMo turns; bytes per stored turn with and without the 
     state.storage.sql.exec("DROP TABLE recall_fts");
     return seed(instance, list);
   });
-  const size = async (stub: DurableObjectStub) => runInDurableObject(stub, (_i: ThreadDO, state) => state.storage.sql.databaseSize);
+  const size = async (stub: typeof indexed): Promise<number> => runInDurableObject(stub, (_i: ThreadDO, state) => state.storage.sql.databaseSize);
   const [withIndex, without] = [await size(indexed), await size(bare)];
 
   const recallMs: number[] = [];

@@ -15,6 +15,7 @@
  *   so the branch it left is never recalled, and a removed message is gone from the index.
  */
 
+import { matchExpression, searchTerms } from "../core/search-terms";
 import { messageHash } from "./message-hash";
 import { decodeMessage } from "./thread-rows";
 
@@ -77,4 +78,29 @@ export function searchLive(sql: SqlStorage, match: string, limit: number): { id:
     )
     .toArray()
     .map((r) => ({ id: r.id, hash: r.hash ?? messageHash(decodeMessage(r.json ?? "{}")), score: -r.rank }));
+}
+
+/** Below this many indexed rows every query word is searched: scoring all matches is cheap. */
+const SELECTIVE_FROM_ROWS = 1000;
+/** A word found in more than this share of the rows says little about which turn is meant (its BM25 weight is near nothing). */
+const COMMON_SHARE = 0.25;
+
+/**
+ * The FTS5 expression for a query (quoted words OR-ed, never caller syntax), without the words
+ * so common in a large thread that scoring their matches would be most of the cost (a speaker's
+ * name in every turn of theirs): each word's matches are counted up to the limit. At least one
+ * word is kept. null: nothing to search for.
+ */
+export function recallMatch(sql: SqlStorage, query: string): string | null {
+  const terms = searchTerms(query);
+  if (terms.length <= 1) return matchExpression(terms);
+  const rows = sql.exec<{ n: number }>(`SELECT COALESCE(MAX(seq), 0) AS n FROM messages`).one().n;
+  if (rows < SELECTIVE_FROM_ROWS) return matchExpression(terms);
+  const cap = Math.floor(rows * COMMON_SHARE);
+  const counted = terms.map((t) => ({
+    t,
+    n: sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM recall_fts WHERE recall_fts MATCH ? LIMIT ?)`, matchExpression([t]), cap + 1).one().n,
+  }));
+  const kept = counted.filter((c) => c.n <= cap).map((c) => c.t);
+  return matchExpression(kept.length > 0 ? kept : [counted.reduce((a, b) => (b.n < a.n ? b : a)).t]);
 }

@@ -1,8 +1,8 @@
 import type { Message } from "../core/message";
-import { matchExpression, searchTerms } from "../core/search-terms";
+import { searchTerms } from "../core/search-terms";
 import { estimateTokens, type TokenEstimator } from "../core/tokens";
 import { messageHash } from "./message-hash";
-import { searchRecall, type RecallHit } from "./recall-index";
+import { recallMatch, searchRecall, type RecallHit } from "./recall-index";
 import { decodeMessage } from "./thread-rows";
 import type { LoadRecentResult, RecallAsk, RecalledTurn } from "./types";
 
@@ -146,7 +146,7 @@ export function recallWindow(sql: SqlStorage, recent: (maxTokens: number) => Loa
   const full = recent(budget);
   const plain = { ...full, recalled: [], recalled_tokens: 0 };
   const share = Math.min(1, Math.max(0, ask.share));
-  const match = matchExpression(searchTerms(ask.query));
+  const match = full.truncated ? recallMatch(sql, ask.query) : null;
   if (!full.truncated || share === 0 || match === null) return plain;
   const window = recent(Math.floor(budget * (1 - share)));
   const first = window.messages[0];
@@ -188,7 +188,8 @@ export type LiveHit = { id: string; hash: string; score: number };
  * are positions in the list. Same rules and budget as recallWindow.
  */
 export function recallOver(
-  search: (match: string, limit: number) => LiveHit[],
+  /** The live index's best matches for a query (ThreadStore: recallMatch + searchLive). */
+  search: (query: string, limit: number) => LiveHit[],
   messages: readonly Message[],
   budget: number,
   ask: RecallAsk,
@@ -204,14 +205,13 @@ export function recallOver(
   const fullStart = newest(budget);
   const plain = { ...slice(fullStart), recalled: [], recalled_tokens: 0 };
   const share = Math.min(1, Math.max(0, ask.share));
-  const match = matchExpression(searchTerms(ask.query));
-  if (fullStart === 0 || share === 0 || match === null) return plain;
+  if (fullStart === 0 || share === 0 || searchTerms(ask.query).length === 0) return plain;
   const start = newest(Math.floor(budget * (1 - share)));
   const room = budget - tokens.slice(start).reduce((n, t) => n + t, 0) - EXCERPT_HEADER_TOKENS;
   if (room < EXCERPT_GROUP_TOKENS) return plain;
   const at = new Map(messages.map((m, i) => [m.id, i]));
   const hits: RecallHit[] = [];
-  for (const h of search(match, 2 * MAX_HITS)) {
+  for (const h of search(ask.query, 2 * MAX_HITS)) {
     const i = at.get(h.id);
     if (i !== undefined && i < start && messageHash(messages[i]!) === h.hash) hits.push({ seq: i, score: h.score });
   }

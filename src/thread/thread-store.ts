@@ -10,7 +10,7 @@ import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
 import { ThreadMeta } from "./meta";
 import { recallOver, recallWindow } from "./recall";
-import { searchLive } from "./recall-index";
+import { recallMatch, searchLive } from "./recall-index";
 import type { Transaction } from "./sql-schema";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
@@ -221,7 +221,15 @@ export class ThreadStore {
 
   /** Recall over a message list held in memory (a run's whole or replayed state), ranked by this thread's live index (recall.ts). */
   recallOver(messages: readonly Message[], maxTokens: number, ask: RecallAsk): LoadRecentResult {
-    return recallOver((match, limit) => searchLive(this.sql, match, limit), messages, maxTokens, ask);
+    return recallOver(
+      (query, limit) => {
+        const match = recallMatch(this.sql, query);
+        return match === null ? [] : searchLive(this.sql, match, limit);
+      },
+      messages,
+      maxTokens,
+      ask,
+    );
   }
 
   /**
