@@ -3,6 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { MessageInput } from "../../src/core/message";
+import { recallMatch } from "../../src/thread/recall-index";
 import { MIGRATIONS } from "../../src/thread/sql-schema";
 import { ThreadStore } from "../../src/thread/thread-store";
 import type { LoadRecentResult, RecallAsk } from "../../src/thread/types";
@@ -167,6 +168,21 @@ describe("recall index and recall inside the thread object", () => {
         }),
         { seed: 21_2026, numRuns: 100 },
       );
+    });
+  });
+
+  it("in a large thread a word in most rows is left out of the search, and still searched when it is the only one", async () => {
+    await withStore((store, storage) => {
+      const rows = Array.from({ length: 1200 }, (_, i) => ({
+        id: `r${i}`,
+        role: i % 2 ? "assistant" : "user",
+        content: `Caroline: update ${i} about the garden`,
+      }));
+      rows[40] = { id: "kayak", role: "user", content: "Caroline: the red kayak is in the shed" };
+      for (let i = 0; i < rows.length; i += 1000) store.update({ ops: [{ op: "append", messages: rows.slice(i, i + 1000) as MessageInput[] }] }, "update");
+      expect(recallMatch(storage.sql, "Where is Caroline's kayak?")).toBe('"kayak"');
+      expect(recallMatch(storage.sql, "Caroline")).toBe('"caroline"');
+      expect(ids(recall(store, 400, ask("Where is Caroline's kayak?")))).toContain("kayak");
     });
   });
 
