@@ -80,9 +80,6 @@ export type Decision = { allow: true } | { allow: false; code: "BEM-022" | "BEM-
 const ALLOW: Decision = { allow: true };
 const deny = (code: "BEM-022" | "BEM-023" | "BEM-025", message: string): Decision => ({ allow: false, code, message });
 
-/** Whether the role can ever do the action (the route-level check, before any body is read). */
-export const roleMay = (p: Principal, action: Action): boolean => POLICY[action][p.role] !== "no";
-
 /** The decision for one action on what the request names (omit the resource for the role check alone). */
 export function decide(p: Principal, action: Action, r: Resource = {}): Decision {
   const rule: Rule = POLICY[action][p.role];

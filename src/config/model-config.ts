@@ -51,7 +51,6 @@ export const ProviderConfig = z.looseObject({
   model: z.string().min(1).max(256).optional(),
   timeout_ms: z.number().int().positive().max(600_000).optional(),
 });
-export type ProviderConfigInput = z.input<typeof ProviderConfig>;
 
 /** Another name for a model, as a client sends it; a trailing `*` matches any suffix (src/routing/aliases.ts). */
 export const ModelAlias = z
@@ -173,7 +172,6 @@ export const AgentConfig = z.object({
   model: ModelName.optional(),
 });
 export type AgentConfig = z.infer<typeof AgentConfig>;
-export type AgentConfigInput = z.input<typeof AgentConfig>;
 
 /** The whole models.yaml. */
 export const ModelsFile = z.object({

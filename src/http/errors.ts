@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { AppError, catalog, isAppError } from "../core/errors";
+import { AppError, isAppError } from "../core/errors";
 import type { AppEnv } from "./app-env";
 import { anthropicError, speaksAnthropic } from "../anthropic/errors";
 import { log } from "../core/log";
@@ -41,5 +41,3 @@ export function toErrorResponse(err: unknown, c: Context<AppEnv>): Response {
   if (requestId) res.headers.set("x-request-id", requestId);
   return res;
 }
-
-export const errorStatus = (code: keyof typeof catalog) => catalog[code].status;

@@ -120,10 +120,6 @@ export class MemoryManager {
     };
   }
 
-  saveTurn(scope: MemoryScope, message: Message): Promise<string> {
-    return this.backend.appendLayer(scope, { type: "turn", message });
-  }
-
   /** Stores a fact; kind and text are validated here (BEM-063, BEM-062, BEM-064). */
   async remember(scope: MemoryScope, kind: string, text: string): Promise<string> {
     return this.backend.appendLayer(scope, { type: "fact", kind: validateKind(kind), text: validateFactText(text) });

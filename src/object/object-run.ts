@@ -1,3 +1,4 @@
+import { authorizeThread } from "../auth/policy";
 import { assertThreadRoom } from "../auth/quotas";
 import { AppError } from "../core/errors";
 import { newerBookmark } from "../memory/bookmark";
@@ -105,7 +106,11 @@ export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStre
       report = settled.report;
       const turn = settled.input;
       const deps = { env: o.env, waitUntil: io.later, io, thread: room };
-      const { timings, state: _state, ...rest } = await runTurn(deps, { ...continued(room, turn), timings: new Timings() }, hooks);
+      const {
+        timings,
+        state: _state,
+        ...rest
+      } = await runTurn(deps, { input: { ...continued(room, turn), timings: new Timings() }, admission: { scopes: req.scopes } }, hooks);
       send({ t: "done", result: { ...rest, reconciled: report, timings: timings.entries } });
     } catch (e) {
       send({ t: "error", error: toWireError(e) });
@@ -145,5 +150,7 @@ function afterResponse(room: ThreadRoom, input: TurnRequest, previous: { id: str
 function continued(room: ThreadRoom, input: TurnRequest): TurnRequest {
   const continueFrom = input.responses?.continueFrom;
   if (continueFrom === undefined || continueFrom === room.log.headId()) return input;
+  // A branch, decided here against the head: it needs the rewrite right (admission checked the reach).
+  authorizeThread(input.principal, room.threadId, true);
   return { ...input, checkpointId: continueFrom };
 }

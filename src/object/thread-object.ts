@@ -30,7 +30,7 @@ import type {
   LoadRecentOptions,
   LoadRecentResult,
   RpcResult,
-  RunGrant,
+  LeaseGrant,
   RunWrite,
   Source,
   StatePage,
@@ -177,7 +177,7 @@ export class ThreadDO extends DurableObject<Env> {
    * with, when `recentTokens` is given, the newest window read under it — one
    * round trip for a free thread. BEM-038 when the wait bound passes first.
    */
-  beginRun(opts: BeginRunOptions = {}): Promise<RpcResult<RunGrant>> {
+  beginRun(opts: BeginRunOptions = {}): Promise<RpcResult<LeaseGrant>> {
     return codedAsync(async () => {
       const leases = this.#openLeases();
       const lease = await leases.take(clampTtl(opts.ttlMs), clampWait(opts.waitMs));

@@ -9,7 +9,7 @@ import { assemble } from "./prompt";
 import type { Tool } from "./tools/define";
 import { toolDefinitions } from "./tools/define";
 import { usageOf, type TurnUsage } from "./usage";
-import type { Prepared, RunDeps, StreamHooks } from "./prepare";
+import type { RunDeps, RunPlan, StreamHooks } from "./prepare";
 
 /** A request's max_tokens above what `m` can write (models.yaml max_output_tokens) is clamped to it: clients such as Claude Code ask for tens of thousands. */
 export function outputLimit(m: ModelConfig, asked: number | undefined): number | undefined {
@@ -23,7 +23,7 @@ export function outputLimitWarning(m: ModelConfig, asked: number | undefined): s
 }
 
 /** The Anthropic-only fields the answering model's provider did not get (README "Use with the Anthropic SDK and Claude Code"). */
-export function droppedWarning(m: ModelConfig, input: Prepared["input"]): string[] {
+export function droppedWarning(m: ModelConfig, input: RunPlan["input"]): string[] {
   const dropped = droppedFor(m.provider, { anthropic: input.params?.anthropic, messages: input.messages });
   return dropped.length > 0 ? [`not sent to ${m.name} (${m.provider}): ${dropped.join(", ")}`] : [];
 }
@@ -32,22 +32,29 @@ export type Call = { result: ChatResult; model: ModelConfig; attempts: Attempt[]
 /** A provider call that began answering and then failed (a stream cut): billed all the same, its usage estimated. */
 export type CutCall = { model: ModelConfig; usage: TurnUsage };
 
+/** One model call of a run: what it sends (the system prompt, the conversation, the server tools) and where the answer streams. */
+export type RoutedCall = {
+  deps: Pick<RunDeps, "env" | "fetch">;
+  plan: Pick<RunPlan, "input" | "clientSystem" | "route">;
+  facts: Message[];
+  system: string | null;
+  messages: Message[];
+  serverTools: readonly Tool[];
+  stream?: StreamHooks;
+  /** The run's first call: a stream's `start` fires only then. */
+  first: boolean;
+  /** A stream that began answering and was cut: billed all the same. */
+  onCut?: (c: CutCall) => void;
+};
+
 /** One model call over the routed candidates: failover, and for streams only before the first event. */
-export async function callRouted(
-  deps: RunDeps,
-  p: Prepared,
-  system: string | null,
-  messages: Message[],
-  serverTools: readonly Tool[],
-  stream?: StreamHooks,
-  first = true,
-  onCut: (c: CutCall) => void = () => undefined,
-): Promise<Call> {
+export async function callRouted(call: RoutedCall): Promise<Call> {
+  const { deps, plan: p, system, messages, stream, first, onCut = () => undefined } = call;
   const clientTools: FunctionTool[] = p.input.params?.tools ?? [];
-  const tools = [...toolDefinitions(serverTools), ...clientTools];
+  const tools = [...toolDefinitions(call.serverTools), ...clientTools];
   const instructions: ChatMessage[] = system !== null ? [{ role: "system", content: system }, ...p.clientSystem] : p.clientSystem;
   const requestFor = (m: ModelConfig) => {
-    const wire = assemble({ instructions, facts: p.facts, turns: messages, input: [], factsLast: p.input.factsLast === true }, m.max_tokens);
+    const wire = assemble({ instructions, facts: call.facts, turns: messages, input: [], factsLast: p.input.factsLast === true }, m.max_tokens);
     const maxOutput = outputLimit(m, p.input.params?.max_output_tokens);
     return {
       ...(p.input.params ?? {}),

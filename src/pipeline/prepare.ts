@@ -2,7 +2,6 @@ import { z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
 import { memoryFor } from "../memory/for-tenant";
 import { MemoryScope } from "../memory/scope";
-import { authorize, authorizeThread, resolveScopes } from "../auth/policy";
 import type { MemoryReport } from "../memory/report";
 import type { LoadedContext, RankOptions } from "../memory/types";
 import { TokenLimitStrategy } from "../memory/token-limit-strategy";
@@ -27,6 +26,7 @@ import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
 import { describeIssues } from "../core/zod-issues";
 import { checkToolAnswers } from "../thread/tool-answers";
+import type { Admission } from "./admit";
 import type { RunIO } from "./run-io";
 import type { ThreadRoom } from "./thread-room";
 
@@ -49,16 +49,31 @@ export type StreamHooks = {
   delta(event: DeltaEvent): void | Promise<void>;
 };
 
-/** Everything decided before the first provider call. Nothing has been written yet. */
-export type Prepared = {
+/** What a run does, decided before anything is read: who asks what, of which agent, on which thread and model, with which middleware and tools. */
+export type RunPlan = {
   input: TurnInput;
   agent?: AgentConfig;
+  /** The run's thread, inside its object (present exactly when the turn is stateful). */
   thread?: ThreadRoom;
   route: RouteResult;
   /** The memory scopes this run loads (`name` or `name:id`), recorded with its routing. */
   scopes: string[];
   /** Client system/developer messages: instructions for this call, never stored. */
   clientSystem: ChatMessage[];
+  /** The client's new non-system messages, with ids. */
+  inputMessages: Message[];
+  middlewares: Middleware[];
+  /** Every server tool: the agent's and those its middleware install. */
+  tools: Tool[];
+  /** The agent's own server tools (middleware add theirs when the request is prepared). */
+  agentTools: Tool[];
+  reducers: Reducers;
+  runtime: Runtime;
+  timings: Timings;
+};
+
+/** What the run was given to work with, loaded under its lease: the facts, and the thread's state. Nothing has been written yet. */
+export type RunContext = {
   facts: Message[];
   /** Which facts loaded and why, and which earlier turns recall brought (the response's `memory`). */
   memory: MemoryReport;
@@ -69,18 +84,11 @@ export type Prepared = {
   view?: (messages: Message[]) => Message[];
   /** The thread's messages (the budget window, or all of them when middleware needs the whole state) + channels. */
   state: AgentState;
-  /** The client's new non-system messages, with ids. */
-  inputMessages: Message[];
-  middlewares: Middleware[];
-  /** Every server tool: the agent's and those its middleware install. */
-  tools: Tool[];
-  /** The agent's own server tools (middleware add theirs when the request is prepared). */
-  agentTools: Tool[];
-  reducers: Reducers;
-  runtime: Runtime;
   warnings: string[];
-  timings: Timings;
 };
+
+/** Everything decided and loaded before the first provider call. */
+export type Prepared = { plan: RunPlan; context: RunContext };
 
 const isInstruction = (m: ParsedMessageInput) => m.role === "system";
 
@@ -115,16 +123,11 @@ function readingThread<T>(read: () => T): T {
 
 /** The agent, thread, middleware and tools a run uses, checked before anything is read or written. */
 function planRun(deps: RunDeps, input: TurnInput) {
-  const { principal } = input;
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
   const thread = deps.thread;
   if ((input.threadId !== undefined) !== (thread !== undefined) || (thread && thread.threadId !== input.threadId))
     throw new AppError("BEM-001", undefined, { internal: "a stateful turn runs in its own thread's object, a stateless one without a thread" });
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
-  // Before anything is read or written: the thread must be reachable, and a run that
-  // rewrites its stored history (a fork, or middleware that replaces or removes messages)
-  // needs the same right as POST …/state and /fork.
-  if (thread) authorizeThread(principal, thread.threadId, input.checkpointId !== undefined || middlewares.some((m) => m.rewritesHistory === true));
   const agentTools = serverToolsFor(agent);
   const tools = middlewareTools(middlewares, agentTools);
   const reducers = collectReducers(middlewares, tools);
@@ -158,7 +161,7 @@ function routeRun(env: Env, input: TurnInput, agent: AgentConfig | undefined, cl
   return { route, lastUser, budget: Math.max(0, route.model.max_tokens - fixedTokens) };
 }
 
-type Loaded = { facts: Message[]; memory: MemoryReport; state: AgentState; warnings: string[]; view?: (messages: Message[]) => Message[] };
+type Loaded = RunContext;
 
 /** The run's facts and what its response reports about them (and a warning when some did not fit). */
 function factsOf(loaded: LoadedContext, model: ModelConfig): Omit<Loaded, "state"> {
@@ -248,17 +251,16 @@ function runtimeFor(
 }
 
 /** Everything before the first provider call, in order: plan, route, take the thread's turn and load memory, build the runtime. */
-export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared> {
+export async function prepare(deps: RunDeps, input: TurnInput, admission: Admission): Promise<Prepared> {
   const { env } = deps;
   const timings = input.timings ?? new Timings();
   timings.lap("request");
   const { principal } = input;
-  authorize(principal, "run");
   const { context, ...plan } = planRun(deps, input);
   const { agent, thread, middlewares } = plan;
   const { clientSystem, toSave } = splitInput(input.messages);
-  // Every layer, the agent's or the client's, must be within the caller's grants (BEM-023 otherwise).
-  const scopes = resolveScopes({ principal, sessionId: thread?.threadId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
+  // Every layer, the agent's or the client's, was checked against the caller's grants when the turn was admitted (admit.ts).
+  const scopes = admission.scopes.map((s) => MemoryScope.parse(s));
   const { route, lastUser, budget } = routeRun(env, input, agent, clientSystem, toSave);
   timings.lap("route");
 
@@ -282,5 +284,9 @@ export async function prepare(deps: RunDeps, input: TurnInput): Promise<Prepared
   timings.lap("memory");
 
   const runtime = runtimeFor(deps, principal, { route, agent, context, thread, scopes });
-  return { input, ...plan, route, scopes: scopes.map(String), clientSystem, ...loaded, inputMessages: toStored(toSave, runtime), runtime, timings };
+  const { state, facts, memory, warnings } = loaded;
+  return {
+    plan: { input, ...plan, route, scopes: scopes.map(String), clientSystem, inputMessages: toStored(toSave, runtime), runtime, timings },
+    context: { facts, memory, state, warnings },
+  };
 }

@@ -22,12 +22,10 @@ export async function reconcileTurn(input: TurnInput, room: ThreadRoom): Promise
   const fresh = rest.slice(r.append_from);
   if (fresh.length === 0)
     throw new AppError("BEM-109", `All ${rest.length} messages are already in thread '${room.threadId}'; send a new message (or checkpoint_id to branch)`);
+  // Branching, or emptying the head, is a rewrite, decided here: the same right as a checkpoint_id (admission checked the reach).
+  if (r.reset || r.branch_from !== null) authorizeThread(input.principal, room.threadId, true);
   // The divergence lies inside the thread's first checkpoint: the branch starts empty (history keeps the old path).
-  if (r.reset) {
-    // Emptying the head is a rewrite: the same right as a branch (which the run checks again when it is planned).
-    authorizeThread(input.principal, room.threadId, true);
-    await room.write({ ops: [{ op: "remove_all" }] }, "update");
-  }
+  if (r.reset) await room.write({ ops: [{ op: "remove_all" }] }, "update");
   const systems = input.messages.filter((m) => m.role === "system");
   return {
     input: { ...input, messages: [...systems, ...fresh], ...(r.branch_from !== null ? { checkpointId: r.branch_from } : {}) },

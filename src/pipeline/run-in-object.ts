@@ -1,8 +1,7 @@
-import { authorize, authorizeThread, resolveScopes } from "../auth/policy";
 import { AppError } from "../core/errors";
 import { quotaOf } from "../auth/quotas";
-import { requireAgent } from "../routing/bundled";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
+import { admitTurn } from "./admit";
 import { runTurn, type StreamHooks } from "./run";
 import { RunIO } from "./run-io";
 import { fromWireError, readEvents, type RunEvent } from "./run-wire";
@@ -24,38 +23,25 @@ export function runAnyTurn(deps: WorkerDeps, input: TurnInput, stream?: StreamHo
 
 /** A turn without a thread, in the Worker: its D1 bookkeeping leaves as one batch after the answer. */
 async function runStateless(deps: WorkerDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
+  const admission = admitTurn(input);
   const io = new RunIO(deps.env.DB, input.bookmark);
   try {
-    return await runTurn({ ...deps, io }, input, stream);
+    return await runTurn({ ...deps, io }, { input, admission }, stream);
   } finally {
     deps.waitUntil(io.settle());
   }
 }
 
-/**
- * What the Worker settles before handing a run over, so a request the caller may not make
- * never reaches the object: the right to run, a valid thread id within its grants, a known
- * agent, scopes within its grants. The object checks the rest as it runs.
- */
-function admit(input: TurnInput & { threadId: string }): void {
-  const { principal } = input;
-  authorize(principal, "run");
-  // The thread first (BEM-025), then what it loads (BEM-023); agent middleware that rewrites history is checked in the object.
-  authorizeThread(principal, input.threadId, input.checkpointId !== undefined);
-  const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
-  resolveScopes({ principal, sessionId: input.threadId, agentScopes: agent?.memory_scopes, requested: input.memoryScopes });
-}
-
 async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
   const timings = input.timings ?? new Timings();
   const threadId = parseThreadId(input.threadId ?? "");
-  admit({ ...input, threadId });
+  const { scopes } = admitTurn({ ...input, threadId });
   timings.lap("request");
   const { env } = deps;
   const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(input.principal.tenant, threadId)));
   const { timings: _local, ...sent } = input;
   // The thread quota is checked in the object, and only when the thread has no history: no D1 read on a turn of an existing thread.
-  const body = await stub.runTurn({ input: { ...sent, threadId }, stream: stream !== undefined, threadQuota: quotaOf(env, "threads") });
+  const body = await stub.runTurn({ input: { ...sent, threadId }, scopes, stream: stream !== undefined, threadQuota: quotaOf(env, "threads") });
 
   let settle!: { ok: (r: TurnResult) => void; fail: (e: unknown) => void };
   const answer = new Promise<TurnResult>((ok, fail) => (settle = { ok, fail }));

@@ -12,7 +12,8 @@ import type { TurnInput, TurnResult } from "./turn";
  * keeps running — and saving — whether or not anyone still reads.
  */
 /** `threadQuota`: the Worker's MAX_THREADS_PER_TENANT, checked in the object when the run would create the thread. */
-export type ObjectRunRequest = { input: Omit<TurnInput, "timings">; stream: boolean; threadQuota: number };
+/** `scopes`: the memory layers the Worker admitted (pipeline/admit.ts), so the object checks nothing twice. */
+export type ObjectRunRequest = { input: Omit<TurnInput, "timings">; scopes: string[]; stream: boolean; threadQuota: number };
 
 /** A run's result without the thread state (that stays in the object). */
 export type WireResult = Omit<TurnResult, "timings" | "state"> & { timings: [string, number][] };

@@ -10,7 +10,9 @@ import { usageStatement } from "./usage";
 import { prepare, type Prepared, type RunDeps, type StreamHooks } from "./prepare";
 import { callRouted, droppedWarning, outputLimitWarning } from "./model-call";
 import { addUsage, type TurnUsage } from "./usage";
-import { saveRun } from "./save-run";
+import type { Admission } from "./admit";
+import { type SaveRun, saveRun } from "./save-run";
+import type { ThreadRoom } from "./thread-room";
 import { scheduleExtraction } from "../tasks/messages";
 import { errorText, log } from "../core/log";
 
@@ -26,11 +28,11 @@ export const DEFAULT_MAX_STEPS = 8;
  * the run completes saves nothing — except BEM-081 (steps exhausted), which
  * saves the complete steps, as the caller asked for them to run.
  */
-export async function runTurn(deps: RunDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
-  return runPrepared(deps, await prepare(deps, input), stream);
+export async function runTurn(deps: RunDeps, turn: { input: TurnInput; admission: Admission }, stream?: StreamHooks): Promise<TurnResult> {
+  return runPrepared(deps, await prepare(deps, turn.input, turn.admission), stream);
 }
 
-async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Promise<TurnResult> {
+async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream?: StreamHooks): Promise<TurnResult> {
   let usage: TurnUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0, estimated: false };
   let attempts: Attempt[] = [];
   let model: ModelConfig = p.route.model;
@@ -41,10 +43,20 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
   const events: string[] = [];
 
   const inputWrite: StepWrite = { source: "input", update: { messages: p.inputMessages } };
-  const startState = applyUpdate(p.state, inputWrite.update, p.reducers);
+  const startState = applyUpdate(context.state, inputWrite.update, p.reducers);
   const clientToolNames = (p.input.params?.tools ?? []).map((t) => t.function.name);
 
   let loop: { state: AgentState; steps: LoopStep[] };
+  // The run's steps as its thread's checkpoints (the first with the input and the routing record).
+  const saving = (thread: ThreadRoom, steps: LoopStep[]): SaveRun => ({
+    thread,
+    principal: p.input.principal,
+    ...(p.input.checkpointId !== undefined ? { branchFrom: p.input.checkpointId } : {}),
+    reducers: p.reducers,
+    record: { model, route: p.route, attempts, scopes: p.scopes, memory: context.memory },
+    prefix: [inputWrite],
+    steps,
+  });
   // Every model call the provider answered, in part or whole, is billed, whether or not the run then completes (e.g. steps exhausted, a cut stream).
   const bill = () => {
     if (calls === 0) return;
@@ -80,9 +92,18 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
           usage = addUsage(usage, c.usage);
           model = c.model;
         };
-        // A run holding the whole state sends the model its window and the recalled earlier turns.
-        const messages = p.view ? p.view(request.messages) : request.messages;
-        const call = await callRouted(deps, p, request.system, messages, request.tools, stream, calls === 0, count);
+        const call = await callRouted({
+          deps,
+          plan: p,
+          facts: context.facts,
+          system: request.system,
+          // A run holding the whole state sends the model its window and the recalled earlier turns.
+          messages: context.view ? context.view(request.messages) : request.messages,
+          serverTools: request.tools,
+          ...(stream ? { stream } : {}),
+          first: calls === 0,
+          onCut: count,
+        });
         count(call);
         attempts = [...attempts, ...call.attempts];
         last = call.result;
@@ -109,7 +130,7 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
     });
   } catch (e) {
     bill();
-    if (e instanceof StepsExhaustedError) await saveRun(p, [inputWrite], e.steps, model, attempts);
+    if (e instanceof StepsExhaustedError && p.thread) await saveRun(saving(p.thread, e.steps));
     throw e;
   }
   bill();
@@ -126,20 +147,15 @@ async function runPrepared(deps: RunDeps, p: Prepared, stream?: StreamHooks): Pr
     route: p.route,
     attempts,
     usage,
-    warnings: [...p.warnings, ...outputLimitWarning(model, p.input.params?.max_output_tokens), ...droppedWarning(model, p.input), ...events],
-    memory: p.memory,
+    warnings: [...context.warnings, ...outputLimitWarning(model, p.input.params?.max_output_tokens), ...droppedWarning(model, p.input), ...events],
+    memory: context.memory,
   };
   // What the turn keeps beside its last checkpoint (a Responses record) is written in that save's transaction.
   const keep = p.thread?.keep;
   let kept: Record<string, unknown> | undefined;
-  const checkpointId = await saveRun(
-    p,
-    [inputWrite],
-    loop.steps,
-    model,
-    attempts,
-    keep ? (cp) => void (kept = keep({ ...outcome, checkpointId: cp.id })) : undefined,
-  );
+  const checkpointId = p.thread
+    ? await saveRun({ ...saving(p.thread, loop.steps), ...(keep ? { alongside: (cp) => void (kept = keep({ ...outcome, checkpointId: cp.id })) } : {}) })
+    : null;
   p.timings.lap("save");
 
   // Background fact extraction (agents with `extract:`); a failure to queue never fails the saved turn.

@@ -4,7 +4,11 @@ import type { ModelConfig } from "../config/model-config";
 import type { Checkpoint, UpdateOp } from "../thread/types";
 import { toThreadOps } from "./state";
 import type { LoopStep, StepWrite } from "./tools/loop";
-import type { Prepared } from "./prepare";
+import type { Principal } from "../core/principal";
+import type { MemoryReport } from "../memory/report";
+import type { RouteResult } from "../routing/router";
+import type { Reducers } from "./state";
+import type { ThreadRoom } from "./thread-room";
 import { routeSummary } from "./turn";
 
 /**
@@ -12,7 +16,7 @@ import { routeSummary } from "./turn";
  * its first entries only, so a turn that examined hundreds of facts does not store hundreds of rows.
  */
 export const STORED_REPORT_FACTS = 64;
-export const storedReport = (m: Prepared["memory"]) => {
+export const storedReport = (m: MemoryReport) => {
   // Recalled turns are listed by message id, score and why, never their text.
   const recalled = m.recalled ? { recalled: m.recalled.slice(0, STORED_REPORT_FACTS) } : {};
   return m.facts.length > STORED_REPORT_FACTS
@@ -20,41 +24,54 @@ export const storedReport = (m: Prepared["memory"]) => {
     : { ...m, ...recalled };
 };
 
-/** Writes the run's steps as checkpoints (the first with the input and the routing record); `alongside` runs in the last one's transaction. */
-export async function saveRun(
-  p: Prepared,
-  prefix: StepWrite[],
-  steps: LoopStep[],
-  model: ModelConfig,
-  attempts: Attempt[],
-  alongside?: (cp: Checkpoint) => void,
-): Promise<string | null> {
-  if (!p.thread || steps.length === 0) return null;
+/** What saving a run needs: its thread, who runs it, where it branches, its reducers, what its first checkpoint records, its writes. */
+export type SaveRun = {
+  thread: ThreadRoom;
+  principal: Principal;
+  /** The run continues from this checkpoint: the thread forks there first. */
+  branchFrom?: string;
+  reducers: Reducers;
+  /** Kept with the first checkpoint (`last_route`): the routing, the scopes loaded and the facts report (capped). */
+  record: { model: ModelConfig; route: RouteResult; attempts: Attempt[]; scopes: string[]; memory?: MemoryReport };
+  /** Writes before the first step's own (the input), then the steps. */
+  prefix: StepWrite[];
+  steps: LoopStep[];
+  /** Runs in the last checkpoint's transaction (a Responses record). */
+  alongside?: (cp: Checkpoint) => void;
+};
+
+/** Writes the run's steps as checkpoints (the first with the input and the routing record); returns the last one's id. */
+export async function saveRun(s: SaveRun): Promise<string | null> {
+  const { thread, record } = s;
+  if (s.steps.length === 0) return null;
   const saves: { ops: UpdateOp[]; source: "input" | "loop" }[] = [];
-  for (const [i, step] of steps.entries()) {
-    const writes = i === 0 ? [...prefix, ...step.writes] : step.writes;
-    const ops: UpdateOp[] = writes.flatMap((w) => toThreadOps(w.update, p.reducers));
+  for (const [i, step] of s.steps.entries()) {
+    const writes = i === 0 ? [...s.prefix, ...step.writes] : step.writes;
+    const ops: UpdateOp[] = writes.flatMap((w) => toThreadOps(w.update, s.reducers));
     if (i === 0) {
       ops.push({
         op: "set",
         channel: "last_route",
         reducer: "last_value",
-        // The compact summary (no trace; see routeSummary), the scopes whose facts the run loaded and which facts, why
-        // (a run prepared without memory, as some tests build it, stores no report).
-        value: { ...routeSummary(model, p.route, attempts), memory_scopes: p.scopes, ...(p.memory ? { memory: storedReport(p.memory) } : {}) },
+        // The compact summary (no trace; see routeSummary), the scopes whose facts the run loaded and which facts, why.
+        value: {
+          ...routeSummary(record.model, record.route, record.attempts),
+          memory_scopes: record.scopes,
+          ...(record.memory ? { memory: storedReport(record.memory) } : {}),
+        },
       });
     }
     if (ops.length > 0) saves.push({ ops, source: i === 0 ? "input" : "loop" });
   }
-  // A safety net behind the check in prepare (declared rewritesHistory): whatever removed
-  // stored messages — an undeclared middleware, a tool's Command — needs the rewrite right too.
-  if (saves.some((s) => s.ops.some((o) => o.op === "remove" || o.op === "remove_all"))) authorizeThread(p.input.principal, p.thread.threadId, true);
-  if (p.input.checkpointId !== undefined) await p.thread.fork(p.input.checkpointId);
+  // Defence in depth behind the check where the run is planned (declared rewritesHistory), no I/O:
+  // whatever removed stored messages — an undeclared middleware, a tool's Command — needs the rewrite right too.
+  if (saves.some((w) => w.ops.some((o) => o.op === "remove" || o.op === "remove_all"))) authorizeThread(s.principal, thread.threadId, true);
+  if (s.branchFrom !== undefined) await thread.fork(s.branchFrom);
   let checkpointId: string | null = null;
   // The last save ends the run in the same event, so the next run starts right on it.
-  for (const [i, s] of saves.entries()) {
+  for (const [i, w] of saves.entries()) {
     const last = i === saves.length - 1;
-    checkpointId = (await p.thread.write({ ops: s.ops }, s.source, { endRun: last, ...(last && alongside ? { alongside } : {}) })).id;
+    checkpointId = (await thread.write({ ops: w.ops }, w.source, { endRun: last, ...(last && s.alongside ? { alongside: s.alongside } : {}) })).id;
   }
   return checkpointId;
 }

@@ -73,10 +73,3 @@ export class StreamAccumulator {
     return result;
   }
 }
-
-/** Drains a stream into its ChatResult. */
-export async function collectStream(events: AsyncIterable<StreamEvent>, modelName: string): Promise<ChatResult> {
-  const acc = new StreamAccumulator();
-  for await (const ev of events) acc.push(ev);
-  return acc.result(modelName);
-}

@@ -61,7 +61,6 @@ export const ExtractFactsTask = z.object({
 
 export const Task = z.discriminatedUnion("kind", [RememberMemoryTask, ForgetMemoryTask, SummarizeThreadTask, RunWebhookTask, ExtractFactsTask]);
 export type Task = z.infer<typeof Task>;
-export type TaskKind = Task["kind"];
 
 type WithoutId<T> = T extends unknown ? Omit<T, "id"> & { id?: string } : never;
 /** A task to send: the id is generated when absent. */

@@ -5,7 +5,7 @@ import type { Runtime } from "../pipeline/runtime";
 import { toThreadOps } from "../pipeline/state";
 import { summarizerFor } from "../pipeline/summarizer";
 import { routerFor } from "../routing/bundled";
-import { ThreadClient, type ThreadRun } from "../thread/client";
+import { ThreadClient, type HeldLease } from "../thread/client";
 import type { SummarizeThreadTask } from "./messages";
 
 /**
@@ -26,7 +26,7 @@ export async function summarizeThread(env: Env, task: z.infer<typeof SummarizeTh
   }
 }
 
-async function summarizeHeld(env: Env, task: z.infer<typeof SummarizeThreadTask>, thread: ThreadClient, run: ThreadRun): Promise<{ summarized: number }> {
+async function summarizeHeld(env: Env, task: z.infer<typeof SummarizeThreadTask>, thread: ThreadClient, run: HeldLease): Promise<{ summarized: number }> {
   const state = await thread.getState();
   const messages = state.channels.messages;
   const route = routerFor(env).resolve({ content: null, messages: [], ...(task.model ? { model_override: task.model } : {}) });

@@ -15,7 +15,7 @@ import type {
   LoadRecentOptions,
   LoadRecentResult,
   RpcResult,
-  RunGrant,
+  LeaseGrant,
   StatePage,
   StatePageOptions,
   ThreadUpdate,
@@ -35,7 +35,7 @@ export interface ThreadEndpoint {
   getState(checkpointId: string | null, page?: StatePageOptions): Answer<StatePage>;
   getHistory(opts: HistoryOptions): Answer<History>;
   write(body: ThreadUpdate, source: UpdateSource, run: { token?: string; endRun?: boolean }): Answer<Checkpoint>;
-  beginRun(opts: BeginRunOptions): Answer<RunGrant>;
+  beginRun(opts: BeginRunOptions): Answer<LeaseGrant>;
   loadRecent(maxTokens: number, opts: LoadRecentOptions): Answer<LoadRecentResult>;
   fork(checkpointId: string, run: { token?: string }): Answer<Checkpoint>;
   renewRun(token: string, ttlMs?: number): Answer<Lease | null>;
@@ -132,9 +132,9 @@ export class ThreadClient {
    * BEM-038 when another run holds it past `waitMs`. Always end the run:
    * a save with `endRun`, or `run.end()` in a finally.
    */
-  async beginRun(opts: BeginRunOptions = {}): Promise<ThreadRun> {
+  async beginRun(opts: BeginRunOptions = {}): Promise<HeldLease> {
     const grant = unwrap(await this.stub.beginRun(opts));
-    return new ThreadRun(this.stub, grant, clampTtl(opts.ttlMs));
+    return new HeldLease(this.stub, grant, clampTtl(opts.ttlMs));
   }
 
   /** Newest messages (oldest→newest) whose stored token estimates sum to at most maxTokens. */
@@ -148,7 +148,7 @@ export class ThreadClient {
   }
 
   /** Makes the given checkpoint's state the head again, as a new branch. */
-  async fork(checkpointId: string, opts: { run?: ThreadRun } = {}): Promise<Checkpoint> {
+  async fork(checkpointId: string, opts: { run?: HeldLease } = {}): Promise<Checkpoint> {
     const cp = unwrap(await this.stub.fork(checkpointId, { token: opts.run?.token }));
     await this.list(cp);
     return cp;
@@ -182,21 +182,21 @@ export class ThreadClient {
   }
 }
 
-export type RunSave = { run?: ThreadRun; endRun?: boolean };
+export type RunSave = { run?: HeldLease; endRun?: boolean };
 
 /**
  * A caller's hold on its thread over RPC (from ThreadClient.beginRun): renewed every
  * third of its ttl, so a long holder keeps it and one whose worker died loses it within
  * one ttl. (A run inside the object holds its lease directly: run-lease.ts.)
  */
-export class ThreadRun {
+export class HeldLease {
   #ended = false;
   #lost = false;
   readonly #renewal: ReturnType<typeof setInterval>;
 
   constructor(
     private readonly stub: ThreadEndpoint,
-    private readonly grant: RunGrant,
+    private readonly grant: LeaseGrant,
     ttlMs: number,
   ) {
     this.#renewal = setInterval(

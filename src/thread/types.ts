@@ -158,8 +158,8 @@ export type BeginRunOptions = {
   recentTokens?: number;
 };
 
-export const RunGrant = z.object({ lease: Lease, recent: LoadRecentResult.nullable() });
-export type RunGrant = z.infer<typeof RunGrant>;
+export const LeaseGrant = z.object({ lease: Lease, recent: LoadRecentResult.nullable() });
+export type LeaseGrant = z.infer<typeof LeaseGrant>;
 
 /** How a write relates to the run lease: the holder's token, and whether this write ends the run. */
 export type RunWrite = { token?: string; endRun?: boolean };

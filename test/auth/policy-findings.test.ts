@@ -1,10 +1,9 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/core/principal";
-import type { Prepared } from "../../src/pipeline/prepare";
 import { saveRun } from "../../src/pipeline/save-run";
 import { remove } from "../../src/pipeline/state";
-import type { ModelConfig } from "../../src/config/model-config";
+import { routerFor } from "../../src/routing/bundled";
 import { ThreadClient } from "../../src/thread/client";
 import { deliver, deliveryCount } from "../webhooks/helpers";
 import { snapshot } from "../pipeline/helpers";
@@ -160,17 +159,11 @@ describe("finding 4, behind the declared check: saved writes that remove stored 
     const before = await thread.getHistory({ limit: 10 });
     const member: Principal = { kind: "tenant", tenant: t.tenant, role: "member", keyId: "k", grants: ["session:*"] };
     const steps = [{ index: 0, toolErrors: [], writes: [{ source: "undeclared", update: { messages: [remove("m1")] } }] }];
-    // Only the fields saveRun reads: the thread, the caller, the route record.
+    const route = routerFor(env).resolve({ content: "x", model_override: "offline-echo" });
     const save = (principal: Principal) =>
-      inThreadRoom(t.tenant, id, (room) => {
-        const prepared = {
-          thread: room,
-          input: { principal, messages: [] },
-          reducers: {},
-          route: { reason: "test", candidates: [], trace: [] },
-        } as unknown as Prepared;
-        return saveRun(prepared, [], steps, { name: "offline-echo" } as ModelConfig, []);
-      });
+      inThreadRoom(t.tenant, id, (thread) =>
+        saveRun({ thread, principal, reducers: {}, record: { model: route.model, route, attempts: [], scopes: [] }, prefix: [], steps }),
+      );
     await expect(save(member)).rejects.toMatchObject({ code: "BEM-022" });
     expect(await thread.getHistory({ limit: 10 })).toEqual(before);
     await expect(save({ ...member, role: "admin", grants: ["*"] })).resolves.toBeTypeOf("string");

@@ -77,12 +77,15 @@ describe("memory on real D1 and the thread Durable Object", () => {
     expect([...b.facts, ...b.turns]).toEqual([]);
   });
 
-  it("saveTurn on a session scope writes to the thread; trimming keeps the newest", async () => {
+  it("a turn appended to a session scope writes to the thread; trimming keeps the newest", async () => {
     const tenant = `t-${uid()}`;
     const thread = `th-${uid()}`;
     const m = memoryFor(env, tenant);
     for (let i = 0; i < 6; i++)
-      await m.saveTurn(MemoryScope.session(thread), { id: `m${i}`, role: "user", content: `turn ${i} ${"x".repeat(40)}`, created_at: i });
+      await m.backend.appendLayer(MemoryScope.session(thread), {
+        type: "turn",
+        message: { id: `m${i}`, role: "user", content: `turn ${i} ${"x".repeat(40)}`, created_at: i },
+      });
     const per = estimateTokens({ role: "user", content: `turn 0 ${"x".repeat(40)}` });
     const ctx = await m.loadContext([MemoryScope.session(thread)], per * 2 + 1);
     expect(ctx.turns.map((x) => x.id)).toEqual(["m4", "m5"]);
@@ -92,7 +95,7 @@ describe("memory on real D1 and the thread Durable Object", () => {
 
   it("only sessions hold turns: a non-session scope refuses one and loads none", async () => {
     const m = memoryFor(env, `t-${uid()}`);
-    expect(await codeOf(m.saveTurn(org, { id: "o1", role: "user", content: "org turn", created_at: 1 }))).toBe("BEM-060");
+    expect(await codeOf(m.backend.appendLayer(org, { type: "turn", message: { id: "o1", role: "user", content: "org turn", created_at: 1 } }))).toBe("BEM-060");
     const ctx = await m.loadContext([org], 100_000);
     expect(ctx.turns).toEqual([]);
     expect(ctx.dropped.turns).toBe(false);

@@ -32,8 +32,8 @@ describe("MemoryManager over the in-memory backend", () => {
     await m.remember(org, "style", "Use short sentences.");
     await m.remember(MemoryScope.system(), "rule", "Be kind.");
     await m.remember(org, "tone", "Friendly.");
-    await m.saveTurn(session, msg("user", "hi"));
-    await m.saveTurn(session, msg("assistant", "hello"));
+    await m.backend.appendLayer(session, { type: "turn", message: msg("user", "hi") });
+    await m.backend.appendLayer(session, { type: "turn", message: msg("assistant", "hello") });
 
     const ctx = await m.loadContext([MemoryScope.system(), org, session], 10_000);
     expect(ctx.facts.map((x) => [x.role, x.content])).toEqual([
@@ -69,7 +69,7 @@ describe("MemoryManager over the in-memory backend", () => {
   it("trimming keeps the newest turns that fit and says so", async () => {
     const m = new MemoryManager(new InMemoryBackend());
     const turns = Array.from({ length: 10 }, (_, i) => msg(i % 2 ? "assistant" : "user", `turn ${i} ` + "x".repeat(36)));
-    for (const t of turns) await m.saveTurn(session, t);
+    for (const t of turns) await m.backend.appendLayer(session, { type: "turn", message: t });
     const per = estimateTokens(turns[0]!);
     const ctx = await m.loadContext([session], per * 3 + per - 1);
     expect(ctx.turns.map((x) => x.id)).toEqual(turns.slice(-3).map((t) => t.id));
@@ -82,7 +82,7 @@ describe("MemoryManager over the in-memory backend", () => {
     const m = new MemoryManager(new InMemoryBackend());
     for (let i = 0; i < 5; i++) await m.remember(MemoryScope.system(), "rule", `rule ${i} ` + "r".repeat(30));
     for (let i = 0; i < 5; i++) await m.remember(org, "style", `style ${i} ` + "s".repeat(30));
-    for (let i = 0; i < 50; i++) await m.saveTurn(session, msg("user", `turn ${i} ` + "t".repeat(30)));
+    for (let i = 0; i < 50; i++) await m.backend.appendLayer(session, { type: "turn", message: msg("user", `turn ${i} ` + "t".repeat(30)) });
     const f = factTokens({ kind: "rule", scope: "system", text: "rule 0 " + "r".repeat(30) });
 
     // Budget for exactly 3 facts in the facts share: the 3 oldest system rules win, the 7 others are reported.
@@ -99,7 +99,7 @@ describe("MemoryManager over the in-memory backend", () => {
     expect(budget - used).toBeLessThan(estimateTokens(turns[0]!));
 
     // Turns never push facts out: with many more turns the facts are the same.
-    for (let i = 0; i < 200; i++) await m.saveTurn(session, msg("user", "more " + "t".repeat(30)));
+    for (let i = 0; i < 200; i++) await m.backend.appendLayer(session, { type: "turn", message: msg("user", "more " + "t".repeat(30)) });
     const again = await m.loadContext([MemoryScope.system(), org, session], budget);
     expect(contents(again.facts)).toEqual(facts);
   });
@@ -132,9 +132,9 @@ describe("MemoryManager over the in-memory backend", () => {
 
   it("later layers' turns take precedence when the budget is short", async () => {
     const m = new MemoryManager(new InMemoryBackend());
-    await m.saveTurn(org, msg("user", "org turn"));
+    await m.backend.appendLayer(org, { type: "turn", message: msg("user", "org turn") });
     const s = msg("user", "session turn");
-    await m.saveTurn(session, s);
+    await m.backend.appendLayer(session, { type: "turn", message: s });
     const ctx = await m.loadContext([org, session], estimateTokens(s));
     expect(contents(ctx.turns)).toEqual(["session turn"]);
     expect(ctx.dropped.turns).toBe(true);
@@ -167,7 +167,7 @@ describe("MemoryManager over the in-memory backend", () => {
           const m = new MemoryManager(new InMemoryBackend());
           for (const [scope, text] of facts) await m.remember(MemoryScope.parse(scope), "k", text);
           const saved = turns.map((t) => msg("user", t));
-          for (const t of saved) await m.saveTurn(session, t);
+          for (const t of saved) await m.backend.appendLayer(session, { type: "turn", message: t });
           const ctx = await m.loadContext([MemoryScope.system(), org, session], budget);
           expect(ctx.tokens.facts + ctx.tokens.turns).toBeLessThanOrEqual(budget);
           expect(ctx.tokens).toEqual({ facts: tokensOf(ctx.facts), turns: tokensOf(ctx.turns) });

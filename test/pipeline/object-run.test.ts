@@ -29,6 +29,7 @@ describe("the run inside the thread object", () => {
       input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
       stream: true,
       threadQuota: 100_000,
+      scopes: [`session:${thread}`],
     });
     const evs = await events(body);
     expect(evs.map((e) => e.t)).toEqual(["start", "delta", "delta", "done"]);
@@ -47,6 +48,7 @@ describe("the run inside the thread object", () => {
         input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
         stream: false,
         threadQuota: 100_000,
+        scopes: [`session:${thread}`],
       }),
     );
     expect(evs).toEqual([{ t: "error", error: { code: "BEM-001", message: "Internal error", internal: "run sent to the wrong thread object" } }]);
@@ -72,6 +74,7 @@ describe("the run inside the thread object", () => {
       input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "stay" }] },
       stream: false,
       threadQuota: 100_000,
+      scopes: [`session:${thread}`],
     });
     await body.cancel();
     released = true;

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { anthropicAdapter } from "../../src/providers/anthropic";
 import { callModel, streamModel } from "../../src/providers/call";
 import { ProviderError } from "../../src/providers/provider-error";
-import { collectStream } from "../../src/providers/stream-accumulator";
+import { collectStream } from "../support/collect-stream";
 import type { Target } from "../../src/providers/adapter";
 import type { ChatRequest } from "../../src/providers/types";
 import { fakeAnthropic } from "../support/fake-anthropic";

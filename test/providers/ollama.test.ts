@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { callModel, streamModel } from "../../src/providers/call";
-import { collectStream } from "../../src/providers/stream-accumulator";
+import { collectStream } from "../support/collect-stream";
 import type { ChatRequest } from "../../src/providers/types";
 import { fakeOllama } from "../support/fake-ollama";
 import { clearUpstream } from "../support/upstream";

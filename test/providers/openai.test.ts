@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { callModel, streamModel } from "../../src/providers/call";
 import { FailoverError, runWithFailover } from "../../src/providers/failover";
 import { ProviderError } from "../../src/providers/provider-error";
-import { collectStream } from "../../src/providers/stream-accumulator";
+import { collectStream } from "../support/collect-stream";
 import type { ChatRequest } from "../../src/providers/types";
 import { fakeOpenAI } from "../support/fake-openai";
 import { clearUpstream, expectUnmockedRequests, unmockedRequests } from "../support/upstream";

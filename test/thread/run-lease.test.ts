@@ -6,9 +6,9 @@
  */
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { ThreadClient, ThreadRun } from "../../src/thread/client";
+import type { ThreadClient, HeldLease } from "../../src/thread/client";
 import type { ThreadDO } from "../../src/object/thread-object";
-import type { RpcResult, RunGrant } from "../../src/thread/types";
+import type { RpcResult, LeaseGrant } from "../../src/thread/types";
 import { codeOf, newThread, stubOf, user } from "./support";
 
 const BIG = 1_000_000;
@@ -30,7 +30,7 @@ async function untilWaiting(t: ThreadClient, n: number): Promise<void> {
 
 /** A raw grant straight from the object: nobody renews or releases it, like a worker that crashed mid-run. */
 async function rawGrant(t: ThreadClient, ttlMs: number) {
-  const r = (await stubOf(t).beginRun({ ttlMs })) as RpcResult<RunGrant>;
+  const r = (await stubOf(t).beginRun({ ttlMs })) as RpcResult<LeaseGrant>;
   if (!r.ok) throw new Error(r.error.message);
   return r.value.lease;
 }
@@ -158,7 +158,7 @@ describe("run lease", () => {
   it("a long run keeps its lease by renewal; a waiter times out instead of overtaking it", async () => {
     const t = newThread();
     // A ttl long enough that a loaded CI machine's timer stalls (hundreds of ms) do not skip every renewal in one ttl.
-    const run: ThreadRun = await t.beginRun({ ttlMs: 500 });
+    const run: HeldLease = await t.beginRun({ ttlMs: 500 });
     await new Promise((r) => setTimeout(r, 1_600)); // more than three ttls
     expect((await status(t)).lease?.token).toBe(run.token);
     expect(await codeOf(t.beginRun({ waitMs: 100 }))).toBe("BEM-038");
