@@ -284,9 +284,8 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
   timings.lap("memory");
 
   const runtime = runtimeFor(deps, principal, { route, agent, context, thread, scopes });
-  const { state, facts, memory, warnings } = loaded;
   return {
     plan: { input, ...plan, route, scopes: scopes.map(String), clientSystem, inputMessages: toStored(toSave, runtime), runtime, timings },
-    context: { facts, memory, state, warnings },
+    context: loaded,
   };
 }
