@@ -13,7 +13,7 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { toChat, tokensOf } from "../../src/pipeline/prompt";
 import { messagesToTurn } from "../../src/anthropic/to-turn";
-import { tenantForRuns, uniqueThread, wireMessages } from "../pipeline/helpers";
+import { tenantForRuns, uniqueThread, wireMessages } from "../support/runs";
 import { fakeAnthropic } from "../support/fake-anthropic";
 import type { FakeProvider } from "../support/fake-llm";
 import { fakeOpenAI } from "../support/fake-openai";

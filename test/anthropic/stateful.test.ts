@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sessionThreadId } from "../../src/anthropic/session";
-import { openaiClient, tenantForRuns, uniqueThread } from "../pipeline/helpers";
+import { openaiClient, tenantForRuns, uniqueThread } from "../support/runs";
 import { fakeAnthropic } from "../support/fake-anthropic";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { MessageStream } from "../../src/anthropic/stream";
 import { messagesToTurn } from "../../src/anthropic/to-turn";
 import type { TurnResult } from "../../src/pipeline/turn";
-import { readSse, tenantForRuns } from "../pipeline/helpers";
+import { readSse, tenantForRuns } from "../support/runs";
 import { fakeAnthropic } from "../support/fake-anthropic";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";

@@ -6,7 +6,7 @@ import { remove } from "../../src/pipeline/state";
 import { routerFor } from "../../src/routing/bundled";
 import { ThreadClient } from "../../src/thread/client";
 import { deliver, deliveryCount } from "../webhooks/helpers";
-import { snapshot } from "../pipeline/helpers";
+import { snapshot } from "../support/runs";
 import { api, createKey, createTenant, type TestTenant } from "../support/tenants";
 import { inThreadRoom } from "../support/thread-room";
 

@@ -4,7 +4,7 @@ import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
-import { tenantForRuns } from "../pipeline/helpers";
+import { tenantForRuns } from "../support/runs";
 
 /**
  * Issue 24, finding 1: an AI SDK tool loop broke its thread.

@@ -3,7 +3,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
-import { tenantForRuns, wireMessages, wireText } from "../pipeline/helpers";
+import { tenantForRuns, wireMessages, wireText } from "../support/runs";
 
 const tenant = tenantForRuns();
 

@@ -4,7 +4,7 @@ import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { fakeOpenAI } from "../support/fake-openai";
-import { tenantForRuns, wireMessages } from "../pipeline/helpers";
+import { tenantForRuns, wireMessages } from "../support/runs";
 
 const tenant = tenantForRuns();
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { tenantForRuns, uniqueThread } from "../pipeline/helpers";
+import { tenantForRuns, uniqueThread } from "../support/runs";
 import { api } from "../support/tenants";
 
 /**

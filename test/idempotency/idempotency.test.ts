@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI, slowCompletion } from "../support/fake-openai";
 import { api, createTenant } from "../support/tenants";
-import { openaiClient, tenantForRuns, uniqueThread } from "../pipeline/helpers";
+import { openaiClient, tenantForRuns, uniqueThread } from "../support/runs";
 
 const tenant = tenantForRuns();
 const key = () => `idem-${crypto.randomUUID()}`;

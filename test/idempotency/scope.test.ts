@@ -4,7 +4,7 @@ import { IDEMPOTENCY_LEASE_MS, requestFingerprint } from "../../src/idempotency/
 import { claim, scopedKey } from "../../src/idempotency/store";
 import { fakeOpenAI, slowCompletion } from "../support/fake-openai";
 import { api, createKey } from "../support/tenants";
-import { tenantForRuns, uniqueThread } from "../pipeline/helpers";
+import { tenantForRuns, uniqueThread } from "../support/runs";
 
 /**
  * Issue 25, finding 8: what an Idempotency-Key record covers and keeps.

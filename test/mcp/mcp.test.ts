@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { tenantForRuns, uniqueThread } from "../pipeline/helpers";
+import { tenantForRuns, uniqueThread } from "../support/runs";
 import { api, createKey, createTenant, OPERATOR_KEY } from "../support/tenants";
 
 const tenant = tenantForRuns();

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { newerBookmark, parseBookmark } from "../../src/memory/bookmark";
 import { isAppError } from "../../src/core/errors";
 import { threadObjectName } from "../../src/thread/thread-id";
-import { uniqueThread } from "../pipeline/helpers";
+import { uniqueThread } from "../support/runs";
 import { api, createTenant } from "../support/tenants";
 
 const H = "X-Edgeweave-Bookmark";

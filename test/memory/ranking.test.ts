@@ -6,7 +6,7 @@ import { factTokens } from "../../src/memory/facts";
 import { memoryFor } from "../../src/memory/for-tenant";
 import { MemoryScope } from "../../src/memory/scope";
 import type { FactReport } from "../../src/memory/types";
-import { tenantForRuns, uniqueThread } from "../pipeline/helpers";
+import { tenantForRuns, uniqueThread } from "../support/runs";
 import { fakeOllama } from "../support/fake-ollama";
 import { api } from "../support/tenants";
 

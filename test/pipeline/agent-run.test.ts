@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
-import { snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "./helpers";
+import { snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
 
 const tenant = tenantForRuns();
 

@@ -3,7 +3,7 @@ import { fakeOpenAI } from "../support/fake-openai";
 import { fakeOllama } from "../support/fake-ollama";
 import { api } from "../support/tenants";
 import { clearUpstream } from "../support/upstream";
-import { openaiClient, snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "./helpers";
+import { openaiClient, snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
 import { estimateTokens } from "../../src/core/tokens";
 
 const tenant = tenantForRuns();

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
 import { clearUpstream } from "../support/upstream";
-import { readSse, snapshot, tenantForRuns, uniqueThread } from "./helpers";
+import { readSse, snapshot, tenantForRuns, uniqueThread } from "../support/runs";
 
 const tenant = tenantForRuns();
 

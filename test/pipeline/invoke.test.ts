@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { fakeAnthropic } from "../support/fake-anthropic";
 import { api, createTenant } from "../support/tenants";
-import { readSse, tenantForRuns, uniqueThread } from "./helpers";
+import { readSse, tenantForRuns, uniqueThread } from "../support/runs";
 
 const tenant = tenantForRuns({ memberScopes: ["organization:acme", "session:*"] });
 

@@ -8,7 +8,7 @@ import { readEvents, type RunEvent } from "../../src/pipeline/run-wire";
 import { ThreadClient } from "../../src/thread/client";
 import { threadObjectName } from "../../src/thread/thread-id";
 import { fakeOpenAI } from "../support/fake-openai";
-import { tenantForRuns, uniqueThread } from "./helpers";
+import { tenantForRuns, uniqueThread } from "../support/runs";
 
 const tenant = tenantForRuns();
 const stubFor = (tenantId: string, thread: string) => env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenantId, thread)));

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { fakeOllama } from "../support/fake-ollama";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
-import { tenantForRuns, uniqueThread, wireMessages, wireText } from "./helpers";
+import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
 
 /**
  * Every run path recalls earlier turns past the window: a plain stateful run, the shipped

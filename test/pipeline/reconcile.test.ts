@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
-import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../pipeline/helpers";
+import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
 import { chat, lookupTool, show, stored, type Msg } from "./reconcile-support";
 
 const tenant = tenantForRuns();

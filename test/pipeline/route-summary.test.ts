@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
-import { readSse, tenantForRuns, uniqueThread } from "./helpers";
+import { readSse, tenantForRuns, uniqueThread } from "../support/runs";
 
 const tenant = tenantForRuns();
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { threadObjectName } from "../../src/thread/thread-id";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
-import { tenantForRuns, uniqueThread, wireMessages, wireText } from "./helpers";
+import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
 
 const tenant = tenantForRuns();
 

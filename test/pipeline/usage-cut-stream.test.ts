@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
-import { tenantForRuns, uniqueThread } from "./helpers";
+import { tenantForRuns, uniqueThread } from "../support/runs";
 import { waitFor } from "../webhooks/helpers";
 
 /**

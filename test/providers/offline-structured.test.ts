@@ -4,7 +4,7 @@ import { z } from "@hono/zod-openapi";
 import { offlineReply } from "../../src/providers/offline";
 import { pickTool, sampleFromSchema } from "../../src/providers/offline-structured";
 import { fakeOpenAI } from "../support/fake-openai";
-import { openaiClient, tenantForRuns } from "../pipeline/helpers";
+import { openaiClient, tenantForRuns } from "../support/runs";
 
 const tenant = tenantForRuns();
 const user = (content: string) => ({ role: "user" as const, content });

@@ -6,7 +6,7 @@
  * reply computed with all the turns saved before it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readSse } from "../pipeline/helpers";
+import { readSse } from "../support/runs";
 import { api, createTenant, type TestTenant } from "../support/tenants";
 import { report } from "./support";
 

@@ -9,7 +9,7 @@
 import { env } from "cloudflare:workers";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { ThreadClient } from "../../src/thread/client";
-import { uniqueThread } from "../pipeline/helpers";
+import { uniqueThread } from "../support/runs";
 import { api, createTenant, type TestTenant } from "../support/tenants";
 import { codedErrorProblem, report } from "./support";
 

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
-import { readSse, tenantForRuns, uniqueThread } from "../pipeline/helpers";
+import { readSse, tenantForRuns, uniqueThread } from "../support/runs";
 import { waitFor } from "../webhooks/helpers";
 
 /**

@@ -8,7 +8,7 @@ import { evictDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { threadObjectName } from "../../src/thread/thread-id";
-import { snapshot, uniqueThread, wireMessages, wireText } from "../pipeline/helpers";
+import { snapshot, uniqueThread, wireMessages, wireText } from "../support/runs";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api, createTenant, type TestTenant } from "../support/tenants";
 import { clearUpstream, unmockedRequests } from "../support/upstream";

@@ -7,7 +7,7 @@
  */
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readSse, snapshot, uniqueThread } from "../pipeline/helpers";
+import { readSse, snapshot, uniqueThread } from "../support/runs";
 import { fakeOpenAI, type FakeOpenAI } from "../support/fake-openai";
 import { api, createTenant, type TestTenant } from "../support/tenants";
 import { clearUpstream, unmockedRequests } from "../support/upstream";

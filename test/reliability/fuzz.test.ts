@@ -9,7 +9,7 @@ import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sign } from "../../src/webhooks/signature";
-import { snapshot } from "../pipeline/helpers";
+import { snapshot } from "../support/runs";
 import { api, createTenant, OPERATOR_KEY, type TestTenant } from "../support/tenants";
 import { appRoutes, codedClientErrorProblem, codedErrorProblem, dumpD1, keyPool, report, SEED, send, type RouteRef } from "./support";
 

@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { env, exports } from "cloudflare:workers";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { sign } from "../../src/webhooks/signature";
-import { readSse, snapshot } from "../pipeline/helpers";
+import { readSse, snapshot } from "../support/runs";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api, createTenant, OPERATOR_KEY, type TestTenant } from "../support/tenants";
 import { clearUpstream, expectUnmockedRequests, mockUpstream, unmockedRequests } from "../support/upstream";

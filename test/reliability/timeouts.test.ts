@@ -5,7 +5,7 @@
  * error event, and the thread exactly as before.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readSse, snapshot, uniqueThread } from "../pipeline/helpers";
+import { readSse, snapshot, uniqueThread } from "../support/runs";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api, createTenant, type TestTenant } from "../support/tenants";
 import { clearUpstream, unmockedRequests } from "../support/upstream";

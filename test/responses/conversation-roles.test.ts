@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api, createKey } from "../support/tenants";
-import { tenantForRuns, wireMessages, wireText } from "../pipeline/helpers";
+import { tenantForRuns, wireMessages, wireText } from "../support/runs";
 
 /**
  * Issue 25, finding 1: a member that reaches a thread stored `role: system` / `developer`

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api, createKey } from "../support/tenants";
-import { readSse, tenantForRuns, wireMessages } from "../pipeline/helpers";
+import { readSse, tenantForRuns, wireMessages } from "../support/runs";
 
 /**
  * Issue 25, finding 7: per-call `instructions` on Responses were stored in the response record

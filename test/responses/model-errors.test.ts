@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { catalog } from "../../src/core/errors";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
-import { tenantForRuns } from "../pipeline/helpers";
+import { tenantForRuns } from "../support/runs";
 
 const tenant = tenantForRuns();
 

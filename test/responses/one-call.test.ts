@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
-import { tenantForRuns } from "../pipeline/helpers";
+import { tenantForRuns } from "../support/runs";
 
 /**
  * A stored Responses turn is one call into its thread's object: the record is written by the

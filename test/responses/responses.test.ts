@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api, createTenant } from "../support/tenants";
-import { openaiClient, tenantForRuns, wireMessages, wireText } from "../pipeline/helpers";
+import { openaiClient, tenantForRuns, wireMessages, wireText } from "../support/runs";
 
 const tenant = tenantForRuns();
 

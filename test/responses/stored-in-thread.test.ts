@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api, createKey } from "../support/tenants";
-import { openaiClient, tenantForRuns, uniqueThread, wireMessages, wireText } from "../pipeline/helpers";
+import { openaiClient, tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
 
 /**
  * A stored response lives in its thread's object and its id names the thread

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api, createKey } from "../support/tenants";
-import { openaiClient, snapshot, tenantForRuns } from "../pipeline/helpers";
+import { openaiClient, snapshot, tenantForRuns } from "../support/runs";
 
 /**
  * A conversation is a thread and a response a checkpoint of one, so every Responses and

@@ -4,7 +4,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api, createKey } from "../support/tenants";
-import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../pipeline/helpers";
+import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
 
 /**
  * Issue 24, finding 2: `X-Thread-Id` was silently ignored on /v1/responses, so LangChain's

@@ -6,7 +6,7 @@ import { ModelRouter } from "../../src/routing/router";
 import { loadModelsFromYaml } from "../../src/routing/yaml-loader";
 import { fakeAnthropic } from "../support/fake-anthropic";
 import { api } from "../support/tenants";
-import { openaiClient, tenantForRuns } from "../pipeline/helpers";
+import { openaiClient, tenantForRuns } from "../support/runs";
 
 /** Issue 22 item 5: per-model aliases (a trailing * matches any suffix), checked at build time, on every route. */
 const tenant = tenantForRuns();

@@ -4,7 +4,7 @@ import { consumeTask } from "../../src/tasks/consumer";
 import { MAX_EXTRACTED } from "../../src/tasks/extract-facts";
 import { extractionTaskId } from "../../src/tasks/messages";
 import { taskStatus } from "../../src/tasks/store";
-import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../pipeline/helpers";
+import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api, createKey, type TestTenant } from "../support/tenants";
 import { deliver, deliveryRow, registerHook, waitFor } from "../webhooks/helpers";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "../helpers";
+import { snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "../../support/runs";
 import { fakeOpenAI } from "../../support/fake-openai";
 import { api, createKey, createTenant } from "../../support/tenants";
 import { deliver, deliveryRow, registerHook, waitFor } from "../../webhooks/helpers";

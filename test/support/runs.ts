@@ -1,8 +1,8 @@
 import { exports } from "cloudflare:workers";
 import OpenAI from "openai";
 import { afterEach, beforeAll, expect } from "vitest";
-import { api, createTenant, type TestTenant } from "../support/tenants";
-import { clearUpstream, unmockedRequests } from "../support/upstream";
+import { api, createTenant, type TestTenant } from "./tenants";
+import { clearUpstream, unmockedRequests } from "./upstream";
 
 /** The official OpenAI client pointed at the worker under test. */
 export function openaiClient(key: string, maxRetries = 0): OpenAI {
