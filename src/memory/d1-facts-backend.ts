@@ -5,6 +5,7 @@ import { factTokens, type Fact } from "./facts";
 import { matchExpression, searchTerms } from "../core/search-terms";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
 import { ownerTenant, type MemoryScope } from "./scope";
+import type { RunFactsCache } from "./facts-cache";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem } from "./types";
 
 const ids = new IdGenerator();
@@ -47,6 +48,8 @@ export class D1FactsBackend implements MemoryBackend {
     private readonly db: Pick<D1Database, "prepare" | "batch">,
     readonly tenant: string,
     private readonly clock: () => number = Date.now,
+    /** A run's view of its thread object's cache (facts-cache.ts): scopes read whole are served from it while fresh. */
+    private readonly cache?: RunFactsCache,
   ) {}
 
   /**
@@ -63,6 +66,9 @@ export class D1FactsBackend implements MemoryBackend {
     const key = scope.toString();
     const now = this.clock();
     const start: FactCursor = { created_at: -1, id: "" };
+    const cached = this.cache?.get(owner, key)?.filter((f) => f.expires_at === null || f.expires_at > now);
+    // A scope that fits whole loads every live fact in creation order: the cached read, without a round trip.
+    if (cached && cached.reduce((n, f) => n + f.tokens, 0) <= limits.facts) return { ...out, facts: cached };
     const [all, expired, first] = await this.batched([
       this.db.prepare("SELECT n, tokens FROM fact_scope_stats WHERE tenant_id = ? AND scope = ?").bind(owner, key),
       // The partial expiry index keeps this to the few expired rows awaiting the hourly purge.
@@ -70,11 +76,14 @@ export class D1FactsBackend implements MemoryBackend {
       this.pageStatement(owner, key, start, FIRST_PAGE, now),
     ]);
     const live = liveStats(all?.results[0] as Stats | undefined, expired?.results[0] as Stats | undefined);
+    const firstRows = (first?.results ?? []) as Fact[];
+    // The first page holds the scope's every live fact (the stats and the page are one snapshot): kept for the next turns.
+    if (firstRows.length === live.n) this.cache?.put(owner, key, firstRows, now);
     if (live.n === 0) return out;
     if (live.tokens > limits.facts) return rankedLayer(this.source(owner, key, now), limits.facts, limits.rank ?? {}, live);
     let room = limits.facts;
     let after = start;
-    let rows = (first?.results ?? []) as Fact[];
+    let rows = firstRows;
     let page = FIRST_PAGE;
     // Keyset pages in creation order: more only for a scope of more than FIRST_PAGE facts.
     for (;;) {

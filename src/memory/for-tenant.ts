@@ -1,6 +1,7 @@
 import { AppError } from "../core/errors";
 import { ThreadClient } from "../thread/client";
 import { D1FactsBackend } from "./d1-facts-backend";
+import type { RunFactsCache } from "./facts-cache";
 import { MemoryManager, type MemoryManagerOptions } from "./manager";
 import { SessionBackend, type SessionThread } from "./session-backend";
 import type { ContextStrategy, MemoryBackend } from "./types";
@@ -22,10 +23,12 @@ export function memoryFor(
     session?: { threadId: string; thread: SessionThread };
     /** Where facts are read and written: a D1 session (memory/bookmark.ts); env.DB when absent. */
     facts?: Pick<D1Database, "prepare" | "batch">;
+    /** A run's view of its thread object's facts cache (facts-cache.ts). */
+    factsCache?: RunFactsCache;
   } = {},
 ): MemoryManager {
   const own = opts.session;
-  const facts = new D1FactsBackend(opts.facts ?? env.DB, tenant);
+  const facts = new D1FactsBackend(opts.facts ?? env.DB, tenant, Date.now, opts.factsCache);
   const session = new SessionBackend((threadId) => (own && own.threadId === threadId ? own.thread : new ThreadClient(env, tenant, threadId)));
   const backend: MemoryBackend = {
     async loadLayer(scope, limits) {

@@ -2,6 +2,7 @@ import { authorizeThread } from "../auth/policy";
 import { assertThreadRoom } from "../auth/quotas";
 import { AppError } from "../core/errors";
 import { newerBookmark } from "../memory/bookmark";
+import type { FactsCache } from "../memory/facts-cache";
 import { clampTtl, clampWait, type RunLeases } from "../thread/run-lease";
 import { conversationExists } from "../thread/thread-list";
 import { threadObjectName } from "../thread/thread-id";
@@ -14,7 +15,15 @@ import { type ThreadCapabilities, ThreadRoom } from "../pipeline/thread-room";
 import { Timings } from "../pipeline/timings";
 
 /** What the thread object hands the run: its bindings, its id, its capabilities, its lease queue and its runs in flight. */
-export type ObjectParts = { env: Env; id: DurableObjectId; parts: ThreadCapabilities; leases: RunLeases; inFlight: RunsInFlight };
+export type ObjectParts = {
+  env: Env;
+  id: DurableObjectId;
+  parts: ThreadCapabilities;
+  leases: RunLeases;
+  inFlight: RunsInFlight;
+  /** Facts the object's last reads returned, served to its next runs while fresh (memory/facts-cache.ts). */
+  facts: FactsCache;
+};
 
 /**
  * The runs that have held the thread's lease and not yet finished what they write after it
@@ -70,7 +79,7 @@ export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStre
     }
     // Facts at least as fresh as this thread's previous turn and as the client's own writes.
     const bookmark = newerBookmark(o.parts.meta.factsBookmark(), input.bookmark);
-    const io = new RunIO(o.env.DB, bookmark);
+    const io = new RunIO(o.env.DB, bookmark, o.facts);
     const hooks: StreamHooks | undefined = req.stream
       ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
       : undefined;

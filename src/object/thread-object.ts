@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { AppError, isAppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
+import { FactsCache } from "../memory/facts-cache";
 import type {
   DeltaHistory,
   DeltaQuery,
@@ -67,6 +68,8 @@ export class ThreadDO extends DurableObject<Env> {
   #leases: RunLeases | undefined;
   /** Runs whose bookkeeping is still to land (a delete waits for them). */
   readonly #inFlight = new RunsInFlight();
+  /** The facts its runs read last, served to the next runs while fresh (memory/facts-cache.ts; memory only). */
+  readonly #facts = new FactsCache();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -91,6 +94,7 @@ export class ThreadDO extends DurableObject<Env> {
       },
       leases: this.#openLeases(),
       inFlight: this.#inFlight,
+      facts: this.#facts,
     };
     return runInObject(parts, req);
   }

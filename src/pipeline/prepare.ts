@@ -192,7 +192,7 @@ async function loadMemory(
   const facts = io.facts;
   if (thread && run.wholeState) {
     const session = MemoryScope.session(thread.threadId);
-    const memory = memoryFor(env, input.principal.tenant, { facts });
+    const memory = memoryFor(env, input.principal.tenant, { facts, factsCache: io.factsCache });
     // Each failure keeps its own cause: D1 memory → BEM-065, the thread's storage → BEM-098 (or its own code).
     // Only sessions hold turns, so without this run's session the load is facts alone.
     const threadState = readingThread(() => thread.log.state(input.checkpointId));
@@ -225,7 +225,7 @@ async function loadMemory(
         },
       }
     : undefined;
-  const memory = memoryFor(env, input.principal.tenant, { facts, ...(own ? { session: own } : {}) });
+  const memory = memoryFor(env, input.principal.tenant, { facts, factsCache: io.factsCache, ...(own ? { session: own } : {}) });
   const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));
   return { ...factsOf(loaded, model), state: { messages: loaded.turns } };
 }
@@ -246,7 +246,13 @@ function runtimeFor(
     agent: { name: agent?.name ?? "default" },
     summarize: summarizerFor(deps, principal, "summarization"),
     now: () => Date.now(),
-    caller: { env: deps.env, principal, ...(thread ? { threadId: thread.threadId } : {}), scopes: run.scopes.map(String) },
+    caller: {
+      env: deps.env,
+      principal,
+      ...(thread ? { threadId: thread.threadId } : {}),
+      scopes: run.scopes.map(String),
+      ...(deps.io.factsCache ? { factsWritten: deps.io.factsCache.clear } : {}),
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import { errorText, log } from "../core/log";
 import { factsSession } from "../memory/bookmark";
+import type { FactsCache, RunFactsCache } from "../memory/facts-cache";
 
 /** Takes a D1 write to make after the answer (`what` names it in a log line if it fails). */
 export type Bookkeeping = (write: D1PreparedStatement, what: string) => void;
@@ -12,13 +13,16 @@ export type Bookkeeping = (write: D1PreparedStatement, what: string) => void;
  */
 export class RunIO {
   readonly facts: D1DatabaseSession;
+  /** The thread object's facts, as fresh as this run must read them (facts-cache.ts); none for a run in the Worker. */
+  readonly factsCache: RunFactsCache | undefined;
   readonly #db: D1Database;
   readonly #writes: { stmt: D1PreparedStatement; what: string }[] = [];
   readonly #after: Promise<unknown>[] = [];
 
-  constructor(db: D1Database, bookmark: string | undefined) {
+  constructor(db: D1Database, bookmark: string | undefined, cache?: FactsCache) {
     this.#db = db;
     this.facts = factsSession(db, bookmark);
+    this.factsCache = cache?.forRun(bookmark, () => this.bookmark());
   }
 
   readonly bookkeeping: Bookkeeping = (stmt, what) => void this.#writes.push({ stmt, what });

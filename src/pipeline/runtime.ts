@@ -23,4 +23,11 @@ declare global {
 }
 
 /** The calling key and the run's memory layers, injected by the pipeline. */
-export type ToolCaller = { env: Env; principal: Principal; threadId?: string; scopes: readonly string[] };
+export type ToolCaller = {
+  env: Env;
+  principal: Principal;
+  threadId?: string;
+  scopes: readonly string[];
+  /** A tool wrote or deleted facts: the thread object's facts cache must not serve what it read before (memory/facts-cache.ts). */
+  factsWritten?: () => void;
+};

@@ -79,6 +79,7 @@ export const rememberTool = defineTool({
     const facts = store(caller);
     await assertFactRoom(caller.env, caller.principal.tenant, facts, scope, key); // 413 BEM-018 at the tenant's cap
     const fact = await facts.remember(scope, kind, text, { key, expiresAt, now });
+    caller.factsWritten?.();
     return JSON.stringify({
       id: fact.id,
       scope: fact.scope,
@@ -136,6 +137,7 @@ export const forgetTool = defineTool({
     if (!fact) throw new AppError("BEM-061", hasId ? `No fact with id '${String(input.id)}'` : `No fact with key '${String(input.key)}' in that scope`);
     authorize(caller.principal, "write_scope", { scope: MemoryScope.parse(fact.scope) });
     if (!(await facts.forget(fact.id))) throw new AppError("BEM-061", "The fact was already gone");
+    caller.factsWritten?.();
     return JSON.stringify({ id: fact.id, scope: fact.scope, deleted: true });
   },
 });

@@ -1,0 +1,103 @@
+/**
+ * The I/O one stateful chat turn makes on an existing thread (issue 23 item 6), counted on the
+ * bindings' own prototypes, which the Worker, the thread object and this test share (one isolate):
+ * Worker→object RPCs, D1 round trips and the statements in them, SQLite statements in the object,
+ * rate-limit calls and upstream calls. The counts are the contract the turn-latency bench measures.
+ */
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ThreadDO } from "../../src/object/thread-object";
+import { fakeOpenAI } from "../support/fake-openai";
+import { tenantForRuns, uniqueThread } from "../support/runs";
+import { api } from "../support/tenants";
+import { waitFor } from "../webhooks/helpers";
+
+const tenant = tenantForRuns();
+afterEach(() => vi.restoreAllMocks());
+
+type Counts = { rpc: string[]; d1Trips: string[]; d1Sql: string[]; sqlite: string[]; rateLimits: number };
+
+/** Inside a counted call: D1's binding implements its methods on its session's, which must not count twice. */
+let inside = false;
+
+/** Wraps `name` on `proto` so every outermost call is recorded, then calls through. */
+function count(proto: object, name: string, record: (args: unknown[]) => void): void {
+  const original = (proto as Record<string, (...a: unknown[]) => unknown>)[name]!;
+  vi.spyOn(proto as Record<string, (...a: unknown[]) => unknown>, name).mockImplementation(function (this: unknown, ...args: unknown[]) {
+    if (inside) return original.apply(this, args);
+    record(args);
+    inside = true;
+    try {
+      return original.apply(this, args);
+    } finally {
+      inside = false;
+    }
+  });
+}
+
+async function ioDuring(fn: () => Promise<unknown>, settled: (c: Counts) => boolean): Promise<Counts> {
+  const c: Counts = { rpc: [], d1Trips: [], d1Sql: [], sqlite: [], rateLimits: 0 };
+  const db = Object.getPrototypeOf(env.DB) as object;
+  const session = Object.getPrototypeOf(env.DB.withSession("first-unconstrained")) as object;
+  const stmt = Object.getPrototypeOf(env.DB.prepare("SELECT 1")) as object;
+  const sessionStmt = Object.getPrototypeOf(env.DB.withSession("first-unconstrained").prepare("SELECT 1")) as object;
+  for (const p of new Set([db, session])) {
+    count(p, "prepare", ([sql]) => c.d1Sql.push(String(sql)));
+    count(p, "batch", ([stmts]) => c.d1Trips.push(`batch(${(stmts as unknown[]).length})`));
+  }
+  for (const p of new Set([stmt, sessionStmt])) for (const m of ["first", "all", "run", "raw"]) count(p, m, () => c.d1Trips.push(m));
+  count(Object.getPrototypeOf(env.RATE_LIMIT_ADMIN) as object, "limit", () => c.rateLimits++);
+  for (const m of ["runTurn", "getState", "update", "write", "loadRecent", "reconcile", "beginRun", "endRun", "getResponse"])
+    count(ThreadDO.prototype, m, () => c.rpc.push(m));
+  // The SqlStorage prototype, reached through a live object's storage.
+  const probe = env.THREADS.get(env.THREADS.idFromName("turn-io-probe"));
+  const { runInDurableObject } = await import("cloudflare:test");
+  const sqlProto = await runInDurableObject(probe, (_o, state) => Object.getPrototypeOf(state.storage.sql) as object);
+  count(sqlProto, "exec", ([sql]) => c.sqlite.push(String(sql).replace(/\s+/g, " ").slice(0, 90)));
+  await fn();
+  await waitFor("the turn's bookkeeping", async () => (settled(c) ? true : undefined));
+  // Anything still running after the bookkeeping lands here too.
+  await new Promise((r) => setTimeout(r, 200));
+  return c;
+}
+
+const sentFacts = (body: unknown) => (body as { messages: { content: unknown }[] }).messages.filter((m) => String(m.content).includes("Rule ")).length;
+
+const turn = (thread: string, text: string) =>
+  api("/v1/chat/completions", {
+    key: tenant().adminKey,
+    body: { model: "gpt-4o-mini", thread_id: thread, memory_scopes: ["session", "organization:acme"], messages: [{ role: "user", content: text }] },
+  });
+
+/** Provider calls of this tenant's turns that reached its usage rows (the bookkeeping landed). */
+const billed = async () =>
+  (await env.DB.prepare("SELECT COALESCE(SUM(requests), 0) AS n FROM usage WHERE tenant_id = ?").bind(tenant().tenant).first<{ n: number }>())?.n ?? 0;
+
+describe("the I/O of one stateful chat turn on an existing thread", () => {
+  it("one RPC, one rate-limit call, one upstream call; facts from the thread object's cache; the bookkeeping in one D1 batch", async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await api("/v1/memory/facts", { key: tenant().adminKey, body: { scope: "organization:acme", kind: "rule", text: `Rule ${i}.` } });
+      expect(res.status).toBe(201);
+    }
+    const fake = fakeOpenAI().reply("one").reply("two").reply("three");
+    const thread = uniqueThread("io");
+    expect((await turn(thread, "first")).status).toBe(200);
+    expect((await turn(thread, "second")).status).toBe(200);
+    // The second turn's bookkeeping is in before the counted turn starts.
+    await waitFor("the second turn's usage", async () => ((await billed()) === 2 ? true : undefined));
+    const before = fake.calls.length;
+    const c = await ioDuring(
+      async () => expect((await turn(thread, "third")).status).toBe(200),
+      (c) => c.d1Trips.length >= 1,
+    );
+    console.log(`BENCH turn-io ${JSON.stringify({ ...c, upstream: fake.calls.length - before })}`);
+    expect(c.rpc).toEqual(["runTurn"]);
+    expect(c.rateLimits).toBe(1);
+    expect(fake.calls.length - before).toBe(1);
+    // No facts read: the previous turn's read serves this one (memory/facts-cache.ts).
+    expect(c.d1Sql.filter((q) => q.startsWith("SELECT"))).toEqual([]);
+    expect(c.d1Trips).toEqual(["batch(2)"]);
+    expect(c.sqlite.filter((q) => q.includes("facts_bookmark"))).toEqual([]);
+    expect(sentFacts(fake.calls[before]!.body)).toBe(3);
+  });
+});
