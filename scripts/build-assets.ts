@@ -1,7 +1,7 @@
 // Builds the Workers Static Assets folder (dist/public, not committed) that the worker serves
 // through its ASSETS binding: the pages in static/, Scalar's pinned viewer bundle for /docs
 // (so the reference works offline and loads nothing from a CDN) and the inspector's
-// TypeScript (src/ui) bundled into one script. Run by `npm run build` (wrangler's [build]
+// TypeScript (src/ui) bundled into one script. Run by `npm run build:worker` (wrangler's [build]
 // command, so before dev, deploy and the deploy dry run) and by vitest.config.ts.
 import { cpSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";

@@ -122,7 +122,12 @@ try {
   }
   checkApp(app, "tarball");
 
-  // 3. Git: the repository at its HEAD commit, as `npm install git+https://…` would get it.
+  // 3. Git: the repository at its HEAD commit, as `npm install git+https://…` would get it. npm
+  // prepares a git dependency whose manifest has one of these scripts by first installing all of its
+  // development dependencies (pacote's git fetcher): every app's install would fetch the Worker's toolchain.
+  const rootScripts = Object.keys((JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as { scripts?: object }).scripts ?? {});
+  const preparing = rootScripts.filter((s) => ["preinstall", "install", "postinstall", "build", "prepack", "prepare"].includes(s));
+  if (preparing.length > 0) throw new Error(`the root manifest's ${preparing.join(", ")} script(s) make npm install every dev dependency on a git install`);
   const head = run("git", ["rev-parse", "HEAD"], repo).trim();
   const fromGit = newApp("from-git");
   run("npm", ["install", "--offline", "--no-audit", "--no-fund", "--legacy-peer-deps", "--loglevel=error", `git+file://${repo}#${head}`], fromGit);

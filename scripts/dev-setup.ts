@@ -53,7 +53,7 @@ if (!verbose) {
 // wrangler runs the same build ([build] in wrangler.toml), but below --log-level warn a models.yaml
 // mistake would sit in a stack dump; built here first, its own message is all that shows.
 if (!verbose) {
-  const build = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "--silent", "build"], { encoding: "utf8", env, shell });
+  const build = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "--silent", "build:worker"], { encoding: "utf8", env, shell });
   if (build.status !== 0) {
     process.stderr.write(`${build.stdout ?? ""}${build.stderr ?? ""}`);
     console.error("The build failed (above): fix it and run npm start again.");

@@ -134,7 +134,7 @@ async function main(): Promise<void> {
     ].join("\n"),
   );
   const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8").replace(
-    /\[build\]\ncommand = "npm run build"/,
+    /\[build\]\ncommand = "npm run build:worker"/,
     `[build]\ncommand = "tsx scripts/compile-models.ts ${MODELS} && npm run build:assets"`,
   );
   check(config.includes("compile-models.ts"), "wrangler.toml's [build] command is not the one this test replaces");
