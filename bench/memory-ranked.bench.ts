@@ -42,7 +42,7 @@ async function seedScope(scope: string, n: number): Promise<void> {
         TENANT,
         scope,
         t,
-        factTokens({ kind: "note", scope, text: t }),
+        factTokens(t),
         start + i + j,
         start + i + j,
       );

@@ -7,13 +7,14 @@
 //   npx tsx bench/locomo/run.ts                       # starts wrangler dev on LOCOMO_PORT (8792)
 //   LOCOMO_DIR=/path/to/locomo10_v2 npx tsx bench/locomo/run.ts
 //   LOCOMO_URL=http://127.0.0.1:8787 LOCOMO_OPERATOR_KEY=dev-operator-key npx tsx bench/locomo/run.ts
+//   LOCOMO_HOLDOUT=42,43 npx tsx bench/locomo/run.ts   # also the figures without and with only those conversations
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { estimateTokens } from "../../src/core/tokens.ts";
-import { factTokens } from "../../src/memory/facts.ts";
+import { factHeaderTokens, factTokens } from "../../src/memory/facts.ts";
 import { json } from "../support/turn-setup.ts";
 import { percentile, run, startWranglerDev, type DevServer } from "../support/wrangler-dev.ts";
 import { type Conversation, loadConversations } from "./data.ts";
@@ -111,7 +112,7 @@ async function ingest(url: string, key: string, c: Conversation): Promise<{ fact
   return { facts, turnsMs: t1 - t0, factsMs: performance.now() - t1 };
 }
 
-type Context = { messages: { id: string; metadata?: { fact?: unknown; recalled?: string[] } }[] };
+type Context = { messages: { id: string; metadata?: { fact?: { ids: string[] }; recalled?: string[] } }[] };
 
 async function main(): Promise<void> {
   const dir = process.env.LOCOMO_DIR ?? defaultDir();
@@ -134,7 +135,9 @@ async function main(): Promise<void> {
         const content = `${t.speaker}: ${t.text}`;
         return { id: t.dia, text: content, tokens: estimateTokens({ role: t.speaker === c.speakerA ? "user" : "assistant", content }) };
       });
-      const factUnits: Unit[] = ing.facts.map((x) => ({ id: x.id, text: x.text, tokens: factTokens({ kind: KIND, scope, text: x.text }) }));
+      // A fact costs its line; the scope's one group header is paid once, from the reference's budget too.
+      const factUnits: Unit[] = ing.facts.map((x) => ({ id: x.id, text: x.text, tokens: factTokens(x.text) }));
+      const header = factHeaderTokens({ kind: KIND, scope });
       const factDias = new Map(ing.facts.map((x) => [x.id, x.dias]));
       const turnBm25 = new Bm25(turnUnits);
       const factBm25 = new Bm25(factUnits);
@@ -162,8 +165,8 @@ async function main(): Promise<void> {
           // Facts get half of max_tokens (README), so the facts track asks for twice the budget shown.
           const factMsgs = await ask([scope], 2 * b);
           row.facts[b] = {
-            ew: score(q.evidence, covered(factMsgs.filter((m) => m.metadata?.fact).map((m) => m.id))),
-            bm25: score(q.evidence, covered(fill(rankedFacts, b))),
+            ew: score(q.evidence, covered(factMsgs.flatMap((m) => m.metadata?.fact?.ids ?? []))),
+            bm25: score(q.evidence, covered(fill(rankedFacts, b - header))),
           };
         }
         rows.push(row);
@@ -215,6 +218,37 @@ function report(convs: Conversation[], rows: Row[], t: { turnsMs: number; factsM
         ),
       ).join(" | ")} |`,
     );
+  }
+  const holdout = new Set(
+    (process.env.LOCOMO_HOLDOUT ?? "")
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
+  const groups: [string, Row[]][] = convs.map((c) => [`loc-${c.id}`, rows.filter((r) => r.conv === c.id)]);
+  if (holdout.size > 0)
+    groups.push(
+      [`without ${[...holdout].join(", ")}`, rows.filter((r) => !holdout.has(r.conv))],
+      [`hold-out ${[...holdout].join(", ")}`, rows.filter((r) => holdout.has(r.conv))],
+    );
+  console.log("\nby conversation: edgeweave / plain BM25, recall_any\n");
+  console.log(`| conversations | n | ${BUDGETS.map((b) => `turns ${b}`).join(" | ")} | ${BUDGETS.map((b) => `facts ${b}`).join(" | ")} |`);
+  console.log(`| --- | --- | ${BUDGETS.map(() => "---").join(" | ")} | ${BUDGETS.map(() => "---").join(" | ")} |`);
+  for (const [name, rs] of groups) {
+    const cell = (sel: (r: Row) => Score, ref: (r: Row) => Score) => `${f(mean(rs.map((r) => sel(r).any)))} / ${f(mean(rs.map((r) => ref(r).any)))}`;
+    const turns = BUDGETS.map((b) =>
+      cell(
+        (r) => r.turns[b]!.ew,
+        (r) => r.turns[b]!.bm25,
+      ),
+    );
+    const facts = BUDGETS.map((b) =>
+      cell(
+        (r) => r.facts[b]!.ew,
+        (r) => r.facts[b]!.bm25,
+      ),
+    );
+    console.log(`| ${name} | ${rs.length} | ${turns.join(" | ")} | ${facts.join(" | ")} |`);
   }
   const out = join(ROOT, "bench/results");
   mkdirSync(out, { recursive: true });

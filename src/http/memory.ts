@@ -161,7 +161,8 @@ const loadContext = createRoute({
   tags: ["memory"],
   summary: "Load layered memory as a model would see it",
   description:
-    'Facts first (one system message each, `[{kind} {scope}] "{text}"` with the text a one-line JSON string; layer order, then creation order) within half the budget; ' +
+    "Facts first (one system message per scope and kind: a header line `[{kind} {scope}]`, then each fact's text as a JSON string on its own line; " +
+    "`metadata.fact` names them, `{kind, scope, ids}`; layer order, then creation order) within half the budget; " +
     "a scope whose facts do not fit loads `always_kinds` first, then the facts most relevant to `query`, then the newest. " +
     "Then the session's turns in the rest: all when they fit; else, as in a run, three quarters of it go to earlier turns relevant to `query` (one system message of dated excerpts, before the recent turns) and the newest turns take the remainder. " +
     "`dropped` reports what was left out, `facts` which facts loaded and why, `recalled` which earlier turns came back and why.",

@@ -1,7 +1,7 @@
 import { OPERATOR_TENANT } from "../core/principal";
 import { AppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
-import { factTokens, type Fact } from "./facts";
+import { FactRoom, factTokens, type Fact } from "./facts";
 import { matchExpression, searchTerms } from "../core/search-terms";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
 import { ownerTenant, type MemoryScope } from "./scope";
@@ -80,20 +80,18 @@ export class D1FactsBackend implements MemoryBackend {
     // The first page holds the scope's every live fact (the stats and the page are one snapshot): kept for the next turns.
     if (firstRows.length === live.n) this.cache?.put(owner, key, firstRows, now);
     if (live.n === 0) return out;
-    if (live.tokens > limits.facts) return rankedLayer(this.source(owner, key, now), limits.facts, limits.rank ?? {}, live);
-    let room = limits.facts;
+    const ranked = () => rankedLayer(this.source(owner, key, now), limits.facts ?? 0, limits.rank ?? {}, live);
+    if (live.tokens > limits.facts) return ranked();
+    const room = new FactRoom(limits.facts);
     let after = start;
     let rows = firstRows;
     let page = FIRST_PAGE;
     // Keyset pages in creation order: more only for a scope of more than FIRST_PAGE facts.
     for (;;) {
       for (const f of rows) {
-        if (f.tokens > room) {
-          out.factsDropped = live.n - out.facts.length;
-          return out;
-        }
+        // The lines fit but not with their kinds' headers: the scope does not fit, so it is ranked.
+        if (!room.take(f)) return ranked();
         out.facts.push(f);
-        room -= f.tokens;
         after = f;
       }
       if (rows.length < page) return out;
@@ -258,14 +256,13 @@ export class D1FactsBackend implements MemoryBackend {
       throw new AppError("BEM-023", scope.isSystem ? "Only the operator key writes system facts" : "The operator key writes only the system scope");
     }
     const now = opts.now ?? this.clock();
-    const base = { scope: scope.toString(), kind, text };
     const row = await this.db
       .prepare(
         "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) " +
           "ON CONFLICT (tenant_id, scope, key) WHERE key IS NOT NULL DO UPDATE SET kind = excluded.kind, text = excluded.text, tokens = excluded.tokens, " +
           `expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1 RETURNING ${COLUMNS}`,
       )
-      .bind(ids.next(), this.tenant, base.scope, kind, text, factTokens(base), now, opts.key ?? null, opts.expiresAt ?? null, now)
+      .bind(ids.next(), this.tenant, scope.toString(), kind, text, factTokens(text), now, opts.key ?? null, opts.expiresAt ?? null, now)
       .first<Fact>();
     if (!row) throw new AppError("BEM-001", undefined, { internal: "INSERT … RETURNING gave no row" });
     return { ...row, replaced: row.version > 1 };

@@ -80,25 +80,79 @@ export function validateFactText(text: string): string {
 }
 
 /**
- * How a fact reads to the model: `[{kind} {scope}] "{text}"` — one line, the text
- * a JSON string (newlines, quotes and backslashes escaped; U+2028/2029 and NEL
- * too, which JSON leaves alone). A fact's text therefore cannot end its own
- * quotes or start a line that looks like another fact's header.
+ * How facts read to the model: the loaded facts of one scope and kind travel as one system
+ * message, a header line `[{kind} {scope}]` and then each fact's text on its own line, as a JSON
+ * string (newlines, quotes and backslashes escaped; U+2028/2029 and NEL too, which JSON leaves
+ * alone):
+ *
+ *   [observation docset:loc-26]
+ *   "Caroline attended an LGBTQ support group recently."
+ *   "Melanie painted a lake sunrise last year."
+ *
+ * A fact's text therefore cannot end its own quotes or start a line that reads as a header (a
+ * header starts with `[`, a fact with `"`). One message per group rather than per fact: the
+ * header and a message's framing are paid once, so about a third more facts fit a budget
+ * (bench/README.md, LoCoMo).
  */
-export const formatFact = (f: { kind: string; scope: string; text: string }): string => `[${f.kind} ${f.scope}] ${quoteLine(f.text)}`;
+export const factHeader = (f: { kind: string; scope: string }): string => `[${f.kind} ${f.scope}]`;
 
 export const quoteLine = (text: string): string =>
   JSON.stringify(text).replace(/[\u2028\u2029\u0085]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
-/** A fact as the one system message it loads as. */
-export const factMessage = (f: Pick<Fact, "id" | "kind" | "scope" | "text" | "created_at">): Message => ({
-  id: f.id,
-  role: "system",
-  content: formatFact(f),
-  // Marks the message as a fact (not a turn) where facts and turns travel as one list: POST /v1/memory/context.
-  metadata: { fact: { kind: f.kind, scope: f.scope } },
-  created_at: f.created_at,
-});
+/**
+ * Token cost of a fact: its line (the quoted text and the newline before it), ~4 characters
+ * per token as estimateTokens counts. Stored at write time.
+ */
+export const factTokens = (text: string): number => Math.ceil((quoteLine(text).length + 1) / 4);
 
-/** Token cost of a fact, i.e. of its system message. */
-export const factTokens = (f: { kind: string; scope: string; text: string }): number => estimateTokens({ role: "system", content: formatFact(f) });
+/** Token cost of a group's message without its lines: the framing of a message and the header. */
+export const factHeaderTokens = (f: { kind: string; scope: string }): number => estimateTokens({ role: "system", content: factHeader(f) });
+
+const groupOf = (f: { kind: string; scope: string }): string => JSON.stringify([f.scope, f.kind]);
+
+/**
+ * A token room spent on facts, each group's header charged with its first fact. The sum it
+ * charges is an upper bound of estimateTokens over the messages factMessages builds (a ceiling
+ * per line and one for the header, where the message has one in all).
+ */
+export class FactRoom {
+  private readonly groups = new Set<string>();
+  constructor(public left: number) {}
+
+  /** What taking `f` would cost now. */
+  cost(f: Pick<Fact, "kind" | "scope" | "tokens">): number {
+    return f.tokens + (this.groups.has(groupOf(f)) ? 0 : factHeaderTokens(f));
+  }
+
+  /** Takes `f` when it fits (false, and nothing spent, when it does not). */
+  take(f: Pick<Fact, "kind" | "scope" | "tokens">): boolean {
+    const cost = this.cost(f);
+    if (cost > this.left) return false;
+    this.left -= cost;
+    this.groups.add(groupOf(f));
+    return true;
+  }
+}
+
+/**
+ * The loaded facts as the system messages a model sees: one per scope and kind, in the order of
+ * each group's first fact, its facts in load order. `metadata.fact` marks the message as facts
+ * (not a turn) where facts and turns travel as one list (POST /v1/memory/context) and names them.
+ */
+export function factMessages(facts: readonly Pick<Fact, "id" | "kind" | "scope" | "text" | "created_at">[]): Message[] {
+  const groups = new Map<string, (typeof facts)[number][]>();
+  for (const f of facts) {
+    const g = groupOf(f);
+    groups.set(g, [...(groups.get(g) ?? []), f]);
+  }
+  return [...groups.values()].map((group) => {
+    const { kind, scope } = group[0]!;
+    return {
+      id: `facts:${kind}:${scope}`,
+      role: "system",
+      content: [factHeader({ kind, scope }), ...group.map((f) => quoteLine(f.text))].join("\n"),
+      metadata: { fact: { kind, scope, ids: group.map((f) => f.id) } },
+      created_at: Math.min(...group.map((f) => f.created_at)),
+    };
+  });
+}

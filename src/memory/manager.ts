@@ -1,5 +1,6 @@
 import type { Message } from "../core/message";
-import { factMessage, validateFactText, validateKind } from "./facts";
+import { estimateTokens } from "../core/tokens";
+import { FactRoom, factMessages, type Fact, validateFactText, validateKind } from "./facts";
 import type { MemoryScope } from "./scope";
 import { TokenLimitStrategy } from "./token-limit-strategy";
 import { recalledCost } from "../thread/recall";
@@ -17,7 +18,8 @@ export type MemoryManagerOptions = {
  *
  * Budgeting (loadContext): facts are the rules, so they are loaded FIRST with their
  * own share of the budget (default 50%), in layer order and, within a layer, in
- * creation order — earlier layers (e.g. `system`) take precedence. If facts exceed
+ * creation order (or rank.ts's, when the layer does not fit) — earlier layers (e.g.
+ * `system`) take precedence — as one system message per scope and kind (facts.ts). If facts exceed
  * their share, the ones that do not fit (the latest of the latest layers) are left
  * out and counted in `dropped.facts`; never silently. Whatever the facts do not use
  * goes to turns, which the ContextStrategy trims to the newest that fit, giving later
@@ -43,27 +45,26 @@ export class MemoryManager {
     // prefix, so this stays O(kept)); the share is then spent in layer order.
     // The last layer's turns (normally the session) load at the same time, with the
     // whole budget as an upper bound, and are cut to what the facts leave below.
-    let factRoom = Math.floor(budget * this.factShare);
+    const factShare = Math.floor(budget * this.factShare);
     const last = layers.length - 1;
     const recallConfig = rank?.recall === false ? undefined : (rank?.recall ?? DEFAULT_RECALL);
     const recall = recallConfig ? { ...recallConfig, query: rank?.recallQuery ?? rank?.query ?? "" } : undefined;
     const turnCap = rank?.turnTokens ?? budget;
     const [factLoads, lastTurns] = await Promise.all([
-      Promise.all(layers.map((s) => this.backend.loadLayer(s, rank ? { facts: factRoom, rank } : { facts: factRoom }))),
+      Promise.all(layers.map((s) => this.backend.loadLayer(s, rank ? { facts: factShare, rank } : { facts: factShare }))),
       last >= 0
         ? this.backend.loadLayer(layers[last]!, recall ? { turns: Math.min(budget, turnCap), recall } : { turns: Math.min(budget, turnCap) })
         : Promise.resolve(undefined),
     ]);
     let droppedFacts = 0;
-    const facts: Message[] = [];
-    let factTokens = 0;
+    const loaded: Fact[] = [];
+    // Each scope and kind loads as one message (facts.ts); its header is charged with its first fact.
+    const factRoom = new FactRoom(factShare);
     const report: FactReport[] = [];
     for (const load of factLoads) {
       for (const f of load.facts) {
-        if (droppedFacts === 0 && f.tokens <= factRoom) {
-          facts.push(factMessage(f));
-          factRoom -= f.tokens;
-          factTokens += f.tokens;
+        if (droppedFacts === 0 && factRoom.take(f)) {
+          loaded.push(f);
           report.push(reportOf(f, true));
         } else {
           droppedFacts++; // once one fact is left out, all later ones are too (priority order)
@@ -73,6 +74,10 @@ export class MemoryManager {
       for (const f of load.skipped ?? []) report.push(reportOf(f, false));
       droppedFacts += load.factsDropped;
     }
+    const facts = factMessages(loaded);
+    // What the messages cost as built: at most what the room was charged (per-line ceilings), so
+    // the turns may have the difference.
+    const factTokens = facts.reduce((n, m) => n + estimateTokens(m), 0);
 
     // Turns: newest first, from the last layer back, each with what is left.
     let turnRoom = Math.min(budget - factTokens, turnCap);

@@ -1,4 +1,4 @@
-import type { Fact } from "./facts";
+import { type Fact, FactRoom } from "./facts";
 import { emptyLayer, type FactWhy, type LayerLoad, type LoadedFact, type RankOptions } from "./types";
 
 export type ScoredFact = Fact & { score: number };
@@ -19,9 +19,13 @@ export type FactSource = {
   recent(limit: number, before: Before): Promise<Fact[]>;
 };
 
-/** The smallest a fact's system message can be (4 tokens framing + `[k s] t`). */
-const MIN_FACT_TOKENS = 6;
-const MAX_RELEVANT = 128;
+/** The smallest a fact's line can cost (`"x"` and its newline): less room than this holds nothing. */
+const MIN_FACT_TOKENS = 1;
+/**
+ * At most this many ranked matches per load. Room for about 170 facts of LoCoMo's size at 4,000
+ * tokens: at 128 the relevant stage ran dry there and recency filled the rest (bench/README.md).
+ */
+const MAX_RELEVANT = 256;
 const MAX_PAGE = 512;
 /** Facts examined but left out, reported as "didn't fit"; the rest are only counted. */
 export const MAX_SKIPPED_REPORTED = 16;
@@ -38,15 +42,16 @@ export async function rankedLayer(src: FactSource, room: number, opts: RankOptio
   const out = emptyLayer();
   const skipped: Fact[] = [];
   const taken = new Set<string>();
+  // Each kind's header (facts.ts) is charged with the first fact of that kind.
+  const left = new FactRoom(room);
   const take = (f: Fact, why: FactWhy): boolean => {
     if (taken.has(f.id)) return true;
-    if (f.tokens > room) {
+    if (!left.take(f)) {
       if (skipped.length < MAX_SKIPPED_REPORTED) skipped.push(f);
       return false;
     }
     out.facts.push({ ...f, why } satisfies LoadedFact);
     taken.add(f.id);
-    room -= f.tokens;
     return true;
   };
   const mean = live.n > 0 ? Math.max(MIN_FACT_TOKENS, live.tokens / live.n) : MIN_FACT_TOKENS;
@@ -64,18 +69,18 @@ export async function rankedLayer(src: FactSource, room: number, opts: RankOptio
       if (!take(f, { reason: "always" })) break always;
       after = f;
     }
-    if (rows.length < limit || room < MIN_FACT_TOKENS || !after) break;
+    if (rows.length < limit || left.left < MIN_FACT_TOKENS || !after) break;
     rows = await src.ofKinds(kinds, limit, after);
   }
 
   for (const f of first.relevant) {
-    if (room < MIN_FACT_TOKENS) break;
+    if (left.left < MIN_FACT_TOKENS) break;
     take(f, { reason: "relevant", score: f.score });
   }
 
   let recent = first.recent;
   let recentLimit = limit;
-  newest: while (room >= MIN_FACT_TOKENS) {
+  newest: while (left.left >= MIN_FACT_TOKENS) {
     let before: Before | undefined;
     for (const f of recent) {
       if (!take(f, { reason: "recent" })) break newest;

@@ -74,7 +74,7 @@ export type { FactReport, RecallReport } from "./report";
 
 /** What a model would see — the facts and the turns, kept apart — plus what had to be left out to fit. */
 export type LoadedContext = {
-  /** One system message per loaded fact, in priority order (layer, then creation or rank). */
+  /** The loaded facts as one system message per scope and kind (facts.ts factMessages), in priority order (layer, then creation or rank). */
   facts: Message[];
   /** The newest turns that fit what the facts left, oldest first. */
   turns: Message[];

@@ -28,7 +28,8 @@ const OfflineRequest = z.object({
 type OfflineRequest = z.infer<typeof OfflineRequest>;
 
 export const OFFLINE_LABEL = "(edgeweave offline echo model: no network, no API key)";
-const FACT = /^\[[^\s\]]+ [^\]]+\] /;
+/** A fact group's header (`[kind scope]`, memory/facts.ts), or a client's one-line `[kind scope] text`. */
+const FACT = /^\[[^\s\]]+ [^\]]+\]\s/;
 
 type Reply = {
   content: string | null;
@@ -78,7 +79,12 @@ export function offlineReply(req: OfflineRequest): Reply {
   const facts = msgs.filter((m) => (m.role === "system" || m.role === "developer") && FACT.test(messageText(m.content)));
   const earlier = msgs.slice(0, Math.max(lastUser, 0)).filter((m) => m.role !== "system" && m.role !== "developer").length;
   const lines = [`Echo: ${text}`];
-  for (const f of facts) lines.push(`I remember: ${messageText(f.content)}`);
+  for (const f of facts) {
+    // One echo line per fact: a group's header before each of its lines.
+    const [header, ...rest] = messageText(f.content).split("\n");
+    if (rest.length === 0) lines.push(`I remember: ${header}`);
+    for (const line of rest) lines.push(`I remember: ${header} ${line}`);
+  }
   // The previous user message shows the thread's memory working across turns.
   let previous = -1;
   for (let i = lastUser - 1; i >= 0; i--)

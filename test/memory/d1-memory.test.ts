@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { OPERATOR_TENANT } from "../../src/core/principal";
 import { isAppError } from "../../src/core/errors";
 import { D1FactsBackend } from "../../src/memory/d1-facts-backend";
-import { factTokens } from "../../src/memory/facts";
+import { factHeaderTokens, factTokens } from "../../src/memory/facts";
 import { memoryFor } from "../../src/memory/for-tenant";
 import { MemoryManager } from "../../src/memory/manager";
 import { MemoryScope } from "../../src/memory/scope";
@@ -28,7 +28,7 @@ describe("memory on real D1 and the thread Durable Object", () => {
     const a = memoryFor(env, `a-${uid()}`);
     const b = memoryFor(env, `b-${uid()}`);
     const id = await a.remember(org, "style", "Use short sentences.");
-    expect((await a.loadContext([org], 1000)).facts.map((m) => m.content)).toEqual(['[style organization:acme] "Use short sentences."']);
+    expect((await a.loadContext([org], 1000)).facts.map((m) => m.content)).toEqual(['[style organization:acme]\n"Use short sentences."']);
 
     expect((await b.loadContext([org], 1000)).facts).toEqual([]);
     expect(await b.forget(id)).toBe(false);
@@ -46,7 +46,8 @@ describe("memory on real D1 and the thread Durable Object", () => {
     expect(await codeOf(tenant.remember(MemoryScope.system(), "rule", "mine now"))).toBe("BEM-023");
     expect(await codeOf(op.remember(org, "rule", "operator in a tenant scope"))).toBe("BEM-023");
     const ctx = await tenant.loadContext([MemoryScope.system()], 100_000);
-    expect(ctx.facts.map((m) => m.content)).toContain(`[rule system] ${JSON.stringify(rule)}`);
+    expect(ctx.facts.map((m) => String(m.content).split("\n")[0])).toContain("[rule system]");
+    expect(ctx.facts.map((m) => m.content).join("\n")).toContain(`\n${JSON.stringify(rule)}`);
     expect(await tenant.forget(id)).toBe(false);
     expect(await op.forget(id)).toBe(true);
   });
@@ -65,7 +66,7 @@ describe("memory on real D1 and the thread Durable Object", () => {
     const a = memoryFor(env, ta);
     await a.remember(org, "style", "Be brief.");
     const ctx = await a.loadContext([org, MemoryScope.session(thread)], 4096);
-    expect(ctx.facts.map((m) => [m.role, m.content])).toEqual([["system", '[style organization:acme] "Be brief."']]);
+    expect(ctx.facts.map((m) => [m.role, m.content])).toEqual([["system", '[style organization:acme]\n"Be brief."']]);
     expect(ctx.turns.map((m) => [m.role, m.content])).toEqual([
       ["user", "A's question"],
       ["assistant", "A's answer"],
@@ -106,19 +107,24 @@ describe("memory on real D1 and the thread Durable Object", () => {
     const m = memoryFor(env, tenant);
     const texts = Array.from({ length: 50 }, (_, i) => `fact number ${String(i).padStart(2, "0")}`);
     for (const t of texts) await m.remember(org, "rule", t);
-    const each = factTokens({ kind: "rule", scope: "organization:acme", text: texts[0]! });
+    const each = factTokens(texts[0]!);
+    const header = factHeaderTokens({ kind: "rule", scope: "organization:acme" });
+    const group = (ts: string[]) => ["[rule organization:acme]", ...ts.map((t) => JSON.stringify(t))].join("\n");
 
-    const full = await m.loadContext([org], each * 50 * 2);
-    expect(full.facts.map((x) => x.content)).toEqual(texts.map((t) => `[rule organization:acme] ${JSON.stringify(t)}`));
+    const full = await m.loadContext([org], (header + each * 50) * 2);
+    expect(full.facts.map((x) => x.content)).toEqual([group(texts)]);
     expect(full.dropped.facts).toBe(0);
+    expect(new Set(full.report.map((f) => f.reason))).toEqual(new Set(["fits"]));
 
-    const part = await m.loadContext([org], each * 37 * 2 + 1);
-    expect(part.facts.map((x) => x.content)).toEqual(
-      texts
-        .slice(13)
-        .reverse()
-        .map((t) => `[rule organization:acme] ${JSON.stringify(t)}`),
-    );
+    // The lines alone fit, not with their header: the scope does not fit, so it is ranked (the newest, here).
+    const tight = await m.loadContext([org], each * 50 * 2);
+    const n = Math.floor((each * 50 - header) / each);
+    expect(tight.facts.map((x) => x.content)).toEqual([group(texts.slice(50 - n).reverse())]);
+    expect(tight.dropped.facts).toBe(50 - n);
+    expect(tight.tokens.facts).toBeLessThanOrEqual(each * 50);
+
+    const part = await m.loadContext([org], (header + each * 37) * 2 + 1);
+    expect(part.facts.map((x) => x.content)).toEqual([group(texts.slice(13).reverse())]);
     expect(part.dropped.facts).toBe(13);
     expect(new Set(part.report.filter((f) => f.loaded).map((f) => f.reason))).toEqual(new Set(["recent"]));
 
@@ -156,7 +162,7 @@ describe("memory on real D1 and the thread Durable Object", () => {
     await new D1FactsBackend(env.DB, tenant).remember(team, "rule", "team rule");
     calls.length = 0;
     const ctx = await new MemoryManager(new D1FactsBackend(counted, tenant)).loadContext([org, team, MemoryScope.new("user", "ann")], 100_000);
-    expect(ctx.facts).toHaveLength(11);
+    expect(ctx.facts.flatMap((m) => (m.metadata?.fact as { ids: string[] } | undefined)?.ids ?? [])).toHaveLength(11);
     expect(calls).toEqual(["batch"]);
   });
 });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { estimateTokens } from "../../src/core/tokens";
-import { factTokens } from "../../src/memory/facts";
+import { factHeaderTokens, factTokens } from "../../src/memory/facts";
 import { api, createTenant, OPERATOR_KEY } from "../support/tenants";
 
 type Err = { error: { code: string; message: string } };
@@ -53,7 +53,7 @@ describe("POST/GET/DELETE /v1/memory/facts", () => {
     expect(res.status).toBe(200);
     const ctx = (await res.json()) as { messages: { role: string; content: string }[]; tokens: number; dropped: unknown };
     expect(ctx.messages.filter((m) => m.content.includes("organization:acme"))).toEqual([
-      expect.objectContaining({ role: "system", content: '[style organization:acme] "Use short sentences."' }),
+      expect.objectContaining({ role: "system", content: '[style organization:acme]\n"Use short sentences."' }),
     ]);
     expect(ctx.dropped).toEqual({ facts: 0, turns: false });
   });
@@ -83,23 +83,57 @@ describe("POST/GET/DELETE /v1/memory/facts", () => {
     const ctx = (await res.json()) as { messages: { id: string; role: string; content: string; created_at: number; metadata?: unknown }[]; tokens: number };
     expect(Object.keys(ctx)).toEqual(["messages", "tokens", "facts", "recalled", "dropped"]);
     expect(ctx.messages.map((m) => [m.role, m.content])).toEqual([
-      ["system", '[style organization:acme] "Be brief."'],
+      ["system", '[style organization:acme]\n"Be brief."'],
       ["user", "Q1"],
       ["assistant", "A1"],
     ]);
     expect(ctx.messages[0]).toEqual({
-      id,
+      id: "facts:style:organization:acme",
       role: "system",
-      content: '[style organization:acme] "Be brief."',
+      content: '[style organization:acme]\n"Be brief."',
       created_at: expect.any(Number),
-      metadata: { fact: { kind: "style", scope: "organization:acme" } },
+      metadata: { fact: { kind: "style", scope: "organization:acme", ids: [id] } },
     });
-    const tokens = factTokens({ kind: "style", scope: "organization:acme", text: "Be brief." });
+    // The report gives each fact's line; the total, the message as built (header included).
+    const tokens = factTokens("Be brief.");
     expect(ctx).toMatchObject({
-      tokens: tokens + estimateTokens({ role: "user", content: "Q1" }) + estimateTokens({ role: "assistant", content: "A1" }),
+      tokens: estimateTokens(ctx.messages[0]!) + estimateTokens({ role: "user", content: "Q1" }) + estimateTokens({ role: "assistant", content: "A1" }),
       facts: [{ id, scope: "organization:acme", kind: "style", key: null, tokens, loaded: true, reason: "fits" }],
       dropped: { facts: 0, turns: false },
     });
+  });
+});
+
+describe("facts as a model sees them", () => {
+  it("one system message per scope and kind: a header line, then each text as a JSON string on its own line; the header is paid once", async () => {
+    const t = await createTenant();
+    const scope = `docset:pack-${crypto.randomUUID().slice(0, 8)}`;
+    const texts = Array.from({ length: 12 }, (_, i) => `Observation ${i}: the team met on day ${i} and planned the next release.`);
+    const ids: string[] = [];
+    for (const text of texts)
+      ids.push(((await (await api("/v1/memory/facts", { key: t.adminKey, body: { scope, kind: "observation", text } })).json()) as FactOut).id);
+    const note = (
+      (await (await api("/v1/memory/facts", { key: t.adminKey, body: { scope, kind: "note", text: 'A "quoted"\n[observation x] line' } })).json()) as FactOut
+    ).id;
+    const cost = factHeaderTokens({ kind: "observation", scope }) + texts.reduce((n, x) => n + factTokens(x), 0);
+    const all = cost + factHeaderTokens({ kind: "note", scope }) + factTokens('A "quoted"\n[observation x] line');
+
+    // Exactly the facts share: every fact loads, in creation order, grouped by kind.
+    const res = await api("/v1/memory/context", { key: t.adminKey, body: { scopes: [scope], max_tokens: 2 * all } });
+    const ctx = (await res.json()) as {
+      messages: { id: string; content: string; metadata: { fact: { ids: string[] } } }[];
+      tokens: number;
+      facts: { loaded: boolean }[];
+    };
+    expect(ctx.messages.map((m) => m.content)).toEqual([
+      [`[observation ${scope}]`, ...texts.map((x) => JSON.stringify(x))].join("\n"),
+      `[note ${scope}]\n"A \\"quoted\\"\\n[observation x] line"`,
+    ]);
+    expect(ctx.messages.map((m) => m.metadata.fact.ids)).toEqual([ids, [note]]);
+    expect(ctx.facts.every((f) => f.loaded)).toBe(true);
+    // What the messages are estimated at never exceeds what the budget was charged.
+    expect(ctx.tokens).toBeLessThanOrEqual(all);
+    expect(ctx.tokens).toBe(ctx.messages.reduce((n, m) => n + estimateTokens({ role: "system", content: m.content }), 0));
   });
 });
 

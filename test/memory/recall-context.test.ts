@@ -40,7 +40,8 @@ async function seeded() {
     body: { scope: docset, kind: "observation", text: "Melanie keeps the spare key under the green flowerpot." },
   });
   const { id: factId } = (await planted.json()) as { id: string };
-  for (let i = 0; i < 40; i++) {
+  // More facts than the facts share holds (600 tokens at 1,200), so the scope is ranked.
+  for (let i = 0; i < 80; i++) {
     await api("/v1/memory/facts", { key: t.adminKey, body: { scope: docset, kind: "observation", text: `Caroline watered the office plants on day ${i}.` } });
   }
   const ask = async (query: string, max_tokens = 1200) =>

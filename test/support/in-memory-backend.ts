@@ -1,6 +1,6 @@
 import { IdGenerator } from "../../src/core/ids";
 import { estimateTokens, type TokenEstimator } from "../../src/core/tokens";
-import { factTokens, type Fact } from "../../src/memory/facts";
+import { FactRoom, factTokens, type Fact } from "../../src/memory/facts";
 import type { MemoryScope } from "../../src/memory/scope";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem, type TokenedMessage } from "../../src/memory/types";
 
@@ -19,12 +19,11 @@ export class InMemoryBackend implements MemoryBackend {
     const out = emptyLayer();
     const key = scope.toString();
     if (limits.facts !== undefined) {
-      let room = limits.facts;
+      const room = new FactRoom(limits.facts);
       const all = this.facts.get(key) ?? [];
       for (const f of all) {
-        if (f.tokens > room) break;
+        if (!room.take(f)) break;
         out.facts.push(f);
-        room -= f.tokens;
       }
       out.factsDropped = all.length - out.facts.length;
     }
@@ -60,7 +59,7 @@ export class InMemoryBackend implements MemoryBackend {
       version: 1,
     };
     const list = this.facts.get(key) ?? [];
-    list.push({ ...base, tokens: factTokens(base) });
+    list.push({ ...base, tokens: factTokens(base.text) });
     this.facts.set(key, list);
     return base.id;
   }
