@@ -1,7 +1,7 @@
 import { OPERATOR_TENANT } from "../core/principal";
 import { AppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
-import { FactRoom, factTokens, type Fact } from "./facts";
+import { FactRoom, factTokens, fitWhole, type Fact } from "./facts";
 import { matchExpression, searchTerms } from "../core/search-terms";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
 import { ownerTenant, type MemoryScope } from "./scope";
@@ -68,7 +68,7 @@ export class D1FactsBackend implements MemoryBackend {
     const start: FactCursor = { created_at: -1, id: "" };
     const cached = this.cache?.get(owner, key)?.filter((f) => f.expires_at === null || f.expires_at > now);
     // A scope that fits whole loads every live fact in creation order: the cached read, without a round trip.
-    if (cached && cached.reduce((n, f) => n + f.tokens, 0) <= limits.facts) return { ...out, facts: cached };
+    if (cached && fitWhole(cached, limits.facts)) return { ...out, facts: cached };
     const [all, expired, first] = await this.batched([
       this.db.prepare("SELECT n, tokens FROM fact_scope_stats WHERE tenant_id = ? AND scope = ?").bind(owner, key),
       // The partial expiry index keeps this to the few expired rows awaiting the hourly purge.

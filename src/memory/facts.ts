@@ -134,6 +134,12 @@ export class FactRoom {
   }
 }
 
+/** Whether all of `facts` fit `room`, their groups' headers included. */
+export const fitWhole = (facts: readonly Pick<Fact, "kind" | "scope" | "tokens">[], room: number): boolean => {
+  const left = new FactRoom(room);
+  return facts.every((f) => left.take(f));
+};
+
 /**
  * The loaded facts as the system messages a model sees: one per scope and kind, in the order of
  * each group's first fact, its facts in load order. `metadata.fact` marks the message as facts

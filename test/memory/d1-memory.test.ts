@@ -4,6 +4,7 @@ import { OPERATOR_TENANT } from "../../src/core/principal";
 import { isAppError } from "../../src/core/errors";
 import { D1FactsBackend } from "../../src/memory/d1-facts-backend";
 import { factHeaderTokens, factTokens } from "../../src/memory/facts";
+import { FACTS_CACHE_MS, FactsCache } from "../../src/memory/facts-cache";
 import { memoryFor } from "../../src/memory/for-tenant";
 import { MemoryManager } from "../../src/memory/manager";
 import { MemoryScope } from "../../src/memory/scope";
@@ -130,6 +131,21 @@ describe("memory on real D1 and the thread Durable Object", () => {
 
     const listed = await new D1FactsBackend(env.DB, tenant).list(org, 100);
     expect(listed.map((f) => f.text)).toEqual(texts);
+  });
+
+  it("a cached scope whose lines fit but not with their header is not served whole: it is read and ranked", async () => {
+    const tenant = `t-${uid()}`;
+    const texts = Array.from({ length: 6 }, (_, i) => `cached rule ${i}`);
+    for (const t of texts) await new D1FactsBackend(env.DB, tenant).remember(org, "rule", t);
+    const cache = new FactsCache(FACTS_CACHE_MS).forRun(undefined, () => undefined);
+    const warm = await new D1FactsBackend(env.DB, tenant, Date.now, cache).loadLayer(org, { facts: 10_000 });
+    expect(warm.facts).toHaveLength(6);
+    expect(cache.get(tenant, org.toString())).toHaveLength(6);
+    const lines = texts.reduce((n, t) => n + factTokens(t), 0);
+    const tight = await new D1FactsBackend(env.DB, tenant, Date.now, cache).loadLayer(org, { facts: lines });
+    expect(tight.facts.length).toBeLessThan(6);
+    expect(tight.facts.every((f) => f.why?.reason === "recent")).toBe(true);
+    expect(tight.factsDropped).toBe(6 - tight.facts.length);
   });
 
   it("a scope whose facts fit loads in one D1 round trip (stats and first page in one batch)", async () => {

@@ -61,7 +61,9 @@ async function ioDuring(fn: () => Promise<unknown>, settled: (c: Counts) => bool
   return c;
 }
 
-const sentFacts = (body: unknown) => (body as { messages: { content: unknown }[] }).messages.filter((m) => String(m.content).includes("Rule ")).length;
+/** Fact lines sent (a scope's facts of one kind travel as one message, one quoted text per line). */
+const sentFacts = (body: unknown) =>
+  (body as { messages: { content: unknown }[] }).messages.flatMap((m) => String(m.content).split("\n")).filter((l) => l.startsWith('"Rule ')).length;
 
 const turn = (thread: string, text: string) =>
   api("/v1/chat/completions", {
