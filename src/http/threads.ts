@@ -9,7 +9,7 @@ import { Checkpoint, CheckpointId, History, ThreadUpdate, ThreadState } from "..
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
-import { issueSummary, validationHook } from "./validation";
+import { issueSummary, sentValue, validationHook } from "./validation";
 import { assertThreadRoom } from "../auth/quotas";
 
 // Thread ids are checked in the handler so a bad one gets its own code (BEM-030), not BEM-011.
@@ -20,7 +20,7 @@ const Limit = z.coerce.number().int().min(1).max(100).optional();
 
 /** A bad update body is a bad operation (BEM-035); anything else goes through the shared hook. */
 const opsHook: Hook<unknown, AppEnv, string, undefined> = (result, c) => {
-  if (!result.success && result.target === "json") throw new AppError("BEM-035", issueSummary(result.error));
+  if (!result.success && result.target === "json") throw new AppError("BEM-035", issueSummary(result.error, sentValue(result)));
   validationHook(result, c);
   return undefined;
 };

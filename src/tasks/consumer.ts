@@ -48,7 +48,7 @@ export async function consumeTask(ctx: TaskContext, msg: TaskMessage): Promise<"
   const { env } = ctx;
   const parsed = Task.safeParse(msg.body);
   if (!parsed.success) {
-    const issues = describeIssues(parsed.error.issues, { root: "(body)", limit: 3 });
+    const issues = describeIssues(parsed.error.issues, { root: "(body)", limit: 3, input: msg.body });
     try {
       await recordDeadLetter(env.DB, {
         tenant: tenantOf(msg.body),

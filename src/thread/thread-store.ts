@@ -292,7 +292,7 @@ export class ThreadStore {
   /** Validates and applies the ops atomically as one checkpoint holding their delta (BEM-035 for a bad update; `fork` is fork()'s); `alongside` runs inside the transaction. */
   update(input: ThreadUpdate, source: Source, alongside?: (cp: Checkpoint) => void): Checkpoint {
     const parsed = ThreadUpdate.safeParse(input);
-    if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues, { root: "(update)" }));
+    if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues, { root: "(update)", input }));
     const src = UpdateSource.safeParse(source);
     if (!src.success) throw new AppError("BEM-035", "Source must be input, loop or update");
     // `alongside` writes another capability's rows in the same transaction (a stored Response with its checkpoint).

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { describeIssues } from "../../src/core/zod-issues";
+import { InputItem } from "../../src/http/responses-schemas";
 
 describe("describeIssues: the one formatter for zod issues in error messages", () => {
   const Body = z.object({ name: z.string(), tags: z.array(z.string()).max(1), n: z.number() });
@@ -72,5 +73,41 @@ describe("describeIssues on unions of tagged objects (Responses input items)", (
     const Tagged = z.union([z.object({ type: z.literal("a"), x: z.string() }), z.object({ type: z.literal("b"), y: z.number() })]);
     const r = Tagged.safeParse({ type: "c" });
     expect(describeIssues(r.error!.issues)).toBe('type: Invalid input: expected "a" or "b"');
+  });
+});
+
+describe("describeIssues picks the branch the input names (the Responses and Conversations input item)", () => {
+  const describe_ = (item: unknown, withInput = true) => {
+    const body = { items: [item] };
+    const r = z.object({ items: z.array(InputItem) }).safeParse(body);
+    if (r.success) throw new Error("expected a failure");
+    return describeIssues(r.error.issues, withInput ? { input: body } : {});
+  };
+
+  it("a wrong role is the message's role, with the roles allowed (not the reasoning item's type)", () => {
+    for (const withInput of [true, false]) {
+      expect(describe_({ role: "SYSTEM" }, withInput)).toBe(
+        'items.0.role: Invalid option: expected one of "user"|"assistant"|"system"|"developer"; items.0.content: Required: expected string or array',
+      );
+      expect(describe_({ type: "message", role: "system2", content: "x" }, withInput)).toBe(
+        'items.0.role: Invalid option: expected one of "user"|"assistant"|"system"|"developer"',
+      );
+    }
+  });
+
+  it("an item naming no kind lists the fields that name one, with their values", () => {
+    expect(describe_({})).toBe(
+      'items.0: Required: expected type "function_call", "function_call_output", "reasoning" or "item_reference", or role "user", "assistant", "system" or "developer"',
+    );
+    expect(describe_({ content: "x" })).toMatch(/^items\.0: Required: expected type .+, or role /);
+  });
+
+  it("a typed item reports its own missing fields; an unknown type lists the types", () => {
+    expect(describe_({ type: "function_call", call_id: "c" })).toBe(
+      "items.0.name: Invalid input: expected string, received undefined; items.0.arguments: Invalid input: expected string, received undefined",
+    );
+    expect(describe_({ type: "mesage", role: "user", content: "x" })).toBe(
+      'items.0.type: Invalid input: expected "function_call", "function_call_output", "reasoning", "item_reference" or "message"',
+    );
   });
 });

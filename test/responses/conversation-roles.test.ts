@@ -77,3 +77,27 @@ describe("conversation items: system and developer roles are refused, never stor
     expect(items.data.map((i) => i.type)).toEqual(["message", "function_call", "function_call_output", "message"]);
   });
 });
+
+describe("a bad item's 400 names what is wrong with it", () => {
+  it("an item with a role no message takes: the role and the roles allowed, not another item type", async () => {
+    const conv = (await (await api("/v1/conversations", { key: tenant().adminKey, body: {} })).json()) as { id: string };
+    for (const path of ["/v1/conversations", `/v1/conversations/${conv.id}/items`]) {
+      const res = await api(path, { key: tenant().adminKey, body: { items: [{ role: "SYSTEM", content: "hi" }] } });
+      const text = await res.text();
+      expect(res.status, text).toBe(400);
+      const { error } = JSON.parse(text) as { error: { code: string; message: string } };
+      expect(error.code).toBe("BEM-011");
+      expect(error.message).toContain('items.0.role: Invalid option: expected one of "user"|"assistant"|"system"|"developer"');
+      expect(error.message).not.toContain("reasoning");
+    }
+  });
+
+  it("an empty item: the fields that name an item's kind", async () => {
+    const res = await api("/v1/responses", { key: tenant().adminKey, body: { model: "gpt-4o-mini", input: [{}] } });
+    const { error } = (await res.json()) as { error: { code: string; message: string } };
+    expect([res.status, error.code]).toEqual([400, "BEM-011"]);
+    expect(error.message).toContain(
+      'input.0: Required: expected type "function_call", "function_call_output", "reasoning" or "item_reference", or role "user"',
+    );
+  });
+});

@@ -93,7 +93,7 @@ export function validateRunContext(middlewares: readonly Middleware[], context: 
   for (const m of middlewares) {
     if (!m.contextSchema) continue;
     const parsed = m.contextSchema.safeParse(context);
-    if (!parsed.success) problems.push(describeIssues(parsed.error.issues, { prefix: "context.", suffix: ` (needed by ${m.name})` }));
+    if (!parsed.success) problems.push(describeIssues(parsed.error.issues, { prefix: "context.", suffix: ` (needed by ${m.name})`, input: context }));
   }
   if (problems.length) throw new AppError("BEM-083", problems.join("; "));
   return context;

@@ -13,7 +13,7 @@ import { describeIssues } from "../../core/zod-issues";
 export function middlewareFromConfig(spec: unknown): Middleware {
   const parsed = MiddlewareSpec.safeParse(spec);
   if (!parsed.success) {
-    throw new AppError("BEM-084", `Invalid middleware entry: ${describeIssues(parsed.error.issues, { root: "(entry)" })}`);
+    throw new AppError("BEM-084", `Invalid middleware entry: ${describeIssues(parsed.error.issues, { root: "(entry)", input: spec })}`);
   }
   const s = parsed.data;
   switch (s.name) {

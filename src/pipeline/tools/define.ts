@@ -62,7 +62,7 @@ export function defineTool(spec: ToolSpec): Tool {
   const validate: Tool["validate"] = (input) => {
     const parsed = validator.safeParse(input);
     if (parsed.success) return { ok: true, value: parsed.data as Record<string, unknown> };
-    return { ok: false, error: describeIssues(parsed.error.issues, { root: "(input)" }) };
+    return { ok: false, error: describeIssues(parsed.error.issues, { root: "(input)", input }) };
   };
   return { ...spec, validate };
 }
