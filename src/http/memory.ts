@@ -40,7 +40,12 @@ const RememberBody = z
 const Remembered = Fact.omit({ text: true })
   .extend({ replaced: z.boolean().openapi({ description: "True when the key already named a fact, whose text this replaced" }) })
   .openapi("RememberedFact");
-const ScoredFact = Fact.extend({ score: z.number().optional().openapi({ description: "BM25 relevance to `q` (higher is more relevant)" }) });
+const ScoredFact = Fact.extend({
+  score: z
+    .number()
+    .optional()
+    .openapi({ description: "Relevance to `q` next to the best hit's (BM25 ratio: 1 for the best, lower for weaker hits; comparable within one answer)" }),
+});
 const FactPage = z.object({ facts: z.array(ScoredFact), next_cursor: z.string().nullable() }).openapi("FactPage");
 const FactHistory = z
   .object({

@@ -60,7 +60,7 @@ const mcpRemember = defineTool({
 const mcpRecall = defineTool({
   name: recallTool.name,
   description:
-    "Search long-term memory for facts relevant to a query (best first). Without `scopes`, searches every scope this key may read: " +
+    "Search long-term memory for facts relevant to a query (best first; `score` 1 for the best match, lower for weaker ones). Without `scopes`, searches every scope this key may read: " +
     "all of this tenant's for an admin key, those its grants match for a member key, and the operator's `system` rules.",
   inputSchema: withScopeField(recallTool),
   handler: async (input, runtime) => {

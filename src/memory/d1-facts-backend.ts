@@ -38,6 +38,18 @@ function liveStats(all: Stats | undefined, expired: Stats | undefined): { n: num
 const scored = ({ rank, ...f }: Fact & { rank: number }): ScoredFact => ({ ...f, score: Math.round(-rank * 1e6) / 1e6 });
 
 /**
+ * A search's answer, best first, each scored by its bm25 over the best match's: 1 for the best, lower
+ * for weaker matches, comparable within the answer. Not bm25 itself: FTS5 weighs a word by how many of
+ * the index's facts hold it (every tenant's), and clamps the weight of one in more than half of them to
+ * 1e-6, so on a small index every score read 0.000001 and the value said nothing; the ratio keeps what
+ * bm25 tells apart (how often the words occur, in how long a text) and no other tenant's counts.
+ */
+function relativeScores(rows: readonly (Fact & { rank: number })[]): ScoredFact[] {
+  const best = rows[0]?.rank ?? 0;
+  return rows.map(({ rank, ...f }) => ({ ...f, score: best < 0 ? Math.round((rank / best) * 1e4) / 1e4 : 0 }));
+}
+
+/**
  * Facts of every scope in D1, bound to one tenant: every query carries tenant_id.
  * The `system` scope is operator-wide: stored under tenant '' and readable by every
  * tenant, writable only through the operator's backend (tenant '').
@@ -167,8 +179,8 @@ export class D1FactsBackend implements MemoryBackend {
   }
 
   /**
-   * BM25 search over the given scopes' live facts, best first (score: higher is more
-   * relevant). The query is tokenized here, never passed to FTS5 as syntax.
+   * BM25 search over the given scopes' live facts, best first (score: relative to the best
+   * match, relativeScores). The query is tokenized here, never passed to FTS5 as syntax.
    */
   async search(
     scopes: readonly { owner: string; scope: string }[],
@@ -180,7 +192,7 @@ export class D1FactsBackend implements MemoryBackend {
     const match = matchExpression(searchTerms(query));
     if (match === null || scopes.length === 0) return [];
     const { results } = await this.searchStatement(scopes, match, limit, now, filter).all<Fact & { rank: number }>();
-    return results.map(scored);
+    return relativeScores(results);
   }
 
   /**
@@ -236,7 +248,7 @@ export class D1FactsBackend implements MemoryBackend {
       )
       .bind(match, ...(owned.length > 0 ? [this.tenant, ...values] : []), ...(withSystem ? [OPERATOR_TENANT] : []), this.clock(), limit)
       .all<Fact & { rank: number }>();
-    return results.map(scored);
+    return relativeScores(results);
   }
 
   async appendLayer(scope: MemoryScope, item: MemoryItem): Promise<string> {

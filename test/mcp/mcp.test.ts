@@ -161,6 +161,30 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
     for (const c of [member, o]) await c.close();
   });
 
+  it("recall's score is each match's relevance next to the answer's best: 1 for the best, lower for weaker matches (it read 0.000001 for every fact)", async () => {
+    const t = await createTenant();
+    const word = `quillon${crypto.randomUUID().slice(0, 6)}`;
+    const texts = [
+      `${word} ${word} ${word}.`,
+      `The ${word} note, with a few more words.`,
+      `A long note that names ${word} once, among many other words about unrelated places, people, times and things.`,
+    ];
+    for (const text of [...texts].reverse())
+      expect((await api("/v1/memory/facts", { key: t.adminKey, body: { scope: "organization:acme", kind: "note", text } })).status).toBe(201);
+    const c = await mcpClient(t.adminKey);
+    // With scopes (the run's tool) and without (every scope the key may read): two queries, one contract.
+    for (const args of [{ query: word, scopes: ["organization:acme"] }, { query: word }]) {
+      const facts = (await callJson(c, "recall", args)).json!.facts as { text: string; score: number }[];
+      expect(facts.map((f) => f.text)).toEqual(texts);
+      const [best, mid, weak] = facts.map((f) => f.score);
+      expect(best).toBe(1);
+      expect(mid).toBeLessThan(best!);
+      expect(weak).toBeLessThan(mid!);
+      expect(weak).toBeGreaterThan(0);
+    }
+    await c.close();
+  });
+
   it("recall without scopes searches every scope the key may read; remember without a scope says what to pass (issue 24, item 3)", async () => {
     const t = await createTenant();
     const word = `zorblat${crypto.randomUUID().slice(0, 6)}`;

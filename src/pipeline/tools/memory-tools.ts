@@ -94,7 +94,8 @@ export const rememberTool = defineTool({
 
 export const recallTool = defineTool({
   name: "recall",
-  description: "Search long-term memory for facts relevant to a query (best first). Defaults to this conversation's memory layers.",
+  description:
+    "Search long-term memory for facts relevant to a query (best first; `score` 1 for the best match, lower for weaker ones). Defaults to this conversation's memory layers.",
   inputSchema: {
     type: "object",
     properties: {
