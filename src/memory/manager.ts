@@ -43,17 +43,21 @@ export class MemoryManager {
 
     // Facts: every layer asked for the whole facts share in parallel (each returns a
     // prefix, so this stays O(kept)); the share is then spent in layer order.
-    // The last layer's turns (normally the session) load at the same time, with the
-    // whole budget as an upper bound, and are cut to what the facts leave below.
+    // The turns of the last session layer (only sessions hold turns; scopes listed after it,
+    // e.g. a docset, hold none) load at the same time, with the whole budget as an upper bound,
+    // and are cut to what the facts leave below: recalling earlier turns in the thread's object
+    // runs while the facts' queries are in flight.
     const factShare = Math.floor(budget * this.factShare);
     const last = layers.length - 1;
+    const sessionAt = layers.findLastIndex((s) => s.isSession);
+    const prefetch = sessionAt >= 0 ? sessionAt : last;
     const recallConfig = rank?.recall === false ? undefined : (rank?.recall ?? DEFAULT_RECALL);
     const recall = recallConfig ? { ...recallConfig, query: rank?.recallQuery ?? rank?.query ?? "" } : undefined;
     const turnCap = rank?.turnTokens ?? budget;
     const [factLoads, lastTurns] = await Promise.all([
       Promise.all(layers.map((s) => this.backend.loadLayer(s, rank ? { facts: factShare, rank } : { facts: factShare }))),
-      last >= 0
-        ? this.backend.loadLayer(layers[last]!, recall ? { turns: Math.min(budget, turnCap), recall } : { turns: Math.min(budget, turnCap) })
+      prefetch >= 0
+        ? this.backend.loadLayer(layers[prefetch]!, recall ? { turns: Math.min(budget, turnCap), recall } : { turns: Math.min(budget, turnCap) })
         : Promise.resolve(undefined),
     ]);
     let droppedFacts = 0;
@@ -87,7 +91,7 @@ export class MemoryManager {
     let excerpt: Message | undefined;
     for (let i = last; i >= 0; i--) {
       const room = Math.max(0, turnRoom);
-      const load = i === last && lastTurns ? lastTurns : await this.backend.loadLayer(layers[i]!, recall ? { turns: room, recall } : { turns: room });
+      const load = i === prefetch && lastTurns ? lastTurns : await this.backend.loadLayer(layers[i]!, recall ? { turns: room, recall } : { turns: room });
       if (load.recalled?.length && recallConfig) {
         // Recall ran for the whole budget while the facts loaded; cut both to what the facts left.
         const fit = fitRecalled(load.turns, load.recalled, Math.max(0, turnRoom), recallConfig.share);

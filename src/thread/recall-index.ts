@@ -52,55 +52,112 @@ export const RECALL_DDL: readonly string[] = [
 export type RecallHit = { seq: number; score: number };
 
 /**
- * The live messages older than `beforeSeq` best matching `match` (an FTS5 expression built by
- * matchExpression: quoted words OR-ed, never caller syntax), best first, at most `limit`.
+ * A recall query as FTS5 expressions (quoted words OR-ed, never caller syntax, see recallMatch):
+ * the rows matching a `rare` word are the candidates; `common` words, when present, add to a
+ * candidate's score exactly as in one OR of all the words, but find no row on their own.
  */
-export function searchRecall(sql: SqlStorage, match: string, beforeSeq: number, limit: number): RecallHit[] {
+export type RecallMatch = { rare: string; common: string | null };
+
+/**
+ * The ranked rows of `m` as one SELECT (rowid AS seq, rank), with `where` added to each arm.
+ * With common words: the candidates that also hold one, and those that hold none — BM25 over a
+ * query's phrases counts every phrase whichever arm matched (a phrase a row lacks adds nothing),
+ * so each row's score is the one an OR of all the words gives it, while FTS5 scores only the
+ * rare words' rows (the cost is per matched row: its BM25 and its length).
+ */
+function rankedRows(m: RecallMatch, where: string, whereArgs: readonly number[]): { select: string; args: (string | number)[] } {
+  const arm = `SELECT rowid AS seq, rank FROM recall_fts WHERE recall_fts MATCH ?${where}`;
+  if (m.common === null) return { select: arm, args: [m.rare, ...whereArgs] };
+  return {
+    select: `${arm} UNION ALL ${arm}`,
+    args: [`(${m.rare}) AND (${m.common})`, ...whereArgs, `(${m.rare}) NOT (${m.common})`, ...whereArgs],
+  };
+}
+
+/** The live messages older than `beforeSeq` best matching `m`, best first, at most `limit`. */
+export function searchRecall(sql: SqlStorage, m: RecallMatch, beforeSeq: number, limit: number): RecallHit[] {
+  const { select, args } = rankedRows(m, " AND rowid < ?", [beforeSeq]);
   return sql
-    .exec<{ seq: number; rank: number }>(
-      `SELECT rowid AS seq, rank FROM recall_fts WHERE recall_fts MATCH ? AND rowid < ? ORDER BY rank LIMIT ?`,
-      match,
-      beforeSeq,
-      limit,
-    )
+    .exec<{ seq: number; rank: number }>(`${select} ORDER BY rank LIMIT ?`, ...args, limit)
     .toArray()
     .map((r) => ({ seq: r.seq, score: -r.rank }));
 }
 
 /** The best matches among all live messages, by id and content hash (recall over a list held in memory: recall.ts recallOver). */
-export function searchLive(sql: SqlStorage, match: string, limit: number): { id: string; hash: string; score: number }[] {
+export function searchLive(sql: SqlStorage, m: RecallMatch, limit: number): { id: string; hash: string; score: number }[] {
+  const { select, args } = rankedRows(m, "", []);
   return sql
     .exec<{ id: string; hash: string | null; json: string | null; rank: number }>(
-      `SELECT m.id AS id, m.hash AS hash, CASE WHEN m.hash IS NULL THEN m.json END AS json, recall_fts.rank AS rank ` +
-        `FROM recall_fts JOIN messages m ON m.seq = recall_fts.rowid WHERE recall_fts MATCH ? ORDER BY recall_fts.rank LIMIT ?`,
-      match,
+      `SELECT m.id AS id, m.hash AS hash, CASE WHEN m.hash IS NULL THEN m.json END AS json, h.rank AS rank ` +
+        `FROM (${select} ORDER BY rank LIMIT ?) AS h JOIN messages m ON m.seq = h.seq ORDER BY h.rank`,
+      ...args,
       limit,
     )
     .toArray()
     .map((r) => ({ id: r.id, hash: r.hash ?? messageHash(decodeMessage(r.json ?? "{}")), score: -r.rank }));
 }
 
-/** Below this many indexed rows every query word is searched: scoring all matches is cheap. */
-const SELECTIVE_FROM_ROWS = 1000;
-/** A word found in more than this share of the rows says little about which turn is meant (its BM25 weight is near nothing). */
-const COMMON_SHARE = 0.25;
+/**
+ * In a thread of more than SCORED_ROWS rows, the candidates of one query are the rows holding
+ * one of its rarer words: rarest first, while their document counts sum to at most SCORED_ROWS,
+ * so FTS5 scores a bounded number of rows however large the thread (FTS5's cost is per matched
+ * row: its BM25 and its length) and however common the words (a speaker's name is in every turn
+ * of theirs). The other words are common: they add to a candidate's score, exactly as in one OR
+ * of all the words, but bring no row of their own (such a row, holding only common words,
+ * scores least anyway). The rarest word is always a rare one. Up to SCORED_ROWS rows every word
+ * is a rare one: one query scoring every match costs less than two.
+ */
+const SCORED_ROWS = 1000;
+/** In such a thread, a word found in more than this share of the rows is left out: its BM25 weight is near nothing, and FTS5 reads all its rows to weigh it. */
+const DROP_SHARE = 0.25;
+/** A remembered count serves until the thread has grown by this share since it was taken. */
+const COUNT_DRIFT = 1 / 8;
+const MAX_COUNTED = 1024;
 
 /**
- * The FTS5 expression for a query (quoted words OR-ed, never caller syntax), without the words
- * so common in a large thread that scoring their matches would be most of the cost (a speaker's
- * name in every turn of theirs): each word's matches are counted up to the limit. At least one
- * word is kept. null: nothing to search for.
+ * Document counts of query words (up to a limit), remembered by the thread's store between
+ * queries: the object is single-threaded and owns its SQLite, and a count only decides which
+ * words are rare, common or left out (scores are always FTS5's own), so one taken a little
+ * before the latest writes is as good. A thread that shrank (messages removed) counts afresh.
  */
-export function recallMatch(sql: SqlStorage, query: string): string | null {
+export class WordCounts {
+  private readonly known = new Map<string, { n: number; rows: number; limit: number }>();
+
+  of(sql: SqlStorage, word: string, rows: number, limit: number): number {
+    const k = this.known.get(word);
+    if (k && rows >= k.rows && rows - k.rows <= k.rows * COUNT_DRIFT && (k.n < k.limit || limit <= k.limit)) return Math.min(k.n, limit);
+    if (this.known.size >= MAX_COUNTED || (k && rows < k.rows)) this.known.clear();
+    const n = sql
+      .exec<{ n: number }>(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM recall_fts WHERE recall_fts MATCH ? LIMIT ?)`, matchExpression([word]), limit)
+      .one().n;
+    this.known.set(word, { n, rows, limit });
+    return n;
+  }
+}
+
+/**
+ * The FTS5 query for a text (never caller syntax): its search words, in a large thread split
+ * into rare and common ones by how many rows each matches (SCORED_ROWS), the too common left
+ * out (DROP_SHARE). null: nothing to search for.
+ */
+export function recallMatch(sql: SqlStorage, query: string, counts: WordCounts = new WordCounts()): RecallMatch | null {
   const terms = searchTerms(query);
-  if (terms.length <= 1) return matchExpression(terms);
+  const all = matchExpression(terms);
+  if (all === null) return null;
+  if (terms.length === 1) return { rare: all, common: null };
   const rows = sql.exec<{ n: number }>(`SELECT COALESCE(MAX(seq), 0) AS n FROM messages`).one().n;
-  if (rows < SELECTIVE_FROM_ROWS) return matchExpression(terms);
-  const cap = Math.floor(rows * COMMON_SHARE);
-  const counted = terms.map((t) => ({
-    t,
-    n: sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM recall_fts WHERE recall_fts MATCH ? LIMIT ?)`, matchExpression([t]), cap + 1).one().n,
-  }));
-  const kept = counted.filter((c) => c.n <= cap).map((c) => c.t);
-  return matchExpression(kept.length > 0 ? kept : [counted.reduce((a, b) => (b.n < a.n ? b : a)).t]);
+  if (rows <= SCORED_ROWS) return { rare: all, common: null };
+  const drop = Math.floor(rows * DROP_SHARE);
+  const counted = terms.map((t) => ({ t, n: counts.of(sql, t, rows, drop + 1) })).sort((a, b) => a.n - b.n);
+  const rare: string[] = [];
+  const common: string[] = [];
+  let scored = 0;
+  for (const { t, n } of counted) {
+    if (rare.length > 0 && n > drop) break; // this word and every later one: too common to say anything
+    if (rare.length === 0 || scored + n <= SCORED_ROWS) {
+      rare.push(t);
+      scored += n;
+    } else common.push(t);
+  }
+  return { rare: matchExpression(rare)!, common: matchExpression(common) };
 }

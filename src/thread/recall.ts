@@ -2,7 +2,7 @@ import type { Message } from "../core/message";
 import { searchTerms } from "../core/search-terms";
 import { estimateTokens, type TokenEstimator } from "../core/tokens";
 import { messageHash } from "./message-hash";
-import { recallMatch, searchRecall, type RecallHit } from "./recall-index";
+import { recallMatch, searchRecall, WordCounts, type RecallHit } from "./recall-index";
 import { decodeMessage } from "./thread-rows";
 import type { LoadRecentResult, RecallAsk, RecalledTurn } from "./types";
 
@@ -117,13 +117,20 @@ export function pickRecall(hits: readonly RecallHit[], rows: RowAccess, room: nu
 /**
  * The rows older than `before`, by position, as pickRecall reads them: those within a few
  * positions of every hit in one read, and an index seek on seq for any other (a tool run or a
- * gap left by removed messages).
+ * gap left by removed messages). The read returns one JSON array rather than a row per message:
+ * hundreds of small rows cost more to hand to JavaScript one by one than to find.
  */
-function rowAccess(sql: SqlStorage, before: number, hits: readonly RecallHit[], reach: number): RowAccess {
+export function rowAccess(sql: SqlStorage, before: number, hits: readonly RecallHit[], reach: number): RowAccess {
   const near = new Map<number, Row>();
-  const around = [...new Set(hits.flatMap((h) => Array.from({ length: 2 * reach + 1 }, (_, i) => h.seq - reach + i)))].filter((s) => s > 0 && s < before);
-  for (const r of sql.exec<Row>(`SELECT seq, role, tokens FROM messages WHERE seq IN (SELECT value FROM json_each(?))`, JSON.stringify(around)))
-    near.set(r.seq, r);
+  const around = new Set<number>();
+  for (const h of hits) for (let s = Math.max(1, h.seq - reach); s <= h.seq + reach && s < before; s++) around.add(s);
+  const packed = sql
+    .exec<{ rows: string }>(
+      `SELECT json_group_array(json_array(seq, role, tokens)) AS rows FROM messages WHERE seq IN (SELECT value FROM json_each(?))`,
+      JSON.stringify([...around]),
+    )
+    .one().rows;
+  for (const [seq, role, tokens] of JSON.parse(packed) as [number, string, number][]) near.set(seq, { seq, role, tokens });
   const one = (q: string, seq: number) => sql.exec<Row>(q, seq, before).toArray()[0];
   return {
     prev: (seq) =>
@@ -142,11 +149,17 @@ const endSeq = (sql: SqlStorage): number => sql.exec<{ s: number }>(`SELECT COAL
  * (1 − share) × budget, the recalled earlier turns within the rest, and whatever recall left
  * unused given back to the window. `recent` is the store's newest-window read (tail cache).
  */
-export function recallWindow(sql: SqlStorage, recent: (maxTokens: number) => LoadRecentResult, budget: number, ask: RecallAsk): LoadRecentResult {
+export function recallWindow(
+  sql: SqlStorage,
+  recent: (maxTokens: number) => LoadRecentResult,
+  budget: number,
+  ask: RecallAsk,
+  counts: WordCounts = new WordCounts(),
+): LoadRecentResult {
   const full = recent(budget);
   const plain = { ...full, recalled: [], recalled_tokens: 0 };
   const share = Math.min(1, Math.max(0, ask.share));
-  const match = full.truncated ? recallMatch(sql, ask.query) : null;
+  const match = full.truncated ? recallMatch(sql, ask.query, counts) : null;
   if (!full.truncated || share === 0 || match === null) return plain;
   const window = recent(Math.floor(budget * (1 - share)));
   const first = window.messages[0];

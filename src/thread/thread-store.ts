@@ -10,7 +10,7 @@ import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
 import { ThreadMeta } from "./meta";
 import { recallOver, recallWindow } from "./recall";
-import { recallMatch, searchLive } from "./recall-index";
+import { recallMatch, searchLive, WordCounts } from "./recall-index";
 import type { Transaction } from "./sql-schema";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
@@ -84,6 +84,8 @@ export class ThreadStore {
   private tailCache: TailCache | null = null;
   /** Bytes of the live messages and channels, summed once per store and then kept by every write (MAX_THREAD_BYTES). */
   private live: LiveBytes | null = null;
+  /** Query words' document counts, kept between recalls (recall-index.ts). */
+  private readonly wordCounts = new WordCounts();
   private readonly ids: IdGenerator;
   private readonly limits: StoreLimits;
   private readonly now: () => number;
@@ -190,7 +192,7 @@ export class ThreadStore {
    */
   recent(maxTokens: number, opts: LoadRecentOptions = {}): LoadRecentResult {
     // With `recall`, part of the budget goes to earlier turns relevant to its query (recall.ts).
-    if (opts.recall) return recallWindow(this.sql, (t) => this.recent(t, { ...opts, recall: undefined }), maxTokens, opts.recall);
+    if (opts.recall) return recallWindow(this.sql, (t) => this.recent(t, { ...opts, recall: undefined }), maxTokens, opts.recall, this.wordCounts);
     const cached = this.tailCache?.recent(maxTokens, opts);
     if (cached) {
       this.lastScanRows = 0;
@@ -223,7 +225,7 @@ export class ThreadStore {
   recallOver(messages: readonly Message[], maxTokens: number, ask: RecallAsk): LoadRecentResult {
     return recallOver(
       (query, limit) => {
-        const match = recallMatch(this.sql, query);
+        const match = recallMatch(this.sql, query, this.wordCounts);
         return match === null ? [] : searchLive(this.sql, match, limit);
       },
       messages,

@@ -147,6 +147,33 @@ describe("MemoryManager over the in-memory backend", () => {
     expect(both.dropped.turns).toBe(false);
   });
 
+  it("the session's turns load while the facts are still loading, wherever the session is in the scope list", async () => {
+    // Facts answer only when released; the session's turns (recall, in the thread's object) must not wait for them.
+    let release: () => void = () => {};
+    const gate = new Promise<void>((ok) => {
+      release = ok;
+    });
+    const asked: string[] = [];
+    class Gated extends InMemoryBackend {
+      override async loadLayer(scope: MemoryScope, limits: Parameters<InMemoryBackend["loadLayer"]>[1]) {
+        if (limits.turns !== undefined) asked.push(`turns ${scope}`);
+        if (limits.facts !== undefined) await gate;
+        return super.loadLayer(scope, limits);
+      }
+    }
+    const m = new MemoryManager(new Gated());
+    await m.backend.appendLayer(session, { type: "turn", message: msg("user", "session turn") });
+    await m.backend.appendLayer(org, { type: "fact", kind: "style", text: "Short sentences." });
+    const docset = MemoryScope.new("docset", "support");
+    const loading = m.loadContext([session, org, docset], 1000);
+    await new Promise((ok) => setTimeout(ok, 0));
+    expect(asked).toContain(`turns ${session}`);
+    release();
+    const ctx = await loading;
+    expect(contents(ctx.turns)).toEqual(["session turn"]);
+    expect(ctx.facts).toHaveLength(1);
+  });
+
   it("validates kind and text (BEM-063, BEM-064, BEM-062)", async () => {
     const m = new MemoryManager(new InMemoryBackend());
     expect(await rejects(m.remember(org, "Bad Kind", "x"))).toBe("BEM-063");

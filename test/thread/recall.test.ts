@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { MessageInput } from "../../src/core/message";
-import { recallMatch } from "../../src/thread/recall-index";
+import { recallMatch, searchRecall, WordCounts } from "../../src/thread/recall-index";
 import { MIGRATIONS } from "../../src/thread/sql-schema";
 import { ThreadStore } from "../../src/thread/thread-store";
 import type { LoadRecentResult, RecallAsk } from "../../src/thread/types";
@@ -180,9 +180,59 @@ describe("recall index and recall inside the thread object", () => {
       }));
       rows[40] = { id: "kayak", role: "user", content: "Caroline: the red kayak is in the shed" };
       for (let i = 0; i < rows.length; i += 1000) store.update({ ops: [{ op: "append", messages: rows.slice(i, i + 1000) as MessageInput[] }] }, "update");
-      expect(recallMatch(storage.sql, "Where is Caroline's kayak?")).toBe('"kayak"');
-      expect(recallMatch(storage.sql, "Caroline")).toBe('"caroline"');
+      expect(recallMatch(storage.sql, "Where is Caroline's kayak?")).toEqual({ rare: '"kayak"', common: null });
+      expect(recallMatch(storage.sql, "Caroline")).toEqual({ rare: '"caroline"', common: null });
       expect(ids(recall(store, 400, ask("Where is Caroline's kayak?")))).toContain("kayak");
+    });
+  });
+
+  it("in a large thread only rows holding a rare word are scored, each as an OR of every kept word scores it", async () => {
+    await withStore((store, storage) => {
+      // 6,000 rows: "garden" in a fifth of them (common, yet under the share left out), "kayak" in three.
+      const rows = Array.from({ length: 6000 }, (_, i) => ({
+        id: `r${i}`,
+        role: i % 2 ? "assistant" : "user",
+        content: i % 5 === 0 ? `note ${i}: the garden needs water` : `note ${i}: nothing much happened`,
+      }));
+      for (const [i, text] of [
+        [100, "kayak garden"],
+        [700, "kayak trip"],
+        [1500, "kayak lake"],
+      ] as const)
+        rows[i] = { id: `k${i}`, role: "user", content: text };
+      for (let i = 0; i < rows.length; i += 1000) store.update({ ops: [{ op: "append", messages: rows.slice(i, i + 1000) as MessageInput[] }] }, "update");
+      const m = recallMatch(storage.sql, "kayak garden");
+      expect(m).toEqual({ rare: '"kayak"', common: '"garden"' });
+      const hits = searchRecall(storage.sql, m!, 6001, 50);
+      expect(hits.map((h) => h.seq).sort((a, b) => a - b)).toEqual([101, 701, 1501]);
+      const full = new Map(
+        storage.sql
+          .exec<{ seq: number; rank: number }>(`SELECT rowid AS seq, rank FROM recall_fts WHERE recall_fts MATCH '"kayak" OR "garden"'`)
+          .toArray()
+          .map((r) => [r.seq, -r.rank]),
+      );
+      for (const h of hits) expect(h.score).toBeCloseTo(full.get(h.seq)!, 9);
+      // Holding the common word too ranks higher, as in the one OR.
+      expect(hits[0]!.seq).toBe(101);
+      expect(ids(recall(store, 300, ask("kayak garden")))).toContain("k100");
+    });
+  });
+
+  it("a word's count is remembered while the thread grows a little, and taken again once it has grown more", async () => {
+    await withStore((store, storage) => {
+      const add = (n: number, from: number, text: (i: number) => string) =>
+        store.update({ ops: [{ op: "append", messages: Array.from({ length: n }, (_, i) => ({ role: "user", content: text(from + i) })) }] }, "update");
+      // 6,000 rows: heron in 10, otter in 1,100 (more than the rows scored, under a quarter).
+      for (let k = 0; k < 6; k++) add(1000, k * 1000, (i) => (i % 100 === 0 ? `heron sighting ${i}` : i % 5 === 1 ? `otter note ${i}` : `plain note ${i}`));
+      const counts = new WordCounts();
+      expect(recallMatch(storage.sql, "heron otter", counts)).toEqual({ rare: '"heron"', common: '"otter"' });
+      // 500 heron rows more (under an eighth of the thread): the remembered count still serves.
+      add(500, 6000, (i) => `heron again ${i}`);
+      expect(counts.of(storage.sql, "heron", 6500, 1625)).toBe(60);
+      // Past an eighth: counted again, and heron is now the common one.
+      add(800, 6500, (i) => `heron again ${i}`);
+      expect(recallMatch(storage.sql, "heron otter", counts)).toEqual({ rare: '"otter"', common: '"heron"' });
+      expect(counts.of(storage.sql, "heron", 7300, 1826)).toBe(1360);
     });
   });
 
