@@ -136,17 +136,12 @@ function messageIdOf(itemId: string, messages: readonly Message[]): string {
  * The conversation, after the key's grants allow it (403 BEM-025 whether or not it exists;
  * `rewrites`: removing stored history also needs rewrite_thread, 403 BEM-022), then its tenant's record.
  */
-async function open(
-  c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] },
-  id: string,
-  rewrites: boolean,
-  waitUntil?: (p: Promise<unknown>) => void,
-) {
+async function open(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, id: string, rewrites: boolean) {
   const principal = c.get("principal");
   const tenant = conversationsTenant(principal);
   authorizeThread(principal, parseThreadId(id), rewrites);
   const record = await requireConversation(c.env.DB, tenant, id);
-  return { tenant, record, thread: new ThreadClient(c.env, tenant, id, waitUntil ? { waitUntil } : {}) };
+  return { tenant, record, thread: new ThreadClient(c.env, tenant, id) };
 }
 
 export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
@@ -189,7 +184,7 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
     return c.json(listPage(itemsOf(state.channels.messages), c.req.valid("query"), "desc") as z.infer<typeof ItemList>, 200);
   })
   .openapi(addItems, async (c) => {
-    const { tenant, thread } = await open(c, c.req.valid("param").id, false, (p) => c.executionCtx.waitUntil(p));
+    const { tenant, thread } = await open(c, c.req.valid("param").id, false);
     // A conversation created without items has no thread yet: the first items make one.
     await assertThreadRoom(c.env, tenant, thread.threadId);
     const cp = await thread.appendMessages(await storedMessages(c.env, c.get("principal"), c.req.valid("json").items), "update");
@@ -206,7 +201,7 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
   })
   .openapi(deleteItem, async (c) => {
     const { id, item_id } = c.req.valid("param");
-    const { record, thread } = await open(c, id, true, (p) => c.executionCtx.waitUntil(p));
+    const { record, thread } = await open(c, id, true);
     const messageId = messageIdOf(item_id, (await thread.getState()).channels.messages);
     await thread.update({ ops: [{ op: "remove", id: messageId }] }, "update");
     return c.json(view(record), 200);

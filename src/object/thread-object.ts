@@ -22,7 +22,8 @@ import { clampTtl, clampWait, LEASE, type Lease, RunLeases } from "../thread/run
 import { type StoredResponse, StoredResponses } from "../thread/stored-responses";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "../thread/thread-store";
 import { threadObjectName } from "../thread/thread-id";
-import { forgetThread } from "../thread/thread-list";
+import { forgetThread, touchThread } from "../thread/thread-list";
+import { errorText, log } from "../core/log";
 import type {
   BeginRunOptions,
   Checkpoint,
@@ -130,9 +131,16 @@ export class ThreadDO extends DurableObject<Env> {
     });
   }
 
-  /** update(), but a write that finds another run holding the thread queues behind it (BEM-038 after the wait bound). */
-  write(input: ThreadUpdate, source: Source, run: RunWrite = {}): Promise<RpcResult<Checkpoint>> {
-    return codedAsync(() => this.#openLeases().exclusive(run.token, () => this.#ending(run, () => this.#parts.log.update(input, source))));
+  /**
+   * update(), but a write that finds another run holding the thread queues behind it (BEM-038 after the
+   * wait bound); and it keeps the tenant's thread list (#listed), so a write from outside the object
+   * (a repair, a conversation's items, a task) cannot have its list entry land after a later delete.
+   */
+  write(input: ThreadUpdate, source: Source, run: RunWrite = {}, thread?: ThreadName): Promise<RpcResult<Checkpoint>> {
+    return codedAsync(async () => {
+      const named = thread && this.#named(thread);
+      return this.#openLeases().exclusive(run.token, () => this.#listed(named, run, () => this.#parts.log.update(input, source)));
+    });
   }
 
   /** The newest messages whose token estimates fit the budget; reads only what it returns. */
@@ -146,8 +154,11 @@ export class ThreadDO extends DurableObject<Env> {
   }
 
   /** Continues from an old checkpoint: a new head whose parent is that checkpoint. The old branch stays in history. */
-  fork(checkpointId: string, run: RunWrite = {}): Promise<RpcResult<Checkpoint>> {
-    return codedAsync(() => this.#openLeases().exclusive(run.token, () => this.#parts.log.fork(checkpointId)));
+  fork(checkpointId: string, run: RunWrite = {}, thread?: ThreadName): Promise<RpcResult<Checkpoint>> {
+    return codedAsync(async () => {
+      const named = thread && this.#named(thread);
+      return this.#openLeases().exclusive(run.token, () => this.#listed(named, {}, () => this.#parts.log.fork(checkpointId)));
+    });
   }
 
   /**
@@ -158,8 +169,7 @@ export class ThreadDO extends DurableObject<Env> {
    */
   destroy(thread: { tenant: string; threadId: string }): Promise<RpcResult<null>> {
     return codedAsync(async () => {
-      if (!this.ctx.id.equals(this.env.THREADS.idFromName(threadObjectName(thread.tenant, thread.threadId))))
-        throw new AppError("BEM-001", undefined, { internal: "destroy sent to the wrong thread object" });
+      this.#named(thread);
       const leases = this.#openLeases();
       const lease = await leases.take(clampTtl(undefined), clampWait(undefined));
       try {
@@ -289,6 +299,33 @@ export class ThreadDO extends DurableObject<Env> {
     return this.#leases;
   }
 
+  /** The thread a call names, checked against this object's id (D1 bookkeeping must be the right thread's). */
+  #named(thread: ThreadName): ThreadName {
+    if (!this.ctx.id.equals(this.env.THREADS.idFromName(threadObjectName(thread.tenant, thread.threadId))))
+      throw new AppError("BEM-001", undefined, { internal: "a thread call sent to the wrong thread object" });
+    return thread;
+  }
+
+  /**
+   * A write and its thread-list entry, kept together under the lease: the entry's D1 statement is in
+   * flight (#inFlight) from the moment of the save, so a delete, which takes the lease and waits for
+   * what is in flight before forgetting the thread, always comes after it. A new thread is listed
+   * before the answer; a later write only moves updated_at, after it. A failed entry is logged, never a
+   * failed write (a retry would store the turn twice): the next write repairs the list.
+   */
+  async #listed(thread: ThreadName | undefined, run: RunWrite, write: () => Checkpoint): Promise<Checkpoint> {
+    const cp = write();
+    const done = thread ? this.#inFlight.begin() : undefined;
+    if (run.endRun && run.token !== undefined) this.#openLeases().release(run.token);
+    if (!thread || !done) return cp;
+    const touch = touchThread(this.env.DB, thread.tenant, thread.threadId)
+      .catch((e: unknown) => log.error("thread-list", { message: errorText(e) }))
+      .finally(done);
+    if (cp.parent_id === null) await touch;
+    else this.ctx.waitUntil(touch);
+    return cp;
+  }
+
   /** A write with `endRun` releases the holder's lease in the same synchronous event as the save: no call sees one without the other. */
   #ending<T>(run: RunWrite, write: () => T): T {
     const result = write();
@@ -296,6 +333,9 @@ export class ThreadDO extends DurableObject<Env> {
     return result;
   }
 }
+
+/** Which thread of which tenant a call is about (the object's name, threadObjectName). */
+type ThreadName = { tenant: string; threadId: string };
 
 /** The thread limits configured for this deployment (unset or invalid: the defaults). */
 function limitsOf(env: Env): StoreLimits {

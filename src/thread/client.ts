@@ -1,6 +1,5 @@
 import { AppError } from "../core/errors";
 import type { MessageInput } from "../core/message";
-import { touchThread } from "./thread-list";
 import { withoutPrototypes } from "./thread-store";
 import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
@@ -26,6 +25,8 @@ import type {
 import { errorText, log } from "../core/log";
 
 type Answer<T> = RpcResult<T> | Promise<RpcResult<T>>;
+/** The thread a write or delete is for: the object keeps the tenant's thread list for it, under its lease. */
+type ThreadName = { tenant: string; threadId: string };
 
 /**
  * The thread object's RPC surface as a ThreadClient calls it (src/object/thread-object.ts).
@@ -34,13 +35,13 @@ type Answer<T> = RpcResult<T> | Promise<RpcResult<T>>;
 export interface ThreadEndpoint {
   getState(checkpointId: string | null, page?: StatePageOptions): Answer<StatePage>;
   getHistory(opts: HistoryOptions): Answer<History>;
-  write(body: ThreadUpdate, source: UpdateSource, run: { token?: string; endRun?: boolean }): Answer<Checkpoint>;
+  write(body: ThreadUpdate, source: UpdateSource, run: { token?: string; endRun?: boolean }, thread: ThreadName): Answer<Checkpoint>;
   beginRun(opts: BeginRunOptions): Answer<LeaseGrant>;
   loadRecent(maxTokens: number, opts: LoadRecentOptions): Answer<LoadRecentResult>;
-  fork(checkpointId: string, run: { token?: string }): Answer<Checkpoint>;
+  fork(checkpointId: string, run: { token?: string }, thread: ThreadName): Answer<Checkpoint>;
   renewRun(token: string, ttlMs?: number): Answer<Lease | null>;
   endRun(token: string): Answer<boolean>;
-  destroy(thread: { tenant: string; threadId: string }): Answer<null>;
+  destroy(thread: ThreadName): Answer<null>;
   reconcile(messages: ReconcileInput[]): Answer<Reconciled>;
   getResponse(id: string): Answer<StoredResponse | null>;
   deleteResponse(id: string): Answer<boolean>;
@@ -66,20 +67,17 @@ export function unwrap<T>(r: RpcResult<T>): T {
  *   const run = await t.beginRun({ recentTokens: budget });         // waits its turn; BEM-038 when busy too long
  *   try { …run.recent… ; await t.appendMessages(turn, "input", { run, endRun: true }) } finally { await run.end() }
  *
- * Writes also record the thread in the tenant's D1 thread list.
+ * Writes also record the thread in the tenant's D1 thread list (the object does, under its lease:
+ * so no list entry of a write lands after a later delete).
  */
 export class ThreadClient {
   readonly threadId: string;
   private readonly stub: ThreadEndpoint;
 
   constructor(
-    private readonly env: Env,
+    env: Env,
     readonly tenant: string,
     threadId: string,
-    private readonly opts: {
-      /** When given, list bookkeeping after a thread's first write runs after the response. */
-      waitUntil?: (p: Promise<unknown>) => void;
-    } = {},
   ) {
     this.threadId = parseThreadId(threadId);
     // The stub's methods answer the same RpcResults, serialized; only its declared types differ.
@@ -115,9 +113,8 @@ export class ThreadClient {
    */
   async update(update: ThreadUpdate | UpdateOp[], source: UpdateSource, opts: RunSave = {}): Promise<Checkpoint> {
     const body: ThreadUpdate = Array.isArray(update) ? { ops: update } : update;
-    const cp = unwrap(await this.stub.write(body, source, { token: opts.run?.token, endRun: opts.endRun }));
+    const cp = unwrap(await this.stub.write(body, source, { token: opts.run?.token, endRun: opts.endRun }, this.#name));
     if (opts.endRun) opts.run?.settle();
-    await this.list(cp);
     return cp;
   }
 
@@ -149,21 +146,11 @@ export class ThreadClient {
 
   /** Makes the given checkpoint's state the head again, as a new branch. */
   async fork(checkpointId: string, opts: { run?: HeldLease } = {}): Promise<Checkpoint> {
-    const cp = unwrap(await this.stub.fork(checkpointId, { token: opts.run?.token }));
-    await this.list(cp);
-    return cp;
+    return unwrap(await this.stub.fork(checkpointId, { token: opts.run?.token }, this.#name));
   }
 
-  /**
-   * Keeps the tenant's thread list current. The write itself is already durable,
-   * so a failure here is logged, never reported as a failed write (a retry would
-   * store the turn twice); the next write repairs the list. A new thread is listed
-   * before we answer; later writes only move updated_at, after the response.
-   */
-  private async list(cp: Checkpoint): Promise<void> {
-    const touch = touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) => log.error("thread-list", { message: errorText(e) }));
-    if (cp.parent_id === null || !this.opts.waitUntil) await touch;
-    else this.opts.waitUntil(touch);
+  get #name(): ThreadName {
+    return { tenant: this.tenant, threadId: this.threadId };
   }
 
   /** This thread's stored Response `id`, or null. */
@@ -178,7 +165,7 @@ export class ThreadClient {
 
   /** Deletes the thread and its D1 records; the object forgets them under its lease (so no turn's bookkeeping lands after). */
   async destroy(): Promise<void> {
-    unwrap(await this.stub.destroy({ tenant: this.tenant, threadId: this.threadId }));
+    unwrap(await this.stub.destroy(this.#name));
   }
 }
 

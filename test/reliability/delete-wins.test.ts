@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { ThreadClient } from "../../src/thread/client";
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
@@ -176,4 +177,56 @@ describe("delete wins over the turns that finish around it", () => {
         expect(state.channels.messages.map((m) => m.content)).toEqual(["hi", "anew"]);
         expect((await traces(thread)).listed).toBe(true);
       });
+});
+
+/**
+ * A write made from outside the object (a repair, a fork, a conversation's items, through ThreadClient)
+ * had its list entry written by the Worker once the object answered, outside the thread's lease: a
+ * delete queued behind the write could forget the thread first, and the entry land after it — a deleted
+ * thread listed again (GET /v1/threads) while its state is 404. The Worker here is slow to reach D1
+ * (its every statement held back until the delete has answered): whatever it does with D1 must not
+ * decide the thread's list entry.
+ */
+describe("delete wins over a write from outside the object that answered just before it", () => {
+  /** `env` whose D1 statements run only once `until` has settled. */
+  const slowD1 = (until: Promise<unknown>): Env => {
+    const db = env.DB;
+    const held = (stmt: D1PreparedStatement): D1PreparedStatement =>
+      new Proxy(stmt, {
+        get(target, prop, receiver) {
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          if (prop === "bind") return (...args: unknown[]) => held(target.bind(...args));
+          if (prop === "run" || prop === "all" || prop === "first" || prop === "raw")
+            return async (...args: unknown[]) => {
+              await until.catch(() => undefined);
+              return (v as (...a: unknown[]) => unknown).apply(target, args);
+            };
+          return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+    return { ...env, DB: new Proxy(db, { get: (t, p) => (p === "prepare" ? (q: string) => held(t.prepare(q)) : Reflect.get(t, p)) }) } as Env;
+  };
+
+  for (const what of ["repair", "fork"] as const)
+    it(`a ${what}, then a delete: the thread stays deleted, whenever the writer's own D1 statements land`, async () => {
+      const key = tenant().adminKey;
+      const thread = uniqueThread("del-w");
+      const set = (v: string) => api(`/v1/threads/${thread}/state`, { key, body: { ops: [{ op: "set", channel: "topic", value: v }] } });
+      expect((await set("one")).status).toBe(200);
+      const first = ((await (await api(`/v1/threads/${thread}/history`, { key })).json()) as { checkpoints: { id: string }[] }).checkpoints.at(-1)!.id;
+      expect((await set("two")).status).toBe(200);
+
+      const g = gate();
+      const writer = new ThreadClient(slowD1(g.opened), tenant().tenant, thread);
+      const written = what === "repair" ? writer.update([{ op: "set", channel: "topic", value: "three" }], "update") : writer.fork(first);
+      // The write has landed in the object when its history shows it; then the delete, answered before the writer's D1 work.
+      await waitFor("the write to land", async () => {
+        const h = (await (await api(`/v1/threads/${thread}/history`, { key })).json()) as { checkpoints: unknown[] };
+        return h.checkpoints.length === 3 ? true : undefined;
+      });
+      expect((await api(`/v1/threads/${thread}`, { key, method: "DELETE" })).status).toBe(204);
+      g.open();
+      await written;
+      expect(await settled(thread, GONE)).toEqual(GONE);
+    });
 });
