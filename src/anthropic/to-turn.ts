@@ -44,8 +44,11 @@ function contentPart(b: ContentBlock): Part | undefined {
       return { type: "thinking", thinking: b.thinking, signature: b.signature };
     case "redacted_thinking":
       return { type: "redacted_thinking", data: b.data };
-    default:
+    case "tool_use":
+    case "tool_result":
       return undefined;
+    default:
+      return { type: "anthropic_block", block: b };
   }
 }
 
@@ -74,18 +77,35 @@ function userMessages(m: MessageParam): ParsedMessageInput[] {
   return out;
 }
 
+/**
+ * An assistant turn: its tool_use blocks become tool_calls, the other blocks its parts. Where the
+ * blocks' order is not "content, then calls" (text after a tool_use) or a tool_use carries a cache
+ * breakpoint, each call also gets a `tool_call` part at its place, so the turn goes back to Anthropic
+ * (and is stored) as it came.
+ */
 function assistantMessage(m: MessageParam): ParsedMessageInput {
   if (typeof m.content === "string") return { role: "assistant", content: m.content };
   const parts: Part[] = [];
+  const placed: Part[] = [];
   const calls: NonNullable<ParsedMessageInput["tool_calls"]> = [];
   for (const b of m.content) {
-    if (b.type === "tool_use") calls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input) } });
-    else if (b.type !== "tool_result") {
+    if (b.type === "tool_use") {
+      calls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input) } });
+      placed.push({ type: "tool_call", id: b.id, ...(b.cache_control ? { cache_control: b.cache_control } : {}) });
+    } else if (b.type !== "tool_result") {
       const p = contentPart(b);
-      if (p) parts.push(p);
+      if (p) {
+        parts.push(p);
+        placed.push(p);
+      }
     }
   }
-  return { role: "assistant", content: parts.length > 0 ? parts : null, ...(calls.length > 0 ? { tool_calls: calls } : {}) };
+  const lastContent = placed.findLastIndex((p) => p.type !== "tool_call");
+  const firstCall = placed.findIndex((p) => p.type === "tool_call");
+  const inOrder = firstCall < 0 || lastContent < firstCall;
+  const cached = m.content.some((b) => b.type === "tool_use" && b.cache_control !== undefined);
+  const content = inOrder && !cached ? parts : placed;
+  return { role: "assistant", content: content.length > 0 ? content : null, ...(calls.length > 0 ? { tool_calls: calls } : {}) };
 }
 
 function systemMessage(system: MessagesRequest["system"]): ParsedMessageInput[] {

@@ -33,7 +33,43 @@ export const AudioPart = z.object({
   input_audio: z.object({ data: z.string(), format: z.string().max(16) }),
 });
 export const VideoPart = z.object({ type: z.literal("video_url"), video_url: z.object({ url: z.string() }) });
-export const ContentPart = z.discriminatedUnion("type", [TextPart, ImagePart, AudioPart, VideoPart, DocumentPart, ThinkingPart, RedactedThinkingPart]);
+/**
+ * Where one of the message's `tool_calls` (by id) sits among its parts: Anthropic's assistant turns
+ * interleave text and tool_use blocks (text after a call, a call between two texts), and may put a
+ * cache breakpoint on a tool_use. Kept only when the order or the breakpoint needs it; an Anthropic
+ * upstream gets the blocks in this order, others the text and the calls apart (providers/portable.ts).
+ */
+export const ToolCallPart = z.object({ type: z.literal("tool_call"), id: z.string().min(1).max(256), cache_control: CacheControl.optional() });
+/** Anthropic's server-tool blocks (its API reference: the tool ran on Anthropic's side, its result is in the turn). */
+export const SERVER_TOOL_BLOCKS = [
+  "server_tool_use",
+  "web_search_tool_result",
+  "web_fetch_tool_result",
+  "code_execution_tool_result",
+  "bash_code_execution_tool_result",
+  "text_editor_code_execution_tool_result",
+  "tool_search_tool_result",
+  "container_upload",
+  "mcp_tool_use",
+  "mcp_tool_result",
+] as const;
+/**
+ * A server-tool block of an Anthropic conversation (a web search and its results, …), kept as the client
+ * sent it: an Anthropic upstream gets it unchanged; others cannot take it and get the turn without it,
+ * with a warning (providers/portable.ts).
+ */
+export const AnthropicBlockPart = z.object({ type: z.literal("anthropic_block"), block: z.looseObject({ type: z.enum(SERVER_TOOL_BLOCKS) }) });
+export const ContentPart = z.discriminatedUnion("type", [
+  TextPart,
+  ImagePart,
+  AudioPart,
+  VideoPart,
+  DocumentPart,
+  ThinkingPart,
+  RedactedThinkingPart,
+  ToolCallPart,
+  AnthropicBlockPart,
+]);
 export type ContentPart = z.infer<typeof ContentPart>;
 
 export const Content = z.union([z.string(), z.array(ContentPart)]);

@@ -18,7 +18,10 @@ const PER_NON_TEXT_PART = 85; // images/audio cost a flat amount (low-detail ima
 export const estimateTokens: TokenEstimator = (m) => {
   let chars = messageText(m.content).length + (m.name?.length ?? 0);
   for (const call of m.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length;
-  const nonText = Array.isArray(m.content) ? m.content.filter((p) => p.type !== "text").length : 0;
+  const parts = Array.isArray(m.content) ? m.content : [];
+  // A server-tool block (search results, code output) is as long as it is; a tool call's place costs nothing of its own.
+  for (const p of parts) if (p.type === "anthropic_block") chars += JSON.stringify(p.block).length;
+  const nonText = parts.filter((p) => p.type !== "text" && p.type !== "tool_call" && p.type !== "anthropic_block").length;
   return PER_MESSAGE_OVERHEAD + Math.ceil(chars / 4) + nonText * PER_NON_TEXT_PART;
 };
 

@@ -27,7 +27,11 @@ function imageBlock(url: string, target: Target): Block {
 const withCache = (block: Block, part: { cache_control?: unknown }): Block =>
   part.cache_control !== undefined ? { ...block, cache_control: part.cache_control } : block;
 
-function contentBlocks(content: ChatMessage["content"], target: Target): Block[] {
+/**
+ * `calls`: an assistant message's tool_use blocks by id; a `tool_call` part puts its call there (taking it
+ * out of `calls`, with the part's breakpoint), and the calls no part placed follow the content.
+ */
+function contentBlocks(content: ChatMessage["content"], target: Target, calls = new Map<string, Block>()): Block[] {
   if (content == null) return [];
   if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
   // biome-ignore lint/suspicious/useIterableCallbackReturn: the switch is exhaustive over ContentPart (tsc checks it); the other arms throw
@@ -45,6 +49,14 @@ function contentBlocks(content: ChatMessage["content"], target: Target): Block[]
         return [{ type: "thinking", thinking: part.thinking, signature: part.signature }];
       case "redacted_thinking":
         return [{ type: "redacted_thinking", data: part.data }];
+      case "tool_call": {
+        const call = calls.get(part.id);
+        calls.delete(part.id);
+        return call ? [withCache(call, part)] : [];
+      }
+      // A server-tool block goes back as the client sent it (its id pairs the use with its result).
+      case "anthropic_block":
+        return [{ ...part.block }];
       case "input_audio":
         throw unsupported(target.name, "audio input");
       case "video_url":
@@ -116,11 +128,11 @@ function toWire(messages: ChatMessage[], target: Target): { system: System; mess
         push("user", contentBlocks(m.content, target));
         break;
       case "assistant": {
-        const blocks = contentBlocks(m.content, target);
-        for (const call of m.tool_calls ?? []) {
-          blocks.push({ type: "tool_use", id: call.id, name: call.function.name, input: toolInput(call.function.arguments) });
-        }
-        push("assistant", blocks);
+        const calls = new Map<string, Block>(
+          (m.tool_calls ?? []).map((call) => [call.id, { type: "tool_use", id: call.id, name: call.function.name, input: toolInput(call.function.arguments) }]),
+        );
+        const blocks = contentBlocks(m.content, target, calls);
+        push("assistant", [...blocks, ...calls.values()]);
         break;
       }
       case "tool":

@@ -6,7 +6,8 @@ import type { ChatMessage, ChatRequest } from "./types";
 
 /**
  * What a provider other than Anthropic is sent of Anthropic-only content (the Messages API's
- * extras): thinking blocks and cache breakpoints are dropped, a document becomes its text when it
+ * extras): thinking blocks, server-tool blocks and cache breakpoints are dropped, the place of a
+ * tool call among an assistant's text is lost (its calls follow its text), a document becomes its text when it
  * has one (plain text, or text content blocks) and is refused (BEM-079, so failover moves on)
  * when it has not (a PDF). The request's `anthropic` extras stay behind. Text-only content is sent
  * as one string, which every OpenAI-compatible server takes.
@@ -20,6 +21,10 @@ function portablePart(part: ContentPart, target: Target): ContentPart[] {
   switch (part.type) {
     case "thinking":
     case "redacted_thinking":
+    // The calls go as the message's tool_calls (their order among the text is not expressible there);
+    // Anthropic's server-tool blocks have no equivalent elsewhere (droppedFor names them).
+    case "tool_call":
+    case "anthropic_block":
       return [];
     case "text":
       return [{ type: "text", text: part.text }];
@@ -75,6 +80,7 @@ export function droppedFor(
   if (a?.body && Object.keys(a.body).length > 0) out.push(...Object.keys(a.body));
   const parts = req.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []));
   if (parts.some((p) => p.type === "thinking" || p.type === "redacted_thinking")) out.push("thinking blocks");
+  if (parts.some((p) => p.type === "anthropic_block")) out.push("server tool blocks");
   if (a?.tool_cache_control || parts.some((p) => "cache_control" in p && p.cache_control !== undefined)) out.push("cache_control");
   if (req.messages.some((m) => m.is_error === true)) out.push("tool_result is_error");
   return out;

@@ -156,7 +156,8 @@ export function messagesToItems(messages: readonly (MessageInput & { id?: string
           ? [{ type: textType, text: content, ...(textType === "output_text" ? { annotations: [] } : {}) }]
           : content.flatMap((p): Record<string, unknown>[] => {
               // Anthropic thinking blocks have no Responses item here; a plain-text document reads as its text.
-              if (p.type === "thinking" || p.type === "redacted_thinking") return [];
+              // Nor do a tool call's place among the parts (the calls follow as function_call items) and Anthropic's server-tool blocks.
+              if (p.type === "thinking" || p.type === "redacted_thinking" || p.type === "tool_call" || p.type === "anthropic_block") return [];
               if (p.type === "document") return [{ type: "input_text", text: documentText(p) ?? "" }];
               if (p.type === "text") return [{ type: textType, text: p.text, ...(textType === "output_text" ? { annotations: [] } : {}) }];
               if (p.type === "image_url") return [{ type: "input_image", image_url: p.image_url.url, detail: p.image_url.detail ?? "auto" }];

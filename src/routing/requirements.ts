@@ -38,6 +38,8 @@ const PART_MODALITY = {
   document: "text",
   thinking: "text",
   redacted_thinking: "text",
+  tool_call: "text",
+  anthropic_block: "text",
 } as const;
 const MODALITY_ORDER: readonly Modality[] = ["text", "image", "audio", "video"];
 

@@ -3,7 +3,8 @@ import type { MessageInput } from "../core/message";
 /**
  * A message's identity for resent-history reconciliation, stored per message at
  * write time. It ignores what clients change when they resend: ids, timestamps,
- * metadata, `name`, null vs "" content, a single text part vs a string, cache breakpoints. Tool
+ * metadata, `name`, null vs "" content, a single text part vs a string, cache breakpoints, where a tool
+ * call sits among the text. Tool
  * traffic matches by id: an assistant message that calls tools is its call ids
  * (plus its text), a tool result is its tool_call_id.
  */
@@ -12,7 +13,9 @@ export type ReconcileInput = Pick<MessageInput, "role" | "content" | "tool_calls
 
 export function canonicalMessage(m: ReconcileInput): string {
   if (m.role === "tool") return `tool\u0000${m.tool_call_id ?? ""}`;
-  const content = m.content;
+  // A call's place among the text (a `tool_call` part) comes with a breakpoint on it or text after it; the calls match by id below.
+  const unplaced = Array.isArray(m.content) && m.content.some((p) => p.type === "tool_call") ? m.content.filter((p) => p.type !== "tool_call") : m.content;
+  const content = Array.isArray(unplaced) && unplaced.length === 0 ? null : unplaced;
   let text: string;
   if (content == null) text = "";
   else if (typeof content === "string") text = content;

@@ -357,3 +357,104 @@ describe("/v1/messages specifics", () => {
     expect(openai.object).toBe("list");
   });
 });
+
+describe("assistant turns as Anthropic wrote them: block order, a tool_use breakpoint, server-tool blocks", () => {
+  const ask: Anthropic.MessageParam = { role: "user", content: "Weather in Oslo?" };
+  /** Text after a tool_use, and a cache breakpoint on the tool_use. */
+  const interleaved: Anthropic.MessageParam = {
+    role: "assistant",
+    content: [
+      { type: "text", text: "Let me check." },
+      { type: "tool_use", id: "toolu_il1", name: "get_weather", input: { city: "Oslo" }, cache_control: { type: "ephemeral" } },
+      { type: "text", text: "One moment." },
+    ],
+  };
+  const result: Anthropic.MessageParam = { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_il1", content: "rain" }] };
+  /** A turn that used Anthropic's web search (server_tool_use, then its results), then answered. */
+  const searched: Anthropic.MessageParam = {
+    role: "assistant",
+    content: [
+      { type: "text", text: "Searching." },
+      { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "Oslo weather" } },
+      {
+        type: "web_search_tool_result",
+        tool_use_id: "srvtoolu_1",
+        content: [{ type: "web_search_result", url: "https://example.com/oslo", title: "Oslo", encrypted_content: "EncR3sult", page_age: null }],
+      },
+      { type: "text", text: "It rains in Oslo." },
+    ],
+  };
+  const blocks = (m: { content: unknown }) => m.content as { type: string }[];
+
+  it("text after a tool_use and the tool_use's breakpoint reach Anthropic as sent, and replay from the thread in that order", async () => {
+    const up = fakeAnthropic().reply("Rainy.").reply("Dry tomorrow.");
+    const c = client(tenant().adminKey);
+    const thread = uniqueThread("order");
+    await c.messages.create({ model: "claude-sonnet-4", max_tokens: 256, tools: [weather], messages: [ask, interleaved, result], thread_id: thread } as never);
+    expect(up.calls[0]!.body.messages[1]).toEqual(interleaved);
+    // The thread keeps the order: the next turn (only its new message sent) replays the turn so.
+    await c.messages.create({
+      model: "claude-sonnet-4",
+      max_tokens: 256,
+      tools: [weather],
+      messages: [{ role: "user", content: "And tomorrow?" }],
+      thread_id: thread,
+    } as never);
+    const replayed = up.calls[1]!.body.messages[1] as { role: string; content: Record<string, unknown>[] };
+    expect(replayed.role).toBe("assistant");
+    expect(replayed.content.map(({ cache_control: _, ...b }) => b)).toEqual(
+      blocks(interleaved).map(({ cache_control: _, ...b }: Record<string, unknown>) => b),
+    );
+  });
+
+  it("an OpenAI-format upstream gets the text and the call (their order is not expressible there), and the warning names the breakpoint", async () => {
+    const oai = fakeOpenAI().reply("Rainy.");
+    const res = await client(tenant().adminKey)
+      .messages.create({ model: "gpt-4o-mini", max_tokens: 256, tools: [weather], messages: [ask, interleaved, result] })
+      .withResponse();
+    const sent = wireMessages(oai.last.body) as { role: string; content: unknown; tool_calls?: { id: string }[] }[];
+    expect(sent[1]).toMatchObject({ role: "assistant", content: "Let me check.One moment.", tool_calls: [{ id: "toolu_il1" }] });
+    expect(res.response.headers.get("x-edgeweave-warnings")).toContain("cache_control");
+  });
+
+  it("server-tool blocks go to Anthropic unchanged, in order, and replay from the thread so", async () => {
+    const up = fakeAnthropic().reply("You're welcome.").reply("Still raining.");
+    const c = client(tenant().adminKey);
+    const thread = uniqueThread("srv");
+    const tools = [{ type: "web_search_20250305", name: "web_search", max_uses: 1 }] as never;
+    await c.messages.create({
+      model: "claude-sonnet-4",
+      max_tokens: 256,
+      tools,
+      messages: [ask, searched, { role: "user", content: "Thanks!" }],
+      thread_id: thread,
+    } as never);
+    expect(up.calls[0]!.body.messages[1]).toEqual(searched);
+    await c.messages.create({ model: "claude-sonnet-4", max_tokens: 256, tools, messages: [{ role: "user", content: "Now?" }], thread_id: thread } as never);
+    expect(up.calls[1]!.body.messages[1]).toEqual(searched);
+  });
+
+  it("to an OpenAI-format upstream the server-tool blocks are left out and the warning says so; the turn runs", async () => {
+    const oai = fakeOpenAI().reply("You're welcome.");
+    const res = await client(tenant().adminKey)
+      .messages.create({ model: "gpt-4o-mini", max_tokens: 256, messages: [ask, searched, { role: "user", content: "Thanks!" }] })
+      .withResponse();
+    expect(res.data.content).toEqual([{ type: "text", text: "You're welcome." }]);
+    const sent = wireMessages(oai.last.body) as { role: string; content: unknown }[];
+    expect(sent[1]).toMatchObject({ role: "assistant", content: "Searching.It rains in Oslo." });
+    expect(JSON.stringify(oai.last.body)).not.toContain("srvtoolu_1");
+    expect(res.response.headers.get("x-edgeweave-warnings")).toBe("not sent to gpt-4o-mini (openai): server tool blocks");
+  });
+
+  it("a block type Anthropic does not have is still a coded 400 that lists the ones it takes", async () => {
+    const bad = await api("/v1/messages", {
+      key: tenant().adminKey,
+      headers: { "anthropic-version": "2023-06-01" },
+      body: { model: "claude-sonnet-4", max_tokens: 8, messages: [{ role: "assistant", content: [{ type: "telepathy_tool_use", id: "x" }] }] },
+    });
+    const text = await bad.text();
+    expect(bad.status, text).toBe(400);
+    expect(text).toContain("BEM-011");
+    expect(text).toContain("server_tool_use");
+  });
+});
