@@ -8,6 +8,7 @@
  */
 import { env } from "cloudflare:workers";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { FACTS_CACHE_MS } from "../../src/memory/facts-cache";
 import { ThreadClient } from "../../src/thread/client";
 import { uniqueThread } from "../support/runs";
 import { api, createTenant, type TestTenant } from "../support/tenants";
@@ -37,9 +38,12 @@ async function turn(thread: string, content: string) {
 
 const LEAKS = /SQLITE|no such table|D1_|_gone|stack|at .*\.ts/i;
 
-async function underMissingTable(table: string) {
+async function underMissingTable(table: string, opts: { pastFactsCache?: boolean } = {}) {
   const thread = uniqueThread("d1");
   expect((await turn(thread, "before the fault")).status).toBe(200);
+  // The thread's object serves the next turn's facts from its first turn's read for FACTS_CACHE_MS;
+  // waiting that out makes the faulted turn read D1.
+  if (opts.pastFactsCache) await new Promise((r) => setTimeout(r, FACTS_CACHE_MS + 50));
   const before = await doState(thread);
   await hide(table);
   let res: Awaited<ReturnType<typeof turn>>;
@@ -61,7 +65,7 @@ async function underMissingTable(table: string) {
 
 describe("D1 errors during a turn: a coded error or a degraded run that says so, never half a turn", () => {
   it("facts table unreadable while loading context", async () => {
-    const { res, before, after, added, warnings } = await underMissingTable("facts");
+    const { res, before, after, added, warnings } = await underMissingTable("facts", { pastFactsCache: true });
     if (res.status === 200) {
       // A degraded run must say that the facts were left out.
       expect(warnings.join(" ")).toMatch(/fact/i);
