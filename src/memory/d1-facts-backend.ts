@@ -42,7 +42,9 @@ const scored = ({ rank, ...f }: Fact & { rank: number }): ScoredFact => ({ ...f,
  * for weaker matches, comparable within the answer. Not bm25 itself: FTS5 weighs a word by how many of
  * the index's facts hold it (every tenant's), and clamps the weight of one in more than half of them to
  * 1e-6, so on a small index every score read 0.000001 and the value said nothing; the ratio keeps what
- * bm25 tells apart (how often the words occur, in how long a text) and no other tenant's counts.
+ * bm25 tells apart (how often the words occur, in how long a text). It does not hide the index-wide
+ * counts: two hits on different words still compare by how many facts anywhere (every tenant's) hold
+ * each word — a known limit, README "The grant rule".
  */
 function relativeScores(rows: readonly (Fact & { rank: number })[]): ScoredFact[] {
   const best = rows[0]?.rank ?? 0;
