@@ -41,6 +41,8 @@ export default defineConfig(async () => ({
   ],
   test: {
     include: ["bench/recall-*.bench.ts"],
+    // One bench at a time: two files timed side by side on a shared machine would slow each other.
+    fileParallelism: false,
     setupFiles: ["./bench/recall-setup.ts"],
     testTimeout: 900_000,
     hookTimeout: 900_000,
