@@ -146,19 +146,25 @@ export const fitWhole = (facts: readonly Pick<Fact, "kind" | "scope" | "tokens">
  * (not a turn) where facts and turns travel as one list (POST /v1/memory/context) and names them.
  */
 export function factMessages(facts: readonly Pick<Fact, "id" | "kind" | "scope" | "text" | "created_at">[]): Message[] {
-  const groups = new Map<string, (typeof facts)[number][]>();
+  // Linear in the facts: a scope that fits loads whole, up to MAX_FACTS_PER_TENANT small facts (each group
+  // is appended to in place and its earliest time kept as it goes, never copied or spread into one call).
+  const groups = new Map<string, { facts: (typeof facts)[number][]; created_at: number }>();
   for (const f of facts) {
     const g = groupOf(f);
-    groups.set(g, [...(groups.get(g) ?? []), f]);
+    const group = groups.get(g);
+    if (group) {
+      group.facts.push(f);
+      group.created_at = Math.min(group.created_at, f.created_at);
+    } else groups.set(g, { facts: [f], created_at: f.created_at });
   }
-  return [...groups.values()].map((group) => {
+  return [...groups.values()].map(({ facts: group, created_at }) => {
     const { kind, scope } = group[0]!;
     return {
       id: `facts:${kind}:${scope}`,
       role: "system",
       content: [factHeader({ kind, scope }), ...group.map((f) => quoteLine(f.text))].join("\n"),
       metadata: { fact: { kind, scope, ids: group.map((f) => f.id) } },
-      created_at: Math.min(...group.map((f) => f.created_at)),
+      created_at,
     };
   });
 }
