@@ -215,6 +215,10 @@ describe("recall index and recall inside the thread object", () => {
       // Holding the common word too ranks higher, as in the one OR.
       expect(hits[0]!.seq).toBe(101);
       expect(ids(recall(store, 300, ask("kayak garden")))).toContain("k100");
+      // The same split over a message list held in memory (a run's whole state): ranked by the live index.
+      const held = store.state(null).channels.messages;
+      const over = store.recallOver(held, 300, ask("kayak garden"));
+      expect((over.recalled ?? []).map((t) => t.message.id)).toContain("k100");
     });
   });
 
