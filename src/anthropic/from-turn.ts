@@ -1,4 +1,5 @@
 import { tryJson } from "../providers/adapter";
+import { assistantBlocks } from "../providers/anthropic";
 import type { TurnResult } from "../pipeline/turn";
 import type { TurnUsage } from "../pipeline/usage";
 import type { MessageResponse } from "./schema";
@@ -27,6 +28,7 @@ export function usageOf(u: TurnUsage): MessageResponse["usage"] {
     output_tokens: u.completion_tokens,
     cache_creation_input_tokens: creation,
     cache_read_input_tokens: read,
+    ...(u.server_tool_use ? { server_tool_use: u.server_tool_use } : {}),
   };
 }
 
@@ -36,7 +38,9 @@ export function toolInput(args: string): Record<string, unknown> {
   return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { _raw_arguments: args };
 }
 
+/** The reply's blocks: as the upstream gave them when it kept its parts (server tools, citations, order), else thinking, text, tool use. */
 export function contentOf(reply: TurnResult["reply"]): MessageResponse["content"] {
+  if (reply.parts) return assistantBlocks({ content: reply.parts, tool_calls: reply.tool_calls }, "reply") as MessageResponse["content"];
   const content: MessageResponse["content"] = [...(reply.thinking ?? [])];
   if (reply.content) content.push({ type: "text", text: reply.content });
   for (const c of reply.tool_calls ?? []) content.push({ type: "tool_use", id: c.id, name: c.function.name, input: toolInput(c.function.arguments) });

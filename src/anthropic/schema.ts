@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { CacheControl, SERVER_TOOL_BLOCKS } from "../core/message";
+import { CacheControl, Citations, SERVER_TOOL_BLOCKS } from "../core/message";
 import { RequestedScopes } from "../http/chat-schemas";
 
 /**
@@ -10,7 +10,8 @@ import { RequestedScopes } from "../http/chat-schemas";
  */
 const Cache = { cache_control: CacheControl.optional() };
 
-export const TextBlock = z.looseObject({ type: z.literal("text"), text: z.string(), ...Cache });
+/** `citations` kept (Anthropic's SDKs send back a reply's text blocks with theirs, `null` when none). */
+export const TextBlock = z.looseObject({ type: z.literal("text"), text: z.string(), citations: Citations.nullable().optional(), ...Cache });
 const ImageSource = z.discriminatedUnion("type", [
   z.object({ type: z.literal("base64"), media_type: z.string().max(64), data: z.string() }),
   z.object({ type: z.literal("url"), url: z.url({ protocol: /^https?$/ }).max(8192) }),
@@ -109,11 +110,13 @@ export const EXTENSION_FIELDS = new Set(["thread_id", "agent", "memory_scopes", 
 export const CountTokensRequest = MessagesRequest.omit({ max_tokens: true, stream: true }).openapi("AnthropicCountTokensRequest");
 export type CountTokensRequest = z.infer<typeof CountTokensRequest>;
 
+/** A reply's blocks: those below, and from an Anthropic upstream any other it gave (server-tool blocks, a type new to us), as it gave it. */
 const ResponseBlock = z.union([
-  z.object({ type: z.literal("text"), text: z.string() }),
+  z.object({ type: z.literal("text"), text: z.string(), citations: Citations.optional() }),
   z.object({ type: z.literal("tool_use"), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) }),
   ThinkingBlock,
   RedactedThinkingBlock,
+  z.looseObject({ type: z.string() }),
 ]);
 
 export const MessageUsage = z.object({
@@ -121,6 +124,7 @@ export const MessageUsage = z.object({
   output_tokens: z.number().int(),
   cache_creation_input_tokens: z.number().int().nullable(),
   cache_read_input_tokens: z.number().int().nullable(),
+  server_tool_use: z.record(z.string(), z.number().int()).optional().openapi({ description: "Anthropic's server-tool counts, from an Anthropic upstream" }),
 });
 
 export const MessageResponse = z

@@ -7,11 +7,13 @@ import { stopReasonOf, usageOf } from "./from-turn";
  * message_start; per content block content_block_start, content_block_delta… (text_delta,
  * input_json_delta, thinking_delta, signature_delta), content_block_stop; one ping after the first
  * block opens; message_delta (stop_reason, usage); message_stop. A failure after the first byte is
- * an `error` event (src/http/messages.ts) and no message_stop.
+ * an `error` event (src/http/messages.ts) and no message_stop. An Anthropic upstream's block events
+ * are sent as they came (server_tool_use and its input_json_delta, web_search_tool_result, citations_delta,
+ * a type new to us), numbered in this message's block order.
  */
 export type SseEvent = { event: string; data: Record<string, unknown> };
 
-type Open = { kind: "text" } | { kind: "tool"; index: number } | { kind: "thinking"; index: number } | null;
+type Open = { kind: "text" } | { kind: "tool"; index: number } | { kind: "thinking"; index: number } | { kind: "upstream" } | null;
 
 export class MessageStream {
   #block = -1;
@@ -42,6 +44,10 @@ export class MessageStream {
 
   delta(d: DeltaEvent): SseEvent[] {
     const out: SseEvent[] = [];
+    if (d.anthropic) {
+      this.#upstream(out, d.anthropic);
+      return out;
+    }
     const t = d.thinking;
     if (t) {
       if (t.redacted !== undefined) {
@@ -74,6 +80,13 @@ export class MessageStream {
     out.push(ev("message_delta", { delta: stopReasonOf(r), usage }));
     out.push(ev("message_stop", {}));
     return out;
+  }
+
+  /** An Anthropic upstream's block event, unchanged but for its index (a run's later model calls number from 0 again). */
+  #upstream(out: SseEvent[], e: NonNullable<DeltaEvent["anthropic"]>): void {
+    if (e.event === "content_block_start") this.#openBlock(out, { kind: "upstream" }, e.body);
+    else if (e.event === "content_block_delta" && this.#open?.kind === "upstream") out.push(this.#delta(e.body));
+    else if (e.event === "content_block_stop") this.#close(out);
   }
 
   #openBlock(out: SseEvent[], open: Exclude<Open, null>, block: Record<string, unknown>): void {

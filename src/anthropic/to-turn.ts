@@ -1,4 +1,5 @@
 import type { ContentPart, ParsedMessageInput } from "../core/message";
+import { assistantTurn, textPart } from "../providers/anthropic-blocks";
 import type { AnthropicExtras, ChatRequest, FunctionTool, ToolChoice } from "../providers/types";
 import type { ContentBlock, MessageParam, MessagesRequest } from "./schema";
 import { EXTENSION_FIELDS, KNOWN_FIELDS } from "./schema";
@@ -25,10 +26,6 @@ function imagePart(b: Extract<ContentBlock, { type: "image" }>): Part {
 function documentPart(b: Extract<ContentBlock, { type: "document" }>): Part {
   const { type: _type, cache_control, ...document } = b;
   return { type: "document", document, ...(cache_control ? { cache_control } : {}) };
-}
-
-function textPart(b: Extract<ContentBlock, { type: "text" }>): Part {
-  return { type: "text", text: b.text, ...(b.cache_control ? { cache_control: b.cache_control } : {}) };
 }
 
 /** A user or tool_result block that is content (not a tool_use/tool_result). */
@@ -77,35 +74,10 @@ function userMessages(m: MessageParam): ParsedMessageInput[] {
   return out;
 }
 
-/**
- * An assistant turn: its tool_use blocks become tool_calls, the other blocks its parts. Where the
- * blocks' order is not "content, then calls" (text after a tool_use) or a tool_use carries a cache
- * breakpoint, each call also gets a `tool_call` part at its place, so the turn goes back to Anthropic
- * (and is stored) as it came.
- */
+/** An assistant turn: the one reading of its blocks a reply from Anthropic gets too (providers/anthropic-blocks.ts). */
 function assistantMessage(m: MessageParam): ParsedMessageInput {
   if (typeof m.content === "string") return { role: "assistant", content: m.content };
-  const parts: Part[] = [];
-  const placed: Part[] = [];
-  const calls: NonNullable<ParsedMessageInput["tool_calls"]> = [];
-  for (const b of m.content) {
-    if (b.type === "tool_use") {
-      calls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input) } });
-      placed.push({ type: "tool_call", id: b.id, ...(b.cache_control ? { cache_control: b.cache_control } : {}) });
-    } else if (b.type !== "tool_result") {
-      const p = contentPart(b);
-      if (p) {
-        parts.push(p);
-        placed.push(p);
-      }
-    }
-  }
-  const lastContent = placed.findLastIndex((p) => p.type !== "tool_call");
-  const firstCall = placed.findIndex((p) => p.type === "tool_call");
-  const inOrder = firstCall < 0 || lastContent < firstCall;
-  const cached = m.content.some((b) => b.type === "tool_use" && b.cache_control !== undefined);
-  const content = inOrder && !cached ? parts : placed;
-  return { role: "assistant", content: content.length > 0 ? content : null, ...(calls.length > 0 ? { tool_calls: calls } : {}) };
+  return { role: "assistant", ...assistantTurn(m.content, contentPart) };
 }
 
 function systemMessage(system: MessagesRequest["system"]): ParsedMessageInput[] {

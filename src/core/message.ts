@@ -8,8 +8,13 @@ import { DOT_SEGMENT_MESSAGE, isDotSegment } from "./path-segment";
 export const CacheControl = z.object({ type: z.literal("ephemeral"), ttl: z.enum(["5m", "1h"]).optional() });
 export type CacheControl = z.infer<typeof CacheControl>;
 
+/**
+ * An Anthropic text block's citations (web search results, document spans), kept with the text so an
+ * Anthropic upstream gets them back as it wrote them; other providers get the text alone (providers/portable.ts).
+ */
+export const Citations = z.array(z.looseObject({ type: z.string().max(64) })).max(10_000);
 /** Content parts in the OpenAI style; providers map them to their own wire formats. */
-export const TextPart = z.object({ type: z.literal("text"), text: z.string(), cache_control: CacheControl.optional() });
+export const TextPart = z.object({ type: z.literal("text"), text: z.string(), cache_control: CacheControl.optional(), citations: Citations.optional() });
 export const ImagePart = z.object({
   type: z.literal("image_url"),
   image_url: z.object({ url: z.string().max(2_000_000), detail: z.enum(["auto", "low", "high"]).optional() }),
@@ -54,11 +59,12 @@ export const SERVER_TOOL_BLOCKS = [
   "mcp_tool_result",
 ] as const;
 /**
- * A server-tool block of an Anthropic conversation (a web search and its results, …), kept as the client
- * sent it: an Anthropic upstream gets it unchanged; others cannot take it and get the turn without it,
- * with a warning (providers/portable.ts).
+ * A block of an Anthropic conversation that no other part models, kept whole: a server-tool block (a web
+ * search and its results, …; a client may send only SERVER_TOOL_BLOCKS, anthropic/schema.ts) or a block
+ * type an Anthropic upstream's reply has that we do not know yet. An Anthropic upstream (and client) gets
+ * it unchanged; others cannot take it and get the turn without it, with a warning (providers/portable.ts).
  */
-export const AnthropicBlockPart = z.object({ type: z.literal("anthropic_block"), block: z.looseObject({ type: z.enum(SERVER_TOOL_BLOCKS) }) });
+export const AnthropicBlockPart = z.object({ type: z.literal("anthropic_block"), block: z.looseObject({ type: z.string().min(1).max(64) }) });
 export const ContentPart = z.discriminatedUnion("type", [
   TextPart,
   ImagePart,

@@ -124,6 +124,8 @@ const chatFormat: WireFormat<Body, Plan> = {
         if (ev.content !== undefined) d.content = ev.content;
         const calls = toolCallDeltas(ev);
         if (calls) d.tool_calls = calls;
+        // An Anthropic upstream's block event with nothing of chat's in it (a server-tool block, a block's end) is no chunk.
+        if (Object.keys(d).length === 0 && ev.anthropic && !ev.thinking) return;
         await out.send(chunk(model, d, null));
       },
       async done(out, r) {

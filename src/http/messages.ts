@@ -122,7 +122,8 @@ function streamError(e: unknown) {
 type Body = { json: z.infer<typeof MessagesRequest>; headers: MessagesHeaders };
 type Plan = { trace: TraceLevel; id: string; turn: TurnInput; maxOutput: number | undefined; messages: TurnInput["messages"] };
 
-const summaryOf = (r: TurnResult, trace: TraceLevel) => runSummary(r, { trace });
+// Messages renders an Anthropic reply's blocks whole: nothing of it to warn about.
+const summaryOf = (r: TurnResult, trace: TraceLevel) => runSummary(r, { trace, blocks: true });
 
 /** Anthropic's Messages API as a wire format (src/http/turn-edge.ts). */
 const messagesFormat: WireFormat<Body, Plan> = {

@@ -1,4 +1,5 @@
 import type { Attempt } from "../providers/failover";
+import { isAnthropicShaped, replyOfParts } from "../providers/anthropic-blocks";
 import type { ChatResult } from "../providers/types";
 import type { Message } from "../core/message";
 import type { ModelConfig } from "../config/model-config";
@@ -169,18 +170,20 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
 
 type Reply = ChatResult["message"];
 
-/** A reply with Anthropic thinking is stored as its thinking blocks, then its text (the order Anthropic wants them back in). */
+/**
+ * A reply with Anthropic thinking is stored as its thinking blocks, then its text (the order Anthropic wants
+ * them back in); one whose plain fields cannot say it all (server-tool blocks, text after a call) as its parts.
+ */
 function withThinking(m: Reply): Message["content"] {
+  if (m.parts) return m.parts;
   if (!m.thinking?.length) return m.content;
   return [...m.thinking, ...(m.content ? [{ type: "text" as const, text: m.content }] : [])];
 }
 
-/** The stored last assistant message as the run's reply: thinking blocks apart from the text. */
+/** The stored last assistant message as the run's reply: thinking blocks apart from the text, its parts when it was stored so. */
 function replyOf(m: Message): Reply {
   const calls = m.tool_calls ? { tool_calls: m.tool_calls } : {};
   if (m.content === null || typeof m.content === "string") return { role: "assistant", content: m.content, ...calls };
-  const thinking = m.content.filter((p) => p.type === "thinking" || p.type === "redacted_thinking");
-  if (thinking.length === 0) return { role: "assistant", content: JSON.stringify(m.content), ...calls };
-  const text = m.content.filter((p) => p.type === "text");
-  return { role: "assistant", content: text.length > 0 ? text.map((p) => p.text).join("") : null, ...calls, thinking };
+  if (isAnthropicShaped(m.content)) return replyOfParts(m.content, m.tool_calls);
+  return { role: "assistant", content: JSON.stringify(m.content), ...calls };
 }

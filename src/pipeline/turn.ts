@@ -125,9 +125,22 @@ export function routingOf(r: Pick<TurnResult, "model" | "route" | "attempts">, l
  * report and, after a resend, what reconciliation did. `stored: false` (a Responses turn with
  * store:false) reports no thread; `memory` lets a format cap the report it stores.
  */
+/**
+ * What of an Anthropic upstream's reply a format without Anthropic's blocks leaves out (chat, Responses,
+ * invoke render its text and tool calls): its server-tool blocks and any block new to us, by type, and
+ * its text's citations. The thread keeps them all.
+ */
+export function unrenderedWarning(reply: TurnResult["reply"]): string[] {
+  const parts = reply.parts ?? [];
+  const blocks = [...new Set(parts.flatMap((p) => (p.type === "anthropic_block" ? [p.block.type] : [])))];
+  if (parts.some((p) => p.type === "text" && p.citations !== undefined)) blocks.push("citations");
+  return blocks.length > 0 ? [`not in this format, kept in the thread: the reply's ${blocks.join(", ")}`] : [];
+}
+
+/** `blocks`: the format renders an Anthropic reply's blocks whole (the Messages API); else unrenderedWarning says what it left out. */
 export function runSummary(
   r: Omit<TurnResult, "state" | "timings">,
-  opts: { trace?: TraceLevel; stored?: boolean; memory?: (m: MemoryReport) => unknown } = {},
+  opts: { trace?: TraceLevel; stored?: boolean; memory?: (m: MemoryReport) => unknown; blocks?: boolean } = {},
 ) {
   const stored = opts.stored ?? true;
   return {
@@ -136,7 +149,7 @@ export function runSummary(
     routing: routingOf(r, opts.trace),
     cost: r.usage.cost,
     usage_estimated: r.usage.estimated,
-    warnings: r.warnings,
+    warnings: opts.blocks ? r.warnings : [...r.warnings, ...unrenderedWarning(r.reply)],
     // A run prepared without memory (as some tests build it) reports none.
     ...(r.memory ? { memory: opts.memory ? opts.memory(r.memory) : r.memory } : {}),
     ...(r.reconciled ? { reconciled: r.reconciled } : {}),

@@ -19,6 +19,8 @@ export type TurnUsage = {
   estimated: boolean;
   /** Anthropic's prompt-cache counts (part of prompt_tokens), when the provider reported them. */
   cache?: { creation: number; read: number };
+  /** Anthropic's server-tool counts (`web_search_requests`, …), when the provider reported them. */
+  server_tool_use?: Record<string, number>;
 };
 
 /** `estimated_requests`: how many of `requests` had their tokens estimated (the provider reported none, e.g. a cut stream). */
@@ -103,7 +105,16 @@ export function usageOf(messages: ChatMessage[], model: ModelConfig, result: Cha
     ...(reported?.cache_creation_input_tokens !== undefined || reported?.cache_read_input_tokens !== undefined
       ? { cache: { creation: reported.cache_creation_input_tokens ?? 0, read: reported.cache_read_input_tokens ?? 0 } }
       : {}),
+    ...(reported?.server_tool_use ? { server_tool_use: reported.server_tool_use } : {}),
   };
+}
+
+/** Server-tool counts added up per tool, over a run's calls. */
+function addCounts(a: Record<string, number> | undefined, b: Record<string, number> | undefined): Record<string, number> | undefined {
+  if (!a || !b) return a ?? b;
+  const sum = { ...a };
+  for (const [k, n] of Object.entries(b)) sum[k] = (sum[k] ?? 0) + n;
+  return sum;
 }
 
 export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
@@ -116,5 +127,6 @@ export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
     ...(a.cache || b.cache
       ? { cache: { creation: (a.cache?.creation ?? 0) + (b.cache?.creation ?? 0), read: (a.cache?.read ?? 0) + (b.cache?.read ?? 0) } }
       : {}),
+    ...(a.server_tool_use || b.server_tool_use ? { server_tool_use: addCounts(a.server_tool_use, b.server_tool_use) } : {}),
   };
 }

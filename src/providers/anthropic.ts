@@ -2,10 +2,11 @@ import { z } from "@hono/zod-openapi";
 import type { ContentPart } from "../core/message";
 import { messageText } from "../core/message";
 import { type Adapter, joinUrl, type Target, tryJson, type WireRequest } from "./adapter";
+import { replyOfBlocks } from "./anthropic-blocks";
 import { ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_MAX_TOKENS } from "./defaults";
 import { malformed, ProviderError, streamCut, unsupported } from "./provider-error";
 import { parseSse } from "./sse";
-import type { ChatMessage, ChatRequest, ChatResult, FinishReason, StreamEvent, ToolChoice, Usage } from "./types";
+import type { AnthropicBlockEvent, ChatMessage, ChatRequest, ChatResult, DeltaEvent, FinishReason, StreamEvent, ToolChoice, Usage } from "./types";
 
 /** Anthropic Messages API: system split out, content blocks, tool_use / tool_result. */
 
@@ -17,11 +18,11 @@ const DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
 /** Anthropic takes at most this many cache breakpoints per request. */
 const MAX_CACHE_BREAKPOINTS = 4;
 
-function imageBlock(url: string, target: Target): Block {
+function imageBlock(url: string, target: string): Block {
   const data = DATA_URL.exec(url);
   if (data) return { type: "image", source: { type: "base64", media_type: data[1], data: data[2] } };
   if (/^https?:\/\//i.test(url)) return { type: "image", source: { type: "url", url } };
-  throw unsupported(target.name, "an image that is neither a base64 data URL nor an http(s) URL");
+  throw unsupported(target, "an image that is neither a base64 data URL nor an http(s) URL");
 }
 
 const withCache = (block: Block, part: { cache_control?: unknown }): Block =>
@@ -31,7 +32,7 @@ const withCache = (block: Block, part: { cache_control?: unknown }): Block =>
  * `calls`: an assistant message's tool_use blocks by id; a `tool_call` part puts its call there (taking it
  * out of `calls`, with the part's breakpoint), and the calls no part placed follow the content.
  */
-function contentBlocks(content: ChatMessage["content"], target: Target, calls = new Map<string, Block>()): Block[] {
+function contentBlocks(content: ChatMessage["content"], target: string, calls = new Map<string, Block>()): Block[] {
   if (content == null) return [];
   if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
   // biome-ignore lint/suspicious/useIterableCallbackReturn: the switch is exhaustive over ContentPart (tsc checks it); the other arms throw
@@ -39,7 +40,7 @@ function contentBlocks(content: ChatMessage["content"], target: Target, calls = 
     switch (part.type) {
       case "text":
         // Anthropic rejects empty text blocks.
-        return part.text === "" ? [] : [withCache({ type: "text", text: part.text }, part)];
+        return part.text === "" ? [] : [withCache({ type: "text", text: part.text, ...(part.citations ? { citations: part.citations } : {}) }, part)];
       case "image_url":
         return [withCache(imageBlock(part.image_url.url, target), part)];
       case "document":
@@ -54,15 +55,28 @@ function contentBlocks(content: ChatMessage["content"], target: Target, calls = 
         calls.delete(part.id);
         return call ? [withCache(call, part)] : [];
       }
-      // A server-tool block goes back as the client sent it (its id pairs the use with its result).
+      // A server-tool block (or one new to us) goes back as it came (its id pairs the use with its result).
       case "anthropic_block":
         return [{ ...part.block }];
       case "input_audio":
-        throw unsupported(target.name, "audio input");
+        throw unsupported(target, "audio input");
       case "video_url":
-        throw unsupported(target.name, "video input");
+        throw unsupported(target, "video input");
     }
   });
+}
+
+/**
+ * An assistant message as Anthropic's blocks, in its parts' order (each call at its `tool_call` part,
+ * the others after the content): what the thread replays to Anthropic and what an Anthropic client is
+ * answered (anthropic/from-turn.ts).
+ */
+export function assistantBlocks(m: Pick<ChatMessage, "content" | "tool_calls">, target: string): Block[] {
+  const calls = new Map<string, Block>(
+    (m.tool_calls ?? []).map((call) => [call.id, { type: "tool_use", id: call.id, name: call.function.name, input: toolInput(call.function.arguments) }]),
+  );
+  const blocks = contentBlocks(m.content, target, calls);
+  return [...blocks, ...calls.values()];
 }
 
 /** Tool arguments are a JSON string in OpenAI style but an object in Anthropic's tool_use.input. */
@@ -79,7 +93,7 @@ function toolResult(m: ChatMessage, target: Target): Block {
   const block: Block = { type: "tool_result", tool_use_id: m.tool_call_id ?? "" };
   const plainText = Array.isArray(m.content) && m.content.every((p) => p.type === "text" && p.cache_control === undefined);
   if (Array.isArray(m.content) && !plainText) {
-    const blocks = contentBlocks(m.content, target);
+    const blocks = contentBlocks(m.content, target.name);
     const last = blocks.at(-1);
     if (last?.cache_control !== undefined) {
       block.cache_control = last.cache_control;
@@ -117,7 +131,7 @@ function toWire(messages: ChatMessage[], target: Target): { system: System; mess
       case "developer": {
         if (out.length === 0) {
           if (Array.isArray(m.content)) system.asBlocks = true;
-          system.blocks.push(...contentBlocks(m.content, target).filter((b) => b.type === "text"));
+          system.blocks.push(...contentBlocks(m.content, target.name).filter((b) => b.type === "text"));
         } else {
           const text = messageText(m.content);
           if (text !== "") pendingForUser.push({ type: "text", text });
@@ -125,16 +139,11 @@ function toWire(messages: ChatMessage[], target: Target): { system: System; mess
         break;
       }
       case "user":
-        push("user", contentBlocks(m.content, target));
+        push("user", contentBlocks(m.content, target.name));
         break;
-      case "assistant": {
-        const calls = new Map<string, Block>(
-          (m.tool_calls ?? []).map((call) => [call.id, { type: "tool_use", id: call.id, name: call.function.name, input: toolInput(call.function.arguments) }]),
-        );
-        const blocks = contentBlocks(m.content, target, calls);
-        push("assistant", [...blocks, ...calls.values()]);
+      case "assistant":
+        push("assistant", assistantBlocks(m, target.name));
         break;
-      }
       case "tool":
         push("user", [toolResult(m, target)]);
         break;
@@ -249,6 +258,7 @@ const WireUsage = z.object({
   output_tokens: z.number().int().min(0).optional(),
   cache_creation_input_tokens: z.number().int().min(0).nullable().optional(),
   cache_read_input_tokens: z.number().int().min(0).nullable().optional(),
+  server_tool_use: z.record(z.string(), z.number().int().min(0)).nullable().optional(),
 });
 type WireUsage = z.infer<typeof WireUsage>;
 
@@ -260,19 +270,14 @@ function usageOf(u: WireUsage, output: number): Usage {
   const usage: Usage = { prompt_tokens: promptTokens(u), completion_tokens: output };
   if (u.cache_creation_input_tokens != null) usage.cache_creation_input_tokens = u.cache_creation_input_tokens;
   if (u.cache_read_input_tokens != null) usage.cache_read_input_tokens = u.cache_read_input_tokens;
+  if (u.server_tool_use != null) usage.server_tool_use = u.server_tool_use;
   return usage;
 }
 
-const WireBlock = z.union([
-  z.object({ type: z.literal("text"), text: z.string() }),
-  z.object({ type: z.literal("tool_use"), id: z.string(), name: z.string(), input: z.unknown() }),
-  z.object({ type: z.literal("thinking"), thinking: z.string(), signature: z.string() }),
-  z.object({ type: z.literal("redacted_thinking"), data: z.string() }),
-  z.object({ type: z.string() }),
-]);
+/** A reply's blocks are kept whole (any type, each with its fields): replyOfBlocks reads them. */
 const WireResponse = z.object({
   model: z.string().optional(),
-  content: z.array(WireBlock),
+  content: z.array(z.looseObject({ type: z.string() })),
   stop_reason: z.string().nullable().optional(),
   stop_sequence: z.string().nullable().optional(),
   usage: WireUsage.optional(),
@@ -281,26 +286,11 @@ const WireResponse = z.object({
 function parseResponse(json: unknown, target: Target): ChatResult {
   const parsed = WireResponse.safeParse(json);
   if (!parsed.success) throw malformed(target.name, `anthropic response: ${parsed.error.message.slice(0, 300)}`);
-  let text = "";
-  let sawText = false;
-  const toolCalls: NonNullable<ChatResult["message"]["tool_calls"]> = [];
-  const thinking: NonNullable<ChatResult["message"]["thinking"]> = [];
-  for (const block of parsed.data.content) {
-    if ("text" in block) {
-      text += block.text;
-      sawText = true;
-    } else if ("input" in block && "id" in block) {
-      toolCalls.push({ id: block.id, type: "function", function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
-    } else if ("signature" in block) thinking.push({ type: "thinking", thinking: block.thinking, signature: block.signature });
-    else if ("data" in block) thinking.push({ type: "redacted_thinking", data: block.data });
-  }
   const result: ChatResult = {
-    message: { role: "assistant", content: sawText ? text : null },
+    message: replyOfBlocks(parsed.data.content),
     finish_reason: mapStopReason(parsed.data.stop_reason),
     upstream_model: parsed.data.model ?? target.upstreamModel,
   };
-  if (toolCalls.length > 0) result.message.tool_calls = toolCalls;
-  if (thinking.length > 0) result.message.thinking = thinking;
   if (parsed.data.stop_reason) result.stop_reason = parsed.data.stop_reason;
   if (parsed.data.stop_sequence !== undefined) result.stop_sequence = parsed.data.stop_sequence;
   const u = parsed.data.usage;
@@ -312,23 +302,14 @@ const WireEvent = z.object({
   type: z.string(),
   index: z.number().int().min(0).optional(),
   message: z.object({ model: z.string().optional(), usage: WireUsage.optional() }).optional(),
-  content_block: z
-    .object({ type: z.string(), id: z.string().optional(), name: z.string().optional(), data: z.string().optional(), thinking: z.string().optional() })
-    .optional(),
-  delta: z
-    .object({
-      type: z.string().optional(),
-      text: z.string().optional(),
-      partial_json: z.string().optional(),
-      thinking: z.string().optional(),
-      signature: z.string().optional(),
-      stop_reason: z.string().nullable().optional(),
-      stop_sequence: z.string().nullable().optional(),
-    })
-    .optional(),
+  // Blocks and deltas of any type, with any fields (a type new to us reaches an Anthropic client as it came); read with text() below.
+  content_block: z.looseObject({ type: z.string() }).optional(),
+  delta: z.looseObject({ type: z.string().optional() }).optional(),
   usage: WireUsage.optional(),
   error: z.object({ type: z.string(), message: z.string().optional() }).optional(),
 });
+type WireEvent = z.infer<typeof WireEvent>;
+const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 async function* parseStream(chunks: AsyncIterable<Uint8Array>, target: Target): AsyncGenerator<StreamEvent> {
   let model = target.upstreamModel;
@@ -339,6 +320,49 @@ async function* parseStream(chunks: AsyncIterable<Uint8Array>, target: Target): 
   // Anthropic numbers all content blocks; OpenAI-style deltas number tool calls only, thinking deltas thinking blocks only.
   const toolIndex = new Map<number, { index: number; sentArgs: boolean }>();
   const thinkingIndex = new Map<number, number>();
+  /** A content-block event as an OpenAI-style delta (text, a tool call's pieces, thinking); empty for blocks that have none (server tools). */
+  const portableDelta = (ev: WireEvent, at: number): DeltaEvent => {
+    const block = ev.content_block;
+    if (ev.type === "content_block_start") {
+      if (block?.type === "tool_use") {
+        const index = toolIndex.size;
+        toolIndex.set(at, { index, sentArgs: false });
+        return { type: "delta", tool_calls: [{ index, id: text(block.id) ?? "", name: text(block.name) ?? "", arguments: "" }] };
+      }
+      if (block?.type === "thinking") {
+        thinkingIndex.set(at, thinkingIndex.size);
+        return { type: "delta", thinking: { index: thinkingIndex.get(at)!, thinking: text(block.thinking) ?? "" } };
+      }
+      if (block?.type === "redacted_thinking") {
+        thinkingIndex.set(at, thinkingIndex.size);
+        return { type: "delta", thinking: { index: thinkingIndex.get(at)!, redacted: text(block.data) ?? "" } };
+      }
+      return { type: "delta" };
+    }
+    if (ev.type === "content_block_stop") {
+      const tool = toolIndex.get(at);
+      // A tool called with no arguments streams no JSON; OpenAI-style callers expect "{}".
+      return tool && !tool.sentArgs ? { type: "delta", tool_calls: [{ index: tool.index, arguments: "{}" }] } : { type: "delta" };
+    }
+    const d = ev.delta;
+    const said = text(d?.text);
+    if (d?.type === "text_delta" && said) return { type: "delta", content: said };
+    if (d?.type === "thinking_delta" || d?.type === "signature_delta") {
+      const index = thinkingIndex.get(at);
+      const thinking = text(d.thinking);
+      const signature = text(d.signature);
+      if (index === undefined) return { type: "delta" };
+      return { type: "delta", thinking: { index, ...(thinking !== undefined ? { thinking } : {}), ...(signature !== undefined ? { signature } : {}) } };
+    }
+    const json = text(d?.partial_json);
+    if (d?.type === "input_json_delta" && json) {
+      const tool = toolIndex.get(at);
+      if (!tool) return { type: "delta" };
+      tool.sentArgs = true;
+      return { type: "delta", tool_calls: [{ index: tool.index, arguments: json }] };
+    }
+    return { type: "delta" };
+  };
   for await (const sse of parseSse(chunks)) {
     const parsed = WireEvent.safeParse(tryJson(sse.data));
     if (!parsed.success) throw malformed(target.name, `anthropic event: ${sse.data.slice(0, 300)}`);
@@ -349,49 +373,19 @@ async function* parseStream(chunks: AsyncIterable<Uint8Array>, target: Target): 
         if (ev.message?.usage) input = ev.message.usage;
         break;
       case "content_block_start":
-        if (ev.content_block?.type === "tool_use" && ev.index !== undefined) {
-          const index = toolIndex.size;
-          toolIndex.set(ev.index, { index, sentArgs: false });
-          yield { type: "delta", tool_calls: [{ index, id: ev.content_block.id ?? "", name: ev.content_block.name ?? "", arguments: "" }] };
-        } else if (ev.content_block?.type === "thinking" && ev.index !== undefined) {
-          thinkingIndex.set(ev.index, thinkingIndex.size);
-          yield { type: "delta", thinking: { index: thinkingIndex.get(ev.index)!, thinking: ev.content_block.thinking ?? "" } };
-        } else if (ev.content_block?.type === "redacted_thinking" && ev.index !== undefined) {
-          thinkingIndex.set(ev.index, thinkingIndex.size);
-          yield { type: "delta", thinking: { index: thinkingIndex.get(ev.index)!, redacted: ev.content_block.data ?? "" } };
-        }
-        break;
       case "content_block_delta":
-        if (ev.delta?.type === "text_delta" && ev.delta.text) {
-          yield { type: "delta", content: ev.delta.text };
-        } else if ((ev.delta?.type === "thinking_delta" || ev.delta?.type === "signature_delta") && ev.index !== undefined) {
-          const index = thinkingIndex.get(ev.index);
-          if (index !== undefined)
-            yield {
-              type: "delta",
-              thinking: {
-                index,
-                ...(ev.delta.thinking !== undefined ? { thinking: ev.delta.thinking } : {}),
-                ...(ev.delta.signature !== undefined ? { signature: ev.delta.signature } : {}),
-              },
-            };
-        } else if (ev.delta?.type === "input_json_delta" && ev.delta.partial_json && ev.index !== undefined) {
-          const tool = toolIndex.get(ev.index);
-          if (tool) {
-            tool.sentArgs = true;
-            yield { type: "delta", tool_calls: [{ index: tool.index, arguments: ev.delta.partial_json }] };
-          }
-        }
-        break;
       case "content_block_stop": {
-        const tool = ev.index === undefined ? undefined : toolIndex.get(ev.index);
-        // A tool called with no arguments streams no JSON; OpenAI-style callers expect "{}".
-        if (tool && !tool.sentArgs) yield { type: "delta", tool_calls: [{ index: tool.index, arguments: "{}" }] };
+        if (ev.index === undefined) break;
+        const raw = tryJson(sse.data) as Record<string, unknown>;
+        const body = (ev.type === "content_block_start" ? raw.content_block : ev.type === "content_block_delta" ? raw.delta : {}) ?? {};
+        // The portable fields for every client, and the event as it came for an Anthropic one (types.ts).
+        const event = ev.type as AnthropicBlockEvent["event"];
+        yield { ...portableDelta(ev, ev.index), anthropic: { event, index: ev.index, body: body as Record<string, unknown> } };
         break;
       }
       case "message_delta":
-        if (ev.delta?.stop_reason !== undefined) stop = ev.delta.stop_reason;
-        if (ev.delta?.stop_sequence !== undefined) stopSequence = ev.delta.stop_sequence;
+        if (ev.delta?.stop_reason !== undefined) stop = text(ev.delta.stop_reason) ?? null;
+        if (ev.delta?.stop_sequence !== undefined) stopSequence = text(ev.delta.stop_sequence) ?? null;
         if (ev.usage?.output_tokens !== undefined) output = ev.usage.output_tokens;
         if (ev.usage?.input_tokens !== undefined) input = { ...input, ...ev.usage };
         break;

@@ -81,6 +81,7 @@ export function droppedFor(
   const parts = req.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []));
   if (parts.some((p) => p.type === "thinking" || p.type === "redacted_thinking")) out.push("thinking blocks");
   if (parts.some((p) => p.type === "anthropic_block")) out.push("server tool blocks");
+  if (parts.some((p) => p.type === "text" && p.citations !== undefined)) out.push("citations");
   if (a?.tool_cache_control || parts.some((p) => "cache_control" in p && p.cache_control !== undefined)) out.push("cache_control");
   if (req.messages.some((m) => m.is_error === true)) out.push("tool_result is_error");
   return out;

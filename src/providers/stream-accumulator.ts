@@ -1,4 +1,5 @@
 import type { ToolCall } from "../core/message";
+import { BlockFold, replyOfBlocks } from "./anthropic-blocks";
 import { streamCut } from "./provider-error";
 import type { ChatResult, DoneEvent, StreamEvent } from "./types";
 
@@ -8,6 +9,8 @@ export class StreamAccumulator {
   #sawContent = false;
   readonly #calls = new Map<number, { id: string; name: string; arguments: string }>();
   readonly #thinking = new Map<number, NonNullable<ChatResult["message"]["thinking"]>[number]>();
+  /** An Anthropic upstream's blocks as they came: the reply's `parts` when its plain fields cannot say it all. */
+  readonly #blocks = new BlockFold();
   #done: DoneEvent | undefined;
 
   push(event: StreamEvent): void {
@@ -15,6 +18,7 @@ export class StreamAccumulator {
       this.#done = event;
       return;
     }
+    if (event.anthropic) this.#blocks.push(event.anthropic);
     if (event.content !== undefined) {
       this.#content += event.content;
       this.#sawContent = true;
@@ -48,7 +52,10 @@ export class StreamAccumulator {
   result(modelName: string): ChatResult {
     const done = this.#done;
     if (!done) throw streamCut(modelName);
-    return this.#fold(done);
+    const result = this.#fold(done);
+    const parts = this.#blocks.seen ? replyOfBlocks(this.#blocks.blocks).parts : undefined;
+    if (parts) result.message.parts = parts;
+    return result;
   }
 
   /** What arrived before a stream was cut: its content and calls so far, no usage (a cut stream reports none). */

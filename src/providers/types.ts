@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Content, RedactedThinkingPart, ThinkingPart, ToolCall } from "../core/message";
+import { Content, ContentPart, RedactedThinkingPart, ThinkingPart, ToolCall } from "../core/message";
 
 /**
  * The normalized request and response every adapter speaks. Messages are
@@ -73,6 +73,8 @@ export const Usage = z.object({
   /** Anthropic's prompt-cache counts (already included in prompt_tokens), passed through to Messages clients. */
   cache_creation_input_tokens: z.number().int().min(0).optional(),
   cache_read_input_tokens: z.number().int().min(0).optional(),
+  /** Anthropic's server-tool counts (`web_search_requests`, …), passed through to Messages clients. */
+  server_tool_use: z.record(z.string(), z.number().int().min(0)).optional(),
 });
 export type Usage = z.infer<typeof Usage>;
 
@@ -83,6 +85,13 @@ export const ChatResult = z.object({
     tool_calls: z.array(ToolCall).optional(),
     /** Anthropic extended-thinking blocks, in order, signatures unchanged (they precede the text). */
     thinking: z.array(z.union([ThinkingPart, RedactedThinkingPart])).optional(),
+    /**
+     * The whole reply as the thread stores it (core/message.ts parts, in the upstream's order: thinking,
+     * text with its citations, a `tool_call` at each call's place, server-tool and unknown blocks whole),
+     * when the fields above cannot say it all (an Anthropic upstream's web search, text after a tool_use,
+     * several text blocks); absent otherwise. `content` is still the reply's text and `tool_calls` its calls.
+     */
+    parts: z.array(ContentPart).optional(),
   }),
   finish_reason: FinishReason,
   /** Anthropic's stop_reason when it said more than finish_reason can (stop_sequence, pause_turn, refusal). */
@@ -113,11 +122,24 @@ export const ThinkingDelta = z.object({
 });
 export type ThinkingDelta = z.infer<typeof ThinkingDelta>;
 
+/**
+ * An Anthropic upstream's content-block event as it came (`body`: the start's content_block, the delta's
+ * delta, {} for a stop; `index` the upstream's): an Anthropic client gets the block events unchanged
+ * (anthropic/stream.ts), and the stream's result its blocks in order (stream-accumulator.ts).
+ */
+export const AnthropicBlockEvent = z.object({
+  event: z.enum(["content_block_start", "content_block_delta", "content_block_stop"]),
+  index: z.number().int().min(0),
+  body: z.record(z.string(), z.unknown()),
+});
+export type AnthropicBlockEvent = z.infer<typeof AnthropicBlockEvent>;
+
 export const DeltaEvent = z.object({
   type: z.literal("delta"),
   content: z.string().optional(),
   tool_calls: z.array(ToolCallDelta).optional(),
   thinking: ThinkingDelta.optional(),
+  anthropic: AnthropicBlockEvent.optional(),
 });
 export const DoneEvent = z.object({
   type: z.literal("done"),

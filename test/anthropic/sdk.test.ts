@@ -458,3 +458,136 @@ describe("assistant turns as Anthropic wrote them: block order, a tool_use break
     expect(text).toContain("server_tool_use");
   });
 });
+
+describe("an Anthropic upstream's reply reaches the client, and the thread, as the model said it", () => {
+  const cite = {
+    type: "web_search_result_location",
+    url: "https://example.com/oslo",
+    title: "Oslo",
+    encrypted_index: "EncIdx1",
+    cited_text: "Rain all week in Oslo.",
+  };
+  /** A web search reply: text, the search and its results, then text with citations and without. */
+  const searched = [
+    { type: "text", text: "Let me search." },
+    { type: "server_tool_use", id: "srvtoolu_r1", name: "web_search", input: { query: "Oslo weather" } },
+    {
+      type: "web_search_tool_result",
+      tool_use_id: "srvtoolu_r1",
+      content: [{ type: "web_search_result", url: "https://example.com/oslo", title: "Oslo", encrypted_content: "EncR3sult", page_age: "2 days" }],
+    },
+    { type: "text", text: "It rains in Oslo.", citations: [cite] },
+    { type: "text", text: " Take an umbrella." },
+  ];
+  /** Thinking, text, a tool_use, then text after it. */
+  const interleaved = [
+    { type: "thinking", thinking: "The user wants weather.", signature: "SiGn4tur3" },
+    { type: "text", text: "I'll check." },
+    { type: "tool_use", id: "toolu_r2", name: "get_weather", input: { city: "Oslo" } },
+    { type: "text", text: "One moment." },
+  ];
+  const tools = [weather, { type: "web_search_20250305", name: "web_search", max_uses: 1 }] as never;
+  const ask = (content: string) => ({ model: "claude-sonnet-4", max_tokens: 256, tools, messages: [{ role: "user" as const, content }] });
+
+  it("messages.create: a web search reply's blocks, in order, citations and usage.server_tool_use included", async () => {
+    fakeAnthropic().reply({ blocks: searched, serverToolUse: { web_search_requests: 1 } });
+    const msg = await client(tenant().adminKey).messages.create(ask("Weather in Oslo?"));
+    expect(msg.content).toEqual(searched);
+    expect(msg.usage.server_tool_use).toEqual({ web_search_requests: 1 });
+    expect(msg.stop_reason).toBe("end_turn");
+  });
+
+  it("messages.stream(): Anthropic's event sequence for those blocks, and finalMessage() is the reply", async () => {
+    fakeAnthropic().reply({ blocks: searched, serverToolUse: { web_search_requests: 1 } });
+    const stream = client(tenant().adminKey).messages.stream(ask("Weather in Oslo?"));
+    const events: string[] = [];
+    stream.on("streamEvent", (e) => {
+      if (e.type === "content_block_start") events.push(`start ${e.index} ${e.content_block.type}`);
+      else if (e.type === "content_block_delta") events.push(`delta ${e.index} ${e.delta.type}`);
+      else if (e.type === "content_block_stop") events.push(`stop ${e.index}`);
+    });
+    const final = await stream.finalMessage();
+    expect(JSON.parse(JSON.stringify(final.content))).toEqual(searched);
+    expect(final.usage.server_tool_use).toEqual({ web_search_requests: 1 });
+    expect([...new Set(events)]).toEqual([
+      "start 0 text",
+      "delta 0 text_delta",
+      "stop 0",
+      "start 1 server_tool_use",
+      "delta 1 input_json_delta",
+      "stop 1",
+      "start 2 web_search_tool_result",
+      "stop 2",
+      "start 3 text",
+      "delta 3 citations_delta",
+      "delta 3 text_delta",
+      "stop 3",
+      "start 4 text",
+      "delta 4 text_delta",
+      "stop 4",
+    ]);
+  });
+
+  it.each([false, true])("thinking, text, a tool_use and text after it keep their order, to the client and in the thread (streamed: %s)", async (streamed) => {
+    const up = fakeAnthropic().reply({ blocks: interleaved }).reply("Rain.");
+    const c = client(tenant().adminKey);
+    const thread = uniqueThread("il");
+    const first = { ...ask("Weather?"), thread_id: thread } as never;
+    const msg = streamed ? await c.messages.stream(first).finalMessage() : await c.messages.create(first);
+    expect(JSON.parse(JSON.stringify(msg.content))).toEqual(interleaved);
+    expect(msg.stop_reason).toBe("tool_use");
+    const result = [{ type: "tool_result" as const, tool_use_id: "toolu_r2", content: "rain" }];
+    await c.messages.create({ ...ask("x"), messages: [{ role: "user", content: result }], thread_id: thread } as never);
+    expect(up.calls[1]!.body.messages[1]).toEqual({ role: "assistant", content: interleaved });
+  });
+
+  it("a block type new to us is passed to the client as it came, not dropped", async () => {
+    const novel = [
+      { type: "text", text: "Done." },
+      { type: "future_tool_result", tool_use_id: "srvtoolu_x", content: { anything: [1, 2] } },
+    ];
+    fakeAnthropic().reply({ blocks: novel }).reply({ blocks: novel });
+    const c = client(tenant().adminKey);
+    expect((await c.messages.create(ask("Go"))).content).toEqual(novel);
+    expect(JSON.parse(JSON.stringify((await c.messages.stream(ask("Go")).finalMessage()).content))).toEqual(novel);
+  });
+
+  it.each([false, true])(
+    "a stateful thread stores the reply as said: the next turn replays its blocks in order (first turn streamed: %s)",
+    async (streamed) => {
+      const up = fakeAnthropic().reply({ blocks: searched }).reply({ blocks: interleaved }).reply("Dry tomorrow.");
+      const c = client(tenant().adminKey);
+      const thread = uniqueThread("reply");
+      const turn = (content: string) => ({ ...ask(content), thread_id: thread }) as never;
+      if (streamed) await c.messages.stream(turn("Weather in Oslo?")).finalMessage();
+      else await c.messages.create(turn("Weather in Oslo?"));
+      const second = await c.messages.create(turn("And the tool?"));
+      expect(second.content).toEqual(interleaved);
+      await c.messages.create({
+        ...ask("Thanks"),
+        thread_id: thread,
+        messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_r2", content: "rain" }] }],
+      } as never);
+      const sent = up.calls[2]!.body.messages as { role: string; content: unknown }[];
+      expect(sent[1]).toEqual({ role: "assistant", content: searched });
+      expect(sent[3]).toEqual({ role: "assistant", content: interleaved });
+    },
+  );
+
+  it("an OpenAI-format client gets the text and the calls, and the warnings name what its format leaves out", async () => {
+    fakeAnthropic().reply({ blocks: searched }).reply({ blocks: interleaved });
+    const key = tenant().adminKey;
+    const chat = await api("/v1/chat/completions", { key, body: { model: "claude-sonnet-4", messages: [{ role: "user", content: "Weather in Oslo?" }] } });
+    const body = (await chat.json()) as { choices: { message: { content: string } }[]; edgeweave: { warnings: string[] } };
+    expect(body.choices[0]!.message.content).toBe("Let me search.It rains in Oslo. Take an umbrella.");
+    expect(body.edgeweave.warnings).toContain("not in this format, kept in the thread: the reply's server_tool_use, web_search_tool_result, citations");
+    const fn = { type: "function", function: { name: weather.name, parameters: weather.input_schema } };
+    const again = await api("/v1/chat/completions", {
+      key,
+      body: { model: "claude-sonnet-4", tools: [fn], messages: [{ role: "user", content: "Weather?" }] },
+    });
+    const calls = (await again.json()) as { choices: { message: { content: string; tool_calls: { id: string }[] } }[]; edgeweave: { warnings: string[] } };
+    expect(calls.choices[0]!.message).toMatchObject({ content: "I'll check.One moment.", tool_calls: [{ id: "toolu_r2" }] });
+    expect(calls.edgeweave.warnings.join()).not.toContain("not in this format");
+  });
+});

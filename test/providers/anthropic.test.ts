@@ -8,7 +8,7 @@ import type { Target } from "../../src/providers/adapter";
 import type { ChatRequest } from "../../src/providers/types";
 import { fakeAnthropic } from "../support/fake-anthropic";
 import { clearUpstream } from "../support/upstream";
-import { bytes, drain, failure, model } from "./helpers";
+import { bytes, drain, failure, model, portable } from "./helpers";
 
 afterEach(() => clearUpstream());
 
@@ -209,7 +209,8 @@ describe("Anthropic Messages adapter", () => {
       tool_calls: [{ id: "toolu_s", name: "get_weather", arguments: { city: "Nice" } }],
       usage: { prompt_tokens: 40, completion_tokens: 9 },
     });
-    const events = await drain(streamModel(claude, { messages: [{ role: "user", content: "?" }], tools: [weatherTool] }, { env }));
+    const all = await drain(streamModel(claude, { messages: [{ role: "user", content: "?" }], tools: [weatherTool] }, { env }));
+    const events = portable(all);
     expect(events[0]).toEqual({ type: "delta", content: "On" });
     expect(events[1]).toEqual({ type: "delta", content: " it" });
     // Block index 1 (after the text block) becomes tool call index 0.
@@ -225,7 +226,7 @@ describe("Anthropic Messages adapter", () => {
     expect(events.filter((e) => e.type === "done")).toHaveLength(1);
     const acc = await collectStream(
       (async function* () {
-        yield* events;
+        yield* all;
       })(),
       "claude",
     );

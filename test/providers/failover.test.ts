@@ -8,7 +8,7 @@ import type { ChatRequest, StreamEvent } from "../../src/providers/types";
 import { fakeAnthropic } from "../support/fake-anthropic";
 import { fakeOpenAI } from "../support/fake-openai";
 import { clearUpstream } from "../support/upstream";
-import { drain, failure, model } from "./helpers";
+import { drain, failure, model, portable } from "./helpers";
 
 afterEach(() => clearUpstream());
 
@@ -136,7 +136,7 @@ describe("stream failover happens only before the first event", () => {
     fakeAnthropic().reply({ text: "Streamed by Claude", chunks: ["Streamed ", "by Claude"] });
     const r = await openStreamWithFailover([gpt, claude], open, { sleep: async () => {} });
     expect(r.model.name).toBe("claude");
-    const events = await drain(r.value);
+    const events = portable(await drain(r.value));
     expect(events.map((e) => (e.type === "delta" ? e.content : e.type))).toEqual(["Streamed ", "by Claude", "done"]);
   });
 

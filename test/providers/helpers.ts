@@ -1,4 +1,5 @@
 import { ModelConfig, type ModelConfigInput } from "../../src/config/model-config";
+import type { StreamEvent } from "../../src/providers/types";
 
 /** A validated ModelConfig, as the router would hand it over (defaults for base_url and api_key_env filled in). */
 export function model(
@@ -14,6 +15,15 @@ export async function drain<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const x of it) out.push(x);
   return out;
+}
+
+/** A stream's events as a non-Anthropic client sees them: an Anthropic upstream's block events (`anthropic`) left out, and the deltas that were only that. */
+export function portable(events: StreamEvent[]): StreamEvent[] {
+  return events.flatMap((e): StreamEvent[] => {
+    if (e.type !== "delta" || !e.anthropic) return [e];
+    const { anthropic: _, ...rest } = e;
+    return Object.keys(rest).length > 1 ? [rest] : [];
+  });
 }
 
 /** Runs `p` expecting a rejection and returns the error. */

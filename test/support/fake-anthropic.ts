@@ -8,7 +8,7 @@ import { argsObject, argsString, DEFAULT_USAGE, type FakeReply, FakeProvider, re
 const toolUseId = (i: number, id?: string) => id ?? `toolu_fake${i}`;
 
 function stopOf(reply: FakeReply): string {
-  return reply.finish ?? (reply.tool_calls?.length ? "tool_use" : "end_turn");
+  return reply.finish ?? (reply.tool_calls?.length || reply.blocks?.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn");
 }
 
 function usage(reply: FakeReply) {
@@ -19,7 +19,36 @@ function usage(reply: FakeReply) {
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: 0,
     service_tier: "standard",
+    ...(reply.serverToolUse ? { server_tool_use: reply.serverToolUse } : {}),
   };
+}
+
+const halves = (s: string): string[] => (s.length < 2 ? [s] : [s.slice(0, Math.ceil(s.length / 2)), s.slice(Math.ceil(s.length / 2))]);
+
+/**
+ * One content block as Anthropic streams it: text opens empty, each citation a citations_delta, the text
+ * in text_delta pieces; thinking opens empty, thinking_delta then signature_delta; tool_use and
+ * server_tool_use open with input {} and their input comes as input_json_delta; other blocks
+ * (web_search_tool_result, redacted_thinking, …) open whole.
+ */
+function blockFrames(block: Record<string, unknown>, index: number): string[] {
+  const delta = (d: Record<string, unknown>) => sse("content_block_delta", { index, delta: d });
+  const start = (b: Record<string, unknown>) => sse("content_block_start", { index, content_block: b });
+  const out: string[] = [];
+  if (block.type === "text") {
+    out.push(start({ type: "text", text: "" }));
+    for (const citation of (block.citations as unknown[] | undefined) ?? []) out.push(delta({ type: "citations_delta", citation }));
+    for (const text of halves(String(block.text))) out.push(delta({ type: "text_delta", text }));
+  } else if (block.type === "thinking") {
+    out.push(start({ type: "thinking", thinking: "" }));
+    for (const thinking of halves(String(block.thinking))) out.push(delta({ type: "thinking_delta", thinking }));
+    out.push(delta({ type: "signature_delta", signature: block.signature }));
+  } else if (block.type === "tool_use" || block.type === "server_tool_use") {
+    out.push(start({ ...block, input: {} }));
+    for (const partial_json of halves(JSON.stringify(block.input))) out.push(delta({ type: "input_json_delta", partial_json }));
+  } else out.push(start(block));
+  out.push(sse("content_block_stop", { index }));
+  return out;
 }
 
 const sse = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
@@ -28,8 +57,8 @@ const anthropicFormat: WireFormat = {
   isChat: (url) => url.pathname === "/v1/messages",
   isStream: (body) => typeof body === "object" && body !== null && (body as { stream?: unknown }).stream === true,
   json(reply, body) {
-    const content: unknown[] = [];
-    if (reply.text) content.push({ type: "text", text: reply.text });
+    const content: unknown[] = reply.blocks ? [...reply.blocks] : [];
+    if (reply.text && !reply.blocks) content.push({ type: "text", text: reply.text });
     for (const [i, c] of (reply.tool_calls ?? []).entries())
       content.push({ type: "tool_use", id: toolUseId(i, c.id), name: c.name, input: argsObject(c.arguments) });
     return {
@@ -60,6 +89,23 @@ const anthropicFormat: WireFormat = {
       }),
     ];
     let index = 0;
+    if (reply.blocks) {
+      reply.blocks.forEach((b, i) => {
+        frames.push(...blockFrames(b, i));
+        if (i === 0) frames.push(sse("ping", {}));
+      });
+      return {
+        frames,
+        end: [
+          sse("message_delta", {
+            delta: { stop_reason: stopOf(reply), stop_sequence: null },
+            usage: { output_tokens: u.output_tokens, ...(reply.serverToolUse ? { server_tool_use: reply.serverToolUse } : {}) },
+          }),
+          sse("message_stop", {}),
+        ],
+        contentType: "text/event-stream; charset=utf-8",
+      };
+    }
     const pieces = textChunks(reply);
     if (pieces.length > 0) {
       frames.push(sse("content_block_start", { index, content_block: { type: "text", text: "" } }));

@@ -19,6 +19,13 @@ export type FakeReply = {
   usage?: { prompt_tokens: number; completion_tokens: number } | null;
   /** The model id the provider says answered; default: the requested one. */
   model?: string;
+  /**
+   * Anthropic only: the reply's content blocks exactly as Anthropic writes them (server-tool blocks,
+   * citations, any order), instead of text/tool_calls; streamed in Anthropic's event format.
+   */
+  blocks?: Record<string, unknown>[];
+  /** Anthropic only: usage.server_tool_use (e.g. { web_search_requests: 1 }). */
+  serverToolUse?: Record<string, number>;
 };
 
 export type Behaviour =
