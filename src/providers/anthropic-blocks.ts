@@ -1,4 +1,4 @@
-import { CacheControl, Citations, type ContentPart, type ToolCall } from "../core/message";
+import { AnthropicBlockPart, CacheControl, Citations, type ContentPart, type ToolCall } from "../core/message";
 import { tryJson } from "./adapter";
 import type { AnthropicBlockEvent, ChatResult } from "./types";
 
@@ -28,7 +28,9 @@ export function replyPart(b: Block): ContentPart {
   if (b.type === "thinking" && typeof b.thinking === "string" && typeof b.signature === "string")
     return { type: "thinking", thinking: b.thinking, signature: b.signature };
   if (b.type === "redacted_thinking" && typeof b.data === "string") return { type: "redacted_thinking", data: b.data };
-  return { type: "anthropic_block", block: { ...b, type: String(b.type) } };
+  // Read as a client's block is read (type first), so the stored reply and the same block resent by the client are one message.
+  const block = AnthropicBlockPart.shape.block.safeParse(b);
+  return { type: "anthropic_block", block: block.success ? block.data : { ...b, type: String(b.type).slice(0, 64) || "unknown" } };
 }
 
 /**

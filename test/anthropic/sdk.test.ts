@@ -574,6 +574,24 @@ describe("an Anthropic upstream's reply reaches the client, and the thread, as t
     },
   );
 
+  it.each([false, true])("a client resending the history with the reply as it got it matches the stored turn (first turn streamed: %s)", async (streamed) => {
+    const up = fakeAnthropic().reply({ blocks: searched }).reply("You're welcome.");
+    const c = client(tenant().adminKey);
+    const thread = uniqueThread("resend");
+    const first = { ...ask("Weather in Oslo?"), thread_id: thread } as never;
+    const got = streamed ? await c.messages.stream(first).finalMessage() : await c.messages.create(first);
+    const history: Anthropic.MessageParam[] = [
+      { role: "user", content: "Weather in Oslo?" },
+      { role: "assistant", content: JSON.parse(JSON.stringify(got.content)) },
+      { role: "user", content: "Thanks!" },
+    ];
+    const res = await c.messages.create({ ...ask("x"), messages: history, thread_id: thread } as never);
+    expect((res as unknown as { edgeweave: { reconciled: unknown } }).edgeweave.reconciled).toMatchObject({ matched: 2, appended: 1, branched_from: null });
+    const sent = up.calls[1]!.body.messages as { role: string; content: unknown }[];
+    expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(sent[1]).toEqual({ role: "assistant", content: searched });
+  });
+
   it("an OpenAI-format client gets the text and the calls, and the warnings name what its format leaves out", async () => {
     fakeAnthropic().reply({ blocks: searched }).reply({ blocks: interleaved });
     const key = tenant().adminKey;
@@ -589,5 +607,12 @@ describe("an Anthropic upstream's reply reaches the client, and the thread, as t
     const calls = (await again.json()) as { choices: { message: { content: string; tool_calls: { id: string }[] } }[]; edgeweave: { warnings: string[] } };
     expect(calls.choices[0]!.message).toMatchObject({ content: "I'll check.One moment.", tool_calls: [{ id: "toolu_r2" }] });
     expect(calls.edgeweave.warnings.join()).not.toContain("not in this format");
+    // Responses: the same text as its output_text, the same warning.
+    fakeAnthropic().reply({ blocks: searched });
+    const resp = await api("/v1/responses", { key, body: { model: "claude-sonnet-4", input: "Weather in Oslo?" } });
+    const r = (await resp.json()) as { output_text?: string; output: { type: string; content?: { text: string }[] }[]; edgeweave: { warnings: string[] } };
+    expect(resp.status).toBe(200);
+    expect(r.output.find((o) => o.type === "message")?.content?.[0]?.text).toBe("Let me search.It rains in Oslo. Take an umbrella.");
+    expect(r.edgeweave.warnings).toContain("not in this format, kept in the thread: the reply's server_tool_use, web_search_tool_result, citations");
   });
 });
