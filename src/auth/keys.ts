@@ -13,16 +13,21 @@ export const newKeyId = (): string => "key_" + randomHex(12);
 /** Cheap pre-check so garbage never reaches the database. */
 export const looksLikeApiKey = (s: string): boolean => KEY_SHAPE.test(s);
 
+/** SHA-256 of a key: a request hashes the key it presents once, for the operator check and the tenant lookup. */
+export const digestOf = (key: string): Promise<ArrayBuffer> => crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
+
 export async function hashKey(key: string): Promise<string> {
-  return toHex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
+  return toHex(await digestOf(key));
 }
 
+/** The operator key's digest, computed once per isolate (its value does not change while the isolate runs). */
+let secret: { key: string; digest: Promise<ArrayBuffer> } | undefined;
+
 /**
- * Constant-time equality of two secrets. Both are hashed first so the comparison
- * runs over equal-length digests and its time reveals neither length nor content.
+ * Constant-time check that a presented key (by its digest) is `key`. Digests are compared,
+ * so the comparison runs over equal lengths and its time reveals neither length nor content.
  */
-export async function sameSecret(a: string, b: string): Promise<boolean> {
-  const enc = new TextEncoder();
-  const [da, db] = await Promise.all([crypto.subtle.digest("SHA-256", enc.encode(a)), crypto.subtle.digest("SHA-256", enc.encode(b))]);
-  return crypto.subtle.timingSafeEqual(da, db);
+export async function isSecret(presented: ArrayBuffer, key: string): Promise<boolean> {
+  if (secret?.key !== key) secret = { key, digest: digestOf(key) };
+  return crypto.subtle.timingSafeEqual(presented, await secret.digest);
 }

@@ -142,17 +142,16 @@ const keyCache = new Map<string, { principal: Principal; until: number; keyId: s
 export const UNKNOWN_KEY_CACHE_MS = 10_000;
 const unknownKeys = new Map<string, number>();
 
-/** The principal of a key this isolate resolved within KEY_CACHE_MS, without asking D1. */
-export async function cachedPrincipalForKey(key: string, now = Date.now()): Promise<Principal | null> {
+/** The principal of a key (`hash`: its hashKey) this isolate resolved within KEY_CACHE_MS, without asking D1. */
+export function cachedPrincipalForKey(key: string, hash: string, now = Date.now()): Principal | null {
   if (!looksLikeApiKey(key)) return null;
-  const cached = keyCache.get(await hashKey(key));
+  const cached = keyCache.get(hash);
   return cached && cached.until > now ? cached.principal : null;
 }
 
-/** The principal of a live tenant key, or null for unknown and revoked keys. */
-export async function principalForKey(db: D1Database, key: string, now = Date.now()): Promise<Principal | null> {
+/** The principal of a live tenant key (`hash`: its hashKey, computed once per request), or null for unknown and revoked keys. */
+export async function principalForKey(db: D1Database, key: string, hash: string, now = Date.now()): Promise<Principal | null> {
   if (!looksLikeApiKey(key)) return null;
-  const hash = await hashKey(key);
   const cached = keyCache.get(hash);
   if (cached && cached.until > now) return cached.principal;
   if ((unknownKeys.get(hash) ?? 0) > now) return null;

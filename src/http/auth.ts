@@ -1,5 +1,6 @@
 import type { Context } from "hono";
-import { sameSecret } from "../auth/keys";
+import { digestOf, isSecret } from "../auth/keys";
+import { toHex } from "../core/encoding";
 import { operatorPrincipal, type Principal } from "../core/principal";
 import { AppError } from "../core/errors";
 import type { AppEnv } from "./app-env";
@@ -34,8 +35,9 @@ export function presentedKey(c: Context<AppEnv>): string {
  */
 export async function resolvePrincipal(c: Context<AppEnv>): Promise<Principal> {
   const presented = presentedKey(c);
+  const digest = await digestOf(presented);
   const operatorKey = c.env.OPERATOR_KEY;
-  if (operatorKey && (await sameSecret(presented, operatorKey))) return operatorPrincipal();
+  if (operatorKey && (await isSecret(digest, operatorKey))) return operatorPrincipal();
   // 401 BEM-021, or 429 BEM-099 when this address has tried too many unknown keys.
-  return tenantPrincipal(c, presented);
+  return tenantPrincipal(c, presented, toHex(digest));
 }

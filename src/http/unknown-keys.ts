@@ -24,15 +24,15 @@ function throttled(): AppError {
   });
 }
 
-/** The tenant principal of a presented (non-operator) key, or 401 BEM-021 / 429 BEM-099. */
-export async function tenantPrincipal(c: Context<AppEnv>, presented: string, now = Date.now()): Promise<Principal> {
+/** The tenant principal of a presented (non-operator) key, by its SHA-256 `hash`, or 401 BEM-021 / 429 BEM-099. */
+export async function tenantPrincipal(c: Context<AppEnv>, presented: string, hash: string, now = Date.now()): Promise<Principal> {
   const address = c.req.header("cf-connecting-ip");
   if (address !== undefined && (throttledUntil.get(address) ?? 0) > now) {
-    const cached = await cachedPrincipalForKey(presented, now);
+    const cached = cachedPrincipalForKey(presented, hash, now);
     if (cached) return cached;
     throw throttled();
   }
-  const principal = await principalForKey(c.env.DB, presented, now);
+  const principal = await principalForKey(c.env.DB, presented, hash, now);
   if (principal) return principal;
   if (address !== undefined && !(await withinLimit(c.env.RATE_LIMIT_UNKNOWN_KEY, `ip:${address}`))) {
     if (throttledUntil.size > 10_000) throttledUntil.clear(); // bounded: a botnet cannot grow memory

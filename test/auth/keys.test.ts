@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { api, createKey, createTenant, OPERATOR_KEY } from "../support/tenants";
 
 const code = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
@@ -213,5 +213,21 @@ describe("admin bodies are strict", () => {
     expect(body.error.message).toContain("grants");
     const keys = (await (await api(`/v1/admin/tenants/${tenant}/keys`, { key: OPERATOR_KEY })).json()) as { keys: unknown[] };
     expect(keys.keys).toEqual([]);
+  });
+});
+
+describe("a request hashes the key it presents once", () => {
+  it("one SHA-256 per authenticated request: the operator key's digest is kept per isolate, the tenant lookup reuses the presented key's", async () => {
+    const t = await createTenant();
+    await api("/v1/models", { key: t.adminKey }); // warm: the key resolved and cached, the operator digest computed
+    const subtle = Object.getPrototypeOf(crypto.subtle) as SubtleCrypto;
+    const spy = vi.spyOn(subtle, "digest");
+    try {
+      expect((await api("/v1/models", { key: t.adminKey })).status).toBe(200);
+      expect((await api("/v1/models", { key: OPERATOR_KEY })).status).toBe(200);
+      expect(spy).toHaveBeenCalledTimes(2);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
