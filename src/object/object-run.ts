@@ -9,7 +9,7 @@ import { threadObjectName } from "../thread/thread-id";
 import { type ReconcileReport, reconcileTurn } from "../pipeline/reconcile";
 import { storedResponse } from "../responses/body";
 import { runTurn, type StreamHooks } from "../pipeline/run";
-import { RunIO } from "../pipeline/run-io";
+import { type DeferredBookkeeping, RunIO } from "../pipeline/run-io";
 import { encodeEvent, toWireError, type ObjectRunRequest, type RunEvent } from "../pipeline/run-wire";
 import { type ThreadCapabilities, ThreadRoom } from "../pipeline/thread-room";
 import { Timings } from "../pipeline/timings";
@@ -23,11 +23,13 @@ export type ObjectParts = {
   inFlight: RunsInFlight;
   /** Facts the object's last reads returned, served to its next runs while fresh (memory/facts-cache.ts). */
   facts: FactsCache;
+  /** Where the runs' usage and thread-list writes wait for the object's next batch to D1. */
+  deferred: DeferredBookkeeping;
 };
 
 /**
  * The runs that have held the thread's lease and not yet finished what they write after it
- * (the answer's bookkeeping: the thread list, usage, the facts bookmark). A delete takes the
+ * (the facts bookmark, work left behind such as queuing fact extraction). A delete takes the
  * lease and then waits for them, so nothing a run admitted before the delete writes lands after
  * it — the thread never comes back. Runs admitted after the delete wait for the delete's lease.
  */
@@ -79,7 +81,7 @@ export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStre
     }
     // Facts at least as fresh as this thread's previous turn and as the client's own writes.
     const bookmark = newerBookmark(o.parts.meta.factsBookmark(), input.bookmark);
-    const io = new RunIO(o.env.DB, bookmark, o.facts);
+    const io = new RunIO(o.env.DB, bookmark, { cache: o.facts, deferred: o.deferred });
     const hooks: StreamHooks | undefined = req.stream
       ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
       : undefined;
@@ -133,7 +135,7 @@ export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStre
     } catch {
       // The thread was deleted meanwhile: nothing to keep the bookmark for.
     }
-    // Bookkeeping (thread list, usage) after the answer, still inside this call; a delete waits for it.
+    // Work the run left behind (its usage and thread-list writes wait in the object's pending rows); a delete waits for it.
     try {
       await io.settle();
     } finally {

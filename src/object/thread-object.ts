@@ -2,6 +2,9 @@ import { DurableObject } from "cloudflare:workers";
 import { AppError, isAppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
 import { FactsCache } from "../memory/facts-cache";
+import { errorText, log } from "../core/log";
+import { PendingBookkeeping } from "../thread/pending-bookkeeping";
+import { BOOKKEEPING_FLUSH_MS, BOOKKEEPING_RETRY_MS, flushBookkeeping } from "./bookkeeping-flush";
 import type {
   DeltaHistory,
   DeltaQuery,
@@ -23,7 +26,6 @@ import { type StoredResponse, StoredResponses } from "../thread/stored-responses
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "../thread/thread-store";
 import { threadObjectName } from "../thread/thread-id";
 import { forgetThread, touchThread } from "../thread/thread-list";
-import { errorText, log } from "../core/log";
 import type {
   BeginRunOptions,
   Checkpoint,
@@ -39,7 +41,7 @@ import type {
   StatePageOptions,
   ThreadUpdate,
 } from "../thread/types";
-import { RunsInFlight, runInObject } from "./object-run";
+import { type ObjectParts, RunsInFlight, runInObject } from "./object-run";
 import type { ObjectRunRequest } from "../pipeline/run-wire";
 import type { ThreadCapabilities } from "../pipeline/thread-room";
 
@@ -71,11 +73,18 @@ export class ThreadDO extends DurableObject<Env> {
   readonly #inFlight = new RunsInFlight();
   /** The facts its runs read last, served to the next runs while fresh (memory/facts-cache.ts; memory only). */
   readonly #facts = new FactsCache();
+  /** When the alarm that sends the pending bookkeeping is due (undefined: none set by this instance). */
+  #flushAt: number | undefined;
+  /** When this instance last sent the pending bookkeeping, and the send under way. */
+  #flushedAt = 0;
+  #flushing: Promise<void> | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     // SQLite calls are synchronous: the tables are current before the first call is delivered.
     this.#opened = this.#open();
+    // Rows a run added just before the object went away, with no alarm set yet, leave soon.
+    if (this.#opened.bookkeeping.pending()) this.#flushSoon();
   }
 
   // ---- the agent run -----------------------------------------------------
@@ -87,7 +96,7 @@ export class ThreadDO extends DurableObject<Env> {
   runTurn(req: ObjectRunRequest): ReadableStream<Uint8Array> {
     const self = this;
     // `parts` is read when the run uses it, after its lease: a delete before then re-creates them.
-    const parts = {
+    const parts: ObjectParts = {
       env: this.env,
       id: this.ctx.id,
       get parts() {
@@ -96,8 +105,65 @@ export class ThreadDO extends DurableObject<Env> {
       leases: this.#openLeases(),
       inFlight: this.#inFlight,
       facts: this.#facts,
+      deferred: {
+        usage: (u) => {
+          self.#parts.bookkeeping.addUsage(u);
+          self.#deferIfRecent();
+        },
+        listed: (l) => {
+          self.#parts.bookkeeping.listed(l);
+          self.#deferIfRecent();
+        },
+        settle: () => self.#settle(),
+      },
     };
     return runInObject(parts, req);
+  }
+
+  /**
+   * Sends the runs' pending bookkeeping (usage, the thread list) to D1 in one batch. A turn after a
+   * quiet spell sends its own as it settles (its usage is in /v1/usage right after the answer, as
+   * before); turns that follow within BOOKKEEPING_FLUSH_MS of a send wait for this alarm and leave
+   * together, so a busy thread writes D1 about once a second, not once a turn. A failed send keeps
+   * the rows and tries again BOOKKEEPING_RETRY_MS later (and with the next batch), until it lands.
+   */
+  override async alarm(): Promise<void> {
+    this.#flushAt = undefined;
+    await this.#flushing;
+    await this.#flushNow();
+  }
+
+  /** Rows added soon after a send wait for the alarm (set once per batch; it survives an eviction, the rows are in SQLite). */
+  #deferIfRecent(): void {
+    if (this.#flushing !== undefined || Date.now() - this.#flushedAt < BOOKKEEPING_FLUSH_MS) this.#flushSoon();
+  }
+
+  /** The end of a run: its rows leave now unless an alarm is to send them. */
+  async #settle(): Promise<void> {
+    if (this.#flushAt === undefined && this.#flushing === undefined) await this.#flushNow();
+  }
+
+  #flushNow(): Promise<void> {
+    const parts = this.#opened;
+    if (!parts) return Promise.resolve();
+    this.#flushedAt = Date.now();
+    const sending = flushBookkeeping(this.env.DB, parts.bookkeeping, { listing: true })
+      // Logged by the flush; the rows are back in place.
+      .catch(() => this.#flushSoon(BOOKKEEPING_RETRY_MS))
+      .finally(() => {
+        if (this.#flushing === sending) this.#flushing = undefined;
+      });
+    this.#flushing = sending;
+    return sending;
+  }
+
+  #flushSoon(after = BOOKKEEPING_FLUSH_MS): void {
+    if (this.#flushAt !== undefined) return;
+    this.#flushAt = Date.now() + after;
+    this.ctx.storage.setAlarm(this.#flushAt).catch((e: unknown) => {
+      this.#flushAt = undefined;
+      log.error("bookkeeping", { message: `setting the flush alarm failed: ${errorText(e)}` });
+    });
   }
 
   // ---- the thread log ----------------------------------------------------
@@ -174,7 +240,11 @@ export class ThreadDO extends DurableObject<Env> {
       const lease = await leases.take(clampTtl(undefined), clampWait(undefined));
       try {
         await this.#inFlight.idle();
+        // The usage its runs owe is sent first (every provider call is billed); the list entry goes with the thread.
+        if (this.#opened) await flushBookkeeping(this.env.DB, this.#opened.bookkeeping, { listing: false }).catch(() => undefined);
+        await this.ctx.storage.deleteAlarm();
         await this.ctx.storage.deleteAll();
+        this.#flushAt = undefined;
         this.#opened = undefined;
         await forgetThread(this.env.DB, thread.tenant, thread.threadId);
       } finally {
@@ -269,6 +339,7 @@ export class ThreadDO extends DurableObject<Env> {
       meta,
       log: ThreadStore.of(storage, { meta, ids: this.#ids, limits }),
       responses: new StoredResponses(storage.sql),
+      bookkeeping: new PendingBookkeeping(storage.sql),
       langgraph: new LangGraphCheckpoints(storage, Number(this.env.LANGGRAPH_CHUNK_BYTES) || 1_900_000, {
         threadBytes: limits.threadBytes,
         historyBytes: limits.historyBytes,

@@ -1,15 +1,26 @@
 import { errorText, log } from "../core/log";
 import { factsSession } from "../memory/bookmark";
 import type { FactsCache, RunFactsCache } from "../memory/facts-cache";
-
-/** Takes a D1 write to make after the answer (`what` names it in a log line if it fails). */
-export type Bookkeeping = (write: D1PreparedStatement, what: string) => void;
+import type { PendingListing, PendingUsage } from "../thread/pending-bookkeeping";
+import { touchStatement } from "../thread/thread-list";
+import { pendingUsage, type UsageRecord, usageRowStatement } from "./usage";
 
 /**
- * One run's D1 traffic, the same wherever the run executes: facts are read through one
- * Sessions API session started from the run's bookmark (memory/bookmark.ts), and the writes
- * made after the answer (usage, the thread list) leave together as one batch when the run
- * settles, with any other work it left behind (`later`).
+ * Where a run in its thread's object puts what it owes D1 after the answer: the object's pending
+ * rows (src/thread/pending-bookkeeping.ts), sent in one batch for many turns.
+ */
+export type DeferredBookkeeping = {
+  usage(u: PendingUsage): void;
+  listed(l: PendingListing): void;
+  /** The run is done: what it added leaves now, or with the object's next batch. */
+  settle(): Promise<void>;
+};
+
+/**
+ * One run's D1 traffic: facts are read through one Sessions API session started from the run's
+ * bookmark (memory/bookmark.ts), served from the thread object's cache while fresh; the writes
+ * owed after the answer (usage, the thread list) leave together as one batch when a run in the
+ * Worker settles, or join the thread object's pending rows (`deferred`) for its next batch.
  */
 export class RunIO {
   readonly facts: D1DatabaseSession;
@@ -19,13 +30,28 @@ export class RunIO {
   readonly #writes: { stmt: D1PreparedStatement; what: string }[] = [];
   readonly #after: Promise<unknown>[] = [];
 
-  constructor(db: D1Database, bookmark: string | undefined, cache?: FactsCache) {
+  readonly #deferred: DeferredBookkeeping | undefined;
+
+  constructor(db: D1Database, bookmark: string | undefined, inObject: { cache?: FactsCache; deferred?: DeferredBookkeeping } = {}) {
     this.#db = db;
     this.facts = factsSession(db, bookmark);
-    this.factsCache = cache?.forRun(bookmark, () => this.bookmark());
+    this.factsCache = inObject.cache?.forRun(bookmark, () => this.bookmark());
+    this.#deferred = inObject.deferred;
   }
 
-  readonly bookkeeping: Bookkeeping = (stmt, what) => void this.#writes.push({ stmt, what });
+  /** Bills a run's (or a provider call's) usage to `tenant`. */
+  bill(tenant: string, u: UsageRecord): void {
+    const row = pendingUsage(tenant, u);
+    if (this.#deferred) this.#deferred.usage(row);
+    else this.#writes.push({ stmt: usageRowStatement(this.#db, row), what: "usage" });
+  }
+
+  /** Moves the thread's list entry to now (its first write is listed at once, by the thread room). */
+  listed(tenant: string, threadId: string): void {
+    const at = Date.now();
+    if (this.#deferred) this.#deferred.listed({ tenant, threadId, at });
+    else this.#writes.push({ stmt: touchStatement(this.#db, tenant, threadId, at), what: "thread-list" });
+  }
 
   /** Work to finish before the run settles (never fails it: each promise logs its own failure). */
   readonly later = (p: Promise<unknown>): void => void this.#after.push(p.catch(() => undefined));
@@ -35,7 +61,7 @@ export class RunIO {
     return this.facts.getBookmark() ?? undefined;
   }
 
-  /** Sends the bookkeeping (one batch per round) and waits for everything left behind, including work it starts. */
+  /** Sends the bookkeeping (one batch per round, or the object's) and waits for everything left behind, including work it starts. */
   async settle(): Promise<void> {
     while (this.#after.length > 0 || this.#writes.length > 0) {
       const batch = this.#writes.splice(0);
@@ -45,5 +71,6 @@ export class RunIO {
         );
       await Promise.all(this.#after.splice(0));
     }
+    await this.#deferred?.settle();
   }
 }

@@ -7,7 +7,6 @@ import { prepareModelRequest, runAfterModel, runBeforeModel } from "./middleware
 import { applyUpdate, makeMessage, type AgentState } from "./state";
 import { runToolLoop, StepsExhaustedError, type LoopStep, type StepWrite } from "./tools/loop";
 import type { TurnInput, TurnResult } from "./turn";
-import { usageStatement } from "./usage";
 import { prepare, type Prepared, type RunDeps, type StreamHooks } from "./prepare";
 import { callRouted, droppedWarning, outputLimitWarning } from "./model-call";
 import { addUsage, type TurnUsage } from "./usage";
@@ -71,7 +70,7 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
       completion_tokens: usage.completion_tokens,
       cost: usage.cost,
     };
-    deps.io.bookkeeping(usageStatement(deps.env.DB, p.input.principal.tenant, record), "usage");
+    deps.io.bill(p.input.principal.tenant, record);
   };
   try {
     loop = await runToolLoop({

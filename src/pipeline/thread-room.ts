@@ -1,9 +1,10 @@
 import { errorText, log } from "../core/log";
 import type { LangGraphCheckpoints } from "../thread/langgraph-checkpoints";
+import type { PendingBookkeeping } from "../thread/pending-bookkeeping";
 import type { ThreadMeta } from "../thread/meta";
 import type { Lease, RunLeases } from "../thread/run-lease";
 import type { StoredResponses } from "../thread/stored-responses";
-import { touchStatement, touchThread } from "../thread/thread-list";
+import { touchThread } from "../thread/thread-list";
 import type { ThreadStore } from "../thread/thread-store";
 import type { Checkpoint, ThreadUpdate, UpdateSource } from "../thread/types";
 import type { RunIO } from "./run-io";
@@ -16,6 +17,8 @@ export type ThreadCapabilities = {
   log: ThreadStore;
   responses: StoredResponses;
   langgraph: LangGraphCheckpoints;
+  /** What the runs owe D1 (usage, the thread list), until the object sends it. */
+  bookkeeping: PendingBookkeeping;
 };
 
 /**
@@ -78,11 +81,11 @@ export class ThreadRoom {
 
   /**
    * Keeps the tenant's D1 thread list current. A thread's first write is listed before the
-   * run answers; later ones only move its updated_at, in the run's bookkeeping batch. The
-   * write itself is durable already, so a failure is logged, never a failed write.
+   * run answers; later ones only move its updated_at, with the object's next bookkeeping batch.
+   * The write itself is durable already, so a failure is logged, never a failed write.
    */
   async #list(cp: Checkpoint): Promise<void> {
-    if (cp.parent_id !== null) return this.io.bookkeeping(touchStatement(this.env.DB, this.tenant, this.threadId), "thread-list");
+    if (cp.parent_id !== null) return this.io.listed(this.tenant, this.threadId);
     await touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) => log.error("thread-list", { message: errorText(e) }));
   }
 }

@@ -3,6 +3,7 @@ import { estimateTokens } from "../core/tokens";
 import type { ChatMessage, ChatResult } from "../providers/types";
 import type { ModelConfig } from "../config/model-config";
 import { tokensOf } from "./prompt";
+import type { PendingUsage } from "../thread/pending-bookkeeping";
 
 /** Per-tenant, per-day, per-model, per-cause usage counters in D1: one row per provider call is added in. */
 
@@ -53,6 +54,24 @@ export async function recordUsage(db: D1Database, tenant: string, u: UsageRecord
 
 /** The upsert that adds `u` to the tenant's counters (to run alone, or in a batch with other bookkeeping). */
 export function usageStatement(db: D1Database, tenant: string, u: UsageRecord, now = Date.now()): D1PreparedStatement {
+  return usageRowStatement(db, pendingUsage(tenant, u, now));
+}
+
+/** `u` as its day's counter row (what a thread object keeps until it sends it, src/thread/pending-bookkeeping.ts). */
+export const pendingUsage = (tenant: string, u: UsageRecord, now = Date.now()): PendingUsage => ({
+  tenant_id: tenant,
+  day: utcDay(now),
+  model: u.model,
+  cause: u.cause,
+  requests: u.requests ?? 1,
+  estimated_requests: u.estimated_requests ?? 0,
+  prompt_tokens: u.prompt_tokens,
+  completion_tokens: u.completion_tokens,
+  cost: u.cost,
+});
+
+/** The upsert that adds one counter row into D1's `usage`. */
+export function usageRowStatement(db: D1Database, r: PendingUsage): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO usage (tenant_id, day, model, cause, requests, prompt_tokens, completion_tokens, cost, estimated_requests)
@@ -64,7 +83,7 @@ export function usageStatement(db: D1Database, tenant: string, u: UsageRecord, n
          cost = cost + excluded.cost,
          estimated_requests = estimated_requests + excluded.estimated_requests`,
     )
-    .bind(tenant, utcDay(now), u.model, u.cause, u.requests ?? 1, u.prompt_tokens, u.completion_tokens, u.cost, u.estimated_requests ?? 0);
+    .bind(r.tenant_id, r.day, r.model, r.cause, r.requests, r.prompt_tokens, r.completion_tokens, r.cost, r.estimated_requests);
 }
 
 export type UsageRow = {

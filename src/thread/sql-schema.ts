@@ -1,4 +1,5 @@
 import { LANGGRAPH_DDL, LANGGRAPH_WRITER_DDL } from "./langgraph-checkpoints";
+import { PENDING_BOOKKEEPING_DDL } from "./pending-bookkeeping";
 import { RECALL_DDL } from "./recall-index";
 import { STORED_RESPONSES_DDL } from "./stored-responses";
 import { THREAD_LOG_DDL, THREAD_LOG_HASH_COLUMNS } from "./thread-rows";
@@ -25,6 +26,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   RECALL_DDL,
   // v6: who wrote each LangGraph checkpoint and pending write (replacing another key's needs rewrite_thread).
   LANGGRAPH_WRITER_DDL,
+  // v7: usage and thread-list writes the runs owe D1, sent in batches (src/thread/pending-bookkeeping.ts).
+  [PENDING_BOOKKEEPING_DDL],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

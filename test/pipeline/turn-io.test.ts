@@ -3,9 +3,13 @@
  * bindings' own prototypes, which the Worker, the thread object and this test share (one isolate):
  * Worker→object RPCs, D1 round trips and the statements in them, SQLite statements in the object,
  * rate-limit calls and upstream calls. The counts are the contract the turn-latency bench measures.
+ * D1 round trips before: 2 per turn (the facts batch of every scope, the bookkeeping batch); now none
+ * in the turn, and one bookkeeping batch per thread per BOOKKEEPING_FLUSH_MS.
  */
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { BOOKKEEPING_FLUSH_MS } from "../../src/object/bookkeeping-flush";
 import { ThreadDO } from "../../src/object/thread-object";
 import { fakeOpenAI } from "../support/fake-openai";
 import { tenantForRuns, uniqueThread } from "../support/runs";
@@ -35,7 +39,7 @@ function count(proto: object, name: string, record: (args: unknown[]) => void): 
   });
 }
 
-async function ioDuring(fn: () => Promise<unknown>, settled: (c: Counts) => boolean): Promise<Counts> {
+async function ioDuring(fn: () => Promise<unknown>): Promise<Counts> {
   const c: Counts = { rpc: [], d1Trips: [], d1Sql: [], sqlite: [], rateLimits: 0 };
   const db = Object.getPrototypeOf(env.DB) as object;
   const session = Object.getPrototypeOf(env.DB.withSession("first-unconstrained")) as object;
@@ -51,13 +55,9 @@ async function ioDuring(fn: () => Promise<unknown>, settled: (c: Counts) => bool
     count(ThreadDO.prototype, m, () => c.rpc.push(m));
   // The SqlStorage prototype, reached through a live object's storage.
   const probe = env.THREADS.get(env.THREADS.idFromName("turn-io-probe"));
-  const { runInDurableObject } = await import("cloudflare:test");
   const sqlProto = await runInDurableObject(probe, (_o, state) => Object.getPrototypeOf(state.storage.sql) as object);
   count(sqlProto, "exec", ([sql]) => c.sqlite.push(String(sql).replace(/\s+/g, " ").slice(0, 90)));
   await fn();
-  await waitFor("the turn's bookkeeping", async () => (settled(c) ? true : undefined));
-  // Anything still running after the bookkeeping lands here too.
-  await new Promise((r) => setTimeout(r, 200));
   return c;
 }
 
@@ -76,7 +76,7 @@ const billed = async () =>
   (await env.DB.prepare("SELECT COALESCE(SUM(requests), 0) AS n FROM usage WHERE tenant_id = ?").bind(tenant().tenant).first<{ n: number }>())?.n ?? 0;
 
 describe("the I/O of one stateful chat turn on an existing thread", () => {
-  it("one RPC, one rate-limit call, one upstream call; facts from the thread object's cache; the bookkeeping in one D1 batch", async () => {
+  it("one RPC, one rate-limit call, one upstream call, no D1 round trip: facts from the thread object's cache, bookkeeping pending in its SQLite", async () => {
     for (let i = 0; i < 3; i++) {
       const res = await api("/v1/memory/facts", { key: tenant().adminKey, body: { scope: "organization:acme", kind: "rule", text: `Rule ${i}.` } });
       expect(res.status).toBe(201);
@@ -85,21 +85,35 @@ describe("the I/O of one stateful chat turn on an existing thread", () => {
     const thread = uniqueThread("io");
     expect((await turn(thread, "first")).status).toBe(200);
     expect((await turn(thread, "second")).status).toBe(200);
-    // The second turn's bookkeeping is in before the counted turn starts.
-    await waitFor("the second turn's usage", async () => ((await billed()) === 2 ? true : undefined));
     const before = fake.calls.length;
-    const c = await ioDuring(
-      async () => expect((await turn(thread, "third")).status).toBe(200),
-      (c) => c.d1Trips.length >= 1,
-    );
+    const c = await ioDuring(async () => {
+      expect((await turn(thread, "third")).status).toBe(200);
+      // Anything the turn still does after its answer is counted too.
+      await new Promise((r) => setTimeout(r, 100));
+    });
     console.log(`BENCH turn-io ${JSON.stringify({ ...c, upstream: fake.calls.length - before })}`);
     expect(c.rpc).toEqual(["runTurn"]);
     expect(c.rateLimits).toBe(1);
     expect(fake.calls.length - before).toBe(1);
-    // No facts read: the previous turn's read serves this one (memory/facts-cache.ts).
-    expect(c.d1Sql.filter((q) => q.startsWith("SELECT"))).toEqual([]);
-    expect(c.d1Trips).toEqual(["batch(2)"]);
-    expect(c.sqlite.filter((q) => q.includes("facts_bookmark"))).toEqual([]);
     expect(sentFacts(fake.calls[before]!.body)).toBe(3);
+    // No facts read (the previous turn's read serves this one) and no usage write yet: no D1 at all.
+    expect(c.d1Trips).toEqual([]);
+    expect(c.sqlite.filter((q) => q.includes("facts_bookmark"))).toEqual([]);
+    expect(c.sqlite.filter((q) => q.includes("pending_usage"))).toHaveLength(1);
+    // Within the flush interval the three turns' usage lands.
+    await waitFor("the turns' usage", async () => ((await billed()) === 3 ? true : undefined), BOOKKEEPING_FLUSH_MS + 5_000);
+  });
+
+  it("the usage and thread-list writes of turns within BOOKKEEPING_FLUSH_MS leave in one D1 batch", async () => {
+    fakeOpenAI().reply("one").reply("two").reply("three");
+    const thread = uniqueThread("io");
+    expect((await turn(thread, "first")).status).toBe(200); // creates the thread: listed at once, its usage pending
+    const c = await ioDuring(async () => {
+      expect((await turn(thread, "second")).status).toBe(200);
+      expect((await turn(thread, "third")).status).toBe(200);
+      await waitFor("the three turns' usage", async () => ((await billed()) === 6 ? true : undefined), BOOKKEEPING_FLUSH_MS + 5_000);
+    });
+    // The one batch: the day's usage row (the three turns added into it) and the thread list's updated_at; besides it only the polls above.
+    expect(c.d1Trips.filter((t) => t !== "first")).toEqual(["batch(2)"]);
   });
 });

@@ -4,6 +4,7 @@ import OpenAI from "openai";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api, createKey } from "../support/tenants";
 import { openaiClient, snapshot, tenantForRuns } from "../support/runs";
+import { settleBookkeeping } from "../support/bookkeeping";
 
 /**
  * A conversation is a thread and a response a checkpoint of one, so every Responses and
@@ -33,6 +34,7 @@ const itemOf = async (thread: string) =>
 /** The tenant's stored responses, conversations and thread list, and the named threads' state and history (read by the admin). */
 async function world(...threads: string[]): Promise<string> {
   const t = tenant().tenant;
+  await settleBookkeeping(t);
   const rows = await Promise.all(
     ["responses", "conversations", "threads"].map(
       async (table) => (await env.DB.prepare(`SELECT * FROM ${table} WHERE tenant_id = ? ORDER BY rowid`).bind(t).all()).results,

@@ -5,6 +5,7 @@ import { ThreadRoom } from "../../src/pipeline/thread-room";
 import { LangGraphCheckpoints } from "../../src/thread/langgraph-checkpoints";
 import { ThreadMeta } from "../../src/thread/meta";
 import { RunLeases } from "../../src/thread/run-lease";
+import { PendingBookkeeping } from "../../src/thread/pending-bookkeeping";
 import { StoredResponses } from "../../src/thread/stored-responses";
 import { threadObjectName } from "../../src/thread/thread-id";
 import { ThreadStore } from "../../src/thread/thread-store";
@@ -24,6 +25,7 @@ export function inThreadRoom<T>(tenant: string, threadId: string, fn: (room: Thr
       log: ThreadStore.of(state.storage, { meta }),
       responses: new StoredResponses(state.storage.sql),
       langgraph: new LangGraphCheckpoints(state.storage, 1_900_000),
+      bookkeeping: new PendingBookkeeping(state.storage.sql),
     };
     const leases = new RunLeases({ load: () => null, save: () => undefined });
     const io = new RunIO(env.DB, undefined);

@@ -1,0 +1,63 @@
+/**
+ * A thread object's pending bookkeeping (src/thread/pending-bookkeeping.ts, sent by
+ * src/object/bookkeeping-flush.ts on the object's alarm): every provider call is billed,
+ * once, even when the send fails the first time or the thread is deleted before it.
+ */
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { BOOKKEEPING_FLUSH_MS } from "../../src/object/bookkeeping-flush";
+import { threadObjectName } from "../../src/thread/thread-id";
+import { fakeOpenAI } from "../support/fake-openai";
+import { loggedLines } from "../support/logs";
+import { tenantForRuns, uniqueThread } from "../support/runs";
+import { api } from "../support/tenants";
+import { waitFor } from "../webhooks/helpers";
+
+const tenant = tenantForRuns();
+afterEach(() => vi.restoreAllMocks());
+
+const billed = async () =>
+  (await env.DB.prepare("SELECT COALESCE(SUM(requests), 0) AS n FROM usage WHERE tenant_id = ?").bind(tenant().tenant).first<{ n: number }>())?.n ?? 0;
+const listed = async (thread: string) =>
+  (await env.DB.prepare("SELECT updated_at FROM threads WHERE tenant_id = ? AND thread_id = ?").bind(tenant().tenant, thread).first<{ updated_at: number }>())
+    ?.updated_at;
+const turn = (thread: string, text: string) =>
+  api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: text }] } });
+const stubOf = (thread: string) => env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant().tenant, thread)));
+
+describe("a thread object's pending bookkeeping", () => {
+  it("a send that fails keeps its rows; the retried alarm bills each call once and moves the thread's list entry", async () => {
+    fakeOpenAI().reply("one").reply("two");
+    const thread = uniqueThread("bk");
+    const start = await billed();
+    expect((await turn(thread, "first")).status).toBe(200);
+    await waitFor("the first turn's usage", async () => ((await billed()) === start + 1 ? true : undefined), BOOKKEEPING_FLUSH_MS + 5_000);
+    const firstListed = (await listed(thread))!;
+    expect((await turn(thread, "second")).status).toBe(200);
+    const db = Object.getPrototypeOf(env.DB) as D1Database;
+    const batch = db.batch;
+    vi.spyOn(db, "batch").mockImplementationOnce(() => Promise.reject(new Error("D1 is down")));
+    expect(await runDurableObjectAlarm(stubOf(thread))).toBe(true);
+    expect(loggedLines().join("\n")).toContain("D1 is down");
+    expect(await billed()).toBe(start + 1);
+    vi.mocked(db.batch).mockImplementation(batch);
+    // The object set its alarm again, for BOOKKEEPING_RETRY_MS later (run here at once).
+    await runDurableObjectAlarm(stubOf(thread));
+    expect(await billed()).toBe(start + 2);
+    expect((await listed(thread))!).toBeGreaterThan(firstListed);
+  });
+
+  it("deleting the thread sends the usage its runs owe first, and the thread stays out of the list", async () => {
+    fakeOpenAI().reply("one").reply("two");
+    const thread = uniqueThread("bk");
+    const start = await billed();
+    expect((await turn(thread, "first")).status).toBe(200);
+    expect((await turn(thread, "second")).status).toBe(200);
+    expect((await api(`/v1/threads/${thread}`, { key: tenant().adminKey, method: "DELETE" })).status).toBe(204);
+    expect(await billed()).toBe(start + 2);
+    await new Promise((r) => setTimeout(r, BOOKKEEPING_FLUSH_MS + 200));
+    expect(await listed(thread)).toBeUndefined();
+    expect(await billed()).toBe(start + 2);
+  });
+});
