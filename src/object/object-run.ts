@@ -10,7 +10,7 @@ import { type ReconcileReport, reconcileTurn } from "../pipeline/reconcile";
 import { storedResponse } from "../responses/body";
 import { runTurn, type StreamHooks } from "../pipeline/run";
 import { type DeferredBookkeeping, RunIO } from "../pipeline/run-io";
-import { encodeEvent, toWireError, type ObjectRunRequest, type RunEvent } from "../pipeline/run-wire";
+import { encodeEvent, type FinalEvent, toWireError, type ObjectRunRequest, type RunEvent } from "../pipeline/run-wire";
 import { type ThreadCapabilities, ThreadRoom } from "../pipeline/thread-room";
 import { Timings } from "../pipeline/timings";
 
@@ -71,7 +71,35 @@ export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStre
   const send = (ev: RunEvent) => {
     if (!gone) writer.write(encodeEvent(ev)).catch(() => (gone = true));
   };
-  const work = (async () => {
+  const work = runIn(o, req, send);
+  work.finally(() => writer.close().catch(() => undefined)).catch(() => undefined);
+  return readable;
+}
+
+/**
+ * A turn that streams nothing (`stream: false`), answered as one RPC value as soon as it is saved:
+ * no event stream to encode and parse. What the run does after its answer (the facts bookmark,
+ * work it left behind, its bookkeeping) goes on in `keep` (the object's waitUntil).
+ */
+export function answerInObject(o: ObjectParts, req: ObjectRunRequest, keep: (p: Promise<unknown>) => void): Promise<FinalEvent> {
+  return new Promise<FinalEvent>((answer) => {
+    const work = runIn(o, { ...req, stream: false }, (ev) => {
+      if (ev.t === "done" || ev.t === "error") answer(ev);
+    });
+    // Settled once the answer went: a run that ended without one (never expected) answers BEM-001.
+    const noAnswer: FinalEvent = { t: "error", error: { code: "BEM-001", message: "Internal error", internal: "the run ended without an answer" } };
+    keep(
+      work.then(
+        () => answer(noAnswer),
+        () => answer(noAnswer),
+      ),
+    );
+  });
+}
+
+/** The run itself; `send` gets its events in order (start and deltas only when streamed), then done or error. */
+function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => void): Promise<void> {
+  return (async () => {
     const { input } = req;
     const { threadId, principal } = input;
     // The Worker names this object from (tenant, thread); a run for another thread never runs here.
@@ -142,8 +170,6 @@ export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStre
       ended();
     }
   })();
-  work.finally(() => writer.close().catch(() => undefined)).catch(() => undefined);
-  return readable;
 }
 
 /** A run continuing a stored Response continues from its checkpoint; the input may answer only the calls that response made. */

@@ -41,8 +41,8 @@ import type {
   StatePageOptions,
   ThreadUpdate,
 } from "../thread/types";
-import { type ObjectParts, RunsInFlight, runInObject } from "./object-run";
-import type { ObjectRunRequest } from "../pipeline/run-wire";
+import { answerInObject, type ObjectParts, RunsInFlight, runInObject } from "./object-run";
+import type { FinalEvent, ObjectRunRequest } from "../pipeline/run-wire";
 import type { ThreadCapabilities } from "../pipeline/thread-room";
 
 /**
@@ -94,6 +94,18 @@ export class ThreadDO extends DurableObject<Env> {
    * depend on the stream being read: a caller that goes away does not stop the save.
    */
   runTurn(req: ObjectRunRequest): ReadableStream<Uint8Array> {
+    return runInObject(this.#runParts(), req);
+  }
+
+  /**
+   * Runs one turn that streams nothing and answers its result (or error) as one value, once saved;
+   * what the run writes after its answer goes on here, under the object's waitUntil.
+   */
+  answerTurn(req: ObjectRunRequest): Promise<FinalEvent> {
+    return answerInObject(this.#runParts(), req, (p) => this.ctx.waitUntil(p));
+  }
+
+  #runParts(): ObjectParts {
     const self = this;
     // `parts` is read when the run uses it, after its lease: a delete before then re-creates them.
     const parts: ObjectParts = {
@@ -117,7 +129,7 @@ export class ThreadDO extends DurableObject<Env> {
         settle: () => self.#settle(),
       },
     };
-    return runInObject(parts, req);
+    return parts;
   }
 
   /**

@@ -4,7 +4,7 @@ import { parseThreadId, threadObjectName } from "../thread/thread-id";
 import { admitTurn } from "./admit";
 import { runTurn, type StreamHooks } from "./run";
 import { RunIO } from "./run-io";
-import { fromWireError, readEvents, type RunEvent } from "./run-wire";
+import { type FinalEvent, fromWireError, readEvents, type RunEvent } from "./run-wire";
 import { Timings } from "./timings";
 import type { TurnInput, TurnResult } from "./turn";
 
@@ -14,8 +14,9 @@ export type WorkerDeps = { env: Env; waitUntil: (p: Promise<unknown>) => void; f
 /**
  * Runs a turn, from any principal that may run one (a key's chat, invoke or Responses
  * request, a webhook delivery): a stateful turn inside its thread's object (one RPC; the
- * object holds the lease, reads, calls the model and saves without further hops), a
- * stateless one here in the Worker. Same contract as runTurn.
+ * object holds the lease, reads, calls the model and saves without further hops; a streamed
+ * turn answers an event stream, any other its result as one value), a stateless one here in
+ * the Worker. Same contract as runTurn.
  */
 export function runAnyTurn(deps: WorkerDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
   return input.threadId === undefined ? runStateless(deps, input, stream) : runInThreadObject(deps, input, stream);
@@ -41,7 +42,15 @@ async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: St
   const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(input.principal.tenant, threadId)));
   const { timings: _local, ...sent } = input;
   // The thread quota is checked in the object, and only when the thread has no history: no D1 read on a turn of an existing thread.
-  const body = await stub.runTurn({ input: { ...sent, threadId }, scopes, stream: stream !== undefined, threadQuota: quotaOf(env, "threads") });
+  const req = { input: { ...sent, threadId }, scopes, stream: stream !== undefined, threadQuota: quotaOf(env, "threads") };
+  if (!stream) {
+    // Nothing to stream: the answer is one RPC value; what the run writes after it goes on in the object.
+    // RPC's mapped result type loses the union's discriminant; the value is the object's FinalEvent as sent.
+    const ev = (await stub.answerTurn(req)) as FinalEvent;
+    if (ev.t === "done") return toResult(ev, timings);
+    throw fromWireError(ev.error);
+  }
+  const body = await stub.runTurn(req);
 
   let settle!: { ok: (r: TurnResult) => void; fail: (e: unknown) => void };
   const answer = new Promise<TurnResult>((ok, fail) => (settle = { ok, fail }));

@@ -26,6 +26,9 @@ export type RunEvent =
   | { t: "done"; result: WireResult }
   | { t: "error"; error: WireError };
 
+/** How a run ends for its caller: its result, or its error (a turn that streams nothing gets only this, as one RPC value). */
+export type FinalEvent = Extract<RunEvent, { t: "done" | "error" }>;
+
 export function toWireError(e: unknown): WireError {
   if (e instanceof AppError) {
     const out: WireError = { code: e.code, message: e.message };

@@ -51,7 +51,7 @@ async function ioDuring(fn: () => Promise<unknown>): Promise<Counts> {
   }
   for (const p of new Set([stmt, sessionStmt])) for (const m of ["first", "all", "run", "raw"]) count(p, m, () => c.d1Trips.push(m));
   count(Object.getPrototypeOf(env.RATE_LIMIT_ADMIN) as object, "limit", () => c.rateLimits++);
-  for (const m of ["runTurn", "getState", "update", "write", "loadRecent", "reconcile", "beginRun", "endRun", "getResponse"])
+  for (const m of ["runTurn", "answerTurn", "getState", "update", "write", "loadRecent", "reconcile", "beginRun", "endRun", "getResponse"])
     count(ThreadDO.prototype, m, () => c.rpc.push(m));
   // The SqlStorage prototype, reached through a live object's storage.
   const probe = env.THREADS.get(env.THREADS.idFromName("turn-io-probe"));
@@ -92,7 +92,7 @@ describe("the I/O of one stateful chat turn on an existing thread", () => {
       await new Promise((r) => setTimeout(r, 100));
     });
     console.log(`BENCH turn-io ${JSON.stringify({ ...c, upstream: fake.calls.length - before })}`);
-    expect(c.rpc).toEqual(["runTurn"]);
+    expect(c.rpc).toEqual(["answerTurn"]);
     expect(c.rateLimits).toBe(1);
     expect(fake.calls.length - before).toBe(1);
     expect(sentFacts(fake.calls[before]!.body)).toBe(3);
