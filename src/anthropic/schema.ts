@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { CacheControl, Citations, SERVER_TOOL_BLOCKS } from "../core/message";
+import { CacheControl, Citations, ServerToolBlock } from "../core/message";
 import { RequestedScopes } from "../http/chat-schemas";
 
 /**
@@ -35,8 +35,6 @@ export const ToolResultBlock = z.object({
   is_error: z.boolean().optional(),
   ...Cache,
 });
-/** A block of one of Anthropic's server tools (web search, code execution, …): kept whole, passed back to Anthropic unchanged. */
-export const ServerToolBlock = z.looseObject({ type: z.enum(SERVER_TOOL_BLOCKS) });
 export const ContentBlock = z.discriminatedUnion("type", [
   TextBlock,
   ImageBlock,

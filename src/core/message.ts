@@ -45,41 +45,62 @@ export const VideoPart = z.object({ type: z.literal("video_url"), video_url: z.o
  * upstream gets the blocks in this order, others the text and the calls apart (providers/portable.ts).
  */
 export const ToolCallPart = z.object({ type: z.literal("tool_call"), id: z.string().min(1).max(256), cache_control: CacheControl.optional() });
-/** Anthropic's server-tool blocks (its API reference: the tool ran on Anthropic's side, its result is in the turn). */
-export const SERVER_TOOL_BLOCKS = [
-  "server_tool_use",
+/** The results of Anthropic's server tools (each answers a server_tool_use by its tool_use_id). */
+const SERVER_TOOL_RESULTS = [
   "web_search_tool_result",
   "web_fetch_tool_result",
   "code_execution_tool_result",
   "bash_code_execution_tool_result",
   "text_editor_code_execution_tool_result",
   "tool_search_tool_result",
-  "container_upload",
-  "mcp_tool_use",
-  "mcp_tool_result",
 ] as const;
+const BlockId = z.string().min(1).max(256);
+const BlockCache = { cache_control: CacheControl.nullish() };
+/**
+ * One of Anthropic's server-tool blocks (its API reference: the tool ran on Anthropic's side, its
+ * result is in the turn; an upload names a file for its code execution). The fields Anthropic's API
+ * requires of its kind are checked (a use's id, name and input; a result's tool_use_id and content;
+ * an upload's file_id; a breakpoint's shape), the rest is kept as sent. A client's block is stored
+ * and replayed to Anthropic on every later turn of its thread, so one Anthropic would refuse is
+ * refused when it comes in (400 BEM-011) rather than kept to fail each of those turns.
+ */
+export const ServerToolBlock = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("server_tool_use"), id: BlockId, name: BlockId, input: z.record(z.string(), z.unknown()), ...BlockCache }),
+  z.looseObject({
+    type: z.literal("mcp_tool_use"),
+    id: BlockId,
+    name: BlockId,
+    server_name: BlockId,
+    input: z.record(z.string(), z.unknown()),
+    ...BlockCache,
+  }),
+  z.looseObject({
+    type: z.enum(SERVER_TOOL_RESULTS),
+    tool_use_id: BlockId,
+    content: z.union([z.string(), z.array(z.unknown()), z.record(z.string(), z.unknown())]),
+    ...BlockCache,
+  }),
+  z.looseObject({ type: z.literal("mcp_tool_result"), tool_use_id: BlockId, ...BlockCache }),
+  z.looseObject({ type: z.literal("container_upload"), file_id: BlockId, ...BlockCache }),
+]);
 /**
  * A block of an Anthropic conversation that no other part models, kept whole: a server-tool block (a web
- * search and its results, …; a client may send only SERVER_TOOL_BLOCKS, anthropic/schema.ts) or a block
+ * search and its results, …; a client may send only a ServerToolBlock) or a block
  * type an Anthropic upstream's reply has that we do not know yet. An Anthropic upstream (and client) gets
  * it unchanged; others cannot take it and get the turn without it, with a warning (providers/portable.ts).
  */
 export const AnthropicBlockPart = z.object({ type: z.literal("anthropic_block"), block: z.looseObject({ type: z.string().min(1).max(64) }) });
-export const ContentPart = z.discriminatedUnion("type", [
-  TextPart,
-  ImagePart,
-  AudioPart,
-  VideoPart,
-  DocumentPart,
-  ThinkingPart,
-  RedactedThinkingPart,
-  ToolCallPart,
-  AnthropicBlockPart,
-]);
+/** An anthropic_block as a client sends it (chat, invoke): a server-tool block with its fields (ServerToolBlock), not any type a reply may have had. */
+const ClientAnthropicBlockPart = z.object({ type: z.literal("anthropic_block"), block: ServerToolBlock });
+const PARTS = [TextPart, ImagePart, AudioPart, VideoPart, DocumentPart, ThinkingPart, RedactedThinkingPart, ToolCallPart] as const;
+export const ContentPart = z.discriminatedUnion("type", [...PARTS, AnthropicBlockPart]);
 export type ContentPart = z.infer<typeof ContentPart>;
+/** The parts a client may send: ContentPart, with an anthropic_block held to ServerToolBlock. */
+export const ClientContentPart = z.discriminatedUnion("type", [...PARTS, ClientAnthropicBlockPart]);
 
 export const Content = z.union([z.string(), z.array(ContentPart)]);
 export type Content = z.infer<typeof Content>;
+export const ClientContent = z.union([z.string(), z.array(ClientContentPart)]);
 
 export const ToolCall = z.object({
   id: z.string().min(1).max(256),

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MemoryReport } from "../memory/report";
-import { Content, ContentPart, ToolCall } from "../core/message";
+import { ClientContent, ClientContentPart, ToolCall } from "../core/message";
 
 // Checked by the thread layer, so a bad id gets its own code (BEM-030) as on the thread routes.
 const ThreadIdField = z.string().min(1).max(512).openapi({ description: "1-128 characters of A-Z a-z 0-9 . _ : -, not only dots (else BEM-030)" });
@@ -29,7 +29,7 @@ export const ChatTool = z.object({
 
 export const ChatMessage = z.object({
   role: z.enum(["system", "developer", "user", "assistant", "tool"]),
-  content: Content.nullable().optional(),
+  content: ClientContent.nullable().optional(),
   name: z.string().max(128).optional(),
   tool_calls: z.array(ToolCall).max(128).optional(),
   tool_call_id: z.string().max(256).optional(),
@@ -128,7 +128,7 @@ export const InvokeRequest = z
   .object({
     agent_name: z.string().min(1).max(64),
     session_id: ThreadIdField,
-    content: z.array(ContentPart).min(1).max(64),
+    content: z.array(ClientContentPart).min(1).max(64),
     metadata: z.object({ capabilities: z.array(z.string().max(64)).max(32).optional(), memory_scopes: RequestedScopes.optional() }).optional(),
     model_override: z.string().max(128).optional(),
     stream: z.boolean().optional(),
