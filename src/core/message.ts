@@ -60,11 +60,11 @@ const BlockCache = { cache_control: CacheControl.nullish() };
  * One of Anthropic's server-tool blocks (its API reference: the tool ran on Anthropic's side, its
  * result is in the turn; an upload names a file for its code execution). The fields Anthropic's API
  * requires of its kind are checked (a use's id, name and input; a result's tool_use_id and content;
- * an upload's file_id; a breakpoint's shape), the rest is kept as sent. A client's block is stored
- * and replayed to Anthropic on every later turn of its thread, so one Anthropic would refuse is
- * refused when it comes in (400 BEM-011) rather than kept to fail each of those turns.
+ * an upload's file_id; a breakpoint's shape). A client's block is stored and replayed to Anthropic
+ * on every later turn of its thread, so one Anthropic would refuse is refused when it comes in
+ * (400 BEM-011) rather than kept to fail each of those turns.
  */
-export const ServerToolBlock = z.discriminatedUnion("type", [
+const ServerToolFields = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("server_tool_use"), id: BlockId, name: BlockId, input: z.record(z.string(), z.unknown()), ...BlockCache }),
   z.looseObject({
     type: z.literal("mcp_tool_use"),
@@ -90,7 +90,17 @@ export const ServerToolBlock = z.discriminatedUnion("type", [
  * it unchanged; others cannot take it and get the turn without it, with a warning (providers/portable.ts).
  */
 export const AnthropicBlockPart = z.object({ type: z.literal("anthropic_block"), block: z.looseObject({ type: z.string().min(1).max(64) }) });
-/** An anthropic_block as a client sends it (chat, invoke): a server-tool block with its fields (ServerToolBlock), not any type a reply may have had. */
+/**
+ * A server-tool block as a client sends it: checked against ServerToolFields, kept as sent (its keys in
+ * their order, type first, as a reply's block is kept: the stored reply and the client's resent copy hash alike).
+ */
+export const ServerToolBlock = z
+  .looseObject({ type: z.enum(["server_tool_use", ...SERVER_TOOL_RESULTS, "container_upload", "mcp_tool_use", "mcp_tool_result"]) })
+  .superRefine((block, ctx) => {
+    const checked = ServerToolFields.safeParse(block);
+    for (const issue of checked.error?.issues ?? []) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
+  });
+/** An anthropic_block as a client sends it (chat, invoke): a ServerToolBlock, not any type a reply may have had. */
 const ClientAnthropicBlockPart = z.object({ type: z.literal("anthropic_block"), block: ServerToolBlock });
 const PARTS = [TextPart, ImagePart, AudioPart, VideoPart, DocumentPart, ThinkingPart, RedactedThinkingPart, ToolCallPart] as const;
 export const ContentPart = z.discriminatedUnion("type", [...PARTS, AnthropicBlockPart]);

@@ -78,6 +78,19 @@ describe("server-tool blocks that Anthropic would refuse", () => {
     }
   });
 
+  it("a checked block keeps its keys as sent, in their order (a reply resent by the client then matches its stored turn)", async () => {
+    const up = fakeAnthropic().reply("ok");
+    const block = { type: "web_search_tool_result", caller: { type: "direct" }, tool_use_id: "srvtoolu_1", content: [] };
+    const res = await api("/v1/messages", {
+      key: tenant().memberKey,
+      headers: AV,
+      body: { model: "claude-sonnet-4", max_tokens: 16, messages: assistantWith(block) },
+    });
+    expect(res.status, await res.text()).toBe(200);
+    const sent = up.calls[0]!.body.messages as { content: unknown[] }[];
+    expect(JSON.stringify(sent[1]!.content[0])).toBe(JSON.stringify(block));
+  });
+
   it("complete blocks of every kind still go to Anthropic as sent", async () => {
     const up = fakeAnthropic().reply("ok");
     const blocks = [
