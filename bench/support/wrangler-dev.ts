@@ -23,6 +23,8 @@ export async function startWranglerDev(opts: {
   inspectorPort?: number;
   /** A port of the caller's (default: any free one). */
   port?: number;
+  /** The checkout to run (default: this one); `config` is relative to it. */
+  cwd?: string;
 }): Promise<DevServer> {
   const port = opts.port ?? (await freePort());
   const args = [
@@ -43,6 +45,7 @@ export async function startWranglerDev(opts: {
   if (opts.persistTo) args.push("--persist-to", opts.persistTo);
   for (const [k, v] of Object.entries(opts.vars ?? {})) args.push("--var", `${k}:${v}`);
   const child: ChildProcess = spawn("npx", args, {
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
     detached: true,
