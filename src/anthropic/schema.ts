@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { CacheControl, Citations, ServerToolBlock } from "../core/message";
+import { CacheControl, Citations, SERVER_TOOL_BLOCKS, ServerToolBlock } from "../core/message";
 import { RequestedScopes } from "../http/chat-schemas";
 
 /**
@@ -47,14 +47,45 @@ export const ContentBlock = z.discriminatedUnion("type", [
 ]);
 export type ContentBlock = z.infer<typeof ContentBlock>;
 
+/** The block types above: a block of another type is one Anthropic added after this release. */
+export const KNOWN_BLOCK_TYPES: ReadonlySet<string> = new Set([
+  ...[TextBlock, ImageBlock, DocumentBlock, ThinkingBlock, RedactedThinkingBlock, ToolUseBlock, ToolResultBlock].map((b) => b.shape.type.value),
+  ...SERVER_TOOL_BLOCKS,
+]);
+/**
+ * A block of a type new to us in an assistant turn (a server tool Anthropic added after this release):
+ * Anthropic's reply had it, a stateless client sends it back. Kept whole like a server-tool block; its
+ * type must be a plain name. A known type never reads as one, so a malformed known block gets that
+ * block's own errors: the known-type miss is reported as a tag miss, which core/zod-issues.ts ranks
+ * below the known block's issues.
+ */
+export const UnknownBlock = z.looseObject({
+  type: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,63}$/, {
+      error: `Invalid block type: expected ${[...KNOWN_BLOCK_TYPES].map((t) => `'${t}'`).join(" | ")}, or a type new to us named ^[a-z][a-z0-9_]{0,63}$`,
+    })
+    .superRefine((type, ctx) => {
+      if (KNOWN_BLOCK_TYPES.has(type))
+        ctx.addIssue({ code: "invalid_value", values: ["a block type new to us"], input: type, message: "a known block type", continue: false });
+    }),
+});
+/** An assistant turn's block: a known one, or one of a type new to us. */
+export const AssistantBlock = z.union([ContentBlock, UnknownBlock]);
+export type AssistantBlock = z.infer<typeof AssistantBlock>;
+export const isKnownBlock = (b: AssistantBlock): b is ContentBlock => KNOWN_BLOCK_TYPES.has(b.type);
+
 /**
  * `system` inside `messages`: Claude Code sends per-turn instructions that way (a beta of Anthropic's
  * API); like chat's system messages they are instructions for this call, not stored turns.
  */
-export const MessageParam = z.object({
-  role: z.enum(["user", "assistant", "system"]),
-  content: z.union([z.string(), z.array(ContentBlock).max(10_000)]),
-});
+const UserContent = z.union([z.string(), z.array(ContentBlock).max(10_000)]);
+export const MessageParam = z.discriminatedUnion("role", [
+  // A user's content is what we must understand: a block type we do not know is a 400 there.
+  z.object({ role: z.literal("user"), content: UserContent }),
+  z.object({ role: z.literal("assistant"), content: z.union([z.string(), z.array(AssistantBlock).max(10_000)]) }),
+  z.object({ role: z.literal("system"), content: UserContent }),
+]);
 export type MessageParam = z.infer<typeof MessageParam>;
 
 /** A client tool (type absent or "custom"); any other type is an Anthropic server tool, passed through to Anthropic only. */

@@ -2,7 +2,7 @@ import type { ContentPart, ParsedMessageInput } from "../core/message";
 import { assistantTurn, textPart } from "../providers/anthropic-blocks";
 import type { AnthropicExtras, ChatRequest, FunctionTool, ToolChoice } from "../providers/types";
 import type { ContentBlock, MessageParam, MessagesRequest } from "./schema";
-import { EXTENSION_FIELDS, KNOWN_FIELDS } from "./schema";
+import { EXTENSION_FIELDS, isKnownBlock, KNOWN_FIELDS } from "./schema";
 
 /**
  * An Anthropic Messages request → the turn's messages and provider parameters (pure). Every
@@ -49,7 +49,7 @@ function contentPart(b: ContentBlock): Part | undefined {
   }
 }
 
-function userMessages(m: MessageParam): ParsedMessageInput[] {
+function userMessages(m: Extract<MessageParam, { role: "user" }>): ParsedMessageInput[] {
   if (typeof m.content === "string") return [{ role: "user", content: m.content }];
   const out: ParsedMessageInput[] = [];
   const parts: Part[] = [];
@@ -74,10 +74,13 @@ function userMessages(m: MessageParam): ParsedMessageInput[] {
   return out;
 }
 
-/** An assistant turn: the one reading of its blocks a reply from Anthropic gets too (providers/anthropic-blocks.ts). */
-function assistantMessage(m: MessageParam): ParsedMessageInput {
+/**
+ * An assistant turn: the one reading of its blocks a reply from Anthropic gets too (providers/anthropic-blocks.ts).
+ * A block of a type new to us is kept whole, as a server-tool block is.
+ */
+function assistantMessage(m: Extract<MessageParam, { role: "assistant" }>): ParsedMessageInput {
   if (typeof m.content === "string") return { role: "assistant", content: m.content };
-  return { role: "assistant", ...assistantTurn(m.content, contentPart) };
+  return { role: "assistant", ...assistantTurn(m.content, (b) => (isKnownBlock(b) ? contentPart(b) : { type: "anthropic_block", block: b })) };
 }
 
 function systemMessage(system: MessagesRequest["system"]): ParsedMessageInput[] {

@@ -54,6 +54,8 @@ const SERVER_TOOL_RESULTS = [
   "text_editor_code_execution_tool_result",
   "tool_search_tool_result",
 ] as const;
+/** Every server-tool block type (a block of another type a client sends is one Anthropic added after this release, anthropic/schema.ts). */
+export const SERVER_TOOL_BLOCKS = ["server_tool_use", ...SERVER_TOOL_RESULTS, "container_upload", "mcp_tool_use", "mcp_tool_result"] as const;
 const BlockId = z.string().min(1).max(256);
 const BlockCache = { cache_control: CacheControl.nullish() };
 /**
@@ -85,8 +87,8 @@ const ServerToolFields = z.discriminatedUnion("type", [
 ]);
 /**
  * A block of an Anthropic conversation that no other part models, kept whole: a server-tool block (a web
- * search and its results, …; a client may send only a ServerToolBlock) or a block
- * type an Anthropic upstream's reply has that we do not know yet. An Anthropic upstream (and client) gets
+ * search and its results, …: a ServerToolBlock from a client) or a block type we do not know yet, from an Anthropic
+ * upstream's reply or a client's assistant turn (anthropic/schema.ts). An Anthropic upstream (and client) gets
  * it unchanged; others cannot take it and get the turn without it, with a warning (providers/portable.ts).
  */
 export const AnthropicBlockPart = z.object({ type: z.literal("anthropic_block"), block: z.looseObject({ type: z.string().min(1).max(64) }) });
@@ -94,12 +96,10 @@ export const AnthropicBlockPart = z.object({ type: z.literal("anthropic_block"),
  * A server-tool block as a client sends it: checked against ServerToolFields, kept as sent (its keys in
  * their order, type first, as a reply's block is kept: the stored reply and the client's resent copy hash alike).
  */
-export const ServerToolBlock = z
-  .looseObject({ type: z.enum(["server_tool_use", ...SERVER_TOOL_RESULTS, "container_upload", "mcp_tool_use", "mcp_tool_result"]) })
-  .superRefine((block, ctx) => {
-    const checked = ServerToolFields.safeParse(block);
-    for (const issue of checked.error?.issues ?? []) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
-  });
+export const ServerToolBlock = z.looseObject({ type: z.enum(SERVER_TOOL_BLOCKS) }).superRefine((block, ctx) => {
+  const checked = ServerToolFields.safeParse(block);
+  for (const issue of checked.error?.issues ?? []) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
+});
 /** An anthropic_block as a client sends it (chat, invoke): a ServerToolBlock, not any type a reply may have had. */
 const ClientAnthropicBlockPart = z.object({ type: z.literal("anthropic_block"), block: ServerToolBlock });
 const PARTS = [TextPart, ImagePart, AudioPart, VideoPart, DocumentPart, ThinkingPart, RedactedThinkingPart, ToolCallPart] as const;

@@ -1,5 +1,5 @@
 import type { Provider } from "../config/model-config";
-import { type Content, type ContentPart, documentText } from "../core/message";
+import { type Content, type ContentPart, documentText, SERVER_TOOL_BLOCKS } from "../core/message";
 import type { Target } from "./adapter";
 import { unsupported } from "./provider-error";
 import type { ChatMessage, ChatRequest } from "./types";
@@ -62,6 +62,8 @@ function portableMessage(m: ChatMessage, target: Target): ChatMessage {
   return { ...rest, content: portableContent(m.content, target) };
 }
 
+const isServerToolBlock = (type: string) => (SERVER_TOOL_BLOCKS as readonly string[]).includes(type);
+
 /**
  * The Anthropic-only parts of a request that `provider` does not get (the turn's warnings and
  * X-Edgeweave-Warnings name them; README lists them).
@@ -80,7 +82,10 @@ export function droppedFor(
   if (a?.body && Object.keys(a.body).length > 0) out.push(...Object.keys(a.body));
   const parts = req.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []));
   if (parts.some((p) => p.type === "thinking" || p.type === "redacted_thinking")) out.push("thinking blocks");
-  if (parts.some((p) => p.type === "anthropic_block")) out.push("server tool blocks");
+  const blocks = new Set(parts.flatMap((p) => (p.type === "anthropic_block" ? [p.block.type] : [])));
+  if ([...blocks].some((t) => isServerToolBlock(t))) out.push("server tool blocks");
+  // A type new to us (Anthropic added it after this release) is named, so the client sees what went missing.
+  for (const t of blocks) if (!isServerToolBlock(t)) out.push(`${t} blocks`);
   if (parts.some((p) => p.type === "text" && p.citations !== undefined)) out.push("citations");
   if (a?.tool_cache_control || parts.some((p) => "cache_control" in p && p.cache_control !== undefined)) out.push("cache_control");
   if (req.messages.some((m) => m.is_error === true)) out.push("tool_result is_error");

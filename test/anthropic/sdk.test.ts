@@ -446,16 +446,36 @@ describe("assistant turns as Anthropic wrote them: block order, a tool_use break
     expect(res.response.headers.get("x-edgeweave-warnings")).toBe("not sent to gpt-4o-mini (openai): server tool blocks");
   });
 
-  it("a block type Anthropic does not have is still a coded 400 that lists the ones it takes", async () => {
-    const bad = await api("/v1/messages", {
-      key: tenant().adminKey,
-      headers: { "anthropic-version": "2023-06-01" },
-      body: { model: "claude-sonnet-4", max_tokens: 8, messages: [{ role: "assistant", content: [{ type: "telepathy_tool_use", id: "x" }] }] },
-    });
-    const text = await bad.text();
-    expect(bad.status, text).toBe(400);
-    expect(text).toContain("BEM-011");
-    expect(text).toContain("server_tool_use");
+  it("a block type new to us is kept in an assistant turn only: a user's is a 400, a type that is no plain name is a 400, a malformed known block keeps its own error, and its size counts against the body limit", async () => {
+    const post = async (messages: unknown[]) => {
+      const res = await api("/v1/messages", {
+        key: tenant().adminKey,
+        headers: { "anthropic-version": "2023-06-01" },
+        body: { model: "claude-sonnet-4", max_tokens: 8, messages },
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    const user = await post([{ role: "user", content: [{ type: "telepathy_tool_use", id: "x" }] }]);
+    expect(user.status, user.text).toBe(400);
+    expect(user.text).toContain("BEM-011");
+    expect(user.text).toContain("server_tool_use");
+    const notAName = await post([ask, { role: "assistant", content: [{ type: "Telepathy Tool", id: "x" }] }, { role: "user", content: "?" }]);
+    expect(notAName.status, notAName.text).toBe(400);
+    expect(notAName.text).toContain("BEM-011");
+    expect(notAName.text).toContain("messages.1.content.0.type: Invalid block type");
+    const toolUse = await post([ask, { role: "assistant", content: [{ type: "tool_use" }] }, { role: "user", content: "?" }]);
+    expect(toolUse.status, toolUse.text).toBe(400);
+    expect(toolUse.text).toContain("messages.1.content.0.id: Invalid input: expected string, received undefined");
+    const text = await post([ask, { role: "assistant", content: [{ type: "text" }] }, { role: "user", content: "?" }]);
+    expect(text.status, text.text).toBe(400);
+    expect(JSON.parse(text.text).error.message).toContain("messages.1.content.0.text: Invalid input: expected string, received undefined");
+    const huge = await post([
+      ask,
+      { role: "assistant", content: [{ type: "telepathy_tool_result", data: "x".repeat(17 * 1024 * 1024) }] },
+      { role: "user", content: "?" },
+    ]);
+    expect(huge.status, huge.text.slice(0, 200)).toBe(413);
+    expect(huge.text).toContain("BEM-013");
   });
 });
 
@@ -590,6 +610,68 @@ describe("an Anthropic upstream's reply reaches the client, and the thread, as t
     const sent = up.calls[1]!.body.messages as { role: string; content: unknown }[];
     expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
     expect(sent[1]).toEqual({ role: "assistant", content: searched });
+  });
+
+  /** A reply with a block type new to us between two texts, as a stateless client (Claude Code) resends it. */
+  const novel = [
+    { type: "text", text: "Looked it up." },
+    { type: "telepathy_tool_result", tool_use_id: "srvtoolu_t1", content: { minds: [{ id: 1, thought: "rain" }] } },
+    { type: "text", text: "It rains." },
+  ];
+  /** The history a stateless client sends next: its question, the reply as it got it, its next words. */
+  const resent = (got: { content: unknown }): Anthropic.MessageParam[] => [
+    { role: "user", content: "Weather?" },
+    { role: "assistant", content: JSON.parse(JSON.stringify(got.content)) },
+    { role: "user", content: "Thanks!" },
+  ];
+  it.each([false, true])(
+    "a stateless client resending a reply's block of a type new to us gets its next turn; Anthropic gets the block unchanged, in order (first turn streamed: %s)",
+    async (streamed) => {
+      const up = fakeAnthropic().reply({ blocks: novel }).reply("You're welcome.");
+      const c = client(tenant().adminKey);
+      const got = streamed ? await c.messages.stream(ask("Weather?")).finalMessage() : await c.messages.create(ask("Weather?"));
+      expect(JSON.parse(JSON.stringify(got.content))).toEqual(novel);
+      const history = resent(got);
+      const second = await c.messages.create({ ...ask("x"), messages: history });
+      expect(second.content).toEqual([{ type: "text", text: "You're welcome." }]);
+      const sent = up.calls[1]!.body.messages as { role: string; content: unknown }[];
+      expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+      expect(sent[1]).toEqual({ role: "assistant", content: novel });
+    },
+  );
+
+  it("in a thread, such a block resent by the client is the stored reply's own (the same part), and the next turn replays it unchanged", async () => {
+    const up = fakeAnthropic().reply({ blocks: novel }).reply("You're welcome.").reply("Still raining.");
+    const c = client(tenant().adminKey);
+    const thread = uniqueThread("novel");
+    const got = await c.messages.create({ ...ask("Weather?"), thread_id: thread } as never);
+    const history = resent(got);
+    const res = await c.messages.create({ ...ask("x"), messages: history, thread_id: thread } as never);
+    expect((res as unknown as { edgeweave: { reconciled: unknown } }).edgeweave.reconciled).toMatchObject({ matched: 2, appended: 1, branched_from: null });
+    await c.messages.create({ ...ask("And tomorrow?"), thread_id: thread } as never);
+    expect((up.calls[2]!.body.messages as unknown[])[1]).toEqual({ role: "assistant", content: novel });
+  });
+
+  it("to an OpenAI-format upstream a block of a type new to us is left out and named in the warnings; the turn runs", async () => {
+    const oai = fakeOpenAI().reply("You're welcome.");
+    const res = await client(tenant().adminKey)
+      .messages.create({
+        model: "gpt-4o-mini",
+        max_tokens: 256,
+        messages: [
+          { role: "user", content: "Weather?" },
+          { role: "assistant", content: novel as never },
+          { role: "user", content: "Thanks!" },
+        ],
+      })
+      .withResponse();
+    expect(res.data.content).toEqual([{ type: "text", text: "You're welcome." }]);
+    const sent = wireMessages(oai.last.body) as { role: string; content: unknown }[];
+    expect(sent[1]).toMatchObject({ role: "assistant", content: "Looked it up.It rains." });
+    expect(JSON.stringify(oai.last.body)).not.toContain("srvtoolu_t1");
+    const warning = "not sent to gpt-4o-mini (openai): telepathy_tool_result blocks";
+    expect(res.response.headers.get("x-edgeweave-warnings")).toBe(warning);
+    expect((res.data as unknown as { edgeweave: { warnings: string[] } }).edgeweave.warnings).toContain(warning);
   });
 
   it("an OpenAI-format client gets the text and the calls, and the warnings name what its format leaves out", async () => {
