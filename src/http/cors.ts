@@ -1,4 +1,5 @@
 import { cors } from "hono/cors";
+import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./app-env";
 import type { Context } from "hono";
 
@@ -16,9 +17,32 @@ export function allowedOrigin(origin: string, configured: string | undefined): s
   return list.includes(origin) ? origin : null;
 }
 
-export const corsForApi = cors({
+const EXPOSE = ["x-edgeweave-model", "x-edgeweave-route", "x-edgeweave-warnings", "x-request-id", "retry-after", "server-timing"];
+
+/** Preflights (OPTIONS), answered without a key. */
+const preflight = cors({
   origin: (origin, c: Context<AppEnv>) => allowedOrigin(origin, c.env.CORS_ORIGINS),
   allowHeaders: ["authorization", "x-api-key", "content-type", "x-thread-id", "anthropic-version", "anthropic-beta"],
-  exposeHeaders: ["x-edgeweave-model", "x-edgeweave-route", "x-edgeweave-warnings", "x-request-id", "retry-after", "server-timing"],
+  exposeHeaders: EXPOSE,
   maxAge: 600,
+});
+
+/**
+ * hono/cors for preflights; on every other /v1 request the same headers as hono/cors sets, set without
+ * touching `c.res` before the handler: hono/cors writes them on a placeholder response first, which
+ * makes Hono copy the handler's response to merge them in (a new Response and a header walk per request).
+ * Here they are the context's prepared headers (the handler's and the error handler's responses are built
+ * with them), and set again on the final response for one a handler built itself (a stream, a replay).
+ */
+export const corsForApi = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.method === "OPTIONS") return preflight(c, next);
+  const allow = allowedOrigin(c.req.header("origin") || "", c.env.CORS_ORIGINS);
+  const expose = EXPOSE.join(",");
+  if (allow) c.header("Access-Control-Allow-Origin", allow);
+  c.header("Access-Control-Expose-Headers", expose);
+  await next();
+  // As hono/cors: Vary appended once the handler answered (this copies a finalized response once, leaving its headers writable).
+  c.header("Vary", "Origin", { append: true });
+  if (allow) c.res.headers.set("Access-Control-Allow-Origin", allow);
+  c.res.headers.set("Access-Control-Expose-Headers", expose);
 });

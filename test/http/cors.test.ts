@@ -29,6 +29,31 @@ describe("CORS for browser apps (CORS_ORIGINS=https://app.example.com in tests)"
     expect(noKey.status).toBe(401);
   });
 
+  it("every /v1 answer — with or without an Origin, success or error — carries the same CORS headers", async () => {
+    const t = await createTenant();
+    const headersOf = async (path: string, headers: Record<string, string>) => {
+      const res = await exports.default.fetch(`http://x${path}`, { headers });
+      return {
+        status: res.status,
+        allow: res.headers.get("access-control-allow-origin"),
+        expose: res.headers.get("access-control-expose-headers"),
+        vary: res.headers.get("vary"),
+        requestId: /^[0-9a-f-]{36}$/.test(res.headers.get("x-request-id") ?? ""),
+        nosniff: res.headers.get("x-content-type-options"),
+      };
+    };
+    const expose = "x-edgeweave-model,x-edgeweave-route,x-edgeweave-warnings,x-request-id,retry-after,server-timing";
+    const key = { authorization: `Bearer ${t.memberKey}` };
+    const origin = { origin: "https://app.example.com" };
+    const common = { expose, vary: "Origin", requestId: true, nosniff: "nosniff" };
+    expect(await headersOf("/v1/models", key)).toEqual({ status: 200, allow: null, ...common });
+    expect(await headersOf("/v1/models", { ...key, ...origin })).toEqual({ status: 200, allow: "https://app.example.com", ...common });
+    expect(await headersOf("/v1/models", origin)).toEqual({ status: 401, allow: "https://app.example.com", ...common });
+    // An unknown route's error is answered past the CORS layer (app.notFound): the same headers but Vary.
+    expect(await headersOf("/v1/no-such-route", { ...key, ...origin })).toEqual({ status: 404, allow: "https://app.example.com", ...common, vary: null });
+    expect(await headersOf("/v1/models", { ...key, origin: "https://evil.example" })).toEqual({ status: 200, allow: null, ...common });
+  });
+
   it("tags every response with a request id", async () => {
     const res = await exports.default.fetch("http://x/nope");
     expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
