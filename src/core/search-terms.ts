@@ -33,12 +33,13 @@ export function searchTerms(text: string): string[] {
   return [...out];
 }
 
-const quote = (term: string): string => `"${term.replaceAll('"', '""')}"`;
+/** One term as an FTS5 string (a phrase of its tokens): never query syntax. */
+export const quoteTerm = (term: string): string => `"${term.replaceAll('"', '""')}"`;
 
 /**
  * An FTS5 MATCH expression matching at least one of `terms`; null when there is nothing to search for.
  * Terms come from searchTerms (letters and digits only) and are quoted anyway.
  */
 export function matchExpression(terms: readonly string[]): string | null {
-  return terms.length === 0 ? null : terms.map(quote).join(" OR ");
+  return terms.length === 0 ? null : terms.map(quoteTerm).join(" OR ");
 }

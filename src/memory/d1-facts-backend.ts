@@ -2,13 +2,20 @@ import { OPERATOR_TENANT } from "../core/principal";
 import { AppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
 import { FactRoom, factTokens, fitWhole, type Fact } from "./facts";
-import { matchExpression, searchTerms } from "../core/search-terms";
+import { searchTerms } from "../core/search-terms";
+import { bm25Statement, type Reach } from "./bm25-search";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
 import { ownerTenant, type MemoryScope } from "./scope";
 import type { RunFactsCache } from "./facts-cache";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem } from "./types";
 
 const ids = new IdGenerator();
+
+/** Exact scopes, each with its owning tenant (system facts are the operator's). */
+const inScopes =
+  (scopes: readonly { owner: string; scope: string }[]): Reach =>
+  (p) =>
+    scopes.map((s) => `(tenant_id = ${p.ref(s.owner)} AND scope = ${p.ref(s.scope)})`).join(" OR ");
 const COLUMNS = "id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version";
 const F_COLUMNS = COLUMNS.split(", ")
   .map((c) => `f.${c}`)
@@ -34,21 +41,17 @@ function liveStats(all: Stats | undefined, expired: Stats | undefined): { n: num
   return { n: Math.max(0, (all?.n ?? 0) - (expired?.n ?? 0)), tokens: Math.max(0, (all?.tokens ?? 0) - (expired?.tokens ?? 0)) };
 }
 
-/** bm25() is lower-is-better; clients read "higher is more relevant". */
-const scored = ({ rank, ...f }: Fact & { rank: number }): ScoredFact => ({ ...f, score: Math.round(-rank * 1e6) / 1e6 });
+/** A search's raw BM25 (bm25-search.ts): higher is more relevant, rounded to 6 decimals as the report shows it. */
+const scored = ({ score, ...f }: Fact & { score: number }): ScoredFact => ({ ...f, score: Math.round(score * 1e6) / 1e6 });
 
 /**
- * A search's answer, best first, each scored by its bm25 over the best match's: 1 for the best, lower
- * for weaker matches, comparable within the answer. Not bm25 itself: FTS5 weighs a word by how many of
- * the index's facts hold it (every tenant's), and clamps the weight of one in more than half of them to
- * 1e-6, so on a small index every score read 0.000001 and the value said nothing; the ratio keeps what
- * bm25 tells apart (how often the words occur, in how long a text). It does not hide the index-wide
- * counts: two hits on different words still compare by how many facts anywhere (every tenant's) hold
- * each word — a known limit, README "The grant rule".
+ * A search's answer, best first, each scored by its BM25 over the best match's: 1 for the best, lower
+ * for weaker matches, comparable within the answer (a raw BM25's scale moves with the searched facts'
+ * size, so the ratio is what a client can read).
  */
-function relativeScores(rows: readonly (Fact & { rank: number })[]): ScoredFact[] {
-  const best = rows[0]?.rank ?? 0;
-  return rows.map(({ rank, ...f }) => ({ ...f, score: best < 0 ? Math.round((rank / best) * 1e4) / 1e4 : 0 }));
+function relativeScores(rows: readonly (Fact & { score: number })[]): ScoredFact[] {
+  const best = rows[0]?.score ?? 0;
+  return rows.map(({ score, ...f }) => ({ ...f, score: best > 0 ? Math.round((score / best) * 1e4) / 1e4 : 0 }));
 }
 
 /**
@@ -162,17 +165,17 @@ export class D1FactsBackend implements MemoryBackend {
         .bind(owner, scope, now, before.updated_at, before.updated_at, before.id || "\uffff", limit);
     return {
       firstRows: async (req) => {
-        const match = matchExpression(searchTerms(req.query));
+        const terms = searchTerms(req.query);
         const stmts: D1PreparedStatement[] = [recent(req.recentLimit, { updated_at: Number.MAX_SAFE_INTEGER, id: "" })];
         if (req.kinds.length > 0) stmts.push(ofKinds(req.kinds, req.limit, { created_at: -1, id: "" }));
-        if (match !== null) stmts.push(this.searchStatement([{ owner, scope }], match, req.relevantLimit, now));
+        if (terms.length > 0) stmts.push(this.searchStatement(inScopes([{ owner, scope }]), terms, req.relevantLimit, now));
         const [r, ...rest] = await this.batched(stmts);
         const always = req.kinds.length > 0 ? rest.shift() : undefined;
-        const relevant = match !== null ? rest.shift() : undefined;
+        const relevant = terms.length > 0 ? rest.shift() : undefined;
         return {
           recent: (r?.results ?? []) as Fact[],
           always: (always?.results ?? []) as Fact[],
-          relevant: ((relevant?.results ?? []) as (Fact & { rank: number })[]).map(scored),
+          relevant: ((relevant?.results ?? []) as (Fact & { score: number })[]).map(scored),
         };
       },
       ofKinds: async (kinds, limit, after) => (await ofKinds(kinds, limit, after).all<Fact>()).results,
@@ -191,32 +194,19 @@ export class D1FactsBackend implements MemoryBackend {
     now = this.clock(),
     filter: ListFilter = {},
   ): Promise<ScoredFact[]> {
-    const match = matchExpression(searchTerms(query));
-    if (match === null || scopes.length === 0) return [];
-    const { results } = await this.searchStatement(scopes, match, limit, now, filter).all<Fact & { rank: number }>();
+    const terms = searchTerms(query);
+    if (terms.length === 0 || scopes.length === 0) return [];
+    const { results } = await this.searchStatement(inScopes(scopes), terms, limit, now, filter).all<Fact & { score: number }>();
     return relativeScores(results);
   }
 
   /**
-   * FTS5 finds the matching rows (all tenants'); the join keeps this tenant's scopes, live facts
-   * and the filter's kind/key — in SQL, before the LIMIT, so a filtered search is not a cut of an unfiltered page.
+   * The one scorer (bm25-search.ts): FTS5 matches, BM25 counts only the facts within `reach` (this
+   * tenant's searched scopes); the kind/key filter applies in SQL, before the LIMIT, so a filtered
+   * search is not a cut of an unfiltered page.
    */
-  private searchStatement(
-    scopes: readonly { owner: string; scope: string }[],
-    match: string,
-    limit: number,
-    now: number,
-    filter: ListFilter = {},
-  ): D1PreparedStatement {
-    const pairs = scopes.map(() => "(f.tenant_id = ? AND f.scope = ?)").join(" OR ");
-    const where = [filter.kind !== undefined ? "AND f.kind = ?" : "", filter.key !== undefined ? "AND f.key = ?" : ""].join(" ");
-    const extra = [filter.kind, filter.key].filter((v): v is string => v !== undefined);
-    return this.db
-      .prepare(
-        `SELECT ${F_COLUMNS}, facts_fts.rank AS rank FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid ` +
-          `WHERE facts_fts MATCH ? AND (${pairs}) ${where} AND (f.expires_at IS NULL OR f.expires_at > ?) ORDER BY facts_fts.rank LIMIT ?`,
-      )
-      .bind(match, ...scopes.flatMap((s) => [s.owner, s.scope]), ...extra, now, limit);
+  private searchStatement(reach: Reach, terms: readonly string[], limit: number, now: number, filter: ListFilter = {}): D1PreparedStatement {
+    return bm25Statement(this.db, F_COLUMNS, reach, terms, limit, now, filter);
   }
 
   /** Search within scopes of this tenant (system included, read from the operator's rows), optionally one kind and/or key. */
@@ -237,19 +227,14 @@ export class D1FactsBackend implements MemoryBackend {
    * compares by substr with its length inlined, so each pattern costs one bound value (64 grants at most).
    */
   async searchGranted(grants: readonly string[], withSystem: boolean, query: string, limit: number): Promise<ScoredFact[]> {
-    const match = matchExpression(searchTerms(query));
-    const terms = grants.map((g) => (g === "*" ? "1" : g.endsWith("*") ? `substr(f.scope, 1, ${g.length - 1}) = ?` : "f.scope = ?"));
-    const values = grants.filter((g) => g !== "*").map((g) => (g.endsWith("*") ? g.slice(0, -1) : g));
-    const owned = terms.length > 0 ? [`(f.tenant_id = ? AND (${terms.join(" OR ")}))`] : [];
-    const which = [...owned, ...(withSystem ? ["(f.tenant_id = ? AND f.scope = 'system')"] : [])];
-    if (match === null || which.length === 0) return [];
-    const { results } = await this.db
-      .prepare(
-        `SELECT ${F_COLUMNS}, facts_fts.rank AS rank FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid ` +
-          `WHERE facts_fts MATCH ? AND (${which.join(" OR ")}) AND (f.expires_at IS NULL OR f.expires_at > ?) ORDER BY facts_fts.rank LIMIT ?`,
-      )
-      .bind(match, ...(owned.length > 0 ? [this.tenant, ...values] : []), ...(withSystem ? [OPERATOR_TENANT] : []), this.clock(), limit)
-      .all<Fact & { rank: number }>();
+    const terms = searchTerms(query);
+    if (terms.length === 0 || (grants.length === 0 && !withSystem)) return [];
+    const reach: Reach = (p) => {
+      const one = (g: string) => (g === "*" ? "1" : g.endsWith("*") ? `substr(scope, 1, ${g.length - 1}) = ${p.ref(g.slice(0, -1))}` : `scope = ${p.ref(g)}`);
+      const owned = grants.length > 0 ? [`(tenant_id = ${p.ref(this.tenant)} AND (${grants.map(one).join(" OR ")}))`] : [];
+      return [...owned, ...(withSystem ? [`(tenant_id = ${p.ref(OPERATOR_TENANT)} AND scope = 'system')`] : [])].join(" OR ");
+    };
+    const { results } = await this.searchStatement(reach, terms, limit, this.clock()).all<Fact & { score: number }>();
     return relativeScores(results);
   }
 

@@ -1,0 +1,72 @@
+import { quoteTerm } from "../core/search-terms";
+
+/**
+ * Fact search's one scorer: Okapi BM25 whose statistics are those of the facts being searched, never
+ * the shared index's. facts_fts is one FTS5 table for every tenant, and its bm25() weighs a word by how
+ * many rows of the whole table hold it (and normalises length by the whole table's mean), so a key
+ * could tell from its own facts' scores whether a word occurs in facts it may not read. Here FTS5 only
+ * matches (porter stemming, one MATCH per query term); N, the mean length and each term's document
+ * frequency are counted over the live facts of the searched scopes. A fact's term frequency is taken
+ * as 1 (facts are a sentence or two; FTS5 does not expose per-row counts to SQL) and its length is its
+ * stored token estimate. One statement: no round trip beyond the search's own.
+ */
+
+/** Okapi's usual constants; the bench (bench/README.md, LoCoMo) measured them against variants. */
+const K1 = 1.2;
+const B = 0.75;
+
+/** Numbered parameters (`?N`), one per distinct value: a value used in several places is bound once (D1 allows 100). */
+export class Params {
+  readonly values: (string | number)[] = [];
+  readonly #at = new Map<string | number, number>();
+  ref(v: string | number): string {
+    let i = this.#at.get(v);
+    if (i === undefined) {
+      this.values.push(v);
+      i = this.values.length;
+      this.#at.set(v, i);
+    }
+    return `?${i}`;
+  }
+}
+
+/** Which facts a search reads: an SQL predicate over bare `tenant_id` and `scope`, applied to facts and to fact_scope_stats alike. */
+export type Reach = (p: Params) => string;
+
+export type SearchFilter = { kind?: string; key?: string };
+
+/**
+ * The live facts within `reach` that match at least one of `terms` (searchTerms: letters and digits,
+ * quoted here anyway), with their BM25 `score` (higher is better), best first, at most `limit`.
+ */
+export function bm25Statement(
+  db: Pick<D1Database, "prepare">,
+  columns: string,
+  reach: Reach,
+  terms: readonly string[],
+  limit: number,
+  now: number,
+  filter: SearchFilter = {},
+): D1PreparedStatement {
+  const p = new Params();
+  const within = `(${reach(p)})`;
+  const at = p.ref(now);
+  // One MATCH per term, the terms a JSON array joined first: D1 allows 5 terms in a compound SELECT, so not a UNION.
+  const each = p.ref(JSON.stringify(terms.map(quoteTerm)));
+  const where = [
+    filter.kind !== undefined ? `AND f.kind = ${p.ref(filter.kind)}` : "",
+    filter.key !== undefined ? `AND f.key = ${p.ref(filter.key)}` : "",
+  ].join(" ");
+  // Expired rows the purge has not reached yet are neither searched nor counted (the stats rows still hold them).
+  const sql =
+    `WITH stats AS (SELECT MAX(1, n) AS n, MAX(1.0, tokens * 1.0 / MAX(1, n)) AS avgdl FROM (SELECT ` +
+    `COALESCE((SELECT SUM(n) FROM fact_scope_stats WHERE ${within}), 0) - COALESCE((SELECT COUNT(*) FROM facts WHERE expires_at <= ${at} AND ${within}), 0) AS n, ` +
+    `COALESCE((SELECT SUM(tokens) FROM fact_scope_stats WHERE ${within}), 0) - COALESCE((SELECT SUM(tokens) FROM facts WHERE expires_at <= ${at} AND ${within}), 0) AS tokens)), ` +
+    `hits AS (SELECT t.key AS term, facts_fts.rowid AS rid FROM json_each(${each}) t CROSS JOIN facts_fts WHERE facts_fts MATCH t.value), ` +
+    `m AS (SELECT h.term, h.rid, f.tokens FROM hits h JOIN facts f ON f.rowid = h.rid WHERE ${within} AND (f.expires_at IS NULL OR f.expires_at > ${at})), ` +
+    "df AS (SELECT term, COUNT(*) AS df FROM m GROUP BY term), " +
+    `s AS (SELECT m.rid, SUM(ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5)) * ${K1 + 1} / (1 + ${K1} * (1 - ${B} + ${B} * m.tokens / stats.avgdl))) AS score ` +
+    "FROM m JOIN df ON df.term = m.term CROSS JOIN stats GROUP BY m.rid) " +
+    `SELECT ${columns}, s.score AS score FROM s JOIN facts f ON f.rowid = s.rid WHERE 1 ${where} ORDER BY s.score DESC, f.rowid LIMIT ${p.ref(limit)}`;
+  return db.prepare(sql).bind(...p.values);
+}
