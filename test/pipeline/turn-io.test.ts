@@ -9,6 +9,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { FACTS_CACHE_MS } from "../../src/memory/facts-cache";
 import { BOOKKEEPING_FLUSH_MS } from "../../src/object/bookkeeping-flush";
 import { ThreadDO } from "../../src/object/thread-object";
 import { fakeOpenAI } from "../support/fake-openai";
@@ -75,45 +76,78 @@ const turn = (thread: string, text: string) =>
 const billed = async () =>
   (await env.DB.prepare("SELECT COALESCE(SUM(requests), 0) AS n FROM usage WHERE tenant_id = ?").bind(tenant().tenant).first<{ n: number }>())?.n ?? 0;
 
+/**
+ * Runs `scenario` (on a fresh thread each time) until its turns all fell within `windowMs` of each
+ * other, then checks it: the counts hold only for turns inside the facts cache's age and the
+ * bookkeeping interval, and a loaded machine (the whole suite on two cores) can stretch three turns
+ * past a second. Fails when five tries in a row were too slow to say anything.
+ */
+async function withinWindow(windowMs: number, scenario: () => Promise<{ elapsedMs: number; check: () => Promise<void> | void }>) {
+  const took: number[] = [];
+  for (let attempt = 0; attempt < 5; attempt++) {
+    vi.restoreAllMocks();
+    const { elapsedMs, check } = await scenario();
+    if (elapsedMs < windowMs * 0.9) return check();
+    took.push(Math.round(elapsedMs));
+  }
+  throw new Error(`the turns never fell within ${windowMs} ms of each other (took ${took.join(", ")} ms)`);
+}
+
 describe("the I/O of one stateful chat turn on an existing thread", () => {
   it("one RPC, one rate-limit call, one upstream call, no D1 round trip: facts from the thread object's cache, bookkeeping pending in its SQLite", async () => {
     for (let i = 0; i < 3; i++) {
       const res = await api("/v1/memory/facts", { key: tenant().adminKey, body: { scope: "organization:acme", kind: "rule", text: `Rule ${i}.` } });
       expect(res.status).toBe(201);
     }
-    const fake = fakeOpenAI().reply("one").reply("two").reply("three");
-    const thread = uniqueThread("io");
-    expect((await turn(thread, "first")).status).toBe(200);
-    expect((await turn(thread, "second")).status).toBe(200);
-    const before = fake.calls.length;
-    const c = await ioDuring(async () => {
-      expect((await turn(thread, "third")).status).toBe(200);
-      // Anything the turn still does after its answer is counted too.
-      await new Promise((r) => setTimeout(r, 100));
+    await withinWindow(FACTS_CACHE_MS, async () => {
+      const fake = fakeOpenAI().reply("one").reply("two").reply("three");
+      const thread = uniqueThread("io");
+      const t0 = Date.now();
+      expect((await turn(thread, "first")).status).toBe(200);
+      expect((await turn(thread, "second")).status).toBe(200);
+      const before = fake.calls.length;
+      let elapsedMs = 0;
+      const c = await ioDuring(async () => {
+        expect((await turn(thread, "third")).status).toBe(200);
+        elapsedMs = Date.now() - t0;
+        // Anything the turn still does after its answer is counted too.
+        await new Promise((r) => setTimeout(r, 100));
+      });
+      return {
+        elapsedMs,
+        check: async () => {
+          console.log(`BENCH turn-io ${JSON.stringify({ ...c, upstream: fake.calls.length - before })}`);
+          expect(c.rpc).toEqual(["answerTurn"]);
+          expect(c.rateLimits).toBe(1);
+          expect(fake.calls.length - before).toBe(1);
+          expect(sentFacts(fake.calls[before]!.body)).toBe(3);
+          // No facts read (the previous turn's read serves this one) and no usage write yet: no D1 at all.
+          expect(c.d1Trips).toEqual([]);
+          expect(c.sqlite.filter((q) => q.includes("facts_bookmark"))).toEqual([]);
+          expect(c.sqlite.filter((q) => q.includes("pending_usage"))).toHaveLength(1);
+        },
+      };
     });
-    console.log(`BENCH turn-io ${JSON.stringify({ ...c, upstream: fake.calls.length - before })}`);
-    expect(c.rpc).toEqual(["answerTurn"]);
-    expect(c.rateLimits).toBe(1);
-    expect(fake.calls.length - before).toBe(1);
-    expect(sentFacts(fake.calls[before]!.body)).toBe(3);
-    // No facts read (the previous turn's read serves this one) and no usage write yet: no D1 at all.
-    expect(c.d1Trips).toEqual([]);
-    expect(c.sqlite.filter((q) => q.includes("facts_bookmark"))).toEqual([]);
-    expect(c.sqlite.filter((q) => q.includes("pending_usage"))).toHaveLength(1);
-    // Within the flush interval the three turns' usage lands.
-    await waitFor("the turns' usage", async () => ((await billed()) === 3 ? true : undefined), BOOKKEEPING_FLUSH_MS + 5_000);
+    // Within the flush interval every turn's usage lands (three per try, however many tries it took).
+    await waitFor("the turns' usage", async () => ((await billed()) % 3 === 0 && (await billed()) > 0 ? true : undefined), BOOKKEEPING_FLUSH_MS + 5_000);
   });
 
   it("the usage and thread-list writes of turns within BOOKKEEPING_FLUSH_MS leave in one D1 batch", async () => {
-    fakeOpenAI().reply("one").reply("two").reply("three");
-    const thread = uniqueThread("io");
-    expect((await turn(thread, "first")).status).toBe(200); // creates the thread: listed at once, its usage pending
-    const c = await ioDuring(async () => {
-      expect((await turn(thread, "second")).status).toBe(200);
-      expect((await turn(thread, "third")).status).toBe(200);
-      await waitFor("the three turns' usage", async () => ((await billed()) === 6 ? true : undefined), BOOKKEEPING_FLUSH_MS + 5_000);
+    await withinWindow(BOOKKEEPING_FLUSH_MS, async () => {
+      fakeOpenAI().reply("one").reply("two").reply("three");
+      const thread = uniqueThread("io");
+      const owed = (await billed()) + 3;
+      const t0 = Date.now();
+      expect((await turn(thread, "first")).status).toBe(200); // creates the thread: listed at once, its usage pending
+      let elapsedMs = 0;
+      const c = await ioDuring(async () => {
+        expect((await turn(thread, "second")).status).toBe(200);
+        expect((await turn(thread, "third")).status).toBe(200);
+        elapsedMs = Date.now() - t0;
+        await waitFor("the three turns' usage", async () => ((await billed()) >= owed ? true : undefined), BOOKKEEPING_FLUSH_MS + 5_000);
+      });
+      // The one batch: the day's usage row (the three turns added into it) and the thread list's updated_at; besides it only the polls above.
+      return { elapsedMs, check: () => expect(c.d1Trips.filter((t) => t !== "first")).toEqual(["batch(2)"]) };
     });
-    // The one batch: the day's usage row (the three turns added into it) and the thread list's updated_at; besides it only the polls above.
-    expect(c.d1Trips.filter((t) => t !== "first")).toEqual(["batch(2)"]);
   });
 });
