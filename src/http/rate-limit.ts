@@ -4,8 +4,9 @@ import { errorText, log } from "../core/log";
 
 /**
  * Per-key rate limits with the Workers rate-limiting bindings (configured in
- * wrangler.toml; miniflare enforces them locally too). Admin and operator keys
- * share RATE_LIMIT_ADMIN, members RATE_LIMIT_MEMBER, each counted per key id;
+ * wrangler.toml; miniflare enforces them locally too). Admin keys count on
+ * RATE_LIMIT_ADMIN, members on RATE_LIMIT_MEMBER and the operator key on
+ * RATE_LIMIT_OPERATOR (provisioning in bulk), each per key id;
  * webhook deliveries count per hook on RATE_LIMIT_WEBHOOK (checked by the
  * delivery route once the signature holds, so forged requests cannot use up a
  * hook's allowance). The binding only says yes or no, so Retry-After is the
@@ -29,7 +30,8 @@ export async function withinLimit(limiter: RateLimit, key: string): Promise<bool
   }
 }
 
-export const limiterFor = (env: Env, p: Principal): RateLimit => (p.role === "member" ? env.RATE_LIMIT_MEMBER : env.RATE_LIMIT_ADMIN);
+export const limiterFor = (env: Env, p: Principal): RateLimit =>
+  p.role === "member" ? env.RATE_LIMIT_MEMBER : p.role === "operator" ? env.RATE_LIMIT_OPERATOR : env.RATE_LIMIT_ADMIN;
 
 /** The per-key limit of a bearer-key caller (called by the route's declared access, after authentication).
  * LangGraph's checkpointer and store routes count on their own binding (a graph step is several calls). */

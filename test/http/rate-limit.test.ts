@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { api, createKey, createTenant } from "../support/tenants";
+import { api, createKey, createTenant, OPERATOR_KEY } from "../support/tenants";
 import { deliver, deliveryCount, registerHook } from "../webhooks/helpers";
 
-// wrangler.toml: RATE_LIMIT_MEMBER 120/60 s, RATE_LIMIT_ADMIN 600/60 s, RATE_LIMIT_WEBHOOK 300/60 s;
+// wrangler.toml: RATE_LIMIT_MEMBER 120/60 s, RATE_LIMIT_ADMIN 600/60 s, RATE_LIMIT_OPERATOR 3000/60 s, RATE_LIMIT_WEBHOOK 300/60 s;
 // miniflare enforces the same bindings locally.
 /** The bindings count in wall-clock-aligned minutes: start a counting test well inside one, so it cannot roll over midway. */
 async function freshWindow(needMs = 15_000): Promise<void> {
@@ -38,6 +38,12 @@ describe("per-key rate limits", () => {
     const sibling = await createKey(t.tenant, { role: "member" });
     expect((await api("/v1/models", { key: sibling.key })).status).toBe(200);
     expect((await api("/v1/models", { key: t.adminKey })).status).toBe(200);
+  });
+
+  it("the operator key counts on its own binding (RATE_LIMIT_OPERATOR), past an admin's 600 a minute", async () => {
+    await freshWindow();
+    const statuses = await hammer(601, () => api("/v1/models", { key: OPERATOR_KEY }));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(601);
   });
 
   it("admin keys have the larger allowance", async () => {
