@@ -3,7 +3,7 @@ import { estimateTokens } from "../core/tokens";
 import type { ChatMessage, ChatResult } from "../providers/types";
 import type { ModelConfig } from "../config/model-config";
 import { tokensOf } from "./prompt";
-import type { PendingUsage } from "../thread/pending-bookkeeping";
+import { type PendingUsage, usageUpsertSql, usageValues } from "../thread/pending-bookkeeping";
 
 /** Per-tenant, per-day, per-model, per-cause usage counters in D1: one row per provider call is added in. */
 
@@ -72,18 +72,7 @@ export const pendingUsage = (tenant: string, u: UsageRecord, now = Date.now()): 
 
 /** The upsert that adds one counter row into D1's `usage`. */
 export function usageRowStatement(db: D1Database, r: PendingUsage): D1PreparedStatement {
-  return db
-    .prepare(
-      `INSERT INTO usage (tenant_id, day, model, cause, requests, prompt_tokens, completion_tokens, cost, estimated_requests)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-       ON CONFLICT (tenant_id, day, model, cause) DO UPDATE SET
-         requests = requests + excluded.requests,
-         prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-         completion_tokens = completion_tokens + excluded.completion_tokens,
-         cost = cost + excluded.cost,
-         estimated_requests = estimated_requests + excluded.estimated_requests`,
-    )
-    .bind(r.tenant_id, r.day, r.model, r.cause, r.requests, r.prompt_tokens, r.completion_tokens, r.cost, r.estimated_requests);
+  return db.prepare(usageUpsertSql("usage")).bind(...usageValues(r));
 }
 
 export type UsageRow = {

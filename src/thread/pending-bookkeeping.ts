@@ -42,30 +42,30 @@ export type TakenBookkeeping = { usage: PendingUsage[]; listing: PendingListing 
 const LISTING_KEY = "pending_listing";
 
 /** The object's pending bookkeeping, one capability (the table above and one `meta` row are its own). */
+/**
+ * The upsert that adds a counter row into its day's row: one text for the object's `pending_usage`
+ * and D1's `usage` (same columns), so the two can never add up differently.
+ */
+export const usageUpsertSql = (table: "usage" | "pending_usage"): string =>
+  `INSERT INTO ${table} (tenant_id, day, model, cause, requests, estimated_requests, prompt_tokens, completion_tokens, cost)
+   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+   ON CONFLICT (tenant_id, day, model, cause) DO UPDATE SET
+     requests = requests + excluded.requests,
+     estimated_requests = estimated_requests + excluded.estimated_requests,
+     prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+     completion_tokens = completion_tokens + excluded.completion_tokens,
+     cost = cost + excluded.cost`;
+
+/** A row's values in usageUpsertSql's order. */
+export const usageValues = (u: PendingUsage) =>
+  [u.tenant_id, u.day, u.model, u.cause, u.requests, u.estimated_requests, u.prompt_tokens, u.completion_tokens, u.cost] as const;
+
 export class PendingBookkeeping {
   constructor(private readonly sql: SqlStorage) {}
 
   /** Adds a provider call's (or a run's) usage into its day's counter row. */
   addUsage(u: PendingUsage): void {
-    this.sql.exec(
-      `INSERT INTO pending_usage (tenant_id, day, model, cause, requests, estimated_requests, prompt_tokens, completion_tokens, cost)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (tenant_id, day, model, cause) DO UPDATE SET
-         requests = requests + excluded.requests,
-         estimated_requests = estimated_requests + excluded.estimated_requests,
-         prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-         completion_tokens = completion_tokens + excluded.completion_tokens,
-         cost = cost + excluded.cost`,
-      u.tenant_id,
-      u.day,
-      u.model,
-      u.cause,
-      u.requests,
-      u.estimated_requests,
-      u.prompt_tokens,
-      u.completion_tokens,
-      u.cost,
-    );
+    this.sql.exec(usageUpsertSql("pending_usage"), ...usageValues(u));
   }
 
   /** The thread was written at `at`: its list entry moves to the newest such time. */
