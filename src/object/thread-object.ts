@@ -145,6 +145,16 @@ export class ThreadDO extends DurableObject<Env> {
     await this.#flushNow();
   }
 
+  /**
+   * Resolves once every run begun so far has ended and no send of bookkeeping is under way (rows
+   * waiting for the alarm stay there). A delete waits for this, so a send already on its way to D1
+   * cannot list the thread again after the delete; tests wait for it before comparing D1.
+   */
+  async settled(): Promise<void> {
+    await this.#inFlight.idle();
+    await this.#flushing;
+  }
+
   /** Rows added soon after a send wait for the alarm (set once per batch; it survives an eviction, the rows are in SQLite). */
   #deferIfRecent(): void {
     if (this.#flushing !== undefined || Date.now() - this.#flushedAt < BOOKKEEPING_FLUSH_MS) this.#flushSoon();
@@ -251,7 +261,7 @@ export class ThreadDO extends DurableObject<Env> {
       const leases = this.#openLeases();
       const lease = await leases.take(clampTtl(undefined), clampWait(undefined));
       try {
-        await this.#inFlight.idle();
+        await this.settled();
         // The usage its runs owe is sent first (every provider call is billed); the list entry goes with the thread.
         if (this.#opened) await flushBookkeeping(this.env.DB, this.#opened.bookkeeping, { listing: false }).catch(() => undefined);
         await this.ctx.storage.deleteAlarm();

@@ -28,7 +28,9 @@ let hook: { id: string; secret: string };
 let firstCheckpoint: string;
 
 const uid = () => crypto.randomUUID().slice(0, 8);
-const threads = () => ({ A: ["a-1", "a-del", "a-new"], B: ["a-1"] });
+/** Every thread a call may touch or the setup made (a fresh thread joins when made): their heads are compared and their late bookkeeping settled. */
+const known = { A: ["a-1", "a-del", "a-new", "ceo"], B: ["a-1"] };
+const threads = () => known;
 
 async function made<T>(res: Promise<Response>, status = 201): Promise<T> {
   const r = await res;
@@ -151,6 +153,7 @@ const freshResponse = async () =>
 /** A thread of tenant A that the `session:a*` member reaches (so its denial of a rewrite is BEM-022, not BEM-025). */
 const freshThread = async () => {
   const id = `a-x-${uid()}`;
+  known.A.push(id);
   await made(api("/v1/chat/completions", { key: A.adminKey, body: { model: "offline-echo", thread_id: id, messages: say("to remove") } }), 200);
   return id;
 };

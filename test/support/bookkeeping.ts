@@ -12,5 +12,12 @@ export async function settleBookkeeping(tenant: string, threads?: readonly strin
   const ids =
     threads ??
     (await env.DB.prepare("SELECT thread_id FROM threads WHERE tenant_id = ?").bind(tenant).all<{ thread_id: string }>()).results.map((r) => r.thread_id);
-  await Promise.all(ids.map((id) => runDurableObjectAlarm(env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, id))))));
+  await Promise.all(
+    ids.map(async (id) => {
+      const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, id)));
+      // A turn's own send leaves after its answer, under the object's waitUntil: wait for it, then run the alarm's.
+      await stub.settled();
+      await runDurableObjectAlarm(stub);
+    }),
+  );
 }
