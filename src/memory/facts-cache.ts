@@ -7,7 +7,7 @@ import type { Fact } from "./facts";
  * facts are"); this adds at most as much again for facts written without their bookmark.
  */
 export const FACTS_CACHE_MS = 1_000;
-/** Scopes one object keeps (a run loads a few; the cap only bounds memory). */
+/** Scopes one object keeps (a run loads a few; the cap only bounds memory): past it, the least recently used goes. */
 const MAX_SCOPES = 64;
 
 type Entry = { facts: readonly Fact[]; readAt: number; bookmark: string | undefined };
@@ -40,6 +40,12 @@ export class FactsCache {
     private readonly clock: () => number = Date.now,
   ) {}
 
+  /** Makes `key` the most recently used entry (last in the Map's order), holding `e`. */
+  #use(key: string, e: Entry): void {
+    this.#entries.delete(key);
+    this.#entries.set(key, e);
+  }
+
   /** The view of one run that must read facts at least as fresh as `need`; `seen` is its session's bookmark after a read. */
   forRun(need: string | undefined, seen: () => string | undefined): RunFactsCache {
     const keyOf = (owner: string, scope: string) => `${owner}\u0000${scope}`;
@@ -49,11 +55,14 @@ export class FactsCache {
         if (!e || this.clock() - e.readAt >= this.maxAgeMs) return undefined;
         // Fresh enough: the read saw at least what the run must see.
         if (need !== undefined && (e.bookmark === undefined || newerBookmark(e.bookmark, need) !== e.bookmark)) return undefined;
+        this.#use(keyOf(owner, scope), e);
         return e.facts;
       },
       put: (owner, scope, facts, readAt) => {
-        if (this.#entries.size >= MAX_SCOPES) this.#entries.clear();
-        this.#entries.set(keyOf(owner, scope), { facts, readAt, bookmark: seen() });
+        this.#use(keyOf(owner, scope), { facts, readAt, bookmark: seen() });
+        // The Map iterates in insertion order, and #use re-inserts: the first key is the least recently used.
+        const oldest = this.#entries.keys().next().value;
+        if (this.#entries.size > MAX_SCOPES && oldest !== undefined) this.#entries.delete(oldest);
       },
       clear: () => this.#entries.clear(),
     };

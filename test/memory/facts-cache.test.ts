@@ -54,6 +54,24 @@ describe("FactsCache: the rule", () => {
     run.clear();
     expect(run.get("t", "s")).toBeUndefined();
   });
+
+  it("at its cap of 64 scopes it drops the least recently used one, not every entry", () => {
+    const cache = new FactsCache(FACTS_CACHE_MS, () => 0);
+    const run = cache.forRun(undefined, () => undefined);
+    for (let i = 0; i < 64; i++) run.put("t", `s${i}`, [fact(`f${i}`)], 0);
+    // s0 is read (used), s1 rewritten: the oldest use is now s2's.
+    expect(run.get("t", "s0")).toBeDefined();
+    run.put("t", "s1", [fact("f1b")], 0);
+    run.put("t", "s64", [fact("f64")], 0);
+    expect(run.get("t", "s2")).toBeUndefined();
+    for (const i of [0, 1, 3, 63, 64]) expect(run.get("t", `s${i}`), `s${i}`).toBeDefined();
+    expect(run.get("t", "s1")?.map((f) => f.text)).toEqual(["f1b"]);
+    run.put("t", "s65", [fact("f65")], 0);
+    // Next oldest: s4 (s3 was read since).
+    expect(run.get("t", "s4")).toBeUndefined();
+    expect(run.get("t", "s3")).toBeDefined();
+    expect(run.get("t", "s5")).toBeDefined();
+  });
 });
 
 type Body = { model: string; messages: { role: string; content: unknown }[] };
