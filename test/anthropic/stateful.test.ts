@@ -3,6 +3,7 @@ import { sessionThreadId } from "../../src/anthropic/session";
 import { openaiClient, tenantForRuns, uniqueThread } from "../support/runs";
 import { fakeAnthropic } from "../support/fake-anthropic";
 import { fakeOpenAI } from "../support/fake-openai";
+import { settleBookkeeping } from "../support/bookkeeping";
 import { api } from "../support/tenants";
 
 /**
@@ -137,13 +138,15 @@ describe("stateful /v1/messages", () => {
   it("Idempotency-Key and usage work as on chat: a repeat is replayed without a second provider call, and the turn is billed", async () => {
     const up = fakeAnthropic().reply({ text: "once", usage: { prompt_tokens: 7, completion_tokens: 3 } });
     const key = `idem-${crypto.randomUUID()}`;
-    const body = { model: "claude-sonnet-4", max_tokens: 64, thread_id: uniqueThread("idem"), messages: [{ role: "user", content: "only once" }] };
+    const thread = uniqueThread("idem");
+    const body = { model: "claude-sonnet-4", max_tokens: 64, thread_id: thread, messages: [{ role: "user", content: "only once" }] };
     const a = await messages(body, undefined, { "idempotency-key": key });
     const b = await messages(body, undefined, { "idempotency-key": key });
     expect(a.status).toBe(200);
     expect(b.headers.get("idempotent-replayed")).toBe("true");
     expect(await b.json()).toEqual(await a.json());
     expect(up.calls).toHaveLength(1);
+    await settleBookkeeping(tenant().tenant, [thread]); // sent by the thread's object as the answer leaves
     const day = new Date().toISOString().slice(0, 10);
     const usage = (await (await api(`/v1/usage?from=${day}&to=${day}`, { key: tenant().adminKey })).json()) as {
       rows?: { model: string }[];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fakeAnthropic } from "../support/fake-anthropic";
+import { settleBookkeeping } from "../support/bookkeeping";
 import { api, createTenant } from "../support/tenants";
 import { readSse, tenantForRuns, uniqueThread } from "../support/runs";
 
@@ -107,10 +108,13 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
   it("records usage per tenant and day", async () => {
     fakeAnthropic().reply({ text: "x", usage: { prompt_tokens: 10, completion_tokens: 4 } });
     const before = (await (await api("/v1/usage", { key: tenant().adminKey })).json()) as { total: { requests: number; prompt_tokens: number } };
+    const session = uniqueThread("s");
     await api("/v1/invoke", {
       key: tenant().adminKey,
-      body: { agent_name: "assistant", session_id: uniqueThread("s"), content: [{ type: "text", text: "x" }], model_override: "claude-3-5-haiku" },
+      body: { agent_name: "assistant", session_id: session, content: [{ type: "text", text: "x" }], model_override: "claude-3-5-haiku" },
     });
+    // The thread's object sends the usage as the answer leaves: wait for that send, not for a clock.
+    await settleBookkeeping(tenant().tenant, [session]);
     const after = (await (await api("/v1/usage", { key: tenant().adminKey })).json()) as { total: { requests: number; prompt_tokens: number } };
     expect(after.total.requests).toBe(before.total.requests + 1);
     expect(after.total.prompt_tokens).toBe(before.total.prompt_tokens + 10);
