@@ -11,8 +11,8 @@ export const BOOKKEEPING_RETRY_MS = 30_000;
 /**
  * Sends what the thread's runs owe D1 — the usage counter rows and the thread list's newest
  * updated_at — in one batch. `listing: false` (the thread is being deleted) sends the usage only.
- * A failure puts the rows back (later turns add to them, the next send takes them all), is logged
- * and rethrown.
+ * A failure puts back everything taken, the list entry a delete did not send included (later turns
+ * add to them, the next send takes them all), is logged and rethrown.
  */
 export async function flushBookkeeping(db: D1Database, pending: PendingBookkeeping, opts: { listing: boolean }): Promise<void> {
   const taken = pending.take();
@@ -22,7 +22,7 @@ export async function flushBookkeeping(db: D1Database, pending: PendingBookkeepi
   try {
     await db.batch(writes);
   } catch (e) {
-    pending.putBack({ usage: taken.usage, listing });
+    pending.putBack(taken);
     log.error("bookkeeping", { usage_rows: taken.usage.length, listing: listing !== null, message: errorText(e) });
     throw e;
   }

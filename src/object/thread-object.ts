@@ -262,13 +262,22 @@ export class ThreadDO extends DurableObject<Env> {
       const lease = await leases.take(clampTtl(undefined), clampWait(undefined));
       try {
         await this.settled();
-        // The usage its runs owe is sent first (every provider call is billed); the list entry goes with the thread.
-        if (this.#opened) await flushBookkeeping(this.env.DB, this.#opened.bookkeeping, { listing: false }).catch(() => undefined);
+        // The D1 side goes first and must land, or nothing is deleted (503 BEM-171, the client retries): the usage
+        // its runs owe (every provider call is billed; deleting the storage would drop the rows), then the list entry,
+        // conversation and stored responses (the storage gone with its list entry left would be a thread no one can reach).
+        try {
+          if (this.#opened) await flushBookkeeping(this.env.DB, this.#opened.bookkeeping, { listing: false });
+          await forgetThread(this.env.DB, thread.tenant, thread.threadId);
+        } catch (e) {
+          // The usage rows are back in place; they leave with the object's next send (or the retried delete).
+          log.error("thread-delete", { message: errorText(e) });
+          this.#flushSoon(BOOKKEEPING_RETRY_MS);
+          throw new AppError("BEM-171");
+        }
         await this.ctx.storage.deleteAlarm();
         await this.ctx.storage.deleteAll();
         this.#flushAt = undefined;
         this.#opened = undefined;
-        await forgetThread(this.env.DB, thread.tenant, thread.threadId);
       } finally {
         leases.release(lease.token);
       }

@@ -60,4 +60,44 @@ describe("a thread object's pending bookkeeping", () => {
     expect(await listed(thread)).toBeUndefined();
     expect(await billed()).toBe(start + 2);
   });
+
+  it("a delete whose usage send fails is refused (503 BEM-171) and deletes nothing; the retried delete bills every call once", async () => {
+    fakeOpenAI().reply("one").reply("two").reply("three");
+    const thread = uniqueThread("bk");
+    const start = await billed();
+    for (const text of ["first", "second", "third"]) expect((await turn(thread, text)).status).toBe(200);
+    const db = Object.getPrototypeOf(env.DB) as D1Database;
+    const batch = db.batch;
+    vi.spyOn(db, "batch").mockImplementationOnce(() => Promise.reject(new Error("D1 is down")));
+    const refused = await api(`/v1/threads/${thread}`, { key: tenant().adminKey, method: "DELETE" });
+    expect(refused.status).toBe(503);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("BEM-171");
+    vi.mocked(db.batch).mockImplementation(batch);
+    // Nothing was deleted: the thread is whole and still listed.
+    const state = await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey });
+    expect(state.status).toBe(200);
+    expect(((await state.json()) as { channels: { messages: unknown[] } }).channels.messages).toHaveLength(6);
+    expect(await listed(thread)).toBeDefined();
+    expect((await api(`/v1/threads/${thread}`, { key: tenant().adminKey, method: "DELETE" })).status).toBe(204);
+    expect(await billed()).toBe(start + 3);
+    expect(await listed(thread)).toBeUndefined();
+    expect((await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).status).toBe(404);
+  });
+
+  it("a delete whose list removal fails is refused (503 BEM-171) and leaves the thread whole", async () => {
+    fakeOpenAI().reply("one");
+    const thread = uniqueThread("bk");
+    expect((await turn(thread, "first")).status).toBe(200);
+    await stubOf(thread).settled();
+    const db = Object.getPrototypeOf(env.DB) as D1Database;
+    const batch = db.batch;
+    // The usage owed is sent already; the one batch the delete makes is the list removal.
+    vi.spyOn(db, "batch").mockImplementationOnce(() => Promise.reject(new Error("D1 is down")));
+    const refused = await api(`/v1/threads/${thread}`, { key: tenant().adminKey, method: "DELETE" });
+    expect(refused.status).toBe(503);
+    vi.mocked(db.batch).mockImplementation(batch);
+    const state = await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey });
+    expect(state.status).toBe(200);
+    expect(await listed(thread)).toBeDefined();
+  });
 });
