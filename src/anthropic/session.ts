@@ -16,5 +16,20 @@ export const CLAUDE_SESSION_MODE_HEADER = "x-edgeweave-claude-session";
 export const SESSION_THREAD_PREFIX = "cc-";
 
 export function sessionThreadId(sessionId: string, first: MessageParam): string {
-  return `${SESSION_THREAD_PREFIX}${sessionId}-${hashString(JSON.stringify(first))}`;
+  return `${SESSION_THREAD_PREFIX}${sessionId}-${hashString(JSON.stringify(withoutBreakpoints(first)))}`;
+}
+
+/**
+ * The message without its cache breakpoints (its blocks', and those inside a tool_result's content):
+ * Claude Code puts one on the newest message of each call, so the first message has it on the first
+ * call only; it is a per-call instruction, as reconciliation takes it (thread/message-hash.ts), not
+ * part of which conversation this is. A message without breakpoints digests as before.
+ */
+function withoutBreakpoints(m: MessageParam): unknown {
+  const strip = (b: unknown): unknown => {
+    if (typeof b !== "object" || b === null || Array.isArray(b)) return b;
+    const { cache_control: _perCall, ...rest } = b as Record<string, unknown>;
+    return Array.isArray(rest.content) ? { ...rest, content: rest.content.map(strip) } : rest;
+  };
+  return typeof m.content === "string" ? m : { ...m, content: m.content.map(strip) };
 }

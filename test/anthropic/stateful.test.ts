@@ -123,6 +123,34 @@ describe("stateful /v1/messages", () => {
     expect(((await off.json()) as { edgeweave: { thread_id: string | null } }).edgeweave.thread_id).toBeNull();
   });
 
+  it("session-header mode: the breakpoint Claude Code moves to the newest message each call does not move the conversation to another thread", async () => {
+    fakeAnthropic().reply("Hi!").reply("Still here.").reply("Third.");
+    const session = crypto.randomUUID();
+    const headers = { "x-claude-code-session-id": session, "x-edgeweave-claude-session": "thread" };
+    const text = (t: string, cached = false) => ({ type: "text", text: t, ...(cached ? { cache_control: { type: "ephemeral" } } : {}) });
+    const ask = (t: string, cached: boolean) => ({ role: "user", content: [text("<system-reminder>context</system-reminder>"), text(t, cached)] });
+    // Each call carries the breakpoint on its newest message only: the first message has it on the first call alone.
+    const calls = [
+      [ask("hello", true)],
+      [ask("hello", false), { role: "assistant", content: [text("Hi!")] }, ask("again", true)],
+      [
+        ask("hello", false),
+        { role: "assistant", content: [text("Hi!")] },
+        ask("again", false),
+        { role: "assistant", content: [text("Still here.")] },
+        ask("more", true),
+      ],
+    ];
+    const threads: string[] = [];
+    for (const messagesSent of calls) {
+      const res = await messages({ model: "claude-sonnet-4", max_tokens: 64, messages: messagesSent }, tenant().memberKey, headers);
+      expect(res.status).toBe(200);
+      threads.push(((await res.json()) as { edgeweave: { thread_id: string } }).edgeweave.thread_id);
+    }
+    expect(new Set(threads).size).toBe(1);
+    expect(shape(await stored(threads[0]!, tenant().memberKey)).map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant"]);
+  });
+
   it("a member key without a session:cc-* grant is refused the session thread (403 permission_error BEM-025), nothing called", async () => {
     const t = await (await import("../support/tenants")).createTenant();
     const up = fakeAnthropic();
