@@ -80,27 +80,18 @@ const billed = async () =>
  * Runs `scenario` (on a fresh thread each time) until its turns all fell within `windowMs` of each
  * other, then checks it: the counts hold only for turns inside the facts cache's age and the
  * bookkeeping interval, and a loaded machine (the whole suite on two cores) can stretch three turns
- * past a second. Fails when five tries in a row were too slow or broke the contract.
+ * past a second. The first try that ran in time is checked (a broken cache or batch fails it); five
+ * tries in a row too slow fail the test.
  */
 async function withinWindow(windowMs: number, scenario: () => Promise<{ elapsedMs: number; check: () => Promise<void> | void }>) {
   const tries: string[] = [];
   for (let attempt = 0; attempt < 5; attempt++) {
     vi.restoreAllMocks();
     const { elapsedMs, check } = await scenario();
-    if (elapsedMs >= windowMs * 0.9) {
-      tries.push(`${Math.round(elapsedMs)} ms`);
-      continue;
-    }
-    try {
-      return await check();
-    } catch (e) {
-      // Under the whole suite (one runtime reused file after file) a try has been seen to miss the
-      // window the test's clock says it met; a broken cache or batch fails every try, so five in a
-      // row still fail the test, with each try's reason.
-      tries.push(e instanceof Error ? e.message.split("\n")[0]! : String(e));
-    }
+    if (elapsedMs < windowMs * 0.9) return check();
+    tries.push(`${Math.round(elapsedMs)} ms`);
   }
-  throw new Error(`no try of five met the contract within ${windowMs} ms: ${tries.join(" | ")}`);
+  throw new Error(`no try of five ran within ${windowMs} ms: ${tries.join(" | ")}`);
 }
 
 describe("the I/O of one stateful chat turn on an existing thread", () => {
@@ -119,9 +110,11 @@ describe("the I/O of one stateful chat turn on an existing thread", () => {
       let elapsedMs = 0;
       const c = await ioDuring(async () => {
         expect((await turn(thread, "third")).status).toBe(200);
-        elapsedMs = Date.now() - t0;
-        // Anything the turn still does after its answer is counted too.
+        // Anything the turn still does after its answer is counted too. The wait is inside the window:
+        // on a loaded machine it can run long enough to reach the second turn's flush alarm, whose
+        // batch would then be counted as this turn's (the cause of the flake seen under the whole suite).
         await new Promise((r) => setTimeout(r, 100));
+        elapsedMs = Date.now() - t0;
       });
       return {
         elapsedMs,
