@@ -251,6 +251,7 @@ function runtimeFor(
       principal,
       ...(thread ? { threadId: thread.threadId } : {}),
       scopes: run.scopes.map(String),
+      facts: () => deps.io.writer(),
       ...(deps.io.factsCache ? { factsWritten: deps.io.factsCache.clear } : {}),
     },
   };

@@ -1,5 +1,5 @@
 import { errorText, log } from "../core/log";
-import { factsSession } from "../memory/bookmark";
+import { factsSession, newerBookmark } from "../memory/bookmark";
 import type { FactsCache, RunFactsCache } from "../memory/facts-cache";
 import type { PendingListing, PendingUsage } from "../thread/pending-bookkeeping";
 import { touchStatement } from "../thread/thread-list";
@@ -29,13 +29,15 @@ export class RunIO {
   readonly #db: D1Database;
   readonly #writes: { stmt: D1PreparedStatement; what: string }[] = [];
   readonly #after: Promise<unknown>[] = [];
+  readonly #writers: D1DatabaseSession[] = [];
 
   readonly #deferred: DeferredBookkeeping | undefined;
 
   constructor(db: D1Database, bookmark: string | undefined, inObject: { cache?: FactsCache; deferred?: DeferredBookkeeping } = {}) {
     this.#db = db;
     this.facts = factsSession(db, bookmark);
-    this.factsCache = inObject.cache?.forRun(bookmark, () => this.bookmark());
+    // A cached read is as fresh as the read session alone (a write on the primary says nothing of what the replica returned).
+    this.factsCache = inObject.cache?.forRun(bookmark, () => this.facts.getBookmark() ?? undefined);
     this.#deferred = inObject.deferred;
   }
 
@@ -56,9 +58,19 @@ export class RunIO {
   /** Work to finish before the run settles (never fails it: each promise logs its own failure). */
   readonly later = (p: Promise<unknown>): void => void this.#after.push(p.catch(() => undefined));
 
-  /** The newest point in D1's history the run's facts reads have seen. */
+  /**
+   * A session on the primary for facts the run writes (memory tools): its bookmark counts in bookmark(),
+   * so the thread's next turn reads those writes wherever its reads are served.
+   */
+  writer(): D1DatabaseSession {
+    const s = this.#db.withSession("first-primary");
+    this.#writers.push(s);
+    return s;
+  }
+
+  /** The newest point in D1's history the run's facts reads and writes have seen. */
   bookmark(): string | undefined {
-    return this.facts.getBookmark() ?? undefined;
+    return this.#writers.reduce<string | undefined>((newest, s) => newerBookmark(newest, s.getBookmark()), this.facts.getBookmark() ?? undefined);
   }
 
   /** Sends the bookkeeping (one batch per round, or the object's) and waits for everything left behind, including work it starts. */

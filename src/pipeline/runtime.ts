@@ -17,9 +17,10 @@ export type Runtime = {
 };
 
 declare global {
-  // The worker's bindings (worker-configuration.d.ts). Declared here too, empty, so the
-  // build-time scripts that import this file type-check without the worker types.
+  // The worker's bindings (worker-configuration.d.ts) and D1's session type (workers-types). Declared
+  // here too, empty, so the build-time scripts that import this file type-check without the worker types.
   interface Env {}
+  interface D1DatabaseSession {}
 }
 
 /** The calling key and the run's memory layers, injected by the pipeline. */
@@ -28,6 +29,11 @@ export type ToolCaller = {
   principal: Principal;
   threadId?: string;
   scopes: readonly string[];
+  /**
+   * Where memory tools read and write facts: the primary, through a session of the run's (RunIO.writer),
+   * so the bookmark the thread keeps after the run is past their writes and its next turn reads them on any replica.
+   */
+  facts?: () => D1DatabaseSession;
   /** A tool wrote or deleted facts: the thread object's facts cache must not serve what it read before (memory/facts-cache.ts). */
   factsWritten?: () => void;
 };

@@ -5,8 +5,12 @@
  * write at once, a fact written elsewhere reaches the thread within the bound, and a fact the agent
  * itself remembers (memory tools, inside the object) is in the very next turn.
  */
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { FACTS_CACHE_MS, FactsCache } from "../../src/memory/facts-cache";
+import { ThreadMeta } from "../../src/thread/meta";
+import { threadObjectName } from "../../src/thread/thread-id";
 import type { Fact } from "../../src/memory/facts";
 import { fakeOpenAI } from "../support/fake-openai";
 import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
@@ -133,5 +137,52 @@ describe("the facts cache through turns", () => {
     expect((await chat("My cat is Miso.")).status).toBe(200);
     expect((await chat("What is my cat called?")).status).toBe(200);
     expect(sentText(fake.calls[3]!.body)).toContain("The user's cat is called Miso.");
+  });
+
+  it("a fact the agent remembers moves the thread's bookmark past its write, so the next turn reads it on any replica", async () => {
+    const thread = uniqueThread("fc");
+    // The primary's position while the model is first asked: before the tool's write, after the turn's facts read.
+    let beforeWrite: string | undefined;
+    const primaryNow = async () => {
+      const s = env.DB.withSession("first-primary");
+      await s.prepare("SELECT 1").run();
+      return s.getBookmark() ?? undefined;
+    };
+    fakeOpenAI()
+      .respond(async (_req, body) => {
+        beforeWrite = await primaryNow();
+        return Response.json({
+          id: "chatcmpl-bm",
+          object: "chat.completion",
+          created: 1,
+          model: (body as { model: string }).model,
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: "assistant",
+                content: null,
+                tool_calls: [
+                  { id: "c1", type: "function", function: { name: "remember", arguments: JSON.stringify({ kind: "profile", text: "Likes tea." }) } },
+                ],
+              },
+              finish_reason: "tool_calls",
+            },
+          ],
+          usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 },
+        });
+      })
+      .reply("Noted.");
+    const res = await api("/v1/chat/completions", {
+      key: tenant().adminKey,
+      body: { model: "gpt-4o-mini", agent: "memory-assistant", thread_id: thread, messages: [{ role: "user", content: "I like tea." }] },
+    });
+    expect(res.status).toBe(200);
+    const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant().tenant, thread)));
+    await stub.settled();
+    const kept = await runInDurableObject(stub, (_o, state) => ThreadMeta.open(state.storage).factsBookmark());
+    expect(beforeWrite).toBeDefined();
+    // A session started from the kept bookmark reads at least the write (D1 bookmarks order as strings).
+    expect(kept! > beforeWrite!).toBe(true);
   });
 });

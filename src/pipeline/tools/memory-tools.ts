@@ -49,7 +49,8 @@ function defaultWriteScope(caller: ToolCaller): MemoryScope {
   throw new AppError("BEM-023", "No memory layer of this run is writable with this key; name a scope the key is granted");
 }
 
-const store = (caller: ToolCaller) => new D1FactsBackend(caller.env.DB, caller.principal.tenant);
+/** On the primary, through a session of the run's when there is one: the thread's kept bookmark then covers the tool's writes. */
+const store = (caller: ToolCaller) => new D1FactsBackend(caller.facts?.() ?? caller.env.DB, caller.principal.tenant);
 
 export const rememberTool = defineTool({
   name: "remember",
