@@ -116,6 +116,7 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
     let room: ThreadRoom | undefined;
     let report: ReconcileReport | null = null;
     let ended = () => undefined as void;
+    let answered = false;
     try {
       // This run's turn on the thread first (FIFO, BEM-038 past the wait): what it continues from —
       // reconciliation, previous_response_id — is decided under its lease, against the head it will extend.
@@ -151,13 +152,16 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
         ...rest
       } = await runTurn(deps, { input: { ...continued(room, turn), timings: new Timings() }, admission: { scopes: req.scopes } }, hooks);
       send({ t: "done", result: { ...rest, reconciled: report, timings: timings.entries } });
+      answered = true;
     } catch (e) {
       send({ t: "error", error: toWireError(e) });
     } finally {
       // A save with endRun released it already (then this does nothing); any failure gives it back here.
       room?.end();
     }
-    const seen = newerBookmark(bookmark, io.bookmark());
+    // Only a run that answered keeps its bookmark: a client's header that D1 refuses (well-formed, but never issued,
+    // or another database's) fails that turn alone instead of becoming every later turn's constraint, whoever runs it.
+    const seen = answered ? newerBookmark(bookmark, io.bookmark()) : undefined;
     try {
       if (seen) o.parts.meta.setFactsBookmark(seen);
     } catch {

@@ -4,12 +4,12 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { newerBookmark, parseBookmark } from "../../src/memory/bookmark";
 import { isAppError } from "../../src/core/errors";
 import { threadObjectName } from "../../src/thread/thread-id";
 import { uniqueThread } from "../support/runs";
-import { api, createTenant } from "../support/tenants";
+import { api, createKey, createTenant } from "../support/tenants";
 
 const H = "X-Edgeweave-Bookmark";
 
@@ -43,6 +43,38 @@ describe("facts bookmarks", () => {
     const listed = await api("/v1/memory/facts?scope=organization:acme", { key: t.adminKey, headers: { [H]: bookmark! } });
     expect(listed.status).toBe(200);
     expect(listed.headers.get(H)! >= bookmark!).toBe(true);
+  });
+
+  it("a bookmark D1 refuses (well-formed, never issued) fails its own turn only: the thread does not keep it for the turns after", async () => {
+    const t = await createTenant();
+    const thread = uniqueThread("bm");
+    const forged = "ffffffff-ffffffff-ffffffff-00000000000000000000000000000000";
+    // D1's side of it: a session started from a position the database never reached answers every query with an error.
+    const db = Object.getPrototypeOf(env.DB) as D1Database;
+    const withSession = db.withSession;
+    vi.spyOn(db, "withSession").mockImplementation(function (this: D1Database, constraint?: string) {
+      if (constraint !== forged) return withSession.call(this, constraint);
+      const refuse = () => Promise.reject(new Error("D1_ERROR: bookmark ahead of the database"));
+      const stmt = { bind: () => stmt, run: refuse, all: refuse, first: refuse, raw: refuse };
+      return { prepare: () => stmt, batch: refuse, getBookmark: () => forged } as unknown as D1DatabaseSession;
+    });
+    const member = await createKey(t.tenant, { role: "member", scopes: [`session:${thread}`, "organization:acme"] });
+    const run = (headers: Record<string, string>) =>
+      api("/v1/chat/completions", {
+        key: member.key,
+        headers,
+        body: { model: "auto", thread_id: thread, memory_scopes: ["session", "organization:acme"], messages: [{ role: "user", content: "hi" }] },
+      });
+    try {
+      expect((await run({})).status).toBe(200);
+      const refused = await run({ [H]: forged });
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("BEM-065");
+      // One key's header must not become the constraint of every later turn on the thread, whoever runs them.
+      expect((await run({})).status).toBe(200);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 
   it("a malformed bookmark is a coded 400 before anything runs", async () => {
