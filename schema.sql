@@ -91,6 +91,15 @@ CREATE TABLE usage (
   PRIMARY KEY (tenant_id, day, model, cause)
 );
 
+-- 0017: a thread object's newest send of its runs' bookkeeping (src/object/bookkeeping-flush.ts): a send's
+-- usage adds in only if the send moved this row forward in the same batch, so a retried send adds nothing twice.
+CREATE TABLE bookkeeping_sends (
+  sender  TEXT PRIMARY KEY,   -- one incarnation of a thread object (a random id it keeps in its own storage)
+  seq     INTEGER NOT NULL,   -- its newest send that landed
+  attempt TEXT NOT NULL,      -- the try of that send that wrote it
+  sent_at INTEGER NOT NULL    -- unix ms; the hourly cron removes rows a day old
+);
+
 CREATE TABLE webhooks (
   id            TEXT PRIMARY KEY,
   tenant_id     TEXT NOT NULL,

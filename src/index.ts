@@ -1,6 +1,7 @@
 import { app } from "./http/app";
 import { scheduledPurge } from "./memory/purge";
 import { purgeExpiredItems } from "./langgraph/store";
+import { purgeBookkeepingSends } from "./object/bookkeeping-flush";
 import { consumeTaskBatch } from "./tasks/consumer";
 import { consumeDeadLetterBatch, DEAD_LETTER_QUEUE } from "./tasks/dead-letter-queue";
 import { rememberEnvSecrets } from "./core/log";
@@ -19,5 +20,6 @@ export default {
     rememberEnvSecrets(env);
     ctx.waitUntil(scheduledPurge(env));
     ctx.waitUntil(purgeExpiredItems(env.DB));
+    ctx.waitUntil(purgeBookkeepingSends(env.DB));
   },
 } satisfies ExportedHandler<Env>;

@@ -1,6 +1,5 @@
 import { errorText, log } from "../core/log";
-import { usageRowStatement } from "../pipeline/usage";
-import type { PendingBookkeeping } from "../thread/pending-bookkeeping";
+import { type PendingBookkeeping, sentUsageUpsertSql, usageValues } from "../thread/pending-bookkeeping";
 import { touchStatement } from "../thread/thread-list";
 
 /** How long a thread's object lets its runs' bookkeeping gather before it sends it (one D1 batch for every turn in between). */
@@ -10,20 +9,42 @@ export const BOOKKEEPING_RETRY_MS = 30_000;
 
 /**
  * Sends what the thread's runs owe D1 — the usage counter rows and the thread list's newest
- * updated_at — in one batch. `listing: false` (the thread is being deleted) sends the usage only.
- * A failure puts back everything taken, the list entry a delete did not send included (later turns
- * add to them, the next send takes them all), is logged and rethrown.
+ * updated_at — in one batch: the send under way if a try of it failed before, else everything
+ * pending. `listing: false` (the thread is being deleted) sends the usage only. The batch first moves
+ * the sender's `bookkeeping_sends` row to this send, and each usage row adds in only if this try did,
+ * so a send whose answer was lost after it landed adds nothing when it is sent again. A failure keeps
+ * the send's rows in the object (later turns' rows wait behind it), is logged and rethrown. Answers
+ * whether there was anything to send.
  */
-export async function flushBookkeeping(db: D1Database, pending: PendingBookkeeping, opts: { listing: boolean }): Promise<void> {
-  const taken = pending.take();
-  const listing = opts.listing ? taken.listing : null;
-  const writes = [...taken.usage.map((u) => usageRowStatement(db, u)), ...(listing ? [touchStatement(db, listing.tenant, listing.threadId, listing.at)] : [])];
-  if (writes.length === 0) return;
+export async function flushBookkeeping(db: D1Database, pending: PendingBookkeeping, opts: { listing: boolean }): Promise<boolean> {
+  const send = pending.next();
+  if (!send) return false;
+  const attempt = crypto.randomUUID();
+  const listing = opts.listing ? send.listing : null;
+  const writes = [
+    db
+      .prepare(
+        `INSERT INTO bookkeeping_sends (sender, seq, attempt, sent_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (sender) DO UPDATE SET seq = excluded.seq, attempt = excluded.attempt, sent_at = excluded.sent_at WHERE excluded.seq > bookkeeping_sends.seq`,
+      )
+      .bind(send.sender, send.seq, attempt, Date.now()),
+    ...send.usage.map((u) => db.prepare(sentUsageUpsertSql).bind(...usageValues(u), send.sender, send.seq, attempt)),
+    ...(listing ? [touchStatement(db, listing.tenant, listing.threadId, listing.at)] : []),
+  ];
   try {
     await db.batch(writes);
   } catch (e) {
-    pending.putBack(taken);
-    log.error("bookkeeping", { usage_rows: taken.usage.length, listing: listing !== null, message: errorText(e) });
+    log.error("bookkeeping", { usage_rows: send.usage.length, listing: listing !== null, seq: send.seq, message: errorText(e) });
     throw e;
   }
+  pending.landed(send.seq);
+  return true;
+}
+
+/** The senders' rows a day after their last send (the hourly cron): no try of a send is still on its way by then. */
+export async function purgeBookkeepingSends(db: D1Database, now = Date.now()): Promise<void> {
+  await db
+    .prepare("DELETE FROM bookkeeping_sends WHERE sent_at < ?")
+    .bind(now - 86_400_000)
+    .run();
 }

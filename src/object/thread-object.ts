@@ -170,7 +170,11 @@ export class ThreadDO extends DurableObject<Env> {
     if (!parts) return Promise.resolve();
     this.#flushedAt = Date.now();
     const sending = flushBookkeeping(this.env.DB, parts.bookkeeping, { listing: true })
-      // Logged by the flush; the rows are back in place.
+      // Rows that came while it was on its way go with the next batch.
+      .then(() => {
+        if (parts.bookkeeping.pending()) this.#flushSoon();
+      })
+      // Logged by the flush; its rows stay in place and are sent again as they were.
       .catch(() => this.#flushSoon(BOOKKEEPING_RETRY_MS))
       .finally(() => {
         if (this.#flushing === sending) this.#flushing = undefined;
@@ -266,7 +270,9 @@ export class ThreadDO extends DurableObject<Env> {
         // its runs owe (every provider call is billed; deleting the storage would drop the rows), then the list entry,
         // conversation and stored responses (the storage gone with its list entry left would be a thread no one can reach).
         try {
-          if (this.#opened) await flushBookkeeping(this.env.DB, this.#opened.bookkeeping, { listing: false });
+          // The send a failed try left under way, then what is pending (no run adds more: the lease is held, runs settled).
+          const bookkeeping = this.#opened?.bookkeeping;
+          for (let sends = 0; bookkeeping && sends < 2; sends++) if (!(await flushBookkeeping(this.env.DB, bookkeeping, { listing: false }))) break;
           await forgetThread(this.env.DB, thread.tenant, thread.threadId);
         } catch (e) {
           // The usage rows are back in place; they leave with the object's next send (or the retried delete).

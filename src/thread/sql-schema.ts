@@ -1,5 +1,5 @@
 import { LANGGRAPH_DDL, LANGGRAPH_WRITER_DDL } from "./langgraph-checkpoints";
-import { PENDING_BOOKKEEPING_DDL } from "./pending-bookkeeping";
+import { PENDING_BOOKKEEPING_DDL, SENDING_BOOKKEEPING_DDL } from "./pending-bookkeeping";
 import { RECALL_DDL } from "./recall-index";
 import { STORED_RESPONSES_DDL } from "./stored-responses";
 import { THREAD_LOG_DDL, THREAD_LOG_HASH_COLUMNS } from "./thread-rows";
@@ -28,6 +28,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   LANGGRAPH_WRITER_DDL,
   // v7: usage and thread-list writes the runs owe D1, sent in batches (src/thread/pending-bookkeeping.ts).
   [PENDING_BOOKKEEPING_DDL],
+  // v8: the rows of the bookkeeping send under way, kept until D1 has them (sent again, never twice, after a lost answer or a reset).
+  [SENDING_BOOKKEEPING_DDL],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -3,7 +3,7 @@
  * src/object/bookkeeping-flush.ts on the object's alarm): every provider call is billed,
  * once, even when the send fails the first time or the thread is deleted before it.
  */
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { BOOKKEEPING_FLUSH_MS } from "../../src/object/bookkeeping-flush";
@@ -25,6 +25,17 @@ const listed = async (thread: string) =>
 const turn = (thread: string, text: string) =>
   api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: text }] } });
 const stubOf = (thread: string) => env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant().tenant, thread)));
+
+/** Two turns on a new thread: the first's usage sent as it settled, the second's waiting for the object's alarm. */
+async function secondTurnPending(): Promise<{ thread: string; start: number }> {
+  fakeOpenAI().reply("one").reply("two");
+  const thread = uniqueThread("bk");
+  const start = await billed();
+  expect((await turn(thread, "first")).status).toBe(200);
+  await waitFor("the first turn's usage", async () => ((await billed()) === start + 1 ? true : undefined), BOOKKEEPING_FLUSH_MS + 5_000);
+  expect((await turn(thread, "second")).status).toBe(200);
+  return { thread, start };
+}
 
 describe("a thread object's pending bookkeeping", () => {
   it("a send that fails keeps its rows; the retried alarm bills each call once and moves the thread's list entry", async () => {
@@ -99,5 +110,44 @@ describe("a thread object's pending bookkeeping", () => {
     const state = await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey });
     expect(state.status).toBe(200);
     expect(await listed(thread)).toBeDefined();
+  });
+
+  it("a send that landed but whose answer was lost is not counted again when it is retried", async () => {
+    const { thread, start } = await secondTurnPending();
+    const db = Object.getPrototypeOf(env.DB) as D1Database;
+    const batch = db.batch;
+    // D1 commits the batch, then the connection drops before its answer arrives.
+    vi.spyOn(db, "batch").mockImplementationOnce(async function (this: D1Database, stmts) {
+      await batch.call(this, stmts);
+      throw new Error("D1_ERROR: Network connection lost.");
+    });
+    await runDurableObjectAlarm(stubOf(thread));
+    vi.mocked(db.batch).mockImplementation(batch);
+    expect(await billed()).toBe(start + 2);
+    // The retry (the object set its alarm again) finds the send landed and adds nothing.
+    await runDurableObjectAlarm(stubOf(thread));
+    expect(await billed()).toBe(start + 2);
+  });
+
+  it("rows on their way to D1 when the object went away are sent by the next instance", async () => {
+    const { thread, start } = await secondTurnPending();
+    const db = Object.getPrototypeOf(env.DB) as D1Database;
+    const batch = db.batch;
+    // The send never answers; the object is reset while it waits (a deploy, a crash).
+    // (A flag polled from here, not a promise the object resolves: its continuation would run in the object's context.)
+    let sendStarted = false;
+    vi.spyOn(db, "batch").mockImplementationOnce(() => {
+      sendStarted = true;
+      return new Promise(() => undefined);
+    });
+    const stub = stubOf(thread);
+    void runDurableObjectAlarm(stub).catch(() => undefined);
+    for (let i = 0; i < 400 && !sendStarted; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(sendStarted).toBe(true);
+    // A reset like a deploy's or a crash's: the instance goes, with the send it was waiting for.
+    await runInDurableObject(stub, (_o, state) => state.abort("reset while sending")).catch(() => undefined);
+    vi.mocked(db.batch).mockImplementation(batch);
+    await runDurableObjectAlarm(stubOf(thread));
+    await waitFor("the second turn's usage", async () => ((await billed()) === start + 2 ? true : undefined), BOOKKEEPING_FLUSH_MS + 5_000);
   });
 });
