@@ -1,11 +1,13 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { AppError } from "../core/errors";
 import { listUsage, UsageCause, utcDay } from "../pipeline/usage";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
 
-const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "YYYY-MM-DD");
+/** A calendar day, YYYY-MM-DD (2026-13-01 or 2026-02-30 is a 400, not a range that matches nothing). */
+const Day = z.iso.date();
 const UsageList = z
   .object({
     from: Day,
@@ -43,6 +45,7 @@ export const usageRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
   const q = c.req.valid("query");
   const to = q.to ?? utcDay(Date.now());
   const from = q.from ?? utcDay(Date.now() - 30 * 86_400_000);
+  if (from > to) throw new AppError("BEM-011", `from (${from}) is after to (${to})`);
   const data = await listUsage(c.env.DB, c.get("principal").tenant, from, to);
   const total = data.reduce(
     (t, r) => ({

@@ -60,3 +60,14 @@ describe("every provider call is in /v1/usage, with its cause", () => {
     expect(requestsBy(after, "summarize_task") - requestsBy(before, "summarize_task")).toBe(1);
   });
 });
+
+describe("GET /v1/usage checks its days", () => {
+  it("a day that is no calendar day, or a range that ends before it starts, is a coded 400, not an empty answer", async () => {
+    for (const q of ["from=2026-13-01", "to=2026-02-30", "from=2026-00-10", "from=2026-12-02&to=2026-12-01"]) {
+      const res = await api(`/v1/usage?${q}`, { key: t.adminKey });
+      expect(res.status, q).toBe(400);
+      expect(((await res.json()) as { error: { code: string } }).error.code, q).toBe("BEM-011");
+    }
+    expect((await api("/v1/usage?from=2024-02-29&to=2024-03-01", { key: t.adminKey })).status).toBe(200);
+  });
+});
