@@ -17,12 +17,27 @@ export function allowedOrigin(origin: string, configured: string | undefined): s
   return list.includes(origin) ? origin : null;
 }
 
-const EXPOSE = ["x-edgeweave-model", "x-edgeweave-route", "x-edgeweave-warnings", "x-request-id", "retry-after", "server-timing"];
+/** Response headers a page's code may read: routing, warnings, the facts bookmark it sends back, a replay's mark, retry hints. */
+const EXPOSE = [
+  "x-edgeweave-model",
+  "x-edgeweave-route",
+  "x-edgeweave-warnings",
+  "x-edgeweave-bookmark",
+  "idempotent-replayed",
+  "x-request-id",
+  "retry-after",
+  "server-timing",
+];
 
-/** Preflights (OPTIONS), answered without a key. */
+/**
+ * Preflights (OPTIONS), answered without a key. The request headers the preflight names are allowed as
+ * asked (hono/cors without allowHeaders): the SDKs add their own in a browser (the openai SDK's
+ * x-stainless-*, @anthropic-ai/sdk's anthropic-dangerous-direct-browser-access) beside edgeweave's
+ * (Idempotency-Key, X-Edgeweave-*), and a fixed list refused them all. Only listed origins get an answer,
+ * and every call still needs its key.
+ */
 const preflight = cors({
   origin: (origin, c: Context<AppEnv>) => allowedOrigin(origin, c.env.CORS_ORIGINS),
-  allowHeaders: ["authorization", "x-api-key", "content-type", "x-thread-id", "anthropic-version", "anthropic-beta"],
   exposeHeaders: EXPOSE,
   maxAge: 600,
 });

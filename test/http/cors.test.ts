@@ -14,6 +14,45 @@ describe("CORS for browser apps (CORS_ORIGINS=https://app.example.com in tests)"
     expect(res.headers.get("access-control-allow-headers")).toContain("authorization");
   });
 
+  it("a preflight allows the headers the official SDKs send from a browser and the ones edgeweave reads; answers expose its own", async () => {
+    // What the openai SDK (dangerouslyAllowBrowser) and @anthropic-ai/sdk add in a browser, and edgeweave's request headers.
+    const requested = [
+      "authorization",
+      "content-type",
+      "x-stainless-lang",
+      "x-stainless-package-version",
+      "x-stainless-os",
+      "x-stainless-arch",
+      "x-stainless-runtime",
+      "x-stainless-runtime-version",
+      "x-stainless-retry-count",
+      "x-stainless-timeout",
+      "anthropic-dangerous-direct-browser-access",
+      "idempotency-key",
+      "x-edgeweave-bookmark",
+      "x-edgeweave-trace",
+      "x-edgeweave-agent",
+      "x-edgeweave-memory-scopes",
+    ];
+    const res = await exports.default.fetch("http://x/v1/chat/completions", {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example.com", "access-control-request-method": "POST", "access-control-request-headers": requested.join(", ") },
+    });
+    expect(res.status).toBe(204);
+    const allowed = (res.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(/\s*,\s*/);
+    expect(requested.filter((h) => !allowed.includes(h))).toEqual([]);
+    // The bookmark of a fact write must reach the page's code, or it cannot send it back (README, "Your own writes").
+    const t = await createTenant();
+    const write = await exports.default.fetch("http://x/v1/memory/facts", {
+      method: "POST",
+      headers: { origin: "https://app.example.com", authorization: `Bearer ${t.adminKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ scope: "organization:acme", kind: "style", text: "Be brief." }),
+    });
+    expect(write.status).toBe(201);
+    const exposed = (write.headers.get("access-control-expose-headers") ?? "").toLowerCase().split(",");
+    expect(exposed).toEqual(expect.arrayContaining(["x-edgeweave-bookmark", "idempotent-replayed"]));
+  });
+
   it("gives other origins no CORS headers, and still requires a key", async () => {
     const pre = await exports.default.fetch("http://x/v1/models", {
       method: "OPTIONS",
@@ -42,7 +81,7 @@ describe("CORS for browser apps (CORS_ORIGINS=https://app.example.com in tests)"
         nosniff: res.headers.get("x-content-type-options"),
       };
     };
-    const expose = "x-edgeweave-model,x-edgeweave-route,x-edgeweave-warnings,x-request-id,retry-after,server-timing";
+    const expose = "x-edgeweave-model,x-edgeweave-route,x-edgeweave-warnings,x-edgeweave-bookmark,idempotent-replayed,x-request-id,retry-after,server-timing";
     const key = { authorization: `Bearer ${t.memberKey}` };
     const origin = { origin: "https://app.example.com" };
     const common = { expose, vary: "Origin", requestId: true, nosniff: "nosniff" };
