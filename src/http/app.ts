@@ -9,6 +9,7 @@ import { Timings } from "../pipeline/timings";
 import { resolvePrincipal } from "./auth";
 import { access } from "./access";
 import { corsForApi } from "./cors";
+import { setOnResponse } from "./response-headers";
 import { allowedMethodsFor } from "./allowed-methods";
 import { langgraphPointer } from "../langgraph/not-served";
 import { taskRoutes } from "./tasks";
@@ -47,7 +48,8 @@ export function createApp() {
     rememberEnvSecrets(c.env);
     c.set("timings", new Timings());
     await next();
-    c.header("x-request-id", c.get("requestId"));
+    // On the response's own headers: `c.header` after the handler answered copies the whole Response first.
+    setOnResponse(c, "x-request-id", c.get("requestId"));
   });
 
   app.get("/health", access("public"), (c) => c.json({ ok: true }));
