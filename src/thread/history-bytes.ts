@@ -13,12 +13,12 @@ const utf8 = new TextEncoder();
  * in the thread's meta table (summed once from the writes of a thread older than it).
  *
  * Call inside the checkpoint's transaction, before its writes are stored: over the cap it
- * throws 413 BEM-019 and the whole update rolls back.
+ * throws 413 BEM-019 and the whole update rolls back. Returns the new total; a caller that keeps
+ * it (the thread's only writer) passes it back as `known` and saves the read.
  */
-export function chargeHistory(sql: SqlStorage, writes: readonly string[], maxBytes: number): void {
+export function chargeHistory(sql: SqlStorage, writes: readonly string[], maxBytes: number, known?: number): number {
   const added = writes.reduce((n, w) => n + utf8.encode(w).length, 0);
-  const stored = sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'history_bytes'`).toArray()[0];
-  const held = stored ? Number(stored.value) : sql.exec<{ b: number }>(`SELECT COALESCE(SUM(length(CAST(json AS BLOB))), 0) AS b FROM writes`).one().b;
+  const held = known ?? heldHistory(sql);
   if (added > 0 && held + added > maxBytes) {
     throw new AppError(
       "BEM-019",
@@ -26,4 +26,11 @@ export function chargeHistory(sql: SqlStorage, writes: readonly string[], maxByt
     );
   }
   sql.exec(`INSERT INTO meta (key, value) VALUES ('history_bytes', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, String(held + added));
+  return held + added;
+}
+
+/** The running total as stored (summed from the writes for a thread older than it). */
+function heldHistory(sql: SqlStorage): number {
+  const stored = sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'history_bytes'`).toArray()[0];
+  return stored ? Number(stored.value) : sql.exec<{ b: number }>(`SELECT COALESCE(SUM(length(CAST(json AS BLOB))), 0) AS b FROM writes`).one().b;
 }

@@ -4,6 +4,7 @@ import { IdGenerator } from "../core/ids";
 import { Message } from "../core/message";
 import { describeIssues } from "../core/zod-issues";
 import { chargeHistory, DEFAULT_HISTORY_BYTES } from "./history-bytes";
+import { inJsonBatches } from "./json-batches";
 import { canonicalMessage, messageHash, type ReconcileInput } from "./message-hash";
 import { anchorOnOpenCalls, type Reconciled, reconcileLive, reconcileRows } from "./reconcile-live";
 import { TailCache, type TailEntry } from "./tail-cache";
@@ -40,6 +41,17 @@ const ROW_CEILING = 1_900_000;
 const STATE_PAGE_BYTES = 4 * 1024 * 1024;
 const HISTORY_PAGE_BYTES = 8 * 1024 * 1024;
 const utf8 = new TextEncoder();
+
+/** A message about to be stored: its tail-cache entry and its stored JSON text. */
+type NewRow = { entry: TailEntry; text: string };
+const newRow = (m: Message, json: EncodedMessage, cp: string | null): NewRow => ({
+  entry: { message: m, tokens: json.tokens, bytes: json.bytes, hash: messageHash(m), role: m.role, cp },
+  text: json.text,
+});
+const INSERT_MESSAGE = `INSERT INTO messages (id, role, json, tokens, bytes, created_at, hash, cp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
+const INSERT_MESSAGES_JSON =
+  `INSERT INTO messages (id, role, json, tokens, bytes, created_at, hash, cp) ` +
+  `SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7 FROM json_each(?) ORDER BY key`;
 
 type TailRow = { json: string; tokens: number; bytes: number; hash: string | null; role: string; cp: string | null };
 
@@ -84,6 +96,8 @@ export class ThreadStore {
   private tailCache: TailCache | null = null;
   /** Bytes of the live messages and channels, summed once per store and then kept by every write (MAX_THREAD_BYTES). */
   private live: LiveBytes | null = null;
+  /** The history's running total (history-bytes.ts), read once per store and then kept by every write; null after a rollback. */
+  private historyTotal: number | null = null;
   /** Query words' document counts, kept between recalls (recall-index.ts). */
   private readonly wordCounts = new WordCounts();
   private readonly ids: IdGenerator;
@@ -298,7 +312,7 @@ export class ThreadStore {
     const src = UpdateSource.safeParse(source);
     if (!src.success) throw new AppError("BEM-035", "Source must be input, loop or update");
     // `alongside` writes another capability's rows in the same transaction (a stored Response with its checkpoint).
-    return this.transaction(() => {
+    return this.transact(() => {
       const cp = this.applyOps(parsed.data.ops, src.data);
       alongside?.(cp);
       return cp;
@@ -310,11 +324,11 @@ export class ThreadStore {
     const target = this.checkpointRow(checkpointId);
     const owners = new Map<string, string>();
     const state = this.replay(target.id, owners);
-    return this.transaction(() => {
+    return this.transact(() => {
       // Rebuilding the live tables costs O(state at the target); forks are rare.
       this.sql.exec(`DELETE FROM messages`);
       this.sql.exec(`DELETE FROM channels`);
-      for (const m of state.messages.values()) this.insertMessage(m, encodeMessage(m), owners.get(m.id) ?? null);
+      this.insertMessages([...state.messages.values()].map((m) => newRow(m, encodeMessage(m), owners.get(m.id) ?? null)));
       for (const [name, ch] of state.channels) {
         this.sql.exec(`INSERT INTO channels (name, reducer, value) VALUES (?, ?, ?)`, name, ch.reducer, JSON.stringify(ch.value));
       }
@@ -326,6 +340,16 @@ export class ThreadStore {
   }
 
   // ---- internals -----------------------------------------------------------
+
+  /** One transaction; a rollback also forgets the history total kept in memory (the next write reads it again). */
+  private transact<T>(fn: () => T): T {
+    try {
+      return this.transaction(fn);
+    } catch (e) {
+      this.historyTotal = null;
+      throw e;
+    }
+  }
 
   /** Runs inside the transaction: a throw rolls every op back. */
   private applyOps(ops: ParsedUpdate["ops"], source: UpdateSource): Checkpoint {
@@ -341,8 +365,17 @@ export class ThreadStore {
     const bytes = { ...this.liveBytes() };
     const appended: TailEntry[] = [];
     let onlyAppends = true;
+    // New messages wait here and go in as one INSERT (insertMessages): the recall index's triggers flush
+    // their terms once per statement, so one row per statement cost ~4x per row. Anything that reads or
+    // deletes stored messages, and the checkpoint, sends them first.
+    const pending = new Map<string, NewRow>();
+    const flush = () => {
+      if (pending.size > 0) this.insertMessages([...pending.values()]);
+      pending.clear();
+    };
 
     const put = (input: ParsedMessageInput & { created_at?: number }, mustExist: boolean) => {
+      if (input.id !== undefined && pending.has(input.id)) flush();
       const existing = input.id
         ? this.sql.exec<{ created_at: number; bytes: number }>(`SELECT created_at, bytes FROM messages WHERE id = ?`, input.id).toArray()[0]
         : undefined;
@@ -367,7 +400,9 @@ export class ThreadStore {
           message.id,
         );
       } else {
-        appended.push(this.insertMessage(message, json, cpId));
+        const row = newRow(message, json, cpId);
+        pending.set(message.id, row);
+        appended.push(row.entry);
         count++;
       }
       writes.push({ op: "put", message });
@@ -382,6 +417,7 @@ export class ThreadStore {
           put(op.message, true);
           break;
         case "remove": {
+          flush();
           const found = this.sql.exec<{ bytes: number }>(`SELECT bytes FROM messages WHERE id = ?`, op.id).toArray()[0];
           if (!found) throw new AppError("BEM-031", `No message with id '${op.id}' in this thread`);
           this.sql.exec(`DELETE FROM messages WHERE id = ?`, op.id);
@@ -392,6 +428,7 @@ export class ThreadStore {
           break;
         }
         case "remove_all":
+          flush();
           answers().reset();
           this.sql.exec(`DELETE FROM messages`);
           count = 0;
@@ -407,6 +444,7 @@ export class ThreadStore {
         }
       }
     }
+    flush();
     if (count > limits.threadMessages) {
       throw new AppError("BEM-034", `A thread holds at most ${limits.threadMessages} messages`);
     }
@@ -456,20 +494,20 @@ export class ThreadStore {
     for (const r of this.sql.exec<{ json: string }>(`SELECT json FROM messages ORDER BY seq DESC`)) yield decodeMessage(r.json);
   }
 
-  private insertMessage(m: Message, json: EncodedMessage, cp: string | null): TailEntry {
-    const hash = messageHash(m);
-    this.sql.exec(
-      `INSERT INTO messages (id, role, json, tokens, bytes, created_at, hash, cp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      m.id,
-      m.role,
-      json.text,
-      json.tokens,
-      json.bytes,
-      m.created_at,
-      hash,
-      cp,
+  /**
+   * Stores `rows` in order: as one statement per INSERT_BATCH_CHARS of their values, sent as one JSON
+   * array (a statement binds at most 100 values, and SQLite takes no string over 2 MB); a row larger
+   * than that on its own, with its values bound.
+   */
+  private insertMessages(rows: readonly NewRow[]): void {
+    inJsonBatches(
+      rows.map(({ entry: e, text }) => JSON.stringify([e.message.id, e.role, text, e.tokens, e.bytes, e.message.created_at, e.hash, e.cp])),
+      (json) => this.sql.exec(INSERT_MESSAGES_JSON, json),
+      (i) => {
+        const { entry: e, text } = rows[i]!;
+        this.sql.exec(INSERT_MESSAGE, e.message.id, e.role, text, e.tokens, e.bytes, e.message.created_at, e.hash, e.cp);
+      },
     );
-    return { message: m, tokens: json.tokens, bytes: json.bytes, hash, role: m.role, cp };
   }
 
   /** Writes the checkpoint row, its writes and the head pointer (inside the caller's transaction). */
@@ -491,8 +529,15 @@ export class ThreadStore {
       cp.created_at,
     );
     const stored = writes.map((w) => JSON.stringify(w));
-    chargeHistory(this.sql, stored, this.limits.historyBytes); // 413 BEM-019 past the cap: the caller's transaction rolls back
-    for (const [i, json] of stored.entries()) this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, json);
+    // 413 BEM-019 past the cap: the caller's transaction rolls back (and transact() forgets the total).
+    this.historyTotal = chargeHistory(this.sql, stored, this.limits.historyBytes, this.historyTotal ?? undefined);
+    // One statement for the checkpoint's writes, as for the messages (insertMessages).
+    inJsonBatches(
+      stored.map((w) => JSON.stringify(w)),
+      (json, first) =>
+        this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) SELECT ?, key + ?, value FROM json_each(?) ORDER BY key`, cp.id, first, json),
+      (i) => this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, stored[i]!),
+    );
     const head: Head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
     this.meta.setHead(head);
     // Only now, inside the transaction's success path, does memory follow storage.

@@ -324,4 +324,46 @@ describe("Thread object migrations (synchronous, when its meta rows are opened)"
       expect(() => storeOver(storage)).toThrow();
       await storage.deleteAll(); // leave no broken thread behind
     }));
+  it("one update's messages and writes are stored in order, however large: small rows share a statement, rows past its size go alone", () =>
+    withStorage((storage) => {
+      const store = storeOver(storage);
+      // Two rows of ~500 KB fill a multi-row statement (INSERT_BATCH_CHARS, json-batches.ts); quotes double in
+      // JSON twice (the stored text, then the statement's array), so the 400 KB one is a statement of its own.
+      const contents = ["a", "x".repeat(500_000), "b", '"'.repeat(400_000), "c", "y".repeat(500_000), "d", "é".repeat(200_000), "e"];
+      const messages = contents.map((content, i) => ({ role: i % 2 ? "assistant" : "user", content, id: `m${i}` }) as const);
+      const cp = store.update({ ops: [{ op: "append", messages: [...messages] }] }, "input");
+      const again = storeOver(storage); // a new store reads SQLite, not the tail cache
+      expect(texts(again)).toEqual(contents);
+      expect(again.recent(10_000_000).messages.map((m) => m.id)).toEqual(messages.map((m) => m.id));
+      const [entry] = again.history({ limit: 1 }).checkpoints;
+      expect(entry!.id).toBe(cp.id);
+      expect(entry!.writes.map((w) => (w.op === "put" ? w.message.content : w.op))).toEqual(contents);
+      // A message sent twice in one update is stored once, as its second form (the first is replaced),
+      // in SQLite and in the tail cache (built by this read) alike, and counted once.
+      expect(store.recent(10_000_000).messages).toHaveLength(contents.length);
+      store.update(
+        {
+          ops: [
+            {
+              op: "append",
+              messages: [
+                { role: "user", content: "first", id: "twice" },
+                { role: "user", content: "second", id: "twice" },
+              ],
+            },
+          ],
+        },
+        "input",
+      );
+      expect(texts(storeOver(storage)).slice(-1)).toEqual(["second"]);
+      expect(
+        store
+          .recent(10_000_000)
+          .messages.filter((m) => m.id === "twice")
+          .map((m) => m.content),
+      ).toEqual(["second"]);
+      expect(count(storage, "messages")).toBe(contents.length + 1);
+      const head = JSON.parse(storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'head'`).one().value) as { count: number };
+      expect(head.count).toBe(contents.length + 1);
+    }));
 });
