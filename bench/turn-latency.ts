@@ -7,7 +7,10 @@
 // the floor (bench/passthrough/worker.ts: one Durable Object RPC and one SQLite write, with and
 // without a rate-limit call, and with the thread's 1,000 messages sent to the model), is what
 // `wrangler dev` charges any design that runs the turn in the thread's object before that design
-// does any work of its own.
+// does any work of its own. The context floor runs twice: as issue 23 set it (bench/passthrough/wrangler.toml,
+// a bare worker) and on edgeweave's own platform config (wrangler.platform.toml: the same [assets] block with
+// run_worker_first, minify, nodejs_compat), which `wrangler dev` serves through its asset router as it does
+// edgeweave. Edgeweave's p50 and 8-thread throughput are reported against both, labelled (`TARGETS` line).
 // Run: npx tsx bench/turn-latency.ts [turns]
 import { cpus, loadavg } from "node:os";
 import { json, startTurnBench, turnBody } from "./support/turn-setup.ts";
@@ -44,8 +47,9 @@ async function firstByte(url: string, body: unknown, key?: string): Promise<numb
 
 async function main() {
   const load = [loadavg()[0]!];
-  const bench = await startTurnBench();
+  const bench = await startTurnBench({ platformFloor: true });
   const { ew, pt, key } = bench;
+  const ptp = bench.ptPlatform!;
   try {
     const thread = "bench-thread";
     await bench.seedThread(thread);
@@ -74,6 +78,10 @@ async function main() {
     const seedFloor = (thread: string) => json(`${pt.url}/object-seed?thread=${thread}`, { body: bench.seed });
     const floorContext = (thread = "floor-context") => json(`${pt.url}/object-context?thread=${thread}`, { body: floorBody });
     await seedFloor("floor-context");
+    // The same context floor on edgeweave's platform config (the asset router in front, minified).
+    const seedFloorPlatform = (thread: string) => json(`${ptp.url}/object-seed?thread=${thread}`, { body: bench.seed });
+    const floorContextPlatform = (thread = "floor-context") => json(`${ptp.url}/object-context?thread=${thread}`, { body: floorBody });
+    await seedFloorPlatform("floor-context");
     if (process.env.BENCH_TIMING) {
       for (const [name, fn] of [
         ["health", () => fetch(`${ew.url}/health`).then((r) => r.text())],
@@ -105,11 +113,13 @@ async function main() {
       await floor();
       await floorLimited();
       await floorContext();
+      await floorContextPlatform();
     }
     const a: number[] = [];
     const f: number[] = [];
     const fl: number[] = [];
     const fc: number[] = [];
+    const fcp: number[] = [];
     const b: number[] = [];
     const r: number[] = [];
     const c: number[] = [];
@@ -122,6 +132,7 @@ async function main() {
       f.push(await timed(floor));
       fl.push(await timed(floorLimited));
       fc.push(await timed(floorContext));
+      fcp.push(await timed(floorContextPlatform));
     }
     a.sort((x, y) => x - y);
     b.sort((x, y) => x - y);
@@ -130,6 +141,7 @@ async function main() {
     f.sort((x, y) => x - y);
     fl.sort((x, y) => x - y);
     fc.sort((x, y) => x - y);
+    fcp.sort((x, y) => x - y);
 
     // Throughput with CONCURRENCY threads at once (each its own 1,000-message thread), against
     // the pass-through under the same concurrency; alternating rounds so noise hits both alike.
@@ -154,7 +166,11 @@ async function main() {
     const ctxRates: number[] = [];
     const floorRates: number[] = [];
     const floorContextRates: number[] = [];
-    for (let lane = 0; lane < CONCURRENCY; lane++) await seedFloor(`floor-context-${lane}`);
+    const floorContextPlatformRates: number[] = [];
+    for (let lane = 0; lane < CONCURRENCY; lane++) {
+      await seedFloor(`floor-context-${lane}`);
+      await seedFloorPlatform(`floor-context-${lane}`);
+    }
     await rate((lane) => concTurn(threads[lane]!)); // warm-up
     for (let round = 0; round < 3; round++) {
       ewRates.push(await rate((lane) => concTurn(threads[lane]!)));
@@ -162,6 +178,7 @@ async function main() {
       ctxRates.push(await rate(() => passthroughContext()));
       floorRates.push(await rate((lane) => floor(`floor-${lane}`)));
       floorContextRates.push(await rate((lane) => floorContext(`floor-context-${lane}`)));
+      floorContextPlatformRates.push(await rate((lane) => floorContextPlatform(`floor-context-${lane}`)));
     }
     // Time to first byte of a streamed turn (SSE; the first chunk follows the upstream's first
     // NDJSON line) against the pass-through streaming the same upstream, interleaved.
@@ -205,6 +222,8 @@ async function main() {
       floor_context_ms: { p50: +percentile(fc, 50).toFixed(2), p99: +percentile(fc, 99).toFixed(2) },
       floor_context_ratio: +(percentile(fc, 50) / percentile(b, 50)).toFixed(2),
       p50_ratio_vs_floor_context: +(percentile(a, 50) / percentile(fc, 50)).toFixed(2),
+      floor_context_platform_ms: { p50: +percentile(fcp, 50).toFixed(2), p99: +percentile(fcp, 99).toFixed(2) },
+      p50_ratio_vs_floor_context_platform: +(percentile(a, 50) / percentile(fcp, 50)).toFixed(2),
       responses_ms: { p50: +percentile(r, 50).toFixed(2), p99: +percentile(r, 99).toFixed(2) },
       responses_vs_chat_p50_ratio: +(percentile(r, 50) / percentile(a, 50)).toFixed(2),
       concurrent: {
@@ -218,6 +237,9 @@ async function main() {
         floor_throughput_ratio: +(med(floorRates) / med(ptRates)).toFixed(2),
         floor_context_rps: +med(floorContextRates).toFixed(1),
         floor_context_throughput_ratio: +(med(floorContextRates) / med(ptRates)).toFixed(2),
+        throughput_ratio_vs_floor_context: +(med(ewRates) / med(floorContextRates)).toFixed(2),
+        floor_context_platform_rps: +med(floorContextPlatformRates).toFixed(1),
+        throughput_ratio_vs_floor_context_platform: +(med(ewRates) / med(floorContextPlatformRates)).toFixed(2),
       },
       stream_ttfb_ms: {
         turns: STREAM_TURNS,
@@ -228,6 +250,19 @@ async function main() {
       upstream_calls: bench.upstreamCalls(),
     };
     console.log(`BENCH turn-latency ${JSON.stringify(result)}`);
+    // Issue 23's targets, against both floors, in one line (the JSON above has every figure).
+    const mark = (ok: boolean) => (ok ? "✔" : "✘");
+    const vsFloor = result.p50_ratio_vs_floor_context;
+    const vsPlatform = result.p50_ratio_vs_floor_context_platform;
+    const tFloor = result.concurrent.throughput_ratio_vs_floor_context;
+    const tPlatform = result.concurrent.throughput_ratio_vs_floor_context_platform;
+    console.log(
+      `TARGETS load ${result.load_avg_1m.start}→${result.load_avg_1m.end}; edgeweave p50 ${result.edgeweave_ms.p50} ms, ${result.concurrent.edgeweave_rps} req/s (8 threads)\n` +
+        `  issue 23's context floor (bare worker):         p50 ${result.floor_context_ms.p50} ms → ${vsFloor}× (≤ 1.3 ${mark(vsFloor <= 1.3)}); ` +
+        `8 threads ${result.concurrent.floor_context_rps} req/s → ${tFloor}× (≥ 0.65 ${mark(tFloor >= 0.65)})\n` +
+        `  same-platform context floor ([assets], minify): p50 ${result.floor_context_platform_ms.p50} ms → ${vsPlatform}× (≤ 1.3 ${mark(vsPlatform <= 1.3)}); ` +
+        `8 threads ${result.concurrent.floor_context_platform_rps} req/s → ${tPlatform}× (≥ 0.65 ${mark(tPlatform >= 0.65)})`,
+    );
   } finally {
     await bench.stop();
   }

@@ -24,6 +24,8 @@ export async function json(url: string, init: { key?: string; body?: unknown; me
 export type TurnBench = {
   ew: DevServer;
   pt: DevServer;
+  /** The same floor worker on edgeweave's platform config (bench/passthrough/wrangler.platform.toml), when asked for. */
+  ptPlatform?: DevServer;
   key: string;
   /** The 1,000 messages every bench thread starts with. */
   seed: { role: string; content: string }[];
@@ -33,7 +35,7 @@ export type TurnBench = {
   stop(): Promise<void>;
 };
 
-export async function startTurnBench(opts: { inspectorPort?: number } = {}): Promise<TurnBench> {
+export async function startTurnBench(opts: { inspectorPort?: number; platformFloor?: boolean } = {}): Promise<TurnBench> {
   const persist = mkdtempSync(join(tmpdir(), "edgeweave-bench-"));
   // Same config, rate limits lifted so the benchmark measures the turn, not the limiter.
   let config = readFileSync("wrangler.toml", "utf8").replace(/limit = \d+/g, "limit = 1000000");
@@ -54,6 +56,10 @@ export async function startTurnBench(opts: { inspectorPort?: number } = {}): Pro
     servers.push(ew);
     const pt = await startWranglerDev({ config: "bench/passthrough/wrangler.toml", persistTo: persist, readyPath: "/" });
     servers.push(pt);
+    const ptPlatform = opts.platformFloor
+      ? await startWranglerDev({ config: "bench/passthrough/wrangler.platform.toml", persistTo: persist, readyPath: "/" })
+      : undefined;
+    if (ptPlatform) servers.push(ptPlatform);
 
     const tenant = `bench-${Date.now()}`;
     await json(`${ew.url}/v1/admin/tenants`, { key: OPERATOR, body: { id: tenant } });
@@ -69,7 +75,7 @@ export async function startTurnBench(opts: { inspectorPort?: number } = {}): Pro
     const seedThread = async (thread: string) => {
       await json(`${ew.url}/v1/threads/${thread}/state`, { key, body: { ops: [{ op: "append", messages: seed }] } });
     };
-    return { ew, pt, key, seed, upstreamCalls: upstream.calls, seedThread, stop };
+    return { ew, pt, ...(ptPlatform ? { ptPlatform } : {}), key, seed, upstreamCalls: upstream.calls, seedThread, stop };
   } catch (e) {
     await stop();
     throw e;
