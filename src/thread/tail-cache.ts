@@ -38,6 +38,16 @@ export class TailCache {
     return this.entries.length;
   }
 
+  /** Whether it holds the thread from its first message. */
+  get whole(): boolean {
+    return this.older === null;
+  }
+
+  /** Its messages, newest first. */
+  *newestFirst(): Generator<Message> {
+    for (let i = this.entries.length - 1; i >= 0; i--) yield this.entries[i]!.message;
+  }
+
   /** The window recent() would read from storage, or undefined when the cache cannot tell. */
   recent(maxTokens: number, opts: LoadRecentOptions): LoadRecentResult | undefined {
     const maxMessages = opts.maxMessages ?? Number.MAX_SAFE_INTEGER;

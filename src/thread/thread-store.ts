@@ -358,9 +358,10 @@ export class ThreadStore {
     const writes: Write[] = [];
     const now = this.now();
     const cpId = this.ids.next(now); // known before the ops, so each message row records its checkpoint
-    // Built on the first new message: the calls open at the thread's tail (a lazy read back to the newest assistant/user message).
+    // Built on the first new message: the calls open at the thread's tail (a lazy read back to the newest assistant/user message),
+    // from the tail cache unless an op of this update already replaced or removed messages (the cache follows only at its end).
     let toolAnswers: ToolAnswerCheck | undefined;
-    const answers = () => (toolAnswers ??= new ToolAnswerCheck(openToolCalls(this.tail())));
+    const answers = () => (toolAnswers ??= new ToolAnswerCheck(openToolCalls(this.tail(onlyAppends))));
     // Kept in step with every op, committed to memory with the checkpoint (a rollback leaves both as they were).
     const bytes = { ...this.liveBytes() };
     const appended: TailEntry[] = [];
@@ -490,8 +491,15 @@ export class ThreadStore {
   }
 
   /** The thread's messages, newest first, decoded as they are read (callers stop early). */
-  private *tail(): Generator<Message> {
-    for (const r of this.sql.exec<{ json: string }>(`SELECT json FROM messages ORDER BY seq DESC`)) yield decodeMessage(r.json);
+  private *tail(cacheCurrent = true): Generator<Message> {
+    // The tail cache first (no statement, nothing decoded: the calls open at a turn's save are in it); storage past it.
+    const cached = cacheCurrent ? this.tailCache : null;
+    if (cached) {
+      yield* cached.newestFirst();
+      if (cached.whole) return;
+    }
+    const skip = cached?.size ?? 0;
+    for (const r of this.sql.exec<{ json: string }>(`SELECT json FROM messages ORDER BY seq DESC LIMIT -1 OFFSET ?`, skip)) yield decodeMessage(r.json);
   }
 
   /**

@@ -128,6 +128,13 @@ describe("the I/O of one stateful chat turn on an existing thread", () => {
           expect(c.d1Trips).toEqual([]);
           expect(c.sqlite.filter((q) => q.includes("facts_bookmark"))).toEqual([]);
           expect(c.sqlite.filter((q) => q.includes("pending_usage"))).toHaveLength(1);
+          // The save: one statement for the turn's new messages and one for its writes (json-batches.ts); the history
+          // total and the calls open at the tail come from memory, not a read.
+          expect(c.sqlite.filter((q) => q.startsWith("INSERT INTO messages"))).toHaveLength(1);
+          expect(c.sqlite.filter((q) => q.startsWith("INSERT INTO writes"))).toHaveLength(1);
+          expect(
+            c.sqlite.filter((q) => q.startsWith("SELECT value FROM meta WHERE key = 'history_bytes'") || q.startsWith("SELECT json FROM messages")),
+          ).toEqual([]);
         },
       };
     });

@@ -101,4 +101,44 @@ describe("tail cache and live byte count", () => {
       expect(Object.isFrozen(next.messages[0])).toBe(true);
     });
   });
+  it("a tool answer is checked against the calls open at the tail, read from the cache and past it from storage", async () => {
+    const stub = env.THREADS.get(env.THREADS.idFromName(unique("tail-tools")));
+    await runInDurableObject(stub, async (_live, state) => {
+      const store = ThreadStore.of(state.storage);
+      const calls = ["c1", "c2", "c3"].map((id) => ({ id, type: "function" as const, function: { name: "f", arguments: "{}" } }));
+      store.update(
+        {
+          ops: [
+            {
+              op: "append",
+              messages: [
+                { role: "user", content: "q" },
+                { role: "assistant", content: null, tool_calls: calls },
+                { role: "tool", content: "1", tool_call_id: "c1" },
+              ],
+            },
+          ],
+        },
+        "input",
+      );
+      // A window of the newest message only: the cache holds the c1 answer, not the call before it.
+      const window = store.recent(10_000, { maxMessages: 1 });
+      expect(window.messages.map((m) => m.role)).toEqual(["tool"]);
+      expect(window.truncated).toBe(true);
+      const answer = (id: string) => () => store.update({ ops: [{ op: "append", messages: [{ role: "tool", content: id, tool_call_id: id }] }] }, "input");
+      const code = (fn: () => unknown) => {
+        try {
+          fn();
+          return "stored";
+        } catch (e) {
+          return isAppError(e) ? e.code : String(e);
+        }
+      };
+      expect(code(answer("c2"))).toBe("stored");
+      expect(code(answer("c1"))).toBe("BEM-096");
+      expect(code(answer("c9"))).toBe("BEM-096");
+      expect(code(answer("c3"))).toBe("stored");
+      expect(code(answer("c3"))).toBe("BEM-096");
+    });
+  });
 });
