@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
 import { memoryFor } from "../memory/for-tenant";
+import type { SessionThread } from "../memory/session-backend";
 import { MemoryScope } from "../memory/scope";
 import type { MemoryReport } from "../memory/report";
 import type { LoadedContext, RankOptions } from "../memory/types";
@@ -191,18 +192,13 @@ async function loadMemory(
   const { env, thread, io } = deps;
   const facts = io.facts;
   if (thread && run.wholeState) {
-    const session = MemoryScope.session(thread.threadId);
-    const memory = memoryFor(env, input.principal.tenant, { facts, factsCache: io.factsCache });
+    // The turns are the state read below; this run's session layer brings its facts only (an empty window),
+    // so they load as on every other path, and the object does not call itself for a window it has.
+    const noWindow = sessionOf(thread, async () => ({ messages: [], tokens: 0, truncated: false }));
+    const memory = memoryFor(env, input.principal.tenant, { facts, factsCache: io.factsCache, session: noWindow });
     // Each failure keeps its own cause: D1 memory → BEM-065, the thread's storage → BEM-098 (or its own code).
-    // Only sessions hold turns, so without this run's session the load is facts alone.
     const threadState = readingThread(() => thread.log.state(input.checkpointId));
-    const loaded = await loadingMemory(
-      memory.loadContext(
-        scopes.filter((s) => !s.equals(session)),
-        budget,
-        rank,
-      ),
-    );
+    const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));
     const { messages, ...channels } = threadState.channels;
     const forked = input.checkpointId !== undefined && run.middlewares.length === 0;
     const room = Math.min(Math.max(0, budget - loaded.tokens.facts), rank.turnTokens ?? Number.MAX_SAFE_INTEGER);
@@ -217,18 +213,21 @@ async function loadMemory(
   }
   // The window is the thread's storage too: a failure reading it is BEM-098, not long-term memory's BEM-065.
   const own = thread
-    ? {
-        threadId: thread.threadId,
-        thread: {
-          loadRecent: async (maxTokens: number, opts: { recall?: RecallAsk } = {}) => readingThread(() => thread.log.recent(maxTokens, opts)),
-          appendMessages: (messages: MessageInput[], source: UpdateSource) => thread.write({ ops: [{ op: "append", messages }] }, source),
-        },
-      }
+    ? sessionOf(thread, async (maxTokens: number, opts: { recall?: RecallAsk } = {}) => readingThread(() => thread.log.recent(maxTokens, opts)))
     : undefined;
   const memory = memoryFor(env, input.principal.tenant, { facts, factsCache: io.factsCache, ...(own ? { session: own } : {}) });
   const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));
   return { ...factsOf(loaded, model), state: { messages: loaded.turns } };
 }
+
+/** The run's own thread as its session layer: the window `loadRecent` reads, and appends through the run's room. */
+const sessionOf = (thread: ThreadRoom, loadRecent: SessionThread["loadRecent"]) => ({
+  threadId: thread.threadId,
+  thread: {
+    loadRecent,
+    appendMessages: (messages: MessageInput[], source: UpdateSource) => thread.write({ ops: [{ op: "append", messages }] }, source),
+  },
+});
 
 /** The client's new messages as stored messages: ids are the runtime's, never the client's. */
 const toStored = (toSave: ParsedMessageInput[], runtime: Runtime): Message[] => toSave.map(({ id: _clientId, ...m }) => makeMessage(m, runtime));
