@@ -77,7 +77,7 @@ const remove = createRoute({
   request: { params: IdParam },
   responses: {
     200: jsonContent(z.object({ id: z.string(), object: z.literal("conversation.deleted"), deleted: z.literal(true) }), "Deleted"),
-    ...errorResponses(...ERRORS),
+    ...errorResponses(...ERRORS, "BEM-171"),
   },
 });
 const listItems = createRoute({

@@ -110,7 +110,7 @@ const deleteThread = createRoute({
   tags: ["threads"],
   summary: "Delete the thread: messages, channels and checkpoints",
   request: { params: ThreadParam },
-  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-036", "BEM-038") },
+  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-036", "BEM-038", "BEM-171") },
 });
 
 // Own sub-app so a bad update body is reported with opsHook (BEM-035).
