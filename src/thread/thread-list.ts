@@ -38,12 +38,17 @@ export async function conversationExists(db: D1Database, tenant: string, id: str
   return row?.found === 1;
 }
 
-/** A deleted thread leaves nothing that names it: its list entry, its stored responses and its conversation record. */
+/**
+ * A deleted thread leaves nothing that names it: its list entry, its stored responses, its conversation
+ * record, and the LangGraph index row of the same id (the object's deleteAll took those checkpoints too,
+ * so the row would only list an empty thread and keep counting against the thread quota).
+ */
 export async function forgetThread(db: D1Database, tenant: string, threadId: string): Promise<void> {
   await db.batch([
     db.prepare(`DELETE FROM threads WHERE tenant_id = ? AND thread_id = ?`).bind(tenant, threadId),
     db.prepare(`DELETE FROM responses WHERE tenant_id = ? AND thread_id = ?`).bind(tenant, threadId),
     db.prepare(`DELETE FROM conversations WHERE tenant_id = ? AND id = ?`).bind(tenant, threadId),
+    db.prepare(`DELETE FROM langgraph_threads WHERE tenant_id = ? AND thread_id = ?`).bind(tenant, threadId),
   ]);
 }
 

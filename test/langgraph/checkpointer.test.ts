@@ -175,6 +175,25 @@ describe("EdgeweaveSaver over the Worker", () => {
     expect(state.channels.messages.map((m) => m.content)).toEqual(["kept"]);
   });
 
+  it("DELETE /v1/threads/:id of an id used both ways takes its LangGraph checkpoints too, and their index row and count with them", async () => {
+    const t = await createTenant();
+    const threads = async () =>
+      (await env.DB.prepare("SELECT n FROM tenant_counts WHERE tenant_id = ? AND kind = 'threads'").bind(t.tenant).first<{ n: number }>())?.n ?? 0;
+    const res = await api("/v1/threads/both2/state", { key: t.adminKey, body: { ops: [{ op: "append", messages: [{ role: "user", content: "x" }] }] } });
+    expect(res.status).toBe(200);
+    const saver = saverFor(t.adminKey);
+    await putOne(saver, "both2");
+    expect(await threads()).toBe(2); // the README's rule: an id used both ways counts twice
+    expect((await api("/v1/threads/both2", { method: "DELETE", key: t.adminKey })).status).toBe(204);
+    expect(await saver.getTuple({ configurable: { thread_id: "both2" } })).toBeUndefined();
+    // Nothing left that names it: the LangGraph list does not offer an empty thread, and the quota has room again.
+    const listed: unknown[] = [];
+    for await (const tuple of saver.list({ configurable: {} })) listed.push(tuple);
+    expect(listed).toEqual([]);
+    expect((await env.DB.prepare("SELECT 1 FROM langgraph_threads WHERE tenant_id = ? AND thread_id = 'both2'").bind(t.tenant).first()) ?? null).toBeNull();
+    expect(await threads()).toBe(0);
+  });
+
   it("bad input is a coded 4xx", async () => {
     const t = await createTenant();
     const post = (path: string, body: unknown, key = t.adminKey) => api(`/v1/langgraph${path}`, { key, body });
