@@ -106,6 +106,18 @@ describe("the facts cache through turns", () => {
     expect(sentText(fake.calls[1]!.body)).toContain("Written after the read.");
   });
 
+  it("a turn that carries the bookmark of a delete made after the cached read does not see the deleted fact", async () => {
+    const fake = fakeOpenAI().reply("one").reply("two");
+    const thread = uniqueThread("fc");
+    const doomed = await remember("Deleted after the read.");
+    expect((await turn(thread, "first", { [H]: doomed.bookmark })).status).toBe(200);
+    expect(sentText(fake.calls[0]!.body)).toContain("Deleted after the read.");
+    const gone = await api(`/v1/memory/facts/${doomed.id}`, { key: tenant().adminKey, method: "DELETE" });
+    expect(gone.status).toBe(200);
+    expect((await turn(thread, "second", { [H]: gone.headers.get(H)! })).status).toBe(200);
+    expect(sentText(fake.calls[1]!.body)).not.toContain("Deleted after the read.");
+  });
+
   it("a fact written or deleted by another path, without its bookmark, reaches the thread's turns within FACTS_CACHE_MS", async () => {
     const fake = fakeOpenAI().reply("one").reply("two").reply("three");
     const thread = uniqueThread("fc");
