@@ -78,6 +78,8 @@ export class ThreadDO extends DurableObject<Env> {
   /** When this instance last sent the pending bookkeeping, and the send under way. */
   #flushedAt = 0;
   #flushing: Promise<void> | undefined;
+  /** A delete holds the lease and sends the bookkeeping itself (#flushNow then sends nothing). */
+  #deleting = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -167,7 +169,8 @@ export class ThreadDO extends DurableObject<Env> {
 
   #flushNow(): Promise<void> {
     const parts = this.#opened;
-    if (!parts) return Promise.resolve();
+    // A delete sends what is owed itself: an alarm's send of the same rows meanwhile could list the thread again after it.
+    if (!parts || this.#deleting) return Promise.resolve();
     this.#flushedAt = Date.now();
     const sending = flushBookkeeping(this.env.DB, parts.bookkeeping, { listing: true })
       // Rows that came while it was on its way go with the next batch.
@@ -265,6 +268,7 @@ export class ThreadDO extends DurableObject<Env> {
       const leases = this.#openLeases();
       const lease = await leases.take(clampTtl(undefined), clampWait(undefined));
       try {
+        this.#deleting = true;
         await this.settled();
         // The D1 side goes first and must land, or nothing is deleted (503 BEM-171, the client retries): the usage
         // its runs owe (every provider call is billed; deleting the storage would drop the rows), then the list entry,
@@ -275,7 +279,7 @@ export class ThreadDO extends DurableObject<Env> {
           for (let sends = 0; bookkeeping && sends < 2; sends++) if (!(await flushBookkeeping(this.env.DB, bookkeeping, { listing: false }))) break;
           await forgetThread(this.env.DB, thread.tenant, thread.threadId);
         } catch (e) {
-          // The usage rows are back in place; they leave with the object's next send (or the retried delete).
+          // The rows stay in place; they leave with the object's next send (or the retried delete).
           log.error("thread-delete", { message: errorText(e) });
           this.#flushSoon(BOOKKEEPING_RETRY_MS);
           throw new AppError("BEM-171");
@@ -285,6 +289,7 @@ export class ThreadDO extends DurableObject<Env> {
         this.#flushAt = undefined;
         this.#opened = undefined;
       } finally {
+        this.#deleting = false;
         leases.release(lease.token);
       }
       return null;

@@ -150,4 +150,38 @@ describe("a thread object's pending bookkeeping", () => {
     await runDurableObjectAlarm(stubOf(thread));
     await waitFor("the second turn's usage", async () => ((await billed()) === start + 2 ? true : undefined), BOOKKEEPING_FLUSH_MS + 5_000);
   });
+
+  it("an alarm that fires while a delete sends the thread's usage sends nothing: the thread is not listed again after the delete", async () => {
+    const { thread, start } = await secondTurnPending();
+    const db = Object.getPrototypeOf(env.DB) as D1Database;
+    const batch = db.batch;
+    // The delete's send (its record and one usage row: 2 statements) and an alarm's send of the same rows with the
+    // list entry (3) each wait until let go; the list removal (4) goes through. Plain flags on both sides, polled:
+    // a promise one side resolves would wake the other in the wrong context.
+    const waiting: Record<number, boolean> = {};
+    const go: Record<number, boolean> = {};
+    const poll = async (what: () => boolean, ms: number) => {
+      for (let waited = 0; waited < ms && !what(); waited += 5) await new Promise((r) => setTimeout(r, 5));
+    };
+    vi.spyOn(db, "batch").mockImplementation(async function (this: D1Database, stmts) {
+      const n = stmts.length;
+      if (n === 2 || n === 3) {
+        waiting[n] = true;
+        await poll(() => go[n] === true, 10_000);
+      }
+      return batch.call(this, stmts);
+    });
+    const deleted = api(`/v1/threads/${thread}`, { key: tenant().adminKey, method: "DELETE" });
+    await poll(() => waiting[2] === true, 2_000);
+    expect(waiting[2]).toBe(true);
+    const alarm = runDurableObjectAlarm(stubOf(thread)).catch(() => undefined);
+    await poll(() => waiting[3] === true, 300);
+    go[2] = true;
+    expect((await deleted).status).toBe(204);
+    go[3] = true;
+    await alarm;
+    vi.mocked(db.batch).mockImplementation(batch);
+    expect(await listed(thread)).toBeUndefined();
+    expect(await billed()).toBe(start + 2);
+  });
 });
