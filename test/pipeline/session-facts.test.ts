@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { settleBookkeeping } from "../support/bookkeeping";
 import { fakeOpenAI } from "../support/fake-openai";
 import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
 import { api } from "../support/tenants";
@@ -9,6 +10,8 @@ import { api } from "../support/tenants";
  * branches from a checkpoint (both read the whole state from the thread's log, not the window).
  */
 const tenant = tenantForRuns();
+// The turns' usage would otherwise land up to 1 s later, inside another file's count of D1 round trips (turn-io).
+afterEach(() => settleBookkeeping(tenant().tenant));
 type Memory = { edgeweave: { checkpoint_id: string; memory: { facts: { id: string; loaded: boolean }[] } } };
 
 describe("the session scope's facts", () => {

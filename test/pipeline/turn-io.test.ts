@@ -48,7 +48,11 @@ async function ioDuring(fn: () => Promise<unknown>): Promise<Counts> {
   const sessionStmt = Object.getPrototypeOf(env.DB.withSession("first-unconstrained").prepare("SELECT 1")) as object;
   for (const p of new Set([db, session])) {
     count(p, "prepare", ([sql]) => c.d1Sql.push(String(sql)));
-    count(p, "batch", ([stmts]) => c.d1Trips.push(`batch(${(stmts as unknown[]).length})`));
+    // Only batches with this tenant's rows: another file's threads may still be sending their bookkeeping (up to
+    // BOOKKEEPING_FLUSH_MS after their last turn) in this shared runtime, and those are not this turn's I/O.
+    count(p, "batch", ([stmts]) => {
+      if ((stmts as { params?: unknown[] }[]).some((st) => st.params?.includes(tenant().tenant))) c.d1Trips.push(`batch(${(stmts as unknown[]).length})`);
+    });
   }
   for (const p of new Set([stmt, sessionStmt])) for (const m of ["first", "all", "run", "raw"]) count(p, m, () => c.d1Trips.push(m));
   count(Object.getPrototypeOf(env.RATE_LIMIT_ADMIN) as object, "limit", () => c.rateLimits++);
