@@ -9,7 +9,6 @@ import { Timings } from "../pipeline/timings";
 import { resolvePrincipal } from "./auth";
 import { access } from "./access";
 import { corsForApi } from "./cors";
-import { setOnResponse } from "./response-headers";
 import { allowedMethodsFor } from "./allowed-methods";
 import { langgraphPointer } from "../langgraph/not-served";
 import { taskRoutes } from "./tasks";
@@ -48,8 +47,7 @@ export function createApp() {
     rememberEnvSecrets(c.env);
     c.set("timings", new Timings());
     await next();
-    // On the response's own headers: `c.header` after the handler answered copies the whole Response first.
-    setOnResponse(c, "x-request-id", c.get("requestId"));
+    c.header("x-request-id", c.get("requestId"));
   });
 
   app.get("/health", access("public"), (c) => c.json({ ok: true }));

@@ -2,7 +2,6 @@ import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./app-env";
 import type { Context } from "hono";
-import { setOnResponse } from "./response-headers";
 
 /**
  * Browser apps may call the API directly from the origins listed in the
@@ -57,8 +56,8 @@ export const corsForApi = createMiddleware<AppEnv>(async (c, next) => {
   if (allow) c.header("Access-Control-Allow-Origin", allow);
   c.header("Access-Control-Expose-Headers", expose);
   await next();
-  // As hono/cors: Vary appended once the handler answered.
-  setOnResponse(c, "Vary", "Origin", true);
+  // As hono/cors: Vary appended once the handler answered (this copies a finalized response once, leaving its headers writable).
+  c.header("Vary", "Origin", { append: true });
   if (allow) c.res.headers.set("Access-Control-Allow-Origin", allow);
   c.res.headers.set("Access-Control-Expose-Headers", expose);
 });
