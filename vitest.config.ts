@@ -23,7 +23,7 @@ export default defineConfig(async () => ({
           // Lowered from production's 1.9 MB so tests exercise chunked LangGraph values.
           LANGGRAPH_CHUNK_BYTES: "65536",
         },
-        d1Databases: { DB: "edgeweave-test", SCHEMA_CHECK_DB: "edgeweave-schema-check" },
+        d1Databases: { DB: "edgeweave-test", SCHEMA_CHECK_DB: "edgeweave-schema-check", MIGRATION_CHECK_DB: "edgeweave-migration-check" },
         // A batch is delivered as soon as it has a message, not after wrangler.toml's 1 s (5 s for the
         // dead-letter queue) of waiting for more: tests that wait for a task waited that out each time.
         queueConsumers: { "edgeweave-tasks": { maxBatchTimeout: 0 }, "edgeweave-tasks-dlq": { maxBatchTimeout: 0 } },

@@ -2,6 +2,8 @@ declare namespace Cloudflare {
   interface Env {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     SCHEMA_CHECK_DB: D1Database;
+    /** A database of its own for a test that migrates data written under older migrations. */
+    MIGRATION_CHECK_DB: D1Database;
   }
 }
 

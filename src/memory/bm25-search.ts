@@ -9,7 +9,17 @@ import { quoteTerm } from "../core/search-terms";
  * frequency are counted over the live facts of the searched scopes. A fact's term frequency is taken
  * as 1 (facts are a sentence or two; FTS5 does not expose per-row counts to SQL) and its length is its
  * stored token estimate. One statement: no round trip beyond the search's own.
+ *
+ * The matching is bound to the searched scopes too, not only the scoring: each MATCH runs within the
+ * rowid ranges of their spans (consecutive spans merged), which FTS5 seeks to, so other tenants' facts
+ * holding the same words are never walked — neither a cost of this search nor a clue in its time.
  */
+
+/**
+ * facts_fts.rowid = span * FTS_SPAN + facts.rowid, a span per (tenant, scope) (migrations/0018, which
+ * allocates them and holds the same constant): a scope's rows of the shared index are one rowid range.
+ */
+export const FTS_SPAN = 2 ** 36;
 
 /** Okapi's usual constants; the bench (bench/README.md, LoCoMo) measured them against variants. */
 const K1 = 1.2;
@@ -62,7 +72,11 @@ export function bm25Statement(
     `WITH stats AS (SELECT MAX(1, n) AS n, MAX(1.0, tokens * 1.0 / MAX(1, n)) AS avgdl FROM (SELECT ` +
     `COALESCE((SELECT SUM(n) FROM fact_scope_stats WHERE ${within}), 0) - COALESCE((SELECT COUNT(*) FROM facts WHERE expires_at <= ${at} AND ${within}), 0) AS n, ` +
     `COALESCE((SELECT SUM(tokens) FROM fact_scope_stats WHERE ${within}), 0) - COALESCE((SELECT SUM(tokens) FROM facts WHERE expires_at <= ${at} AND ${within}), 0) AS tokens)), ` +
-    `hits AS (SELECT t.key AS term, facts_fts.rowid AS rid FROM json_each(${each}) t CROSS JOIN facts_fts WHERE facts_fts MATCH t.value), ` +
+    // The searched scopes' rowid ranges: runs of consecutive spans (a tenant's scopes are allocated together), one range each.
+    `r AS (SELECT MIN(span) * ${FTS_SPAN} AS lo, (MAX(span) + 1) * ${FTS_SPAN} - 1 AS hi FROM (SELECT span, span - ROW_NUMBER() OVER (ORDER BY span) AS run FROM fact_scope_stats WHERE ${within}) GROUP BY run), ` +
+    // FTS5 takes the rowid bounds (integers) into its seek: a MATCH reads only rows inside a range.
+    `hits AS (SELECT t.key AS term, facts_fts.rowid % ${FTS_SPAN} AS rid FROM json_each(${each}) t CROSS JOIN r CROSS JOIN facts_fts ` +
+    "WHERE facts_fts MATCH t.value AND facts_fts.rowid >= r.lo AND facts_fts.rowid <= r.hi), " +
     `m AS (SELECT h.term, h.rid, f.tokens FROM hits h JOIN facts f ON f.rowid = h.rid WHERE ${within} AND (f.expires_at IS NULL OR f.expires_at > ${at})), ` +
     "df AS (SELECT term, COUNT(*) AS df FROM m GROUP BY term), " +
     `s AS (SELECT m.rid, SUM(ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5)) * ${K1 + 1} / (1 + ${K1} * (1 - ${B} + ${B} * m.tokens / stats.avgdl))) AS score ` +

@@ -1,0 +1,79 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { D1FactsBackend } from "../../src/memory/d1-facts-backend";
+import { MemoryScope } from "../../src/memory/scope";
+
+// facts_fts is one FTS5 index for every tenant's facts. A search used to MATCH over all of it and
+// drop other tenants' hits after the join, so its work (and time) grew with facts it may not read:
+// a cost, and a timing side channel. D1 counts the rows a statement reads (meta.rows_read, rows
+// out of the FTS5 index included); a search's count must depend on the searched facts only.
+
+const uid = () => crypto.randomUUID().slice(0, 8);
+
+/** The D1 database, recording the rows each statement's `all()` read. */
+function counting(db: D1Database): { db: D1Database; reads: number[] } {
+  const reads: number[] = [];
+  const wrap = (s: D1PreparedStatement): D1PreparedStatement =>
+    new Proxy(s, {
+      get(target, prop) {
+        if (prop === "bind") return (...values: unknown[]) => wrap(target.bind(...values));
+        if (prop === "all")
+          return async () => {
+            const r = await target.all();
+            reads.push(r.meta.rows_read);
+            return r;
+          };
+        const v = Reflect.get(target, prop);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+  return { db: new Proxy(db, { get: (t, p) => (p === "prepare" ? (sql: string) => wrap(t.prepare(sql)) : Reflect.get(t, p)) }), reads };
+}
+
+async function many(store: D1FactsBackend, scope: MemoryScope, n: number, text: (i: number) => string): Promise<void> {
+  for (let i = 0; i < n; i++) await store.remember(scope, "note", text(i));
+}
+
+describe("a fact search reads only the searched facts' rows", () => {
+  it("another tenant's facts with the same words, and the tenant's other scopes, add no row to a scope search; only the tenant's own to a granted one", async () => {
+    const [w1, w2] = [`quasar${uid()}`, `nebula${uid()}`];
+    const query = `${w1} ${w2}`;
+    const a = `cost-a-${uid()}`;
+    const b = `cost-b-${uid()}`;
+    const scope = MemoryScope.new("docset", `c${uid()}`);
+    const other = MemoryScope.new("docset", `o${uid()}`);
+    const rec = counting(env.DB);
+    const reader = new D1FactsBackend(rec.db, a);
+    const writerA = new D1FactsBackend(env.DB, a);
+    await many(writerA, scope, 8, (i) => `${i % 2 ? w1 : w2} observation ${i}`);
+    await many(writerA, scope, 8, (i) => `unrelated line ${i}`);
+    // Tenant B is there from the start (an index range's end reads the next tenant's first entry: one row, however many it has).
+    const writerB = new D1FactsBackend(env.DB, b);
+    await writerB.remember(scope, "note", `${w1} ${w2} theirs`);
+    await writerB.remember(other, "note", `${w2} also theirs`);
+
+    const measure = async () => {
+      rec.reads.length = 0;
+      const hits = await reader.search([{ owner: a, scope: scope.toString() }], query, 20);
+      const granted = await reader.searchGranted(["*"], false, query, 20);
+      expect(rec.reads).toHaveLength(2);
+      return { scoped: rec.reads[0]!, granted: rec.reads[1]!, hits: hits.map((h) => [h.id, h.score]), grantedHits: granted.length };
+    };
+    const before = await measure();
+    expect(before.hits).toHaveLength(8);
+
+    // The tenant's own other scope: the granted search reads it (it searches it), the scope search does not.
+    await many(writerA, other, 30, (i) => `${w1} ${w2} elsewhere ${i}`);
+    const own = await measure();
+    expect(own.scoped).toBe(before.scoped);
+    expect(own.hits).toEqual(before.hits);
+    expect(own.grantedHits).toBe(20);
+    expect(own.granted).toBeGreaterThan(before.granted);
+
+    // Another tenant writes many facts with both words, in the same scope name and in others.
+    await many(writerB, scope, 150, (i) => `${w1} ${w2} theirs ${i}`);
+    await many(writerB, other, 150, (i) => `${w2} also theirs ${i}`);
+    const after = await measure();
+    expect(after).toEqual(own);
+  });
+});
