@@ -159,9 +159,11 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
       // A save with endRun released it already (then this does nothing); any failure gives it back here.
       room?.end();
     }
-    // Only a run that answered keeps its bookmark: a client's header that D1 refuses (well-formed, but never issued,
+    // Only a run that answered keeps its read bookmark: a client's header that D1 refuses (well-formed, but never issued,
     // or another database's) fails that turn alone instead of becoming every later turn's constraint, whoever runs it.
-    const seen = answered ? newerBookmark(bookmark, io.bookmark()) : undefined;
+    // A failed run's own writes (memory tools) stand, and the primary issued their bookmark: the next turn reads them.
+    const written = io.writtenBookmark();
+    const seen = answered ? newerBookmark(bookmark, io.bookmark()) : written && newerBookmark(o.parts.meta.factsBookmark(), written);
     try {
       if (seen) o.parts.meta.setFactsBookmark(seen);
     } catch {

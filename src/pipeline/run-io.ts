@@ -70,7 +70,12 @@ export class RunIO {
 
   /** The newest point in D1's history the run's facts reads and writes have seen. */
   bookmark(): string | undefined {
-    return this.#writers.reduce<string | undefined>((newest, s) => newerBookmark(newest, s.getBookmark()), this.facts.getBookmark() ?? undefined);
+    return newerBookmark(this.facts.getBookmark(), this.writtenBookmark());
+  }
+
+  /** The newest point the run's own writes reached (D1 issued it: the primary answered them). */
+  writtenBookmark(): string | undefined {
+    return this.#writers.reduce<string | undefined>((newest, s) => newerBookmark(newest, s.getBookmark()), undefined);
   }
 
   /** Sends the bookkeeping (one batch per round, or the object's) and waits for everything left behind, including work it starts. */

@@ -151,7 +151,10 @@ describe("the facts cache through turns", () => {
     expect(sentText(fake.calls[3]!.body)).toContain("The user's cat is called Miso.");
   });
 
-  it("a fact the agent remembers moves the thread's bookmark past its write, so the next turn reads it on any replica", async () => {
+  it.each([
+    { ending: "the turn answers", status: 200 },
+    { ending: "the turn then fails (the next model call does)", status: 502 },
+  ])("a fact the agent remembers moves the thread's bookmark past its write, so the next turn reads it on any replica: $ending", async ({ status }) => {
     const thread = uniqueThread("fc");
     // The primary's position while the model is first asked: before the tool's write, after the turn's facts read.
     let beforeWrite: string | undefined;
@@ -160,36 +163,34 @@ describe("the facts cache through turns", () => {
       await s.prepare("SELECT 1").run();
       return s.getBookmark() ?? undefined;
     };
-    fakeOpenAI()
-      .respond(async (_req, body) => {
-        beforeWrite = await primaryNow();
-        return Response.json({
-          id: "chatcmpl-bm",
-          object: "chat.completion",
-          created: 1,
-          model: (body as { model: string }).model,
-          choices: [
-            {
-              index: 0,
-              message: {
-                role: "assistant",
-                content: null,
-                tool_calls: [
-                  { id: "c1", type: "function", function: { name: "remember", arguments: JSON.stringify({ kind: "profile", text: "Likes tea." }) } },
-                ],
-              },
-              finish_reason: "tool_calls",
+    const fake = fakeOpenAI().respond(async (_req, body) => {
+      beforeWrite = await primaryNow();
+      return Response.json({
+        id: "chatcmpl-bm",
+        object: "chat.completion",
+        created: 1,
+        model: (body as { model: string }).model,
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: "assistant",
+              content: null,
+              tool_calls: [{ id: "c1", type: "function", function: { name: "remember", arguments: JSON.stringify({ kind: "profile", text: "Likes tea." }) } }],
             },
-          ],
-          usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 },
-        });
-      })
-      .reply("Noted.");
+            finish_reason: "tool_calls",
+          },
+        ],
+        usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 },
+      });
+    });
+    if (status === 200) fake.reply("Noted.");
+    else fake.status(500).status(500).status(500).status(500);
     const res = await api("/v1/chat/completions", {
       key: tenant().adminKey,
       body: { model: "gpt-4o-mini", agent: "memory-assistant", thread_id: thread, messages: [{ role: "user", content: "I like tea." }] },
     });
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(status);
     const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant().tenant, thread)));
     await stub.settled();
     const kept = await runInDurableObject(stub, (_o, state) => ThreadMeta.open(state.storage).factsBookmark());
