@@ -341,11 +341,19 @@ export class ThreadStore {
 
   // ---- internals -----------------------------------------------------------
 
-  /** One transaction; a rollback also forgets the history total kept in memory (the next write reads it again). */
+  /**
+   * One transaction; a rollback also takes back what memory followed inside it (a throw can come after the
+   * checkpoint, from `alongside`): the head and live bytes as they were, the tail cache (appended to in
+   * place) and the history total forgotten (the next read or write reads them again).
+   */
   private transact<T>(fn: () => T): T {
+    const { head, live } = this;
     try {
       return this.transaction(fn);
     } catch (e) {
+      this.head = head;
+      this.live = live;
+      this.tailCache = null;
       this.historyTotal = null;
       throw e;
     }

@@ -1,0 +1,108 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { isAppError } from "../../src/core/errors";
+import { type StoreLimits, ThreadStore } from "../../src/thread/thread-store";
+import { unique } from "./support";
+
+/**
+ * A write that rolls back leaves the store's memory (head, live bytes, tail cache, history total) as
+ * storage is: the same answers as a store opened fresh over the same storage, and the next write
+ * continues from the stored head. Real SqlStorage of a thread object.
+ */
+
+type Storage = DurableObjectStorage;
+
+async function withStorage<T>(fn: (storage: Storage) => T | Promise<T>): Promise<T> {
+  const stub = env.THREADS.get(env.THREADS.idFromName(unique("rollback")));
+  return runInDurableObject(stub, async (_live, state) => {
+    await state.storage.deleteAll();
+    return fn(state.storage);
+  });
+}
+
+function codeOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    return isAppError(e) ? e.code : `not coded: ${String(e)}`;
+  }
+  return "no error";
+}
+
+/** What a store answers that memory could hold wrongly. */
+const view = (store: ThreadStore) => ({
+  head: store.headId(),
+  recent: store.recent(1_000_000).messages.map((m) => m.content),
+  bytes: store.storedBytes(),
+  state: store.statePage(undefined).channels.messages.map((m) => m.content),
+});
+
+const user = (content: string) => ({ role: "user" as const, content });
+
+describe("ThreadStore: memory after a rolled-back write", () => {
+  it("a throw from `alongside` (inside the transaction, after the checkpoint) rolls back memory with storage", () =>
+    withStorage((storage) => {
+      const store = ThreadStore.of(storage);
+      const first = store.update({ ops: [{ op: "append", messages: [user("a")] }] }, "input");
+      store.recent(1_000_000); // the tail cache now holds the thread
+      const before = view(store);
+      const code = codeOf(() =>
+        store.update({ ops: [{ op: "append", messages: [user("b")] }] }, "input", () => {
+          throw new Error("the stored Response did not fit");
+        }),
+      );
+      expect(code).toMatch(/^not coded: Error: the stored Response did not fit/);
+      expect(view(store)).toEqual(before);
+      expect(view(ThreadStore.of(storage))).toEqual(before);
+      // The next write's parent is the stored head, and the cache holds what storage holds.
+      const next = store.update({ ops: [{ op: "append", messages: [user("c")] }] }, "input");
+      expect(next.parent_id).toBe(first.id);
+      expect(view(store)).toEqual(view(ThreadStore.of(storage)));
+      expect(view(store).recent).toEqual(["a", "c"]);
+    }));
+
+  it("a 413 (MAX_THREAD_BYTES, history cap) after appends, a replace and a remove_all in one update leaves memory as storage is", () =>
+    withStorage((storage) => {
+      const limits: StoreLimits = { messageBytes: 1_000_000, threadMessages: 1_000, threadBytes: 4_000, historyBytes: 40_000 };
+      const store = ThreadStore.of(storage, { limits });
+      const a = store.update({ ops: [{ op: "append", messages: [{ ...user("a"), id: "m-a" }, user("b")] }] }, "input");
+      store.recent(1_000_000);
+      const before = view(store);
+      const big = "x".repeat(5_000);
+      expect(
+        codeOf(() =>
+          store.update(
+            {
+              ops: [
+                { op: "append", messages: [user("c")] },
+                { op: "replace", message: { ...user("A"), id: "m-a" } },
+                { op: "remove_all" },
+                { op: "append", messages: [user(big)] },
+              ],
+            },
+            "update",
+          ),
+        ),
+      ).toBe("BEM-097");
+      expect(view(store)).toEqual(before);
+      expect(view(ThreadStore.of(storage))).toEqual(before);
+      // Writes until the history cap: each refused one leaves the total as stored, so the fresh store refuses the same write.
+      let refused = 0;
+      for (let i = 0; i < 40 && refused < 3; i++) {
+        const text = `${i}`.padEnd(1_500, ".");
+        const ops = [{ op: "remove_all" as const }, { op: "append" as const, messages: [user(text)] }];
+        const code = codeOf(() => store.update({ ops }, "update"));
+        const fresh = ThreadStore.of(storage, { limits });
+        expect(view(store)).toEqual(view(fresh));
+        if (code === "BEM-019") {
+          refused++;
+          expect(codeOf(() => fresh.update({ ops }, "update"))).toBe("BEM-019");
+        } else expect(code).toBe("no error");
+      }
+      expect(refused).toBe(3);
+      const stored = view(ThreadStore.of(storage)).head;
+      expect(store.update({ ops: [{ op: "set", channel: "k", value: 1 }] }, "update").parent_id).toBe(stored);
+      expect(stored).not.toBe(a.id);
+    }));
+});
