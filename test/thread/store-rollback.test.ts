@@ -1,34 +1,12 @@
-import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { isAppError } from "../../src/core/errors";
 import { type StoreLimits, ThreadStore } from "../../src/thread/thread-store";
-import { unique } from "./support";
+import { codeOfSync, withStorage } from "./support";
 
 /**
  * A write that rolls back leaves the store's memory (head, live bytes, tail cache, history total) as
  * storage is: the same answers as a store opened fresh over the same storage, and the next write
  * continues from the stored head. Real SqlStorage of a thread object.
  */
-
-type Storage = DurableObjectStorage;
-
-async function withStorage<T>(fn: (storage: Storage) => T | Promise<T>): Promise<T> {
-  const stub = env.THREADS.get(env.THREADS.idFromName(unique("rollback")));
-  return runInDurableObject(stub, async (_live, state) => {
-    await state.storage.deleteAll();
-    return fn(state.storage);
-  });
-}
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    return isAppError(e) ? e.code : `not coded: ${String(e)}`;
-  }
-  return "no error";
-}
 
 /** What a store answers that memory could hold wrongly. */
 const view = (store: ThreadStore) => ({
@@ -47,7 +25,7 @@ describe("ThreadStore: memory after a rolled-back write", () => {
       const first = store.update({ ops: [{ op: "append", messages: [user("a")] }] }, "input");
       store.recent(1_000_000); // the tail cache now holds the thread
       const before = view(store);
-      const code = codeOf(() =>
+      const code = codeOfSync(() =>
         store.update({ ops: [{ op: "append", messages: [user("b")] }] }, "input", () => {
           throw new Error("the stored Response did not fit");
         }),
@@ -71,7 +49,7 @@ describe("ThreadStore: memory after a rolled-back write", () => {
       const before = view(store);
       const big = "x".repeat(5_000);
       expect(
-        codeOf(() =>
+        codeOfSync(() =>
           store.update(
             {
               ops: [
@@ -92,12 +70,12 @@ describe("ThreadStore: memory after a rolled-back write", () => {
       for (let i = 0; i < 40 && refused < 3; i++) {
         const text = `${i}`.padEnd(1_500, ".");
         const ops = [{ op: "remove_all" as const }, { op: "append" as const, messages: [user(text)] }];
-        const code = codeOf(() => store.update({ ops }, "update"));
+        const code = codeOfSync(() => store.update({ ops }, "update"));
         const fresh = ThreadStore.of(storage, { limits });
         expect(view(store)).toEqual(view(fresh));
         if (code === "BEM-019") {
           refused++;
-          expect(codeOf(() => fresh.update({ ops }, "update"))).toBe("BEM-019");
+          expect(codeOfSync(() => fresh.update({ ops }, "update"))).toBe("BEM-019");
         } else expect(code).toBe("no error");
       }
       expect(refused).toBe(3);

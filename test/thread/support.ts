@@ -1,4 +1,6 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
+import { isAppError } from "../../src/core/errors";
 import { createKey, createTenant } from "../../src/auth/tenant-store";
 import { ThreadClient } from "../../src/thread/client";
 import { threadObjectName } from "../../src/thread/thread-id";
@@ -49,6 +51,25 @@ export async function codeOf(p: Promise<unknown>): Promise<string> {
     await p;
   } catch (e) {
     return (e as { code?: string }).code ?? `not coded: ${String(e)}`;
+  }
+  return "no error";
+}
+
+/** Runs `fn` on the storage of a fresh thread object, emptied first (no tables: the store creates them). */
+export async function withStorage<T>(fn: (storage: DurableObjectStorage) => T | Promise<T>, prefix = "store"): Promise<T> {
+  const stub = env.THREADS.get(env.THREADS.idFromName(unique(prefix)));
+  return runInDurableObject(stub, async (_live, state) => {
+    await state.storage.deleteAll();
+    return fn(state.storage);
+  });
+}
+
+/** The AppError code `fn` throws ("no error" when it returns). */
+export function codeOfSync(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    return isAppError(e) ? e.code : `not coded: ${String(e)}`;
   }
   return "no error";
 }

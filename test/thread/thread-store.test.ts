@@ -1,12 +1,9 @@
-import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { isAppError } from "../../src/core/errors";
 import { IdGenerator } from "../../src/core/ids";
 import { ThreadMeta } from "../../src/thread/meta";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/thread/sql-schema";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore, toThreadState } from "../../src/thread/thread-store";
-import { unique } from "./support";
+import { codeOfSync, withStorage } from "./support";
 
 /**
  * ThreadStore directly, without RPC or the lease: a real SqlStorage (the SQLite of a
@@ -14,15 +11,6 @@ import { unique } from "./support";
  */
 
 type Storage = DurableObjectStorage;
-
-/** Runs `fn` on the storage of a fresh thread object, emptied first (no tables: the store creates them). */
-async function withStorage<T>(fn: (storage: Storage) => T | Promise<T>): Promise<T> {
-  const stub = env.THREADS.get(env.THREADS.idFromName(unique("store")));
-  return runInDurableObject(stub, async (_live, state) => {
-    await state.storage.deleteAll();
-    return fn(state.storage);
-  });
-}
 
 const storeOver = (storage: Storage, deps: { limits?: StoreLimits; now?: () => number; ids?: IdGenerator } = {}) => ThreadStore.of(storage, deps);
 
@@ -33,16 +21,6 @@ const tables = (storage: Storage) =>
     .map((r) => r.name);
 const schemaVersion = (storage: Storage) => storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'schema_version'`).one().value;
 const count = (storage: Storage, table: string) => storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).one().n;
-
-/** The AppError code `fn` throws ("no error" when it returns). */
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    return isAppError(e) ? e.code : `not coded: ${String(e)}`;
-  }
-  return "no error";
-}
 
 const texts = (store: ThreadStore, cp?: string) => store.statePage(cp).channels.messages.map((m) => m.content);
 
@@ -90,7 +68,7 @@ describe("ThreadStore over a real SqlStorage", () => {
       const before = store.statePage(null);
       // The append would succeed alone; the remove of an unknown id fails, and the append goes with it.
       expect(
-        codeOf(() =>
+        codeOfSync(() =>
           store.update(
             {
               ops: [
@@ -102,9 +80,9 @@ describe("ThreadStore over a real SqlStorage", () => {
           ),
         ),
       ).toBe("BEM-031");
-      expect(codeOf(() => store.update({ ops: [{ op: "replace", message: { id: "nope", role: "user", content: "?" } }] }, "update"))).toBe("BEM-031");
-      expect(codeOf(() => store.update({ ops: [] }, "update"))).toBe("BEM-035");
-      expect(codeOf(() => store.update({ ops: [{ op: "remove_all" }] }, "fork"))).toBe("BEM-035");
+      expect(codeOfSync(() => store.update({ ops: [{ op: "replace", message: { id: "nope", role: "user", content: "?" } }] }, "update"))).toBe("BEM-031");
+      expect(codeOfSync(() => store.update({ ops: [] }, "update"))).toBe("BEM-035");
+      expect(codeOfSync(() => store.update({ ops: [{ op: "remove_all" }] }, "fork"))).toBe("BEM-035");
       expect(store.headId()).toBe(head);
       expect(store.statePage(null)).toEqual(before);
       expect(count(storage, "checkpoints")).toBe(3);
@@ -131,8 +109,8 @@ describe("ThreadStore over a real SqlStorage", () => {
       const state = store.statePage(null);
       expect(state.channels).toEqual({ messages: [], profile: { a: 1, b: 2 }, todo: [1, 2, 3] });
       expect(state.reducers).toEqual({ profile: "merge", todo: "append" });
-      expect(codeOf(() => store.update({ ops: [{ op: "set", channel: "todo", reducer: "last_value", value: 1 }] }, "loop"))).toBe("BEM-037");
-      expect(codeOf(() => store.update({ ops: [{ op: "set", channel: "profile", value: [1] }] }, "loop"))).toBe("BEM-035");
+      expect(codeOfSync(() => store.update({ ops: [{ op: "set", channel: "todo", reducer: "last_value", value: 1 }] }, "loop"))).toBe("BEM-037");
+      expect(codeOfSync(() => store.update({ ops: [{ op: "set", channel: "profile", value: [1] }] }, "loop"))).toBe("BEM-035");
     }));
 
   it("history pages newest first; every checkpoint replays to the state it had as head; a fork branches from one", () =>
@@ -155,7 +133,7 @@ describe("ThreadStore over a real SqlStorage", () => {
         expect(store.statePage(id)).toEqual(state);
         expect(toThreadState(id, state.step, store.replay(id))).toEqual({ ...state, next_offset: undefined, checkpoint_id: id });
       }
-      expect(codeOf(() => store.statePage("NOSUCHCHECKPOINT"))).toBe("BEM-032");
+      expect(codeOfSync(() => store.statePage("NOSUCHCHECKPOINT"))).toBe("BEM-032");
 
       const page1 = store.history({ limit: 3 });
       const page2 = store.history({ limit: 3, before: page1.next_before ?? undefined });
@@ -178,7 +156,7 @@ describe("ThreadStore over a real SqlStorage", () => {
       store.update({ ops: [{ op: "append", messages: [{ role: "user", content: "three'" }] }] }, "input");
       expect(texts(store)).toEqual(["one", "two", "three'"]);
       expect(store.statePage(heads[3]!.id)).toEqual(heads[3]!.state);
-      expect(codeOf(() => store.fork("NOSUCHCHECKPOINT"))).toBe("BEM-032");
+      expect(codeOfSync(() => store.fork("NOSUCHCHECKPOINT"))).toBe("BEM-032");
     }));
 
   it("recent reads only the newest window that fits, and reports how many rows it read", () =>
@@ -202,13 +180,13 @@ describe("ThreadStore over a real SqlStorage", () => {
       const store = storeOver(storage, { limits: { ...DEFAULT_LIMITS, threadMessages: 2, messageBytes: 200, threadBytes: 400 } });
       store.update({ ops: [{ op: "append", messages: [{ role: "user", content: "a" }] }] }, "input");
       const at = (content: string) => () => store.update({ ops: [{ op: "append", messages: [{ role: "user", content }] }] }, "input");
-      expect(codeOf(at("x".repeat(300)))).toBe("BEM-033");
-      expect(codeOf(() => store.update({ ops: [{ op: "set", channel: "big", value: "x".repeat(300) }] }, "loop"))).toBe("BEM-033");
+      expect(codeOfSync(at("x".repeat(300)))).toBe("BEM-033");
+      expect(codeOfSync(() => store.update({ ops: [{ op: "set", channel: "big", value: "x".repeat(300) }] }, "loop"))).toBe("BEM-033");
       expect(
-        codeOf(() => store.update({ ops: [{ op: "append", messages: ["b", "c"].map((content) => ({ role: "user" as const, content })) }] }, "input")),
+        codeOfSync(() => store.update({ ops: [{ op: "append", messages: ["b", "c"].map((content) => ({ role: "user" as const, content })) }] }, "input")),
       ).toBe("BEM-034");
       expect(
-        codeOf(() =>
+        codeOfSync(() =>
           store.update(
             {
               ops: [
