@@ -9,7 +9,11 @@ const ANSI = /\x1b\[[0-9;]*m/g;
 const steps: { name: string; cmd: string[]; limitS: number; env?: Record<string, string> }[] = [
   { name: "routing (resolve, 1,000 models; YAML compile)", cmd: ["tsx", "bench/routing-resolve.ts"], limitS: 120 },
   { name: "thread (bytes per turn; newest-window load)", cmd: ["vitest", "run", "-c", "bench/thread-vitest.config.ts"], limitS: 180 },
-  { name: "memory (loadContext at 100 vs 100,000 messages)", cmd: ["vitest", "run", "-c", "bench/memory-vitest.config.ts"], limitS: 180 },
+  {
+    name: "memory (loadContext at 100 vs 100,000 messages; ranked loading; fact search vs other tenants' facts)",
+    cmd: ["vitest", "run", "-c", "bench/memory-vitest.config.ts"],
+    limitS: 240,
+  },
   { name: "trim (10,000 messages vs @langchain/core)", cmd: ["tsx", "bench/trim-messages.ts"], limitS: 240, env: { BENCH_SLOW_RUNS: "3" } },
   { name: "turn latency (wrangler dev vs pass-through)", cmd: ["tsx", "bench/turn-latency.ts", "200"], limitS: 420 },
   { name: "latency model (modelled deployment: round trips, added ms)", cmd: ["vitest", "run", "-c", "bench/latency-vitest.config.ts"], limitS: 300 },

@@ -77,7 +77,8 @@ export function bm25Statement(
     // FTS5 takes the rowid bounds (integers) into its seek: a MATCH reads only rows inside a range.
     `hits AS (SELECT t.key AS term, facts_fts.rowid % ${FTS_SPAN} AS rid FROM json_each(${each}) t CROSS JOIN r CROSS JOIN facts_fts ` +
     "WHERE facts_fts MATCH t.value AND facts_fts.rowid >= r.lo AND facts_fts.rowid <= r.hi), " +
-    `m AS (SELECT h.term, h.rid, f.tokens FROM hits h JOIN facts f ON f.rowid = h.rid WHERE ${within} AND (f.expires_at IS NULL OR f.expires_at > ${at})), ` +
+    // Materialized: df and s both read m, and inlined into each its MATCHes ran twice.
+    `m AS MATERIALIZED (SELECT h.term, h.rid, f.tokens FROM hits h JOIN facts f ON f.rowid = h.rid WHERE ${within} AND (f.expires_at IS NULL OR f.expires_at > ${at})), ` +
     "df AS (SELECT term, COUNT(*) AS df FROM m GROUP BY term), " +
     `s AS (SELECT m.rid, SUM(ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5)) * ${K1 + 1} / (1 + ${K1} * (1 - ${B} + ${B} * m.tokens / stats.avgdl))) AS score ` +
     "FROM m JOIN df ON df.term = m.term CROSS JOIN stats GROUP BY m.rid) " +
