@@ -10,17 +10,19 @@ export const BOOKKEEPING_RETRY_MS = 30_000;
 /**
  * Sends what the thread's runs owe D1 — the usage counter rows and the thread list's newest
  * updated_at — in one batch: the send under way if a try of it failed before, else everything
- * pending. `listing: false` (the thread is being deleted) sends the usage only. The batch first moves
+ * pending. The batch first moves
  * the sender's `bookkeeping_sends` row to this send, and each usage row adds in only if this try did,
  * so a send whose answer was lost after it landed adds nothing when it is sent again. A failure keeps
  * the send's rows in the object (later turns' rows wait behind it), is logged and rethrown. Answers
  * whether there was anything to send.
  */
-export async function flushBookkeeping(db: D1Database, pending: PendingBookkeeping, opts: { listing: boolean }): Promise<boolean> {
+export async function flushBookkeeping(db: D1Database, pending: PendingBookkeeping): Promise<boolean> {
   const send = pending.next();
   if (!send) return false;
   const attempt = crypto.randomUUID();
-  const listing = opts.listing ? send.listing : null;
+  // A delete sends its thread's listing too (before its list removal, which removes it): a delete refused after this
+  // send landed leaves the thread as it was, its list entry moved to its newest write.
+  const { listing } = send;
   const writes = [
     db
       .prepare(

@@ -172,7 +172,7 @@ export class ThreadDO extends DurableObject<Env> {
     // A delete sends what is owed itself: an alarm's send of the same rows meanwhile could list the thread again after it.
     if (!parts || this.#deleting) return Promise.resolve();
     this.#flushedAt = Date.now();
-    const sending = flushBookkeeping(this.env.DB, parts.bookkeeping, { listing: true })
+    const sending = flushBookkeeping(this.env.DB, parts.bookkeeping)
       // Rows that came while it was on its way go with the next batch.
       .then(() => {
         if (parts.bookkeeping.pending()) this.#flushSoon();
@@ -276,7 +276,7 @@ export class ThreadDO extends DurableObject<Env> {
         try {
           // The send a failed try left under way, then what is pending (no run adds more: the lease is held, runs settled).
           const bookkeeping = this.#opened?.bookkeeping;
-          for (let sends = 0; bookkeeping && sends < 2; sends++) if (!(await flushBookkeeping(this.env.DB, bookkeeping, { listing: false }))) break;
+          for (let sends = 0; bookkeeping && sends < 2; sends++) if (!(await flushBookkeeping(this.env.DB, bookkeeping))) break;
           await forgetThread(this.env.DB, thread.tenant, thread.threadId);
         } catch (e) {
           // The rows stay in place; they leave with the object's next send (or the retried delete).

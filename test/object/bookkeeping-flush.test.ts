@@ -112,6 +112,26 @@ describe("a thread object's pending bookkeeping", () => {
     expect(await listed(thread)).toBeDefined();
   });
 
+  it("a delete whose list removal fails after its usage send landed keeps the thread's newest list time (the thread stays as it was)", async () => {
+    const { thread, start } = await secondTurnPending();
+    // The second turn's rows wait for the object's alarm; taken away here, so only the delete sends them.
+    await runInDurableObject(stubOf(thread), (_o, state) => state.storage.deleteAlarm());
+    const before = (await listed(thread))!;
+    const db = Object.getPrototypeOf(env.DB) as D1Database;
+    const batch = db.batch;
+    let calls = 0;
+    // The delete's bookkeeping send lands; its list removal (the next batch) fails.
+    vi.spyOn(db, "batch").mockImplementation(function (this: D1Database, stmts) {
+      return ++calls === 2 ? Promise.reject(new Error("D1 is down")) : batch.call(this, stmts);
+    });
+    const refused = await api(`/v1/threads/${thread}`, { key: tenant().adminKey, method: "DELETE" });
+    vi.mocked(db.batch).mockImplementation(batch);
+    expect(refused.status).toBe(503);
+    expect(await billed()).toBe(start + 2);
+    // The second turn moved the list entry: a refused delete must not drop that with the usage it sent.
+    expect((await listed(thread))!).toBeGreaterThan(before);
+  });
+
   it("a send that landed but whose answer was lost is not counted again when it is retried", async () => {
     const { thread, start } = await secondTurnPending();
     const db = Object.getPrototypeOf(env.DB) as D1Database;
@@ -155,30 +175,31 @@ describe("a thread object's pending bookkeeping", () => {
     const { thread, start } = await secondTurnPending();
     const db = Object.getPrototypeOf(env.DB) as D1Database;
     const batch = db.batch;
-    // The delete's send (its record and one usage row: 2 statements) and an alarm's send of the same rows with the
-    // list entry (3) each wait until let go; the list removal (4) goes through. Plain flags on both sides, polled:
-    // a promise one side resolves would wake the other in the wrong context.
+    // The delete's send (its record, one usage row and the list entry: 3 statements) and any alarm's send of the same
+    // rows (3 as well, after it) each wait until let go; the list removal (4) goes through. Plain flags on both sides,
+    // polled: a promise one side resolves would wake the other in the wrong context.
     const waiting: Record<number, boolean> = {};
     const go: Record<number, boolean> = {};
+    let sends = 0;
     const poll = async (what: () => boolean, ms: number) => {
       for (let waited = 0; waited < ms && !what(); waited += 5) await new Promise((r) => setTimeout(r, 5));
     };
     vi.spyOn(db, "batch").mockImplementation(async function (this: D1Database, stmts) {
-      const n = stmts.length;
-      if (n === 2 || n === 3) {
+      if (stmts.length === 3) {
+        const n = ++sends;
         waiting[n] = true;
         await poll(() => go[n] === true, 10_000);
       }
       return batch.call(this, stmts);
     });
     const deleted = api(`/v1/threads/${thread}`, { key: tenant().adminKey, method: "DELETE" });
-    await poll(() => waiting[2] === true, 2_000);
-    expect(waiting[2]).toBe(true);
+    await poll(() => waiting[1] === true, 2_000);
+    expect(waiting[1]).toBe(true);
     const alarm = runDurableObjectAlarm(stubOf(thread)).catch(() => undefined);
-    await poll(() => waiting[3] === true, 300);
-    go[2] = true;
+    await poll(() => waiting[2] === true, 300);
+    go[1] = true;
     expect((await deleted).status).toBe(204);
-    go[3] = true;
+    go[2] = true;
     await alarm;
     vi.mocked(db.batch).mockImplementation(batch);
     expect(await listed(thread)).toBeUndefined();
