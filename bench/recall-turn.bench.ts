@@ -43,6 +43,8 @@ it("a support turn with recall on vs recall: false", async () => {
   const configured = agent.recall;
   const ms = { on: [] as number[], off: [] as number[] };
   const pairs: number[] = [];
+  // Each mode's mean per Server-Timing phase (whole milliseconds per turn, so only their means say anything).
+  const phases = { on: new Map<string, number>(), off: new Map<string, number>() };
   let recalledTurns = 0;
   const questions = convs.flatMap((c) => c.questions).slice(0, 320);
   try {
@@ -62,7 +64,13 @@ it("a support turn with recall on vs recall: false", async () => {
         expect(res.status).toBe(200);
         if (mode === "on") recalledTurns += body.edgeweave?.memory?.recalled?.length ?? 0;
         took[mode] = t;
-        if (i >= 10) ms[mode].push(t);
+        if (i >= 10) {
+          ms[mode].push(t);
+          for (const part of (res.headers.get("server-timing") ?? "").split(",")) {
+            const [name, dur] = part.trim().split(";dur=");
+            if (name && dur) phases[mode].set(name, (phases[mode].get(name) ?? 0) + Number(dur));
+          }
+        }
       }
       if (i >= 10 && took.off > 0) pairs.push(took.on / took.off);
     }
@@ -86,5 +94,11 @@ it("a support turn with recall on vs recall: false", async () => {
     iqm_ratio: Number((iqm(ms.on) / iqm(ms.off)).toFixed(3)),
     paired_ratio_p50: Number(median(pairs).toFixed(3)),
     mean_recalled_turns: Number((recalledTurns / questions.length).toFixed(1)),
+    ...Object.fromEntries(
+      [...new Set([...phases.on.keys(), ...phases.off.keys()])].map((n) => [
+        `phase_${n}_ms_on_off`,
+        `${((phases.on.get(n) ?? 0) / ms.on.length).toFixed(2)} / ${((phases.off.get(n) ?? 0) / ms.off.length).toFixed(2)}`,
+      ]),
+    ),
   });
 });

@@ -86,6 +86,8 @@ export function pickRecall(hits: readonly RecallHit[], rows: RowAccess, room: nu
   for (const [seq, score] of order) {
     if (room < EXCERPT_GROUP_TOKENS || picked.has(seq)) continue;
     const self = byseq.get(seq)!;
+    // Every span holds this row, not yet taken: one it does not fit alone is not built (most candidates, once the room is nearly spent).
+    if (self.tokens + EXCERPT_GROUP_TOKENS > room) continue;
     const core = withPairs([self]);
     const wide = [...core];
     for (let i = 0; i < neighbours; i++) {
@@ -114,29 +116,99 @@ export function pickRecall(hits: readonly RecallHit[], rows: RowAccess, room: nu
   return out;
 }
 
+/** Bounds of RecallRows: positions known, and decoded messages (and their JSON's characters). */
+const MAX_KNOWN_ROWS = 16_384;
+const MAX_KNOWN_MESSAGES = 1024;
+const MAX_KNOWN_CHARS = 4_000_000;
+
+/**
+ * What recall has read of the rows, kept by the thread's store between turns (as WordCounts
+ * is): each position's role and token estimate, or that no live row is there, and the decoded
+ * messages it recalled. Appends only add rows after the newest one, so what was read of older
+ * rows stays true until a write that changes or removes rows (replace, remove, remove_all, fork),
+ * on which the store clears it. A position with no live row below one that has a row stays empty
+ * for the same reason (SQLite gives a new row the highest position + 1). Bounded: when full it
+ * starts over. Successive turns of a conversation recall largely the same rows; their neighbours'
+ * rows and JSON decoding were two fifths of a recall in a turn.
+ */
+export class RecallRows {
+  private readonly rows = new Map<number, Row | null>();
+  private readonly messages = new Map<number, Message>();
+  private chars = 0;
+
+  clear(): void {
+    this.rows.clear();
+    this.messages.clear();
+    this.chars = 0;
+  }
+
+  /** Reads the rows at `seqs` not known yet (all below the newest live row). */
+  load(sql: SqlStorage, seqs: readonly number[]): void {
+    if (this.rows.size + seqs.length > MAX_KNOWN_ROWS) this.rows.clear();
+    const missing = seqs.filter((s) => !this.rows.has(s));
+    if (missing.length === 0) return;
+    const packed = sql
+      .exec<{ rows: string }>(
+        `SELECT json_group_array(json_array(seq, role, tokens)) AS rows FROM messages WHERE seq IN (SELECT value FROM json_each(?))`,
+        JSON.stringify(missing),
+      )
+      .one().rows;
+    for (const s of missing) this.rows.set(s, null);
+    for (const [seq, role, tokens] of JSON.parse(packed) as [number, string, number][]) this.rows.set(seq, { seq, role, tokens });
+  }
+
+  /** The row at `seq`: a Row, null when no live row is there, undefined when not known. */
+  row(seq: number): Row | null | undefined {
+    return this.rows.get(seq);
+  }
+
+  /** The decoded messages at `seqs`, reading those not known yet in one statement. */
+  decoded(sql: SqlStorage, seqs: readonly number[]): Map<number, Message> {
+    const out = new Map<number, Message>();
+    const missing: number[] = [];
+    for (const s of seqs) {
+      const m = this.messages.get(s);
+      if (m) out.set(s, m);
+      else missing.push(s);
+    }
+    if (missing.length === 0) return out;
+    const read = sql
+      .exec<{ seq: number; json: string }>(`SELECT seq, json FROM messages WHERE seq IN (SELECT value FROM json_each(?))`, JSON.stringify(missing))
+      .toArray();
+    const chars = read.reduce((n, r) => n + r.json.length, 0);
+    const keep = chars <= MAX_KNOWN_CHARS && read.length <= MAX_KNOWN_MESSAGES;
+    if (keep && (this.messages.size + read.length > MAX_KNOWN_MESSAGES || this.chars + chars > MAX_KNOWN_CHARS)) {
+      this.messages.clear();
+      this.chars = 0;
+    }
+    for (const r of read) {
+      const m = decodeMessage(r.json);
+      out.set(r.seq, m);
+      if (keep) this.messages.set(r.seq, m);
+    }
+    if (keep) this.chars += chars;
+    return out;
+  }
+}
+
 /**
  * The rows older than `before`, by position, as pickRecall reads them: those within a few
- * positions of every hit in one read, and an index seek on seq for any other (a tool run or a
- * gap left by removed messages). The read returns one JSON array rather than a row per message:
- * hundreds of small rows cost more to hand to JavaScript one by one than to find.
+ * positions of every hit in one read (of the ones `known` does not hold yet), and an index seek
+ * on seq for any other (a tool run or a gap left by removed messages). The read returns one
+ * JSON array rather than a row per message: hundreds of small rows cost more to hand to
+ * JavaScript one by one than to find.
  */
-export function rowAccess(sql: SqlStorage, before: number, hits: readonly RecallHit[], reach: number): RowAccess {
-  const near = new Map<number, Row>();
+export function rowAccess(sql: SqlStorage, before: number, hits: readonly RecallHit[], reach: number, known: RecallRows = new RecallRows()): RowAccess {
   const around = new Set<number>();
   for (const h of hits) for (let s = Math.max(1, h.seq - reach); s <= h.seq + reach && s < before; s++) around.add(s);
-  const packed = sql
-    .exec<{ rows: string }>(
-      `SELECT json_group_array(json_array(seq, role, tokens)) AS rows FROM messages WHERE seq IN (SELECT value FROM json_each(?))`,
-      JSON.stringify([...around]),
-    )
-    .one().rows;
-  for (const [seq, role, tokens] of JSON.parse(packed) as [number, string, number][]) near.set(seq, { seq, role, tokens });
+  known.load(sql, [...around]);
+  const near = (seq: number) => (seq < before ? (known.row(seq) ?? undefined) : undefined);
   const one = (q: string, seq: number) => sql.exec<Row>(q, seq, before).toArray()[0];
   return {
     prev: (seq) =>
-      near.get(seq - 1) ?? (seq > 1 ? one(`SELECT seq, role, tokens FROM messages WHERE seq < ? AND seq < ? ORDER BY seq DESC LIMIT 1`, seq) : undefined),
+      near(seq - 1) ?? (seq > 1 ? one(`SELECT seq, role, tokens FROM messages WHERE seq < ? AND seq < ? ORDER BY seq DESC LIMIT 1`, seq) : undefined),
     next: (seq) =>
-      near.get(seq + 1) ?? (seq + 1 < before ? one(`SELECT seq, role, tokens FROM messages WHERE seq > ? AND seq < ? ORDER BY seq LIMIT 1`, seq) : undefined),
+      near(seq + 1) ?? (seq + 1 < before ? one(`SELECT seq, role, tokens FROM messages WHERE seq > ? AND seq < ? ORDER BY seq LIMIT 1`, seq) : undefined),
   };
 }
 
@@ -155,6 +227,7 @@ export function recallWindow(
   budget: number,
   ask: RecallAsk,
   counts: WordCounts = new WordCounts(),
+  known: RecallRows = new RecallRows(),
 ): LoadRecentResult {
   const full = recent(budget);
   const plain = { ...full, recalled: [], recalled_tokens: 0 };
@@ -168,7 +241,7 @@ export function recallWindow(
   if (room < EXCERPT_GROUP_TOKENS) return plain;
   const hits = searchRecall(sql, match, start, Math.min(MAX_HITS, 16 + Math.ceil(room / 16)));
   const neighbours = Math.max(0, Math.trunc(ask.neighbours));
-  const picked = pickRecall(hits, rowAccess(sql, start, hits, neighbours + 2), room, neighbours);
+  const picked = pickRecall(hits, rowAccess(sql, start, hits, neighbours + 2, known), room, neighbours);
   if (picked.length === 0) return plain;
   const used = recalledCost(picked);
   // What recall left unused widens the window; recalled turns the wider window now holds are dropped as duplicates.
@@ -177,16 +250,11 @@ export function recallWindow(
   const wideStart = wideFirst ? (seqOf(sql, wideFirst.id) ?? start) : start;
   const keep = picked.filter((p) => p.seq < wideStart);
   if (keep.length === 0) return plain;
-  const json = new Map(
-    sql
-      .exec<{ seq: number; json: string }>(
-        `SELECT seq, json FROM messages WHERE seq IN (SELECT value FROM json_each(?))`,
-        JSON.stringify(keep.map((p) => p.seq)),
-      )
-      .toArray()
-      .map((r) => [r.seq, r.json]),
+  const messages = known.decoded(
+    sql,
+    keep.map((p) => p.seq),
   );
-  const recalled = keep.map((p) => ({ message: decodeMessage(json.get(p.seq)!), tokens: p.tokens, score: p.score, why: p.why, group: p.group }));
+  const recalled = keep.map((p) => ({ message: messages.get(p.seq)!, tokens: p.tokens, score: p.score, why: p.why, group: p.group }));
   return { ...wide, truncated: true, recalled, recalled_tokens: recalledCost(keep) };
 }
 

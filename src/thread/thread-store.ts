@@ -10,7 +10,7 @@ import { anchorOnOpenCalls, type Reconciled, reconcileLive, reconcileRows } from
 import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
 import { ThreadMeta } from "./meta";
-import { recallOver, recallWindow } from "./recall";
+import { RecallRows, recallOver, recallWindow } from "./recall";
 import { recallMatch, searchLive, WordCounts } from "./recall-index";
 import type { Transaction } from "./sql-schema";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
@@ -100,6 +100,8 @@ export class ThreadStore {
   private historyTotal: number | null = null;
   /** Query words' document counts, kept between recalls (recall-index.ts). */
   private readonly wordCounts = new WordCounts();
+  /** What recall read of the rows older than the window, kept between recalls; cleared by any write but an append (recall.ts). */
+  private readonly recallRows = new RecallRows();
   private readonly ids: IdGenerator;
   private readonly limits: StoreLimits;
   private readonly now: () => number;
@@ -206,7 +208,8 @@ export class ThreadStore {
    */
   recent(maxTokens: number, opts: LoadRecentOptions = {}): LoadRecentResult {
     // With `recall`, part of the budget goes to earlier turns relevant to its query (recall.ts).
-    if (opts.recall) return recallWindow(this.sql, (t) => this.recent(t, { ...opts, recall: undefined }), maxTokens, opts.recall, this.wordCounts);
+    if (opts.recall)
+      return recallWindow(this.sql, (t) => this.recent(t, { ...opts, recall: undefined }), maxTokens, opts.recall, this.wordCounts, this.recallRows);
     const cached = this.tailCache?.recent(maxTokens, opts);
     if (cached) {
       this.lastScanRows = 0;
@@ -334,6 +337,7 @@ export class ThreadStore {
       }
       const cp = this.commitCheckpoint({ id: target.id, step: target.step }, "fork", [], state.messages.size);
       this.tailCache = null;
+      this.recallRows.clear();
       this.live = null;
       return cp;
     });
@@ -464,8 +468,10 @@ export class ThreadStore {
     }
     const cp = this.commitCheckpoint(this.head, source, writes, count, cpId);
     this.live = bytes;
-    if (!onlyAppends) this.tailCache = null;
-    else this.tailCache?.append(appended);
+    if (!onlyAppends) {
+      this.tailCache = null;
+      this.recallRows.clear();
+    } else this.tailCache?.append(appended);
     return cp;
   }
 

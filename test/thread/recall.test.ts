@@ -8,6 +8,9 @@ import { MIGRATIONS } from "../../src/thread/sql-schema";
 import { ThreadStore } from "../../src/thread/thread-store";
 import type { LoadRecentResult, RecallAsk } from "../../src/thread/types";
 import { unique } from "./support";
+import { estimateTokens } from "../../src/core/tokens";
+
+const estimate = (content: string) => estimateTokens({ role: "user", content });
 
 /**
  * Recall of earlier turns inside a real thread object's SQLite: the index follows every write
@@ -96,6 +99,35 @@ describe("recall index and recall inside the thread object", () => {
 
       store.update({ ops: [{ op: "remove_all" }] }, "update");
       expect(recall(store, 400, ask("bicycle"))).toMatchObject({ messages: [], recalled: [] });
+    });
+  });
+
+  it("what recall keeps of older rows between recalls follows every write: a replaced turn comes back as it now reads, a removed neighbour never", async () => {
+    await withStore((store) => {
+      const first = store.update({ ops: [{ op: "append", messages: [...filler(4), ...planted, ...filler(100, 4)] }] }, "update");
+      const before = recall(store, 400, ask("bicycle"));
+      expect(ids(before)).toEqual(expect.arrayContaining(["q1", "a1"]));
+      // Appends keep what was read (older rows do not change): the same turns, decoded once.
+      store.update({ ops: [{ op: "append", messages: filler(2, 500) }] }, "update");
+      const again = recall(store, 400, ask("bicycle"));
+      expect(again.recalled!.find((t) => t.message.id === "q1")!.message).toBe(before.recalled!.find((t) => t.message.id === "q1")!.message);
+
+      const longer = "By the way, where did you park the blue bicycle? The one with the squeaky bell and the basket, I mean.";
+      store.update({ ops: [{ op: "replace", message: { id: "q1", role: "user", content: longer } }] }, "update");
+      const replaced = recall(store, 400, ask("bicycle")).recalled!.find((t) => t.message.id === "q1")!;
+      expect(replaced.message.content).toBe(longer);
+      expect(replaced.tokens).toBe(estimate(longer));
+
+      store.update({ ops: [{ op: "remove", id: "a1" }] }, "update");
+      const removed = recall(store, 400, ask("bicycle"));
+      expect(ids(removed)).toContain("q1");
+      expect(ids(removed)).not.toContain("a1");
+
+      // A fork rebuilds the rows: the branch it returns to has a1 again, as it was.
+      store.fork(first.id);
+      const forked = recall(store, 400, ask("bicycle"));
+      expect(ids(forked)).toEqual(expect.arrayContaining(["q1", "a1"]));
+      expect(forked.recalled!.find((t) => t.message.id === "q1")!.message.content).toBe(planted[0]!.content);
     });
   });
 
