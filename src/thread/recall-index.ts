@@ -80,10 +80,9 @@ function rankedRows(m: RecallMatch, where: string, whereArgs: readonly number[])
 /** The live messages older than `beforeSeq` best matching `m`, best first, at most `limit`. */
 export function searchRecall(sql: SqlStorage, m: RecallMatch, beforeSeq: number, limit: number): RecallHit[] {
   const { select, args } = rankedRows(m, " AND rowid < ?", [beforeSeq]);
-  return sql
-    .exec<{ seq: number; bm: number }>(`${select} ORDER BY bm, seq LIMIT ?`, ...args, limit)
-    .toArray()
-    .map((r) => ({ seq: r.seq, score: -r.bm }));
+  const hits: RecallHit[] = [];
+  for (const r of sql.exec<{ seq: number; bm: number }>(`${select} ORDER BY bm, seq LIMIT ?`, ...args, limit)) hits.push({ seq: r.seq, score: -r.bm });
+  return hits;
 }
 
 /** The best matches among all live messages, by id and content hash (recall over a list held in memory: recall.ts recallOver). */

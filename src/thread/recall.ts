@@ -142,15 +142,17 @@ export class RecallRows {
     this.chars = 0;
   }
 
-  /** Reads the rows at `seqs` not known yet (all below the newest live row). */
-  load(sql: SqlStorage, seqs: readonly number[]): void {
-    if (this.rows.size + seqs.length > MAX_KNOWN_ROWS) this.rows.clear();
-    const missing = seqs.filter((s) => !this.rows.has(s));
-    if (missing.length === 0) return;
+  /** Reads the rows within `reach` positions of each hit, below `before` (the newest live row at most), not known yet. */
+  load(sql: SqlStorage, hits: readonly RecallHit[], reach: number, before: number): void {
+    if (this.rows.size + hits.length * (2 * reach + 1) > MAX_KNOWN_ROWS) this.rows.clear();
+    // Only the unknown positions are collected: after a thread's first recalls nearly every one near a hit is known.
+    const missing = new Set<number>();
+    for (const h of hits) for (let s = Math.max(1, h.seq - reach); s <= h.seq + reach && s < before; s++) if (!this.rows.has(s)) missing.add(s);
+    if (missing.size === 0) return;
     const packed = sql
       .exec<{ rows: string }>(
         `SELECT json_group_array(json_array(seq, role, tokens)) AS rows FROM messages WHERE seq IN (SELECT value FROM json_each(?))`,
-        JSON.stringify(missing),
+        JSON.stringify([...missing]),
       )
       .one().rows;
     for (const s of missing) this.rows.set(s, null);
@@ -199,9 +201,7 @@ export class RecallRows {
  * JavaScript one by one than to find.
  */
 export function rowAccess(sql: SqlStorage, before: number, hits: readonly RecallHit[], reach: number, known: RecallRows = new RecallRows()): RowAccess {
-  const around = new Set<number>();
-  for (const h of hits) for (let s = Math.max(1, h.seq - reach); s <= h.seq + reach && s < before; s++) around.add(s);
-  known.load(sql, [...around]);
+  known.load(sql, hits, reach, before);
   const near = (seq: number) => (seq < before ? (known.row(seq) ?? undefined) : undefined);
   const one = (q: string, seq: number) => sql.exec<Row>(q, seq, before).toArray()[0];
   return {
