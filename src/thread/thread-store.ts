@@ -358,6 +358,7 @@ export class ThreadStore {
       this.head = head;
       this.live = live;
       this.tailCache = null;
+      this.recallRows.clear();
       this.historyTotal = null;
       throw e;
     }
