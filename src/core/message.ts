@@ -107,6 +107,39 @@ export const ContentPart = z.discriminatedUnion("type", [...PARTS, AnthropicBloc
 export type ContentPart = z.infer<typeof ContentPart>;
 /** The parts a client may send: ContentPart, with an anthropic_block held to ServerToolBlock. */
 export const ClientContentPart = z.discriminatedUnion("type", [...PARTS, ClientAnthropicBlockPart]);
+export type ClientContentPart = z.infer<typeof ClientContentPart>;
+
+/**
+ * Parts only an assistant turn carries: its reasoning (thinking, redacted_thinking), the place of one
+ * of its own tool_calls (tool_call) and Anthropic's server-tool blocks, which are the model's (all but
+ * container_upload, a user's file for code execution). Elsewhere no provider takes them: a tool_call
+ * part was dropped without a word, a thinking block in a user turn failed at Anthropic. Each such part
+ * is a coded 400 naming it (BEM-011), and so is an assistant's tool_call part naming no call of its own.
+ */
+export function checkPartsForRole(
+  m: { role: string; content?: unknown; tool_calls?: readonly { id: string }[] },
+  ctx: z.RefinementCtx,
+  path: (string | number)[] = ["content"],
+): void {
+  if (!Array.isArray(m.content)) return;
+  const calls = new Set((m.tool_calls ?? []).map((c) => c.id));
+  (m.content as ClientContentPart[]).forEach((part, i) => {
+    const assistantOnly =
+      part.type === "thinking" ||
+      part.type === "redacted_thinking" ||
+      part.type === "tool_call" ||
+      (part.type === "anthropic_block" && part.block.type !== "container_upload");
+    const kind = part.type === "anthropic_block" ? `an anthropic_block of type ${part.block.type}` : `a ${part.type} part`;
+    if (assistantOnly && m.role !== "assistant")
+      ctx.addIssue({ code: "custom", path: [...path, i], message: `${kind} belongs to an assistant turn, not a ${m.role} turn` });
+    else if (part.type === "tool_call" && !calls.has(part.id))
+      ctx.addIssue({
+        code: "custom",
+        path: [...path, i],
+        message: `a tool_call part names '${part.id.slice(0, 80)}', which is not one of this message's tool_calls`,
+      });
+  });
+}
 
 export const Content = z.union([z.string(), z.array(ContentPart)]);
 export type Content = z.infer<typeof Content>;

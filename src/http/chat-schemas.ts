@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MemoryReport } from "../memory/report";
-import { ClientContent, ClientContentPart, ToolCall } from "../core/message";
+import { checkPartsForRole, ClientContent, ClientContentPart, ToolCall } from "../core/message";
 
 // Checked by the thread layer, so a bad id gets its own code (BEM-030) as on the thread routes.
 const ThreadIdField = z.string().min(1).max(512).openapi({ description: "1-128 characters of A-Z a-z 0-9 . _ : -, not only dots (else BEM-030)" });
@@ -27,13 +27,15 @@ export const ChatTool = z.object({
   }),
 });
 
-export const ChatMessage = z.object({
-  role: z.enum(["system", "developer", "user", "assistant", "tool"]),
-  content: ClientContent.nullable().optional(),
-  name: z.string().max(128).optional(),
-  tool_calls: z.array(ToolCall).max(128).optional(),
-  tool_call_id: z.string().max(256).optional(),
-});
+export const ChatMessage = z
+  .object({
+    role: z.enum(["system", "developer", "user", "assistant", "tool"]),
+    content: ClientContent.nullable().optional(),
+    name: z.string().max(128).optional(),
+    tool_calls: z.array(ToolCall).max(128).optional(),
+    tool_call_id: z.string().max(256).optional(),
+  })
+  .superRefine((m, ctx) => checkPartsForRole(m, ctx));
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
 /** OpenAI Chat Completions request, plus edgeweave's optional extensions. Unknown fields are ignored. */
@@ -128,7 +130,12 @@ export const InvokeRequest = z
   .object({
     agent_name: z.string().min(1).max(64),
     session_id: ThreadIdField,
-    content: z.array(ClientContentPart).min(1).max(64),
+    // The user's turn: parts only an assistant turn carries are refused (checkPartsForRole).
+    content: z
+      .array(ClientContentPart)
+      .min(1)
+      .max(64)
+      .superRefine((content, ctx) => checkPartsForRole({ role: "user", content }, ctx, [])),
     metadata: z.object({ capabilities: z.array(z.string().max(64)).max(32).optional(), memory_scopes: RequestedScopes.optional() }).optional(),
     model_override: z.string().max(128).optional(),
     stream: z.boolean().optional(),

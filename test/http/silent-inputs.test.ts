@@ -99,3 +99,76 @@ describe("/v1/memory/context takes only its documented fields", () => {
     expect(e.message).toContain("thread_id");
   });
 });
+
+describe("parts only an assistant turn carries", () => {
+  const thinking = { type: "thinking", thinking: "hm", signature: "sig" };
+  const cases: [string, unknown][] = [
+    ["thinking", thinking],
+    ["redacted_thinking", { type: "redacted_thinking", data: "x" }],
+    ["tool_call", { type: "tool_call", id: "call_1" }],
+    ["anthropic_block server_tool_use", { type: "anthropic_block", block: { type: "server_tool_use", id: "srv_1", name: "web_search", input: {} } }],
+  ];
+
+  it.each(cases)("%s in a user turn: chat and invoke answer 400 BEM-011 naming it, nothing stored", async (name, part) => {
+    const thread = uniqueThread("out");
+    const chat = await api("/v1/chat/completions", {
+      key: tenant().adminKey,
+      body: { model: "offline-echo", thread_id: thread, messages: [{ role: "user", content: [{ type: "text", text: "hi" }, part] }] },
+    });
+    const c = await errorOf(chat);
+    expect(c).toMatchObject({ status: 400, code: "BEM-011" });
+    expect(c.message).toContain(name.split(" ")[0]!);
+    expect(c.message).toContain("assistant turn");
+    const invoke = await api("/v1/invoke", {
+      key: tenant().adminKey,
+      body: { agent_name: "assistant", session_id: thread, content: [{ type: "text", text: "hi" }, part] },
+    });
+    expect(await errorOf(invoke)).toMatchObject({ status: 400, code: "BEM-011" });
+    expect(await threadStatus(thread)).toBe(404);
+  });
+
+  it("an assistant's tool_call part naming no call of its own is 400 BEM-011; one naming its call is taken", async () => {
+    const thread = uniqueThread("out");
+    const assistant = (id: string) => ({
+      role: "assistant",
+      content: [
+        { type: "text", text: "looking" },
+        { type: "tool_call", id },
+      ],
+      tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: "{}" } }],
+    });
+    const turn = (id: string) =>
+      api("/v1/chat/completions", {
+        key: tenant().adminKey,
+        body: {
+          model: "offline-echo",
+          thread_id: thread,
+          messages: [hi, assistant(id), { role: "tool", tool_call_id: "call_1", content: "found" }, { role: "user", content: "and?" }],
+        },
+      });
+    const bad = await errorOf(await turn("call_9"));
+    expect(bad).toMatchObject({ status: 400, code: "BEM-011" });
+    expect(bad.message).toContain("call_9");
+    expect(await threadStatus(thread)).toBe(404);
+    expect((await turn("call_1")).status).toBe(200);
+  });
+
+  it("a container_upload block (a user's file for code execution) stays allowed in a user turn", async () => {
+    const res = await api("/v1/chat/completions", {
+      key: tenant().adminKey,
+      body: {
+        model: "offline-echo",
+        messages: [
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "hi" },
+              { type: "anthropic_block", block: { type: "container_upload", file_id: "file_1" } },
+            ],
+          },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+  });
+});
