@@ -10,7 +10,7 @@ import type { ChatMessage, ChatRequest } from "./types";
  * tool call among an assistant's text is lost (its calls follow its text), a document becomes its text when it
  * has one (plain text, or text content blocks) and is refused (BEM-079, so failover moves on)
  * when it has not (a PDF). The request's `anthropic` extras stay behind. Text-only content is sent
- * as one string, which every OpenAI-compatible server takes.
+ * as one string (its parts a line apart), which every OpenAI-compatible server takes.
  */
 export function portableRequest(req: ChatRequest, target: Target): ChatRequest {
   const { anthropic: _anthropicOnly, ...rest } = req;
@@ -53,7 +53,9 @@ function contentDocumentText(source: Record<string, unknown>): string | undefine
 function portableContent(content: Content | null | undefined, target: Target): Content | null | undefined {
   if (!Array.isArray(content)) return content;
   const parts = content.flatMap((p) => portablePart(p, target));
-  return parts.every((p) => p.type === "text") ? parts.map((p) => (p.type === "text" ? p.text : "")).join("") : parts;
+  // Parts are separate blocks (as Anthropic reads them, and vLLM's templates join them): one line
+  // apart, so a text and a document's text beside it do not run together ("hi" + "doc" read "hidoc").
+  return parts.every((p) => p.type === "text") ? parts.map((p) => (p.type === "text" ? p.text : "")).join("\n") : parts;
 }
 
 function portableMessage(m: ChatMessage, target: Target): ChatMessage {

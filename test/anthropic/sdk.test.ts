@@ -333,7 +333,7 @@ describe("/v1/messages specifics", () => {
     await ask("claude-sonnet-4", textDoc);
     expect(ant.last.body.messages[0].content[0]).toEqual(textDoc);
     await ask("gpt-4o-mini", textDoc);
-    expect(oai.last.body.messages[0].content).toBe("Notes\n\nThe sky is green.Summarise");
+    expect(oai.last.body.messages[0].content).toBe("Notes\n\nThe sky is green.\nSummarise");
     const thread = uniqueThread("doc");
     const pdf = { type: "document" as const, source: { type: "base64" as const, media_type: "application/pdf" as const, data: "JVBERi0xLjQK" } };
     const refused = await ask("gpt-4o-mini", pdf, thread).then(
@@ -413,7 +413,7 @@ describe("assistant turns as Anthropic wrote them: block order, a tool_use break
       .messages.create({ model: "gpt-4o-mini", max_tokens: 256, tools: [weather], messages: [ask, interleaved, result] })
       .withResponse();
     const sent = wireMessages(oai.last.body) as { role: string; content: unknown; tool_calls?: { id: string }[] }[];
-    expect(sent[1]).toMatchObject({ role: "assistant", content: "Let me check.One moment.", tool_calls: [{ id: "toolu_il1" }] });
+    expect(sent[1]).toMatchObject({ role: "assistant", content: "Let me check.\nOne moment.", tool_calls: [{ id: "toolu_il1" }] });
     expect(res.response.headers.get("x-edgeweave-warnings")).toContain("cache_control");
   });
 
@@ -441,7 +441,7 @@ describe("assistant turns as Anthropic wrote them: block order, a tool_use break
       .withResponse();
     expect(res.data.content).toEqual([{ type: "text", text: "You're welcome." }]);
     const sent = wireMessages(oai.last.body) as { role: string; content: unknown }[];
-    expect(sent[1]).toMatchObject({ role: "assistant", content: "Searching.It rains in Oslo." });
+    expect(sent[1]).toMatchObject({ role: "assistant", content: "Searching.\nIt rains in Oslo." });
     expect(JSON.stringify(oai.last.body)).not.toContain("srvtoolu_1");
     expect(res.response.headers.get("x-edgeweave-warnings")).toBe("not sent to gpt-4o-mini (openai): server tool blocks");
   });
@@ -667,7 +667,7 @@ describe("an Anthropic upstream's reply reaches the client, and the thread, as t
       .withResponse();
     expect(res.data.content).toEqual([{ type: "text", text: "You're welcome." }]);
     const sent = wireMessages(oai.last.body) as { role: string; content: unknown }[];
-    expect(sent[1]).toMatchObject({ role: "assistant", content: "Looked it up.It rains." });
+    expect(sent[1]).toMatchObject({ role: "assistant", content: "Looked it up.\nIt rains." });
     expect(JSON.stringify(oai.last.body)).not.toContain("srvtoolu_t1");
     const warning = "not sent to gpt-4o-mini (openai): telepathy_tool_result blocks";
     expect(res.response.headers.get("x-edgeweave-warnings")).toBe(warning);

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { FACTS_CACHE_MS } from "../../src/memory/facts-cache";
 import { BOOKKEEPING_FLUSH_MS } from "../../src/object/bookkeeping-flush";
 import { ThreadDO } from "../../src/object/thread-object";
+import { threadObjectName } from "../../src/thread/thread-id";
 import { fakeOpenAI } from "../support/fake-openai";
 import { tenantForRuns, uniqueThread } from "../support/runs";
 import { api } from "../support/tenants";
@@ -26,11 +27,11 @@ type Counts = { rpc: string[]; d1Trips: string[]; d1Sql: string[]; sqlite: strin
 let inside = false;
 
 /** Wraps `name` on `proto` so every outermost call is recorded, then calls through. */
-function count(proto: object, name: string, record: (args: unknown[]) => void): void {
+function count(proto: object, name: string, record: (args: unknown[], self: unknown) => void): void {
   const original = (proto as Record<string, (...a: unknown[]) => unknown>)[name]!;
   vi.spyOn(proto as Record<string, (...a: unknown[]) => unknown>, name).mockImplementation(function (this: unknown, ...args: unknown[]) {
     if (inside) return original.apply(this, args);
-    record(args);
+    record(args, this);
     inside = true;
     try {
       return original.apply(this, args);
@@ -40,7 +41,7 @@ function count(proto: object, name: string, record: (args: unknown[]) => void): 
   });
 }
 
-async function ioDuring(fn: () => Promise<unknown>): Promise<Counts> {
+async function ioDuring(thread: string, fn: () => Promise<unknown>): Promise<Counts> {
   const c: Counts = { rpc: [], d1Trips: [], d1Sql: [], sqlite: [], rateLimits: 0 };
   const db = Object.getPrototypeOf(env.DB) as object;
   const session = Object.getPrototypeOf(env.DB.withSession("first-unconstrained")) as object;
@@ -58,10 +59,13 @@ async function ioDuring(fn: () => Promise<unknown>): Promise<Counts> {
   count(Object.getPrototypeOf(env.RATE_LIMIT_ADMIN) as object, "limit", () => c.rateLimits++);
   for (const m of ["runTurn", "answerTurn", "getState", "update", "write", "loadRecent", "reconcile", "beginRun", "endRun", "getResponse"])
     count(ThreadDO.prototype, m, () => c.rpc.push(m));
-  // The SqlStorage prototype, reached through a live object's storage.
-  const probe = env.THREADS.get(env.THREADS.idFromName("turn-io-probe"));
-  const sqlProto = await runInDurableObject(probe, (_o, state) => Object.getPrototypeOf(state.storage.sql) as object);
-  count(sqlProto, "exec", ([sql]) => c.sqlite.push(String(sql).replace(/\s+/g, " ").slice(0, 90)));
+  // The SqlStorage prototype, reached through the thread's own object; only its statements count (other
+  // files' thread objects in this shared runtime may be sending their bookkeeping meanwhile).
+  const own = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant().tenant, thread)));
+  const ownSql = await runInDurableObject(own, (_o, state) => state.storage.sql);
+  count(Object.getPrototypeOf(ownSql) as object, "exec", ([sql], self) => {
+    if (self === ownSql) c.sqlite.push(String(sql).replace(/\s+/g, " ").slice(0, 90));
+  });
   await fn();
   return c;
 }
@@ -112,7 +116,7 @@ describe("the I/O of one stateful chat turn on an existing thread", () => {
       expect((await turn(thread, "second")).status).toBe(200);
       const before = fake.calls.length;
       let elapsedMs = 0;
-      const c = await ioDuring(async () => {
+      const c = await ioDuring(thread, async () => {
         expect((await turn(thread, "third")).status).toBe(200);
         // Anything the turn still does after its answer is counted too. The wait is inside the window:
         // on a loaded machine it can run long enough to reach the second turn's flush alarm, whose
@@ -154,7 +158,7 @@ describe("the I/O of one stateful chat turn on an existing thread", () => {
       const t0 = Date.now();
       expect((await turn(thread, "first")).status).toBe(200); // creates the thread: listed at once, its usage pending
       let elapsedMs = 0;
-      const c = await ioDuring(async () => {
+      const c = await ioDuring(thread, async () => {
         expect((await turn(thread, "second")).status).toBe(200);
         expect((await turn(thread, "third")).status).toBe(200);
         elapsedMs = Date.now() - t0;
