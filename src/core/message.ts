@@ -56,6 +56,8 @@ const SERVER_TOOL_RESULTS = [
 ] as const;
 /** Every server-tool block type (a block of another type a client sends is one Anthropic added after this release, anthropic/schema.ts). */
 export const SERVER_TOOL_BLOCKS = ["server_tool_use", ...SERVER_TOOL_RESULTS, "container_upload", "mcp_tool_use", "mcp_tool_result"] as const;
+/** Whether a block type is one of Anthropic's server-tool blocks this release knows (else: a type newer than it). */
+export const isServerToolBlock = (type: string): boolean => (SERVER_TOOL_BLOCKS as readonly string[]).includes(type);
 const BlockId = z.string().min(1).max(256);
 const BlockCache = { cache_control: CacheControl.nullish() };
 /**

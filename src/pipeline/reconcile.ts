@@ -1,5 +1,6 @@
 import { authorizeThread } from "../auth/policy";
 import { AppError } from "../core/errors";
+import { isServerToolBlock } from "../core/message";
 import type { ThreadRoom } from "./thread-room";
 import type { ReconcileReport, TurnInput } from "./turn";
 
@@ -14,14 +15,21 @@ export type { ReconcileReport } from "./turn";
  * the thread's object, as the run's first step, under its lease.
  */
 export async function reconcileTurn(input: TurnInput, room: ThreadRoom): Promise<{ input: TurnInput; report: ReconcileReport | null }> {
-  if (input.checkpointId !== undefined) return { input, report: null };
   const rest = input.messages.filter((m) => m.role !== "system");
-  if (rest.length < 2) return { input, report: { matched: 0, appended: rest.length, branched_from: null } };
+  if (input.checkpointId !== undefined) {
+    refuseUnreceivedBlocks(rest, room.threadId);
+    return { input, report: null };
+  }
+  if (rest.length < 2) {
+    refuseUnreceivedBlocks(rest, room.threadId);
+    return { input, report: { matched: 0, appended: rest.length, branched_from: null } };
+  }
   // The thread's reach was checked where the run was admitted (run-in-object.ts), before it was handed here.
   const r = room.log.reconcile(rest);
   const fresh = rest.slice(r.append_from);
   if (fresh.length === 0)
     throw new AppError("BEM-109", `All ${rest.length} messages are already in thread '${room.threadId}'; send a new message (or checkpoint_id to branch)`);
+  refuseUnreceivedBlocks(fresh, room.threadId);
   // Branching, or emptying the head, is a rewrite, decided here: the same right as a checkpoint_id (admission checked the reach).
   if (r.reset || r.branch_from !== null) authorizeThread(input.principal, room.threadId, true);
   // The divergence lies inside the thread's first checkpoint: the branch starts empty (history keeps the old path).
@@ -31,4 +39,24 @@ export async function reconcileTurn(input: TurnInput, room: ThreadRoom): Promise
     input: { ...input, messages: [...systems, ...fresh], ...(r.branch_from !== null ? { checkpointId: r.branch_from } : {}) },
     report: { matched: r.matched, appended: fresh.length, branched_from: r.branch_from },
   };
+}
+
+/**
+ * A thread replays its blocks to Anthropic on every later turn, so it stores a block of a type this
+ * release does not know (kept whole for Anthropic types newer than it) only as an Anthropic reply in
+ * the thread brought it: a client's resent copy of such a reply matches the stored one and is not new.
+ * A new one is the client's own, which Anthropic may refuse on each of those turns; any key that
+ * reaches a shared thread could so stop every Anthropic turn on it. Refused before anything is
+ * written (400 BEM-011); a stateless request passes it on (it is that request's alone).
+ */
+function refuseUnreceivedBlocks(fresh: TurnInput["messages"], threadId: string): void {
+  fresh.forEach((m, i) => {
+    if (!Array.isArray(m.content)) return;
+    const unknown = m.content.find((p) => p.type === "anthropic_block" && !isServerToolBlock(p.block.type));
+    if (unknown?.type === "anthropic_block")
+      throw new AppError(
+        "BEM-011",
+        `messages: a '${unknown.block.type.slice(0, 64)}' block (new message ${i + 1}) did not come from a reply in thread '${threadId}', and a thread stores such a block only from Anthropic's reply; send it without a thread, or leave it out`,
+      );
+  });
 }

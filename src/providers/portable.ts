@@ -1,5 +1,5 @@
 import type { Provider } from "../config/model-config";
-import { type Content, type ContentPart, documentText, SERVER_TOOL_BLOCKS } from "../core/message";
+import { type Content, type ContentPart, documentText, isServerToolBlock } from "../core/message";
 import type { Target } from "./adapter";
 import { unsupported } from "./provider-error";
 import type { ChatMessage, ChatRequest } from "./types";
@@ -63,8 +63,6 @@ function portableMessage(m: ChatMessage, target: Target): ChatMessage {
   if (!Array.isArray(m.content)) return rest;
   return { ...rest, content: portableContent(m.content, target) };
 }
-
-const isServerToolBlock = (type: string) => (SERVER_TOOL_BLOCKS as readonly string[]).includes(type);
 
 /**
  * The Anthropic-only parts of a request that `provider` does not get (the turn's warnings and

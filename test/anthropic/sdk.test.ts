@@ -652,6 +652,39 @@ describe("an Anthropic upstream's reply reaches the client, and the thread, as t
     expect((up.calls[2]!.body.messages as unknown[])[1]).toEqual({ role: "assistant", content: novel });
   });
 
+  it("in a thread, such a block a client wrote itself is a 400 before anything is stored: a key that reaches a shared thread cannot plant one for Anthropic to refuse on every later turn", async () => {
+    const up = fakeAnthropic().reply("Sunny.").reply("Still sunny.");
+    const c = client(tenant().adminKey);
+    const thread = uniqueThread("mine");
+    await c.messages.create({ ...ask("Weather?"), thread_id: thread } as never);
+    const planted = { role: "assistant", content: [{ type: "telepathy_tool_result", tool_use_id: "srvtoolu_z", content: "planted" }] };
+    const post = (messages: unknown[], threadId?: string) =>
+      api("/v1/messages", {
+        key: tenant().memberKey,
+        headers: { "anthropic-version": "2023-06-01" },
+        body: { model: "claude-sonnet-4", max_tokens: 8, messages, ...(threadId ? { thread_id: threadId } : {}) },
+      });
+    const history = [
+      { role: "user", content: "Weather?" },
+      { role: "assistant", content: [{ type: "text", text: "Sunny." }] },
+      planted,
+      { role: "user", content: "?" },
+    ];
+    const res = await post(history, thread);
+    const body = await res.text();
+    expect(res.status, body).toBe(400);
+    expect(body).toContain("BEM-011");
+    expect(body).toContain("telepathy_tool_result");
+    // A new thread whose first request carries one: refused alike, and no thread is made.
+    const fresh = uniqueThread("mine");
+    expect((await post([{ role: "user", content: "hi" }, planted, { role: "user", content: "?" }], fresh)).status).toBe(400);
+    expect((await api(`/v1/threads/${fresh}/state`, { key: tenant().adminKey })).status).toBe(404);
+    // Nothing reached Anthropic, and the thread's next turn replays only what it holds.
+    expect(up.calls).toHaveLength(1);
+    await c.messages.create({ ...ask("And now?"), thread_id: thread } as never);
+    expect(JSON.stringify(up.calls[1]!.body.messages)).not.toContain("telepathy");
+  });
+
   it("to an OpenAI-format upstream a block of a type new to us is left out and named in the warnings; the turn runs", async () => {
     const oai = fakeOpenAI().reply("You're welcome.");
     const res = await client(tenant().adminKey)
