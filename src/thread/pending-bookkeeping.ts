@@ -97,7 +97,7 @@ export class PendingBookkeeping {
   listed(l: PendingListing): void {
     const held = this.#listing();
     if (held && held.at >= l.at) return;
-    this.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, LISTING_KEY, JSON.stringify(l));
+    this.#setMeta(LISTING_KEY, JSON.stringify(l));
   }
 
   /** Whether anything waits to be sent (a send under way included). */
@@ -139,9 +139,7 @@ export class PendingBookkeeping {
   }
 
   #sending(): z.infer<typeof SendingMeta> | null {
-    const raw = this.#meta(SENDING_KEY);
-    const parsed = raw ? SendingMeta.safeParse(JSON.parse(raw)) : undefined;
-    return parsed?.success ? parsed.data : null;
+    return this.#metaJson(SENDING_KEY, SendingMeta);
   }
 
   /** This incarnation's name in D1's bookkeeping_sends (made on its first send; a delete's deleteAll drops it, so a new thread starts anew). */
@@ -162,8 +160,13 @@ export class PendingBookkeeping {
   }
 
   #listing(): PendingListing | null {
-    const raw = this.#meta(LISTING_KEY);
-    const parsed = raw ? PendingListing.safeParse(JSON.parse(raw)) : undefined;
+    return this.#metaJson(LISTING_KEY, PendingListing);
+  }
+
+  /** A meta row's JSON read as `schema`; null when absent or not of that shape (a row from an older version). */
+  #metaJson<T>(key: string, schema: z.ZodType<T>): T | null {
+    const raw = this.#meta(key);
+    const parsed = raw ? schema.safeParse(JSON.parse(raw)) : undefined;
     return parsed?.success ? parsed.data : null;
   }
 }
