@@ -140,12 +140,13 @@ async function seed(base: string): Promise<Seeded> {
   const { key } = await call<{ key: string }>(base, "POST", `/v1/admin/tenants/${tenant}/keys`, OPERATOR_KEY, { role: "admin", name: "inspector e2e" });
   // More threads than the inspector's first page (50), so "More threads" shows; older than
   // the named threads below, which stay on the first page.
-  for (let i = 0; i < BULK_THREADS; i += 10)
-    await Promise.all(
-      Array.from({ length: Math.min(10, BULK_THREADS - i) }, (_, j) =>
-        call(base, "POST", `/v1/threads/bulk-${i + j}/state`, key, { ops: [{ op: "set", channel: "topic", value: "bulk" }] }),
-      ),
-    );
+  // bulk-0 is written alone and first, a few ms before the rest: threads written in one parallel
+  // batch take their list times in whatever order their objects ran, so only a thread written
+  // before them all is sure to be the oldest.
+  const bulk = (n: number) => call(base, "POST", `/v1/threads/bulk-${n}/state`, key, { ops: [{ op: "set", channel: "topic", value: "bulk" }] });
+  await bulk(0);
+  await sleep(20);
+  for (let i = 1; i < BULK_THREADS; i += 10) await Promise.all(Array.from({ length: Math.min(10, BULK_THREADS - i) }, (_, j) => bulk(i + j)));
   const thread = "support-e2e";
   const fact = "The customer prefers short answers.";
   await call(base, "POST", "/v1/memory/facts", key, { scope: `session:${thread}`, kind: "style", text: fact });
