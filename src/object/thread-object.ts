@@ -19,7 +19,7 @@ import type {
 } from "../thread/langgraph-checkpoint-types";
 import { LangGraphCheckpoints } from "../thread/langgraph-checkpoints";
 import type { ReconcileInput } from "../thread/message-hash";
-import { ThreadMeta } from "../thread/meta";
+import { openThreadMeta } from "../thread/sql-schema";
 import type { Reconciled } from "../thread/reconcile-live";
 import { clampTtl, clampWait, LEASE, type Lease, RunLeases } from "../thread/run-lease";
 import { type StoredResponse, StoredResponses } from "../thread/stored-responses";
@@ -375,14 +375,14 @@ export class ThreadDO extends DurableObject<Env> {
 
   #open(): ThreadCapabilities {
     const storage = this.ctx.storage;
-    const meta = ThreadMeta.open(storage);
+    const meta = openThreadMeta(storage);
     const limits = limitsOf(this.env);
     return {
       meta,
       log: ThreadStore.of(storage, { meta, ids: this.#ids, limits }),
       responses: new StoredResponses(storage.sql),
-      bookkeeping: new PendingBookkeeping(storage.sql),
-      langgraph: new LangGraphCheckpoints(storage, Number(this.env.LANGGRAPH_CHUNK_BYTES) || 1_900_000, {
+      bookkeeping: new PendingBookkeeping(storage.sql, meta),
+      langgraph: new LangGraphCheckpoints(storage, meta, Number(this.env.LANGGRAPH_CHUNK_BYTES) || 1_900_000, {
         threadBytes: limits.threadBytes,
         historyBytes: limits.historyBytes,
       }),

@@ -1,4 +1,5 @@
 import { AppError } from "../core/errors";
+import type { ThreadMeta } from "./meta";
 
 /** Default cap on one thread's checkpoint history, when MAX_THREAD_HISTORY_BYTES is unset (64 MiB). */
 export const DEFAULT_HISTORY_BYTES = 64 * 1024 * 1024;
@@ -16,21 +17,21 @@ const utf8 = new TextEncoder();
  * throws 413 BEM-019 and the whole update rolls back. Returns the new total; a caller that keeps
  * it (the thread's only writer) passes it back as `known` and saves the read.
  */
-export function chargeHistory(sql: SqlStorage, writes: readonly string[], maxBytes: number, known?: number): number {
+export function chargeHistory(sql: SqlStorage, meta: ThreadMeta, writes: readonly string[], maxBytes: number, known?: number): number {
   const added = writes.reduce((n, w) => n + utf8.encode(w).length, 0);
-  const held = known ?? heldHistory(sql);
+  const held = known ?? heldHistory(sql, meta);
   if (added > 0 && held + added > maxBytes) {
     throw new AppError(
       "BEM-019",
       `The thread's history would hold ${held + added} bytes; the limit is ${maxBytes} (MAX_THREAD_HISTORY_BYTES). Delete the thread or start a new one.`,
     );
   }
-  sql.exec(`INSERT INTO meta (key, value) VALUES ('history_bytes', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, String(held + added));
+  meta.setValue("history_bytes", String(held + added));
   return held + added;
 }
 
 /** The running total as stored (summed from the writes for a thread older than it). */
-function heldHistory(sql: SqlStorage): number {
-  const stored = sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'history_bytes'`).toArray()[0];
-  return stored ? Number(stored.value) : sql.exec<{ b: number }>(`SELECT COALESCE(SUM(length(CAST(json AS BLOB))), 0) AS b FROM writes`).one().b;
+function heldHistory(sql: SqlStorage, meta: ThreadMeta): number {
+  const stored = meta.value("history_bytes");
+  return stored !== undefined ? Number(stored) : sql.exec<{ b: number }>(`SELECT COALESCE(SUM(length(CAST(json AS BLOB))), 0) AS b FROM writes`).one().b;
 }

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
+import type { KeptMetaKey, ThreadMeta } from "./meta";
 import type {
   DeltaHistory,
   DeltaQuery,
@@ -104,6 +105,8 @@ export class LangGraphCheckpoints {
 
   constructor(
     private readonly storage: DurableObjectStorage,
+    /** The object's meta rows: the running total of this capability's bytes is kept there. */
+    private readonly meta: ThreadMeta,
     /** Values above this many bytes are chunked. */
     private readonly chunkBytes: number,
     private readonly limits: LangGraphLimits = { threadBytes: Number.MAX_SAFE_INTEGER, historyBytes: Number.MAX_SAFE_INTEGER },
@@ -395,7 +398,7 @@ export class LangGraphCheckpoints {
       const existed =
         this.sql.exec(`SELECT 1 FROM lg_checkpoints LIMIT 1`).toArray().length > 0 || this.sql.exec(`SELECT 1 FROM lg_writes LIMIT 1`).toArray().length > 0;
       for (const t of ["lg_checkpoints", "lg_blobs", "lg_writes", "lg_chunks"]) this.sql.exec(`DELETE FROM ${t}`);
-      this.sql.exec(`DELETE FROM meta WHERE key = ?`, HELD_KEY);
+      this.meta.setValue(HELD_KEY, null);
       return { existed };
     });
   }
@@ -516,12 +519,12 @@ export class LangGraphCheckpoints {
 
   /** What the thread's LangGraph rows hold (the running total; summed once for a thread older than it). */
   private heldBytes(): number {
-    const row = this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, HELD_KEY).toArray()[0];
-    return row ? Number(row.value) : this.storedBytes();
+    const held = this.meta.value(HELD_KEY);
+    return held !== undefined ? Number(held) : this.storedBytes();
   }
 
   private setHeldBytes(n: number): void {
-    this.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, HELD_KEY, String(n));
+    this.meta.setValue(HELD_KEY, String(n));
   }
 
   /** A checkpoint's tuple size: its body, metadata, the values of its versions and its pending writes. */
@@ -658,7 +661,7 @@ export class LangGraphCheckpoints {
 }
 
 const decoder = new TextDecoder();
-const HELD_KEY = "lg_bytes";
+const HELD_KEY: KeptMetaKey = "lg_bytes";
 
 /** Bytes of a tuple's values (what a page of tuples is budgeted by). */
 export const sizeOfTuple = (t: StoredTuple): number =>

@@ -1,24 +1,27 @@
+import type { z } from "@hono/zod-openapi";
 import { Lease } from "./run-lease";
-import { migrate } from "./sql-schema";
 import { decodeHead, type Head } from "./thread-rows";
 
 /**
- * The thread object's `meta` rows, one capability: the schema version (it migrates the
- * object's tables when opened), the thread log's head, the stored copy of an RPC holder's
- * run lease, and the newest facts bookmark a run of this thread has seen. Nothing else
- * writes the `meta` table.
+ * The meta rows other capabilities keep here, read and written through `value` / `json` / `setValue`:
+ * the pending bookkeeping's four (src/thread/pending-bookkeeping.ts), the thread log's history total
+ * (history-bytes.ts) and the LangGraph rows' total (langgraph-checkpoints.ts). One list, so no two
+ * capabilities can use one key.
+ */
+export type KeptMetaKey = "pending_listing" | "sending_bookkeeping" | "bookkeeping_sender" | "bookkeeping_seq" | "history_bytes" | "lg_bytes";
+
+/**
+ * The thread object's `meta` rows, one capability: the schema version (written by the
+ * migration, sql-schema.ts, which opens this), the thread log's head, the stored copy of an RPC holder's
+ * run lease, the newest facts bookmark a run of this thread has seen, and the rows other
+ * capabilities keep (KeptMetaKey). Nothing else reads or writes the `meta` table.
  */
 export class ThreadMeta {
   /** The facts bookmark as last read or written: only this object writes it, so the copy stays current. */
   #bookmark: { value: string | undefined } | undefined;
 
-  private constructor(private readonly sql: SqlStorage) {}
-
-  /** Brings the object's tables up to date (one read when they are) and opens its meta rows. */
-  static open(storage: DurableObjectStorage): ThreadMeta {
-    migrate(storage.sql, (fn) => storage.transactionSync(fn));
-    return new ThreadMeta(storage.sql);
-  }
+  /** Over tables already migrated: open it with `openThreadMeta` (sql-schema.ts), which migrates first. */
+  constructor(private readonly sql: SqlStorage) {}
 
   /** The schema version the tables are at (SCHEMA_VERSION once opened). */
   schemaVersion(): number {
@@ -38,14 +41,12 @@ export class ThreadMeta {
 
   /** The stored lease of a holder outside the object (it survives an eviction); null when none. */
   lease(): Lease | null {
-    const raw = this.#get("run_lease");
-    const parsed = raw ? Lease.safeParse(JSON.parse(raw)) : undefined;
-    return parsed?.success ? parsed.data : null;
+    return this.#json("run_lease", Lease);
   }
 
   setLease(lease: Lease | null): void {
     if (lease) this.#set("run_lease", JSON.stringify(lease));
-    else this.sql.exec(`DELETE FROM meta WHERE key = 'run_lease'`);
+    else this.#delete("run_lease");
   }
 
   /** The newest facts bookmark a run of this thread has seen (read from storage once per opened object). */
@@ -59,6 +60,32 @@ export class ThreadMeta {
     if (bookmark === this.factsBookmark()) return;
     this.#bookmark = { value: bookmark };
     this.#set("facts_bookmark", bookmark);
+  }
+
+  /** A kept row's text, or undefined. */
+  value(key: KeptMetaKey): string | undefined {
+    return this.#get(key);
+  }
+
+  /** A kept row's JSON read as `schema`; null when absent or not of that shape (a row from an older version). */
+  json<T>(key: KeptMetaKey, schema: z.ZodType<T>): T | null {
+    return this.#json(key, schema);
+  }
+
+  /** Sets a kept row, or removes it when `value` is null. */
+  setValue(key: KeptMetaKey, value: string | null): void {
+    if (value === null) this.#delete(key);
+    else this.#set(key, value);
+  }
+
+  #json<T>(key: string, schema: z.ZodType<T>): T | null {
+    const raw = this.#get(key);
+    const parsed = raw ? schema.safeParse(JSON.parse(raw)) : undefined;
+    return parsed?.success ? parsed.data : null;
+  }
+
+  #delete(key: string): void {
+    this.sql.exec(`DELETE FROM meta WHERE key = ?`, key);
   }
 
   #get(key: string): string | undefined {

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import type { KeptMetaKey, ThreadMeta } from "./meta";
 
 /**
  * What a thread's runs owe D1 after their answers — usage counters and the thread list's
@@ -52,10 +53,10 @@ export type PendingListing = z.infer<typeof PendingListing>;
  */
 export type BookkeepingSend = { sender: string; seq: number; usage: PendingUsage[]; listing: PendingListing | null };
 
-const LISTING_KEY = "pending_listing";
-const SENDING_KEY = "sending_bookkeeping";
-const SENDER_KEY = "bookkeeping_sender";
-const SEQ_KEY = "bookkeeping_seq";
+const LISTING_KEY: KeptMetaKey = "pending_listing";
+const SENDING_KEY: KeptMetaKey = "sending_bookkeeping";
+const SENDER_KEY: KeptMetaKey = "bookkeeping_sender";
+const SEQ_KEY: KeptMetaKey = "bookkeeping_seq";
 const SendingMeta = z.object({ seq: z.number().int(), listing: PendingListing.nullable() });
 const COLUMNS = "tenant_id, day, model, cause, requests, estimated_requests, prompt_tokens, completion_tokens, cost";
 
@@ -84,9 +85,12 @@ export const sentUsageUpsertSql = `INSERT INTO usage (${COLUMNS}) SELECT ?, ?, ?
 export const usageValues = (u: PendingUsage) =>
   [u.tenant_id, u.day, u.model, u.cause, u.requests, u.estimated_requests, u.prompt_tokens, u.completion_tokens, u.cost] as const;
 
-/** The object's pending bookkeeping, one capability (the two tables above and its `meta` rows are its own). */
+/** The object's pending bookkeeping, one capability: the two tables above are its own, its `meta` rows are kept through ThreadMeta. */
 export class PendingBookkeeping {
-  constructor(private readonly sql: SqlStorage) {}
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly meta: ThreadMeta,
+  ) {}
 
   /** Adds a provider call's (or a run's) usage into its day's counter row. */
   addUsage(u: PendingUsage): void {
@@ -97,7 +101,7 @@ export class PendingBookkeeping {
   listed(l: PendingListing): void {
     const held = this.#listing();
     if (held && held.at >= l.at) return;
-    this.#setMeta(LISTING_KEY, JSON.stringify(l));
+    this.meta.setValue(LISTING_KEY, JSON.stringify(l));
   }
 
   /** Whether anything waits to be sent (a send under way included). */
@@ -118,12 +122,12 @@ export class PendingBookkeeping {
     const listing = this.#listing();
     if (usage.length === 0 && listing === null) return null;
     // Numbered in this object's storage: the sender's row in D1 takes only a send newer than the last that landed.
-    const seq = Number(this.#meta(SEQ_KEY) ?? 0) + 1;
-    this.#setMeta(SEQ_KEY, String(seq));
+    const seq = Number(this.meta.value(SEQ_KEY) ?? 0) + 1;
+    this.meta.setValue(SEQ_KEY, String(seq));
     this.sql.exec(`INSERT INTO sending_usage (${COLUMNS}) SELECT ${COLUMNS} FROM pending_usage`);
     this.sql.exec(`DELETE FROM pending_usage`);
-    this.sql.exec(`DELETE FROM meta WHERE key = ?`, LISTING_KEY);
-    this.#setMeta(SENDING_KEY, JSON.stringify({ seq, listing }));
+    this.meta.setValue(LISTING_KEY, null);
+    this.meta.setValue(SENDING_KEY, JSON.stringify({ seq, listing }));
     return { sender: this.#sender(), seq, usage, listing };
   }
 
@@ -131,7 +135,7 @@ export class PendingBookkeeping {
   landed(seq: number): void {
     if (this.#sending()?.seq !== seq) return;
     this.sql.exec(`DELETE FROM sending_usage`);
-    this.sql.exec(`DELETE FROM meta WHERE key = ?`, SENDING_KEY);
+    this.meta.setValue(SENDING_KEY, null);
   }
 
   #rows(table: "pending_usage" | "sending_usage"): PendingUsage[] {
@@ -139,34 +143,19 @@ export class PendingBookkeeping {
   }
 
   #sending(): z.infer<typeof SendingMeta> | null {
-    return this.#metaJson(SENDING_KEY, SendingMeta);
+    return this.meta.json(SENDING_KEY, SendingMeta);
   }
 
   /** This incarnation's name in D1's bookkeeping_sends (made on its first send; a delete's deleteAll drops it, so a new thread starts anew). */
   #sender(): string {
-    const held = this.#meta(SENDER_KEY);
+    const held = this.meta.value(SENDER_KEY);
     if (held) return held;
     const made = crypto.randomUUID();
-    this.#setMeta(SENDER_KEY, made);
+    this.meta.setValue(SENDER_KEY, made);
     return made;
   }
 
-  #meta(key: string): string | undefined {
-    return this.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = ?`, key).toArray()[0]?.value;
-  }
-
-  #setMeta(key: string, value: string): void {
-    this.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value);
-  }
-
   #listing(): PendingListing | null {
-    return this.#metaJson(LISTING_KEY, PendingListing);
-  }
-
-  /** A meta row's JSON read as `schema`; null when absent or not of that shape (a row from an older version). */
-  #metaJson<T>(key: string, schema: z.ZodType<T>): T | null {
-    const raw = this.#meta(key);
-    const parsed = raw ? schema.safeParse(JSON.parse(raw)) : undefined;
-    return parsed?.success ? parsed.data : null;
+    return this.meta.json(LISTING_KEY, PendingListing);
   }
 }

@@ -1,4 +1,5 @@
 import { LANGGRAPH_DDL, LANGGRAPH_WRITER_DDL } from "./langgraph-checkpoints";
+import { ThreadMeta } from "./meta";
 import { PENDING_BOOKKEEPING_DDL, SENDING_BOOKKEEPING_DDL } from "./pending-bookkeeping";
 import { RECALL_DDL } from "./recall-index";
 import { STORED_RESPONSES_DDL } from "./stored-responses";
@@ -48,4 +49,10 @@ export function migrate(sql: SqlStorage, transaction: Transaction): void {
     }
     sql.exec(`INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, String(SCHEMA_VERSION));
   });
+}
+
+/** Brings the object's tables up to date (one read when they are) and opens its meta rows. */
+export function openThreadMeta(storage: DurableObjectStorage): ThreadMeta {
+  migrate(storage.sql, (fn) => storage.transactionSync(fn));
+  return new ThreadMeta(storage.sql);
 }

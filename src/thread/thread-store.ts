@@ -9,10 +9,10 @@ import { canonicalMessage, messageHash, type ReconcileInput } from "./message-ha
 import { anchorOnOpenCalls, type Reconciled, reconcileLive, reconcileRows } from "./reconcile-live";
 import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
-import { ThreadMeta } from "./meta";
+import type { ThreadMeta } from "./meta";
 import { RecallRows, recallOver, recallWindow } from "./recall";
 import { recallMatch, searchLive, WordCounts } from "./recall-index";
-import type { Transaction } from "./sql-schema";
+import { openThreadMeta, type Transaction } from "./sql-schema";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
 import {
@@ -124,7 +124,7 @@ export class ThreadStore {
 
   /** A store over a Durable Object's storage (its SQL, transactionSync for the transactions, its meta rows: opened here when not given). */
   static of(storage: DurableObjectStorage, deps: Partial<Omit<StoreDeps, "transaction">> = {}): ThreadStore {
-    return new ThreadStore(storage.sql, { ...deps, meta: deps.meta ?? ThreadMeta.open(storage), transaction: (fn) => storage.transactionSync(fn) });
+    return new ThreadStore(storage.sql, { ...deps, meta: deps.meta ?? openThreadMeta(storage), transaction: (fn) => storage.transactionSync(fn) });
   }
 
   /** The head checkpoint's id; null for an empty thread. */
@@ -553,7 +553,7 @@ export class ThreadStore {
     );
     const stored = writes.map((w) => JSON.stringify(w));
     // 413 BEM-019 past the cap: the caller's transaction rolls back (and transact() forgets the total).
-    this.historyTotal = chargeHistory(this.sql, stored, this.limits.historyBytes, this.historyTotal ?? undefined);
+    this.historyTotal = chargeHistory(this.sql, this.meta, stored, this.limits.historyBytes, this.historyTotal ?? undefined);
     // One statement for the checkpoint's writes, as for the messages (insertMessages).
     inJsonBatches(
       stored.map((w) => JSON.stringify(w)),

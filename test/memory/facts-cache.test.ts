@@ -9,7 +9,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { FACTS_CACHE_MS, FactsCache } from "../../src/memory/facts-cache";
-import { ThreadMeta } from "../../src/thread/meta";
+import { openThreadMeta } from "../../src/thread/sql-schema";
 import { threadObjectName } from "../../src/thread/thread-id";
 import type { Fact } from "../../src/memory/facts";
 import { fakeOpenAI } from "../support/fake-openai";
@@ -193,7 +193,7 @@ describe("the facts cache through turns", () => {
     expect(res.status).toBe(status);
     const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant().tenant, thread)));
     await stub.settled();
-    const kept = await runInDurableObject(stub, (_o, state) => ThreadMeta.open(state.storage).factsBookmark());
+    const kept = await runInDurableObject(stub, (_o, state) => openThreadMeta(state.storage).factsBookmark());
     expect(beforeWrite).toBeDefined();
     // A session started from the kept bookmark reads at least the write (D1 bookmarks order as strings).
     expect(kept! > beforeWrite!).toBe(true);

@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { RunIO } from "../../src/pipeline/run-io";
 import { ThreadRoom } from "../../src/pipeline/thread-room";
 import { LangGraphCheckpoints } from "../../src/thread/langgraph-checkpoints";
-import { ThreadMeta } from "../../src/thread/meta";
+import { openThreadMeta } from "../../src/thread/sql-schema";
 import { RunLeases } from "../../src/thread/run-lease";
 import { PendingBookkeeping } from "../../src/thread/pending-bookkeeping";
 import { StoredResponses } from "../../src/thread/stored-responses";
@@ -19,13 +19,13 @@ import { ThreadStore } from "../../src/thread/thread-store";
 export function inThreadRoom<T>(tenant: string, threadId: string, fn: (room: ThreadRoom) => Promise<T>): Promise<T> {
   const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, threadId)));
   return runInDurableObject(stub, async (_live, state) => {
-    const meta = ThreadMeta.open(state.storage);
+    const meta = openThreadMeta(state.storage);
     const parts = {
       meta,
       log: ThreadStore.of(state.storage, { meta }),
       responses: new StoredResponses(state.storage.sql),
-      langgraph: new LangGraphCheckpoints(state.storage, 1_900_000),
-      bookkeeping: new PendingBookkeeping(state.storage.sql),
+      langgraph: new LangGraphCheckpoints(state.storage, meta, 1_900_000),
+      bookkeeping: new PendingBookkeeping(state.storage.sql, meta),
     };
     const leases = new RunLeases({ load: () => null, save: () => undefined });
     const io = new RunIO(env.DB, undefined);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { IdGenerator } from "../../src/core/ids";
-import { ThreadMeta } from "../../src/thread/meta";
+import { openThreadMeta } from "../../src/thread/sql-schema";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/thread/sql-schema";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore, toThreadState } from "../../src/thread/thread-store";
 import { codeOfSync, withStorage } from "./support";
@@ -217,10 +217,10 @@ describe("ThreadStore over a real SqlStorage", () => {
 
   it("the meta capability keeps the run lease's stored copy", () =>
     withStorage((storage) => {
-      const meta = ThreadMeta.open(storage);
+      const meta = openThreadMeta(storage);
       expect(meta.lease()).toBeNull();
       meta.setLease({ token: "t", expires_at: 123 });
-      expect(ThreadMeta.open(storage).lease()).toEqual({ token: "t", expires_at: 123 });
+      expect(openThreadMeta(storage).lease()).toEqual({ token: "t", expires_at: 123 });
       meta.setLease(null);
       expect(meta.lease()).toBeNull();
     }));
