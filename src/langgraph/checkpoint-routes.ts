@@ -8,7 +8,7 @@ import { fromBase64, toBase64 } from "../langgraph-client/base64";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
 import type { RpcResult } from "../thread/types";
 import { unwrap } from "../thread/client";
-import { langgraphTenant, mayReachThread, requireThread, writerOf } from "./access";
+import { langgraphTenant, mayReachThread, refuseIdsAhead, requireThread, writerOf } from "./access";
 import {
   BatchBody,
   DeltaBody,
@@ -174,6 +174,10 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
   .openapi(batch, async (c) => {
     const { tenant, threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
     const writer = writerOf(c.get("principal"), threadId);
+    refuseIdsAhead(
+      c.req.valid("json").ops.flatMap((op) => (op.op === "put" ? [op.id] : [])),
+      writer,
+    );
     const ops: LgOp[] = c.req.valid("json").ops.map((op) =>
       op.op === "put"
         ? {

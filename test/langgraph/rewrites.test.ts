@@ -1,3 +1,4 @@
+import { uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
 import { api, createKey, createTenant, type TestTenant } from "../support/tenants";
 
@@ -91,5 +92,32 @@ describe("LangGraph checkpoint rewrites need rewrite_thread", () => {
     expect(await noteOf(t.adminKey, thread, "1ef-0001")).toBe("admin");
     expect((await api(`/v1/langgraph/threads/${thread}`, { method: "DELETE", key: t.adminKey })).status).toBe(204);
     expect(await tuple(t.adminKey, thread, "1ef-0002")).toBeNull();
+  });
+
+  it("a member cannot write a checkpoint id ahead of the clock, which would stay the thread's newest and hide every later one", async () => {
+    const { t, member, thread } = await setUp();
+    // LangGraph's ids are UUID v6 of the moment they are written, and "latest" is the highest id:
+    // an id from the future (or any id above every UUID, like "zzzz") would be every later read's
+    // head, so each run by any key would resume from the member's checkpoint.
+    const hourAhead = (() => {
+      const ticks = BigInt(Date.now() + 3_600_000) * 10000n + 0x01b21dd213814000n;
+      const hex = (v: bigint, n: number) => v.toString(16).padStart(n, "0");
+      return `${hex(ticks >> 28n, 8)}-${hex((ticks >> 12n) & 0xffffn, 4)}-6${hex(ticks & 0xfffn, 3)}-8000-000000000000`;
+    })();
+    for (const id of ["zzzz", hourAhead]) {
+      const res = await batch(member, thread, [put(id, "1ef-0002", "member pins the head")]);
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "BEM-022" });
+      expect(await tuple(t.adminKey, thread, id)).toBeNull();
+    }
+    // An id LangGraph writes now is a run, for a member as for anyone; the admin's next one is the head.
+    const now = uuid6(-1);
+    expect((await batch(member, thread, [put(now, "1ef-0002", "member now")])).status).toBe(200);
+    const next = uuid6(-1);
+    expect((await batch(t.adminKey, thread, [put(next, now, "admin next")])).status).toBe(200);
+    const head = (await (await api(`/v1/langgraph/threads/${thread}/get`, { key: member, body: {} })).json()) as { tuple: { id: string } };
+    expect(head.tuple.id).toBe(next);
+    // The admin may write any id (rewrite_thread: an import, a repair).
+    expect((await batch(t.adminKey, thread, [put("zzzz", next, "admin")])).status).toBe(200);
   });
 });
