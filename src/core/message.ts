@@ -38,6 +38,25 @@ export const AudioPart = z.object({
   input_audio: z.object({ data: z.string(), format: z.string().max(16) }),
 });
 export const VideoPart = z.object({ type: z.literal("video_url"), video_url: z.object({ url: z.string() }) });
+
+/**
+ * A media link as a client sends it: an http(s) URL, which the provider fetches, or a base64 `data:`
+ * URL of the part's kind, which is what a provider can be sent inline (Anthropic takes either, Ollama
+ * base64 only). Any other scheme was passed on as sent: a `file:` URL to a custom OpenAI-compatible
+ * server that reads local media, or a link every provider refuses, on each later turn of the thread.
+ * Client parts only: stored messages keep what they hold.
+ */
+export const mediaUrl = (kind: "image" | "video") => {
+  const inline = new RegExp(`^data:${kind}/[A-Za-z0-9.+-]+;base64,[A-Za-z0-9+/]*={0,2}$`);
+  return z
+    .string()
+    .max(2_000_000)
+    .refine((url) => (/^https?:\/\//i.test(url) && URL.canParse(url)) || inline.test(url), {
+      message: `an ${kind} URL must be an https (or http) link or a base64 data:${kind}/… URL`,
+    });
+};
+const ClientImagePart = ImagePart.extend({ image_url: ImagePart.shape.image_url.extend({ url: mediaUrl("image") }) });
+const ClientVideoPart = VideoPart.extend({ video_url: z.object({ url: mediaUrl("video") }) });
 /**
  * Where one of the message's `tool_calls` (by id) sits among its parts: Anthropic's assistant turns
  * interleave text and tool_use blocks (text after a call, a call between two texts), and may put a
@@ -107,8 +126,18 @@ const ClientAnthropicBlockPart = z.object({ type: z.literal("anthropic_block"), 
 const PARTS = [TextPart, ImagePart, AudioPart, VideoPart, DocumentPart, ThinkingPart, RedactedThinkingPart, ToolCallPart] as const;
 export const ContentPart = z.discriminatedUnion("type", [...PARTS, AnthropicBlockPart]);
 export type ContentPart = z.infer<typeof ContentPart>;
-/** The parts a client may send: ContentPart, with an anthropic_block held to ServerToolBlock. */
-export const ClientContentPart = z.discriminatedUnion("type", [...PARTS, ClientAnthropicBlockPart]);
+/** The parts a client may send: ContentPart, with media links held to mediaUrl and an anthropic_block to ServerToolBlock. */
+export const ClientContentPart = z.discriminatedUnion("type", [
+  TextPart,
+  ClientImagePart,
+  AudioPart,
+  ClientVideoPart,
+  DocumentPart,
+  ThinkingPart,
+  RedactedThinkingPart,
+  ToolCallPart,
+  ClientAnthropicBlockPart,
+]);
 export type ClientContentPart = z.infer<typeof ClientContentPart>;
 
 /**

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { mediaUrl } from "../core/message";
 import { RequestedScopes } from "./chat-schemas";
 
 /**
@@ -11,7 +12,7 @@ const OutputText = z.object({ type: z.literal("output_text"), text: z.string() }
 const Refusal = z.object({ type: z.literal("refusal"), refusal: z.string() });
 const InputImage = z.object({
   type: z.literal("input_image"),
-  image_url: z.string().max(2_000_000).nullable().optional(),
+  image_url: mediaUrl("image").nullable().optional(),
   file_id: z.string().nullable().optional(),
   detail: z.enum(["auto", "low", "high"]).optional(),
 });

@@ -172,3 +172,47 @@ describe("parts only an assistant turn carries", () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe("image and video links", () => {
+  // Passed on as sent, these reached the provider: a file: URL to a custom OpenAI-compatible server
+  // that reads local media, a scheme every provider refuses on each later turn of the thread.
+  const bad = ["file:///etc/passwd", "ftp://files.test/a.png", "javascript:alert(1)", "data:text/html,<b>hi</b>", "data:image/png,not-base64", "cat.png"];
+  const image = (url: string) => ({ type: "image_url", image_url: { url } });
+
+  it.each(bad)("%s: chat, invoke, Responses and conversation items answer 400 BEM-011, nothing stored", async (url) => {
+    const thread = uniqueThread("out");
+    const chat = await api("/v1/chat/completions", {
+      key: tenant().adminKey,
+      body: { model: "auto", thread_id: thread, messages: [{ role: "user", content: [{ type: "text", text: "look" }, image(url)] }] },
+    });
+    const c = await errorOf(chat);
+    expect(c).toMatchObject({ status: 400, code: "BEM-011" });
+    expect(c.message).toContain("https");
+    const video = await api("/v1/chat/completions", {
+      key: tenant().adminKey,
+      body: { model: "auto", thread_id: thread, messages: [{ role: "user", content: [{ type: "video_url", video_url: { url } }] }] },
+    });
+    expect(await errorOf(video)).toMatchObject({ status: 400, code: "BEM-011" });
+    const invoke = await api("/v1/invoke", { key: tenant().adminKey, body: { agent_name: "assistant", session_id: thread, content: [image(url)] } });
+    expect(await errorOf(invoke)).toMatchObject({ status: 400, code: "BEM-011" });
+    const input = [{ role: "user", content: [{ type: "input_image", image_url: url }] }];
+    const responses = await api("/v1/responses", { key: tenant().adminKey, body: { model: "auto", input }, headers: { "x-thread-id": thread } });
+    expect(await errorOf(responses)).toMatchObject({ status: 400, code: "BEM-011" });
+    const conversation = await api("/v1/conversations", { key: tenant().adminKey, body: { items: input } });
+    expect(await errorOf(conversation)).toMatchObject({ status: 400, code: "BEM-011" });
+    expect(await threadStatus(thread)).toBe(404);
+  });
+
+  it("http(s) links and base64 data: URLs of the part's kind pass (to routing, which looks for a model that takes them)", async () => {
+    for (const url of ["https://img.test/cat.png", "http://img.test/cat.png", "data:image/png;base64,iVBORw0KGgo="]) {
+      const res = await api("/v1/route", { key: tenant().adminKey, body: { model: "auto", messages: [{ role: "user", content: [image(url)] }] } });
+      expect(res.status, url).toBe(200);
+    }
+    const video = await api("/v1/route", {
+      key: tenant().adminKey,
+      body: { model: "auto", messages: [{ role: "user", content: [{ type: "video_url", video_url: { url: "data:video/mp4;base64,AAAA" } }] }] },
+    });
+    expect(video.status).toBe(422); // validation passed; no shipped model takes video
+    expect((await errorOf(video)).code).toBe("BEM-041");
+  });
+});
