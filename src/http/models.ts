@@ -7,7 +7,7 @@ import { createMiddleware } from "hono/factory";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
-import { validationHook } from "./validation";
+import { issueSummary, validationHook } from "./validation";
 
 export const ModelInfo = z
   .object({
@@ -59,22 +59,32 @@ const AnthropicPage = z.object({
 const anthropicShape = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.header("anthropic-version") === undefined) return next();
   const name = c.req.param("name");
-  if (name === undefined) return c.json(AnthropicModelList.parse(anthropicPage(models, AnthropicPage.parse(c.req.query()))), 200);
+  if (name === undefined) {
+    const page = AnthropicPage.safeParse(c.req.query());
+    if (!page.success) throw new AppError("BEM-011", issueSummary(page.error, c.req.query()));
+    return c.json(AnthropicModelList.parse(anthropicPage(models, page.data)), 200);
+  }
   const m = modelByName(name);
   if (!m) throw new AppError("BEM-049", "Unknown model name; GET /v1/models lists them");
   return c.json(AnthropicModel.parse(anthropicModel(m)), 200);
 });
 
+/**
+ * Where an after_id / before_id sits in the list. An id the list does not hold is BEM-011: read as
+ * "from the start" it handed a paging client the first page again, which it pages through forever.
+ */
+function indexOfId(list: readonly ModelConfig[], field: "after_id" | "before_id", id: string): number {
+  const at = list.findIndex((m) => m.name === id);
+  if (at < 0) throw new AppError("BEM-011", `${field}: '${id.slice(0, 80)}' is not a model id of this list (GET /v1/models lists them)`);
+  return at;
+}
+
 /** One page in Anthropic's list shape: after_id / before_id / limit as Anthropic's API takes them. */
 function anthropicPage(list: readonly ModelConfig[], q: z.infer<typeof AnthropicPage>) {
   let from = 0;
   let to = list.length;
-  if (q.after_id !== undefined) from = list.findIndex((m) => m.name === q.after_id) + 1;
-  if (q.before_id !== undefined)
-    to = Math.max(
-      0,
-      list.findIndex((m) => m.name === q.before_id),
-    );
+  if (q.after_id !== undefined) from = indexOfId(list, "after_id", q.after_id) + 1;
+  if (q.before_id !== undefined) to = indexOfId(list, "before_id", q.before_id);
   const limit = q.limit ?? 20;
   const page =
     q.before_id !== undefined && q.after_id === undefined ? list.slice(Math.max(from, to - limit), to) : list.slice(from, Math.min(to, from + limit));

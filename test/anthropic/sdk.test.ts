@@ -356,6 +356,28 @@ describe("/v1/messages specifics", () => {
     const openai = (await (await api("/v1/models", { key: tenant().adminKey })).json()) as { object: string };
     expect(openai.object).toBe("list");
   });
+
+  it("Anthropic's model paging: a bad limit or an id the list does not hold is 400 invalid_request_error, never a 500 or the first page again", async () => {
+    const c = client(tenant().adminKey);
+    const pages: [string, Record<string, unknown>][] = [
+      ["limit 0", { limit: 0 }],
+      ["limit 1001", { limit: 1001 }],
+      ["a limit that is no number", { limit: "many" }],
+      ["an after_id the list does not hold", { after_id: "claude-nonesuch" }],
+      ["a before_id the list does not hold", { before_id: "claude-nonesuch" }],
+    ];
+    for (const [what, query] of pages) {
+      const refused = await c.models.list(query as Anthropic.ModelListParams).then(
+        () => expect.fail(`expected a refusal for ${what}`),
+        (e: unknown) => e as APIError,
+      );
+      expect(refused, what).toBeInstanceOf(BadRequestError);
+      expect((refused.error as { error: { bem_code: string } }).error.bem_code, what).toBe("BEM-011");
+    }
+    // A real id pages on from it.
+    const all = (await c.models.list({ limit: 1000 })).data.map((m) => m.id);
+    expect((await c.models.list({ after_id: all[0]!, limit: 1 })).data.map((m) => m.id)).toEqual([all[1]]);
+  });
 });
 
 describe("assistant turns as Anthropic wrote them: block order, a tool_use breakpoint, server-tool blocks", () => {
