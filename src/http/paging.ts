@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { cursorOf, parseCursor, type TimeIdCursor } from "../core/cursor";
+import { AppError } from "../core/errors";
 
 /** The query fields of a list paged in (created_at, id) order: `limit` up to `max`, and the previous page's `next_cursor`. */
 export const pageQuery = (what: string, max: number, fallback: number) => ({
@@ -22,10 +23,16 @@ export function pageOf<T extends TimeIdCursor>(rows: readonly T[], limit: number
   const last = items.at(-1);
   return { items, next_cursor: rows.length > limit && last ? cursorOf(last) : null };
 }
-/** An OpenAI-style page over a list (`after` is the last id of the previous page). */
+/**
+ * An OpenAI-style page over a list (`after` is the last id of the previous page). An `after` the list
+ * does not hold (its item deleted meanwhile, or a typo) is BEM-011: read as "from the start" it handed
+ * an auto-paging client the first page again.
+ */
 export function listPage<T extends { id?: unknown }>(items: T[], q: { limit?: number; order?: "asc" | "desc"; after?: string }, defaultOrder: "asc" | "desc") {
   const ordered = (q.order ?? defaultOrder) === "desc" ? [...items].reverse() : items;
-  const start = q.after ? ordered.findIndex((i) => i.id === q.after) + 1 : 0;
+  const at = q.after ? ordered.findIndex((i) => i.id === q.after) : -1;
+  if (q.after && at < 0) throw new AppError("BEM-011", `after: '${q.after.slice(0, 80)}' is not an item id of this list`);
+  const start = at + 1;
   const limit = q.limit ?? 20;
   const data = ordered.slice(start, start + limit);
   return {

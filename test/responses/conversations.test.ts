@@ -59,6 +59,28 @@ describe("/v1/conversations over threads, with the official openai client", () =
     await expect(client.conversations.retrieve(conv.id)).rejects.toMatchObject({ status: 404 });
   });
 
+  it("items pages follow `after`; an `after` the list does not hold is 400 BEM-011, not the first page again", async () => {
+    const client = openaiClient(tenant().adminKey);
+    const conv = await client.conversations.create({
+      items: ["one", "two", "three"].map((text) => ({ type: "message" as const, role: "user" as const, content: text })),
+    });
+    const first = await client.conversations.items.list(conv.id, { order: "asc", limit: 2 });
+    expect(first.data.map((i) => textOf(i as never))).toEqual(["one", "two"]);
+    const next = await client.conversations.items.list(conv.id, { order: "asc", limit: 2, after: first.data[1]!.id! });
+    expect(next.data.map((i) => textOf(i as never))).toEqual(["three"]);
+    // Read as "from the start", a stale cursor (its item deleted meanwhile) made an auto-paging client loop.
+    const stale = await api(`/v1/conversations/${conv.id}/items?after=msg_gone`, { key: tenant().adminKey });
+    expect(stale.status).toBe(400);
+    expect(((await stale.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: "BEM-011",
+      message: expect.stringContaining("after"),
+    });
+    const r = await client.responses.create({ model: "offline-echo", input: [{ role: "user", content: "hi" }], conversation: conv.id });
+    const res = await api(`/v1/responses/${r.id}/input_items?after=in_gone`, { key: tenant().adminKey });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-011");
+  });
+
   it("a chat thread is a conversation too", async () => {
     fakeOpenAI().reply("hi there");
     const thread = `th-${crypto.randomUUID().slice(0, 8)}`;
