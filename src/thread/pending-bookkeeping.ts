@@ -85,8 +85,16 @@ export const sentUsageUpsertSql = `INSERT INTO usage (${COLUMNS}) SELECT ?, ?, ?
 export const usageValues = (u: PendingUsage) =>
   [u.tenant_id, u.day, u.model, u.cause, u.requests, u.estimated_requests, u.prompt_tokens, u.completion_tokens, u.cost] as const;
 
-/** The object's pending bookkeeping, one capability: the two tables above are its own, its `meta` rows are kept through ThreadMeta. */
+/**
+ * The object's pending bookkeeping, one capability: the two tables above are its own, its `meta` rows are kept through ThreadMeta.
+ * Nothing else writes them, so what they hold is read once per opened object and then followed in memory,
+ * each copy updated only after its statement ran: a turn adds its rows without reading any first.
+ */
 export class PendingBookkeeping {
+  #listingHeld: { value: PendingListing | null } | undefined;
+  #sendingHeld: { value: z.infer<typeof SendingMeta> | null } | undefined;
+  #usageWaits: boolean | undefined;
+
   constructor(
     private readonly sql: SqlStorage,
     private readonly meta: ThreadMeta,
@@ -95,6 +103,7 @@ export class PendingBookkeeping {
   /** Adds a provider call's (or a run's) usage into its day's counter row. */
   addUsage(u: PendingUsage): void {
     this.sql.exec(usageUpsertSql("pending_usage"), ...usageValues(u));
+    this.#usageWaits = true;
   }
 
   /** The thread was written at `at`: its list entry moves to the newest such time. */
@@ -102,11 +111,13 @@ export class PendingBookkeeping {
     const held = this.#listing();
     if (held && held.at >= l.at) return;
     this.meta.setValue(LISTING_KEY, JSON.stringify(l));
+    this.#listingHeld = { value: l };
   }
 
   /** Whether anything waits to be sent (a send under way included). */
   pending(): boolean {
-    return this.#sending() !== null || this.sql.exec(`SELECT 1 FROM pending_usage LIMIT 1`).toArray().length > 0 || this.#listing() !== null;
+    this.#usageWaits ??= this.sql.exec(`SELECT 1 FROM pending_usage LIMIT 1`).toArray().length > 0;
+    return this.#sending() !== null || this.#usageWaits || this.#listing() !== null;
   }
 
   /**
@@ -126,8 +137,11 @@ export class PendingBookkeeping {
     this.meta.setValue(SEQ_KEY, String(seq));
     this.sql.exec(`INSERT INTO sending_usage (${COLUMNS}) SELECT ${COLUMNS} FROM pending_usage`);
     this.sql.exec(`DELETE FROM pending_usage`);
+    this.#usageWaits = false;
     this.meta.setValue(LISTING_KEY, null);
+    this.#listingHeld = { value: null };
     this.meta.setValue(SENDING_KEY, JSON.stringify({ seq, listing }));
+    this.#sendingHeld = { value: { seq, listing } };
     return { sender: this.#sender(), seq, usage, listing };
   }
 
@@ -136,6 +150,7 @@ export class PendingBookkeeping {
     if (this.#sending()?.seq !== seq) return;
     this.sql.exec(`DELETE FROM sending_usage`);
     this.meta.setValue(SENDING_KEY, null);
+    this.#sendingHeld = { value: null };
   }
 
   #rows(table: "pending_usage" | "sending_usage"): PendingUsage[] {
@@ -143,7 +158,8 @@ export class PendingBookkeeping {
   }
 
   #sending(): z.infer<typeof SendingMeta> | null {
-    return this.meta.json(SENDING_KEY, SendingMeta);
+    this.#sendingHeld ??= { value: this.meta.json(SENDING_KEY, SendingMeta) };
+    return this.#sendingHeld.value;
   }
 
   /** This incarnation's name in D1's bookkeeping_sends (made on its first send; a delete's deleteAll drops it, so a new thread starts anew). */
@@ -156,6 +172,7 @@ export class PendingBookkeeping {
   }
 
   #listing(): PendingListing | null {
-    return this.meta.json(LISTING_KEY, PendingListing);
+    this.#listingHeld ??= { value: this.meta.json(LISTING_KEY, PendingListing) };
+    return this.#listingHeld.value;
   }
 }
