@@ -98,6 +98,8 @@ export class ThreadStore {
   private live: LiveBytes | null = null;
   /** The history's running total (history-bytes.ts), read once per store and then kept by every write; null after a rollback. */
   private historyTotal: number | null = null;
+  /** Reducer and stored size of each channel this store wrote, as committed (setChannel); cleared by a rollback and a fork. */
+  private readonly channelsHeld = new Map<string, { reducer: Reducer; bytes: number }>();
   /** Query words' document counts, kept between recalls (recall-index.ts). */
   private readonly wordCounts = new WordCounts();
   /** What recall read of the rows older than the window, kept between recalls; cleared by any write but an append (recall.ts). */
@@ -337,6 +339,7 @@ export class ThreadStore {
       }
       const cp = this.commitCheckpoint({ id: target.id, step: target.step }, "fork", [], state.messages.size);
       this.tailCache = null;
+      this.channelsHeld.clear();
       this.recallRows.clear();
       this.live = null;
       return cp;
@@ -358,6 +361,7 @@ export class ThreadStore {
       this.head = head;
       this.live = live;
       this.tailCache = null;
+      this.channelsHeld.clear();
       this.recallRows.clear();
       this.historyTotal = null;
       throw e;
@@ -478,17 +482,23 @@ export class ThreadStore {
 
   /** Writes a channel through its reducer (fixed by its first write); returns the write to record and the bytes it adds. */
   private setChannel(channel: string, value: unknown, asked: Reducer | undefined): { write: Write; addedBytes: number } {
-    const row = this.sql.exec<{ reducer: string; value: string }>(`SELECT reducer, value FROM channels WHERE name = ?`, channel).toArray()[0];
-    const declared = row ? Reducer.parse(row.reducer) : undefined;
+    // A last_value channel written before by this store (a run's last_route, every turn) needs only its reducer and size: no read.
+    const held = this.channelsHeld.get(channel);
+    const row =
+      held?.reducer === "last_value"
+        ? undefined
+        : this.sql.exec<{ reducer: string; value: string }>(`SELECT reducer, value FROM channels WHERE name = ?`, channel).toArray()[0];
+    const declared = held?.reducer ?? (row ? Reducer.parse(row.reducer) : undefined);
     if (declared && asked && asked !== declared) {
       throw new AppError("BEM-037", `Channel '${channel}' is declared ${declared}, not ${asked}`);
     }
     const reducer = declared ?? asked ?? "last_value";
     checkReducerValue(channel, reducer, value);
     const writeJson = JSON.stringify(value);
-    const next = JSON.stringify(reduce(reducer, row ? JSON.parse(row.value) : undefined, value));
+    // last_value keeps the write itself (reducers.ts): the same text, encoded once.
+    const next = reducer === "last_value" ? writeJson : JSON.stringify(reduce(reducer, row ? JSON.parse(row.value) : undefined, value));
     const nextBytes = utf8.encode(next).length;
-    const bytes = Math.max(nextBytes, utf8.encode(writeJson).length);
+    const bytes = next === writeJson ? nextBytes : Math.max(nextBytes, utf8.encode(writeJson).length);
     if (bytes > this.limits.messageBytes) {
       throw new AppError("BEM-033", `Channel '${channel}' would hold ${bytes} bytes; the limit is ${this.limits.messageBytes}`);
     }
@@ -500,8 +510,10 @@ export class ThreadStore {
     );
     // The value as it will replay from storage (a JSON round trip), not the caller's object.
     const stored: unknown = JSON.parse(writeJson);
+    const heldBytes = held?.bytes ?? (row ? utf8.encode(row.value).length : undefined);
+    this.channelsHeld.set(channel, { reducer, bytes: nextBytes });
     const nameBytes = utf8.encode(channel).length;
-    const addedBytes = nextBytes + nameBytes - (row ? utf8.encode(row.value).length + nameBytes : 0);
+    const addedBytes = nextBytes + nameBytes - (heldBytes !== undefined ? heldBytes + nameBytes : 0);
     return { write: { op: "set", channel, reducer, value: stored }, addedBytes };
   }
 

@@ -145,6 +145,8 @@ describe("the I/O of one stateful chat turn on an existing thread", () => {
           ).toEqual([]);
           // The pending bookkeeping's rows are followed in memory: the thread-list entry is written without reading it first.
           expect(c.sqlite.filter((q) => q.startsWith("SELECT value FROM meta"))).toEqual([]);
+          // The run's last_route (a last_value channel this store wrote on the turn before) is set without reading it first.
+          expect(c.sqlite.filter((q) => q.includes("FROM channels"))).toEqual([]);
         },
       };
     });

@@ -85,6 +85,44 @@ describe("ThreadStore: memory after a rolled-back write", () => {
     }));
 });
 
+describe("ThreadStore: channels written again without a read (their reducer and size kept from the last write)", () => {
+  it("sizes and reducers stay as stored across rewrites, a rolled-back write and a fork", () =>
+    withStorage((storage) => {
+      const store = ThreadStore.of(storage);
+      const set = (channel: string, value: unknown, reducer?: "last_value" | "append") =>
+        store.update({ ops: [{ op: "set", channel, value, ...(reducer ? { reducer } : {}) }] }, "update");
+      const same = () => expect(view(store)).toEqual(view(ThreadStore.of(storage)));
+      const first = set("route", "short");
+      same();
+      set("route", { longer: "a value of another size", n: [1, 2, 3] });
+      same();
+      set("route", "é");
+      same();
+      expect(codeOfSync(() => set("route", ["x"], "append"))).toBe("BEM-037");
+      // A rolled-back write of a bigger value leaves the size the store counts as the stored one.
+      const code = codeOfSync(() =>
+        store.update({ ops: [{ op: "set", channel: "route", value: "y".repeat(3_000) }] }, "update", () => {
+          throw new Error("rolled back");
+        }),
+      );
+      expect(code).toMatch(/^not coded/);
+      same();
+      set("route", "after");
+      same();
+      set("tags", ["a"], "append");
+      set("tags", ["b"]);
+      expect(store.statePage(undefined).channels.tags).toEqual(["a", "b"]);
+      expect(codeOfSync(() => set("tags", "c", "last_value"))).toBe("BEM-037");
+      same();
+      // A fork rebuilds the channels as they were at its checkpoint: the next write counts from there.
+      store.fork(first.id);
+      same();
+      set("route", "after the fork, longer than before");
+      same();
+      expect(store.statePage(undefined).channels.route).toBe("after the fork, longer than before");
+    }));
+});
+
 describe("ThreadStore: what the multi-row INSERT stores", () => {
   it("stores every message's content as sent (NUL, lone surrogates, emoji, line separators, quotes, near the batch size)", () =>
     withStorage((storage) => {
