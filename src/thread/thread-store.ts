@@ -48,6 +48,10 @@ const newRow = (m: Message, json: EncodedMessage, cp: string | null): NewRow => 
   entry: { message: m, tokens: json.tokens, bytes: json.bytes, hash: messageHash(m), role: m.role, cp },
   text: json.text,
 });
+/** A write of a checkpoint and its stored JSON (built from JSON already encoded: a message's row text, a channel's value). */
+type Recorded = { write: Write; text: string };
+/** Up to this many writes go in as one statement's bound values (3 each, of the 100 a statement binds). */
+const WRITES_BOUND = 33;
 const INSERT_MESSAGE = `INSERT INTO messages (id, role, json, tokens, bytes, created_at, hash, cp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
 const INSERT_MESSAGES_JSON =
   `INSERT INTO messages (id, role, json, tokens, bytes, created_at, hash, cp) ` +
@@ -372,7 +376,8 @@ export class ThreadStore {
   private applyOps(ops: ParsedUpdate["ops"], source: UpdateSource): Checkpoint {
     const limits = this.limits;
     let count = this.head?.count ?? 0;
-    const writes: Write[] = [];
+    const writes: Recorded[] = [];
+    const record = (write: Write, text = JSON.stringify(write)) => writes.push({ write, text });
     const now = this.now();
     const cpId = this.ids.next(now); // known before the ops, so each message row records its checkpoint
     // Built on the first new message: the calls open at the thread's tail (a lazy read back to the newest assistant/user message),
@@ -423,7 +428,7 @@ export class ThreadStore {
         appended.push(row.entry);
         count++;
       }
-      writes.push({ op: "put", message });
+      record({ op: "put", message }, `{"op":"put","message":${json.text}}`);
     };
 
     for (const op of ops) {
@@ -442,7 +447,7 @@ export class ThreadStore {
           bytes.messages -= found.bytes;
           onlyAppends = false;
           count--;
-          writes.push({ op: "remove", id: op.id });
+          record({ op: "remove", id: op.id });
           break;
         }
         case "remove_all":
@@ -452,12 +457,12 @@ export class ThreadStore {
           count = 0;
           bytes.messages = 0;
           onlyAppends = false;
-          writes.push({ op: "remove_all" });
+          record({ op: "remove_all" });
           break;
         case "set": {
           const set = this.setChannel(op.channel, op.value, op.reducer);
           bytes.channels += set.addedBytes;
-          writes.push(set.write);
+          writes.push(set.recorded);
           break;
         }
       }
@@ -480,8 +485,8 @@ export class ThreadStore {
     return cp;
   }
 
-  /** Writes a channel through its reducer (fixed by its first write); returns the write to record and the bytes it adds. */
-  private setChannel(channel: string, value: unknown, asked: Reducer | undefined): { write: Write; addedBytes: number } {
+  /** Writes a channel through its reducer (fixed by its first write); returns the write to record (and its JSON) and the bytes it adds. */
+  private setChannel(channel: string, value: unknown, asked: Reducer | undefined): { recorded: Recorded; addedBytes: number } {
     // A last_value channel written before by this store (a run's last_route, every turn) needs only its reducer and size: no read.
     const held = this.channelsHeld.get(channel);
     const row =
@@ -514,7 +519,9 @@ export class ThreadStore {
     this.channelsHeld.set(channel, { reducer, bytes: nextBytes });
     const nameBytes = utf8.encode(channel).length;
     const addedBytes = nextBytes + nameBytes - (heldBytes !== undefined ? heldBytes + nameBytes : 0);
-    return { write: { op: "set", channel, reducer, value: stored }, addedBytes };
+    // The write's JSON around the value's own (JSON.stringify of the parsed value gives writeJson back).
+    const text = `{"op":"set","channel":${JSON.stringify(channel)},"reducer":${JSON.stringify(reducer)},"value":${writeJson}}`;
+    return { recorded: { write: { op: "set", channel, reducer, value: stored }, text }, addedBytes };
   }
 
   /** The thread's messages, newest first, decoded as they are read (callers stop early). */
@@ -546,14 +553,20 @@ export class ThreadStore {
   }
 
   /** Writes the checkpoint row, its writes and the head pointer (inside the caller's transaction). */
-  private commitCheckpoint(parent: { id: string; step: number } | null, source: Source, writes: Write[], count: number, id = this.ids.next()): Checkpoint {
+  private commitCheckpoint(
+    parent: { id: string; step: number } | null,
+    source: Source,
+    recorded: readonly Recorded[],
+    count: number,
+    id = this.ids.next(),
+  ): Checkpoint {
     const cp: Checkpoint = {
       id,
       parent_id: parent?.id ?? null,
       step: (parent?.step ?? 0) + 1,
       source,
       created_at: this.now(),
-      writes,
+      writes: recorded.map((r) => r.write),
     };
     this.sql.exec(
       `INSERT INTO checkpoints (id, parent_id, step, source, created_at) VALUES (?, ?, ?, ?, ?)`,
@@ -563,16 +576,23 @@ export class ThreadStore {
       cp.source,
       cp.created_at,
     );
-    const stored = writes.map((w) => JSON.stringify(w));
+    const stored = recorded.map((r) => r.text);
     // 413 BEM-019 past the cap: the caller's transaction rolls back (and transact() forgets the total).
     this.historyTotal = chargeHistory(this.sql, this.meta, stored, this.limits.historyBytes, this.historyTotal ?? undefined);
-    // One statement for the checkpoint's writes, as for the messages (insertMessages).
-    inJsonBatches(
-      stored.map((w) => JSON.stringify(w)),
-      (json, first) =>
-        this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) SELECT ?, key + ?, value FROM json_each(?) ORDER BY key`, cp.id, first, json),
-      (i) => this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, stored[i]!),
-    );
+    // One statement for the checkpoint's writes, as for the messages (insertMessages): a turn's few as bound values,
+    // more as one JSON array (a statement binds at most 100 values); a fork records none.
+    if (stored.length > WRITES_BOUND)
+      inJsonBatches(
+        stored.map((w) => JSON.stringify(w)),
+        (json, first) =>
+          this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) SELECT ?, key + ?, value FROM json_each(?) ORDER BY key`, cp.id, first, json),
+        (i) => this.sql.exec(`INSERT INTO writes (checkpoint_id, idx, json) VALUES (?, ?, ?)`, cp.id, i, stored[i]!),
+      );
+    else if (stored.length > 0)
+      this.sql.exec(
+        `INSERT INTO writes (checkpoint_id, idx, json) VALUES ${stored.map(() => "(?, ?, ?)").join(", ")}`,
+        ...stored.flatMap((w, i) => [cp.id, i, w]),
+      );
     const head: Head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
     this.meta.setHead(head);
     // Only now, inside the transaction's success path, does memory follow storage.

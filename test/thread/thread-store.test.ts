@@ -344,4 +344,51 @@ describe("Thread object migrations (synchronous, when its meta rows are opened)"
       const head = JSON.parse(storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'head'`).one().value) as { count: number };
       expect(head.count).toBe(contents.length + 1);
     }));
+
+  it("a checkpoint stores each write as the JSON of the write it reports, and the live bytes as SQLite counts them", () =>
+    withStorage((storage) => {
+      const store = storeOver(storage);
+      // Values whose JSON a careless re-encoding could change: integer-like keys, -0, a large number, a lone surrogate, a `__proto__` key.
+      const tricky = JSON.parse('{"b":1,"2":[-0,1e21,"\\ud800","é"],"1":{"__proto__":{"x":1}},"a":null}') as unknown;
+      const written = [
+        store.update(
+          {
+            ops: [
+              { op: "set", channel: "notes", value: tricky },
+              { op: "append", messages: [{ role: "user", content: "é \ud83d\ude00" }] },
+            ],
+          },
+          "update",
+        ),
+        store.update(
+          {
+            ops: [
+              { op: "set", channel: "notes", value: { shorter: true } },
+              { op: "set", channel: "log", value: ["a"], reducer: "append" },
+            ],
+          },
+          "update",
+        ),
+        store.update(
+          {
+            ops: [
+              { op: "set", channel: "log", value: ["b"] },
+              { op: "set", channel: "notes", value: "x".repeat(3000) },
+            ],
+          },
+          "update",
+        ),
+      ];
+      for (const cp of written) {
+        const rows = storage.sql.exec<{ json: string }>(`SELECT json FROM writes WHERE checkpoint_id = ? ORDER BY idx`, cp.id).toArray();
+        expect(rows.map((r) => r.json)).toEqual(cp.writes.map((w) => JSON.stringify(w)));
+      }
+      expect(store.statePage(null).channels).toMatchObject({ log: ["a", "b"], notes: "x".repeat(3000) });
+      const counted = storage.sql
+        .exec<{ b: number }>(
+          `SELECT (SELECT SUM(bytes) FROM messages) + (SELECT SUM(length(CAST(value AS BLOB)) + length(CAST(name AS BLOB))) FROM channels) AS b`,
+        )
+        .one().b;
+      expect(store.storedBytes()).toBe(counted);
+    }));
 });
