@@ -125,9 +125,13 @@ export const ChatCompletionResponse = z
   })
   .openapi("ChatCompletionResponse");
 
-/** The seed's native request. */
+/**
+ * The seed's native request. Strict, as edgeweave's own shapes are (no third-party client sends it):
+ * an unknown field is BEM-011 naming it, since chat's spellings (`model`, `memory_scopes` at the top)
+ * were dropped without a word and the turn ran without them.
+ */
 export const InvokeRequest = z
-  .object({
+  .strictObject({
     agent_name: z.string().min(1).max(64),
     session_id: ThreadIdField,
     // The user's turn: parts only an assistant turn carries are refused (checkPartsForRole).
@@ -136,7 +140,7 @@ export const InvokeRequest = z
       .min(1)
       .max(64)
       .superRefine((content, ctx) => checkPartsForRole({ role: "user", content }, ctx, [])),
-    metadata: z.object({ capabilities: z.array(z.string().max(64)).max(32).optional(), memory_scopes: RequestedScopes.optional() }).optional(),
+    metadata: z.strictObject({ capabilities: z.array(z.string().max(64)).max(32).optional(), memory_scopes: RequestedScopes.optional() }).optional(),
     model_override: z.string().max(128).optional(),
     stream: z.boolean().optional(),
     checkpoint_id: z.string().max(64).optional(),

@@ -55,6 +55,28 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
     expect(fake.calls).toHaveLength(0);
   });
 
+  it("a field the native shape does not have is 400 BEM-011 naming it, not ignored: a misplaced memory_scopes is never silently dropped", async () => {
+    const fake = fakeAnthropic();
+    const base = { agent_name: "assistant", content: [{ type: "text", text: "hi" }] };
+    const misplaced: [string, Record<string, unknown>][] = [
+      // The chat spellings, which this shape nests or names otherwise: each was dropped and the turn ran without it.
+      ["memory_scopes", { memory_scopes: [{ name: "organization", id: "other-org" }] }],
+      ["model", { model: "claude-3-5-haiku" }],
+      ["capabilities", { capabilities: ["vision"] }],
+      ["memory_scope", { metadata: { memory_scope: ["organization:other-org"] } }],
+    ];
+    for (const [field, extra] of misplaced) {
+      const session = uniqueThread("s");
+      const res = await api("/v1/invoke", { key: tenant().memberKey, body: { ...base, session_id: session, ...extra } });
+      expect(res.status, field).toBe(400);
+      const error = ((await res.json()) as { error: { code: string; message: string } }).error;
+      expect(error.code, field).toBe("BEM-011");
+      expect(error.message, field).toContain(field);
+      expect((await api(`/v1/threads/${session}/state`, { key: tenant().adminKey })).status, field).toBe(404);
+    }
+    expect(fake.calls).toHaveLength(0);
+  });
+
   it("streams delta events then done with the same summary", async () => {
     fakeAnthropic().reply({ text: "streamed native", chunks: ["streamed ", "native"] });
     const res = await api("/v1/invoke", {
