@@ -46,8 +46,33 @@ export type Reach = (p: Params) => string;
 export type SearchFilter = { kind?: string; key?: string };
 
 /**
+ * A word of at least this many letters also matches, at PREFIX_WEIGHT, the facts holding a word that
+ * begins with its first half (at least 4 letters): forms Porter keeps apart ("allergies" / "allergic",
+ * "experimentation" / "experimenting") and a misspelt ending ("educaton"). Only where a budget is filled
+ * (a ranked layer), never in a search's answer: a half-word is a hint, not a match a caller asked for.
+ * Measured on LoCoMo (bench/README.md, "Facts: a word's first half").
+ */
+const PREFIX_MIN_LETTERS = 6;
+const PREFIX_WEIGHT = 0.5;
+
+/** What each term's MATCH is: [FTS5 expression, the query word it stands for, weight]. */
+function matchList(terms: readonly string[], prefixes: boolean): [string, number, number][] {
+  const out: [string, number, number][] = [];
+  for (const [i, t] of terms.entries()) {
+    out.push([quoteTerm(t), i, 1]);
+    // Letters only (searchTerms gives letters and digits): a year or a number has no forms.
+    if (prefixes && t.length >= PREFIX_MIN_LETTERS && /^\p{L}+$/u.test(t)) {
+      out.push([`${quoteTerm(t.slice(0, Math.max(4, Math.ceil(t.length / 2))))}*`, i, PREFIX_WEIGHT]);
+    }
+  }
+  return out;
+}
+
+/**
  * The live facts within `reach` that match at least one of `terms` (searchTerms: letters and digits,
  * quoted here anyway), with their BM25 `score` (higher is better), best first, at most `limit`.
+ * With `prefixes`, a long word's first half matches too, weighed down (matchList); a fact counts
+ * each query word once, by its better match.
  */
 export function bm25Statement(
   db: Pick<D1Database, "prepare">,
@@ -57,12 +82,13 @@ export function bm25Statement(
   limit: number,
   now: number,
   filter: SearchFilter = {},
+  prefixes = false,
 ): D1PreparedStatement {
   const p = new Params();
   const within = `(${reach(p)})`;
   const at = p.ref(now);
   // One MATCH per term, the terms a JSON array joined first: D1 allows 5 terms in a compound SELECT, so not a UNION.
-  const each = p.ref(JSON.stringify(terms.map(quoteTerm)));
+  const each = p.ref(JSON.stringify(matchList(terms, prefixes)));
   const where = [
     filter.kind !== undefined ? `AND f.kind = ${p.ref(filter.kind)}` : "",
     filter.key !== undefined ? `AND f.key = ${p.ref(filter.key)}` : "",
@@ -75,13 +101,15 @@ export function bm25Statement(
     // The searched scopes' rowid ranges: runs of consecutive spans (a tenant's scopes are allocated together), one range each.
     `r AS (SELECT MIN(span) * ${FTS_SPAN} AS lo, (MAX(span) + 1) * ${FTS_SPAN} - 1 AS hi FROM (SELECT span, span - ROW_NUMBER() OVER (ORDER BY span) AS run FROM fact_scope_stats WHERE ${within}) GROUP BY run), ` +
     // FTS5 takes the rowid bounds (integers) into its seek: a MATCH reads only rows inside a range.
-    `hits AS (SELECT t.key AS term, facts_fts.rowid % ${FTS_SPAN} AS rid FROM json_each(${each}) t CROSS JOIN r CROSS JOIN facts_fts ` +
-    "WHERE facts_fts MATCH t.value AND facts_fts.rowid >= r.lo AND facts_fts.rowid <= r.hi), " +
+    `hits AS (SELECT t.key AS term, t.value ->> 1 AS word, t.value ->> 2 AS w, facts_fts.rowid % ${FTS_SPAN} AS rid FROM json_each(${each}) t CROSS JOIN r CROSS JOIN facts_fts ` +
+    "WHERE facts_fts MATCH (t.value ->> 0) AND facts_fts.rowid >= r.lo AND facts_fts.rowid <= r.hi), " +
     // Materialized: df and s both read m, and inlined into each its MATCHes ran twice.
-    `m AS MATERIALIZED (SELECT h.term, h.rid, f.tokens FROM hits h JOIN facts f ON f.rowid = h.rid WHERE ${within} AND (f.expires_at IS NULL OR f.expires_at > ${at})), ` +
+    `m AS MATERIALIZED (SELECT h.term, h.word, h.w, h.rid, f.tokens FROM hits h JOIN facts f ON f.rowid = h.rid WHERE ${within} AND (f.expires_at IS NULL OR f.expires_at > ${at})), ` +
     "df AS (SELECT term, COUNT(*) AS df FROM m GROUP BY term), " +
-    `s AS (SELECT m.rid, SUM(ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5)) * ${K1 + 1} / (1 + ${K1} * (1 - ${B} + ${B} * m.tokens / stats.avgdl))) AS score ` +
-    "FROM m JOIN df ON df.term = m.term CROSS JOIN stats GROUP BY m.rid) " +
+    // A query word's weight in a fact: its IDF, or its half-word's down-weighted IDF where only that matched.
+    "wd AS (SELECT m.rid, m.tokens, MAX(m.w * ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))) AS idf FROM m JOIN df ON df.term = m.term CROSS JOIN stats GROUP BY m.rid, m.word), " +
+    `s AS (SELECT wd.rid, SUM(wd.idf * ${K1 + 1} / (1 + ${K1} * (1 - ${B} + ${B} * wd.tokens / stats.avgdl))) AS score ` +
+    "FROM wd CROSS JOIN stats GROUP BY wd.rid) " +
     `SELECT ${columns}, s.score AS score FROM s JOIN facts f ON f.rowid = s.rid WHERE 1 ${where} ORDER BY s.score DESC, f.rowid LIMIT ${p.ref(limit)}`;
   return db.prepare(sql).bind(...p.values);
 }

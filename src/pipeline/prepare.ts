@@ -274,14 +274,16 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
   const wholeState = thread !== undefined && (middlewares.some((m) => !m.viewOnly) || input.checkpointId !== undefined);
   const turnTokens = windowTokens(middlewares);
   // When a scope's facts do not fit, those relevant to this input load first (after the agent's always-kinds);
-  // when the session does not, earlier turns relevant to it are recalled (a short input borrows the newest turns' words).
+  // when the session does not, earlier turns relevant to it are recalled. An input with no search word of its
+  // own ("and then?") borrows the newest turns' words for both: facts about what was just said, not the newest facts.
   const text = lastUser ? messageText(lastUser.content) : "";
   const recall = recallConfigOf(agent);
+  const lent = recallQuery(text, thread);
   const rank: RankOptions = {
-    query: text,
+    query: lent,
     alwaysKinds: agent?.always_kinds ?? [],
     recall: recall === false ? false : recall,
-    recallQuery: recall === false ? text : recallQuery(text, thread),
+    recallQuery: recall === false ? text : lent,
     ...(turnTokens !== undefined ? { turnTokens } : {}),
   };
   const loaded = await loadMemory(deps, input, { wholeState, middlewares }, scopes, budget, route.model, rank);

@@ -83,6 +83,34 @@ describe("relevance-ranked loading", () => {
     expect(await ask("Which trains leave early?")).toEqual([]);
   });
 
+  it("a long word's first half finds forms the stemmer keeps apart ('allergies' / 'allergic', 'educaton' / 'education'), after whole-word matches; a search answer stays exact", async () => {
+    const scope = MemoryScope.new("docset", `p-${uid()}`);
+    const [allergic, education, allergies] = await seed(tenant().tenant, scope, [
+      ["note", "She is allergic to most animals with fur."],
+      ["note", "He wants to continue his education in counseling."],
+      ["note", "Her allergies got worse in spring."],
+      ...filler(30),
+    ]);
+    const each = factTokens(filler(1)[0]![1]);
+    const ask = async (query: string) =>
+      (await context(tenant().adminKey, { scopes: [scope.toString()], max_tokens: each * 2 * 4, query })).facts
+        .filter((f) => f.reason === "relevant")
+        .map((f) => f.id);
+    // Porter: "allergies" → allergi, "allergic" → allerg; the whole-word match ranks first.
+    expect(await ask("Which allergies?")).toEqual([allergies!.id, allergic!.id]);
+    expect(await ask("What educaton?")).toEqual([education!.id]);
+    expect(await ask("Which trains leave early?")).toEqual([]);
+    // GET /v1/memory/facts?q= lists what matches the words themselves.
+    const search = async (q: string) =>
+      (
+        (await (await api(`/v1/memory/facts?scope=${encodeURIComponent(scope.toString())}&q=${encodeURIComponent(q)}`, { key: tenant().adminKey })).json()) as {
+          facts: { id: string }[];
+        }
+      ).facts.map((f) => f.id);
+    expect(await search("allergies")).toEqual([allergies!.id]);
+    expect(await search("educaton")).toEqual([]);
+  });
+
   it("a big budget fills with ranked matches, not with recency, while matches remain (more than 128 of them)", async () => {
     const scope = MemoryScope.new("docset", `big-${uid()}`);
     const matching = Array.from({ length: 200 }, (_, i): [string, string] => ["note", `Alpha report ${i}.`]);
@@ -146,6 +174,28 @@ describe("relevance-ranked loading", () => {
     const sent = JSON.stringify(fake.last.body);
     expect(sent).toContain("Escalate refund requests");
     expect(sent).toContain("Lisbon office is closed");
+  });
+
+  it("a run's input with no search word of its own ('And then?') ranks facts by the newest turns' words", async () => {
+    const t = tenant();
+    const scope = MemoryScope.new("organization", "acme");
+    const [porto] = await seed(t.tenant, scope, [["logistics", "The Porto warehouse dispatches parcels only on Tuesdays."], ...filler(120)]);
+    const thread_id = uniqueThread();
+    const fake = fakeOllama("http://localhost:11434").reply("Not on Mondays.").reply("On Tuesdays.");
+    const turn = async (content: string) => {
+      const res = await api("/v1/chat/completions", {
+        key: t.adminKey,
+        body: { model: "llama3.2", agent: "memory-assistant", thread_id, messages: [{ role: "user", content }] },
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { edgeweave: { memory: { facts: FactReport[] } } }).edgeweave.memory.facts;
+    };
+    expect((await turn("Does the Porto warehouse dispatch parcels on Mondays?")).find((f) => f.id === porto!.id)).toMatchObject({
+      loaded: true,
+      reason: "relevant",
+    });
+    expect((await turn("And then?")).find((f) => f.id === porto!.id)).toMatchObject({ loaded: true, reason: "relevant" });
+    expect(JSON.stringify(fake.last.body)).toContain("Porto warehouse dispatches");
   });
 });
 
