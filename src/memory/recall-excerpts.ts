@@ -1,4 +1,5 @@
 import { messageText, type Message } from "../core/message";
+import { quoteLine } from "./facts";
 import { EXCERPT_GROUP_TOKENS, EXCERPT_HEADER_TOKENS, recalledCost } from "../thread/recall";
 import type { RecalledTurn } from "../thread/types";
 import type { RecallReport } from "./report";
@@ -10,8 +11,13 @@ import type { RecallConfig, TokenedMessage } from "./types";
  *
  *   Earlier in this conversation (excerpts recalled for the current input, oldest first; the recent turns follow):
  *   [2023-05-08 13:56 UTC]
- *   user: …
- *   assistant: …
+ *   user: "…"
+ *   assistant: "…" →"get_weather"("{\"city\":\"Oslo\"}")
+ *
+ * Each turn's text (and a call's name and arguments) is a JSON string, as a fact's is (facts.ts
+ * quoteLine): the excerpt is a system message, and a text that could start a line of its own
+ * would let any key that reaches the thread write a time line, another speaker or an instruction
+ * into every later turn that recalls it.
  *
  * One message, not the turns themselves: the model cannot take an excerpt for the live exchange
  * or imitate a prefix in its own replies, no provider sees a system message between turns, and
@@ -28,9 +34,8 @@ export const DEFAULT_RECALL: RecallConfig = { share: 0.75, neighbours: 1 };
 const minute = (ms: number): string => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
 
 function line(m: Message): string {
-  const text = messageText(m.content);
-  const calls = (m.tool_calls ?? []).map((c) => ` →${c.function.name}(${c.function.arguments})`).join("");
-  return `${m.role}: ${text}${calls}`;
+  const calls = (m.tool_calls ?? []).map((c) => ` →${quoteLine(c.function.name)}(${quoteLine(c.function.arguments)})`).join("");
+  return `${m.role}: ${quoteLine(messageText(m.content))}${calls}`;
 }
 
 /** The system message the recalled turns travel in (metadata names them: ids, never text, are what gets stored). */

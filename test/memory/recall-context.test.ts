@@ -65,7 +65,7 @@ describe("recall through POST /v1/memory/context", () => {
     expect(excerpt.metadata?.recalled).toEqual(hit.recalled.map((r) => r.id));
     expect(excerpt.content).toContain("Earlier in this conversation");
     expect(excerpt.content).toMatch(
-      /\n\[2023-05-08 13:56 UTC\]\n(.+\n)?user: Caroline: Where did you park the blue bicycle\?\nassistant: Melanie: Behind the library/,
+      /\n\[2023-05-08 13:56 UTC\]\n(.+\n)?user: "Caroline: Where did you park the blue bicycle\?"\nassistant: "Melanie: Behind the library/,
     );
     const turns = hit.messages.filter((m) => !m.metadata?.fact);
     expect(turns[0]).toBe(excerpt);

@@ -65,7 +65,7 @@ describe("recall in runs", () => {
     );
     const excerpt = excerptOf(fake.calls[0]!.body)!;
     expect(excerpt).toContain("[2024-04-02 09:30 UTC]");
-    expect(excerpt).toContain("user: Where did you park the blue bicycle?\nassistant: Behind the library");
+    expect(excerpt).toContain('user: "Where did you park the blue bicycle?"\nassistant: "Behind the library');
     const sent = wireMessages(fake.calls[0]!.body).map(wireText);
     expect(sent.indexOf(excerpt)).toBeLessThan(sent.findIndex((t) => t.startsWith("Chat ")));
     expect(sent.at(-1)).toBe("Remind me: where is my bicycle?");
