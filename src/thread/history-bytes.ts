@@ -14,8 +14,9 @@ const utf8 = new TextEncoder();
  * in the thread's meta table (summed once from the writes of a thread older than it).
  *
  * Call inside the checkpoint's transaction, before its writes are stored: over the cap it
- * throws 413 BEM-019 and the whole update rolls back. Returns the new total; a caller that keeps
- * it (the thread's only writer) passes it back as `known` and saves the read.
+ * throws 413 BEM-019 and the whole update rolls back. Returns the new total, which the caller
+ * stores with the checkpoint's head (ThreadMeta.setHead: one statement for both); a caller that
+ * keeps it (the thread's only writer) passes it back as `known` and saves the read.
  */
 export function chargeHistory(sql: SqlStorage, meta: ThreadMeta, writes: readonly string[], maxBytes: number, known?: number): number {
   const added = writes.reduce((n, w) => n + utf8.encode(w).length, 0);
@@ -26,7 +27,6 @@ export function chargeHistory(sql: SqlStorage, meta: ThreadMeta, writes: readonl
       `The thread's history would hold ${held + added} bytes; the limit is ${maxBytes} (MAX_THREAD_HISTORY_BYTES). Delete the thread or start a new one.`,
     );
   }
-  meta.setValue("history_bytes", String(held + added));
   return held + added;
 }
 

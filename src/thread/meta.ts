@@ -5,7 +5,7 @@ import { decodeHead, type Head } from "./thread-rows";
 /**
  * The meta rows other capabilities keep here, read and written through `value` / `json` / `setValue`:
  * the pending bookkeeping's four (src/thread/pending-bookkeeping.ts), the thread log's history total
- * (history-bytes.ts) and the LangGraph rows' total (langgraph-checkpoints.ts). One list, so no two
+ * (history-bytes.ts; written with the head, by setHead) and the LangGraph rows' total (langgraph-checkpoints.ts). One list, so no two
  * capabilities can use one key.
  */
 export type KeptMetaKey = "pending_listing" | "sending_bookkeeping" | "bookkeeping_sender" | "bookkeeping_seq" | "history_bytes" | "lg_bytes";
@@ -34,9 +34,13 @@ export class ThreadMeta {
     return raw ? decodeHead(raw) : null;
   }
 
-  /** Inside the thread log's transaction, with the checkpoint it points at. */
-  setHead(head: Head): void {
-    this.#set("head", JSON.stringify(head));
+  /** Inside the thread log's transaction, with the checkpoint it points at and the history's new total (history-bytes.ts), in one statement. */
+  setHead(head: Head, historyBytes: number): void {
+    this.sql.exec(
+      `INSERT INTO meta (key, value) VALUES ('head', ?), ('history_bytes', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+      JSON.stringify(head),
+      String(historyBytes),
+    );
   }
 
   /** The stored lease of a holder outside the object (it survives an eviction); null when none. */

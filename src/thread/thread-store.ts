@@ -59,6 +59,33 @@ const INSERT_MESSAGES_JSON =
 
 type TailRow = { json: string; tokens: number; bytes: number; hash: string | null; role: string; cp: string | null };
 
+/** What a put needs of a message row already stored. */
+type StoredRow = { created_at: number; bytes: number };
+/** Ids one prefetch reads at most (their JSON array is one bound value, far below SQLite's 2 MB); a bigger update reads per message. */
+const PREFETCH_IDS = 1_000;
+
+/**
+ * The stored rows of the messages an update of appends and sets names by id, read in one statement; undefined for any
+ * other update (or one naming more than PREFETCH_IDS ids): its puts read each row themselves.
+ */
+function storedRowsOf(sql: SqlStorage, ops: ParsedUpdate["ops"]): Map<string, StoredRow> | undefined {
+  const ids: string[] = [];
+  for (const op of ops) {
+    if (op.op === "set") continue;
+    if (op.op !== "append") return undefined;
+    for (const m of op.messages) if (m.id !== undefined) ids.push(m.id);
+  }
+  if (ids.length > PREFETCH_IDS) return undefined;
+  const rows = new Map<string, StoredRow>();
+  if (ids.length === 0) return rows;
+  const found = sql.exec<StoredRow & { id: string }>(
+    `SELECT id, created_at, bytes FROM messages WHERE id IN (SELECT value FROM json_each(?))`,
+    JSON.stringify(ids),
+  );
+  for (const r of found) rows.set(r.id, { created_at: r.created_at, bytes: r.bytes });
+  return rows;
+}
+
 const LiveBytes = z.object({ messages: z.number(), channels: z.number() });
 type LiveBytes = z.infer<typeof LiveBytes>;
 
@@ -397,11 +424,17 @@ export class ThreadStore {
       pending.clear();
     };
 
+    // Which of the update's messages are stored already: for appends and sets only (a run's save), read in one statement and
+    // then kept by each put; any other update reads each message's row as it comes (its removes and replaces change them).
+    const storedRows = storedRowsOf(this.sql, ops);
     const put = (input: ParsedMessageInput & { created_at?: number }, mustExist: boolean) => {
       if (input.id !== undefined && pending.has(input.id)) flush();
-      const existing = input.id
-        ? this.sql.exec<{ created_at: number; bytes: number }>(`SELECT created_at, bytes FROM messages WHERE id = ?`, input.id).toArray()[0]
-        : undefined;
+      const existing =
+        input.id === undefined
+          ? undefined
+          : storedRows
+            ? storedRows.get(input.id)
+            : this.sql.exec<StoredRow>(`SELECT created_at, bytes FROM messages WHERE id = ?`, input.id).toArray()[0];
       if (mustExist && !existing) throw new AppError("BEM-031", `No message with id '${input.id}' in this thread`);
       const message = Message.parse({ ...input, id: input.id ?? this.ids.next(now), created_at: existing?.created_at ?? input.created_at ?? now });
       if (!existing) answers().next(message);
@@ -410,6 +443,7 @@ export class ThreadStore {
         throw new AppError("BEM-033", `Message is ${json.bytes} bytes; the limit is ${limits.messageBytes}`);
       }
       bytes.messages += json.bytes - (existing?.bytes ?? 0);
+      storedRows?.set(message.id, { created_at: message.created_at, bytes: json.bytes });
       if (existing) {
         onlyAppends = false;
         this.sql.exec(
@@ -578,7 +612,8 @@ export class ThreadStore {
     );
     const stored = recorded.map((r) => r.text);
     // 413 BEM-019 past the cap: the caller's transaction rolls back (and transact() forgets the total).
-    this.historyTotal = chargeHistory(this.sql, this.meta, stored, this.limits.historyBytes, this.historyTotal ?? undefined);
+    const historyTotal = chargeHistory(this.sql, this.meta, stored, this.limits.historyBytes, this.historyTotal ?? undefined);
+    this.historyTotal = historyTotal;
     // One statement for the checkpoint's writes, as for the messages (insertMessages): a turn's few as bound values,
     // more as one JSON array (a statement binds at most 100 values); a fork records none.
     if (stored.length > WRITES_BOUND)
@@ -594,7 +629,7 @@ export class ThreadStore {
         ...stored.flatMap((w, i) => [cp.id, i, w]),
       );
     const head: Head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
-    this.meta.setHead(head);
+    this.meta.setHead(head, historyTotal);
     // Only now, inside the transaction's success path, does memory follow storage.
     this.head = head;
     return cp;

@@ -147,6 +147,10 @@ describe("the I/O of one stateful chat turn on an existing thread", () => {
           expect(c.sqlite.filter((q) => q.startsWith("SELECT value FROM meta"))).toEqual([]);
           // The run's last_route (a last_value channel this store wrote on the turn before) is set without reading it first.
           expect(c.sqlite.filter((q) => q.includes("FROM channels"))).toEqual([]);
+          // Which of the turn's messages are stored already is one read for the whole save (not one per message), and the
+          // head and the history total are one upsert: besides it, only the thread-list entry writes a meta row.
+          expect(c.sqlite.filter((q) => q.startsWith("SELECT") && q.includes("FROM messages"))).toHaveLength(1);
+          expect(c.sqlite.filter((q) => q.startsWith("INSERT INTO meta"))).toHaveLength(2);
         },
       };
     });

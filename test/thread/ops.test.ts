@@ -45,6 +45,26 @@ describe("messages channel", () => {
     ]);
   });
 
+  it("an id appended twice in one update (stored already or new) is one message, the second write in place, its created_at kept", async () => {
+    const t = newThread();
+    await t.appendMessages([user("one", "m1")], "input");
+    const first = (await t.getState()).channels.messages[0]!;
+    await t.update(
+      [
+        { op: "append", messages: [user("ONE", "m1"), user("new", "m3")] },
+        { op: "set", channel: "n", value: 1 },
+        { op: "append", messages: [user("NEW", "m3"), user("One", "m1")] },
+      ],
+      "input",
+    );
+    const s = await t.getState();
+    expect(s.channels.messages.map((m) => [m.id, m.content])).toEqual([
+      ["m1", "One"],
+      ["m3", "NEW"],
+    ]);
+    expect(s.channels.messages[0]!.created_at).toBe(first.created_at);
+  });
+
   it("replace of an unknown id is BEM-031", async () => {
     const t = newThread();
     await t.appendMessages([user("one", "m1")], "input");

@@ -109,6 +109,30 @@ describe("ThreadStore: channels written again without a read (their reducer and 
       same();
       set("route", "after");
       same();
+      // Messages appended twice in one update, one stored before: each counted once, as a fresh store sums them.
+      store.update({ ops: [{ op: "append", messages: [{ ...user("a"), id: "m1" }] }] }, "input");
+      store.update(
+        {
+          ops: [
+            {
+              op: "append",
+              messages: [
+                { ...user("A longer one"), id: "m1" },
+                { ...user("b"), id: "m2" },
+              ],
+            },
+            {
+              op: "append",
+              messages: [
+                { ...user("B"), id: "m2" },
+                { ...user("á"), id: "m1" },
+              ],
+            },
+          ],
+        },
+        "input",
+      );
+      same();
       set("tags", ["a"], "append");
       set("tags", ["b"]);
       expect(store.statePage(undefined).channels.tags).toEqual(["a", "b"]);
