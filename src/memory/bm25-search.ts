@@ -54,6 +54,11 @@ export type SearchFilter = { kind?: string; key?: string };
  */
 const PREFIX_MIN_LETTERS = 6;
 const PREFIX_WEIGHT = 0.5;
+/**
+ * Half-words are matched only in a scope of at most this many live facts: each adds about a third more
+ * matched rows to score (English facts), which a scope of 100,000 would pay on every load (bench/README.md).
+ */
+export const PREFIX_MAX_FACTS = 10_000;
 
 /** What each term's MATCH is: [FTS5 expression, the query word it stands for, weight]. */
 function matchList(terms: readonly string[], prefixes: boolean): [string, number, number][] {

@@ -3,7 +3,7 @@ import { AppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
 import { FactRoom, factTokens, fitWhole, type Fact } from "./facts";
 import { searchTerms } from "../core/search-terms";
-import { bm25Statement, type Reach } from "./bm25-search";
+import { bm25Statement, PREFIX_MAX_FACTS, type Reach } from "./bm25-search";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
 import { ownerTenant, type MemoryScope } from "./scope";
 import type { RunFactsCache } from "./facts-cache";
@@ -97,7 +97,7 @@ export class D1FactsBackend implements MemoryBackend {
     // The first page holds the scope's every live fact (the stats and the page are one snapshot): kept for the next turns.
     if (firstRows.length === live.n) this.cache?.put(owner, key, firstRows, now);
     if (live.n === 0) return out;
-    const ranked = () => rankedLayer(this.source(owner, key, now), limits.facts ?? 0, limits.rank ?? {}, live);
+    const ranked = () => rankedLayer(this.source(owner, key, now, live.n <= PREFIX_MAX_FACTS), limits.facts ?? 0, limits.rank ?? {}, live);
     if (live.tokens > limits.facts) return ranked();
     const room = new FactRoom(limits.facts);
     let after = start;
@@ -147,8 +147,8 @@ export class D1FactsBackend implements MemoryBackend {
     }
   }
 
-  /** The queries rank.ts needs, bound to one scope and one moment. */
-  private source(owner: string, scope: string, now: number): FactSource {
+  /** The queries rank.ts needs, bound to one scope and one moment; `halfWords`: the search matches a long word's first half too. */
+  private source(owner: string, scope: string, now: number, halfWords: boolean): FactSource {
     const ofKinds = (kinds: readonly string[], limit: number, after: { created_at: number; id: string }) =>
       this.db
         .prepare(
@@ -169,7 +169,7 @@ export class D1FactsBackend implements MemoryBackend {
         const stmts: D1PreparedStatement[] = [recent(req.recentLimit, { updated_at: Number.MAX_SAFE_INTEGER, id: "" })];
         if (req.kinds.length > 0) stmts.push(ofKinds(req.kinds, req.limit, { created_at: -1, id: "" }));
         // A budget to fill: a long word's first half counts too (bm25-search.ts, matchList).
-        if (terms.length > 0) stmts.push(bm25Statement(this.db, F_COLUMNS, inScopes([{ owner, scope }]), terms, req.relevantLimit, now, {}, true));
+        if (terms.length > 0) stmts.push(bm25Statement(this.db, F_COLUMNS, inScopes([{ owner, scope }]), terms, req.relevantLimit, now, {}, halfWords));
         const [r, ...rest] = await this.batched(stmts);
         const always = req.kinds.length > 0 ? rest.shift() : undefined;
         const relevant = terms.length > 0 ? rest.shift() : undefined;

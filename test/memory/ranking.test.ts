@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { PREFIX_MAX_FACTS } from "../../src/memory/bm25-search";
 import { D1FactsBackend } from "../../src/memory/d1-facts-backend";
 import { factHeaderTokens, factTokens } from "../../src/memory/facts";
 import { memoryFor } from "../../src/memory/for-tenant";
@@ -109,6 +110,34 @@ describe("relevance-ranked loading", () => {
       ).facts.map((f) => f.id);
     expect(await search("allergies")).toEqual([allergies!.id]);
     expect(await search("educaton")).toEqual([]);
+  });
+
+  it(`half-words are matched in a scope of up to ${PREFIX_MAX_FACTS} live facts only (their cost grows with the scope)`, async () => {
+    const scope = MemoryScope.new("docset", `pbig-${uid()}`);
+    const [allergic] = await seed(tenant().tenant, scope, [["note", "She is allergic to most animals with fur."]]);
+    // Filler straight into D1 (the app's triggers keep the index and the counts), 1,000 rows a batch.
+    const start = Date.now() - 500_000;
+    for (let i = 0; i < PREFIX_MAX_FACTS; i += 1000) {
+      await env.DB.batch(
+        Array.from({ length: 1000 }, (_, j) => {
+          const text = `Routine status update number ${i + j} about the weekly office plants watering.`;
+          return env.DB.prepare(
+            "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, updated_at) VALUES (?, ?, ?, 'note', ?, ?, ?, ?)",
+          ).bind(`pbig-${uid()}-${i + j}`, tenant().tenant, scope.toString(), text, factTokens(text), start + i + j, start + i + j);
+        }),
+      );
+    }
+    const each = factTokens(filler(1)[0]![1]);
+    const ask = async () =>
+      (await context(tenant().adminKey, { scopes: [scope.toString()], max_tokens: each * 2 * 4, query: "Which allergies?" })).facts.find(
+        (f) => f.id === allergic!.id,
+      );
+    expect(await ask()).toBeUndefined();
+    const one = await env.DB.prepare("SELECT id FROM facts WHERE tenant_id = ? AND scope = ? AND id != ? LIMIT 1")
+      .bind(tenant().tenant, scope.toString(), allergic!.id)
+      .first<{ id: string }>();
+    await new D1FactsBackend(env.DB, tenant().tenant).forget(one!.id);
+    expect(await ask()).toMatchObject({ loaded: true, reason: "relevant" });
   });
 
   it("a big budget fills with ranked matches, not with recency, while matches remain (more than 128 of them)", async () => {
