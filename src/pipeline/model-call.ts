@@ -5,6 +5,7 @@ import { StreamAccumulator } from "../providers/stream-accumulator";
 import type { ChatMessage, ChatResult, FunctionTool } from "../providers/types";
 import type { ModelConfig } from "../config/model-config";
 import type { Message } from "../core/message";
+import { repairToolPairs } from "./middleware/tool-pairs";
 import { assemble } from "./prompt";
 import type { Tool } from "./tools/define";
 import { toolDefinitions } from "./tools/define";
@@ -53,8 +54,12 @@ export async function callRouted(call: RoutedCall): Promise<Call> {
   const clientTools: FunctionTool[] = p.input.params?.tools ?? [];
   const tools = [...toolDefinitions(call.serverTools), ...clientTools];
   const instructions: ChatMessage[] = system !== null ? [{ role: "system", content: system }, ...p.clientSystem] : p.clientSystem;
+  // What the model sees holds no call without its result (the thread keeps it as it happened): both
+  // providers refuse one, so a call a client left unanswered (a user message instead of its result)
+  // failed every later turn on the thread, by any key.
+  const turns = repairToolPairs(messages);
   const requestFor = (m: ModelConfig) => {
-    const wire = assemble({ instructions, facts: call.facts, turns: messages, input: [], factsLast: p.input.factsLast === true }, m.max_tokens);
+    const wire = assemble({ instructions, facts: call.facts, turns, input: [], factsLast: p.input.factsLast === true }, m.max_tokens);
     const maxOutput = outputLimit(m, p.input.params?.max_output_tokens);
     return {
       ...(p.input.params ?? {}),

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { fakeOllama } from "../support/fake-ollama";
-import { api } from "../support/tenants";
+import { fakeAnthropic } from "../support/fake-anthropic";
+import { api, createKey } from "../support/tenants";
+import { checkToolPairs } from "../support/tool-pairs-oracle";
 import { clearUpstream } from "../support/upstream";
 import { openaiClient, snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
 import { estimateTokens } from "../../src/core/tokens";
@@ -184,6 +186,41 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     } as WithThread & OpenAIParams);
     expect(second.choices[0]!.message.content).toBe("It is sunny in Oslo.");
     expect(wireMessages(fake.calls[1]!.body).map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+  });
+
+  it("a tool call left unanswered (a user message came instead of its result) never reaches a provider: the thread keeps it, every later turn's request is valid", async () => {
+    // Both providers refuse a call without its result (OpenAI: "must be followed by tool messages";
+    // Anthropic: a tool_use without its tool_result), so each later turn on the thread failed with
+    // 502 BEM-073, by any key: a member reaching a shared thread could stop it so, and so did a UI
+    // whose user cancelled a pending tool call and typed on.
+    const member = (await createKey(tenant().tenant, { role: "member", scopes: ["session:*"] })).key;
+    const thread = uniqueThread();
+    const abandoned = {
+      role: "assistant",
+      content: "Let me look.",
+      tool_calls: [{ id: "call_gone", type: "function", function: { name: "lookup", arguments: "{}" } }],
+    };
+    fakeOpenAI().reply("Fine.");
+    const planted = await api("/v1/chat/completions", {
+      key: member,
+      body: { model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: "Find it." }, abandoned, { role: "user", content: "Never mind." }] },
+    });
+    expect(planted.status).toBe(200);
+    const turn = async (model: string, content: string) =>
+      (await api("/v1/chat/completions", { key: tenant().adminKey, body: { model, thread_id: thread, messages: [{ role: "user", content }] } })).status;
+    const openai = fakeOpenAI().reply("Still here.");
+    expect(await turn("gpt-4o-mini", "Next?")).toBe(200);
+    const wire = wireMessages(openai.calls[0]!.body) as unknown as Parameters<typeof checkToolPairs>[0];
+    expect(checkToolPairs(wire, "openai")).toEqual([]);
+    expect(wireMessages(openai.calls[0]!.body).map(wireText)).toEqual(expect.arrayContaining(["Let me look.", "Never mind.", "Next?"]));
+    const anthropic = fakeAnthropic().reply({ text: "Still here." });
+    expect(await turn("claude-3-5-haiku", "And now?")).toBe(200);
+    expect(JSON.stringify(anthropic.last.body)).not.toContain("call_gone");
+    // The stored thread is as it happened.
+    const stored = (await (await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).json()) as {
+      channels: { messages: { tool_calls?: { id: string }[] }[] };
+    };
+    expect(stored.channels.messages.some((m) => m.tool_calls?.[0]?.id === "call_gone")).toBe(true);
   });
 });
 
