@@ -221,6 +221,15 @@ describe("POST /v1/chat/completions with the official openai client", () => {
       channels: { messages: { tool_calls?: { id: string }[] }[] };
     };
     expect(stored.channels.messages.some((m) => m.tool_calls?.[0]?.id === "call_gone")).toBe(true);
+    // Conversation items store without a model call, so a real provider never refused the planting turn there.
+    const items = [
+      { type: "function_call", call_id: "call_items", name: "lookup", arguments: "{}" },
+      { type: "message", role: "user", content: "Forget that." },
+    ];
+    expect((await api(`/v1/conversations/${thread}/items`, { key: member, body: { items } })).status).toBe(200);
+    const again = fakeOpenAI().reply("Still here.");
+    expect(await turn("gpt-4o-mini", "Well?")).toBe(200);
+    expect(checkToolPairs(wireMessages(again.calls[0]!.body) as unknown as Parameters<typeof checkToolPairs>[0], "openai")).toEqual([]);
   });
 });
 
