@@ -18,7 +18,7 @@ import { access } from "./access";
 import type { AppEnv } from "./app-env";
 import { namedThread } from "./thread-choice";
 import { RUN_ERRORS, runTurnRoute, type WireFormat } from "./turn-edge";
-import { TraceLevel as TraceLevelSchema } from "./chat-schemas";
+import { type RequestedScopes, TraceLevel as TraceLevelSchema } from "./chat-schemas";
 import { jsonContent, jsonOrEventStream } from "./openapi-errors";
 import { validationHook } from "./validation";
 
@@ -94,6 +94,19 @@ const scopesHeader = (raw: string | undefined) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+/**
+ * A setting given in the body and in its X-Edgeweave-* header must say one thing (as thread_id and
+ * X-Thread-Id must, BEM-130): the body won and the header was dropped, so the turn ran with an agent
+ * or layers the caller did not send alone, and a header's scope outside the key's grants was never refused.
+ */
+function bodyOrHeader<T>(field: string, header: string, fromBody: T | undefined, fromHeader: T | undefined, key: (v: T) => string): T | undefined {
+  if (fromBody !== undefined && fromHeader !== undefined && key(fromBody) !== key(fromHeader))
+    fail("BEM-011", `${field} in the body and the ${header} header differ; send one of them, or the same in both`);
+  return fromBody ?? fromHeader;
+}
+const scopeList = (scopes: RequestedScopes): string =>
+  scopes.map((s) => (typeof s === "string" ? s : s.id !== undefined ? `${s.name}:${s.id}` : s.name)).join(",");
+
 /** The thread: the body's thread_id, X-Thread-Id, or (opted in) the Claude Code session's conversation. */
 function threadOf(body: { thread_id?: string; messages: MessageParam[] }, h: MessagesHeaders): string | undefined {
   const explicit = namedThread(body.thread_id, h["x-thread-id"]);
@@ -132,12 +145,12 @@ const messagesFormat: WireFormat<Body, Plan> = {
     const { messages, params } = messagesToTurn(body, { version: h["anthropic-version"], beta: h["anthropic-beta"] });
     const turn: TurnInput = {
       ...edge.base(),
-      agentName: body.agent ?? h["x-edgeweave-agent"],
+      agentName: bodyOrHeader("agent", "X-Edgeweave-Agent", body.agent, h["x-edgeweave-agent"], String),
       threadId: threadOf(body, h),
       messages,
       model: body.model,
       capabilities: body.capabilities,
-      memoryScopes: body.memory_scopes ?? scopesHeader(h["x-edgeweave-memory-scopes"]),
+      memoryScopes: bodyOrHeader("memory_scopes", "X-Edgeweave-Memory-Scopes", body.memory_scopes, scopesHeader(h["x-edgeweave-memory-scopes"]), scopeList),
       context: body.context,
       params,
       // Clients resend the whole conversation: stored once, an edit branches (README "Resent history").

@@ -64,6 +64,38 @@ describe("a thread named twice must name one thread", () => {
   });
 });
 
+describe("messages: a setting given in the body and in its X-Edgeweave-* header must say one thing", () => {
+  const send = (body: Record<string, unknown>, headers: Record<string, string>) =>
+    api("/v1/messages", { key: tenant().memberKey, body: { model: "auto", max_tokens: 50, messages: [hi], ...body }, headers: { ...anthropic, ...headers } });
+
+  it("different memory_scopes or agent in both is 400 invalid_request_error naming both, nothing stored: neither is ignored", async () => {
+    // The body won and the header was dropped: a member's header scope outside its grants was never refused,
+    // and the turn ran with layers (or an agent) other than one of the two the caller sent.
+    const cases: [Record<string, unknown>, Record<string, string>, string][] = [
+      [{ memory_scopes: ["session:out-mine"] }, { "X-Edgeweave-Memory-Scopes": "organization:elsewhere" }, "memory_scopes"],
+      [{ agent: "assistant" }, { "X-Edgeweave-Agent": "support" }, "agent"],
+    ];
+    for (const [body, headers, field] of cases) {
+      const thread = uniqueThread("out");
+      const res = await send({ ...body, thread_id: thread }, headers);
+      const j = (await res.json()) as { error: { type: string; bem_code: string; message: string } };
+      expect(res.status, field).toBe(400);
+      expect(j.error, field).toMatchObject({ type: "invalid_request_error", bem_code: "BEM-011" });
+      expect(j.error.message, field).toContain(field);
+      expect(j.error.message, field).toContain(Object.keys(headers)[0]!);
+      expect(await threadStatus(thread), field).toBe(404);
+    }
+  });
+
+  it("the same value in both is fine (the object and the string form of a scope alike)", async () => {
+    const res = await send(
+      { memory_scopes: [{ name: "session", id: "out-mine" }], agent: "assistant" },
+      { "X-Edgeweave-Memory-Scopes": "session:out-mine", "X-Edgeweave-Agent": "assistant" },
+    );
+    expect(res.status).toBe(200);
+  });
+});
+
 describe("Claude Code session mode without a session", () => {
   it("x-edgeweave-claude-session: thread without x-claude-code-session-id is 400, not a stateless answer", async () => {
     const res = await api("/v1/messages", {
