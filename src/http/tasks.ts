@@ -20,19 +20,24 @@ import { assertRoom } from "../auth/quotas";
  * dead letters. Admin and operator keys only.
  */
 
+/**
+ * Strict, as admin bodies are: a queued remember takes no key or expiry (POST /v1/memory/facts does),
+ * and one sent was dropped without a word — the fact never expired, a later remember under the key
+ * added a second fact — so any field not listed is BEM-011 naming it.
+ */
 const MemoryTaskBody = z
   .discriminatedUnion("op", [
-    z.object({
+    z.strictObject({
       op: z.literal("remember"),
       scope: z.string().min(1).max(200).openapi({ example: "organization:acme" }),
       kind: z.string().max(32).openapi({ example: "style" }),
       text: z.string().max(16_384).openapi({ description: "1 to 8192 bytes of UTF-8" }),
     }),
-    z.object({ op: z.literal("forget"), fact_id: z.string().min(1).max(200) }),
+    z.strictObject({ op: z.literal("forget"), fact_id: z.string().min(1).max(200) }),
   ])
   .openapi("MemoryTask");
 const SummarizeBody = z
-  .object({
+  .strictObject({
     thread_id: z.string().min(1).max(128),
     keep_messages: z.number().int().min(1).max(1000).optional().openapi({ description: "Newest messages kept verbatim (default 6)" }),
     model: z.string().max(128).optional(),

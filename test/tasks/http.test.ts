@@ -63,6 +63,23 @@ describe("POST /v1/memory/tasks (through the real queue)", () => {
     expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "forget", fact_id: "nope" } }))).toEqual([404, "BEM-061"]);
     expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "explode" } }))).toEqual([400, "BEM-011"]);
   });
+
+  it("a field the task does not take is 400 BEM-011 naming it, nothing queued: a queued remember has no key or expiry", async () => {
+    // POST /v1/memory/facts takes key, ttl_seconds and expires_at; queued, they were dropped without a word,
+    // so the fact never expired and a later remember under the same key added a second fact beside it.
+    const scope = `organization:o-${uid()}`;
+    for (const extra of [{ key: "home-city" }, { ttl_seconds: 60 }, { expires_at: Date.now() + 60_000 }]) {
+      const res = await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope, kind: "style", text: "Lives in Lisbon.", ...extra } });
+      expect(res.status).toBe(400);
+      const error = ((await res.json()) as { error: { code: string; message: string } }).error;
+      expect(error.code).toBe("BEM-011");
+      expect(error.message).toContain(Object.keys(extra)[0]!);
+    }
+    const summary = await api("/v1/tasks/summarize", { key: t.adminKey, body: { thread_id: `t-${uid()}`, keep: 4 } });
+    expect(await code(summary)).toEqual([400, "BEM-011"]);
+    const facts = (await (await api(`/v1/memory/facts?scope=${scope}`, { key: t.adminKey })).json()) as { facts: unknown[] };
+    expect(facts.facts).toEqual([]);
+  });
 });
 
 describe("dead letters", () => {
