@@ -3,7 +3,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/app-env";
 import { errorResponses, jsonContent } from "../http/openapi-errors";
 import { validationHook } from "../http/validation";
-import { Namespace, ScopedStore } from "./store";
+import { Namespace, ScopedStore, type StoreItem, type StoreOp } from "./store";
 import { quotaOf } from "../auth/quotas";
 
 /**
@@ -105,12 +105,26 @@ const batch = createRoute({
 
 type Search = z.infer<typeof SearchBody>;
 type Namespaces = z.infer<typeof NamespacesBody>;
-const search = (s: ScopedStore, b: Search) =>
-  s.search(b.namespace_prefix, { filter: b.filter, limit: b.limit, offset: b.offset, refreshTtl: b.refresh_ttl ?? undefined });
-const namespaces = (s: ScopedStore, b: Namespaces) =>
-  s.listNamespaces({ prefix: b.prefix ?? undefined, suffix: b.suffix ?? undefined, maxDepth: b.max_depth ?? undefined, limit: b.limit, offset: b.offset });
+const searchOp = (b: Search): StoreOp => ({
+  op: "search",
+  prefix: b.namespace_prefix,
+  filter: b.filter,
+  limit: b.limit,
+  offset: b.offset,
+  refreshTtl: b.refresh_ttl ?? undefined,
+});
+const namespacesOp = (b: Namespaces): StoreOp => ({
+  op: "list_namespaces",
+  prefix: b.prefix ?? undefined,
+  suffix: b.suffix ?? undefined,
+  maxDepth: b.max_depth ?? undefined,
+  limit: b.limit,
+  offset: b.offset,
+});
+const search = (s: ScopedStore, b: Search) => s.batch([searchOp(b)]).then(([r]) => r as StoreItem[]);
+const namespaces = (s: ScopedStore, b: Namespaces) => s.batch([namespacesOp(b)]).then(([r]) => r as string[][]);
 const putOrDelete = (s: ScopedStore, ns: string[], key: string, value: Record<string, unknown> | null, ttl?: number | null) =>
-  value === null ? s.delete(ns, key) : s.put(ns, key, value, { ttl });
+  s.batch([{ op: "put", namespace: ns, key, value, ttl }]);
 
 export const storeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(putItem, async (c) => {
@@ -136,12 +150,15 @@ export const storeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
   )
   .openapi(batch, async (c) => {
     const store = new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items"));
-    const results = [];
-    for (const op of c.req.valid("json").ops) {
-      if (op.op === "get") results.push(await store.get(op.namespace, op.key));
-      else if (op.op === "put") results.push((await putOrDelete(store, op.namespace, op.key, op.value, op.ttl), null));
-      else if (op.op === "search") results.push({ items: await search(store, op) });
-      else results.push({ namespaces: await namespaces(store, op) });
-    }
+    const ops = c.req.valid("json").ops.map((op): StoreOp => {
+      if (op.op === "get") return { op: "get", namespace: op.namespace, key: op.key };
+      if (op.op === "put") return { op: "put", namespace: op.namespace, key: op.key, value: op.value, ttl: op.ttl };
+      return op.op === "search" ? searchOp(op) : namespacesOp(op);
+    });
+    // All or nothing: ScopedStore.batch checks every op before it runs any, in one D1 transaction.
+    const results = (await store.batch(ops)).map((r, i) => {
+      const kind = ops[i]!.op;
+      return kind === "search" ? { items: r as StoreItem[] } : kind === "list_namespaces" ? { namespaces: r as string[][] } : (r as StoreItem | null);
+    });
     return c.json({ results }, 200);
   });

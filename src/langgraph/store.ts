@@ -132,6 +132,20 @@ export async function purgeExpiredItems(db: D1Database, now = Date.now()): Promi
 export type Ttl = { ttl?: number | null };
 const MINUTE = 60_000;
 
+/** One operation of a batch, as the routes parse it (a put of a null value deletes). */
+export type StoreOp =
+  | { op: "get"; namespace: string[]; key: string; refreshTtl?: boolean }
+  | { op: "put"; namespace: string[]; key: string; value: Record<string, unknown> | null; ttl?: number | null }
+  | { op: "search"; prefix: string[]; filter?: Record<string, unknown>; limit?: number; offset?: number; refreshTtl?: boolean }
+  | { op: "list_namespaces"; prefix?: string[]; suffix?: string[]; maxDepth?: number; limit?: number; offset?: number };
+export type StoreResult = StoreItem | StoreItem[] | string[][] | null;
+
+/** An op made into its statements (checked already), and how to read its result from theirs. */
+type Planned = { statements: D1PreparedStatement[]; read: (results: D1Result[]) => StoreResult; refresh: (results: D1Result[]) => Row[] };
+
+/** A put's value column is NOT NULL: a new key past the limit writes NULL there, which fails the whole batch (see #put). */
+const isQuotaFailure = (e: unknown) => e instanceof Error && /NOT NULL constraint failed: store_items\.value/.test(e.message);
+
 export class ScopedStore {
   private readonly tenant: string;
 
@@ -144,55 +158,53 @@ export class ScopedStore {
     this.tenant = langgraphTenant(principal);
   }
 
-  async put(ns: string[], key: string, value: Record<string, unknown>, opts: Ttl = {}, now = Date.now()): Promise<void> {
-    requireNamespace(this.principal, ns);
-    checkKey(key);
-    const ttl = opts.ttl ?? null;
-    const expires = ttl === null ? null : now + Math.round(ttl * MINUTE);
-    // One statement: it writes only when the key exists or the tenant's count (kept by triggers) has room.
-    const write = () =>
-      this.db
-        .prepare(
-          `INSERT INTO store_items (tenant_id, namespace, key, value, created_at, updated_at, expires_at, ttl_minutes) SELECT ?1, ?2, ?3, ?4, ?5, ?5, ?7, ?8
-           WHERE EXISTS (SELECT 1 FROM store_items WHERE tenant_id = ?1 AND namespace = ?2 AND key = ?3)
-              OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_items'), 0) < ?6
-           ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
-             expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes,
-             created_at = CASE WHEN store_items.expires_at <= excluded.updated_at THEN excluded.created_at ELSE store_items.created_at END`,
-        )
-        .bind(this.tenant, joined(ns), key, JSON.stringify(value), now, this.maxItems, expires, ttl)
-        .run();
-    let res = await write();
-    if (res.meta.changes === 0) {
+  /**
+   * Runs the ops in order, all or nothing: every op is checked (grants, namespace, key, filter)
+   * before any statement runs, and the statements go to D1 as one batch, which is a transaction,
+   * so a refused op or a put past the tenant's limit leaves nothing of the batch stored. Reads see
+   * the batch's earlier puts. Reads that refresh (the default) renew the TTL of what they return.
+   */
+  async batch(ops: readonly StoreOp[], now = Date.now()): Promise<StoreResult[]> {
+    const plans = ops.map((op) => this.#plan(op, now));
+    const statements = plans.flatMap((p) => p.statements);
+    let results: D1Result[];
+    try {
+      results = await this.db.batch(statements);
+    } catch (e) {
+      if (!isQuotaFailure(e)) throw e;
       // Expired items still count until removed: remove the tenant's, then try once more.
       const purged = await this.db.prepare(`DELETE FROM store_items WHERE tenant_id = ? AND expires_at <= ?`).bind(this.tenant, now).run();
-      if (purged.meta.changes > 0) res = await write();
+      results = await (purged.meta.changes > 0 ? this.db.batch(statements) : Promise.reject(e)).catch((again: unknown) => {
+        if (!isQuotaFailure(again)) throw again;
+        throw new AppError(
+          "BEM-121",
+          `This tenant holds ${this.maxItems} LangGraph store items, the limit (MAX_STORE_ITEMS_PER_TENANT). Delete some to make room; nothing of this request was stored.`,
+        );
+      });
     }
-    if (res.meta.changes === 0) {
-      throw new AppError(
-        "BEM-121",
-        `This tenant holds ${this.maxItems} LangGraph store items, the limit (MAX_STORE_ITEMS_PER_TENANT). Delete some to make room.`,
-      );
+    const out: StoreResult[] = [];
+    const toRefresh: Row[] = [];
+    let at = 0;
+    for (const p of plans) {
+      const own = results.slice(at, (at += p.statements.length));
+      out.push(p.read(own));
+      toRefresh.push(...p.refresh(own));
     }
+    await this.refresh(toRefresh, now);
+    return out;
+  }
+
+  async put(ns: string[], key: string, value: Record<string, unknown>, opts: Ttl = {}, now = Date.now()): Promise<void> {
+    await this.batch([{ op: "put", namespace: ns, key, value, ttl: opts.ttl }], now);
   }
 
   /** The item, unless absent or past its TTL; `refreshTtl` (LangGraph's default) renews its TTL. */
   async get(ns: string[], key: string, opts: { refreshTtl?: boolean } = {}, now = Date.now()): Promise<StoreItem | null> {
-    requireNamespace(this.principal, ns);
-    const bind = new Params();
-    const row = await this.db
-      .prepare(
-        `SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE tenant_id = ${bind.add(this.tenant)} AND namespace = ${bind.add(joined(ns))} AND key = ${bind.add(key)} AND ${alive(bind, now)}`,
-      )
-      .bind(...bind.values)
-      .first<Row>();
-    if (row && opts.refreshTtl !== false) await this.refresh([row], now);
-    return row ? toItem(row) : null;
+    return (await this.batch([{ op: "get", namespace: ns, key, refreshTtl: opts.refreshTtl }], now))[0] as StoreItem | null;
   }
 
   async delete(ns: string[], key: string): Promise<void> {
-    requireNamespace(this.principal, ns);
-    await this.db.prepare(`DELETE FROM store_items WHERE tenant_id = ? AND namespace = ? AND key = ?`).bind(this.tenant, joined(ns), key).run();
+    await this.batch([{ op: "put", namespace: ns, key, value: null }]);
   }
 
   /**
@@ -205,19 +217,79 @@ export class ScopedStore {
     opts: { filter?: Record<string, unknown>; limit?: number; offset?: number; refreshTtl?: boolean },
     now = Date.now(),
   ): Promise<StoreItem[]> {
-    checkLabels(prefix, true);
+    return (await this.batch([{ op: "search", prefix, ...opts }], now))[0] as StoreItem[];
+  }
+
+  /** Distinct namespaces the key reaches, matched by prefix / suffix ("*" matches any label), cut to maxDepth. */
+  async listNamespaces(
+    opts: { prefix?: string[]; suffix?: string[]; maxDepth?: number; limit?: number; offset?: number },
+    now = Date.now(),
+  ): Promise<string[][]> {
+    return (await this.batch([{ op: "list_namespaces", ...opts }], now))[0] as string[][];
+  }
+
+  #plan(op: StoreOp, now: number): Planned {
+    const none = () => [];
+    const rowsOf = (r: D1Result[]) => (r[0]?.results ?? []) as Row[];
+    if (op.op === "put") {
+      requireNamespace(this.principal, op.namespace);
+      checkKey(op.key);
+      if (op.value === null) {
+        const del = this.db
+          .prepare(`DELETE FROM store_items WHERE tenant_id = ? AND namespace = ? AND key = ?`)
+          .bind(this.tenant, joined(op.namespace), op.key);
+        return { statements: [del], read: () => null, refresh: none };
+      }
+      return { statements: [this.#put(op.namespace, op.key, op.value, op.ttl ?? null, now)], read: () => null, refresh: none };
+    }
+    if (op.op === "get") {
+      requireNamespace(this.principal, op.namespace);
+      const bind = new Params();
+      const sql = `SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE tenant_id = ${bind.add(this.tenant)} AND namespace = ${bind.add(joined(op.namespace))} AND key = ${bind.add(op.key)} AND ${alive(bind, now)}`;
+      const refresh = op.refreshTtl !== false;
+      return {
+        statements: [this.db.prepare(sql).bind(...bind.values)],
+        read: (r) => rowsOf(r).map(toItem)[0] ?? null,
+        refresh: (r) => (refresh ? rowsOf(r) : []),
+      };
+    }
+    if (op.op === "search") {
+      checkLabels(op.prefix, true);
+      const bind = new Params();
+      const where = [`tenant_id = ${bind.add(this.tenant)}`, alive(bind, now)];
+      for (const c of [prefixClause(op.prefix, bind), grantClause(this.principal, bind), filterClause(op.filter ?? {}, bind)]) if (c) where.push(c);
+      const sql = `SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE ${where.join(" AND ")}
+         ORDER BY updated_at DESC, namespace, key LIMIT ${bind.add(op.limit ?? 10)} OFFSET ${bind.add(op.offset ?? 0)}`;
+      const refresh = op.refreshTtl !== false;
+      return { statements: [this.db.prepare(sql).bind(...bind.values)], read: (r) => rowsOf(r).map(toItem), refresh: (r) => (refresh ? rowsOf(r) : []) };
+    }
     const bind = new Params();
     const where = [`tenant_id = ${bind.add(this.tenant)}`, alive(bind, now)];
-    for (const c of [prefixClause(prefix, bind), grantClause(this.principal, bind), filterClause(opts.filter ?? {}, bind)]) if (c) where.push(c);
-    const rows = await this.db
+    const grant = grantClause(this.principal, bind);
+    if (grant) where.push(grant);
+    const sql = `SELECT DISTINCT namespace FROM store_items WHERE ${where.join(" AND ")} ORDER BY namespace`;
+    return { statements: [this.db.prepare(sql).bind(...bind.values)], read: (r) => namespacesOf(rowsOf(r), op), refresh: none };
+  }
+
+  /**
+   * An upsert that writes its value only when the key exists or the tenant's count (kept by
+   * triggers) has room: otherwise the value is NULL, which the NOT NULL column refuses, so the
+   * batch it is in fails as a whole (a WHERE that inserted nothing would leave the batch's other
+   * writes in place). (`WHERE 1`: SQLite reads an INSERT … SELECT's ON CONFLICT only after a WHERE.)
+   */
+  #put(ns: string[], key: string, value: Record<string, unknown>, ttl: number | null, now: number): D1PreparedStatement {
+    const expires = ttl === null ? null : now + Math.round(ttl * MINUTE);
+    return this.db
       .prepare(
-        `SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE ${where.join(" AND ")}
-         ORDER BY updated_at DESC, namespace, key LIMIT ${bind.add(opts.limit ?? 10)} OFFSET ${bind.add(opts.offset ?? 0)}`,
+        `INSERT INTO store_items (tenant_id, namespace, key, value, created_at, updated_at, expires_at, ttl_minutes)
+         SELECT ?1, ?2, ?3, CASE WHEN EXISTS (SELECT 1 FROM store_items WHERE tenant_id = ?1 AND namespace = ?2 AND key = ?3)
+              OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_items'), 0) < ?6 THEN ?4 END, ?5, ?5, ?7, ?8
+         WHERE 1
+         ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
+           expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes,
+           created_at = CASE WHEN store_items.expires_at <= excluded.updated_at THEN excluded.created_at ELSE store_items.created_at END`,
       )
-      .bind(...bind.values)
-      .all<Row>();
-    if (opts.refreshTtl !== false) await this.refresh(rows.results, now);
-    return rows.results.map(toItem);
+      .bind(this.tenant, joined(ns), key, JSON.stringify(value), now, this.maxItems, expires, ttl);
   }
 
   /** Renews the TTL of these items (those put with one). */
@@ -232,35 +304,24 @@ export class ScopedStore {
       .bind(this.tenant, now, JSON.stringify(rows.map((r) => [r.namespace, r.key])))
       .run();
   }
+}
 
-  /** Distinct namespaces the key reaches, matched by prefix / suffix ("*" matches any label), cut to maxDepth. */
-  async listNamespaces(
-    opts: { prefix?: string[]; suffix?: string[]; maxDepth?: number; limit?: number; offset?: number },
-    now = Date.now(),
-  ): Promise<string[][]> {
-    const bind = new Params();
-    const where = [`tenant_id = ${bind.add(this.tenant)}`, alive(bind, now)];
-    const grant = grantClause(this.principal, bind);
-    if (grant) where.push(grant);
-    const rows = await this.db
-      .prepare(`SELECT DISTINCT namespace FROM store_items WHERE ${where.join(" AND ")} ORDER BY namespace`)
-      .bind(...bind.values)
-      .all<{ namespace: string }>();
-    const seen = new Set<string>();
-    const out: string[][] = [];
-    for (const r of rows.results) {
-      let ns = r.namespace.split(".");
-      if (opts.prefix && !labelsMatch(ns.slice(0, opts.prefix.length), opts.prefix)) continue;
-      if (opts.suffix && (ns.length < opts.suffix.length || !labelsMatch(ns.slice(ns.length - opts.suffix.length), opts.suffix))) continue;
-      if (opts.maxDepth !== undefined) ns = ns.slice(0, opts.maxDepth);
-      const k = ns.join(".");
-      if (seen.has(k)) continue;
-      seen.add(k);
-      out.push(ns);
-    }
-    const offset = opts.offset ?? 0;
-    return out.slice(offset, offset + (opts.limit ?? 100));
+/** The listed namespaces matched by prefix / suffix ("*" matches any label), cut to maxDepth, deduplicated, paged. */
+function namespacesOf(rows: readonly { namespace: string }[], opts: Extract<StoreOp, { op: "list_namespaces" }>): string[][] {
+  const seen = new Set<string>();
+  const out: string[][] = [];
+  for (const r of rows) {
+    let ns = r.namespace.split(".");
+    if (opts.prefix && !labelsMatch(ns.slice(0, opts.prefix.length), opts.prefix)) continue;
+    if (opts.suffix && (ns.length < opts.suffix.length || !labelsMatch(ns.slice(ns.length - opts.suffix.length), opts.suffix))) continue;
+    if (opts.maxDepth !== undefined) ns = ns.slice(0, opts.maxDepth);
+    const k = ns.join(".");
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push(ns);
   }
+  const offset = opts.offset ?? 0;
+  return out.slice(offset, offset + (opts.limit ?? 100));
 }
 
 const labelsMatch = (labels: string[], pattern: readonly string[]) => labels.length === pattern.length && pattern.every((p, i) => p === "*" || p === labels[i]);

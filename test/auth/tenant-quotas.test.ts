@@ -189,12 +189,19 @@ describe("per-tenant quotas", () => {
     await expectCode(await put("c", { v: 1 }), 413, "BEM-121");
     expect(await rows("SELECT COUNT(*) AS n FROM store_items WHERE tenant_id = ?", t.tenant)).toBe(2);
     expect((await put("a", { v: 2 })).status).toBe(204); // an update needs no room
-    // A batch stops at the refused put; deleting one (a null value) makes room.
+    // A batch past the limit stores none of its puts (the update before the refused put included);
+    // deleting one (a null value) makes room.
     await expectCode(
-      await call(vars, "/v1/langgraph/store/batch", t.adminKey, { ops: [{ op: "put", namespace: ["notes"], key: "d", value: { v: 1 } }] }),
+      await call(vars, "/v1/langgraph/store/batch", t.adminKey, {
+        ops: [
+          { op: "put", namespace: ["notes"], key: "a", value: { v: 3 } },
+          { op: "put", namespace: ["notes"], key: "d", value: { v: 1 } },
+        ],
+      }),
       413,
       "BEM-121",
     );
+    expect(await rows("SELECT COUNT(*) AS n FROM store_items WHERE tenant_id = ? AND value = '{\"v\":2}'", t.tenant)).toBe(1);
     expect((await put("b", null)).status).toBe(204);
     expect((await put("c", { v: 1 })).status).toBe(204);
     expect(await countOf(env.DB, t.tenant, "store_items")).toBe(2);

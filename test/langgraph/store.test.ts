@@ -128,6 +128,37 @@ describe("EdgeweaveStore over tenant-scoped D1 items", () => {
     expect(await reach(["organization:acme"])).toEqual(["organization.acme", "organization.acme.notes"]);
   });
 
+  it("a batch is all or nothing: an op refused by the grants, a bad filter or a bad key stores none of the batch's puts", async () => {
+    const t = await createTenant();
+    const { key } = await createKey(t.tenant, { role: "member", scopes: ["organization:acme"] });
+    const batch = (ops: unknown[]) => api("/v1/langgraph/store/batch", { key, body: { ops } });
+    const put = (k: string) => ({ op: "put", namespace: ["organization", "acme"], key: k, value: { v: 1 } });
+    const refusals: [unknown, number, string][] = [
+      [{ op: "put", namespace: ["organization", "other"], key: "x", value: { v: 1 } }, 403, "BEM-023"],
+      [{ op: "get", namespace: ["organization", "other"], key: "x" }, 403, "BEM-023"],
+      [{ op: "search", namespace_prefix: ["organization"], filter: { v: { $regex: "." } } }, 400, "BEM-146"],
+      [{ op: "put", namespace: ["organization", "acme"], key: "", value: { v: 1 } }, 400, "BEM-120"],
+      [{ op: "search", namespace_prefix: ["organization", "a.b"] }, 400, "BEM-120"],
+    ];
+    for (const [bad, status, code] of refusals) {
+      const res = await batch([put("first"), bad, put("last")]);
+      expect(res.status, JSON.stringify(bad)).toBe(status);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe(code);
+      expect(await storeFor(t.adminKey).search([]), JSON.stringify(bad)).toEqual([]);
+    }
+    // Through EdgeweaveStore.batch, mixed ops: the same.
+    await expect(
+      storeFor(key).batch([
+        { namespace: ["organization", "acme"], key: "a", value: { v: 1 } },
+        { namespacePrefix: ["organization"], filter: { v: { $regex: "." } } as never, limit: 10, offset: 0 },
+      ]),
+    ).rejects.toMatchObject({ status: 400, code: "BEM-146" });
+    expect(await storeFor(t.adminKey).get(["organization", "acme"], "a")).toBeNull();
+    // A batch that holds reads its own puts in order, as before.
+    const ok = (await (await batch([put("a"), { op: "get", namespace: ["organization", "acme"], key: "a" }])).json()) as { results: unknown[] };
+    expect(ok.results).toMatchObject([null, { key: "a", value: { v: 1 } }]);
+  });
+
   it("tenants never see each other's items", async () => {
     const a = await createTenant();
     const b = await createTenant();
