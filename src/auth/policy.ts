@@ -175,6 +175,10 @@ export function resolveScopes(req: ScopeRequest): MemoryScope[] {
   const parse = (raw: unknown): MemoryScope | undefined => (raw === "session" ? session : MemoryScope.parse(raw));
   let scopes: MemoryScope[];
   if (req.requested !== undefined) {
+    // A client's bare "session" on a run without a thread names a layer that is not there: refused as
+    // its object form {name: "session"} is, not dropped (the agent's own "session" is simply skipped).
+    if (session === undefined && req.requested.includes("session"))
+      throw new AppError("BEM-060", "memory_scopes names 'session', but this run has no thread: send thread_id (or X-Thread-Id), or leave it out");
     scopes = req.requested.map(parse).filter((s): s is MemoryScope => s !== undefined);
   } else {
     scopes = (req.agentScopes ?? []).map(parse).filter((s): s is MemoryScope => s !== undefined);

@@ -176,4 +176,11 @@ describe("resolveScopes", () => {
       "organization:acme",
     ]);
   });
+
+  it("a client's 'session' on a run without a thread is BEM-060, as its object form {name: 'session'} is, never dropped", () => {
+    // The agent's bare session layer is skipped on a stateless run; a client that names it asked for a layer that is not there.
+    expect(codeOf(() => resolveScopes({ principal: m, requested: ["session", "organization:acme"] }))).toBe("BEM-060");
+    expect(codeOf(() => resolveScopes({ principal: m, requested: [{ name: "session" }] }))).toBe("BEM-060");
+    expect(resolveScopes({ principal: m, sessionId: "s1", requested: ["session"] }).map(String)).toEqual(["session:s1"]);
+  });
 });
