@@ -86,11 +86,13 @@ function anthropicPage(list: readonly ModelConfig[], q: z.infer<typeof Anthropic
   if (q.after_id !== undefined) from = indexOfId(list, "after_id", q.after_id) + 1;
   if (q.before_id !== undefined) to = indexOfId(list, "before_id", q.before_id);
   const limit = q.limit ?? 20;
-  const page =
-    q.before_id !== undefined && q.after_id === undefined ? list.slice(Math.max(from, to - limit), to) : list.slice(from, Math.min(to, from + limit));
-  const data = page.map(anthropicModel);
-  const end = list.indexOf(page.at(-1) ?? list[0]!);
-  return { data, has_more: page.length > 0 && end < list.length - 1, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+  const backwards = q.before_id !== undefined && q.after_id === undefined;
+  const start = backwards ? Math.max(from, to - limit) : from;
+  const end = backwards ? to : Math.min(to, from + limit);
+  const data = list.slice(start, end).map(anthropicModel);
+  // has_more looks the way the page goes, as Anthropic's does: before_id pages toward the start.
+  const more = backwards ? start > from : end < to;
+  return { data, has_more: data.length > 0 && more, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }
 
 // Only public routing facts: provider_config's other fields (base_url, headers, ...) stay server-side.

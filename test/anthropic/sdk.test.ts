@@ -377,6 +377,12 @@ describe("/v1/messages specifics", () => {
     // A real id pages on from it.
     const all = (await c.models.list({ limit: 1000 })).data.map((m) => m.id);
     expect((await c.models.list({ after_id: all[0]!, limit: 1 })).data.map((m) => m.id)).toEqual([all[1]]);
+    // has_more looks the way the page goes: before_id pages back, and nothing is before the list's start.
+    const back = await c.models.list({ before_id: all[2]!, limit: 2 });
+    expect(back.data.map((m) => m.id)).toEqual([all[0], all[1]]);
+    expect(back.has_more).toBe(false);
+    expect((await c.models.list({ before_id: all[3]!, limit: 2 })).has_more).toBe(true);
+    expect((await c.models.list({ after_id: all.at(-3)!, limit: 2 })).has_more).toBe(false);
   });
 });
 
