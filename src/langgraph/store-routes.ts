@@ -7,6 +7,9 @@ import { Namespace, ScopedStore, type StoreItem, type StoreOp } from "./store";
 import { quotaOf } from "../auth/quotas";
 
 /**
+ * Bodies are strict: a field a route does not take is 400 BEM-011 naming it, never ignored (a
+ * camelCase `namespacePrefix` would otherwise search the whole tenant).
+ *
  * The LangGraph server's store API under /v1/langgraph, so
  * `new Client({ apiUrl: "<origin>/v1/langgraph", defaultHeaders: { authorization: "Bearer <key>" } }).store`
  * (@langchain/langgraph-sdk) works unchanged; plus /store/batch, which EdgeweaveStore uses.
@@ -20,8 +23,8 @@ const ItemWire = z
 /** `ttl` in minutes (null: never expires), as LangGraph's store API; `index` is accepted and unused (no semantic index). */
 const Ttl = { index: z.unknown().optional(), ttl: z.number().positive().nullable().optional() };
 
-const PutBody = z.object({ namespace: Namespace, key: Key, value: Value.nullable(), ...Ttl });
-const SearchBody = z.object({
+const PutBody = z.strictObject({ namespace: Namespace, key: Key, value: Value.nullable(), ...Ttl });
+const SearchBody = z.strictObject({
   namespace_prefix: z.array(z.string()).max(16).default([]),
   filter: Filter,
   limit: z.number().int().min(1).max(1000).default(10),
@@ -29,7 +32,7 @@ const SearchBody = z.object({
   query: z.string().nullable().optional(),
   refresh_ttl: z.boolean().nullable().optional(),
 });
-const NamespacesBody = z.object({
+const NamespacesBody = z.strictObject({
   prefix: z.array(z.string()).max(16).nullable().optional(),
   suffix: z.array(z.string()).max(16).nullable().optional(),
   max_depth: z.number().int().min(1).nullable().optional(),
@@ -37,12 +40,12 @@ const NamespacesBody = z.object({
   offset: z.number().int().min(0).default(0),
 });
 const BatchOp = z.discriminatedUnion("op", [
-  z.object({ op: z.literal("get"), namespace: Namespace, key: Key }),
-  z.object({ op: z.literal("put"), namespace: Namespace, key: Key, value: Value.nullable(), ...Ttl }),
-  z.object({ op: z.literal("search"), ...SearchBody.shape }),
-  z.object({ op: z.literal("list_namespaces"), ...NamespacesBody.shape }),
+  z.strictObject({ op: z.literal("get"), namespace: Namespace, key: Key, refresh_ttl: z.boolean().nullable().optional() }),
+  z.strictObject({ op: z.literal("put"), namespace: Namespace, key: Key, value: Value.nullable(), ...Ttl }),
+  z.strictObject({ op: z.literal("search"), ...SearchBody.shape }),
+  z.strictObject({ op: z.literal("list_namespaces"), ...NamespacesBody.shape }),
 ]);
-const BatchBody = z.object({ ops: z.array(BatchOp).min(1).max(100) });
+const BatchBody = z.strictObject({ ops: z.array(BatchOp).min(1).max(100) });
 const BatchResult = z.union([ItemWire.nullable(), z.object({ items: z.array(ItemWire) }), z.object({ namespaces: z.array(z.array(z.string())) })]);
 
 const errs = () => errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-120", "BEM-121", "BEM-146");
@@ -72,7 +75,7 @@ const deleteItem = createRoute({
   middleware: access("reach_namespace", "run", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "Delete an item",
-  request: json(z.object({ namespace: Namespace, key: Key })),
+  request: json(z.strictObject({ namespace: Namespace, key: Key })),
   responses: { 204: { description: "Deleted" }, ...errs() },
 });
 const searchItems = createRoute({
@@ -151,7 +154,7 @@ export const storeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
   .openapi(batch, async (c) => {
     const store = new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items"));
     const ops = c.req.valid("json").ops.map((op): StoreOp => {
-      if (op.op === "get") return { op: "get", namespace: op.namespace, key: op.key };
+      if (op.op === "get") return { op: "get", namespace: op.namespace, key: op.key, refreshTtl: op.refresh_ttl ?? undefined };
       if (op.op === "put") return { op: "put", namespace: op.namespace, key: op.key, value: op.value, ttl: op.ttl };
       return op.op === "search" ? searchOp(op) : namespacesOp(op);
     });

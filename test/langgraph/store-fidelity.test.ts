@@ -94,6 +94,48 @@ describe("store filters as InMemoryStore reads them", () => {
   });
 });
 
+describe("every field a store request carries does something", () => {
+  it("a field the route does not take is 400 BEM-011 naming it (a camelCase namespacePrefix searched the whole tenant)", async () => {
+    const t = await createTenant();
+    await storeFor(t.adminKey).put(["docset", "a"], "k", { v: 1 });
+    await storeFor(t.adminKey).put(["docset", "b"], "k", { v: 1 });
+    const sent: [string, string, unknown, string][] = [
+      ["POST", "/v1/langgraph/store/items/search", { namespacePrefix: ["docset", "a"] }, "namespacePrefix"],
+      ["PUT", "/v1/langgraph/store/items", { namespace: ["docset", "a"], key: "k", value: { v: 2 }, ttl_minutes: 5 }, "ttl_minutes"],
+      ["DELETE", "/v1/langgraph/store/items", { namespace: ["docset", "a"], key: "k", value: null }, "value"],
+      ["POST", "/v1/langgraph/store/namespaces", { prefix: ["docset"], maxDepth: 1 }, "maxDepth"],
+      ["POST", "/v1/langgraph/store/batch", { ops: [{ op: "search", namespace_prefix: ["docset"], refreshTtl: false }] }, "refreshTtl"],
+      ["POST", "/v1/langgraph/store/batch", { ops: [{ op: "put", namespace: ["docset", "a"], key: "k", value: { v: 2 }, tll: 5 }] }, "tll"],
+    ];
+    for (const [method, path, body, field] of sent) {
+      const res = await api(path, { method, key: t.adminKey, body });
+      expect(res.status, `${path} ${JSON.stringify(body)}`).toBe(400);
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe("BEM-011");
+      expect(error.message).toContain(field);
+    }
+    expect((await storeFor(t.adminKey).get(["docset", "a"], "k"))?.value).toEqual({ v: 1 });
+  });
+
+  it("a batch get takes refresh_ttl as GET /store/items does: false leaves the item's expiry where it was", async () => {
+    const t = await createTenant();
+    const ns = ["docset", "ttl"];
+    expect(
+      (await api("/v1/langgraph/store/items", { method: "PUT", key: t.adminKey, body: { namespace: ns, key: "k", value: { v: 1 }, ttl: 10 } })).status,
+    ).toBe(204);
+    const expiry = async () =>
+      (await env.DB.prepare(`SELECT expires_at FROM store_items WHERE tenant_id = ? AND key = 'k'`).bind(t.tenant).first<{ expires_at: number }>())?.expires_at;
+    const before = await expiry();
+    await sleep(20);
+    const res = await api("/v1/langgraph/store/batch", { key: t.adminKey, body: { ops: [{ op: "get", namespace: ns, key: "k", refresh_ttl: false }] } });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { results: unknown[] }).results).toMatchObject([{ key: "k" }]);
+    expect(await expiry()).toBe(before);
+    await api("/v1/langgraph/store/batch", { key: t.adminKey, body: { ops: [{ op: "get", namespace: ns, key: "k" }] } });
+    expect(await expiry()).toBeGreaterThan(before!);
+  });
+});
+
 describe("EdgeweaveStore.batch within the server's caps", () => {
   it("150 puts at once (Promise.all in a node) and 4 × 300 KB puts go out in as many requests as the caps need", async () => {
     const t = await createTenant();
