@@ -34,7 +34,7 @@ function mcpServer(env: Env, principal: Principal): Server {
   const byName = new Map(TOOLS.map((t) => [t.name, t]));
   const runtime = runtimeFor(callerFor(env, principal));
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: modelVisibleSchema(t) })),
+    tools: TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: { ...modelVisibleSchema(t), additionalProperties: false } })),
   }));
   // The calls of one JSON-RPC batch run one after another, not together: each then sees what the
   // previous ones wrote, so quota checks (the tenant's facts) hold within a batch, and a batch adds
@@ -47,10 +47,19 @@ function mcpServer(env: Env, principal: Principal): Server {
   });
   const callTool = async (req: CallToolRequest) => {
     const fail = (text: string) => ({ content: [{ type: "text" as const, text }], isError: true });
+    // Refusals of the call itself carry a code like every other tool error (BEM-011: the request failed validation).
     const tool = byName.get(req.params.name);
-    if (!tool) return fail(`Unknown tool '${req.params.name}'. Available: ${[...byName.keys()].join(", ")}`);
-    const checked = tool.validate(req.params.arguments ?? {});
-    if (!checked.ok) return fail(`Invalid arguments for '${tool.name}': ${checked.error}`);
+    if (!tool) return fail(`BEM-011: Unknown tool '${req.params.name.slice(0, 64)}'. Available: ${[...byName.keys()].join(", ")}`);
+    const args = req.params.arguments ?? {};
+    // An argument the tool does not take is refused, not dropped: a misspelt `query` would list every thread.
+    const takes = Object.keys(modelVisibleSchema(tool).properties ?? {});
+    const unknown = Object.keys(args).filter((k) => !takes.includes(k));
+    if (unknown.length > 0) {
+      const names = unknown.map((k) => `'${k.slice(0, 64)}'`).join(", ");
+      return fail(`BEM-011: Invalid arguments for '${tool.name}': ${names} is not an argument it takes (${takes.join(", ")})`);
+    }
+    const checked = tool.validate(args);
+    if (!checked.ok) return fail(`BEM-011: Invalid arguments for '${tool.name}': ${checked.error}`);
     try {
       const out = await tool.handler(checked.value, { ...runtime, toolCallId: crypto.randomUUID(), state: { messages: [] } });
       return { content: [{ type: "text" as const, text: typeof out === "string" ? out : JSON.stringify(out) }] };

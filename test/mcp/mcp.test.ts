@@ -248,6 +248,28 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
     await c.close();
   });
 
+  it("a bad tool call is a coded tool error: an unknown tool, a wrong type, an argument the tool does not take (a typo listed every thread)", async () => {
+    const t = tenant();
+    const { key } = await createKey(t.tenant, { role: "member", scopes: ["organization:acme", "session:mcp-bad-*"] });
+    const c = await mcpClient(key);
+    const { tools } = await c.listTools();
+    for (const tool of tools) expect(tool.inputSchema, tool.name).toMatchObject({ additionalProperties: false });
+    const calls: [string, Record<string, unknown>, RegExp][] = [
+      ["no_such_tool", {}, /^BEM-011: Unknown tool 'no_such_tool'/],
+      ["recall", { query: 7 }, /^BEM-011: Invalid arguments for 'recall': query/],
+      ["get_thread", { thread_id: "mcp-bad-1", limit: 0 }, /^BEM-011: Invalid arguments for 'get_thread': limit/],
+      ["search_threads", { qurey: "mcp-bad" }, /^BEM-011: Invalid arguments for 'search_threads': .*'qurey'.*query, limit, before/],
+      ["remember", { scope: "organization:acme", kind: "preference", text: "x", ttl: 60 }, /^BEM-011: .*'ttl'/],
+    ];
+    for (const [name, args, text] of calls) {
+      const r = await callJson(c, name, args);
+      expect(r.error, name).toBe(true);
+      expect(r.text, name).toMatch(text);
+    }
+    expect((await callJson(c, "recall", { query: "x", scopes: ["organization:acme"] })).json).toEqual({ facts: [] }); // nothing was stored
+    await c.close();
+  });
+
   it("needs a valid bearer key", async () => {
     const body = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} };
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
