@@ -5,6 +5,8 @@ import { z } from "@hono/zod-openapi";
  * client serializes them with its own serde and sends `{t, b}` (serde type,
  * base64 bytes); the server stores the bytes and never interprets them, except
  * metadata of type "json", which it parses to filter `list` by.
+ * Bodies are strict: a field a route does not take is 400 BEM-011 naming it, never ignored
+ * (a prune's misspelt `ns` would prune every namespace).
  */
 export const MAX_NS = 1024;
 const Id = z.string().min(1).max(256);
@@ -19,10 +21,10 @@ const Base64 = z
   .regex(/^[A-Za-z0-9+/]*={0,2}$/, "base64")
   .refine(decodable, "base64 of a whole number of bytes (a multiple of 4 characters when padded; never 4n+1 characters)");
 
-export const TypedWire = z.object({ t: z.string().min(1).max(64), b: Base64 }).openapi("LangGraphValue");
+export const TypedWire = z.strictObject({ t: z.string().min(1).max(64), b: Base64 }).openapi("LangGraphValue");
 export type TypedWire = z.infer<typeof TypedWire>;
 
-export const PutOp = z.object({
+export const PutOp = z.strictObject({
   op: z.literal("put"),
   ns: Ns,
   id: Id,
@@ -34,19 +36,19 @@ export const PutOp = z.object({
   checkpoint: TypedWire,
   metadata: TypedWire,
   /** The channels in newVersions: their value at that version, or null when the channel is empty. */
-  blobs: z.array(z.object({ channel: z.string(), version: z.union([z.string(), z.number()]), value: TypedWire.nullable() })),
+  blobs: z.array(z.strictObject({ channel: z.string(), version: z.union([z.string(), z.number()]), value: TypedWire.nullable() })),
 });
-export const WritesOp = z.object({
+export const WritesOp = z.strictObject({
   op: z.literal("writes"),
   ns: Ns,
   checkpoint_id: Id,
   task_id: z.string().min(1).max(256),
   task_path: z.string().max(4096),
   /** idx is the position, or the negative WRITES_IDX_MAP slot of a special channel (those replace; others are first-wins). */
-  writes: z.array(z.object({ channel: z.string(), idx: z.number().int(), value: TypedWire })),
+  writes: z.array(z.strictObject({ channel: z.string(), idx: z.number().int(), value: TypedWire })),
 });
 export const BatchBody = z
-  .object({
+  .strictObject({
     ops: z
       .array(z.discriminatedUnion("op", [PutOp, WritesOp]))
       .min(1)
@@ -55,13 +57,13 @@ export const BatchBody = z
   .openapi("LangGraphBatch");
 export type BatchBody = z.infer<typeof BatchBody>;
 
-export const GetBody = z.object({
+export const GetBody = z.strictObject({
   ns: Ns.default(""),
   checkpoint_id: Id.optional(),
   /** Also return the delta-channel history of these channels for the tuple found (saves a round trip). */
   delta_channels: z.array(z.string()).max(64).optional(),
 });
-export const ListBody = z.object({
+export const ListBody = z.strictObject({
   ns: Ns.optional(),
   checkpoint_id: Id.optional(),
   before: Id.optional(),
@@ -70,7 +72,7 @@ export const ListBody = z.object({
 });
 export type ListBody = z.infer<typeof ListBody>;
 export const PruneBody = z
-  .object({
+  .strictObject({
     /** Only this namespace ("" is the root graph); default every namespace. */
     ns: Ns.optional(),
     /** Keep the newest N checkpoints of each namespace. */
@@ -83,7 +85,7 @@ export const PruneBody = z
   .refine((b) => (b.keep_last === undefined) !== (b.before === undefined), { message: "give exactly one of keep_last and before" })
   .openapi("LangGraphPrune");
 export type PruneQuery = z.infer<typeof PruneBody>;
-export const DeltaBody = z.object({ ns: Ns.default(""), checkpoint_id: Id.optional(), channels: z.array(z.string()).max(64) });
+export const DeltaBody = z.strictObject({ ns: Ns.default(""), checkpoint_id: Id.optional(), channels: z.array(z.string()).max(64) });
 
 /** Bytes form, inside the Worker and over RPC. */
 export type Typed = { t: string; b: Uint8Array };

@@ -86,4 +86,39 @@ describe("LangGraph input that used to answer 500", () => {
       "organization/o63/notes",
     ]);
   });
+
+  it("a field a checkpointer route does not take is 400 BEM-011 naming it: a prune's misspelt ns pruned every namespace", async () => {
+    const t = await createTenant();
+    const put = (id: string, ns: string) => ({
+      op: "put",
+      ns,
+      id,
+      parent_id: null,
+      v: 4,
+      versions: {},
+      checkpoint: { t: "json", b: b64({}) },
+      metadata: { t: "json", b: b64({}) },
+      blobs: [],
+    });
+    const ok = await api("/v1/langgraph/threads/strict/batch", { key: t.adminKey, body: { ops: [put("1ef-1", ""), put("1ef-2", ""), put("1ef-1", "sub:1")] } });
+    expect(ok.status).toBe(200);
+    const sent: [string, unknown, string][] = [
+      ["/v1/langgraph/threads/strict/prune", { keep_last: 1, namespace: "sub:1" }, "namespace"],
+      ["/v1/langgraph/threads/strict/get", { ns: "", checkpointId: "1ef-1" }, "checkpointId"],
+      ["/v1/langgraph/threads/strict/list", { ns: "", limt: 1 }, "limt"],
+      ["/v1/langgraph/list", { filter: {}, thread_id: "strict" }, "thread_id"],
+      ["/v1/langgraph/threads/strict/delta-history", { channels: [], checkpoint: "1ef-1" }, "checkpoint"],
+      ["/v1/langgraph/threads/strict/batch", { ops: [{ ...put("1ef-3", ""), parentId: "1ef-2" }] }, "parentId"],
+      ["/v1/langgraph/threads/strict/batch", { ops: [put("1ef-3", "")], replace: true }, "replace"],
+    ];
+    for (const [path, body, field] of sent) {
+      const res = await api(path, { key: t.adminKey, body });
+      expect(res.status, `${path} ${JSON.stringify(body).slice(0, 80)}`).toBe(400);
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe("BEM-011");
+      expect(error.message).toContain(field);
+    }
+    const list = await api("/v1/langgraph/threads/strict/list", { key: t.adminKey, body: {} });
+    expect(((await list.json()) as { tuples: { id: string }[] }).tuples.map((x) => x.id).sort()).toEqual(["1ef-1", "1ef-1", "1ef-2"]);
+  });
 });
