@@ -201,6 +201,11 @@ export async function getDelivery(db: D1Database, tenant: string, webhookId: str
     .first<DeliveryRecord>();
 }
 
+/**
+ * Settles a delivery. Past 'accepted' its turn has run (or never will), and the thread holds the
+ * text, so the row's copy of it is cleared: a row is kept for good (a repeat stays a duplicate),
+ * and up to 256 KiB of payload text in each would grow D1 with every delivery.
+ */
 export async function setDeliveryStatus(
   db: D1Database,
   tenant: string,
@@ -211,7 +216,10 @@ export async function setDeliveryStatus(
   now = Date.now(),
 ): Promise<void> {
   await db
-    .prepare("UPDATE webhook_deliveries SET status = ?, result = ?, updated_at = ? WHERE tenant_id = ? AND webhook_id = ? AND delivery_id = ?")
+    .prepare(
+      "UPDATE webhook_deliveries SET status = ?1, result = ?2, updated_at = ?3, input = CASE WHEN ?1 = 'accepted' THEN input ELSE '' END " +
+        "WHERE tenant_id = ?4 AND webhook_id = ?5 AND delivery_id = ?6",
+    )
     .bind(status, JSON.stringify(result), now, tenant, webhookId, deliveryId)
     .run();
 }

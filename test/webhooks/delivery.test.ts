@@ -47,6 +47,23 @@ describe("signed delivery", () => {
     expect(msgs[1]!.content).toBe(result.reply);
   });
 
+  it("a delivery's text is kept only until its turn stored it: the settled row holds no copy (D1 grew by each payload, up to 256 KiB, forever)", async () => {
+    const hook = await registerHook(t);
+    const thread = `tk-${uid()}`;
+    const text = `Long ticket ${"x".repeat(100_000)}`;
+    expect((await deliver(hook, ticket(thread, text), { deliveryId: "d-kept" })).status).toBe(202);
+    expect((await deliveryRow(hook.id, "d-kept"))?.input.length).toBeGreaterThan(0); // the queued turn reads it
+    const row = await waitFor("delivery done", async () => {
+      const r = await deliveryRow(hook.id, "d-kept");
+      return r?.status === "done" ? r : undefined;
+    });
+    expect(row.input).toBe("");
+    expect((await threadMessages(t, thread))[0]!.content).toBe(text);
+    // The row still makes a repeat a duplicate.
+    const again = await deliver(hook, ticket(thread, text), { deliveryId: "d-kept" });
+    expect(again.headers.get("x-edgeweave-duplicate")).toBe("1");
+  });
+
   it("uses the SHA-256 of the body as the delivery id when the header is absent", async () => {
     const hook = await registerHook(t);
     const raw = JSON.stringify(ticket(`tk-${uid()}`));
