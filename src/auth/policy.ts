@@ -56,14 +56,14 @@ export const POLICY = {
     webhook: "no",
   },
   reach_thread: {
-    what: "list thread t, read its state and history, run turns on it; the same for conversation t (create, read, metadata, add items) and the responses stored on t (read, continue at the head, delete the record) (grant matches session:t)",
+    what: "list thread t, read its state and history, run turns on it; the same for conversation t (create, read, metadata, add items) and the responses stored on t (read, continue at the head) (grant matches session:t)",
     operator: "no",
     admin: "grants",
     member: "grants",
     webhook: "grants",
   },
   rewrite_thread: {
-    what: "rewrite a thread's stored history: repair (POST state), fork, delete, summarize, `checkpoint_id` on a run, a resend that branches, a `previous_response_id` older than the head, delete a conversation or one of its items, an agent with delete_old / summarization / trim with persist; LangGraph: delete or prune a thread's checkpoints, replace a checkpoint another key wrote (same id), write a checkpoint id ahead of the clock (it would stay the newest), or replace another key's special pending write on an older checkpoint",
+    what: "rewrite a thread's stored history: repair (POST state), fork, delete, summarize, `checkpoint_id` on a run, a resend that branches, a `previous_response_id` older than the head, delete a stored response, delete a conversation or one of its items, an agent with delete_old / summarization / trim with persist; LangGraph: delete or prune a thread's checkpoints, replace a checkpoint another key wrote (same id), write a checkpoint id ahead of the clock (it would stay the newest), or replace another key's special pending write on an older checkpoint",
     operator: "no",
     admin: "grants",
     member: "no",

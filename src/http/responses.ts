@@ -54,7 +54,7 @@ const retrieve = createRoute({
 const remove = createRoute({
   method: "delete",
   path: "/v1/responses/{id}",
-  middleware: access("reach_thread"),
+  middleware: access("rewrite_thread"),
   tags: ["responses"],
   summary: "Delete a stored response (the thread's checkpoints stay)",
   request: { params: IdParam },
@@ -95,18 +95,23 @@ type Reached = { id: string; thread: ThreadClient | null; body: Record<string, u
 /**
  * A stored response the caller may see: on a thread its grants reach (else 403 BEM-025), of its
  * tenant (else 404 BEM-100). The id names the thread, so the grant is checked before anything is
- * read; a response stored before ids named threads is looked up in D1 first.
+ * read; a response stored before ids named threads is looked up in D1 first. `rewrites`: the caller
+ * changes what the thread keeps (a delete), which also needs rewrite_thread.
  */
-async function reachableResponse(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, id: string): Promise<Reached> {
+async function reachableResponse(
+  c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] },
+  id: string,
+  rewrites = false,
+): Promise<Reached> {
   const principal = c.get("principal");
   const tenant = responsesTenant(principal);
   const threadId = threadOfResponse(id);
   if (threadId === null) {
     const rec = await requireResponse(c.env.DB, tenant, id);
-    authorizeThread(principal, rec.thread_id, false);
+    authorizeThread(principal, rec.thread_id, rewrites);
     return { id, thread: null, body: asStored(rec.body), input: rec.input }; // records from before held instructions
   }
-  authorizeThread(principal, threadId, false);
+  authorizeThread(principal, threadId, rewrites);
   const thread = new ThreadClient(c.env, tenant, threadId);
   const rec = await thread.getResponse(id);
   if (!rec) throw new AppError("BEM-100", `No response '${id.slice(0, 80)}'`);
@@ -158,8 +163,9 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     return c.json(rec.body as z.infer<typeof ResponseObject>, 200);
   })
   .openapi(remove, async (c) => {
-    // Deletes the response record only (its thread's checkpoints stay): the thread's reach suffices.
-    const rec = await reachableResponse(c, c.req.valid("param").id);
+    // Deletes the response record only (its thread's checkpoints stay), yet what the thread keeps is
+    // rewritten (the record can no longer be continued from): rewrite_thread, as deleting a conversation item.
+    const rec = await reachableResponse(c, c.req.valid("param").id, true);
     const deleted = rec.thread ? await rec.thread.deleteResponse(rec.id) : await deleteResponse(c.env.DB, responsesTenant(c.get("principal")), rec.id);
     if (!deleted) throw new AppError("BEM-100", `No response '${rec.id.slice(0, 80)}'`);
     return c.json({ id: rec.id, object: "response.deleted" as const, deleted: true as const }, 200);

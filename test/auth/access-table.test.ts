@@ -299,7 +299,8 @@ const TABLE: Record<string, Row> = Object.fromEntries<Row>([
   // Responses and conversations: a conversation is a thread, a response a checkpoint of one (src/http/responses.ts, conversations.ts).
   ["POST /v1/responses", onA1("POST", "/v1/responses", { model: "offline-echo", input: "hi", conversation: "a-1" })],
   ["GET /v1/responses/:id", onA1("GET", async () => `/v1/responses/${await freshResponse()}`)],
-  ["DELETE /v1/responses/:id", onA1("DELETE", async () => `/v1/responses/${await freshResponse()}`)],
+  // Deleting a stored response rewrites what the thread keeps (rewrite_thread), as deleting a conversation item does.
+  ["DELETE /v1/responses/:id", { call: async () => ({ method: "DELETE", path: `/v1/responses/${await freshResponse()}` }), expect: adminOnly() }],
   ["GET /v1/responses/:id/input_items", onA1("GET", async () => `/v1/responses/${await freshResponse()}/input_items`)],
   // A new conversation is a new thread conv_…: only a key whose grants match session:conv_… (here the admin) creates one.
   ["POST /v1/conversations", { call: () => ({ method: "POST", path: "/v1/conversations", body: { metadata: { k: uid() } } }), expect: adminOnly() }],

@@ -105,7 +105,8 @@ describe("Responses: every thread a call touches is checked against the key's gr
     const before = await world("b-1");
     expect(await refused(client.responses.retrieve(onB.response))).toEqual({ status: 403, code: "BEM-025" });
     expect(await refused(client.responses.inputItems.list(onB.response))).toEqual({ status: 403, code: "BEM-025" });
-    expect(await refused(client.responses.delete(onB.response))).toEqual({ status: 403, code: "BEM-025" });
+    // Deleting needs rewrite_thread (below), which a member never holds: refused before the thread is looked at.
+    expect(await refused(client.responses.delete(onB.response))).toEqual({ status: 403, code: "BEM-022" });
     expect(await world("b-1")).toBe(before);
     // The admin still reads it.
     expect((await openaiClient(tenant().adminKey).responses.retrieve(onB.response)).id).toBe(onB.response);
@@ -130,6 +131,22 @@ describe("Responses: every thread a call touches is checked against the key's gr
     // The admin may branch from the old one.
     const branched = await openaiClient(tenant().adminKey).responses.create({ model: "offline-echo", input: "branch", previous_response_id: onA.first });
     expect(branched.status).toBe("completed");
+  });
+
+  it("deleting a stored response needs rewrite_thread, as deleting a conversation item does: a member that reaches the thread may not (403 BEM-022, the record stays); the admin may", async () => {
+    const t = tenant();
+    const theirs = await made<{ id: string }>(respond(t.adminKey, { input: "admin's answer", conversation: "a-1" }));
+    const own = await made<{ id: string }>(respond(memberA, { input: "member's own", conversation: "a-1" }));
+    const client = openaiClient(memberA);
+    for (const id of [theirs.id, own.id]) {
+      expect(await refused(client.responses.delete(id))).toEqual({ status: 403, code: "BEM-022" });
+      expect((await client.responses.retrieve(id)).id).toBe(id);
+    }
+    const admin = openaiClient(t.adminKey);
+    for (const id of [theirs.id, own.id]) {
+      expect(await admin.responses.delete(id)).toMatchObject({ id, deleted: true });
+      expect(await refused(admin.responses.retrieve(id))).toEqual({ status: 404, code: "BEM-100" });
+    }
   });
 
   it("a new thread (no conversation, no previous response) needs a grant for it, as chat on a new thread_id; store:false needs none", async () => {
