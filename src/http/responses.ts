@@ -98,11 +98,7 @@ type Reached = { id: string; thread: ThreadClient | null; body: Record<string, u
  * read; a response stored before ids named threads is looked up in D1 first. `rewrites`: the caller
  * changes what the thread keeps (a delete), which also needs rewrite_thread.
  */
-async function reachableResponse(
-  c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] },
-  id: string,
-  rewrites = false,
-): Promise<Reached> {
+async function reachableResponse(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, id: string, rewrites = false): Promise<Reached> {
   const principal = c.get("principal");
   const tenant = responsesTenant(principal);
   const threadId = threadOfResponse(id);
