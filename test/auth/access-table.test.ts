@@ -84,7 +84,8 @@ const WATCHED: { table: string; tenant: string; columns?: string }[] = [
   { table: "webhook_signatures", tenant: "webhook_id IN (SELECT id FROM webhooks WHERE tenant_id = ?)" },
   { table: "responses", tenant: "tenant_id = ?" },
   { table: "conversations", tenant: "tenant_id = ?" },
-  { table: "webhook_deliveries", tenant: "tenant_id = ?", columns: "webhook_id, delivery_id, tenant_id, thread_id, input" },
+  // Not `input`: the consumer clears it when the delivery's turn settles, on its own time like `status`.
+  { table: "webhook_deliveries", tenant: "tenant_id = ?", columns: "webhook_id, delivery_id, tenant_id, thread_id" },
 ];
 type Scope = "all" | "A";
 /** Where a call's "before" is kept: tables in D1 itself, dropped after this file (test/schema.test.ts compares D1 with schema.sql). */
