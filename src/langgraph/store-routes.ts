@@ -1,5 +1,6 @@
 import { access } from "../http/access";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../http/app-env";
 import { errorResponses, jsonContent } from "../http/openapi-errors";
 import { validationHook } from "../http/validation";
@@ -48,7 +49,7 @@ const BatchOp = z.discriminatedUnion("op", [
 const BatchBody = z.strictObject({ ops: z.array(BatchOp).min(1).max(100) });
 const BatchResult = z.union([ItemWire.nullable(), z.object({ items: z.array(ItemWire) }), z.object({ namespaces: z.array(z.array(z.string())) })]);
 
-const errs = () => errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-120", "BEM-121", "BEM-146");
+const errs = () => errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-120", "BEM-121", "BEM-146", "BEM-190");
 const json = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
 
 const putItem = createRoute({
@@ -129,30 +130,30 @@ const namespaces = (s: ScopedStore, b: Namespaces) => s.batch([namespacesOp(b)])
 const putOrDelete = (s: ScopedStore, ns: string[], key: string, value: Record<string, unknown> | null, ttl?: number | null) =>
   s.batch([{ op: "put", namespace: ns, key, value, ttl }]);
 
+/** The caller's store, with the tenant's item and byte quotas. */
+const storeOf = (c: Context<AppEnv>) =>
+  new ScopedStore(c.env.DB, c.get("principal"), { items: quotaOf(c.env, "store_items"), bytes: quotaOf(c.env, "store_bytes") });
+
 export const storeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(putItem, async (c) => {
     const b = c.req.valid("json");
-    await putOrDelete(new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items")), b.namespace, b.key, b.value, b.ttl);
+    await putOrDelete(storeOf(c), b.namespace, b.key, b.value, b.ttl);
     return c.body(null, 204);
   })
   .openapi(getItem, async (c) => {
     const q = c.req.valid("query");
-    const store = new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items"));
+    const store = storeOf(c);
     return c.json(await store.get(q.namespace.split("."), q.key, { refreshTtl: q.refresh_ttl !== "false" }), 200);
   })
   .openapi(deleteItem, async (c) => {
     const b = c.req.valid("json");
-    await new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items")).delete(b.namespace, b.key);
+    await storeOf(c).delete(b.namespace, b.key);
     return c.body(null, 204);
   })
-  .openapi(searchItems, async (c) =>
-    c.json({ items: await search(new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items")), c.req.valid("json")) }, 200),
-  )
-  .openapi(listNamespaces, async (c) =>
-    c.json({ namespaces: await namespaces(new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items")), c.req.valid("json")) }, 200),
-  )
+  .openapi(searchItems, async (c) => c.json({ items: await search(storeOf(c), c.req.valid("json")) }, 200))
+  .openapi(listNamespaces, async (c) => c.json({ namespaces: await namespaces(storeOf(c), c.req.valid("json")) }, 200))
   .openapi(batch, async (c) => {
-    const store = new ScopedStore(c.env.DB, c.get("principal"), quotaOf(c.env, "store_items"));
+    const store = storeOf(c);
     const ops = c.req.valid("json").ops.map((op): StoreOp => {
       if (op.op === "get") return { op: "get", namespace: op.namespace, key: op.key, refreshTtl: op.refresh_ttl ?? undefined };
       if (op.op === "put") return { op: "put", namespace: op.namespace, key: op.key, value: op.value, ttl: op.ttl };

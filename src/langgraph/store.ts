@@ -143,8 +143,13 @@ export type StoreResult = StoreItem | StoreItem[] | string[][] | null;
 /** An op made into its statements (checked already), and how to read its result from theirs. */
 type Planned = { statements: D1PreparedStatement[]; read: (results: D1Result[]) => StoreResult; refresh: (results: D1Result[]) => Row[] };
 
-/** A put's value column is NOT NULL: a new key past the limit writes NULL there, which fails the whole batch (see #put). */
+/** A put's value column is NOT NULL: a put past a limit writes NULL there, which fails the whole batch (see #put). */
 const isQuotaFailure = (e: unknown) => e instanceof Error && /NOT NULL constraint failed: store_items\.value/.test(e.message);
+
+/** The tenant's store quotas (src/auth/quotas.ts). */
+export type StoreLimits = { items: number; bytes: number };
+/** Bytes of a value as SQLite's length(CAST(… AS BLOB)) counts them, which the 'store_bytes' triggers sum. */
+const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength;
 
 export class ScopedStore {
   private readonly tenant: string;
@@ -152,8 +157,12 @@ export class ScopedStore {
   constructor(
     private readonly db: D1Database,
     private readonly principal: Principal,
-    /** MAX_STORE_ITEMS_PER_TENANT: a put of a new key past it is 413 BEM-121; existing keys always update. */
-    private readonly maxItems: number = Number.MAX_SAFE_INTEGER,
+    /**
+     * The tenant's quotas: `items` (MAX_STORE_ITEMS_PER_TENANT: a put of a new key past it is 413 BEM-121)
+     * and `bytes` of the values (MAX_STORE_BYTES_PER_TENANT: a put that grows them past it is 413 BEM-190).
+     * An update that does not grow its item, and a delete, always go in.
+     */
+    private readonly limits: StoreLimits = { items: Number.MAX_SAFE_INTEGER, bytes: Number.MAX_SAFE_INTEGER },
   ) {
     this.tenant = langgraphTenant(principal);
   }
@@ -174,12 +183,9 @@ export class ScopedStore {
       if (!isQuotaFailure(e)) throw e;
       // Expired items still count until removed: remove the tenant's, then try once more.
       const purged = await this.db.prepare(`DELETE FROM store_items WHERE tenant_id = ? AND expires_at <= ?`).bind(this.tenant, now).run();
-      results = await (purged.meta.changes > 0 ? this.db.batch(statements) : Promise.reject(e)).catch((again: unknown) => {
+      results = await (purged.meta.changes > 0 ? this.db.batch(statements) : Promise.reject(e)).catch(async (again: unknown) => {
         if (!isQuotaFailure(again)) throw again;
-        throw new AppError(
-          "BEM-121",
-          `This tenant holds ${this.maxItems} LangGraph store items, the limit (MAX_STORE_ITEMS_PER_TENANT). Delete some to make room; nothing of this request was stored.`,
-        );
+        throw await this.#overQuota();
       });
     }
     const out: StoreResult[] = [];
@@ -192,6 +198,19 @@ export class ScopedStore {
     }
     await this.refresh(toRefresh, now);
     return out;
+  }
+
+  /** Which quota a refused batch met: the item count when it is full, else the bytes. */
+  async #overQuota(): Promise<AppError> {
+    const held = await this.db.prepare(`SELECT n FROM tenant_counts WHERE tenant_id = ? AND kind = 'store_items'`).bind(this.tenant).first<{ n: number }>();
+    const tail = "Delete some to make room; nothing of this request was stored.";
+    if ((held?.n ?? 0) >= this.limits.items) {
+      return new AppError("BEM-121", `This tenant holds ${this.limits.items} LangGraph store items, the limit (MAX_STORE_ITEMS_PER_TENANT). ${tail}`);
+    }
+    return new AppError(
+      "BEM-190",
+      `This request would take the tenant's LangGraph store values past ${this.limits.bytes} bytes, the limit (MAX_STORE_BYTES_PER_TENANT). ${tail}`,
+    );
   }
 
   async put(ns: string[], key: string, value: Record<string, unknown>, opts: Ttl = {}, now = Date.now()): Promise<void> {
@@ -272,24 +291,30 @@ export class ScopedStore {
   }
 
   /**
-   * An upsert that writes its value only when the key exists or the tenant's count (kept by
-   * triggers) has room: otherwise the value is NULL, which the NOT NULL column refuses, so the
-   * batch it is in fails as a whole (a WHERE that inserted nothing would leave the batch's other
-   * writes in place). (`WHERE 1`: SQLite reads an INSERT … SELECT's ON CONFLICT only after a WHERE.)
+   * An upsert that writes its value only when the tenant's counts (kept by triggers) have room: a
+   * new key needs room in the item count, and a value that grows its item needs room in the bytes.
+   * Otherwise the value is NULL, which the NOT NULL column refuses, so the batch it is in fails as
+   * a whole (a WHERE that inserted nothing would leave the batch's other writes in place).
+   * (`WHERE 1`: SQLite reads an INSERT … SELECT's ON CONFLICT only after a WHERE.)
    */
   #put(ns: string[], key: string, value: Record<string, unknown>, ttl: number | null, now: number): D1PreparedStatement {
     const expires = ttl === null ? null : now + Math.round(ttl * MINUTE);
+    const text = JSON.stringify(value);
     return this.db
       .prepare(
         `INSERT INTO store_items (tenant_id, namespace, key, value, created_at, updated_at, expires_at, ttl_minutes)
-         SELECT ?1, ?2, ?3, CASE WHEN EXISTS (SELECT 1 FROM store_items WHERE tenant_id = ?1 AND namespace = ?2 AND key = ?3)
-              OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_items'), 0) < ?6 THEN ?4 END, ?5, ?5, ?7, ?8
+         SELECT ?1, ?2, ?3, CASE WHEN
+             (old.n > 0 OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_items'), 0) < ?6)
+             AND (?9 <= old.bytes OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_bytes'), 0) - old.bytes + ?9 <= ?10)
+           THEN ?4 END, ?5, ?5, ?7, ?8
+         FROM (SELECT COUNT(*) AS n, COALESCE(SUM(length(CAST(value AS BLOB))), 0) AS bytes FROM store_items
+               WHERE tenant_id = ?1 AND namespace = ?2 AND key = ?3) AS old
          WHERE 1
          ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
            expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes,
            created_at = CASE WHEN store_items.expires_at <= excluded.updated_at THEN excluded.created_at ELSE store_items.created_at END`,
       )
-      .bind(this.tenant, joined(ns), key, JSON.stringify(value), now, this.maxItems, expires, ttl);
+      .bind(this.tenant, joined(ns), key, text, now, this.limits.items, expires, ttl, utf8Bytes(text), this.limits.bytes);
   }
 
   /** Renews the TTL of these items (those put with one). */

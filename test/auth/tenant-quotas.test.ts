@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/http/app";
 import { countOf } from "../../src/auth/quotas";
-import { authHeaders, createTenant, OPERATOR_KEY, type TestTenant } from "../support/tenants";
+import { authHeaders, createKey, createTenant, OPERATOR_KEY, type TestTenant } from "../support/tenants";
 
 /**
  * Issue 11, finding 12: admins could mint unlimited keys and webhooks, and nothing capped a
@@ -205,6 +205,30 @@ describe("per-tenant quotas", () => {
     expect((await put("b", null)).status).toBe(204);
     expect((await put("c", { v: 1 })).status).toBe(204);
     expect(await countOf(env.DB, t.tenant, "store_items")).toBe(2);
+  });
+
+  it("LangGraph store bytes: a member's puts past MAX_STORE_BYTES_PER_TENANT are 413 BEM-190, whatever the batch (100,000 items of 1 MiB each filled the shared D1)", async () => {
+    const t = await createTenant();
+    const { key } = await createKey(t.tenant, { role: "member", scopes: ["organization:acme"] });
+    const vars = { MAX_STORE_BYTES_PER_TENANT: "100000" };
+    const big = (n: number) => ({ s: "x".repeat(n) });
+    const put = (k: string, value: unknown) => call(vars, "/v1/langgraph/store/items", key, { namespace: ["organization", "acme"], key: k, value }, "PUT");
+    const bytes = async () =>
+      (await env.DB.prepare("SELECT n FROM tenant_counts WHERE tenant_id = ? AND kind = 'store_bytes'").bind(t.tenant).first<{ n: number }>())?.n;
+    expect((await put("a", big(40_000))).status).toBe(204);
+    expect((await put("b", big(40_000))).status).toBe(204);
+    expect(await bytes()).toBe(2 * JSON.stringify(big(40_000)).length);
+    await expectCode(await put("c", big(40_000)), 413, "BEM-190");
+    // Nor through a batch of small puts, nor by growing an item it has.
+    const ops = Array.from({ length: 30 }, (_, i) => ({ op: "put", namespace: ["organization", "acme"], key: `s${i}`, value: big(1000) }));
+    await expectCode(await call(vars, "/v1/langgraph/store/batch", key, { ops }), 413, "BEM-190");
+    await expectCode(await put("a", big(60_000)), 413, "BEM-190");
+    expect(await rows("SELECT COUNT(*) AS n FROM store_items WHERE tenant_id = ?", t.tenant)).toBe(2);
+    // An update that does not grow, or a delete, always goes in; what it frees makes room.
+    expect((await put("a", big(10_000))).status).toBe(204);
+    expect((await put("b", null)).status).toBe(204);
+    expect(await bytes()).toBe(JSON.stringify(big(10_000)).length);
+    expect((await put("c", big(40_000))).status).toBe(204);
   });
 
   it("counts are kept by triggers with every write, per tenant, and quotas default to the documented vars", async () => {
