@@ -19,8 +19,8 @@ export const QUOTAS = {
   threads: { variable: "MAX_THREADS_PER_TENANT", code: "BEM-017", fallback: 100_000, what: "threads" },
   facts: { variable: "MAX_FACTS_PER_TENANT", code: "BEM-018", fallback: 100_000, what: "facts" },
   store_items: { variable: "MAX_STORE_ITEMS_PER_TENANT", code: "BEM-121", fallback: 100_000, what: "LangGraph store items" },
-  /** Bytes of the store items' JSON values (migration 0019): the shared D1 bounds them, not the count alone. */
-  store_bytes: { variable: "MAX_STORE_BYTES_PER_TENANT", code: "BEM-190", fallback: 268_435_456, what: "bytes of LangGraph store values" },
+  /** Bytes of the store items (namespace, key and JSON value; migration 0019): the shared D1 bounds them, not the count alone. */
+  store_bytes: { variable: "MAX_STORE_BYTES_PER_TENANT", code: "BEM-190", fallback: 268_435_456, what: "bytes of LangGraph store items" },
 } as const satisfies Record<string, { variable: keyof Env; code: ErrorCode; fallback: number; what: string }>;
 
 export type QuotaKind = keyof typeof QUOTAS;

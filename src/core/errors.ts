@@ -101,7 +101,7 @@ export const catalog = {
 
   "BEM-120": { status: 400, meaning: "Invalid LangGraph store namespace or key" },
   "BEM-121": { status: 413, meaning: "Tenant holds the maximum number of LangGraph store items (MAX_STORE_ITEMS_PER_TENANT)" },
-  "BEM-190": { status: 413, meaning: "Tenant holds the maximum bytes of LangGraph store values (MAX_STORE_BYTES_PER_TENANT)" },
+  "BEM-190": { status: 413, meaning: "Tenant holds the maximum bytes of LangGraph store items (MAX_STORE_BYTES_PER_TENANT)" },
   "BEM-146": { status: 400, meaning: "Invalid LangGraph store filter (operator, value, or too many conditions)" },
   "BEM-145": { status: 413, meaning: "LangGraph delta-channel history larger than one response carries (prune, or snapshot more often)" },
 

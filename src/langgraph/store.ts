@@ -148,7 +148,7 @@ const isQuotaFailure = (e: unknown) => e instanceof Error && /NOT NULL constrain
 
 /** The tenant's store quotas (src/auth/quotas.ts). */
 export type StoreLimits = { items: number; bytes: number };
-/** Bytes of a value as SQLite's length(CAST(… AS BLOB)) counts them, which the 'store_bytes' triggers sum. */
+/** Bytes of a text as SQLite's length(CAST(… AS BLOB)) counts them: the 'store_bytes' triggers sum an item's namespace, key and value. */
 const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength;
 
 export class ScopedStore {
@@ -159,7 +159,7 @@ export class ScopedStore {
     private readonly principal: Principal,
     /**
      * The tenant's quotas: `items` (MAX_STORE_ITEMS_PER_TENANT: a put of a new key past it is 413 BEM-121)
-     * and `bytes` of the values (MAX_STORE_BYTES_PER_TENANT: a put that grows them past it is 413 BEM-190).
+     * and `bytes` of the items, namespace and key included (MAX_STORE_BYTES_PER_TENANT: a put that grows them past it is 413 BEM-190).
      * An update that does not grow its item, and a delete, always go in.
      */
     private readonly limits: StoreLimits = { items: Number.MAX_SAFE_INTEGER, bytes: Number.MAX_SAFE_INTEGER },
@@ -209,7 +209,7 @@ export class ScopedStore {
     }
     return new AppError(
       "BEM-190",
-      `This request would take the tenant's LangGraph store values past ${this.limits.bytes} bytes, the limit (MAX_STORE_BYTES_PER_TENANT). ${tail}`,
+      `This request would take the tenant's LangGraph store items past ${this.limits.bytes} bytes (namespaces, keys and values), the limit (MAX_STORE_BYTES_PER_TENANT). ${tail}`,
     );
   }
 
@@ -307,14 +307,25 @@ export class ScopedStore {
              (old.n > 0 OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_items'), 0) < ?6)
              AND (?9 <= old.bytes OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_bytes'), 0) - old.bytes + ?9 <= ?10)
            THEN ?4 END, ?5, ?5, ?7, ?8
-         FROM (SELECT COUNT(*) AS n, COALESCE(SUM(length(CAST(value AS BLOB))), 0) AS bytes FROM store_items
+         FROM (SELECT COUNT(*) AS n, COALESCE(SUM(length(CAST(namespace AS BLOB)) + length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))), 0) AS bytes FROM store_items
                WHERE tenant_id = ?1 AND namespace = ?2 AND key = ?3) AS old
          WHERE 1
          ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
            expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes,
            created_at = CASE WHEN store_items.expires_at <= excluded.updated_at THEN excluded.created_at ELSE store_items.created_at END`,
       )
-      .bind(this.tenant, joined(ns), key, text, now, this.limits.items, expires, ttl, utf8Bytes(text), this.limits.bytes);
+      .bind(
+        this.tenant,
+        joined(ns),
+        key,
+        text,
+        now,
+        this.limits.items,
+        expires,
+        ttl,
+        utf8Bytes(joined(ns)) + utf8Bytes(key) + utf8Bytes(text),
+        this.limits.bytes,
+      );
   }
 
   /** Renews the TTL of these items (those put with one). */

@@ -217,7 +217,8 @@ describe("per-tenant quotas", () => {
       (await env.DB.prepare("SELECT n FROM tenant_counts WHERE tenant_id = ? AND kind = 'store_bytes'").bind(t.tenant).first<{ n: number }>())?.n;
     expect((await put("a", big(40_000))).status).toBe(204);
     expect((await put("b", big(40_000))).status).toBe(204);
-    expect(await bytes()).toBe(2 * JSON.stringify(big(40_000)).length);
+    const item = (n: number) => "organization.acme".length + 1 + JSON.stringify(big(n)).length; // namespace, key and value
+    expect(await bytes()).toBe(2 * item(40_000));
     await expectCode(await put("c", big(40_000)), 413, "BEM-190");
     // Nor through a batch of small puts, nor by growing an item it has.
     const ops = Array.from({ length: 30 }, (_, i) => ({ op: "put", namespace: ["organization", "acme"], key: `s${i}`, value: big(1000) }));
@@ -227,8 +228,16 @@ describe("per-tenant quotas", () => {
     // An update that does not grow, or a delete, always goes in; what it frees makes room.
     expect((await put("a", big(10_000))).status).toBe(204);
     expect((await put("b", null)).status).toBe(204);
-    expect(await bytes()).toBe(JSON.stringify(big(10_000)).length);
+    expect(await bytes()).toBe(item(10_000));
     expect((await put("c", big(40_000))).status).toBe(204);
+    // Namespaces and keys count too: 100 items of a long namespace and key with empty values are not free.
+    const keys = Array.from({ length: 100 }, (_, i) => ({
+      op: "put",
+      namespace: ["organization", "acme", "x".repeat(256)],
+      key: `${i}`.padEnd(512, "k"),
+      value: {},
+    }));
+    await expectCode(await call(vars, "/v1/langgraph/store/batch", key, { ops: keys }), 413, "BEM-190");
   });
 
   it("counts are kept by triggers with every write, per tenant, and quotas default to the documented vars", async () => {
