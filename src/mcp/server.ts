@@ -19,6 +19,7 @@ import { errorText, log } from "../core/log";
  */
 
 const TOOLS: readonly Tool[] = [...MCP_MEMORY_TOOLS, ...THREAD_TOOLS];
+const ToolsCallMethod = CallToolRequestSchema.pick({ method: true }).loose();
 
 /** Outside a run there are no memory layers: MCP's memory tools (./memory-tools) give their own defaults. */
 function callerFor(env: Env, principal: Principal): ToolCaller {
@@ -40,7 +41,11 @@ function mcpServer(env: Env, principal: Principal): Server {
   // previous ones wrote, so quota checks (the tenant's facts) hold within a batch, and a batch adds
   // at most one write in flight to the overshoot bound of concurrent requests.
   let previous: Promise<unknown> = Promise.resolve();
-  server.setRequestHandler(CallToolRequestSchema, (req) => {
+  // Registered with the method alone: the SDK's own tools/call check then answers params that do not
+  // parse with -32602 Invalid params; registered with CallToolRequestSchema, its generic parse ran first
+  // and answered -32603 Internal error with the parser's dump.
+  server.setRequestHandler(ToolsCallMethod, (raw) => {
+    const req = CallToolRequestSchema.parse(raw);
     const turn = previous.then(() => callTool(req));
     previous = turn.catch(() => undefined);
     return turn;

@@ -270,6 +270,23 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
     await c.close();
   });
 
+  it("a tools/call whose params do not parse is JSON-RPC's -32602 Invalid params, not -32603 Internal error", async () => {
+    const t = tenant();
+    for (const params of [{ name: "recall", arguments: [1, 2] }, { arguments: {} }, { name: 7 }]) {
+      const res = await exports.default.fetch(
+        new Request("http://x/mcp", {
+          method: "POST",
+          headers: { authorization: `Bearer ${t.adminKey}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params }),
+        }),
+      );
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { error?: { code: number; message: string } };
+      expect(body.error?.code, JSON.stringify(params)).toBe(-32602);
+      expect(body.error?.message).toMatch(/Invalid tools\/call request/);
+    }
+  });
+
   it("needs a valid bearer key", async () => {
     const body = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} };
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
