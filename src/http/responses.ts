@@ -10,6 +10,7 @@ import { deleteResponse, requireResponse } from "../responses/store";
 import { itemBase, responseId, threadOfResponse } from "../responses/ids";
 import { ThreadClient } from "../thread/client";
 import { access } from "./access";
+import { responseFor } from "./memory-view";
 import type { AppEnv } from "./app-env";
 import { type Principal, tenantOf } from "../core/principal";
 import { listPage } from "./paging";
@@ -156,7 +157,7 @@ export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
   .openapi(create, (c) => runTurnRoute(c, responsesFormat, { json: c.req.valid("json"), threadHeader: c.req.valid("header")["x-thread-id"] }))
   .openapi(retrieve, async (c) => {
     const rec = await reachableResponse(c, c.req.valid("param").id);
-    return c.json(rec.body as z.infer<typeof ResponseObject>, 200);
+    return c.json(responseFor(c.get("principal"), rec.body) as z.infer<typeof ResponseObject>, 200);
   })
   .openapi(remove, async (c) => {
     // Deletes the response record only (its thread's checkpoints stay), yet what the thread keeps is

@@ -7,6 +7,7 @@ import { listThreads, ThreadList } from "../thread/thread-list";
 import { parseThreadId } from "../thread/thread-id";
 import { Checkpoint, CheckpointId, History, ThreadUpdate, ThreadState } from "../thread/types";
 import { access } from "./access";
+import { historyFor, stateFor } from "./memory-view";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { issueSummary, sentValue, validationHook } from "./validation";
@@ -131,12 +132,14 @@ export const threadRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     return c.json(await listThreads(c.env.DB, p.tenant, { ...page, only: readableThreads(p), ...(query ? { idContains: query } : {}) }), 200);
   })
   .openapi(getState, async (c) => {
-    const thread = await existingThread(c.env, c.get("principal"), c.req.valid("param").id, false);
-    return c.json(await thread.getState(c.req.valid("query").checkpoint_id), 200);
+    const principal = c.get("principal");
+    const thread = await existingThread(c.env, principal, c.req.valid("param").id, false);
+    return c.json(stateFor(principal, await thread.getState(c.req.valid("query").checkpoint_id)), 200);
   })
   .openapi(getHistory, async (c) => {
-    const thread = await existingThread(c.env, c.get("principal"), c.req.valid("param").id, false);
-    return c.json(await thread.getHistory(c.req.valid("query")), 200);
+    const principal = c.get("principal");
+    const thread = await existingThread(c.env, principal, c.req.valid("param").id, false);
+    return c.json(historyFor(principal, await thread.getHistory(c.req.valid("query"))), 200);
   })
   .route("/", stateWrites)
   .openapi(forkThread, async (c) => {

@@ -1,5 +1,8 @@
 import { z } from "@hono/zod-openapi";
 
+/** The channel a run keeps its routing summary, the scopes it loaded and this report in (src/pipeline/save-run.ts). */
+export const LAST_ROUTE = "last_route";
+
 /** One fact a load considered: loaded (and why) or left out. */
 export const FactReport = z
   .object({
@@ -37,6 +40,11 @@ export const MemoryReport = z
   .object({
     facts: z.array(FactReport),
     dropped_facts: z.number().int().openapi({ description: "Facts left out because the facts share was full" }),
+    facts_hidden: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "Read back later (thread state, history, a stored response): entries of scopes the reading key cannot read, left out" }),
     recalled: z.array(RecallReport).optional().openapi({ description: "Earlier turns recalled for the input, oldest first (absent: none)" }),
   })
   .openapi("MemoryReport");

@@ -5,7 +5,7 @@ import type { Checkpoint, UpdateOp } from "../thread/types";
 import { toThreadOps } from "./state";
 import type { LoopStep, StepWrite } from "./tools/loop";
 import type { Principal } from "../core/principal";
-import type { MemoryReport } from "../memory/report";
+import { LAST_ROUTE, type MemoryReport } from "../memory/report";
 import type { RouteResult } from "../routing/router";
 import type { Reducers } from "./state";
 import type { ThreadRoom } from "./thread-room";
@@ -51,7 +51,7 @@ export async function saveRun(s: SaveRun): Promise<string | null> {
     if (i === 0) {
       ops.push({
         op: "set",
-        channel: "last_route",
+        channel: LAST_ROUTE,
         reducer: "last_value",
         // The compact summary (no trace; see routeSummary), the scopes whose facts the run loaded and which facts, why.
         value: {

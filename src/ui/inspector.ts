@@ -187,7 +187,10 @@ function renderRouting(route: LastRoute | undefined): void {
     ["model", route.model],
     ["reason", route.reason],
     ["candidates", candidates],
-    ["memory scopes", (route.memory_scopes ?? []).join(", ")],
+    [
+      "memory scopes",
+      [...(route.memory_scopes ?? []), ...(route.memory_scopes_hidden ? [`${route.memory_scopes_hidden} this key cannot read`] : [])].join(", "),
+    ],
   ] as const) {
     dl.append(el("dt", { text: k }), el("dd", { text: v }));
   }

@@ -47,6 +47,7 @@ export function reportSummary(report: StoredMemoryReport): string {
   const tokens = loaded.reduce((n, f) => n + f.tokens, 0);
   const parts = [`${loaded.length} fact(s) loaded, ${tokens} token(s)`, `${report.dropped_facts} left out`];
   if (report.facts_omitted) parts.push(`${report.facts_omitted} more entries not stored`);
+  if (report.facts_hidden) parts.push(`${report.facts_hidden} entries from scopes this key cannot read`);
   if (report.recalled?.length) parts.push(`${report.recalled.length} earlier turn(s) recalled`);
   return parts.join("; ");
 }

@@ -22,6 +22,8 @@ export type LastRoute = {
   attempts?: unknown[];
   trace?: unknown;
   memory_scopes?: string[];
+  /** Scopes the run loaded that the reading key cannot read: left out of memory_scopes, counted (src/http/memory-view.ts). */
+  memory_scopes_hidden?: number;
   /** Which facts the run loaded and why (written since issue 16's inspector view). */
   memory?: StoredMemoryReport;
 };
@@ -38,7 +40,14 @@ export type FactReportRow = {
   score?: number;
 };
 /** last_route.memory (src/pipeline/save-run.ts): the response's report, its first entries only. */
-export type StoredMemoryReport = { facts: FactReportRow[]; dropped_facts: number; facts_omitted?: number; recalled?: RecallReportRow[] };
+export type StoredMemoryReport = {
+  facts: FactReportRow[];
+  dropped_facts: number;
+  facts_omitted?: number;
+  /** Entries of scopes the reading key cannot read: left out, counted (src/http/memory-view.ts). */
+  facts_hidden?: number;
+  recalled?: RecallReportRow[];
+};
 /** An earlier turn recall put before the recent window (src/memory/report.ts RecallReport): ids, never text. */
 export type RecallReportRow = { id: string; tokens: number; reason: "match" | "neighbour"; score: number };
 

@@ -71,6 +71,12 @@ describe("the inspector's memory report of the last run", () => {
     expect(reportSummary(report)).toBe("3 fact(s) loaded, 47 token(s); 118 left out; 3 more entries not stored");
   });
 
+  it("says how many entries are from scopes the reading key cannot read (the API leaves them out, counted)", () => {
+    expect(reportSummary({ ...report, facts_hidden: 2 })).toBe(
+      "3 fact(s) loaded, 47 token(s); 118 left out; 3 more entries not stored; 2 entries from scopes this key cannot read",
+    );
+  });
+
   it("lists the earlier turns recall brought like facts: message id, tokens, score and why", () => {
     const withTurns: StoredMemoryReport = {
       ...report,
