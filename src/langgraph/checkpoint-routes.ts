@@ -25,7 +25,7 @@ import {
   type Typed,
 } from "../thread/langgraph-checkpoint-types";
 import { LG_PAGE_BYTES, sizeOfTuple } from "../thread/langgraph-checkpoints";
-import { authorize } from "../auth/policy";
+import { authorize, readableThreads } from "../auth/policy";
 import { indexedThreads, indexThread, unindexThread } from "./thread-index";
 import { assertRoom } from "../auth/quotas";
 
@@ -225,7 +225,8 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
     let heads: (Head & { threadId: string })[] = [];
     let more = false;
     for (let after = ""; ; ) {
-      const ids = await indexedThreads(c.env.DB, tenant, after, SCAN_PAGE);
+      // The grants are in the query (a member's few threads never cost a scan of the tenant's); the policy checks each again.
+      const ids = await indexedThreads(c.env.DB, tenant, after, SCAN_PAGE, readableThreads(principal));
       const reachable = ids.filter((id) => mayReachThread(principal, id));
       const found = await Promise.all(
         reachable.map(async (id) =>

@@ -1,3 +1,5 @@
+import { threadFilterSql, type ThreadFilter } from "../thread/thread-list";
+
 /**
  * D1 index of the threads that hold LangGraph checkpoints, per tenant: what
  * `list` without a thread id walks (the checkpoints live in each thread's object).
@@ -13,11 +15,15 @@ export async function unindexThread(db: D1Database, tenant: string, threadId: st
   await db.prepare(`DELETE FROM langgraph_threads WHERE tenant_id = ? AND thread_id = ?`).bind(tenant, threadId).run();
 }
 
-/** A page of the tenant's LangGraph thread ids, in id order, after `after`. */
-export async function indexedThreads(db: D1Database, tenant: string, after: string, limit: number): Promise<string[]> {
+/**
+ * A page of the tenant's LangGraph thread ids the caller reaches (`only`: the policy's readableThreads,
+ * applied in the query, before its limit, as GET /v1/threads does), in id order, after `after`.
+ */
+export async function indexedThreads(db: D1Database, tenant: string, after: string, limit: number, only: ThreadFilter): Promise<string[]> {
+  const reach = threadFilterSql(only);
   const rows = await db
-    .prepare(`SELECT thread_id FROM langgraph_threads WHERE tenant_id = ? AND thread_id > ? ORDER BY thread_id LIMIT ?`)
-    .bind(tenant, after, limit)
+    .prepare(`SELECT thread_id FROM langgraph_threads WHERE tenant_id = ?${reach.sql} AND thread_id > ? ORDER BY thread_id LIMIT ?`)
+    .bind(tenant, ...reach.values, after, limit)
     .all<{ thread_id: string }>();
   return rows.results.map((r) => r.thread_id);
 }

@@ -56,7 +56,7 @@ export async function forgetThread(db: D1Database, tenant: string, threadId: str
 export type ThreadFilter = { all: true } | { all: false; exact: readonly string[]; prefixes: readonly string[] };
 
 /** The filter as SQL; prefixes compare by substr with the length inlined (a computed integer), so each costs one bound value. */
-function filterSql(f: ThreadFilter): { sql: string; values: string[] } {
+export function threadFilterSql(f: ThreadFilter): { sql: string; values: string[] } {
   if (f.all) return { sql: "", values: [] };
   const terms = [...f.exact.map(() => "thread_id = ?"), ...f.prefixes.map((p) => (p === "" ? "1" : `substr(thread_id, 1, ${p.length}) = ?`))];
   if (terms.length === 0) return { sql: " AND 0", values: [] };
@@ -79,7 +79,7 @@ export async function listThreads(
   opts: { limit?: number; before?: string; only?: ThreadFilter; idContains?: string } = {},
 ): Promise<ThreadList> {
   const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 20), 1), 100);
-  const grants = filterSql(opts.only ?? { all: true });
+  const grants = threadFilterSql(opts.only ?? { all: true });
   const contains = containsSql(opts.idContains);
   const only = { sql: grants.sql + contains.sql, values: [...grants.values, ...contains.values] };
   const cols = `SELECT thread_id, created_at, updated_at FROM threads`;

@@ -1,11 +1,12 @@
-import { runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
 import { threadObjectName } from "../../src/thread/thread-id";
 import type { ThreadDO } from "../../src/object/thread-object";
-import { api, createKey, createTenant, OPERATOR_KEY } from "../support/tenants";
+import { app } from "../../src/http/app";
+import { api, authHeaders, createKey, createTenant, OPERATOR_KEY } from "../support/tenants";
 import { EdgeweaveSaver } from "../../src/langgraph-client/saver";
 import { BASE_URL, saverFor, workerFetch } from "./support";
 
@@ -149,6 +150,35 @@ describe("EdgeweaveSaver over the Worker", () => {
     const adminAll = [];
     for await (const tuple of admin.list({ configurable: {} })) adminAll.push(tuple.config.configurable?.thread_id);
     expect(adminAll.sort()).toEqual(["mine", "theirs"]);
+  });
+
+  it("a cross-thread list reads only the index rows the key reaches: a member's grants are in the query, not applied to every thread of the tenant", async () => {
+    const t = await createTenant();
+    await putOne(saverFor(t.adminKey), "lg-mine");
+    // 150 other LangGraph threads in the tenant's index (three pages of the scan).
+    const others = Array.from({ length: 150 }, (_, i) => `other-${String(i).padStart(3, "0")}`);
+    await env.DB.batch(
+      others.map((id) => env.DB.prepare("INSERT INTO langgraph_threads (tenant_id, thread_id, created_at) VALUES (?, ?, 0)").bind(t.tenant, id)),
+    );
+    const member = await createKey(t.tenant, { role: "member", scopes: ["session:lg-*"] });
+    const reads: string[] = [];
+    const db = new Proxy(env.DB, {
+      get(target, prop) {
+        if (prop === "prepare") return (sql: string) => (sql.includes("FROM langgraph_threads") && reads.push(sql), target.prepare(sql));
+        const v = Reflect.get(target, prop);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const ctx = createExecutionContext();
+    const res = await app.fetch(
+      new Request("http://x/v1/langgraph/list", { method: "POST", headers: authHeaders(member.key), body: "{}" }),
+      { ...env, DB: db },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { tuples: { thread_id: string }[] }).tuples.map((x) => x.thread_id)).toEqual(["lg-mine"]);
+    expect(reads.length).toBe(1);
   });
 
   it("tenants never see each other's checkpoints, even under the same thread id", async () => {
