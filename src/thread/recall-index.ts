@@ -56,7 +56,7 @@ export type RecallHit = { seq: number; score: number };
  * the rows matching a `rare` word are the candidates; `common` words, when present, add to a
  * candidate's score exactly as in one OR of all the words, but find no row on their own.
  */
-export type RecallMatch = { rare: string; common: string | null };
+export type RecallMatch = { rare: string; common: string | null; words: { rare: string[]; common: string[] } };
 
 /**
  * The ranked rows of `m` as one SELECT (rowid AS seq, bm: its bm25(), lower is closer), with `where` added to each arm.
@@ -140,15 +140,21 @@ export class WordCounts {
 /**
  * The FTS5 query for a text (never caller syntax): its search words, in a large thread split
  * into rare and common ones by how many rows each matches (SCORED_ROWS), the too common left
- * out (DROP_SHARE). null: nothing to search for.
+ * out (DROP_SHARE). null: nothing to search for. `highest` is the thread's highest position (its rows, in SCORED_ROWS' sense).
  */
-export function recallMatch(sql: SqlStorage, query: string, counts: WordCounts = new WordCounts()): RecallMatch | null {
+export function recallMatch(
+  sql: SqlStorage,
+  query: string,
+  counts: WordCounts = new WordCounts(),
+  highest: () => number = () => sql.exec<{ n: number }>(`SELECT COALESCE(MAX(seq), 0) AS n FROM messages`).one().n,
+): RecallMatch | null {
   const terms = searchTerms(query);
   const all = matchExpression(terms);
   if (all === null) return null;
-  if (terms.length === 1) return { rare: all, common: null };
-  const rows = sql.exec<{ n: number }>(`SELECT COALESCE(MAX(seq), 0) AS n FROM messages`).one().n;
-  if (rows <= SCORED_ROWS) return { rare: all, common: null };
+  const whole = { rare: all, common: null, words: { rare: terms, common: [] } };
+  if (terms.length === 1) return whole;
+  const rows = highest();
+  if (rows <= SCORED_ROWS) return whole;
   const drop = Math.floor(rows * DROP_SHARE);
   const counted = terms.map((t) => ({ t, n: counts.of(sql, t, rows, drop + 1) })).sort((a, b) => a.n - b.n);
   const rare: string[] = [];
@@ -161,5 +167,5 @@ export function recallMatch(sql: SqlStorage, query: string, counts: WordCounts =
       scored += n;
     } else common.push(t);
   }
-  return { rare: matchExpression(rare)!, common: matchExpression(common) };
+  return { rare: matchExpression(rare)!, common: matchExpression(common), words: { rare, common } };
 }

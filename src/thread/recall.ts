@@ -3,6 +3,7 @@ import { searchTerms } from "../core/search-terms";
 import { estimateTokens, type TokenEstimator } from "../core/tokens";
 import { messageHash } from "./message-hash";
 import { recallMatch, searchRecall, WordCounts, type RecallHit } from "./recall-index";
+import { LEARNT_ROWS, RecallScores } from "./recall-scores";
 import { decodeMessage } from "./thread-rows";
 import type { LoadRecentResult, RecallAsk, RecalledTurn } from "./types";
 
@@ -11,7 +12,8 @@ import type { LoadRecentResult, RecallAsk, RecalledTurn } from "./types";
  * to the earlier turns that best match the query (the recall index, recall-index.ts), each
  * with `neighbours` turns either side — the answer to a question is often the next turn —
  * and the newest window keeps the rest. Runs inside the thread's object over its own SQLite:
- * one FTS5 query, a few index seeks per match, one read of the chosen rows.
+ * one FTS5 query (or the rows written since the last one, recall-scores.ts), a few index seeks
+ * per match, one read of the chosen rows.
  *
  * The fusion point for more channels (a dense one later): `pickRecall` takes scored hits;
  * another channel's hits merge into that list (e.g. reciprocal-rank fusion) before picking.
@@ -213,7 +215,16 @@ export function rowAccess(sql: SqlStorage, before: number, hits: readonly Recall
 }
 
 const seqOf = (sql: SqlStorage, id: string): number | undefined => sql.exec<{ seq: number }>(`SELECT seq FROM messages WHERE id = ?`, id).toArray()[0]?.seq;
-const endSeq = (sql: SqlStorage): number => sql.exec<{ s: number }>(`SELECT COALESCE(MAX(seq), 0) + 1 AS s FROM messages`).one().s;
+/** The position of the message `id` (past the newest when it is not given or not there) and the thread's highest. */
+function positionsOf(sql: SqlStorage, id: string | undefined): { start: number; highest: number } {
+  const r = sql
+    .exec<{ start: number | null; highest: number }>(
+      `SELECT (SELECT seq FROM messages WHERE id = ?) AS start, COALESCE((SELECT MAX(seq) FROM messages), 0) AS highest`,
+      id ?? null,
+    )
+    .one();
+  return { start: r.start ?? r.highest + 1, highest: r.highest };
+}
 
 /**
  * The turns for `budget` tokens with recall: the newest window that fits when the whole
@@ -228,18 +239,24 @@ export function recallWindow(
   ask: RecallAsk,
   counts: WordCounts = new WordCounts(),
   known: RecallRows = new RecallRows(),
+  scores: RecallScores = new RecallScores(),
 ): LoadRecentResult {
   const full = recent(budget);
   const plain = { ...full, recalled: [], recalled_tokens: 0 };
   const share = Math.min(1, Math.max(0, ask.share));
-  const match = full.truncated ? recallMatch(sql, ask.query, counts) : null;
-  if (!full.truncated || share === 0 || match === null) return plain;
+  if (!full.truncated || share === 0) return plain;
   const window = recent(Math.floor(budget * (1 - share)));
-  const first = window.messages[0];
-  const start = first ? (seqOf(sql, first.id) ?? endSeq(sql)) : endSeq(sql);
+  // The window's first position and the thread's highest, in one statement, read only once a query has words.
+  let at: { start: number; highest: number } | undefined;
+  const positions = () => (at ??= positionsOf(sql, window.messages[0]?.id));
+  const match = recallMatch(sql, ask.query, counts, () => positions().highest);
+  if (match === null) return plain;
   const room = budget - window.tokens - EXCERPT_HEADER_TOKENS;
   if (room < EXCERPT_GROUP_TOKENS) return plain;
-  const hits = searchRecall(sql, match, start, Math.min(MAX_HITS, 16 + Math.ceil(room / 16)));
+  const { start, highest } = positions();
+  const limit = Math.min(MAX_HITS, 16 + Math.ceil(room / 16));
+  // The same hits either way: scored here from what FTS5 said before (a thread up to LEARNT_ROWS), else by FTS5.
+  const hits = (highest <= LEARNT_ROWS ? scores.search(sql, match, start, limit) : null) ?? searchRecall(sql, match, start, limit);
   const neighbours = Math.max(0, Math.trunc(ask.neighbours));
   const picked = pickRecall(hits, rowAccess(sql, start, hits, neighbours + 2, known), room, neighbours);
   if (picked.length === 0) return plain;

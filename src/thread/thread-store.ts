@@ -12,6 +12,7 @@ import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, redu
 import type { ThreadMeta } from "./meta";
 import { RecallRows, recallOver, recallWindow } from "./recall";
 import { recallMatch, searchLive, WordCounts } from "./recall-index";
+import { RecallScores } from "./recall-scores";
 import { openThreadMeta, type Transaction } from "./sql-schema";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
@@ -135,6 +136,8 @@ export class ThreadStore {
   private readonly wordCounts = new WordCounts();
   /** What recall read of the rows older than the window, kept between recalls; cleared by any write but an append (recall.ts). */
   private readonly recallRows = new RecallRows();
+  /** What FTS5 said of query words' rows, kept between recalls to score only new rows; cleared with recallRows (recall-scores.ts). */
+  private readonly recallScores = new RecallScores();
   private readonly ids: IdGenerator;
   private readonly limits: StoreLimits;
   private readonly now: () => number;
@@ -242,7 +245,15 @@ export class ThreadStore {
   recent(maxTokens: number, opts: LoadRecentOptions = {}): LoadRecentResult {
     // With `recall`, part of the budget goes to earlier turns relevant to its query (recall.ts).
     if (opts.recall)
-      return recallWindow(this.sql, (t) => this.recent(t, { ...opts, recall: undefined }), maxTokens, opts.recall, this.wordCounts, this.recallRows);
+      return recallWindow(
+        this.sql,
+        (t) => this.recent(t, { ...opts, recall: undefined }),
+        maxTokens,
+        opts.recall,
+        this.wordCounts,
+        this.recallRows,
+        this.recallScores,
+      );
     const cached = this.tailCache?.recent(maxTokens, opts);
     if (cached) {
       this.lastScanRows = 0;
@@ -372,6 +383,7 @@ export class ThreadStore {
       this.tailCache = null;
       this.channelsHeld.clear();
       this.recallRows.clear();
+      this.recallScores.clear();
       this.live = null;
       return cp;
     });
@@ -394,6 +406,7 @@ export class ThreadStore {
       this.tailCache = null;
       this.channelsHeld.clear();
       this.recallRows.clear();
+      this.recallScores.clear();
       this.historyTotal = null;
       throw e;
     }
@@ -515,6 +528,7 @@ export class ThreadStore {
     if (!onlyAppends) {
       this.tailCache = null;
       this.recallRows.clear();
+      this.recallScores.clear();
     } else this.tailCache?.append(appended);
     return cp;
   }

@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { MessageInput } from "../../src/core/message";
 import { recallMatch, searchRecall, WordCounts } from "../../src/thread/recall-index";
+import { RecallScores } from "../../src/thread/recall-scores";
 import { MIGRATIONS } from "../../src/thread/sql-schema";
 import { ThreadStore } from "../../src/thread/thread-store";
 import type { LoadRecentResult, RecallAsk } from "../../src/thread/types";
@@ -131,6 +132,67 @@ describe("recall index and recall inside the thread object", () => {
     });
   });
 
+  it("recall scored from what FTS5 said of each word before gives FTS5's own hits, in order and to the last bit, as the thread grows", async () => {
+    await withStore((store, storage) => {
+      // Fixed-seed text over a small vocabulary (stemmed forms, repeats, names in most rows), appended a turn at a time between queries.
+      let seed = 21_2026;
+      const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+      const vocab =
+        "Caroline Melanie paint painted painting kayak lake garden gardens bicycle library fountain adoption support group camping trip pottery".split(" ");
+      const text = (n: number) => Array.from({ length: n }, () => vocab[Math.floor(next() * vocab.length)]).join(" ");
+      const line = (i: number): MessageInput => ({
+        role: i % 2 ? "assistant" : "user",
+        content: `${i % 2 ? "Melanie" : "Caroline"}: ${text(3 + Math.floor(next() * 12))}`,
+      });
+      store.update({ ops: [{ op: "append", messages: Array.from({ length: 300 }, (_, i) => line(i)) }] }, "update");
+      const scores = new RecallScores();
+      let compared = 0;
+      for (let q = 0; q < 60; q++) {
+        const m = recallMatch(storage.sql, text(2 + (q % 5)));
+        if (m === null) continue;
+        const highest = storage.sql.exec<{ n: number }>(`SELECT MAX(seq) AS n FROM messages`).one().n;
+        for (const [before, limit] of [
+          [highest + 1, 128],
+          [highest - 20, 40],
+        ] as const) {
+          const ours = scores.search(storage.sql, m, before, limit);
+          expect(ours).not.toBeNull();
+          expect(ours).toEqual(searchRecall(storage.sql, m, before, limit));
+          compared += ours!.length;
+        }
+        store.update({ ops: [{ op: "append", messages: [line(2 * q), line(2 * q + 1)] }] }, "update");
+      }
+      expect(compared).toBeGreaterThan(3000);
+    });
+  });
+
+  it("what recall learnt of words' rows follows every write: after a replace, remove, remove_all or fork a store recalls as a fresh one does", async () => {
+    await withStore((store, storage) => {
+      const first = store.update({ ops: [{ op: "append", messages: [...filler(4), ...planted, ...filler(100, 4)] }] }, "update");
+      const same = (query: string) => {
+        const r = recall(store, 400, ask(query));
+        // A store opened now over the same rows has learnt nothing yet: it asks FTS5 about every row.
+        expect(r.recalled!.map((t) => [t.message.id, t.score])).toEqual(
+          recall(ThreadStore.of(storage), 400, ask(query)).recalled!.map((t) => [t.message.id, t.score]),
+        );
+        return ids(r);
+      };
+      // Learnt: "kayak" holds no row, "bicycle" one.
+      expect(same("kayak bicycle")).toContain("q1");
+      store.update({ ops: [{ op: "replace", message: { id: "f2", role: "user", content: "The red kayak is in the shed, next to the bicycle." } }] }, "update");
+      expect(same("kayak bicycle")).toContain("f2");
+      store.update({ ops: [{ op: "remove", id: "q1" }] }, "update");
+      expect(same("kayak bicycle")).not.toContain("q1");
+      store.fork(first.id);
+      expect(same("kayak bicycle")).not.toContain("f2");
+      store.update(
+        { ops: [{ op: "remove_all" }, { op: "append", messages: [{ id: "k", role: "user", content: "kayak kayak bicycle" }, ...filler(100, 300)] }] },
+        "update",
+      );
+      expect(same("kayak bicycle")).toContain("k");
+    });
+  });
+
   it("never splits a tool-call pair: a recalled call comes with its results and a result with its call", async () => {
     await withStore((store) => {
       const call = {
@@ -212,8 +274,8 @@ describe("recall index and recall inside the thread object", () => {
       }));
       rows[40] = { id: "kayak", role: "user", content: "Caroline: the red kayak is in the shed" };
       for (let i = 0; i < rows.length; i += 1000) store.update({ ops: [{ op: "append", messages: rows.slice(i, i + 1000) as MessageInput[] }] }, "update");
-      expect(recallMatch(storage.sql, "Where is Caroline's kayak?")).toEqual({ rare: '"kayak"', common: null });
-      expect(recallMatch(storage.sql, "Caroline")).toEqual({ rare: '"caroline"', common: null });
+      expect(recallMatch(storage.sql, "Where is Caroline's kayak?")).toMatchObject({ rare: '"kayak"', common: null });
+      expect(recallMatch(storage.sql, "Caroline")).toMatchObject({ rare: '"caroline"', common: null });
       expect(ids(recall(store, 400, ask("Where is Caroline's kayak?")))).toContain("kayak");
     });
   });
@@ -234,7 +296,7 @@ describe("recall index and recall inside the thread object", () => {
         rows[i] = { id: `k${i}`, role: "user", content: text };
       for (let i = 0; i < rows.length; i += 1000) store.update({ ops: [{ op: "append", messages: rows.slice(i, i + 1000) as MessageInput[] }] }, "update");
       const m = recallMatch(storage.sql, "kayak garden");
-      expect(m).toEqual({ rare: '"kayak"', common: '"garden"' });
+      expect(m).toMatchObject({ rare: '"kayak"', common: '"garden"', words: { rare: ["kayak"], common: ["garden"] } });
       const hits = searchRecall(storage.sql, m!, 6001, 50);
       expect(hits.map((h) => h.seq).sort((a, b) => a - b)).toEqual([101, 701, 1501]);
       const full = new Map(
@@ -261,13 +323,13 @@ describe("recall index and recall inside the thread object", () => {
       // 6,000 rows: heron in 10, otter in 1,100 (more than the rows scored, under a quarter).
       for (let k = 0; k < 6; k++) add(1000, k * 1000, (i) => (i % 100 === 0 ? `heron sighting ${i}` : i % 5 === 1 ? `otter note ${i}` : `plain note ${i}`));
       const counts = new WordCounts();
-      expect(recallMatch(storage.sql, "heron otter", counts)).toEqual({ rare: '"heron"', common: '"otter"' });
+      expect(recallMatch(storage.sql, "heron otter", counts)).toMatchObject({ rare: '"heron"', common: '"otter"' });
       // 500 heron rows more (under an eighth of the thread): the remembered count still serves.
       add(500, 6000, (i) => `heron again ${i}`);
       expect(counts.of(storage.sql, "heron", 6500, 1625)).toBe(60);
       // Past an eighth: counted again, and heron is now the common one.
       add(800, 6500, (i) => `heron again ${i}`);
-      expect(recallMatch(storage.sql, "heron otter", counts)).toEqual({ rare: '"otter"', common: '"heron"' });
+      expect(recallMatch(storage.sql, "heron otter", counts)).toMatchObject({ rare: '"otter"', common: '"heron"' });
       expect(counts.of(storage.sql, "heron", 7300, 1826)).toBe(1360);
     });
   });

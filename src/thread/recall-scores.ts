@@ -1,0 +1,157 @@
+import { quoteTerm } from "../core/search-terms";
+import type { RecallHit, RecallMatch } from "./recall-index";
+
+/**
+ * FTS5's bm25(recall_fts) for a recall query, computed here from what FTS5 itself said about
+ * each query word earlier, so that a query scores only the rows written since instead of every
+ * row holding one of its words (FTS5's cost is per matched row: its BM25 and its length read,
+ * ~2 µs each, two thirds of a recall in a turn).
+ *
+ * FTS5's BM25 of a row (fts5_aux.c) is, over the query's phrases in order,
+ *   Σ idf(p) · f(p) · (k1 + 1) / (f(p) + k1 · (1 − b + b · D / avgdl)),   idf(p) = ln((N − n(p) + 0.5) / (n(p) + 0.5)) (1e-6 if ≤ 0),
+ * with N and the token total behind avgdl from its averages record, D the row's length (its
+ * docsize record) and f(p) the row's count of the phrase. Only f and n need the text's tokens;
+ * both are learnt from FTS5: a word's rows and their single-phrase bm25(), whose one term, with
+ * N, n, D and avgdl known, gives f — kept only when the formula here gives back FTS5's value to
+ * the last bit, else the query goes to FTS5 (null). Appends only add rows above every other
+ * (a new row's position is the highest + 1), so what was learnt stays true up to the newest row
+ * it covered and each query asks FTS5 only about the rows above that, in one statement; any
+ * other write (replace, remove, remove_all, fork, a rollback) clears it (ThreadStore, as RecallRows).
+ */
+
+const K1 = 1.2;
+const B = 0.75;
+/** Words' rows and row lengths kept, and words: past either, it starts over. */
+const MAX_ENTRIES = 65_536;
+const MAX_WORDS = 4096;
+/** Threads up to this many rows (positions) are scored here: a word's rows are read once, all of them. */
+export const LEARNT_ROWS = 4096;
+
+/** FTS5's varints (fts5_varint.c: SQLite's, big-endian 7 bits per byte, the 9th byte whole), from hex. */
+function varints(hex: string): number[] {
+  const out: number[] = [];
+  let v = 0;
+  let n = 0;
+  for (let i = 0; i < hex.length; i += 2) {
+    const byte = Number.parseInt(hex.slice(i, i + 2), 16);
+    if (n === 8) {
+      out.push(v * 256 + byte);
+      v = 0;
+      n = 0;
+      continue;
+    }
+    v = v * 128 + (byte & 0x7f);
+    n++;
+    if (byte < 0x80) {
+      out.push(v);
+      v = 0;
+      n = 0;
+    }
+  }
+  return out;
+}
+
+const idfOf = (rows: number, hits: number): number => {
+  const idf = Math.log((rows - hits + 0.5) / (hits + 0.5));
+  return idf <= 0 ? 1e-6 : idf;
+};
+
+/** One phrase's term of a row's score, as fts5Bm25Function computes it. */
+const termOf = (idf: number, f: number, d: number, avgdl: number): number => idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * d) / avgdl)));
+
+type Row = { k: string; seq: number; x: number | string | null };
+
+export class RecallScores {
+  /** Each learnt word's rows and its count in each, for every row up to the word's `upTo`. */
+  private readonly words = new Map<string, { rows: Map<number, number>; upTo: number }>();
+  /** Each indexed row's length in tokens, for every row up to `upTo`. */
+  private readonly lengths = new Map<number, number>();
+  private upTo = 0;
+  private entries = 0;
+
+  clear(): void {
+    this.words.clear();
+    this.lengths.clear();
+    this.upTo = 0;
+    this.entries = 0;
+  }
+
+  /**
+   * The rows older than `beforeSeq` best matching `m`, best first, at most `limit` — the same
+   * rows, order and scores as searchRecall — or null when FTS5 must answer (a word too common
+   * to learn, a value not reproduced exactly).
+   */
+  search(sql: SqlStorage, m: RecallMatch, beforeSeq: number, limit: number): RecallHit[] | null {
+    const phrases = [...m.words.rare, ...m.words.common];
+    if (this.entries > MAX_ENTRIES || this.words.size > MAX_WORDS) this.clear();
+    // One statement: the averages record, the lengths of rows above upTo, and each word's rows above its own upTo (all for a word not learnt yet).
+    const asked = JSON.stringify(phrases.map((w, i) => [i, quoteTerm(w), this.words.get(w)?.upTo ?? 0]));
+    const rows = sql
+      .exec<Row>(
+        `SELECT 'a' AS k, 0 AS seq, hex(block) AS x FROM recall_fts_data WHERE id = 1 ` +
+          `UNION ALL SELECT 'd', id, hex(sz) FROM recall_fts_docsize WHERE id > ? ` +
+          `UNION ALL SELECT w.value->>0, recall_fts.rowid, bm25(recall_fts) FROM json_each(?) AS w, recall_fts ` +
+          `WHERE recall_fts MATCH w.value->>1 AND recall_fts.rowid > w.value->>2`,
+        this.upTo,
+        asked,
+      )
+      .toArray();
+    let totals: number[] = [];
+    let top = this.upTo;
+    const found = phrases.map(() => [] as { seq: number; bm: number }[]);
+    for (const r of rows) {
+      if (r.k === "a") totals = varints(String(r.x));
+      else if (r.k === "d") {
+        if (!this.lengths.has(r.seq)) this.entries++;
+        this.lengths.set(r.seq, varints(String(r.x))[0] ?? 0);
+        top = Math.max(top, r.seq);
+      } else found[Number(r.k)]!.push({ seq: r.seq, bm: Number(r.x) });
+    }
+    const n = totals[0] ?? 0;
+    if (n <= 0) return [];
+    const avgdl = (totals[1] ?? 0) / n;
+    // Each word's new rows' counts, from their single-phrase scores; nothing is kept unless every one reproduces FTS5's value.
+    const learnt: [number, number][][] = [];
+    for (const [i, w] of phrases.entries()) {
+      const fresh = found[i]!;
+      const idf = idfOf(n, (this.words.get(w)?.rows.size ?? 0) + fresh.length);
+      const got: [number, number][] = [];
+      for (const { seq, bm } of fresh) {
+        const d = this.lengths.get(seq);
+        if (d === undefined) return null;
+        const f = Math.round((-bm * K1 * (1 - B + (B * d) / avgdl)) / (idf * (K1 + 1.0) + bm));
+        if (!(f >= 1) || termOf(idf, f, d, avgdl) !== -bm) return null;
+        got.push([seq, f]);
+      }
+      learnt.push(got);
+    }
+    // What was read now covers every row up to the newest one indexed.
+    const counts = phrases.map((w, i) => {
+      const rows = this.words.get(w)?.rows ?? new Map<number, number>();
+      for (const [seq, f] of learnt[i]!) rows.set(seq, f);
+      this.entries += learnt[i]!.length;
+      this.words.set(w, { rows, upTo: top });
+      return rows;
+    });
+    this.upTo = top;
+    // Candidates: the rows holding a rare word; every word adds its term, in the query's phrase order (as FTS5 sums them).
+    const idfs = counts.map((c) => idfOf(n, c.size));
+    const scored: { seq: number; bm: number }[] = [];
+    const seen = new Set<number>();
+    for (let i = 0; i < m.words.rare.length; i++) {
+      for (const seq of counts[i]!.keys()) {
+        if (seq >= beforeSeq || seen.has(seq)) continue;
+        seen.add(seq);
+        const d = this.lengths.get(seq)!;
+        let score = 0;
+        for (let j = 0; j < counts.length; j++) {
+          const f = counts[j]!.get(seq);
+          if (f !== undefined) score += termOf(idfs[j]!, f, d, avgdl);
+        }
+        scored.push({ seq, bm: -1.0 * score });
+      }
+    }
+    scored.sort((a, b) => a.bm - b.bm || a.seq - b.seq);
+    return scored.slice(0, limit).map((h) => ({ seq: h.seq, score: -h.bm }));
+  }
+}
