@@ -21,8 +21,8 @@ import type { RecallHit, RecallMatch } from "./recall-index";
 
 const K1 = 1.2;
 const B = 0.75;
-/** Words' rows and row lengths kept, and words: past either, it starts over. */
-const MAX_ENTRIES = 65_536;
+/** Words' rows kept, and words: past either, it starts over (typed arrays: ~5 bytes a row, nothing for the collector to trace). */
+const MAX_ENTRIES = 262_144;
 const MAX_WORDS = 4096;
 /** Threads up to this many rows (positions) are scored here: a word's rows are read once, all of them. */
 export const LEARNT_ROWS = 4096;
@@ -59,27 +59,51 @@ const idfOf = (rows: number, hits: number): number => {
 /** One phrase's term of a row's score, as fts5Bm25Function computes it. */
 const termOf = (idf: number, f: number, d: number, avgdl: number): number => idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * d) / avgdl)));
 
-type Row = { k: string; seq: number; x: number | string | null };
+type Row = { k: string | number; seq: number; x: number | string | null };
+
+/** One word's rows, ascending (appends only add higher ones), and its count in each; every row up to `upTo`. */
+type Word = { seqs: Int32Array; counts: Uint8Array; n: number; upTo: number };
+
+/** `w` with `add` (ascending, all above its rows) appended. */
+function grown(w: Word | undefined, add: readonly [number, number][], upTo: number): Word {
+  const n = (w?.n ?? 0) + add.length;
+  let seqs = w?.seqs ?? new Int32Array(Math.max(4, n));
+  let counts = w?.counts ?? new Uint8Array(seqs.length);
+  if (n > seqs.length) {
+    const size = Math.max(n, 2 * seqs.length);
+    seqs = new Int32Array(size);
+    counts = new Uint8Array(size);
+    seqs.set(w!.seqs.subarray(0, w!.n));
+    counts.set(w!.counts.subarray(0, w!.n));
+  }
+  add.forEach(([seq, f], k) => {
+    seqs[(w?.n ?? 0) + k] = seq;
+    counts[(w?.n ?? 0) + k] = f;
+  });
+  return { seqs, counts, n, upTo };
+}
 
 export class RecallScores {
-  /** Each learnt word's rows and its count in each, for every row up to the word's `upTo`. */
-  private readonly words = new Map<string, { rows: Map<number, number>; upTo: number }>();
-  /** Each indexed row's length in tokens, for every row up to `upTo`. */
-  private readonly lengths = new Map<number, number>();
+  private readonly words = new Map<string, Word>();
+  /** Each indexed row's length in tokens, by position, for every row up to `upTo`. */
+  private lengths = new Int32Array(0);
   private upTo = 0;
   private entries = 0;
+  /** Each position's score and whether it holds a rare word, for one query at a time (kept: no allocation per query). */
+  private sums = new Float64Array(0);
+  private candidates = new Uint8Array(0);
 
   clear(): void {
     this.words.clear();
-    this.lengths.clear();
+    this.lengths = new Int32Array(0);
     this.upTo = 0;
     this.entries = 0;
   }
 
   /**
    * The rows older than `beforeSeq` best matching `m`, best first, at most `limit` — the same
-   * rows, order and scores as searchRecall — or null when FTS5 must answer (a word too common
-   * to learn, a value not reproduced exactly).
+   * rows, order and scores as searchRecall — or null when FTS5 must answer (a count that does
+   * not give FTS5's value back, a thread past LEARNT_ROWS).
    */
   search(sql: SqlStorage, m: RecallMatch, beforeSeq: number, limit: number): RecallHit[] | null {
     const phrases = [...m.words.rare, ...m.words.common];
@@ -97,60 +121,63 @@ export class RecallScores {
       )
       .toArray();
     let totals: number[] = [];
-    let top = this.upTo;
+    const sizes: [number, number][] = [];
     const found = phrases.map(() => [] as { seq: number; bm: number }[]);
     for (const r of rows) {
       if (r.k === "a") totals = varints(String(r.x));
-      else if (r.k === "d") {
-        if (!this.lengths.has(r.seq)) this.entries++;
-        this.lengths.set(r.seq, varints(String(r.x))[0] ?? 0);
-        top = Math.max(top, r.seq);
-      } else found[Number(r.k)]!.push({ seq: r.seq, bm: Number(r.x) });
+      else if (r.k === "d") sizes.push([r.seq, varints(String(r.x))[0] ?? 0]);
+      else found[Number(r.k)]!.push({ seq: r.seq, bm: Number(r.x) });
     }
+    const top = sizes.reduce((t, [seq]) => Math.max(t, seq), this.upTo);
+    if (top > LEARNT_ROWS) return null;
+    if (top >= this.lengths.length) {
+      const wider = new Int32Array(Math.max(top + 1, 2 * this.lengths.length));
+      wider.set(this.lengths);
+      this.lengths = wider;
+    }
+    for (const [seq, d] of sizes) this.lengths[seq] = d;
     const n = totals[0] ?? 0;
     if (n <= 0) return [];
     const avgdl = (totals[1] ?? 0) / n;
     // Each word's new rows' counts, from their single-phrase scores; nothing is kept unless every one reproduces FTS5's value.
     const learnt: [number, number][][] = [];
     for (const [i, w] of phrases.entries()) {
-      const fresh = found[i]!;
-      const idf = idfOf(n, (this.words.get(w)?.rows.size ?? 0) + fresh.length);
+      const fresh = found[i]!.sort((a, b) => a.seq - b.seq);
+      const idf = idfOf(n, (this.words.get(w)?.n ?? 0) + fresh.length);
       const got: [number, number][] = [];
       for (const { seq, bm } of fresh) {
-        const d = this.lengths.get(seq);
-        if (d === undefined) return null;
+        const d = this.lengths[seq]!;
         const f = Math.round((-bm * K1 * (1 - B + (B * d) / avgdl)) / (idf * (K1 + 1.0) + bm));
-        if (!(f >= 1) || termOf(idf, f, d, avgdl) !== -bm) return null;
+        if (!(f >= 1 && f <= 255) || termOf(idf, f, d, avgdl) !== -bm) return null;
         got.push([seq, f]);
       }
       learnt.push(got);
     }
     // What was read now covers every row up to the newest one indexed.
-    const counts = phrases.map((w, i) => {
-      const rows = this.words.get(w)?.rows ?? new Map<number, number>();
-      for (const [seq, f] of learnt[i]!) rows.set(seq, f);
+    const words = phrases.map((w, i) => {
+      const word = grown(this.words.get(w), learnt[i]!, top);
       this.entries += learnt[i]!.length;
-      this.words.set(w, { rows, upTo: top });
-      return rows;
+      this.words.set(w, word);
+      return word;
     });
     this.upTo = top;
-    // Candidates: the rows holding a rare word; every word adds its term, in the query's phrase order (as FTS5 sums them).
-    const idfs = counts.map((c) => idfOf(n, c.size));
-    const scored: { seq: number; bm: number }[] = [];
-    const seen = new Set<number>();
-    for (let i = 0; i < m.words.rare.length; i++) {
-      for (const seq of counts[i]!.keys()) {
-        if (seq >= beforeSeq || seen.has(seq)) continue;
-        seen.add(seq);
-        const d = this.lengths.get(seq)!;
-        let score = 0;
-        for (let j = 0; j < counts.length; j++) {
-          const f = counts[j]!.get(seq);
-          if (f !== undefined) score += termOf(idfs[j]!, f, d, avgdl);
-        }
-        scored.push({ seq, bm: -1.0 * score });
+    // Each candidate's score summed word by word in the query's phrase order (as FTS5 sums them); the candidates are the rows holding a rare word.
+    if (this.sums.length < beforeSeq) {
+      this.sums = new Float64Array(beforeSeq);
+      this.candidates = new Uint8Array(beforeSeq);
+    }
+    const sum = this.sums.fill(0, 0, beforeSeq);
+    const candidate = this.candidates.fill(0, 0, beforeSeq);
+    for (const [j, word] of words.entries()) {
+      const idf = idfOf(n, word.n);
+      for (let k = 0; k < word.n && word.seqs[k]! < beforeSeq; k++) {
+        const seq = word.seqs[k]!;
+        sum[seq] = sum[seq]! + termOf(idf, word.counts[k]!, this.lengths[seq]!, avgdl);
+        if (j < m.words.rare.length) candidate[seq] = 1;
       }
     }
+    const scored: { seq: number; bm: number }[] = [];
+    for (let seq = 0; seq < beforeSeq; seq++) if (candidate[seq]) scored.push({ seq, bm: -1.0 * sum[seq]! });
     scored.sort((a, b) => a.bm - b.bm || a.seq - b.seq);
     return scored.slice(0, limit).map((h) => ({ seq: h.seq, score: -h.bm }));
   }
