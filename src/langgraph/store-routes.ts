@@ -21,8 +21,10 @@ const Filter = z.record(z.string(), z.unknown()).optional();
 const ItemWire = z
   .object({ namespace: z.array(z.string()), key: z.string(), value: Value, created_at: z.string(), updated_at: z.string() })
   .openapi("StoreItem");
+/** The longest `ttl`: 1,000 years in minutes (past some 1e15, now + ttl is no longer an exact integer of ms; 1e300 overflowed). */
+const MAX_TTL_MINUTES = 525_600_000;
 /** `ttl` in minutes (null: never expires), as LangGraph's store API; `index` is accepted and unused (no semantic index). */
-const Ttl = { index: z.unknown().optional(), ttl: z.number().positive().nullable().optional() };
+const Ttl = { index: z.unknown().optional(), ttl: z.number().positive().max(MAX_TTL_MINUTES).nullable().optional() };
 
 const PutBody = z.strictObject({ namespace: Namespace, key: Key, value: Value.nullable(), ...Ttl });
 const SearchBody = z.strictObject({

@@ -117,6 +117,20 @@ describe("every field a store request carries does something", () => {
     expect((await storeFor(t.adminKey).get(["docset", "a"], "k"))?.value).toEqual({ v: 1 });
   });
 
+  it("a ttl past 1,000 years is 400 BEM-011 (1e300 was stored and the item was never found again); the longest one reads back, renewed", async () => {
+    const t = await createTenant();
+    const put = (key: string, ttl: number) =>
+      api("/v1/langgraph/store/items", { method: "PUT", key: t.adminKey, body: { namespace: ["docset", "ttl"], key, value: { v: 1 }, ttl } });
+    for (const ttl of [1e300, 1e15, 525_600_001]) {
+      const res = await put("far", ttl);
+      expect(res.status, String(ttl)).toBe(400);
+      expect(((await res.json()) as { error: { code: string; message: string } }).error.message).toContain("ttl");
+    }
+    expect((await put("longest", 525_600_000)).status).toBe(204);
+    for (let i = 0; i < 2; i++) expect((await storeFor(t.adminKey).get(["docset", "ttl"], "longest"))?.value).toEqual({ v: 1 });
+    expect(await storeFor(t.adminKey).get(["docset", "ttl"], "far")).toBeNull();
+  });
+
   it("a batch get takes refresh_ttl as GET /store/items does: false leaves the item's expiry where it was", async () => {
     const t = await createTenant();
     const ns = ["docset", "ttl"];
