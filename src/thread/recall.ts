@@ -264,7 +264,8 @@ export function recallWindow(
   // What recall left unused widens the window; recalled turns the wider window now holds are dropped as duplicates.
   const wide = recent(budget - used);
   const wideFirst = wide.messages[0];
-  const wideStart = wideFirst ? (seqOf(sql, wideFirst.id) ?? start) : start;
+  // The newest messages within a larger budget are a longer suffix: as many as the window's are the same ones (no look-up).
+  const wideStart = wide.messages.length === window.messages.length || !wideFirst ? start : (seqOf(sql, wideFirst.id) ?? start);
   const keep = picked.filter((p) => p.seq < wideStart);
   if (keep.length === 0) return plain;
   const messages = known.decoded(
