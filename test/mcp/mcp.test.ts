@@ -287,6 +287,25 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
     }
   });
 
+  it("forget outside the grants answers alike whether or not the fact is there (a key's existence in another scope was told apart)", async () => {
+    const t = tenant();
+    const a = await mcpClient(t.adminKey);
+    const saved = await callJson(a, "remember", { scope: "organization:rival", kind: "preference", key: "plan", text: "secret plan" });
+    const { key } = await createKey(t.tenant, { role: "member", scopes: ["organization:acme"] });
+    const m = await mcpClient(key);
+    const present = await callJson(m, "forget", { key: "plan", scope: "organization:rival" });
+    const absent = await callJson(m, "forget", { key: "no-such-key", scope: "organization:rival" });
+    expect(present.error && absent.error).toBe(true);
+    expect(present.text).toMatch(/^BEM-023/);
+    expect(absent.text.replace("no-such-key", "plan")).toBe(present.text);
+    // By id: a fact outside the grants reads as one that does not exist.
+    const byId = await callJson(m, "forget", { id: saved.json!.id });
+    const noId = await callJson(m, "forget", { id: "01M8SPDMB9000000XXXX" });
+    expect(byId.text.replace(String(saved.json!.id), "ID")).toBe(noId.text.replace("01M8SPDMB9000000XXXX", "ID"));
+    expect((await callJson(a, "recall", { query: "secret plan", scopes: ["organization:rival"] })).json!.facts).toHaveLength(1);
+    await Promise.all([a.close(), m.close()]);
+  });
+
   it("needs a valid bearer key", async () => {
     const body = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} };
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };

@@ -111,10 +111,13 @@ describe("memory tools through a full run", () => {
     expect(res.status).toBe(200);
     const tm = new Map((await toolMessages(t.adminKey, thread)).map((m) => [m.tool_call_id, m]));
     // The member reaches this thread through its session:* grant, so its own session is writable (w1, w3).
-    for (const id of ["w2", "w4", "r1", "f1"]) {
+    for (const id of ["w2", "w4", "r1"]) {
       expect(tm.get(id)!.content, id).toMatch(/^Error: '(remember|recall|forget)' failed: .*(grant|writable)/);
       expect(tm.get(id)!.metadata?.error).toBe("BEM-080");
     }
+    // A fact outside the grants reads as absent by id: the refusal does not tell the id exists.
+    expect(tm.get("f1")!.content).toMatch(/^Error: 'forget' failed: No fact with id/);
+    expect(tm.get("f1")!.metadata?.error).toBe("BEM-080");
     // Without scopes, recall searches only the layers the key may read: the organization is not one of them.
     expect(JSON.parse(tm.get("r2")!.content!)).toEqual({ facts: [] });
     expect(JSON.parse(tm.get("ok")!.content!)).toMatchObject({ scope: "docset:manual", key: "k", replaced: false });
