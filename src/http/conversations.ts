@@ -14,6 +14,7 @@ import type { AppEnv } from "./app-env";
 import { type Principal, tenantOf } from "../core/principal";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { listPage } from "./paging";
+import { chargeOps } from "./rate-limit";
 import { IdParam, InputItem, ListQuery, Metadata } from "./responses-schemas";
 import { validationHook } from "./validation";
 
@@ -151,6 +152,7 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
     // A JSON body is required ({} at least, as the openai client sends): an empty POST creates nothing.
     if ((await c.req.text()).trim() === "") throw new AppError("BEM-011", "Send a JSON body ({} at least)");
     const body = c.req.valid("json");
+    await chargeOps(c.env, principal, body.items?.length ?? 0);
     const record: ConversationRecord = { id: newThreadId().replace(/^thr_/, "conv_"), metadata: body.metadata ?? {}, created_at: Date.now() };
     // A new thread, as chat on a new thread_id: the key must reach it (a grant matching session:conv_*).
     authorizeThread(principal, record.id, false);
@@ -185,6 +187,7 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
   })
   .openapi(addItems, async (c) => {
     const { tenant, thread } = await open(c, c.req.valid("param").id, false);
+    await chargeOps(c.env, c.get("principal"), c.req.valid("json").items.length);
     // A conversation created without items has no thread yet: the first items make one.
     await assertThreadRoom(c.env, tenant, thread.threadId);
     const cp = await thread.appendMessages(await storedMessages(c.env, c.get("principal"), c.req.valid("json").items), "update");

@@ -3,8 +3,7 @@ import { Hono } from "hono";
 import { AppError } from "../core/errors";
 import { handleMcp } from "../mcp/server";
 import type { AppEnv } from "./app-env";
-import type { Principal } from "../core/principal";
-import { limited, limiterFor, withinLimit } from "./rate-limit";
+import { chargeOps } from "./rate-limit";
 
 /**
  * POST /mcp: the Model Context Protocol over Streamable HTTP, behind the same bearer-key
@@ -19,7 +18,9 @@ export const mcpRoutes = new Hono<AppEnv>().all("/mcp", access("any_key", "run")
   if (raw.method !== "POST") throw new AppError("BEM-003", `${raw.method} is not served here; use POST`, { headers: { allow: "POST" } });
   // The access gate has read (and checked) the body; the transport gets it back from Hono's cache.
   const body = await c.req.arrayBuffer();
-  await chargeToolCalls(c.env, c.get("principal"), body);
+  // Each tool call counts as one request would (a request without any counts once): a batch of n is
+  // checked n - 1 more times before any runs; past the allowance none of its calls run.
+  await chargeOps(c.env, c.get("principal"), toolCallsIn(body), { per: 1 });
   return handleMcp(new Request(raw.url, { method: raw.method, headers: raw.headers, body }), c.env, c.get("principal"));
 });
 
@@ -33,16 +34,4 @@ function toolCallsIn(body: ArrayBuffer): number {
   }
   const messages: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
   return messages.filter((m) => typeof m === "object" && m !== null && "id" in m && (m as { method?: unknown }).method === "tools/call").length;
-}
-
-/**
- * Each tool call counts against the key's rate limit, as one request would: the access gate
- * counted the request once, so a batch of n tool calls is checked n - 1 more times here, before
- * any runs. Past the allowance the whole request is 429 BEM-024 and none of its calls run.
- */
-async function chargeToolCalls(env: Env, principal: Principal, body: ArrayBuffer): Promise<void> {
-  const limiter = limiterFor(env, principal);
-  for (let extra = toolCallsIn(body) - 1; extra > 0; extra--) {
-    if (!(await withinLimit(limiter, `key:${principal.keyId}`))) throw limited("key");
-  }
 }

@@ -39,3 +39,20 @@ export async function checkKeyRate(env: Env, p: Principal, own?: "langgraph"): P
   const limiter = own === "langgraph" ? env.RATE_LIMIT_LANGGRAPH : limiterFor(env, p);
   if (!(await withinLimit(limiter, `key:${p.keyId}`))) throw limited("key");
 }
+
+/** Ops one request's count covers in a batch-shaped request (a batch of n ops counts ceil(n / 10) requests). */
+export const OPS_PER_REQUEST = 10;
+
+/**
+ * A request that carries many ops (a LangGraph store or checkpointer batch, thread state ops,
+ * conversation items, an MCP batch's tool calls) counts as many requests as it holds started groups
+ * of `per` ops, on the limiter the route's access counted it on (which counted the first). Checked
+ * after the body parsed and before any op runs: past the allowance the whole request is 429 BEM-024
+ * and none of it runs.
+ */
+export async function chargeOps(env: Env, p: Principal, ops: number, opts: { rate?: "langgraph"; per?: number } = {}): Promise<void> {
+  const limiter = opts.rate === "langgraph" ? env.RATE_LIMIT_LANGGRAPH : limiterFor(env, p);
+  for (let extra = Math.ceil(ops / (opts.per ?? OPS_PER_REQUEST)) - 1; extra > 0; extra--) {
+    if (!(await withinLimit(limiter, `key:${p.keyId}`))) throw limited("key");
+  }
+}

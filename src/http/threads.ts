@@ -8,6 +8,7 @@ import { parseThreadId } from "../thread/thread-id";
 import { Checkpoint, CheckpointId, History, ThreadUpdate, ThreadState } from "../thread/types";
 import { access } from "./access";
 import { historyFor, stateFor } from "./memory-view";
+import { chargeOps } from "./rate-limit";
 import type { AppEnv } from "./app-env";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { issueSummary, sentValue, validationHook } from "./validation";
@@ -114,11 +115,16 @@ const deleteThread = createRoute({
   responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-036", "BEM-038", "BEM-171") },
 });
 
+/** What a state update counts against the rate limit: its ops, an append as many as its messages. */
+const opsIn = (u: { ops: { op: string; messages?: unknown[] }[] }): number =>
+  u.ops.reduce((n, o) => n + (o.op === "append" ? (o.messages?.length ?? 1) : 1), 0);
+
 // Own sub-app so a bad update body is reported with opsHook (BEM-035).
 const stateWrites = new OpenAPIHono<AppEnv>({ defaultHook: opsHook }).openapi(updateState, async (c) => {
   const principal = c.get("principal");
   const threadId = parseThreadId(c.req.valid("param").id);
   authorizeThread(principal, threadId, true);
+  await chargeOps(c.env, principal, opsIn(c.req.valid("json")));
   const thread = new ThreadClient(c.env, principal.tenant, threadId);
   await assertThreadRoom(c.env, principal.tenant, thread.threadId);
   return c.json(await thread.update(c.req.valid("json"), "update"), 200);

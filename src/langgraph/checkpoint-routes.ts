@@ -3,6 +3,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
 import type { AppEnv } from "../http/app-env";
 import { errorResponses, jsonContent } from "../http/openapi-errors";
+import { chargeOps } from "../http/rate-limit";
 import { validationHook } from "../http/validation";
 import { fromBase64, toBase64 } from "../langgraph-client/base64";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
@@ -173,6 +174,7 @@ async function tuplesOf(env: Env, tenant: string, threadId: string, heads: Head[
 export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(batch, async (c) => {
     const { tenant, threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
+    await chargeOps(c.env, c.get("principal"), c.req.valid("json").ops.length, { rate: "langgraph" });
     const writer = writerOf(c.get("principal"), threadId);
     refuseIdsAhead(
       c.req.valid("json").ops.flatMap((op) => (op.op === "put" ? [op.id] : [])),

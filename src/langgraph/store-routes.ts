@@ -3,6 +3,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../http/app-env";
 import { errorResponses, jsonContent } from "../http/openapi-errors";
+import { chargeOps } from "../http/rate-limit";
 import { validationHook } from "../http/validation";
 import { Namespace, ScopedStore, type StoreItem, type StoreOp } from "./store";
 import { quotaOf } from "../auth/quotas";
@@ -155,6 +156,7 @@ export const storeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
   .openapi(searchItems, async (c) => c.json({ items: await search(storeOf(c), c.req.valid("json")) }, 200))
   .openapi(listNamespaces, async (c) => c.json({ namespaces: await namespaces(storeOf(c), c.req.valid("json")) }, 200))
   .openapi(batch, async (c) => {
+    await chargeOps(c.env, c.get("principal"), c.req.valid("json").ops.length, { rate: "langgraph" });
     const store = storeOf(c);
     const ops = c.req.valid("json").ops.map((op): StoreOp => {
       if (op.op === "get") return { op: "get", namespace: op.namespace, key: op.key, refreshTtl: op.refresh_ttl ?? undefined };

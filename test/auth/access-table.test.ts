@@ -2,6 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ThreadClient } from "../../src/thread/client";
 import { sign } from "../../src/webhooks/signature";
+import { checkpointPut } from "../support/checkpoint-put";
 import { settleBookkeeping } from "../support/bookkeeping";
 import { appRoutes } from "../support/routes";
 import { api, createKey, createTenant, OPERATOR_KEY, type TestTenant } from "../support/tenants";
@@ -179,18 +180,7 @@ const onA1 = (method: string, path: string | (() => Promise<string>), body?: unk
 });
 
 const b64 = (o: unknown) => btoa(JSON.stringify(o));
-/** A LangGraph checkpoint put (opaque bytes to the server), fresh per call. */
-const lgPut = () => ({
-  op: "put",
-  ns: "",
-  id: `1ef${uid()}`,
-  parent_id: null,
-  v: 4,
-  versions: {},
-  checkpoint: { t: "json", b: b64({ v: 4, id: "x", ts: "", channel_values: {}, channel_versions: {}, versions_seen: {} }) },
-  metadata: { t: "json", b: b64({}) },
-  blobs: [],
-});
+const lgPut = checkpointPut;
 const acmeNs = ["organization", "acme"];
 /** Checkpointer routes on thread a-1: tenant A's admin and the `session:a*` member reach it. */
 const lgThread = (method: string, path: string, body?: unknown, extra: Partial<Record<Who, Outcome>> = {}): Row => ({

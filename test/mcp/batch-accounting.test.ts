@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { countOf } from "../../src/auth/quotas";
 import { app } from "../../src/http/app";
+import { countingLimiter } from "../support/counting-limiter";
 import { authHeaders, createKey, createTenant } from "../support/tenants";
 
 /**
@@ -13,19 +14,6 @@ import { authHeaders, createKey, createTenant } from "../support/tenants";
  * counts (a request with none counts once), a batch over the allowance runs nothing, and the calls
  * of one batch run one after another, so the quota holds within a batch.
  */
-
-/** A stand-in for the rate-limit binding that counts every check per key and allows the first `allow`. */
-function countingLimiter(allow = Number.POSITIVE_INFINITY) {
-  const counts = new Map<string, number>();
-  const limiter = {
-    limit: async ({ key }: { key: string }) => {
-      const n = (counts.get(key) ?? 0) + 1;
-      counts.set(key, n);
-      return { success: n <= allow };
-    },
-  };
-  return { limiter: limiter as unknown as RateLimit, counts };
-}
 
 type Rpc = { jsonrpc: "2.0"; id?: number; method: string; params?: unknown };
 
