@@ -135,15 +135,16 @@ export const forgetTool = defineTool({
     if (hasId === (typeof input.key === "string")) throw new AppError("BEM-143", "Give exactly one of id or key");
     // Whether a fact is there is told only within the grants: a scope outside them is refused before
     // the lookup (by key), and a fact in one reads as absent (by id), so a refusal reveals no key or id.
-    let fact;
-    if (hasId) {
-      fact = await facts.get(String(input.id));
-      if (fact && !decide(caller.principal, "read_scope", { scope: MemoryScope.parse(fact.scope) }).allow) fact = null;
-    } else {
+    const byId = async () => {
+      const found = await facts.get(String(input.id));
+      return found && decide(caller.principal, "read_scope", { scope: MemoryScope.parse(found.scope) }).allow ? found : null;
+    };
+    const byKey = async () => {
       const scope = typeof input.scope === "string" ? scopeOf(input.scope, caller) : defaultWriteScope(caller);
       authorize(caller.principal, "write_scope", { scope });
-      fact = await facts.getByKey(scope, validateKey(String(input.key)));
-    }
+      return facts.getByKey(scope, validateKey(String(input.key)));
+    };
+    const fact = hasId ? await byId() : await byKey();
     if (!fact) throw new AppError("BEM-061", hasId ? `No fact with id '${String(input.id)}'` : `No fact with key '${String(input.key)}' in that scope`);
     authorize(caller.principal, "write_scope", { scope: MemoryScope.parse(fact.scope) });
     if (!(await facts.forget(fact.id))) throw new AppError("BEM-061", "The fact was already gone");
