@@ -152,10 +152,10 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
     // A JSON body is required ({} at least, as the openai client sends): an empty POST creates nothing.
     if ((await c.req.text()).trim() === "") throw new AppError("BEM-011", "Send a JSON body ({} at least)");
     const body = c.req.valid("json");
-    await chargeOps(c.env, principal, body.items?.length ?? 0);
     const record: ConversationRecord = { id: newThreadId().replace(/^thr_/, "conv_"), metadata: body.metadata ?? {}, created_at: Date.now() };
     // A new thread, as chat on a new thread_id: the key must reach it (a grant matching session:conv_*).
     authorizeThread(principal, record.id, false);
+    await chargeOps(c.env, principal, body.items?.length ?? 0);
     const messages = body.items?.length ? await storedMessages(c.env, principal, body.items) : [];
     // A conversation is a new thread, empty or not: within the tenant's thread quota (413 BEM-017,
     // nothing stored), and listed (and so counted) with its record.
