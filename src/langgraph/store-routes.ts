@@ -9,7 +9,7 @@ import { Namespace, ScopedStore, type StoreItem, type StoreOp } from "./store";
 import { quotaOf } from "../auth/quotas";
 
 /**
- * Bodies are strict: a field a route does not take is 400 BEM-011 naming it, never ignored (a
+ * Bodies and GET's query are strict: a field a route does not take is 400 BEM-011 naming it, never ignored (a
  * camelCase `namespacePrefix` would otherwise search the whole tenant).
  *
  * The LangGraph server's store API under /v1/langgraph, so
@@ -70,7 +70,7 @@ const getItem = createRoute({
   middleware: access("reach_namespace", "none", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "An item, or null",
-  request: { query: z.object({ namespace: z.string().max(4096), key: Key, refresh_ttl: z.enum(["true", "false"]).optional() }) },
+  request: { query: z.strictObject({ namespace: z.string().max(4096), key: Key, refresh_ttl: z.enum(["true", "false"]).optional() }) },
   responses: { 200: jsonContent(ItemWire.nullable(), "The item, or null"), ...errs() },
 });
 const deleteItem = createRoute({

@@ -115,6 +115,10 @@ describe("every field a store request carries does something", () => {
       expect(error.message).toContain(field);
     }
     expect((await storeFor(t.adminKey).get(["docset", "a"], "k"))?.value).toEqual({ v: 1 });
+    // GET's query alike: a camelCase refreshTtl=false renewed the TTL it meant to leave.
+    const res = await api("/v1/langgraph/store/items?namespace=docset.a&key=k&refreshTtl=false", { key: t.adminKey });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain("refreshTtl");
   });
 
   it("a ttl past 1,000 years is 400 BEM-011 (1e300 was stored and the item was never found again); the longest one reads back, renewed", async () => {
