@@ -117,7 +117,7 @@ describe("expiry", () => {
     expect(ctx.messages.map((m) => m.content).join("\n")).not.toContain("SAVE");
     // A tight budget takes the ranked path, which must skip expired facts too.
     const tight = (await (
-      await api("/v1/memory/context", { key: t.adminKey, body: { scopes: [scope.toString()], max_tokens: 34, query: "discount code" } })
+      await api("/v1/memory/context", { key: t.adminKey, body: { scopes: [scope.toString()], max_tokens: 48, query: "discount code" } })
     ).json()) as {
       messages: { content: string }[];
       dropped: { facts: number };

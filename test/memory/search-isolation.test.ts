@@ -17,7 +17,7 @@ async function remember(key: string, scope: string, text: string): Promise<void>
 /** What every search surface answers the key for `query` over `scope` (the ranked context with a budget it cannot fit whole). */
 async function everySurface(key: string, scope: string, query: string) {
   const http = ((await (await api(`/v1/memory/facts?scope=${scope}&q=${encodeURIComponent(query)}`, { key })).json()) as { facts: Hit[] }).facts;
-  const ctx = (await (await api("/v1/memory/context", { key, body: { scopes: [scope], max_tokens: 60, query } })).json()) as { facts: Report[] };
+  const ctx = (await (await api("/v1/memory/context", { key, body: { scopes: [scope], max_tokens: 70, query } })).json()) as { facts: Report[] };
   const c = await mcpClient(key);
   const scoped = (await callJson(c, "recall", { query, scopes: [scope] })).json!.facts as Hit[];
   const granted = (await callJson(c, "recall", { query })).json!.facts as Hit[];
