@@ -133,6 +133,8 @@ CREATE TABLE webhook_deliveries (
   updated_at    INTEGER NOT NULL,
   PRIMARY KEY (webhook_id, delivery_id)
 );
+-- The hourly cron removes records 30 days after their last change (migration 0020).
+CREATE INDEX webhook_deliveries_updated ON webhook_deliveries (updated_at);
 
 -- Signed requests seen within the replay window: the same signature twice is a replay,
 -- whatever X-Edgeweave-Delivery says. Rows older than the window are pruned.

@@ -4,6 +4,7 @@ import { purgeExpiredItems } from "./langgraph/store";
 import { purgeBookkeepingSends } from "./object/bookkeeping-flush";
 import { consumeTaskBatch } from "./tasks/consumer";
 import { consumeDeadLetterBatch, DEAD_LETTER_QUEUE } from "./tasks/dead-letter-queue";
+import { purgeDeliveries } from "./webhooks/store";
 import { rememberEnvSecrets } from "./core/log";
 
 // The thread object: its capabilities (src/thread/) and the agent run inside it.
@@ -21,5 +22,6 @@ export default {
     ctx.waitUntil(scheduledPurge(env));
     ctx.waitUntil(purgeExpiredItems(env.DB));
     ctx.waitUntil(purgeBookkeepingSends(env.DB));
+    ctx.waitUntil(purgeDeliveries(env.DB));
   },
 } satisfies ExportedHandler<Env>;

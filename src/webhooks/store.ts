@@ -194,6 +194,20 @@ export async function releaseDelivery(db: D1Database, tenant: string, webhookId:
     .run();
 }
 
+/** How long a delivery's record is kept after its last change: a month past any sender's retries (and a task queue's). */
+export const DELIVERY_RECORD_MS = 30 * 86_400_000;
+
+/**
+ * The hourly cron: removes delivery records untouched for DELIVERY_RECORD_MS, so the table holds a month of
+ * deliveries rather than every one ever made; a delivery id repeated after that runs as a new delivery.
+ */
+export async function purgeDeliveries(db: D1Database, now = Date.now()): Promise<void> {
+  await db
+    .prepare("DELETE FROM webhook_deliveries WHERE updated_at < ?")
+    .bind(now - DELIVERY_RECORD_MS)
+    .run();
+}
+
 export async function getDelivery(db: D1Database, tenant: string, webhookId: string, deliveryId: string): Promise<DeliveryRecord | null> {
   return db
     .prepare("SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND webhook_id = ? AND delivery_id = ?")

@@ -1,5 +1,7 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import worker from "../../src/index";
 import { sign, verify, verifyCallback } from "../../src/webhooks/signature";
 import { clearUpstream, mockUpstream } from "../support/upstream";
 import { api, createTenant, type TestTenant } from "../support/tenants";
@@ -366,5 +368,32 @@ describe("secrets", () => {
     } finally {
       for (const s of spies) s.mockRestore();
     }
+  });
+});
+
+describe("delivery records", () => {
+  it("the hourly cron removes a delivery's record 30 days after its last change: its id may run again, newer records stay", async () => {
+    const hook = await registerHook(t);
+    const thread = `tk-${uid()}`;
+    // Each request its own body: the same body signed in the same second would be a replay of the first.
+    for (const id of ["d-old", "d-new"]) expect((await deliver(hook, ticket(thread, `first ${id}`), { deliveryId: id })).status).toBe(202);
+    for (const id of ["d-old", "d-new"]) await waitFor(`${id} done`, async () => ((await deliveryRow(hook.id, id))?.status === "done" ? true : undefined));
+    const day = 86_400_000;
+    await env.DB.prepare("UPDATE webhook_deliveries SET updated_at = ? WHERE webhook_id = ? AND delivery_id = ?")
+      .bind(Date.now() - 30 * day - 60_000, hook.id, "d-old")
+      .run();
+    await env.DB.prepare("UPDATE webhook_deliveries SET updated_at = ? WHERE webhook_id = ? AND delivery_id = ?")
+      .bind(Date.now() - 29 * day, hook.id, "d-new")
+      .run();
+    const ec = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), env, ec);
+    await waitOnExecutionContext(ec);
+    expect(await deliveryRow(hook.id, "d-old")).toBeNull();
+    expect((await deliveryRow(hook.id, "d-new"))?.status).toBe("done");
+    // A repeat of a purged id is a new delivery (a month past any sender's retries); one of a kept id is still a duplicate.
+    expect((await deliver(hook, ticket(thread, "again d-new"), { deliveryId: "d-new" })).headers.get("x-edgeweave-duplicate")).toBe("1");
+    const again = await deliver(hook, ticket(thread, "again d-old"), { deliveryId: "d-old" });
+    expect(again.status).toBe(202);
+    expect(again.headers.get("x-edgeweave-duplicate")).toBeNull();
   });
 });
