@@ -36,9 +36,11 @@ export const limiterFor = (env: Env, p: Principal): RateLimit =>
 /** The per-key limit of a bearer-key caller (called by the route's declared access, after authentication).
  * LangGraph's checkpointer and store routes count on their own binding (a graph step is several calls). */
 export async function checkKeyRate(env: Env, p: Principal, own?: "langgraph"): Promise<void> {
-  const limiter = own === "langgraph" ? env.RATE_LIMIT_LANGGRAPH : limiterFor(env, p);
-  if (!(await withinLimit(limiter, `key:${p.keyId}`))) throw limited("key");
+  if (!(await withinLimit(keyLimiter(env, p, own), `key:${p.keyId}`))) throw limited("key");
 }
+
+/** The binding a key's requests count on: the LangGraph routes' own, else its role's. */
+const keyLimiter = (env: Env, p: Principal, own?: "langgraph"): RateLimit => (own === "langgraph" ? env.RATE_LIMIT_LANGGRAPH : limiterFor(env, p));
 
 /** Ops one request's count covers in a batch-shaped request (a batch of n ops counts ceil(n / 10) requests). */
 export const OPS_PER_REQUEST = 10;
@@ -51,7 +53,7 @@ export const OPS_PER_REQUEST = 10;
  * and none of it runs.
  */
 export async function chargeOps(env: Env, p: Principal, ops: number, opts: { rate?: "langgraph"; per?: number } = {}): Promise<void> {
-  const limiter = opts.rate === "langgraph" ? env.RATE_LIMIT_LANGGRAPH : limiterFor(env, p);
+  const limiter = keyLimiter(env, p, opts.rate);
   for (let extra = Math.ceil(ops / (opts.per ?? OPS_PER_REQUEST)) - 1; extra > 0; extra--) {
     if (!(await withinLimit(limiter, `key:${p.keyId}`))) throw limited("key");
   }

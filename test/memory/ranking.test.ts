@@ -27,6 +27,13 @@ async function seed(tenantId: string, scope: MemoryScope, facts: [kind: string, 
 const filler = (n: number) =>
   Array.from({ length: n }, (_, i): [string, string] => ["note", `Routine status update number ${i} about the weekly office plants watering.`]);
 
+/** The ids of the facts loaded as relevant to `query`, with room for four filler-sized facts. */
+async function relevantIds(scope: MemoryScope, query: string): Promise<string[]> {
+  const each = factTokens(filler(1)[0]![1]);
+  const { facts } = await context(tenant().adminKey, { scopes: [scope.toString()], max_tokens: each * 2 * 4, query });
+  return facts.filter((f) => f.reason === "relevant").map((f) => f.id);
+}
+
 describe("relevance-ranked loading", () => {
   it("the relevant fact wins a tight budget over newer irrelevant ones; then the newest; the rest counted", async () => {
     const scope = MemoryScope.new("organization", `o-${uid()}`);
@@ -74,11 +81,7 @@ describe("relevance-ranked loading", () => {
       ["note", "John's knees were injured in the second game."],
       ...filler(30),
     ]);
-    const each = factTokens(filler(1)[0]![1]);
-    const ask = async (query: string) =>
-      (await context(tenant().adminKey, { scopes: [scope.toString()], max_tokens: each * 2 * 4, query })).facts
-        .filter((f) => f.reason === "relevant")
-        .map((f) => f.id);
+    const ask = (query: string) => relevantIds(scope, query);
     expect(await ask("Who painted?")).toEqual([painting!.id]);
     expect(await ask("Whose knee hurts?")).toEqual([hurt!.id]);
     expect(await ask("Which trains leave early?")).toEqual([]);
@@ -92,11 +95,7 @@ describe("relevance-ranked loading", () => {
       ["note", "Her allergies got worse in spring."],
       ...filler(30),
     ]);
-    const each = factTokens(filler(1)[0]![1]);
-    const ask = async (query: string) =>
-      (await context(tenant().adminKey, { scopes: [scope.toString()], max_tokens: each * 2 * 4, query })).facts
-        .filter((f) => f.reason === "relevant")
-        .map((f) => f.id);
+    const ask = (query: string) => relevantIds(scope, query);
     // Porter: "allergies" → allergi, "allergic" → allerg; the whole-word match ranks first.
     expect(await ask("Which allergies?")).toEqual([allergies!.id, allergic!.id]);
     expect(await ask("What educaton?")).toEqual([education!.id]);
