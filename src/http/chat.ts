@@ -81,7 +81,7 @@ const chatFormat: WireFormat<Body, Plan> = {
       // Clients that resend the whole history store only what is new (README "Resent history"): decided in the thread's object.
       resent: true,
     };
-    const plan = { trace: body.trace ?? edge.traceHeader ?? "summary", model: body.model, includeUsage: body.stream_options?.include_usage === true };
+    const plan = { trace: edge.trace(body.trace), model: body.model, includeUsage: body.stream_options?.include_usage === true };
     return { turn, stream: body.stream === true, plan };
   },
 

@@ -55,7 +55,7 @@ const invokeFormat: WireFormat<Body, TraceLevel> = {
       context: body.context,
     },
     stream: body.stream === true,
-    plan: body.trace ?? edge.traceHeader ?? "summary",
+    plan: edge.trace(body.trace),
   }),
   render: summary,
   stream: (trace) => ({

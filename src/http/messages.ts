@@ -158,8 +158,7 @@ const messagesFormat: WireFormat<Body, Plan> = {
       // Memory after the conversation, so the client's cached prefix reaches Anthropic byte for byte.
       factsLast: true,
     };
-    const trace: TraceLevel = h["x-edgeweave-trace"] ?? "summary";
-    return { turn, stream: body.stream === true, plan: { trace, id: messageId(), turn, maxOutput: params.max_output_tokens, messages } };
+    return { turn, stream: body.stream === true, plan: { trace: edge.trace(), id: messageId(), turn, maxOutput: params.max_output_tokens, messages } };
   },
   render: (r, plan) => turnToMessage(r, plan.id, summaryOf(r, plan.trace)),
   headers: (r) => warningsHeader(r.warnings),

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { mediaUrl } from "../core/message";
-import { RequestedScopes } from "./chat-schemas";
+import { RequestedScopes, TraceLevel } from "./chat-schemas";
 
 /**
  * OpenAI Responses request shapes (as the official `openai` npm client types
@@ -101,6 +101,7 @@ export const ResponseCreateRequest = z
     memory_scopes: RequestedScopes.optional(),
     capabilities: z.array(z.string().max(64)).max(32).optional(),
     context: z.record(z.string(), z.unknown()).optional(),
+    trace: TraceLevel.optional(),
   })
   .openapi("ResponseCreateRequest");
 export type ResponseCreateRequest = z.infer<typeof ResponseCreateRequest>;

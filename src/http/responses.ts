@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { authorizeThread } from "../auth/policy";
 import { AppError } from "../core/errors";
-import type { ResponseTemplate, TurnInput } from "../pipeline/turn";
+import { type ResponseTemplate, routingOf, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
 import { requireKnownModel } from "../routing/closest-models";
 import { messagesToItems } from "../responses/convert";
 import { asStored, nowSeconds, requestEcho, responseBody, statusOf } from "../responses/body";
@@ -10,6 +10,7 @@ import { deleteResponse, requireResponse } from "../responses/store";
 import { itemBase, responseId, threadOfResponse } from "../responses/ids";
 import { ThreadClient } from "../thread/client";
 import { access } from "./access";
+import { TraceHeader } from "./chat-schemas";
 import { responseFor } from "./memory-view";
 import type { AppEnv } from "./app-env";
 import { type Principal, tenantOf } from "../core/principal";
@@ -30,7 +31,7 @@ const create = createRoute({
   tags: ["responses"],
   summary: "Create a response (OpenAI Responses API; a response is a checkpoint of a thread)",
   request: {
-    headers: z.object({
+    headers: TraceHeader.extend({
       "x-thread-id": z.string().optional().openapi({
         description:
           "The thread, as on chat: a new id starts it, an existing one continues it (resent history reconciled). With `conversation` or `previous_response_id` it must name their thread (else 400 BEM-103)",
@@ -115,7 +116,14 @@ async function reachableResponse(c: { env: Env; get(k: "principal"): AppEnv["Var
   return { id, thread, body: JSON.parse(rec.body) as Record<string, unknown>, input: JSON.parse(rec.input) as unknown[] };
 }
 
-type Plan = { template: ResponseTemplate; store: boolean };
+type Plan = { template: ResponseTemplate; store: boolean; trace: TraceLevel };
+
+/**
+ * The answer's routing at the level asked for (the edge's `trace`): the stored record keeps the
+ * summary, since the full trace is never stored, so it is added to this call's answer only.
+ */
+const traced = (body: Record<string, unknown>, r: TurnResult, trace: TraceLevel): Record<string, unknown> =>
+  trace === "full" ? { ...body, edgeweave: { ...(body.edgeweave as object), routing: routingOf(r, "full") } } : body;
 
 /** The OpenAI Responses API as a wire format (src/http/turn-edge.ts). */
 const responsesFormat: WireFormat<{ json: ResponseCreateRequest; threadHeader: string | undefined }, Plan> = {
@@ -135,16 +143,16 @@ const responsesFormat: WireFormat<{ json: ResponseCreateRequest; threadHeader: s
     };
     // A stored turn's record is written by the run's own save, atomically with its checkpoint (no second call).
     const turn: TurnInput = plan.store ? { ...plan.turn, responses: { ...plan.turn.responses, record: template } } : plan.turn;
-    return { turn, stream: body.stream === true, plan: { template, store: plan.store } };
+    return { turn, stream: body.stream === true, plan: { template, store: plan.store, trace: edge.trace(body.trace) } };
   },
   // A stored turn's answer is the record its save stored (instructions aside); any other is rendered here.
-  render: (r, { template, store }) => r.response ?? responseBody(template, store, r.model.name, statusOf(r), r),
-  stream: ({ template, store }) =>
+  render: (r, { template, store, trace }) => traced(r.response ?? responseBody(template, store, r.model.name, statusOf(r), r), r, trace),
+  stream: ({ template, store, trace }) =>
     responsesRenderer({
       itemId: template.item,
       stored: store,
       snapshot: (model) => responseBody(template, store, model, "in_progress"),
-      complete: async (r) => r.response ?? responseBody(template, store, r.model.name, statusOf(r), r),
+      complete: async (r) => traced(r.response ?? responseBody(template, store, r.model.name, statusOf(r), r), r, trace),
       failed: (model, e) => {
         const error = streamErrorBody(e).error;
         return { response: responseBody(template, store, model, "failed", undefined, error), error };

@@ -51,8 +51,12 @@ export type EdgeContext = {
    * (400 BEM-160 when malformed, so a format checks what it checks first, then asks for these).
    */
   base(): { principal: Principal; timings: Timings; bookmark?: string };
-  /** The trace level the request asked for in `X-Edgeweave-Trace` (a body field may override it). */
-  traceHeader: TraceLevel | undefined;
+  /**
+   * The routing trace level the run's answer carries: the body's `trace` field when the format has
+   * one, else the `X-Edgeweave-Trace` header, else the summary. Every format asks here, so the header
+   * means the same on each.
+   */
+  trace(bodyField?: TraceLevel | null): TraceLevel;
 };
 
 /** Runs one turn request in `format` and answers it. */
@@ -60,14 +64,14 @@ export async function runTurnRoute<Body, Plan>(c: Context<AppEnv>, format: WireF
   try {
     const principal: Principal = c.get("principal");
     const timings: Timings = c.get("timings");
-    const trace = c.req.header("x-edgeweave-trace");
+    const header = c.req.header("x-edgeweave-trace");
     const edge: EdgeContext = {
       env: c.env,
       base: () => {
         const bookmark = parseBookmark(c.req.header(BOOKMARK_HEADER));
         return { principal, timings, ...(bookmark !== undefined ? { bookmark } : {}) };
       },
-      traceHeader: trace === "full" || trace === "summary" ? trace : undefined,
+      trace: (bodyField) => bodyField ?? (header === "full" || header === "summary" ? header : "summary"),
     };
     const { turn, stream, plan } = await format.parse(body, edge);
     const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
