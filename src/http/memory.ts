@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
 import { BOOKMARK_HEADER, factsSession, parseBookmark } from "../memory/bookmark";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
-import { expiryOf, Fact, publicFact, validateFactText, validateKey, validateKind } from "../memory/facts";
+import { expiryOf, Fact, publicFact, RememberOptionFields, validateFactText, validateKey, validateKind } from "../memory/facts";
 import { memoryFor } from "../memory/for-tenant";
 import { FactReport, RecallReport } from "../memory/report";
 import { MemoryScope, ScopeInput } from "../memory/scope";
@@ -29,12 +29,7 @@ const RememberBody = z
     scope: ScopeInput,
     kind: z.string().openapi({ description: "[a-z][a-z0-9_-]{0,31}", example: "style" }),
     text: z.string().openapi({ description: "1 to 8192 bytes of UTF-8", example: "Use short sentences." }),
-    key: z.string().nullish().openapi({
-      description: "Unique per scope: remembering with a key the scope holds replaces that fact's text (the old text goes to its history)",
-      example: "answer-style",
-    }),
-    expires_at: z.number().nullish().openapi({ description: "Unix ms; the fact never loads after it and is purged" }),
-    ttl_seconds: z.number().nullish().openapi({ description: "Alternative to expires_at: seconds from now (1 to ten years)" }),
+    ...RememberOptionFields,
   })
   .openapi("RememberFact");
 const Remembered = Fact.omit({ text: true })

@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { authorize, authorizeThread } from "../auth/policy";
 import { AppError } from "../core/errors";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
-import { validateFactText, validateKind } from "../memory/facts";
+import { expiryOf, RememberOptionFields, validateFactText, validateKey, validateKind } from "../memory/facts";
 import { MemoryScope } from "../memory/scope";
 import { enqueueTask } from "../tasks/messages";
 import { listDeadLetters, taskStatus } from "../tasks/store";
@@ -12,7 +12,7 @@ import type { AppEnv } from "./app-env";
 import { pageOf, pageQuery, pageStart } from "./paging";
 import { errorResponses, jsonContent } from "./openapi-errors";
 import { validationHook } from "./validation";
-import { assertRoom } from "../auth/quotas";
+import { assertFactRoom } from "../auth/quotas";
 
 /**
  * Background work on the TASKS queue: asynchronous remember/forget and thread
@@ -21,9 +21,9 @@ import { assertRoom } from "../auth/quotas";
  */
 
 /**
- * Strict, as admin bodies are: a queued remember takes no key or expiry (POST /v1/memory/facts does),
- * and one sent was dropped without a word — the fact never expired, a later remember under the key
- * added a second fact — so any field not listed is BEM-011 naming it.
+ * Strict, as admin bodies are: any field not listed is BEM-011 naming it, never dropped. A queued
+ * remember takes what POST /v1/memory/facts takes — a `key` that replaces, `ttl_seconds` or
+ * `expires_at` — checked the same way before it is queued.
  */
 const MemoryTaskBody = z
   .discriminatedUnion("op", [
@@ -32,6 +32,7 @@ const MemoryTaskBody = z
       scope: z.string().min(1).max(200).openapi({ example: "organization:acme" }),
       kind: z.string().max(32).openapi({ example: "style" }),
       text: z.string().max(16_384).openapi({ description: "1 to 8192 bytes of UTF-8" }),
+      ...RememberOptionFields,
     }),
     z.strictObject({ op: z.literal("forget"), fact_id: z.string().min(1).max(200) }),
   ])
@@ -67,7 +68,10 @@ const queueMemoryTask = createRoute({
   summary: "Remember or forget a fact in the background",
   description: "Checked now (scope, grants, kind, text, the fact's existence), applied by the queue consumer. Poll GET /v1/tasks/{id}.",
   request: { body: { content: { "application/json": { schema: MemoryTaskBody } }, required: true } },
-  responses: { 202: jsonContent(Enqueued, "Queued"), ...errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-061", "BEM-062", "BEM-063", "BEM-064") },
+  responses: {
+    202: jsonContent(Enqueued, "Queued"),
+    ...errorResponses("BEM-018", "BEM-022", "BEM-023", "BEM-060", "BEM-061", "BEM-062", "BEM-063", "BEM-064", "BEM-140", "BEM-141"),
+  },
 });
 
 const queueSummary = createRoute({
@@ -120,15 +124,22 @@ export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     const p = c.get("principal");
     if (body.op === "remember") {
       const scope = MemoryScope.parse(body.scope);
+      const fact_kind = validateKind(body.kind);
+      const text = validateFactText(body.text);
+      const key = body.key != null ? validateKey(body.key) : null;
+      // Fixed now, as the synchronous remember fixes it: a task that waits or is retried does not move it.
+      const expiresAt = expiryOf(body, Date.now());
       authorize(p, "write_scope", { scope });
       // Checked here so the caller hears it at once; the task checks again when it runs.
-      await assertRoom(c.env, p.tenant, "facts");
+      await assertFactRoom(c.env, p.tenant, new D1FactsBackend(c.env.DB, p.tenant), scope, key);
       const task_id = await enqueueTask(c.env, {
         kind: "remember_memory",
         tenant: p.tenant,
         scope: scope.toString(),
-        fact_kind: validateKind(body.kind),
-        text: validateFactText(body.text),
+        fact_kind,
+        text,
+        ...(key !== null ? { key } : {}),
+        ...(expiresAt !== null ? { expires_at: expiresAt } : {}),
       });
       return c.json({ task_id }, 202);
     }

@@ -48,6 +48,19 @@ export function validateKey(key: string): string {
   return key;
 }
 
+/**
+ * A remember's optional fields, the same wherever a fact is remembered (POST /v1/memory/facts and a queued
+ * remember, POST /v1/memory/tasks): loose here, so validateKey (BEM-140) and expiryOf (BEM-141) answer with their codes.
+ */
+export const RememberOptionFields = {
+  key: z.string().nullish().openapi({
+    description: "Unique per scope: remembering with a key the scope holds replaces that fact's text (the old text goes to its history)",
+    example: "answer-style",
+  }),
+  expires_at: z.number().nullish().openapi({ description: "Unix ms; the fact never loads after it and is purged" }),
+  ttl_seconds: z.number().nullish().openapi({ description: "Alternative to expires_at: seconds from now (1 to ten years)" }),
+};
+
 /** expires_at (unix ms) or ttl_seconds → the expiry, or null; both, a past time or an out-of-range ttl is BEM-141. */
 export function expiryOf(input: { expires_at?: number | null; ttl_seconds?: number | null }, now: number): number | null {
   const { expires_at, ttl_seconds } = input;

@@ -20,6 +20,9 @@ export const RememberMemoryTask = z.object({
   scope: z.string().min(1).max(200),
   fact_kind: z.string().min(1).max(32),
   text: z.string().min(1).max(16_384),
+  /** As POST /v1/memory/facts takes them: a key the scope holds replaces that fact; the expiry is absolute (unix ms), fixed when queued. */
+  key: z.string().min(1).max(128).optional(),
+  expires_at: z.number().int().optional(),
 });
 
 export const ForgetMemoryTask = z.object({ ...base, kind: z.literal("forget_memory"), fact_id: z.string().min(1).max(200) });

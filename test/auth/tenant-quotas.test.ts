@@ -76,9 +76,13 @@ describe("per-tenant quotas", () => {
     const vars = { MAX_FACTS_PER_TENANT: "2" };
     const fact = (text: string) => ({ scope: `organization:${t.tenant}`, kind: "note", text });
     const a = (await (await call(vars, "/v1/memory/facts", t.adminKey, fact("a"))).json()) as { id: string };
-    expect((await call(vars, "/v1/memory/facts", t.adminKey, fact("b"))).status).toBe(201);
+    expect((await call(vars, "/v1/memory/facts", t.adminKey, { ...fact("b"), key: "k-b" })).status).toBe(201);
     await expectCode(await call(vars, "/v1/memory/facts", t.adminKey, fact("c")), 413, "BEM-018");
     await expectCode(await call(vars, "/v1/memory/tasks", t.adminKey, { op: "remember", ...fact("d") }), 413, "BEM-018");
+    // A key the scope holds replaces its fact (no new row), so a full tenant may still replace it, queued or not.
+    expect((await call(vars, "/v1/memory/facts", t.adminKey, { ...fact("b2"), key: "k-b" })).status).toBe(201);
+    expect((await call(vars, "/v1/memory/tasks", t.adminKey, { op: "remember", ...fact("b3"), key: "k-b" })).status).toBe(202);
+    await expectCode(await call(vars, "/v1/memory/tasks", t.adminKey, { op: "remember", ...fact("b4"), key: "k-new" }), 413, "BEM-018");
     expect(await rows("SELECT COUNT(*) AS n FROM facts WHERE tenant_id = ?", t.tenant)).toBe(2);
     expect((await call(vars, `/v1/memory/facts/${a.id}`, t.adminKey, undefined, "DELETE")).status).toBe(200);
     expect((await call(vars, "/v1/memory/facts", t.adminKey, fact("c"))).status).toBe(201);

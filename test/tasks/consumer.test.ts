@@ -44,7 +44,7 @@ describe("memory tasks", () => {
     expect(m1.acked).toBe(1);
     const stored = await facts(t.tenant, scope);
     expect(stored.map((f) => f.text)).toEqual(["Use short sentences."]);
-    expect(JSON.parse((await doneRow(body.id))!.result)).toEqual({ fact_id: stored[0]!.id });
+    expect(JSON.parse((await doneRow(body.id))!.result)).toEqual({ fact_id: stored[0]!.id, replaced: false });
 
     const m2 = new FakeMessage(body, 2);
     expect(await consumeTask(ctx, m2)).toBe("duplicate");
@@ -85,6 +85,29 @@ describe("memory tasks", () => {
     expect(dl!.reason).toMatch(/^permanent failure: BEM-060: /);
     expect(JSON.parse(dl!.body)).toEqual(body);
     expect(await doneRow(body.id)).toBeNull();
+  });
+});
+
+describe("a queued remember with a key or an expiry", () => {
+  it("an expiry that passed while the task waited is dead-lettered with BEM-141, and the keyed fact it would replace stays", async () => {
+    const scope = `organization:o-${uid()}`;
+    const keep = task({ kind: "remember_memory", tenant: t.tenant, scope, fact_kind: "note", text: "Lives in Lisbon.", key: "city" });
+    expect(await consumeTask(ctx, new FakeMessage(keep))).toBe("done");
+    const late = task({
+      kind: "remember_memory",
+      tenant: t.tenant,
+      scope,
+      fact_kind: "note",
+      text: "Lives in Porto.",
+      key: "city",
+      expires_at: Date.now() - 1,
+    });
+    const m = new FakeMessage(late);
+    expect(await consumeTask(ctx, m)).toBe("dead-lettered");
+    expect(m.retries).toEqual([]);
+    const [dl] = await deadLetters("task_id", late.id);
+    expect(dl!.reason).toMatch(/^permanent failure: BEM-141: /);
+    expect((await facts(t.tenant, scope)).map((f) => f.text)).toEqual(["Lives in Lisbon."]);
   });
 });
 

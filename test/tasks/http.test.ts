@@ -64,17 +64,48 @@ describe("POST /v1/memory/tasks (through the real queue)", () => {
     expect(await code(await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "explode" } }))).toEqual([400, "BEM-011"]);
   });
 
-  it("a field the task does not take is 400 BEM-011 naming it, nothing queued: a queued remember has no key or expiry", async () => {
-    // POST /v1/memory/facts takes key, ttl_seconds and expires_at; queued, they were dropped without a word,
-    // so the fact never expired and a later remember under the same key added a second fact beside it.
+  it("a queued remember takes key, ttl_seconds and expires_at as POST /v1/memory/facts does: a key replaces, an expiry is kept", async () => {
+    // They were refused (BEM-011) while the synchronous remember takes them: the background write of a keyed or expiring fact had no way.
     const scope = `organization:o-${uid()}`;
-    for (const extra of [{ key: "home-city" }, { ttl_seconds: 60 }, { expires_at: Date.now() + 60_000 }]) {
-      const res = await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope, kind: "style", text: "Lives in Lisbon.", ...extra } });
-      expect(res.status).toBe(400);
-      const error = ((await res.json()) as { error: { code: string; message: string } }).error;
-      expect(error.code).toBe("BEM-011");
-      expect(error.message).toContain(Object.keys(extra)[0]!);
-    }
+    const queue = async (extra: Record<string, unknown>, text: string) => {
+      const res = await api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope, kind: "profile", text, ...extra } });
+      expect(res.status).toBe(202);
+      return settled(((await res.json()) as { task_id: string }).task_id);
+    };
+    const before = Date.now();
+    const first = await queue({ key: "home-city", ttl_seconds: 3600 }, "Lives in Lisbon.");
+    expect(first).toMatchObject({ status: "done", result: { replaced: false } });
+    const second = await queue({ key: "home-city", ttl_seconds: 7200 }, "Lives in Porto.");
+    expect(second).toMatchObject({ status: "done", result: { fact_id: (first.result as { fact_id: string }).fact_id, replaced: true } });
+    const at = Date.now() + 86_400_000;
+    await queue({ expires_at: at }, "Travelling this week.");
+
+    type Listed = { facts: { id: string; text: string; key: string | null; expires_at: number | null }[] };
+    const list = ((await (await api(`/v1/memory/facts?scope=${scope}`, { key: t.adminKey })).json()) as Listed).facts;
+    expect(list.map((f) => [f.text, f.key])).toEqual([
+      ["Lives in Porto.", "home-city"],
+      ["Travelling this week.", null],
+    ]);
+    // The expiry is fixed when the task is queued (a retried task does not move it).
+    expect(list[0]!.expires_at).toBeGreaterThanOrEqual(before + 7_200_000);
+    expect(list[0]!.expires_at).toBeLessThanOrEqual(Date.now() + 7_200_000);
+    expect(list[1]!.expires_at).toBe(at);
+    const history = (await (await api(`/v1/memory/facts/${list[0]!.id}/history`, { key: t.adminKey })).json()) as { versions: { text: string }[] };
+    expect(history.versions.map((v) => v.text)).toEqual(["Lives in Lisbon."]);
+  });
+
+  it("checks key and expiry as the synchronous remember does (BEM-140, BEM-141), nothing queued; any other field is BEM-011 naming it", async () => {
+    const scope = `organization:o-${uid()}`;
+    const remember = (extra: Record<string, unknown>) =>
+      api("/v1/memory/tasks", { key: t.adminKey, body: { op: "remember", scope, kind: "style", text: "Lives in Lisbon.", ...extra } });
+    expect(await code(await remember({ key: "bad key!" }))).toEqual([400, "BEM-140"]);
+    expect(await code(await remember({ ttl_seconds: 0 }))).toEqual([400, "BEM-141"]);
+    expect(await code(await remember({ ttl_seconds: 60, expires_at: Date.now() + 60_000 }))).toEqual([400, "BEM-141"]);
+    expect(await code(await remember({ expires_at: Date.now() - 1000 }))).toEqual([400, "BEM-141"]);
+    const unknown = await remember({ keep_for: 60 });
+    expect(unknown.status).toBe(400);
+    const error = ((await unknown.json()) as { error: { code: string; message: string } }).error;
+    expect([error.code, error.message.includes("keep_for")]).toEqual(["BEM-011", true]);
     const summary = await api("/v1/tasks/summarize", { key: t.adminKey, body: { thread_id: `t-${uid()}`, keep: 4 } });
     expect(await code(summary)).toEqual([400, "BEM-011"]);
     const facts = (await (await api(`/v1/memory/facts?scope=${scope}`, { key: t.adminKey })).json()) as { facts: unknown[] };
