@@ -98,6 +98,10 @@ export const catalog = {
   "BEM-110": { status: 404, meaning: "An item_reference names no output item of a response stored on a thread the key reaches" },
   "BEM-111": { status: 400, meaning: "Conversation items cannot be system or developer messages: instructions are per call, never stored" },
   "BEM-130": { status: 400, meaning: "The body's thread_id and the X-Thread-Id header name different threads" },
+  "BEM-131": {
+    status: 422,
+    meaning: "The request with this Idempotency-Key ran, but its response was too large to keep for replay; it is not run again (use a new key)",
+  },
 
   "BEM-120": { status: 400, meaning: "Invalid LangGraph store namespace or key" },
   "BEM-121": { status: 413, meaning: "Tenant holds the maximum number of LangGraph store items (MAX_STORE_ITEMS_PER_TENANT)" },

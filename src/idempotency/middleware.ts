@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { AppError } from "../core/errors";
 import type { AppEnv } from "../http/app-env";
-import { claim, complete, pruneExpired, release, renew, scopedKey, type Stored } from "./store";
+import { claim, complete, completeUnkept, MAX_KEPT_BYTES, pruneExpired, release, renew, scopedKey, type Stored } from "./store";
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 /**
@@ -42,6 +42,8 @@ export async function requestFingerprint(r: { route: string; keyId: string; head
   return sha256(JSON.stringify({ route: `POST ${r.route}`, key: r.keyId, headers: selecting, body: r.body }));
 }
 
+const utf8Bytes = (s: string): number => new TextEncoder().encode(s).byteLength;
+
 const replay = (r: Stored) => new Response(r.body, { status: r.status, headers: { ...r.headers, "idempotent-replayed": "true" } });
 
 /** Renews the claim while its holder works; `stop` ends the renewals. */
@@ -80,6 +82,12 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
     if (got.bodyHash !== bodyHash)
       throw new AppError("BEM-106", "This Idempotency-Key was used with a different request (route, thread or other X- headers, or body); use a new key");
     if (got.kind === "done") return replay(got.result);
+    if (got.kind === "unkept")
+      throw new AppError(
+        "BEM-131",
+        `The request with this Idempotency-Key ran (status ${got.status}), but its response was larger than an idempotency record keeps (${MAX_KEPT_BYTES.toLocaleString("en-US")} bytes), so it cannot be replayed; it is not run again. Read what it did (a thread's state, a stored response) or use a new key`,
+        { headers: { "idempotent-replayed": "true" } },
+      );
     if (Date.now() >= deadline) throw new AppError("BEM-107", `A request with this Idempotency-Key is still running after ${WAIT_MS / 1000} s; retry later`);
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
@@ -99,7 +107,15 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
     if (retryable(res.status) || (stream && !STREAM_DONE.test(body))) return release(db, tenant, key);
     const headers: Record<string, string> = {};
     for (const [name, value] of res.headers) if (!NOT_REPLAYED.has(name)) headers[name] = value;
-    await complete(db, tenant, key, { status: res.status, headers, body });
+    // Too large to keep: the key still records that the request ran, so a retry never runs it twice.
+    if (utf8Bytes(body) + utf8Bytes(JSON.stringify(headers)) > MAX_KEPT_BYTES) return completeUnkept(db, tenant, key, res.status);
+    try {
+      await complete(db, tenant, key, { status: res.status, headers, body });
+    } catch (e) {
+      // D1 refused the result (its own count of a row's bytes): keep that the request ran, then log why.
+      await completeUnkept(db, tenant, key, res.status);
+      throw e;
+    }
   };
   const logged = (p: Promise<unknown>) =>
     p.catch((e: unknown) => console.error(JSON.stringify({ level: "error", where: "idempotency", message: e instanceof Error ? e.message : String(e) })));

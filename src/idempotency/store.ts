@@ -13,8 +13,20 @@ export const TTL_MS = 24 * 60 * 60 * 1000;
  */
 export const scopedKey = (apiKeyId: string, value: string): string => `${apiKeyId} ${value}`;
 
+/**
+ * The most a record keeps of a result (its body and headers), under D1's 2,000,000 bytes a row with
+ * room for the row's other columns (key, route, hash). Local D1 takes more; production refuses the
+ * write, which left a claim without its result to lapse and the request to run again on a retry.
+ */
+export const MAX_KEPT_BYTES = 2_000_000 - 16_384;
+
 export type Stored = { status: number; headers: Record<string, string>; body: string };
-export type Claim = { kind: "owner" } | { kind: "done"; bodyHash: string; result: Stored } | { kind: "running"; bodyHash: string; leaseUntil: number };
+/** `unkept`: the request ran and ended with `status`, but its result was too large to keep (completeUnkept). */
+export type Claim =
+  | { kind: "owner" }
+  | { kind: "done"; bodyHash: string; result: Stored }
+  | { kind: "unkept"; bodyHash: string; status: number }
+  | { kind: "running"; bodyHash: string; leaseUntil: number };
 
 type Row = { body_hash: string; status: number | null; headers: string | null; response: string | null; lease_until: number; expires_at: number };
 
@@ -36,6 +48,8 @@ export async function claim(db: D1Database, tenant: string, key: string, route: 
     .first<Row>();
   if (!row) return claim(db, tenant, key, route, bodyHash, leaseMs, now); // released between the two statements
   if (row.status === null) return { kind: "running", bodyHash: row.body_hash, leaseUntil: row.lease_until };
+  // complete() always writes a body (possibly ""): a finished record without one was too large to keep.
+  if (row.response === null) return { kind: "unkept", bodyHash: row.body_hash, status: row.status };
   return {
     kind: "done",
     bodyHash: row.body_hash,
@@ -48,6 +62,14 @@ export async function complete(db: D1Database, tenant: string, key: string, resu
     .prepare(`UPDATE idempotency_keys SET status = ?, headers = ?, response = ? WHERE tenant_id = ? AND key = ?`)
     .bind(result.status, JSON.stringify(result.headers), result.body, tenant, key)
     .run();
+}
+
+/**
+ * Marks the key as used by a request that ran and ended with `status` whose result is not kept (too large
+ * for a row): a retry is told so (BEM-131) instead of running it again, and the key is not released.
+ */
+export async function completeUnkept(db: D1Database, tenant: string, key: string, status: number): Promise<void> {
+  await db.prepare(`UPDATE idempotency_keys SET status = ?, headers = NULL, response = NULL WHERE tenant_id = ? AND key = ?`).bind(status, tenant, key).run();
 }
 
 /** Extends a running claim (its holder is alive); a finished or taken-over record is left alone. */
