@@ -283,11 +283,8 @@ export class ScopedStore {
       return { statements: [this.db.prepare(sql).bind(...bind.values)], read: (r) => rowsOf(r).map(toItem), refresh: (r) => (refresh ? rowsOf(r) : []) };
     }
     const bind = new Params();
-    const where = [`tenant_id = ${bind.add(this.tenant)}`, alive(bind, now)];
-    const grant = grantClause(this.principal, bind);
-    if (grant) where.push(grant);
-    const sql = `SELECT DISTINCT namespace FROM store_items WHERE ${where.join(" AND ")} ORDER BY namespace`;
-    return { statements: [this.db.prepare(sql).bind(...bind.values)], read: (r) => namespacesOf(rowsOf(r), op), refresh: none };
+    const sql = namespacesQuery(this.tenant, this.principal, op, now, bind);
+    return { statements: [this.db.prepare(sql).bind(...bind.values)], read: (r) => rowsOf(r).map((row) => row.namespace.split(".")), refresh: none };
   }
 
   /**
@@ -342,25 +339,41 @@ export class ScopedStore {
   }
 }
 
-/** The listed namespaces matched by prefix / suffix ("*" matches any label), cut to maxDepth, deduplicated, paged. */
-function namespacesOf(rows: readonly { namespace: string }[], opts: Extract<StoreOp, { op: "list_namespaces" }>): string[][] {
-  const seen = new Set<string>();
-  const out: string[][] = [];
-  for (const r of rows) {
-    let ns = r.namespace.split(".");
-    if (opts.prefix && !labelsMatch(ns.slice(0, opts.prefix.length), opts.prefix)) continue;
-    if (opts.suffix && (ns.length < opts.suffix.length || !labelsMatch(ns.slice(ns.length - opts.suffix.length), opts.suffix))) continue;
-    if (opts.maxDepth !== undefined) ns = ns.slice(0, opts.maxDepth);
-    const k = ns.join(".");
-    if (seen.has(k)) continue;
-    seen.add(k);
-    out.push(ns);
-  }
-  const offset = opts.offset ?? 0;
-  return out.slice(offset, offset + (opts.limit ?? 100));
+/**
+ * list_namespaces as one statement, matched, cut and paged in SQL, so only the page reaches the Worker:
+ * the tenant's live namespaces its grants reach (a prefix's leading labels narrow the index range), each
+ * read as a JSON array of its labels (json_quote escapes what a label may hold, and '.' only ever
+ * separates labels), matched label by label by prefix and suffix ("*" any label, as LangGraph's
+ * InMemoryStore matches), cut to max_depth labels, deduplicated, in byte order of the cut namespace
+ * (SQLite's BINARY collation compares the UTF-8 bytes), then limit / offset.
+ */
+function namespacesQuery(tenant: string, p: Principal, op: Extract<StoreOp, { op: "list_namespaces" }>, now: number, bind: Params): string {
+  const where = [`tenant_id = ${bind.add(tenant)}`, alive(bind, now)];
+  const lead = op.prefix ? op.prefix.slice(0, (op.prefix.indexOf("*") + 1 || op.prefix.length + 1) - 1) : [];
+  for (const c of [grantClause(p, bind), prefixClause(lead, bind)]) if (c) where.push(c);
+  const match: string[] = [];
+  const labelsMatch = (pattern: readonly string[] | undefined, at: (key: string) => string) => {
+    if (!pattern || pattern.length === 0) return;
+    match.push(
+      `depth >= ${bind.add(pattern.length)}`,
+      `NOT EXISTS (SELECT 1 FROM json_each(${bind.add(JSON.stringify(pattern))}) m WHERE m.value <> '*' AND json_extract(labels, '$[' || CAST(${at("m.key")} AS INTEGER) || ']') IS NOT m.value)`,
+    );
+  };
+  labelsMatch(op.prefix, (key) => key);
+  labelsMatch(op.suffix, (key) => `depth - ${bind.add(op.suffix?.length ?? 0)} + ${key}`);
+  const cut =
+    op.maxDepth === undefined
+      ? "namespace"
+      : `CASE WHEN depth <= ?D THEN namespace ELSE substr(namespace, 1, (SELECT sum(length(value)) + count(*) - 1 FROM json_each(labels) WHERE key < ?D)) END`.replaceAll(
+          "?D",
+          bind.add(op.maxDepth),
+        );
+  return `SELECT DISTINCT ${cut} AS namespace FROM (
+      SELECT namespace, '[' || replace(json_quote(namespace), '.', '","') || ']' AS labels, length(namespace) - length(replace(namespace, '.', '')) + 1 AS depth
+      FROM (SELECT DISTINCT namespace FROM store_items WHERE ${where.join(" AND ")}))
+    ${match.length ? `WHERE ${match.join(" AND ")}` : ""}
+    ORDER BY 1 LIMIT ${bind.add(op.limit ?? 100)} OFFSET ${bind.add(op.offset ?? 0)}`;
 }
-
-const labelsMatch = (labels: string[], pattern: readonly string[]) => labels.length === pattern.length && pattern.every((p, i) => p === "*" || p === labels[i]);
 
 /** LangGraph's filter operators (FilterOperators in @langchain/langgraph-checkpoint); any other `$` key is refused. */
 const OPERATORS = new Set(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"]);
