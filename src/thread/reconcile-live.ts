@@ -29,10 +29,12 @@ const NONE: Reconciled = { matched: 0, append_from: 0, branch_from: null, reset:
  * The rule, on hashes (O(incoming): it sees at most the first and last `incoming.length` rows):
  * 1. Overlap: the longest prefix of `incoming` equal to a suffix of the thread (a full or
  *    trailing-window resend) is skipped; the rest is new. One matched message counts only
- *    when it is not a user message (a user may well say the same thing twice).
- * 2. Divergence: `incoming` starts like the thread (at least two messages) and then differs
- *    (an edited message, or a regenerate): continue as a branch from the last checkpoint whose
- *    state is a prefix of `incoming`, and append the rest.
+ *    when it is not a user message (a user may well say the same thing twice), or when the
+ *    list goes on with a reply (`replyFollows`: incoming[1] is an assistant message, which a
+ *    client sending only new messages does not send — the list is a history).
+ * 2. Divergence: `incoming` starts like the thread (at least two messages, or one followed by a
+ *    reply, as above) and then differs (an edited message or reply, or a regenerate): continue as
+ *    a branch from the last checkpoint whose state is a prefix of `incoming`, and append the rest.
  * 3. Otherwise everything is new.
  */
 export function reconcileRows(
@@ -41,6 +43,7 @@ export function reconcileRows(
   last: readonly LiveRow[],
   total: number,
   parentOf: (cp: string) => string | null,
+  replyFollows = false,
 ): Reconciled {
   const n = incoming.length;
   if (n < 2 || total === 0) return NONE;
@@ -50,11 +53,11 @@ export function reconcileRows(
     if (incoming[k - 1] !== lastHash) continue;
     let same = true;
     for (let i = 0; i < k && same; i++) same = incoming[i] === last[tail - k + i]!.hash;
-    if (same && (k >= 2 || last[tail - 1]!.role !== "user")) return { matched: k, append_from: k, branch_from: null, reset: false };
+    if (same && (k >= 2 || last[tail - 1]!.role !== "user" || replyFollows)) return { matched: k, append_from: k, branch_from: null, reset: false };
   }
   let d = 0;
   while (d < n && d < first.length && incoming[d] === first[d]!.hash) d++;
-  if (d < 2 || d >= total) return NONE;
+  if (d === 0 || (d === 1 && !replyFollows) || d >= total) return NONE;
   // The checkpoint that wrote message d-1; if it also wrote message d, its parent's state is the common part.
   let p = d;
   const owner = first[d - 1]!.cp;
@@ -73,7 +76,7 @@ export function reconcileRows(
  * (hash and role only) for the overlap, and only when that fails the oldest n+1 (with the
  * writing checkpoint) for a divergence. Hashes are computed for rows written before v3.
  */
-export function reconcileLive(sql: SqlStorage, incoming: readonly string[], total: number): Reconciled {
+export function reconcileLive(sql: SqlStorage, incoming: readonly string[], total: number, replyFollows = false): Reconciled {
   if (incoming.length < 2 || total === 0) return NONE;
   const n = incoming.length;
   const rows = (order: "ASC" | "DESC", limit: number): LiveRow[] => {
@@ -85,7 +88,7 @@ export function reconcileLive(sql: SqlStorage, incoming: readonly string[], tota
     return out;
   };
   const last = rows("DESC", n).reverse();
-  const overlap = reconcileRows(incoming, [], last, total, () => null);
+  const overlap = reconcileRows(incoming, [], last, total, () => null, replyFollows);
   if (overlap.matched > 0) return overlap;
   const first = total <= n ? last : rows("ASC", n + 1);
   return reconcileRows(
@@ -94,7 +97,42 @@ export function reconcileLive(sql: SqlStorage, incoming: readonly string[], tota
     last,
     total,
     (cp) => sql.exec<{ parent_id: string | null }>(`SELECT parent_id FROM checkpoints WHERE id = ?`, cp).toArray()[0]?.parent_id ?? null,
+    replyFollows,
   );
+}
+
+/** The list goes on with a reply after its first message: it is a history (rule 1 and 2's evidence for one matched message). */
+export const replyFollows = (incoming: readonly Pick<ReconcileInput, "role">[]): boolean => incoming[1]?.role === "assistant";
+
+/**
+ * Rule 1 for a client that leaves the thread's replies out: the AI SDK with a Responses
+ * `conversation` sends every user message (and tool output) of the chat again each turn and none
+ * of the assistant items the conversation holds — [Q1, Q2] on a thread holding [Q1, A1]. The
+ * longest prefix of `incoming` equal to the thread's newest messages with its assistant messages
+ * left out is skipped, when the list holds no assistant message itself (a client that sends
+ * replies is matched by rule 1), at least one sent message is left as new, and the match is two
+ * or more messages, or the thread's only message besides its replies (a new-only client may say
+ * the same words again: one matched user message is not evidence enough, as in rule 1). Reads at
+ * most 2n + 1 rows, newest first, for n sent; null when the rule does not apply.
+ */
+export function overlapWithoutReplies(sql: SqlStorage, incoming: readonly ReconcileInput[], total: number): Reconciled | null {
+  const n = incoming.length;
+  if (n < 2 || total === 0 || incoming.some((m) => m.role === "assistant")) return null;
+  const rows = sql
+    .exec<{ hash: string | null; role: string; json: string }>(`SELECT hash, role, json FROM messages ORDER BY seq DESC LIMIT ?`, 2 * n + 1)
+    .toArray();
+  const own = rows
+    .filter((r) => r.role !== "assistant")
+    .map((r) => r.hash ?? messageHash(decodeMessage(r.json)))
+    .reverse();
+  const sent = incoming.map(messageHash);
+  const wholeThread = rows.length === total;
+  for (let k = Math.min(n - 1, own.length); k >= 1; k--) {
+    let same = true;
+    for (let i = 0; i < k && same; i++) same = sent[i] === own[own.length - k + i];
+    if (same && (k >= 2 || (wholeThread && own.length === 1))) return { matched: k, append_from: k, branch_from: null, reset: false };
+  }
+  return null;
 }
 
 /**

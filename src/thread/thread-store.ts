@@ -6,7 +6,7 @@ import { describeIssues } from "../core/zod-issues";
 import { chargeHistory, DEFAULT_HISTORY_BYTES } from "./history-bytes";
 import { inJsonBatches } from "./json-batches";
 import { canonicalMessage, messageHash, type ReconcileInput } from "./message-hash";
-import { anchorOnOpenCalls, type Reconciled, reconcileLive, reconcileRows } from "./reconcile-live";
+import { anchorOnOpenCalls, overlapWithoutReplies, type Reconciled, reconcileLive, reconcileRows, replyFollows } from "./reconcile-live";
 import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
 import type { ThreadMeta } from "./meta";
@@ -305,12 +305,12 @@ export class ThreadStore {
     const newest = incoming.length >= 2 && total > 0 ? this.tailCache?.newest(incoming.length) : undefined;
     if (newest) {
       const rows = newest.map((e) => ({ hash: canonicalMessage(e.message), role: e.role, cp: e.cp }));
-      const overlap = reconcileRows(incoming.map(canonicalMessage), [], rows, total, () => null);
+      const overlap = reconcileRows(incoming.map(canonicalMessage), [], rows, total, () => null, replyFollows(incoming));
       if (overlap.matched > 0) return overlap;
     }
-    const found = reconcileLive(this.sql, incoming.map(messageHash), total);
+    const found = reconcileLive(this.sql, incoming.map(messageHash), total, replyFollows(incoming));
     if (found.matched > 0 || found.branch_from !== null || found.reset) return found;
-    return anchorOnOpenCalls(this.sql, incoming, total) ?? found;
+    return anchorOnOpenCalls(this.sql, incoming, total) ?? overlapWithoutReplies(this.sql, incoming, total) ?? found;
   }
 
   /** State at a checkpoint: the writes of its parent chain, root first. `owners` learns which checkpoint put each message. */

@@ -5,7 +5,7 @@ import { api } from "../support/tenants";
 import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
 import { chat, lookupTool, show, stored, type Msg } from "./reconcile-support";
 
-const tenant = tenantForRuns();
+const tenant = tenantForRuns({ memberScopes: ["session:*"] });
 const u = (content: string): Msg => ({ role: "user", content });
 const a = (content: string): Msg => ({ role: "assistant", content });
 
@@ -107,6 +107,50 @@ describe("resent-history reconciliation on /v1/chat/completions with a thread", 
     const r = await chat(key, t, [u("yes"), u("yes")]);
     expect(r.edgeweave.reconciled).toEqual({ matched: 0, appended: 2, branched_from: null });
     expect(await stored(key, t)).toEqual(show([u("yes"), a("ok"), u("yes"), a("ok"), u("yes"), u("yes"), a("ok")]));
+  });
+
+  it("a resend that leaves the stored replies out matches the thread's own messages: nothing stored twice", async () => {
+    // Matching only the first message, it stored the rest again: [Q1, A1, Q2, A2] + [Q1, Q2, Q3] held Q1 and Q2 twice.
+    const fake = fakeOpenAI().reply("A1").reply("A2").reply("A3");
+    const key = tenant().adminKey;
+    const t = uniqueThread();
+    await chat(key, t, [u("Q1")]);
+    const second = await chat(key, t, [u("Q1"), u("Q2")]);
+    expect(second.edgeweave.reconciled).toEqual({ matched: 1, appended: 1, branched_from: null });
+    const third = await chat(key, t, [u("Q1"), u("Q2"), u("Q3")]);
+    expect(third.edgeweave.reconciled).toEqual({ matched: 2, appended: 1, branched_from: null });
+    expect(await stored(key, t)).toEqual(show([u("Q1"), a("A1"), u("Q2"), a("A2"), u("Q3"), a("A3")]));
+    expect(wireMessages(fake.last.body).map(wireText)).toEqual(["Q1", "A1", "Q2", "A2", "Q3"]);
+  });
+
+  it("a resend whose first reply differs continues as a branch from before it, for a key that may rewrite; a member's is refused, nothing stored", async () => {
+    // Matching only the first message, it appended the whole list after the old path: Q1, A1, Q1, A1 edited, Q2.
+    const fake = fakeOpenAI().reply("A1").reply("A2");
+    const { adminKey, memberKey } = tenant();
+    const t = uniqueThread();
+    await chat(adminKey, t, [u("Q1")]);
+    const member = await api("/v1/chat/completions", {
+      key: memberKey,
+      body: { model: "gpt-4o-mini", thread_id: t, messages: [u("Q1"), a("A1 edited"), u("Q2")] },
+    });
+    expect([member.status, ((await member.json()) as { error: { code: string } }).error.code]).toEqual([403, "BEM-022"]);
+    expect(await stored(adminKey, t)).toEqual(show([u("Q1"), a("A1")]));
+
+    const r = await chat(adminKey, t, [u("Q1"), a("A1 edited"), u("Q2")]);
+    expect(r.edgeweave.reconciled).toEqual({ matched: 0, appended: 3, branched_from: null });
+    expect(await stored(adminKey, t)).toEqual(show([u("Q1"), a("A1 edited"), u("Q2"), a("A2")]));
+    expect(wireMessages(fake.last.body).map(wireText)).toEqual(["Q1", "A1 edited", "Q2"]);
+  });
+
+  it("a thread that ends with the client's message (a conversation item) matches it when the list goes on with a reply", async () => {
+    fakeOpenAI().reply("A2");
+    const key = tenant().adminKey;
+    const conv = (await (await api("/v1/conversations", { key, body: { items: [{ type: "message", role: "user", content: "Q1" }] } })).json()) as {
+      id: string;
+    };
+    const r = await chat(key, conv.id, [u("Q1"), a("A1"), u("Q2")]);
+    expect(r.edgeweave.reconciled).toEqual({ matched: 1, appended: 2, branched_from: null });
+    expect(await stored(key, conv.id)).toEqual(show([u("Q1"), a("A1"), u("Q2"), a("A2")]));
   });
 
   it("property: any mix of full, trailing-window and new-only resends stores what a new-only client stores", async () => {
