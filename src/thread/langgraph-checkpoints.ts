@@ -97,6 +97,7 @@ const COLS = `ns, id, parent_id, v, versions, type, body, body_chunks, meta_type
 const StoredVersions = z.record(z.string(), z.string());
 const decodeVersions = (json: string): Record<string, string> => StoredVersions.parse(JSON.parse(json));
 const bytes = (b: ArrayBuffer | null): Uint8Array => (b ? new Uint8Array(b) : new Uint8Array(0));
+const storedVersions = (op: Put): string => JSON.stringify(Object.fromEntries(Object.entries(op.versions).map(([k, v]) => [k, String(v)])));
 const ownerKey = (...parts: string[]) => JSON.stringify(parts);
 
 export class LangGraphCheckpoints {
@@ -167,6 +168,14 @@ export class LangGraphCheckpoints {
       if (old.writer !== writer.key && !writer.rewrite.allowed) {
         throw new AppError("BEM-022", `${writer.rewrite.message}: checkpoint '${op.id}' exists, written by another key (write a new checkpoint id instead)`);
       }
+      // Its own checkpoint, once a later one exists, is history every key on the thread reads (and may have built on):
+      // only a retry of the same put goes in without the right, as a step's own retry does while it is the newest.
+      if (!writer.rewrite.allowed && !this.isNewest(op.ns, op.id) && !this.samePut(op)) {
+        throw new AppError(
+          "BEM-022",
+          `${writer.rewrite.message}: checkpoint '${op.id}' is no longer its namespace's newest, and replacing it rewrites history (write a new checkpoint id instead)`,
+        );
+      }
       this.added -=
         this.cellBytes(ownerKey("c", op.ns, op.id), old.body, old.body_chunks) +
         this.cellBytes(ownerKey("m", op.ns, op.id), old.meta, old.meta_chunks) +
@@ -187,7 +196,7 @@ export class LangGraphCheckpoints {
         cell.chunks,
       );
     }
-    const versions = JSON.stringify(Object.fromEntries(Object.entries(op.versions).map(([k, v]) => [k, String(v)])));
+    const versions = storedVersions(op);
     this.dropChunks(ownerKey("c", op.ns, op.id));
     this.dropChunks(ownerKey("m", op.ns, op.id));
     const body = this.store(ownerKey("c", op.ns, op.id), op.checkpoint.b);
@@ -249,6 +258,30 @@ export class LangGraphCheckpoints {
         writer.key,
       );
     }
+  }
+
+  /** The stored checkpoint is exactly this put (a retried batch): parent, versions, serde types and bytes. */
+  private samePut(op: Put): boolean {
+    const row = this.sql
+      .exec<{
+        parent_id: string | null;
+        v: number;
+        versions: string;
+        type: string;
+        body: ArrayBuffer | null;
+        body_chunks: number;
+        meta_type: string;
+        meta: ArrayBuffer | null;
+        meta_chunks: number;
+      }>(`SELECT parent_id, v, versions, type, body, body_chunks, meta_type, meta, meta_chunks FROM lg_checkpoints WHERE ns = ? AND id = ?`, op.ns, op.id)
+      .toArray()[0];
+    if (!row || row.parent_id !== op.parent_id || row.v !== op.v || row.type !== op.checkpoint.t || row.meta_type !== op.metadata.t) return false;
+    if (row.versions !== storedVersions(op)) return false;
+    const same = (a: Uint8Array, b: Uint8Array) => a.byteLength === b.byteLength && a.every((x, i) => x === b[i]);
+    return (
+      same(this.read(ownerKey("c", op.ns, op.id), row.body, row.body_chunks), op.checkpoint.b) &&
+      same(this.read(ownerKey("m", op.ns, op.id), row.meta, row.meta_chunks), op.metadata.b)
+    );
   }
 
   private isNewest(ns: string, id: string): boolean {

@@ -70,6 +70,25 @@ describe("LangGraph checkpoint rewrites need rewrite_thread", () => {
     expect(await noteOf(t.adminKey, thread, "1ef-0003")).toBe("member, retried");
   });
 
+  it("a member cannot replace its own checkpoint once it is history (not its namespace's newest); an identical retry still goes in", async () => {
+    // Its own put of an existing id went in whatever came after: a member rewrote a checkpoint another key's run had built on.
+    const { t, member, thread } = await setUp();
+    const own = [put("1ef-0003", "1ef-0002", "member"), put("1ef-0004", "1ef-0003", "member 2")];
+    expect((await batch(member, thread, own)).status).toBe(200);
+    expect((await batch(t.adminKey, thread, [put("1ef-0005", "1ef-0004", "admin 3")])).status).toBe(200);
+    for (const id of ["1ef-0003", "1ef-0004"]) {
+      const res = await batch(member, thread, [put(id, id === "1ef-0003" ? "1ef-0002" : "1ef-0003", "member rewrites")]);
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "BEM-022" });
+    }
+    expect([await noteOf(t.adminKey, thread, "1ef-0003"), await noteOf(t.adminKey, thread, "1ef-0004")]).toEqual(["member", "member 2"]);
+    // The same batch sent again (a retry whose first answer was lost) changes nothing and is accepted.
+    expect((await batch(member, thread, own)).status).toBe(200);
+    // The admin may replace it (rewrite_thread).
+    expect((await batch(t.adminKey, thread, [put("1ef-0003", "1ef-0002", "admin fixes")])).status).toBe(200);
+    expect(await noteOf(t.adminKey, thread, "1ef-0003")).toBe("admin fixes");
+  });
+
   it("a member cannot overwrite the admin's special write on an older checkpoint; on the newest one it follows LangGraph (replace)", async () => {
     const { t, member, thread } = await setUp();
     const res = await batch(member, thread, [interrupt("1ef-0001", "member says")]);
