@@ -262,19 +262,7 @@ export class LangGraphCheckpoints {
 
   /** The stored checkpoint is exactly this put (a retried batch): parent, versions, serde types and bytes. */
   private samePut(op: Put): boolean {
-    const row = this.sql
-      .exec<{
-        parent_id: string | null;
-        v: number;
-        versions: string;
-        type: string;
-        body: ArrayBuffer | null;
-        body_chunks: number;
-        meta_type: string;
-        meta: ArrayBuffer | null;
-        meta_chunks: number;
-      }>(`SELECT parent_id, v, versions, type, body, body_chunks, meta_type, meta, meta_chunks FROM lg_checkpoints WHERE ns = ? AND id = ?`, op.ns, op.id)
-      .toArray()[0];
+    const row = this.sql.exec<CheckpointRow>(`SELECT ${COLS} FROM lg_checkpoints WHERE ns = ? AND id = ?`, op.ns, op.id).toArray()[0];
     if (!row || row.parent_id !== op.parent_id || row.v !== op.v || row.type !== op.checkpoint.t || row.meta_type !== op.metadata.t) return false;
     if (row.versions !== storedVersions(op)) return false;
     const same = (a: Uint8Array, b: Uint8Array) => a.byteLength === b.byteLength && a.every((x, i) => x === b[i]);
