@@ -126,7 +126,8 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
       const keep = template
         ? (r: Parameters<typeof storedResponse>[1]) => {
             const { body, record } = storedResponse(template, { ...r, reconciled: report });
-            o.parts.responses.put(record);
+            // The record is the thread's history too: counted against MAX_THREAD_HISTORY_BYTES (413 BEM-019 rolls the save back).
+            o.parts.log.chargeAlongside(o.parts.responses.put(record));
             return body;
           }
         : undefined;

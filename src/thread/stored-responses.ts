@@ -38,16 +38,19 @@ const Row = StoredResponse.extend({
 export class StoredResponses {
   constructor(private readonly sql: SqlStorage) {}
 
-  put(r: StoredResponse): void {
+  /** Stores the record; returns the texts it stored, which the thread counts as history (ThreadStore.chargeAlongside). */
+  put(r: StoredResponse): string[] {
+    const callIds = JSON.stringify(r.call_ids);
     this.sql.exec(
       `INSERT INTO responses (id, checkpoint_id, call_ids, body, input, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
       r.id,
       r.checkpoint_id,
-      JSON.stringify(r.call_ids),
+      callIds,
       r.body,
       r.input,
       r.created_at,
     );
+    return [r.body, r.input, callIds];
   }
 
   get(id: string): StoredResponse | null {

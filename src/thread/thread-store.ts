@@ -366,6 +366,17 @@ export class ThreadStore {
     });
   }
 
+  /**
+   * Counts what another capability stores with the checkpoint just written (a stored Response's record, from
+   * update()'s `alongside`) into the history total: it is thread history as much as the writes are, and past
+   * MAX_THREAD_HISTORY_BYTES it throws 413 BEM-019, rolling the update back with it.
+   */
+  chargeAlongside(texts: readonly string[]): void {
+    if (this.head === null) return;
+    this.historyTotal = chargeHistory(this.sql, this.meta, texts, this.limits.historyBytes, this.historyTotal ?? undefined);
+    this.meta.setHead(this.head, this.historyTotal);
+  }
+
   /** Continues from an old checkpoint: a new head whose parent is that checkpoint. The old branch stays in history. */
   fork(checkpointId: string): Checkpoint {
     const target = this.checkpointRow(checkpointId);
