@@ -85,7 +85,7 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
     if (got.kind === "unkept")
       throw new AppError(
         "BEM-131",
-        `The request with this Idempotency-Key ran (status ${got.status}), but its response was larger than an idempotency record keeps (${MAX_KEPT_BYTES.toLocaleString("en-US")} bytes), so it cannot be replayed; it is not run again. Read what it did (a thread's state, a stored response) or use a new key`,
+        `The request with this Idempotency-Key ran (status ${got.status}), but its response could not be kept for replay (a record keeps at most ${MAX_KEPT_BYTES.toLocaleString("en-US")} bytes); it is not run again. Read what it did (a thread's state, a stored response) or use a new key`,
         { headers: { "idempotent-replayed": "true" } },
       );
     if (Date.now() >= deadline) throw new AppError("BEM-107", `A request with this Idempotency-Key is still running after ${WAIT_MS / 1000} s; retry later`);
