@@ -33,9 +33,20 @@ export const DEFAULT_RECALL: RecallConfig = { share: 0.75, neighbours: 1 };
 
 const minute = (ms: number): string => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
 
+/**
+ * Each message's excerpt line, kept while the message object lives: the thread's object hands out
+ * the same decoded messages turn after turn (recall.ts RecallRows), and successive turns recall
+ * largely the same ones. Stored messages are never edited in place (tail-cache.ts).
+ */
+const lines = new WeakMap<Message, string>();
+
 function line(m: Message): string {
+  const known = lines.get(m);
+  if (known !== undefined) return known;
   const calls = (m.tool_calls ?? []).map((c) => ` →${quoteLine(c.function.name)}(${quoteLine(c.function.arguments)})`).join("");
-  return `${m.role}: ${quoteLine(messageText(m.content))}${calls}`;
+  const text = `${m.role}: ${quoteLine(messageText(m.content))}${calls}`;
+  lines.set(m, text);
+  return text;
 }
 
 /** The system message the recalled turns travel in (metadata names them: ids, never text, are what gets stored). */

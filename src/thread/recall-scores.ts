@@ -176,9 +176,11 @@ export class RecallScores {
         if (j < m.words.rare.length) candidate[seq] = 1;
       }
     }
-    const scored: { seq: number; bm: number }[] = [];
-    for (let seq = 0; seq < beforeSeq; seq++) if (candidate[seq]) scored.push({ seq, bm: -1.0 * sum[seq]! });
-    scored.sort((a, b) => a.bm - b.bm || a.seq - b.seq);
-    return scored.slice(0, limit).map((h) => ({ seq: h.seq, score: -h.bm }));
+    // Best first (FTS5's order: bm25() = −score ascending, then seq), over positions: no object per candidate.
+    const order: number[] = [];
+    for (let seq = 0; seq < beforeSeq; seq++) if (candidate[seq]) order.push(seq);
+    order.sort((a, b) => sum[b]! - sum[a]! || a - b);
+    if (order.length > limit) order.length = limit;
+    return order.map((seq) => ({ seq, score: sum[seq]! }));
   }
 }

@@ -39,11 +39,19 @@ export function recalledCost(turns: readonly { tokens: number; group: number }[]
 type Row = { seq: number; role: string; tokens: number };
 export type Picked = Row & { score: number; why: RecallWhy; group: number };
 
-/** Rows next to a position, among the rows recall may use (older than the window). */
+/** Rows next to a position, among the rows recall may use (older than the window): every one is below `end`. */
 export interface RowAccess {
+  readonly end: number;
   prev(seq: number): Row | undefined;
   next(seq: number): Row | undefined;
 }
+
+/** pickRecall's marks by position (HIT, SEEN, TAKEN) and the hits' scores, kept between calls (reset where set): no allocation per recall. */
+let marks = new Uint8Array(0);
+let ownScores = new Float64Array(0);
+const HIT = 1;
+const SEEN = 2;
+const TAKEN = 4;
 
 /**
  * Chooses what to recall within `room` tokens: candidates are the hits and the rows next to
@@ -52,70 +60,96 @@ export interface RowAccess {
  * without its call nor a call without its results: a group grows over adjacent tool rows.
  */
 export function pickRecall(hits: readonly RecallHit[], rows: RowAccess, room: number, neighbours: number): Picked[] {
-  const own = new Map(hits.map((h) => [h.seq, h.score]));
-  const byseq = new Map<number, Row>();
-  const remember = (r: Row | undefined) => {
-    if (r) byseq.set(r.seq, r);
-    return r;
-  };
-  const prev = (seq: number) => remember(rows.prev(seq));
-  const next = (seq: number) => remember(rows.next(seq));
-  const candidates = new Map<number, number>();
-  const consider = (r: Row | undefined) => {
-    if (!r || candidates.has(r.seq)) return;
-    const around = Math.max(own.get(prev(r.seq)?.seq ?? -1) ?? 0, own.get(next(r.seq)?.seq ?? -1) ?? 0);
-    candidates.set(r.seq, (own.get(r.seq) ?? 0) + NEIGHBOUR_WEIGHT * around);
-  };
-  for (const h of hits) {
-    const self = next(h.seq - 1) ?? prev(h.seq + 1);
-    if (!self || self.seq !== h.seq) continue; // not a usable row (older than the window only)
-    consider(self);
-    consider(prev(h.seq));
-    consider(next(h.seq));
+  if (marks.length < rows.end) {
+    marks = new Uint8Array(Math.max(rows.end, 2 * marks.length));
+    ownScores = new Float64Array(marks.length);
   }
-  const order = [...candidates].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
-  const picked = new Map<number, Picked>();
-  const withPairs = (span: Row[]): Row[] => {
-    while (span[0]?.role === "tool") {
-      const p = prev(span[0].seq);
-      if (!p) break;
-      span.unshift(p);
-    }
-    for (let n = next(span[span.length - 1]!.seq); n?.role === "tool"; n = next(n.seq)) span.push(n);
-    return span;
+  const touched: number[] = [];
+  const mark = (seq: number, bit: number) => {
+    if (marks[seq] === 0) touched.push(seq);
+    marks[seq]! |= bit;
   };
-  const cost = (span: Row[]) => span.reduce((t, r) => t + (picked.has(r.seq) ? 0 : r.tokens), 0) + EXCERPT_GROUP_TOKENS;
-  for (const [seq, score] of order) {
-    if (room < EXCERPT_GROUP_TOKENS || picked.has(seq)) continue;
-    const self = byseq.get(seq)!;
-    // Every span holds this row, not yet taken: one it does not fit alone is not built (most candidates, once the room is nearly spent).
-    if (self.tokens + EXCERPT_GROUP_TOKENS > room) continue;
-    const core = withPairs([self]);
-    const wide = [...core];
-    for (let i = 0; i < neighbours; i++) {
-      const p = prev(wide[0]!.seq);
-      if (p) wide.unshift(p);
-      const n = next(wide[wide.length - 1]!.seq);
-      if (n) wide.push(n);
+  try {
+    for (const h of hits) {
+      if (h.seq < 0 || h.seq >= rows.end) continue; // never a usable row
+      mark(h.seq, HIT);
+      ownScores[h.seq] = h.score;
     }
-    const span = [withPairs(wide), core].find((s) => cost(s) <= room);
-    if (!span) continue;
-    room -= cost(span);
-    for (const r of span) {
-      if (picked.has(r.seq)) continue;
-      const match = r.seq === seq && own.has(seq);
-      picked.set(r.seq, { ...r, score: Math.round(score * 1e6) / 1e6, why: match ? "match" : "neighbour", group: 0 });
+    const own = (r: Row | undefined): number => (r !== undefined && marks[r.seq]! & HIT ? ownScores[r.seq]! : 0);
+    const candidates: { row: Row; score: number }[] = [];
+    const consider = (r: Row | undefined, p = r && rows.prev(r.seq), n = r && rows.next(r.seq)) => {
+      if (r === undefined || marks[r.seq]! & SEEN) return;
+      mark(r.seq, SEEN);
+      candidates.push({ row: r, score: own(r) + NEIGHBOUR_WEIGHT * Math.max(own(p), own(n)) });
+    };
+    for (const h of hits) {
+      const self = rows.next(h.seq - 1) ?? rows.prev(h.seq + 1);
+      if (!self || self.seq !== h.seq) continue; // not a usable row (older than the window only)
+      const p = rows.prev(h.seq);
+      const n = rows.next(h.seq);
+      consider(self, p, n);
+      consider(p);
+      consider(n);
     }
+    candidates.sort((a, b) => b.score - a.score || b.row.seq - a.row.seq);
+    const picked: Picked[] = [];
+    const withPairs = (span: Row[]): Row[] => {
+      while (span[0]!.role === "tool") {
+        const p = rows.prev(span[0]!.seq);
+        if (!p) break;
+        span.unshift(p);
+      }
+      for (let n = rows.next(span[span.length - 1]!.seq); n?.role === "tool"; n = rows.next(n.seq)) span.push(n);
+      return span;
+    };
+    const cost = (span: readonly Row[]) => {
+      let t = EXCERPT_GROUP_TOKENS;
+      for (const r of span) if (!(marks[r.seq]! & TAKEN)) t += r.tokens;
+      return t;
+    };
+    for (const { row: self, score } of candidates) {
+      if (room < EXCERPT_GROUP_TOKENS) break; // the room only shrinks
+      // Every span holds this row, not yet taken: one it does not fit alone is not built (most candidates, once the room is nearly spent).
+      if (marks[self.seq]! & TAKEN || self.tokens + EXCERPT_GROUP_TOKENS > room) continue;
+      const core = withPairs([self]);
+      let span = core;
+      if (neighbours > 0) {
+        const wide = [...core];
+        for (let i = 0; i < neighbours; i++) {
+          const p = rows.prev(wide[0]!.seq);
+          if (p) wide.unshift(p);
+          const n = rows.next(wide[wide.length - 1]!.seq);
+          if (n) wide.push(n);
+        }
+        span = withPairs(wide);
+      }
+      let spent = cost(span);
+      if (spent > room && span !== core) {
+        span = core;
+        spent = cost(core);
+      }
+      if (spent > room) continue;
+      room -= spent;
+      const rounded = Math.round(score * 1e6) / 1e6;
+      for (const r of span) {
+        if (marks[r.seq]! & TAKEN) continue;
+        mark(r.seq, TAKEN);
+        const match = r.seq === self.seq && (marks[r.seq]! & HIT) !== 0;
+        picked.push({ seq: r.seq, role: r.role, tokens: r.tokens, score: rounded, why: match ? "match" : "neighbour", group: 0 });
+      }
+    }
+    // Groups renumbered as runs of adjacent rows: the spans are intervals, so there are no more
+    // runs than spans taken, and each run costs one time line at most.
+    picked.sort((a, b) => a.seq - b.seq);
+    let run = 0;
+    for (const [i, p] of picked.entries()) {
+      if (i === 0 || rows.next(picked[i - 1]!.seq)?.seq !== p.seq) run++;
+      p.group = run;
+    }
+    return picked;
+  } finally {
+    for (const seq of touched) marks[seq] = 0;
   }
-  // Groups renumbered as runs of adjacent rows: the spans are intervals, so there are no more
-  // runs than spans taken, and each run costs one time line at most.
-  const out = [...picked.values()].sort((a, b) => a.seq - b.seq);
-  let run = 0;
-  for (const [i, p] of out.entries()) {
-    if (i === 0 || next(out[i - 1]!.seq)?.seq !== p.seq) run++;
-    p.group = run;
-  }
-  return out;
 }
 
 /** Bounds of RecallRows: positions known, and decoded messages (and their JSON's characters). */
@@ -134,36 +168,76 @@ const MAX_KNOWN_CHARS = 4_000_000;
  * rows and JSON decoding were two fifths of a recall in a turn.
  */
 export class RecallRows {
-  private readonly rows = new Map<number, Row | null>();
+  /** By position (a plain array: its reads are several times cheaper than a Map's, and recall reads hundreds a turn). */
+  private rows: (Row | null | undefined)[] = [];
+  private known = 0;
   private readonly messages = new Map<number, Message>();
   private chars = 0;
 
   clear(): void {
-    this.rows.clear();
+    this.rows = [];
+    this.known = 0;
     this.messages.clear();
     this.chars = 0;
   }
 
   /** Reads the rows within `reach` positions of each hit, below `before` (the newest live row at most), not known yet. */
   load(sql: SqlStorage, hits: readonly RecallHit[], reach: number, before: number): void {
-    if (this.rows.size + hits.length * (2 * reach + 1) > MAX_KNOWN_ROWS) this.rows.clear();
+    if (this.known + hits.length * (2 * reach + 1) > MAX_KNOWN_ROWS) {
+      this.rows = [];
+      this.known = 0;
+    }
     // Only the unknown positions are collected: after a thread's first recalls nearly every one near a hit is known.
-    const missing = new Set<number>();
-    for (const h of hits) for (let s = Math.max(1, h.seq - reach); s <= h.seq + reach && s < before; s++) if (!this.rows.has(s)) missing.add(s);
-    if (missing.size === 0) return;
+    const missing: number[] = [];
+    const rows = this.rows;
+    for (const h of hits) {
+      for (let s = Math.max(1, h.seq - reach); s <= h.seq + reach && s < before; s++) {
+        if (rows[s] !== undefined) continue;
+        rows[s] = null; // until read: no live row there, unless the read below finds one
+        missing.push(s);
+      }
+    }
+    if (missing.length === 0) return;
+    this.known += missing.length;
     const packed = sql
       .exec<{ rows: string }>(
         `SELECT json_group_array(json_array(seq, role, tokens)) AS rows FROM messages WHERE seq IN (SELECT value FROM json_each(?))`,
-        JSON.stringify([...missing]),
+        JSON.stringify(missing),
       )
       .one().rows;
-    for (const s of missing) this.rows.set(s, null);
-    for (const [seq, role, tokens] of JSON.parse(packed) as [number, string, number][]) this.rows.set(seq, { seq, role, tokens });
+    for (const [seq, role, tokens] of JSON.parse(packed) as [number, string, number][]) rows[seq] = { seq, role, tokens };
+  }
+
+  /**
+   * Rows just appended at positions up to `last` (an append gives each new row the highest
+   * position + 1, in order): their rows and decoded messages are known without a read. Only a
+   * store that has recalled keeps them (ThreadStore), so a thread never recalled holds nothing.
+   */
+  appended(last: number, entries: readonly { message: Message; role: string; tokens: number; bytes: number }[]): void {
+    const first = last - entries.length + 1;
+    if (first < 1 || this.known + entries.length > MAX_KNOWN_ROWS) return;
+    const bytes = entries.reduce((n, e) => n + e.bytes, 0);
+    if (entries.length > MAX_KNOWN_MESSAGES || bytes > MAX_KNOWN_CHARS) return;
+    if (this.messages.size + entries.length > MAX_KNOWN_MESSAGES || this.chars + bytes > MAX_KNOWN_CHARS) {
+      this.messages.clear();
+      this.chars = 0;
+    }
+    for (const [k, e] of entries.entries()) {
+      this.rows[first + k] = { seq: first + k, role: e.role, tokens: e.tokens };
+      this.messages.set(first + k, e.message);
+    }
+    this.known += entries.length;
+    this.chars += bytes;
+  }
+
+  /** Whether recall has read anything since the store began or last cleared it. */
+  get used(): boolean {
+    return this.known > 0 || this.messages.size > 0;
   }
 
   /** The row at `seq`: a Row, null when no live row is there, undefined when not known. */
   row(seq: number): Row | null | undefined {
-    return this.rows.get(seq);
+    return this.rows[seq];
   }
 
   /** The decoded messages at `seqs`, reading those not known yet in one statement. */
@@ -207,6 +281,7 @@ export function rowAccess(sql: SqlStorage, before: number, hits: readonly Recall
   const near = (seq: number) => (seq < before ? (known.row(seq) ?? undefined) : undefined);
   const one = (q: string, seq: number) => sql.exec<Row>(q, seq, before).toArray()[0];
   return {
+    end: before,
     prev: (seq) =>
       near(seq - 1) ?? (seq > 1 ? one(`SELECT seq, role, tokens FROM messages WHERE seq < ? AND seq < ? ORDER BY seq DESC LIMIT 1`, seq) : undefined),
     next: (seq) =>
@@ -258,7 +333,8 @@ export function recallWindow(
   // The same hits either way: scored here from what FTS5 said before (a thread up to LEARNT_ROWS), else by FTS5.
   const hits = (highest <= LEARNT_ROWS ? scores.search(sql, match, start, limit) : null) ?? searchRecall(sql, match, start, limit);
   const neighbours = Math.max(0, Math.trunc(ask.neighbours));
-  const picked = pickRecall(hits, rowAccess(sql, start, hits, neighbours + 2, known), room, neighbours);
+  const acc = rowAccess(sql, start, hits, neighbours + 2, known);
+  const picked = pickRecall(hits, acc, room, neighbours);
   if (picked.length === 0) return plain;
   const used = recalledCost(picked);
   // What recall left unused widens the window; recalled turns the wider window now holds are dropped as duplicates.
@@ -315,7 +391,7 @@ export function recallOver(
     if (i !== undefined && i < start && messageHash(messages[i]!) === h.hash) hits.push({ seq: i, score: h.score });
   }
   const row = (i: number) => (i >= 0 && i < start ? { seq: i, role: messages[i]!.role, tokens: tokens[i]! } : undefined);
-  const picked = pickRecall(hits, { prev: (i) => row(i - 1), next: (i) => row(i + 1) }, room, Math.max(0, Math.trunc(ask.neighbours)));
+  const picked = pickRecall(hits, { end: start, prev: (i) => row(i - 1), next: (i) => row(i + 1) }, room, Math.max(0, Math.trunc(ask.neighbours)));
   if (picked.length === 0) return plain;
   const wideStart = newest(budget - recalledCost(picked));
   const keep = picked.filter((p) => p.seq < wideStart);

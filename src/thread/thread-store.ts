@@ -540,8 +540,26 @@ export class ThreadStore {
       this.tailCache = null;
       this.recallRows.clear();
       this.recallScores.clear();
-    } else this.tailCache?.append(appended);
+    } else {
+      this.tailCache?.append(appended);
+      if (appended.length > 0 && this.recallRows.used) this.recallRowsAppended(appended);
+    }
     return cp;
+  }
+
+  /**
+   * A store that recalls keeps the rows it just appended for recall (RecallRows.appended). They went
+   * in, in order, as this update's only writes to messages, so their positions run from the first's to the last's.
+   */
+  private recallRowsAppended(appended: readonly TailEntry[]): void {
+    const at = this.sql
+      .exec<{ first: number | null; last: number | null }>(
+        `SELECT (SELECT seq FROM messages WHERE id = ?) AS first, (SELECT seq FROM messages WHERE id = ?) AS last`,
+        appended[0]!.message.id,
+        appended[appended.length - 1]!.message.id,
+      )
+      .one();
+    if (at.first !== null && at.last !== null && at.last - at.first + 1 === appended.length) this.recallRows.appended(at.last, appended);
   }
 
   /** Writes a channel through its reducer (fixed by its first write); returns the write to record (and its JSON) and the bytes it adds. */

@@ -193,6 +193,36 @@ describe("recall index and recall inside the thread object", () => {
     });
   });
 
+  it("turns appended after a recall are recalled as they were stored, at their own positions: as a fresh store recalls them", async () => {
+    await withStore((store, storage) => {
+      store.update({ ops: [{ op: "append", messages: [...filler(4), ...planted, ...filler(100, 4)] }] }, "update");
+      expect(ids(recall(store, 400, ask("bicycle")))).toContain("q1");
+      const what = (r: LoadRecentResult) => (r.recalled ?? []).map((t) => [t.message, t.tokens, t.score, t.why, t.group]);
+      // Appends of one to five turns, each naming its own kayak, with a tool pair among them; then recall of every kayak so far.
+      for (let k = 0; k < 12; k++) {
+        const turns: MessageInput[] = Array.from({ length: 1 + (k % 5) }, (_, j) => ({
+          id: `k${k}-${j}`,
+          role: j % 2 ? "assistant" : "user",
+          content: `kayak number ${k} ${j}: ${j % 2 ? "it is moored at the north pier" : "where is it moored"} ${"and the oars are in the shed ".repeat(1 + (j % 3))}`,
+        }));
+        if (k === 5)
+          turns.push(
+            {
+              id: "call",
+              role: "assistant",
+              content: "kayak lookup",
+              tool_calls: [{ id: "c1", type: "function", function: { name: "find", arguments: "{}" } }],
+            },
+            { id: "res", role: "tool", tool_call_id: "c1", content: "found" },
+          );
+        store.update({ ops: [{ op: "append", messages: [...turns, ...filler(30, 1000 + 30 * k)] }] }, "update");
+        const r = recall(store, 600, ask(`kayak number ${k} moored pier`));
+        expect(ids(r).some((id) => id.startsWith("k"))).toBe(true);
+        expect(what(r)).toEqual(what(recall(ThreadStore.of(storage), 600, ask(`kayak number ${k} moored pier`))));
+      }
+    });
+  });
+
   it("never splits a tool-call pair: a recalled call comes with its results and a result with its call", async () => {
     await withStore((store) => {
       const call = {
