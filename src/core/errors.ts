@@ -100,7 +100,8 @@ export const catalog = {
   "BEM-130": { status: 400, meaning: "The body's thread_id and the X-Thread-Id header name different threads" },
   "BEM-131": {
     status: 422,
-    meaning: "The request with this Idempotency-Key ran, but its response could not be kept for replay (too large); it is not run again (use a new key)",
+    meaning:
+      "The request with this Idempotency-Key ran, but its response could not be kept for replay (too large, or past MAX_IDEMPOTENCY_BYTES_PER_TENANT); it is not run again (use a new key)",
   },
 
   "BEM-120": { status: 400, meaning: "Invalid LangGraph store namespace or key" },

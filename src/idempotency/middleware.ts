@@ -1,7 +1,20 @@
 import { createMiddleware } from "hono/factory";
 import { AppError } from "../core/errors";
 import type { AppEnv } from "../http/app-env";
-import { claim, complete, completeUnkept, MAX_KEPT_BYTES, pruneExpired, release, renew, scopedKey, type Stored } from "./store";
+import {
+  claim,
+  complete,
+  completeUnkept,
+  MAX_KEPT_BYTES,
+  pruneExpired,
+  release,
+  renew,
+  scopedKey,
+  tenantKeptBytes,
+  type Stored,
+  type Unkept,
+  utf8Bytes,
+} from "./store";
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 /**
@@ -42,7 +55,11 @@ export async function requestFingerprint(r: { route: string; keyId: string; head
   return sha256(JSON.stringify({ route: `POST ${r.route}`, key: r.keyId, headers: selecting, body: r.body }));
 }
 
-const utf8Bytes = (s: string): number => new TextEncoder().encode(s).byteLength;
+/** Why a record keeps no result, as a retry is told it (BEM-131). */
+const UNKEPT: Record<Unkept, string> = {
+  too_large: `a record keeps at most ${MAX_KEPT_BYTES.toLocaleString("en-US")} bytes`,
+  budget: "the tenant's Idempotency-Key records held their most bytes of results for 24 h, MAX_IDEMPOTENCY_BYTES_PER_TENANT",
+};
 
 const replay = (r: Stored) => new Response(r.body, { status: r.status, headers: { ...r.headers, "idempotent-replayed": "true" } });
 
@@ -66,6 +83,7 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   if (raw === undefined || c.req.method !== "POST") return next();
   if (!KEY.test(raw)) throw new AppError("BEM-108");
   const db = c.env.DB;
+  const budget = tenantKeptBytes(c.env);
   const principal = c.get("principal");
   const tenant = principal.tenant;
   // Per API key: another key of the tenant using the same value makes a request of its own,
@@ -85,7 +103,7 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
     if (got.kind === "unkept")
       throw new AppError(
         "BEM-131",
-        `The request with this Idempotency-Key ran (status ${got.status}), but its response could not be kept for replay (a record keeps at most ${MAX_KEPT_BYTES.toLocaleString("en-US")} bytes); it is not run again. Read what it did (a thread's state, a stored response) or use a new key`,
+        `The request with this Idempotency-Key ran (status ${got.status}), but its response could not be kept for replay (${UNKEPT[got.why]}); it is not run again. Read what it did (a thread's state, a stored response) or use a new key`,
         { headers: { "idempotent-replayed": "true" } },
       );
     if (Date.now() >= deadline) throw new AppError("BEM-107", `A request with this Idempotency-Key is still running after ${WAIT_MS / 1000} s; retry later`);
@@ -108,12 +126,13 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
     const headers: Record<string, string> = {};
     for (const [name, value] of res.headers) if (!NOT_REPLAYED.has(name)) headers[name] = value;
     // Too large to keep: the key still records that the request ran, so a retry never runs it twice.
-    if (utf8Bytes(body) + utf8Bytes(JSON.stringify(headers)) > MAX_KEPT_BYTES) return completeUnkept(db, tenant, key, res.status);
+    if (utf8Bytes(body) + utf8Bytes(JSON.stringify(headers)) > MAX_KEPT_BYTES) return completeUnkept(db, tenant, key, res.status, "too_large");
     try {
-      await complete(db, tenant, key, { status: res.status, headers, body });
+      // Past the tenant's budget the record keeps only that the request ran, as when too large.
+      await complete(db, tenant, key, { status: res.status, headers, body }, budget);
     } catch (e) {
       // D1 refused the result (its own count of a row's bytes): keep that the request ran, then log why.
-      await completeUnkept(db, tenant, key, res.status);
+      await completeUnkept(db, tenant, key, res.status, "too_large");
       throw e;
     }
   };

@@ -20,12 +20,30 @@ export const scopedKey = (apiKeyId: string, value: string): string => `${apiKeyI
  */
 export const MAX_KEPT_BYTES = 2_000_000 - 16_384;
 
+/**
+ * The most bytes of results (headers and bodies, UTF-8) a tenant's records keep at once
+ * (MAX_IDEMPOTENCY_BYTES_PER_TENANT; triggers of migration 0021 keep the count in tenant_counts):
+ * a member key at its rate limit could otherwise write ~240 MB a minute of them into the D1 database
+ * every tenant shares. An unset or unreadable var means the documented default, never "unlimited".
+ */
+export const DEFAULT_TENANT_KEPT_BYTES = 268_435_456;
+export function tenantKeptBytes(env: Env): number {
+  const raw = Number(env.MAX_IDEMPOTENCY_BYTES_PER_TENANT);
+  return Number.isSafeInteger(raw) && raw >= 0 ? raw : DEFAULT_TENANT_KEPT_BYTES;
+}
+
 export type Stored = { status: number; headers: Record<string, string>; body: string };
-/** `unkept`: the request ran and ended with `status`, but its result was too large to keep (completeUnkept). */
+/**
+ * Why a finished record keeps no result, in its `headers` column (its `response` is NULL): `too_large`
+ * for one row (or D1 refused the write; also a NULL `headers`, as records before migration 0021 have it),
+ * `budget` when the tenant's records held MAX_IDEMPOTENCY_BYTES_PER_TENANT.
+ */
+export type Unkept = "too_large" | "budget";
+/** `unkept`: the request ran and ended with `status`, but its result was not kept (completeUnkept). */
 export type Claim =
   | { kind: "owner" }
   | { kind: "done"; bodyHash: string; result: Stored }
-  | { kind: "unkept"; bodyHash: string; status: number }
+  | { kind: "unkept"; bodyHash: string; status: number; why: Unkept }
   | { kind: "running"; bodyHash: string; leaseUntil: number };
 
 type Row = { body_hash: string; status: number | null; headers: string | null; response: string | null; lease_until: number; expires_at: number };
@@ -48,8 +66,8 @@ export async function claim(db: D1Database, tenant: string, key: string, route: 
     .first<Row>();
   if (!row) return claim(db, tenant, key, route, bodyHash, leaseMs, now); // released between the two statements
   if (row.status === null) return { kind: "running", bodyHash: row.body_hash, leaseUntil: row.lease_until };
-  // complete() always writes a body (possibly ""): a finished record without one was too large to keep.
-  if (row.response === null) return { kind: "unkept", bodyHash: row.body_hash, status: row.status };
+  // complete() always writes a body (possibly ""): a finished record without one was not kept.
+  if (row.response === null) return { kind: "unkept", bodyHash: row.body_hash, status: row.status, why: row.headers === "budget" ? "budget" : "too_large" };
   return {
     kind: "done",
     bodyHash: row.body_hash,
@@ -57,19 +75,39 @@ export async function claim(db: D1Database, tenant: string, key: string, route: 
   };
 }
 
-export async function complete(db: D1Database, tenant: string, key: string, result: Stored): Promise<void> {
-  await db
-    .prepare(`UPDATE idempotency_keys SET status = ?, headers = ?, response = ? WHERE tenant_id = ? AND key = ?`)
-    .bind(result.status, JSON.stringify(result.headers), result.body, tenant, key)
-    .run();
+/**
+ * Keeps the result if the tenant's kept results have room for it (one statement: the check and the write
+ * are atomic, so concurrent completions cannot overshoot). Without room, the tenant's expired records are
+ * removed first (they stop counting), then it tries once more; still none: the record keeps only that the
+ * request ran (`budget`). Says whether the result was kept.
+ */
+export async function complete(db: D1Database, tenant: string, key: string, result: Stored, budget: number, now = Date.now()): Promise<boolean> {
+  const headers = JSON.stringify(result.headers);
+  const bytes = utf8Bytes(headers) + utf8Bytes(result.body);
+  const keep = () =>
+    db
+      .prepare(
+        `UPDATE idempotency_keys SET status = ?1, headers = ?2, response = ?3 WHERE tenant_id = ?4 AND key = ?5
+         AND ifnull((SELECT n FROM tenant_counts WHERE tenant_id = ?4 AND kind = 'idempotency_bytes'), 0) + ?6 <= ?7`,
+      )
+      .bind(result.status, headers, result.body, tenant, key, bytes, budget)
+      .run();
+  if ((await keep()).meta.changes > 0) return true;
+  await db.prepare(`DELETE FROM idempotency_keys WHERE tenant_id = ? AND expires_at < ?`).bind(tenant, now).run();
+  if ((await keep()).meta.changes > 0) return true;
+  await completeUnkept(db, tenant, key, result.status, "budget");
+  return false;
 }
+
+export const utf8Bytes = (s: string): number => new TextEncoder().encode(s).byteLength;
 
 /**
  * Marks the key as used by a request that ran and ended with `status` whose result is not kept (too large
- * for a row): a retry is told so (BEM-131) instead of running it again, and the key is not released.
+ * for a row, or past the tenant's budget): a retry is told so (BEM-131) instead of running it again, and
+ * the key is not released.
  */
-export async function completeUnkept(db: D1Database, tenant: string, key: string, status: number): Promise<void> {
-  await db.prepare(`UPDATE idempotency_keys SET status = ?, headers = NULL, response = NULL WHERE tenant_id = ? AND key = ?`).bind(status, tenant, key).run();
+export async function completeUnkept(db: D1Database, tenant: string, key: string, status: number, why: Unkept): Promise<void> {
+  await db.prepare(`UPDATE idempotency_keys SET status = ?, headers = ?, response = NULL WHERE tenant_id = ? AND key = ?`).bind(status, why, tenant, key).run();
 }
 
 /** Extends a running claim (its holder is alive); a finished or taken-over record is left alone. */

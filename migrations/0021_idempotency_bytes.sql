@@ -1,0 +1,8 @@
+-- Idempotency-Key results are capped in bytes per tenant (MAX_IDEMPOTENCY_BYTES_PER_TENANT): a record keeps up to
+-- ~2 MB for 24 h, so a member key at its rate limit could write ~240 MB a minute into the D1 database every tenant
+-- shares. The count ('idempotency_bytes': the bytes of the records' kept headers and bodies) is kept by triggers like
+-- the others, existing records first; a record taken over or deleted (expired) stops counting.
+INSERT INTO tenant_counts (tenant_id, kind, n) SELECT tenant_id, 'idempotency_bytes', SUM(ifnull(length(CAST(headers AS BLOB)), 0) + ifnull(length(CAST(response AS BLOB)), 0)) FROM idempotency_keys GROUP BY tenant_id;
+CREATE TRIGGER tenant_counts_idempotency_bytes_insert AFTER INSERT ON idempotency_keys BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'idempotency_bytes', 0); UPDATE tenant_counts SET n = n + (ifnull(length(CAST(new.headers AS BLOB)), 0) + ifnull(length(CAST(new.response AS BLOB)), 0)) WHERE tenant_id = new.tenant_id AND kind = 'idempotency_bytes'; END;
+CREATE TRIGGER tenant_counts_idempotency_bytes_update AFTER UPDATE OF headers, response ON idempotency_keys BEGIN UPDATE tenant_counts SET n = n - (ifnull(length(CAST(old.headers AS BLOB)), 0) + ifnull(length(CAST(old.response AS BLOB)), 0)) + (ifnull(length(CAST(new.headers AS BLOB)), 0) + ifnull(length(CAST(new.response AS BLOB)), 0)) WHERE tenant_id = new.tenant_id AND kind = 'idempotency_bytes'; END;
+CREATE TRIGGER tenant_counts_idempotency_bytes_delete AFTER DELETE ON idempotency_keys BEGIN UPDATE tenant_counts SET n = n - (ifnull(length(CAST(old.headers AS BLOB)), 0) + ifnull(length(CAST(old.response AS BLOB)), 0)) WHERE tenant_id = old.tenant_id AND kind = 'idempotency_bytes'; END;
