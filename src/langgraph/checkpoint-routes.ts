@@ -14,6 +14,7 @@ import {
   BatchBody,
   DeltaBody,
   GetBody,
+  itemsOf,
   ListBody,
   PruneBody,
   TypedWire,
@@ -174,7 +175,13 @@ async function tuplesOf(env: Env, tenant: string, threadId: string, heads: Head[
 export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(batch, async (c) => {
     const { tenant, threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
-    await chargeOps(c.env, c.get("principal"), c.req.valid("json").ops.length, { rate: "langgraph" });
+    // Counted by items (a put's blobs, a writes op's writes), not ops, so a few ops cannot carry unbounded rows for one count.
+    await chargeOps(
+      c.env,
+      c.get("principal"),
+      c.req.valid("json").ops.reduce((n, op) => n + itemsOf(op), 0),
+      { rate: "langgraph" },
+    );
     const writer = writerOf(c.get("principal"), threadId);
     refuseIdsAhead(
       c.req.valid("json").ops.flatMap((op) => (op.op === "put" ? [op.id] : [])),

@@ -47,6 +47,13 @@ export const WritesOp = z.strictObject({
   /** idx is the position, or the negative WRITES_IDX_MAP slot of a special channel (those replace; others are first-wins). */
   writes: z.array(z.strictObject({ channel: z.string(), idx: z.number().int(), value: TypedWire })),
 });
+/**
+ * What one op of a checkpointer batch weighs for the rate limit: its items (a put's blobs, a writes
+ * op's writes), at least 1. An op had counted once whatever it carried, so one request of one writes
+ * op could store ~1,600 rows (as many as the body's 10,000 JSON items hold) for one count.
+ */
+export const itemsOf = (op: { op: string; blobs?: unknown[]; writes?: unknown[] }): number =>
+  Math.max(1, (op.op === "put" ? op.blobs?.length : op.writes?.length) ?? 0);
 export const BatchBody = z
   .strictObject({
     ops: z

@@ -153,3 +153,68 @@ describe("batch-shaped requests count one request per started group of 10 ops", 
     });
   }
 });
+
+/**
+ * A LangGraph checkpointer batch counted its ops, whatever each carried: one writes op (or a put's
+ * blobs) of 100,000 rows counted as one request. Now an op weighs its items (a put's blobs, a writes
+ * op's writes; at least 1), one request per started 10.
+ */
+describe("a LangGraph checkpointer batch counts its items", () => {
+  const b64 = (o: unknown) => btoa(JSON.stringify(o));
+  const value = { t: "json", b: b64(1) };
+  const put = (blobs: number) => ({
+    ...checkpointPut(),
+    blobs: Array.from({ length: blobs }, (_, i) => ({ channel: `c${i}`, version: 1, value })),
+  });
+  const writes = (checkpointId: string, n: number, task = "t") => ({
+    op: "writes",
+    ns: "",
+    checkpoint_id: checkpointId,
+    task_id: task,
+    task_path: "",
+    writes: Array.from({ length: n }, (_, i) => ({ channel: `c${i}`, idx: i, value })),
+  });
+  const stored = async (t: TestTenant, thread: string) => {
+    const r = await call(t.adminKey, "POST", `/v1/langgraph/threads/${thread}/get`, {}, {});
+    return ((await r.json()) as { tuple: { writes: unknown[] } | null }).tuple?.writes.length ?? 0;
+  };
+
+  it("a writes op of 100 writes counts 10, a put of 25 blobs 3, 1,600 writes 160; past the allowance 429, nothing stored", async () => {
+    const t = await createTenant();
+    const keyId = `key:${t.adminKeyId}`;
+    const thread = `ba-${uid()}`;
+    const p = put(25);
+    for (const [ops, counted] of [
+      [[p], 3],
+      [[writes(p.id, 100)], 10],
+      [[writes(p.id, 5, "a"), writes(p.id, 5, "b"), writes(p.id, 1, "c")], 2],
+    ] as const) {
+      const { limiter, counts } = countingLimiter();
+      const res = await call(t.adminKey, "POST", `/v1/langgraph/threads/${thread}/batch`, { ops }, { RATE_LIMIT_LANGGRAPH: limiter });
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(counts.get(keyId), JSON.stringify(ops.map((o) => o.op))).toBe(counted);
+    }
+    expect(await stored(t, thread)).toBe(100 + 11);
+
+    // The body's JSON guard (10,000 array items and keys) is what bounds one op's items: ~1,600 writes.
+    const over = await call(t.adminKey, "POST", `/v1/langgraph/threads/${thread}/batch`, { ops: [writes(p.id, 1700, "big")] }, {});
+    expect(over.status).toBe(400);
+    expect(((await over.json()) as { error: { code: string } }).error.code).toBe("BEM-014");
+    const { limiter: wide, counts: wideCounts } = countingLimiter();
+    expect(
+      (await call(t.adminKey, "POST", `/v1/langgraph/threads/${thread}/batch`, { ops: [writes(p.id, 1600, "wide")] }, { RATE_LIMIT_LANGGRAPH: wide })).status,
+    ).toBe(200);
+    expect(wideCounts.get(keyId)).toBe(160);
+
+    const { limiter } = countingLimiter(3);
+    const refused = await call(
+      t.adminKey,
+      "POST",
+      `/v1/langgraph/threads/${thread}/batch`,
+      { ops: [writes(p.id, 40, "late")] },
+      { RATE_LIMIT_LANGGRAPH: limiter },
+    );
+    expect(refused.status).toBe(429);
+    expect(await stored(t, thread)).toBe(100 + 11 + 1600);
+  });
+});
