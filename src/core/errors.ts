@@ -104,6 +104,11 @@ export const catalog = {
       "The request with this Idempotency-Key ran, but its response could not be kept for replay (too large, or past MAX_IDEMPOTENCY_BYTES_PER_TENANT); it is not run again (use a new key)",
   },
 
+  "BEM-132": {
+    status: 400,
+    meaning: "A cross-thread LangGraph list without threads_after reaches more threads than one request visits (100): page by threads_after",
+  },
+
   "BEM-120": { status: 400, meaning: "Invalid LangGraph store namespace or key" },
   "BEM-121": { status: 413, meaning: "Tenant holds the maximum number of LangGraph store items (MAX_STORE_ITEMS_PER_TENANT)" },
   "BEM-190": { status: 413, meaning: "Tenant holds the maximum bytes of LangGraph store items (MAX_STORE_BYTES_PER_TENANT)" },

@@ -15,6 +15,7 @@ import {
   DeltaBody,
   GetBody,
   itemsOf,
+  ListAllBody,
   ListBody,
   PruneBody,
   TypedWire,
@@ -51,6 +52,10 @@ const TupleWire = z
   .openapi("LangGraphTuple");
 const TuplesWire = z.object({
   tuples: z.array(TupleWire),
+  next_threads_after: z.string().optional().openapi({
+    description:
+      "Cross-thread list with `threads_after`: present when more of the tenant's threads follow this request's window; once its tuples are read (no `next_before`), pass it as `threads_after` (and the first `before` again) for the next window",
+  }),
   next_before: z
     .string()
     .optional()
@@ -123,9 +128,9 @@ const listAll = createRoute({
   path: "/v1/langgraph/list",
   middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
   tags: ["langgraph"],
-  summary: "Checkpoint tuples across the tenant's threads the key reaches, newest first",
-  request: body(ListBody),
-  responses: { 200: jsonContent(TuplesWire, "Tuples"), ...errorResponses("BEM-022") },
+  summary: "Checkpoint tuples across the tenant's threads the key reaches, newest first, in windows of 100 threads",
+  request: body(ListAllBody),
+  responses: { 200: jsonContent(TuplesWire, "Tuples"), ...errorResponses("BEM-022", "BEM-132") },
 });
 const deltaHistory = createRoute({
   method: "post",
@@ -161,8 +166,13 @@ const pruneThread = createRoute({
   },
 });
 
-/** Threads scanned per round of a cross-thread list, and in parallel. */
+/** Threads asked in parallel by a cross-thread list. */
 const SCAN_PAGE = 50;
+/**
+ * Threads one cross-thread list request visits (one call to each one's object): it had visited every
+ * thread the key reaches, 100,000 calls for one request. More are paged by threads (`threads_after`).
+ */
+export const LIST_THREADS = 100;
 /** Checkpoints a cross-thread list without `limit` returns per page (the saver asks 200 at a time). */
 const LIST_ALL_PAGE = 1000;
 
@@ -226,26 +236,35 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
   .openapi(listAll, async (c) => {
     const principal = c.get("principal");
     const tenant = langgraphTenant(principal);
-    const q = c.req.valid("json");
+    const { threads_after, ...q } = c.req.valid("json");
     const want = q.limit ?? LIST_ALL_PAGE;
-    // First the ids: every reachable thread names its newest `want`, the merge keeps the newest
+    // This request's window of threads: the grants are in the query (a member's few threads never cost
+    // a scan of the tenant's); the policy checks each again.
+    const ids = await indexedThreads(c.env.DB, tenant, threads_after ?? "", LIST_THREADS + 1, readableThreads(principal));
+    const window = ids.slice(0, LIST_THREADS).filter((id) => mayReachThread(principal, id));
+    const moreThreads = ids.length > LIST_THREADS;
+    if (moreThreads && threads_after === undefined)
+      throw new AppError(
+        "BEM-132",
+        `This list reaches more than ${LIST_THREADS} LangGraph threads, the most one request visits: page by threads with \`threads_after\` ("" first, then each answer's \`next_threads_after\`), as EdgeweaveSaver does, or name a thread`,
+      );
+    // Each thread visited is a call to its object: counted as the key's requests, one per started 10.
+    await chargeOps(c.env, principal, window.length, { rate: "langgraph" });
+    // First the ids: every thread of the window names its newest `want`, the merge keeps the newest
     // overall. Then the values, newest first, as far as one page's bytes reach — so no RPC and no
     // response grows with the tenant's data.
     let heads: (Head & { threadId: string })[] = [];
     let more = false;
-    for (let after = ""; ; ) {
-      // The grants are in the query (a member's few threads never cost a scan of the tenant's); the policy checks each again.
-      const ids = await indexedThreads(c.env.DB, tenant, after, SCAN_PAGE, readableThreads(principal));
-      const reachable = ids.filter((id) => mayReachThread(principal, id));
+    for (let at = 0; at < window.length; at += SCAN_PAGE) {
       const found = await Promise.all(
-        reachable.map(async (id) =>
-          unwrap((await stubOf(c.env, tenant, id).lgHeads({ ...q, limit: want })) as RpcResult<Head[]>).map((h) => ({ ...h, threadId: id })),
-        ),
+        window
+          .slice(at, at + SCAN_PAGE)
+          .map(async (id) =>
+            unwrap((await stubOf(c.env, tenant, id).lgHeads({ ...q, limit: want })) as RpcResult<Head[]>).map((h) => ({ ...h, threadId: id })),
+          ),
       );
       heads = heads.concat(...found).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
       if (heads.length > want) (more = true), (heads = heads.slice(0, want));
-      if (ids.length < SCAN_PAGE) break;
-      after = ids[ids.length - 1]!;
     }
     const out: { threadId: string; t: StoredTuple }[] = [];
     let budget = LG_PAGE_BYTES;
@@ -264,7 +283,8 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
     }
     const cut = more && q.limit === undefined ? true : out.length < heads.length;
     const next = cut && out.length > 0 ? { next_before: out[out.length - 1]!.t.id } : {};
-    return c.json({ tuples: out.map((f) => tupleWire(f.threadId, f.t)), ...next }, 200);
+    const nextThreads = moreThreads ? { next_threads_after: ids[LIST_THREADS - 1]! } : {};
+    return c.json({ tuples: out.map((f) => tupleWire(f.threadId, f.t)), ...next, ...nextThreads }, 200);
   })
   .openapi(deltaHistory, async (c) => {
     const { stub } = threadFor(c, c.req.valid("param").thread_id);

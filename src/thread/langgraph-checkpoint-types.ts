@@ -78,6 +78,11 @@ export const ListBody = z.strictObject({
   filter: z.record(z.string(), z.unknown()).optional(),
 });
 export type ListBody = z.infer<typeof ListBody>;
+/**
+ * A cross-thread list, paged by threads too: `threads_after` names where this request's window of the
+ * tenant's threads (in id order) starts ("" for the first); the answer's `next_threads_after` names the next.
+ */
+export const ListAllBody = ListBody.extend({ threads_after: z.string().max(128).optional() });
 export const PruneBody = z
   .strictObject({
     /** Only this namespace ("" is the root graph); default every namespace. */

@@ -66,7 +66,11 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
             await Promise.all([...this.queues.keys()].map((t) => this.flush(t)));
         const path = threadId === undefined ? "/list" : `/threads/${pathId(threadId)}/list`;
         let remaining = options.limit;
-        let before = options.before?.configurable?.checkpoint_id;
+        const first = options.before?.configurable?.checkpoint_id;
+        let before = first;
+        // Across threads the server visits a window of the tenant's threads per request (100, in id
+        // order): each window is listed newest first, then the next (`next_threads_after`).
+        let threadsAfter = threadId === undefined ? "" : undefined;
         for (;;) {
             const limit = Math.min(remaining ?? LIST_PAGE, LIST_PAGE);
             const body = {
@@ -75,18 +79,23 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
                 before,
                 limit,
                 filter: options.filter,
+                threads_after: threadsAfter,
             };
             // A page is cut at about 4 MiB of values (next_before), or at `limit`.
-            const { tuples, next_before } = await this.http.call("POST", path, body);
+            const { tuples, next_before, next_threads_after } = await this.http.call("POST", path, body);
             for (const t of tuples)
                 yield await this.loadTuple(t);
             if (remaining !== undefined)
                 remaining -= tuples.length;
             if (remaining !== undefined && remaining <= 0)
                 return;
-            if (next_before === undefined && tuples.length < limit)
+            if (next_before !== undefined || tuples.length === limit) {
+                before = next_before ?? tuples[tuples.length - 1].id;
+                continue;
+            }
+            if (next_threads_after === undefined)
                 return;
-            before = next_before ?? tuples[tuples.length - 1].id;
+            (threadsAfter = next_threads_after), (before = first);
         }
     }
     async put(config, checkpoint, metadata, newVersions) {
