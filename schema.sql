@@ -204,6 +204,8 @@ CREATE TABLE idempotency_keys (
   PRIMARY KEY (tenant_id, key)
 );
 CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+-- The tenant's expired records, removed when its kept results reach MAX_IDEMPOTENCY_BYTES_PER_TENANT (migration 0022).
+CREATE INDEX idempotency_keys_tenant_expiry ON idempotency_keys (tenant_id, expires_at);
 
 -- Threads of a tenant that hold LangGraph checkpoints (the checkpoints live in each thread's object).
 CREATE TABLE langgraph_threads (

@@ -56,10 +56,10 @@ export async function requestFingerprint(r: { route: string; keyId: string; head
 }
 
 /** Why a record keeps no result, as a retry is told it (BEM-131). */
-const UNKEPT: Record<Unkept, string> = {
-  too_large: `a record keeps at most ${MAX_KEPT_BYTES.toLocaleString("en-US")} bytes`,
-  budget: "the tenant's Idempotency-Key records held their most bytes of results for 24 h, MAX_IDEMPOTENCY_BYTES_PER_TENANT",
-};
+const unkeptWhy = (why: Unkept, budget: number): string =>
+  why === "too_large"
+    ? `a record keeps at most ${MAX_KEPT_BYTES.toLocaleString("en-US")} bytes`
+    : `the tenant's Idempotency-Key records already kept ${budget.toLocaleString("en-US")} bytes of results, MAX_IDEMPOTENCY_BYTES_PER_TENANT; a record stops counting 24 h after its request`;
 
 const replay = (r: Stored) => new Response(r.body, { status: r.status, headers: { ...r.headers, "idempotent-replayed": "true" } });
 
@@ -103,7 +103,7 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
     if (got.kind === "unkept")
       throw new AppError(
         "BEM-131",
-        `The request with this Idempotency-Key ran (status ${got.status}), but its response could not be kept for replay (${UNKEPT[got.why]}); it is not run again. Read what it did (a thread's state, a stored response) or use a new key`,
+        `The request with this Idempotency-Key ran (status ${got.status}), but its response could not be kept for replay (${unkeptWhy(got.why, budget)}); it is not run again. Read what it did (a thread's state, a stored response) or use a new key`,
         { headers: { "idempotent-replayed": "true" } },
       );
     if (Date.now() >= deadline) throw new AppError("BEM-107", `A request with this Idempotency-Key is still running after ${WAIT_MS / 1000} s; retry later`);

@@ -83,6 +83,11 @@ describe("a tenant's Idempotency-Key records are bounded in bytes", () => {
     expect(replay.status).toBe(201);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(await kept(t.tenant)).toBe(await recordBytes(t.tenant));
+    // An expired record taken over by a new request with its key stops counting too.
+    await env.DB.prepare("UPDATE idempotency_keys SET expires_at = 0 WHERE tenant_id = ? AND key LIKE '% k10'").bind(t.tenant).run();
+    expect((await call(vars, key, "k10", text(11))).status).toBe(201);
+    expect(await kept(t.tenant)).toBe(await recordBytes(t.tenant));
+    expect(await facts(t.tenant)).toBe(12);
   });
 
   it("the budget defaults to the documented var", () => {
