@@ -10,7 +10,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeOllama } from "./support/fake-ollama-server.ts";
-import { percentile, run, startWranglerDev } from "./support/wrangler-dev.ts";
+import { percentile, run, startWranglerDev, timed } from "./support/wrangler-dev.ts";
+import { THREAD_SEED } from "./support/turn-setup.ts";
 
 const [A, B] = [process.argv[2]!, process.argv[3]!];
 const TURNS = Number(process.argv[4] ?? 60);
@@ -31,9 +32,7 @@ async function json(url: string, init: { key?: string; body?: unknown } = {}): P
   return text ? JSON.parse(text) : null;
 }
 
-/** The bench threads' 1,000 messages (as bench/support/turn-setup.ts seeds them). */
-const filler = "The quick brown fox jumps over the lazy dog. ".repeat(4);
-const seed = Array.from({ length: 1000 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `${i}: ${filler}` }));
+const seed = THREAD_SEED;
 const turnBody = (thread: string) => ({
   model: "llama3.2",
   memory_scopes: ["session", "organization:acme"],
@@ -67,12 +66,6 @@ async function edgeweave(dir: string, noAssets = false) {
       rmSync(join(dir, "wrangler.cmp.toml"), { force: true });
     },
   };
-}
-
-async function timed(fn: () => Promise<unknown>) {
-  const t0 = performance.now();
-  await fn();
-  return performance.now() - t0;
 }
 
 async function main() {

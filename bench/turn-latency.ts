@@ -14,19 +14,13 @@
 // Run: npx tsx bench/turn-latency.ts [turns]
 import { cpus, loadavg } from "node:os";
 import { json, startTurnBench, turnBody } from "./support/turn-setup.ts";
-import { percentile } from "./support/wrangler-dev.ts";
+import { percentile, timed } from "./support/wrangler-dev.ts";
 
 const TURNS = Number(process.argv[2] ?? 200);
 const WARMUP = 20;
 const CONCURRENCY = 8;
 const CONC_PER_LANE = Number(process.env.BENCH_CONC_TURNS ?? 25);
 const STREAM_TURNS = Number(process.env.BENCH_STREAM_TURNS ?? 100);
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const t0 = performance.now();
-  await fn();
-  return performance.now() - t0;
-}
 
 /** Milliseconds from sending the request to the first byte of its body; the rest is read to the end. */
 async function firstByte(url: string, body: unknown, key?: string): Promise<number> {

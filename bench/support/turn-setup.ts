@@ -21,6 +21,10 @@ export async function json(url: string, init: { key?: string; body?: unknown; me
   return text ? JSON.parse(text) : null;
 }
 
+const filler = "The quick brown fox jumps over the lazy dog. ".repeat(4);
+/** The 1,000 messages every bench thread (and the floors' threads) starts with. */
+export const THREAD_SEED = Array.from({ length: 1000 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `${i}: ${filler}` }));
+
 export type TurnBench = {
   ew: DevServer;
   pt: DevServer;
@@ -70,8 +74,7 @@ export async function startTurnBench(opts: { inspectorPort?: number; platformFlo
         body: { scope: "organization:acme", kind: "rule", text: `Rule ${i}: keep answers under ${i + 3} sentences.` },
       });
     }
-    const filler = "The quick brown fox jumps over the lazy dog. ".repeat(4);
-    const seed = Array.from({ length: 1000 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `${i}: ${filler}` }));
+    const seed = THREAD_SEED;
     const seedThread = async (thread: string) => {
       await json(`${ew.url}/v1/threads/${thread}/state`, { key, body: { ops: [{ op: "append", messages: seed }] } });
     };
