@@ -1,6 +1,7 @@
 import { authorizeThread } from "../auth/policy";
 import { assertThreadRoom } from "../auth/quotas";
 import { AppError } from "../core/errors";
+import { errorText, log } from "../core/log";
 import { newerBookmark } from "../memory/bookmark";
 import type { FactsCache } from "../memory/facts-cache";
 import { clampTtl, clampWait, type RunLeases } from "../thread/run-lease";
@@ -174,9 +175,22 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
     try {
       await io.settle();
     } finally {
+      mergeRecall(room);
       ended();
     }
   })();
+}
+
+/**
+ * The recall index's merging its save no longer does (recall-index.ts), after the answer left, so the answer's
+ * commit does not carry those pages. A failure (the thread deleted meanwhile: no index) is logged, never the run's.
+ */
+function mergeRecall(room: ThreadRoom | undefined): void {
+  try {
+    room?.log.mergeRecallIndex();
+  } catch (e) {
+    log.error("recall-merge", { message: errorText(e) });
+  }
 }
 
 /** A run continuing a stored Response continues from its checkpoint; the input may answer only the calls that response made. */

@@ -48,6 +48,23 @@ export const RECALL_DDL: readonly string[] = [
   `INSERT INTO recall_fts (rowid, text) SELECT seq, ${textOf("json")} FROM messages WHERE role IN ${INDEXED}`,
 ];
 
+/**
+ * v9: FTS5 merges the index's segments as part of each write that adds one (`automerge`), which on a
+ * turn is inside the save its answer waits for (the merge's pages go in the same commit). Off, the
+ * thread object merges after the answer instead (mergeRecallIndex): the same index, the same hits,
+ * the merging off the turn's path. FTS5's crisis merge (16 segments on one level, in the write)
+ * still bounds what writes outside a turn leave behind (a thread state POST, a fork).
+ */
+export const RECALL_AUTOMERGE_OFF_DDL: readonly string[] = [`INSERT INTO recall_fts (recall_fts, rank) VALUES ('automerge', 0)`];
+
+/** Pages of merging one call does at most (FTS5's `merge`, only where a level holds 4 segments or more). */
+export const RECALL_MERGE_PAGES = 64;
+
+/** The merging `automerge` would have done in the writes since the last call (a few pages, or nothing). */
+export function mergeRecallIndex(sql: SqlStorage): void {
+  sql.exec(`INSERT INTO recall_fts (recall_fts, rank) VALUES ('merge', ?)`, RECALL_MERGE_PAGES);
+}
+
 /** One match: the message's position and its BM25 score (higher is closer). */
 export type RecallHit = { seq: number; score: number };
 

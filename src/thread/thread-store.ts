@@ -11,7 +11,7 @@ import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
 import type { ThreadMeta } from "./meta";
 import { RecallRows, recallOver, recallWindow } from "./recall";
-import { recallMatch, searchLive, WordCounts } from "./recall-index";
+import { mergeRecallIndex, recallMatch, searchLive, WordCounts } from "./recall-index";
 import { RecallScores } from "./recall-scores";
 import { openThreadMeta, type Transaction } from "./sql-schema";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
@@ -280,6 +280,11 @@ export class ThreadStore {
     const messages = picked.map((e) => e.message).reverse();
     if (TailCache.fits(picked.length, bytes)) this.tailCache = TailCache.fromNewestFirst(picked, older);
     return { messages, tokens, truncated: older !== null };
+  }
+
+  /** The recall index's merging, which FTS5 no longer does inside writes (recall-index.ts): a run calls it after its answer. */
+  mergeRecallIndex(): void {
+    mergeRecallIndex(this.sql);
   }
 
   /** Recall over a message list held in memory (a run's whole or replayed state), ranked by this thread's live index (recall.ts). */

@@ -151,6 +151,10 @@ describe("the I/O of one stateful chat turn on an existing thread", () => {
           // head and the history total are one upsert: besides it, only the thread-list entry writes a meta row.
           expect(c.sqlite.filter((q) => q.startsWith("SELECT") && q.includes("FROM messages"))).toHaveLength(1);
           expect(c.sqlite.filter((q) => q.startsWith("INSERT INTO meta"))).toHaveLength(2);
+          // The recall index's segments merge once, after the save (FTS5's automerge is off: those pages left the save's commit).
+          const merges = c.sqlite.flatMap((q, i) => (q.includes("VALUES ('merge'") ? [i] : []));
+          expect(merges).toHaveLength(1);
+          expect(merges[0]).toBeGreaterThan(c.sqlite.findIndex((q) => q.startsWith("INSERT INTO messages")));
         },
       };
     });
