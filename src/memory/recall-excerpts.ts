@@ -31,7 +31,17 @@ const HEADER = "Earlier in this conversation (excerpts recalled for the current 
 /** Defaults: three quarters of the turn budget to recall, one turn either side of a match. */
 export const DEFAULT_RECALL: RecallConfig = { share: 0.75, neighbours: 1 };
 
-const minute = (ms: number): string => `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+/** Each time line's text, by time (a conversation's turns share a few session times, and every turn formats them again). */
+const minutes = new Map<number, string>();
+function minute(ms: number): string {
+  let text = minutes.get(ms);
+  if (text === undefined) {
+    if (minutes.size >= 4096) minutes.clear();
+    text = `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+    minutes.set(ms, text);
+  }
+  return text;
+}
 
 /**
  * Each message's excerpt line, kept while the message object lives: the thread's object hands out
