@@ -216,17 +216,12 @@ export class RecallRows {
   appended(last: number, entries: readonly { message: Message; role: string; tokens: number; bytes: number }[]): void {
     const first = last - entries.length + 1;
     if (first < 1 || this.known + entries.length > MAX_KNOWN_ROWS) return;
-    const bytes = entries.reduce((n, e) => n + e.bytes, 0);
-    if (entries.length > MAX_KNOWN_MESSAGES || bytes > MAX_KNOWN_CHARS) return;
-    if (this.messages.size + entries.length > MAX_KNOWN_MESSAGES || this.chars + bytes > MAX_KNOWN_CHARS) {
-      this.messages.clear();
-      this.chars = 0;
-    }
-    for (const [k, e] of entries.entries()) {
-      this.rows[first + k] = { seq: first + k, role: e.role, tokens: e.tokens };
-      this.messages.set(first + k, e.message);
-    }
+    for (const [k, e] of entries.entries()) this.rows[first + k] = { seq: first + k, role: e.role, tokens: e.tokens };
     this.known += entries.length;
+    // The messages only while they fit: a turn not recalled yet never pushes out the ones recall has used.
+    const bytes = entries.reduce((n, e) => n + e.bytes, 0);
+    if (this.messages.size + entries.length > MAX_KNOWN_MESSAGES || this.chars + bytes > MAX_KNOWN_CHARS) return;
+    for (const [k, e] of entries.entries()) this.messages.set(first + k, e.message);
     this.chars += bytes;
   }
 
