@@ -29,6 +29,7 @@ import { uiRoutes } from "./ui";
 import { landingRoutes } from "./landing";
 import { langgraphRoutes } from "../langgraph/routes";
 import { mcpRoutes } from "./mcp";
+import { documentIdempotency } from "./openapi-idempotency";
 import { rememberEnvSecrets } from "../core/log";
 
 /** Every route file exports an OpenAPIHono sub-app; this assembles them. */
@@ -93,11 +94,14 @@ export function createApp() {
   });
   app.get("/openapi.json", access("public"), (c) =>
     c.json(
-      app.getOpenAPI31Document({
-        openapi: "3.1.0",
-        info: { title: "edgeweave", version: "0.1.0", description: "Memory and model routing for AI agents, at the edge." },
-        security: [{ bearer: [] }, { apiKey: [] }],
-      }),
+      documentIdempotency(
+        app.getOpenAPI31Document({
+          openapi: "3.1.0",
+          info: { title: "edgeweave", version: "0.1.0", description: "Memory and model routing for AI agents, at the edge." },
+          security: [{ bearer: [] }, { apiKey: [] }],
+        }),
+        app.routes,
+      ),
     ),
   );
 

@@ -183,6 +183,27 @@ describe("GET /openapi.json", () => {
     expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["AnthropicMessage", "AnthropicError", "AnthropicTokenCount"]));
   });
 
+  it("documents Idempotency-Key where a route honours it, and only there: the header, Idempotent-Replayed and its codes", async () => {
+    const doc = await fetchDoc();
+    const honoured: string[] = [];
+    for (const { path, method, op } of operations(doc)) {
+      const where = `${method.toUpperCase()} ${path}`;
+      const header = (op.parameters ?? []).find((p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key");
+      if (!declaredFor(method, path)?.idempotent) {
+        expect(header, `${where} does not take Idempotency-Key`).toBeUndefined();
+        continue;
+      }
+      honoured.push(where);
+      expect(header, `${where} declares the Idempotency-Key header`).toMatchObject({ required: false });
+      const ok = Object.entries(op.responses).filter(([s]) => /^2\d\d$/.test(s));
+      for (const [s, res] of ok) expect(Object.keys((res as { headers?: object }).headers ?? {}), `${where} ${s}`).toContain("Idempotent-Replayed");
+      for (const code of ["BEM-106", "BEM-107", "BEM-108", "BEM-131"] as const)
+        expect(op.responses[String(catalog[code].status)]?.description ?? "", `${where} documents ${code}`).toContain(code);
+    }
+    expect(honoured).toEqual(expect.arrayContaining(["POST /v1/chat/completions", "POST /v1/responses", "POST /v1/messages", "POST /v1/memory/tasks"]));
+    expect(await fetchDoc(), "the same document on every request").toEqual(doc);
+  });
+
   it("declares every path parameter its template names", async () => {
     const doc = await fetchDoc();
     for (const { path, method, op } of operations(doc)) {
