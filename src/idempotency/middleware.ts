@@ -59,7 +59,7 @@ export async function requestFingerprint(r: { route: string; keyId: string; head
 const unkeptWhy = (why: Unkept, budget: number): string =>
   why === "too_large"
     ? `a record keeps at most ${MAX_KEPT_BYTES.toLocaleString("en-US")} bytes`
-    : `the tenant's Idempotency-Key records already kept ${budget.toLocaleString("en-US")} bytes of results, MAX_IDEMPOTENCY_BYTES_PER_TENANT; a record stops counting 24 h after its request`;
+    : `keeping it would take the tenant's kept Idempotency-Key results past MAX_IDEMPOTENCY_BYTES_PER_TENANT (${budget.toLocaleString("en-US")} bytes); a record stops counting 24 h after its request`;
 
 const replay = (r: Stored) => new Response(r.body, { status: r.status, headers: { ...r.headers, "idempotent-replayed": "true" } });
 

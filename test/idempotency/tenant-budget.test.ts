@@ -68,6 +68,8 @@ describe("a tenant's Idempotency-Key records are bounded in bytes", () => {
     const error = ((await retry.json()) as { error: { code: string; message: string } }).error;
     expect(error.code).toBe("BEM-131");
     expect(error.message).toMatch(/ran \(status 201\).*MAX_IDEMPOTENCY_BYTES_PER_TENANT/);
+    // It says what happened: keeping this result would have passed the budget (the records held less than it).
+    expect(error.message).toMatch(/keeping it would take the tenant's kept Idempotency-Key results past MAX_IDEMPOTENCY_BYTES_PER_TENANT \(3,000 bytes\)/);
     expect(await facts(t.tenant)).toBe(10); // not run again
 
     // Another tenant is not affected.
