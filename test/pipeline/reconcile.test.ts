@@ -123,6 +123,21 @@ describe("resent-history reconciliation on /v1/chat/completions with a thread", 
     expect(wireMessages(fake.last.body).map(wireText)).toEqual(["Q1", "A1", "Q2", "A2", "Q3"]);
   });
 
+  it("a resend that leaves the replies out matches a thread whose first message has no reply (a conversation's item), not as a branch", async () => {
+    // The thread holds [Q1, Q2, A2] (Q1 an item of the conversation, answered with Q2's turn); the client sends its own messages
+    // [Q1, Q2, Q3]. Read as a divergence after Q1, Q2 (Q3 ≠ A2), it branched from Q1's checkpoint: A2 left the head, and a member was refused.
+    fakeOpenAI().reply("A2").reply("A3");
+    const { adminKey, memberKey } = tenant();
+    const conv = (await (await api("/v1/conversations", { key: adminKey, body: { items: [{ type: "message", role: "user", content: "Q1" }] } })).json()) as {
+      id: string;
+    };
+    await chat(adminKey, conv.id, [u("Q2")]);
+    const r = await api("/v1/chat/completions", { key: memberKey, body: { model: "gpt-4o-mini", thread_id: conv.id, messages: [u("Q1"), u("Q2"), u("Q3")] } });
+    expect(r.status).toBe(200);
+    expect(((await r.json()) as { edgeweave: { reconciled: unknown } }).edgeweave.reconciled).toEqual({ matched: 2, appended: 1, branched_from: null });
+    expect(await stored(adminKey, conv.id)).toEqual(show([u("Q1"), u("Q2"), a("A2"), u("Q3"), a("A3")]));
+  });
+
   it("a resend whose first reply differs continues as a branch from before it, for a key that may rewrite; a member's is refused, nothing stored", async () => {
     // Matching only the first message, it appended the whole list after the old path: Q1, A1, Q1, A1 edited, Q2.
     const fake = fakeOpenAI().reply("A1").reply("A2");
