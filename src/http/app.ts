@@ -28,7 +28,7 @@ import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
 import { landingRoutes } from "./landing";
 import { langgraphRoutes } from "../langgraph/routes";
-import { mcpRoutes } from "./mcp";
+import { mcpDoc, mcpRoutes } from "./mcp";
 import { documentIdempotency } from "./openapi-idempotency";
 import { rememberEnvSecrets } from "../core/log";
 
@@ -75,6 +75,7 @@ export function createApp() {
 
   // MCP clients (desktop assistants, IDEs): the same keys and rate limits as /v1 (declared in ./mcp).
   app.route("/", mcpRoutes);
+  app.openAPIRegistry.registerPath(mcpDoc);
 
   // Pages outside /v1 (no key needed to load them).
   app.route("/", landingRoutes);

@@ -1,8 +1,10 @@
+import { createRoute, z } from "@hono/zod-openapi";
 import { access } from "./access";
 import { Hono } from "hono";
 import { AppError } from "../core/errors";
 import { handleMcp } from "../mcp/server";
 import type { AppEnv } from "./app-env";
+import { errorResponses } from "./openapi-errors";
 import { chargeOps } from "./rate-limit";
 
 /**
@@ -35,3 +37,28 @@ function toolCallsIn(body: ArrayBuffer): number {
   const messages: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
   return messages.filter((m) => typeof m === "object" && m !== null && "id" in m && (m as { method?: unknown }).method === "tools/call").length;
 }
+
+const JsonRpc = z
+  .looseObject({ jsonrpc: z.literal("2.0"), id: z.union([z.string(), z.number()]).optional(), method: z.string().optional(), params: z.unknown().optional() })
+  .openapi("JsonRpcMessage");
+
+/**
+ * POST /mcp in /openapi.json, as the README's route table lists it. Only documented here: the `all` route above
+ * serves it (and answers GET and DELETE with 405), and MCP's own schema is the protocol's, not ours.
+ */
+export const mcpDoc = createRoute({
+  method: "post",
+  path: "/mcp",
+  tags: ["mcp"],
+  summary: "Model Context Protocol (Streamable HTTP, stateless): tools remember, recall, forget, search_threads, get_thread",
+  request: { body: { content: { "application/json": { schema: z.union([JsonRpc, z.array(JsonRpc)]) } }, required: true } },
+  responses: {
+    200: {
+      description:
+        "JSON-RPC responses (JSON, or one SSE stream when the client accepts only that); a tool error is a result with isError, its text starting with its code",
+      content: { "application/json": { schema: z.union([JsonRpc, z.array(JsonRpc)]) }, "text/event-stream": { schema: z.string() } },
+    },
+    202: { description: "Notifications and responses only: nothing to answer" },
+    ...errorResponses("BEM-003", "BEM-013", "BEM-014"),
+  },
+});

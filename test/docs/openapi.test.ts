@@ -5,6 +5,7 @@ import { anthropicError } from "../../src/anthropic/errors";
 import { describe, expect, it } from "vitest";
 import { catalog, type ErrorCode } from "../../src/core/errors";
 import { app } from "../../src/http/app";
+import { declaredBy } from "../../src/http/access";
 import { declaredFor } from "../support/routes";
 
 type Operation = {
@@ -73,6 +74,13 @@ function resolvePointer(doc: unknown, ref: string): unknown {
   return node;
 }
 
+/** The declaration on the `all /mcp` route that serves MCP's POST. */
+const mcpDeclared = () =>
+  app.routes
+    .filter((r) => r.method === "ALL" && r.path === "/mcp")
+    .map((r) => declaredBy(r.handler))
+    .find((d) => d !== undefined);
+
 const operations = (doc: Doc) =>
   Object.entries(doc.paths).flatMap(([path, item]) =>
     Object.entries(item)
@@ -97,7 +105,8 @@ describe("GET /openapi.json", () => {
 
   it("documents every registered API route, and nothing that is not registered", async () => {
     const doc = await fetchDoc();
-    const registered = routesOf(app);
+    // POST /mcp is served by an `all` route (GET and DELETE answer 405 there), so it is documented as the POST it serves.
+    const registered = new Set([...routesOf(app), ...(mcpDeclared() ? ["post /mcp"] : [])]);
     const documented = new Set(operations(doc).map((o) => `${o.method} ${o.path}`));
     const api = [...registered].filter((r) => !PAGES.has(r.slice(r.indexOf(" ") + 1)));
     expect(api.length).toBeGreaterThan(10);
@@ -110,8 +119,8 @@ describe("GET /openapi.json", () => {
       "documented but not registered",
     ).toEqual([]);
     expect(
-      api.filter((r) => !r.includes(" /v1/")),
-      "API routes live under /v1",
+      api.filter((r) => !r.includes(" /v1/") && r !== "post /mcp"),
+      "API routes live under /v1 (and MCP's endpoint at /mcp)",
     ).toEqual([]);
   });
 
@@ -146,7 +155,7 @@ describe("GET /openapi.json", () => {
         `${where} has a 4xx`,
       ).toBe(true);
       // A route declared without a bearer key must say so (security: []).
-      const need = declaredFor(method, path)?.access;
+      const need = (declaredFor(method, path) ?? (`${method} ${path}` === "post /mcp" ? mcpDeclared() : undefined))?.access;
       expect(need, `${where} declares its access`).toBeDefined();
       const exempt = need === "public" || need === "signed";
       if (exempt) expect(op.security, `${where} is exempt from bearer auth: declare security: []`).toEqual([]);
@@ -202,6 +211,15 @@ describe("GET /openapi.json", () => {
     }
     expect(honoured).toEqual(expect.arrayContaining(["POST /v1/chat/completions", "POST /v1/responses", "POST /v1/messages", "POST /v1/memory/tasks"]));
     expect(await fetchDoc(), "the same document on every request").toEqual(doc);
+  });
+
+  it("documents POST /mcp, the route table's MCP endpoint (JSON-RPC, one message or a batch)", async () => {
+    const doc = await fetchDoc();
+    const op = doc.paths["/mcp"]?.post as (Operation & { requestBody?: { content: Record<string, unknown> } }) | undefined;
+    expect(op, "POST /mcp is in the document").toBeDefined();
+    expect(Object.keys(op?.requestBody?.content ?? {})).toEqual(["application/json"]);
+    expect(op?.responses["405"]?.description).toContain("BEM-003");
+    expect(Object.keys(doc.paths["/mcp"] ?? {})).toEqual(["post"]);
   });
 
   it("declares every path parameter its template names", async () => {
