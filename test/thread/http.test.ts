@@ -27,6 +27,9 @@ describe("thread routes", () => {
     expect(page1.body.checkpoints.map((c: { id: string; is_head: boolean }) => [c.id, c.is_head])).toEqual([[c2.body.id, true]]);
     const page2 = await call(key, "GET", `/v1/threads/${id}/history?limit=1&before=${page1.body.next_before}`);
     expect(page2.body).toMatchObject({ checkpoints: [{ id: c1.body.id, is_head: false }], next_before: null });
+    // A `before` that is no checkpoint of the thread is refused, as the thread list's cursor is: it paged silently from wherever it sorted.
+    const stray = await call(key, "GET", `/v1/threads/${id}/history?before=garbage`);
+    expect([stray.status, stray.body.error?.code]).toEqual([400, "BEM-011"]);
 
     const fork = await call(key, "POST", `/v1/threads/${id}/fork`, { checkpoint_id: c1.body.id });
     expect(fork.status).toBe(200);
