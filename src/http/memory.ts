@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
 import { BOOKMARK_HEADER, factsSession, parseBookmark } from "../memory/bookmark";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
-import { expiryOf, Fact, publicFact, RememberOptionFields, validateFactText, validateKey, validateKind } from "../memory/facts";
+import { Fact, publicFact, RememberOptionFields, rememberInput, validateKey, validateKind } from "../memory/facts";
 import { memoryFor } from "../memory/for-tenant";
 import { FactReport, RecallReport } from "../memory/report";
 import { MemoryScope, ScopeInput } from "../memory/scope";
@@ -175,12 +175,8 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
   .openapi(rememberFact, async (c) => {
     const body = c.req.valid("json");
     const principal = c.get("principal");
-    const scope = MemoryScope.parse(body.scope);
-    const kind = validateKind(body.kind);
-    const text = validateFactText(body.text);
-    const key = body.key != null ? validateKey(body.key) : null;
     const now = Date.now();
-    const expiresAt = expiryOf(body, now);
+    const { scope, kind, text, key, expiresAt } = rememberInput(body, now);
     authorize(principal, "write_scope", { scope });
     // Written through a session so the answer carries its bookmark: a run that sends it back sees this fact.
     const session = c.env.DB.withSession("first-primary");

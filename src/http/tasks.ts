@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { authorize, authorizeThread } from "../auth/policy";
 import { AppError } from "../core/errors";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
-import { expiryOf, RememberOptionFields, validateFactText, validateKey, validateKind } from "../memory/facts";
+import { RememberOptionFields, rememberInput } from "../memory/facts";
 import { MemoryScope } from "../memory/scope";
 import { enqueueTask } from "../tasks/messages";
 import { listDeadLetters, taskStatus } from "../tasks/store";
@@ -21,7 +21,7 @@ import { assertFactRoom } from "../auth/quotas";
  */
 
 /**
- * Strict, as admin bodies are: any field not listed is BEM-011 naming it, never dropped. A queued
+ * Strict, as admin bodies are: a field not listed is BEM-011 naming it, never dropped. A queued
  * remember takes what POST /v1/memory/facts takes — a `key` that replaces, `ttl_seconds` or
  * `expires_at` — checked the same way before it is queued.
  */
@@ -123,12 +123,8 @@ export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     const body = c.req.valid("json");
     const p = c.get("principal");
     if (body.op === "remember") {
-      const scope = MemoryScope.parse(body.scope);
-      const fact_kind = validateKind(body.kind);
-      const text = validateFactText(body.text);
-      const key = body.key != null ? validateKey(body.key) : null;
-      // Fixed now, as the synchronous remember fixes it: a task that waits or is retried does not move it.
-      const expiresAt = expiryOf(body, Date.now());
+      // The expiry is fixed now, as the synchronous remember fixes it: a task that waits or is retried does not move it.
+      const { scope, kind: fact_kind, text, key, expiresAt } = rememberInput(body, Date.now());
       authorize(p, "write_scope", { scope });
       // Checked here so the caller hears it at once; the task checks again when it runs.
       await assertFactRoom(c.env, p.tenant, new D1FactsBackend(c.env.DB, p.tenant), scope, key);

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
 import type { Message } from "../core/message";
 import { estimateTokens } from "../core/tokens";
+import { MemoryScope } from "./scope";
 
 export const MAX_FACT_BYTES = 8 * 1024;
 const KIND = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -60,6 +61,30 @@ export const RememberOptionFields = {
   expires_at: z.number().nullish().openapi({ description: "Unix ms; the fact never loads after it and is purged" }),
   ttl_seconds: z.number().nullish().openapi({ description: "Alternative to expires_at: seconds from now (1 to ten years)" }),
 };
+
+/**
+ * A remember's fields checked as every remember checks them (POST /v1/memory/facts, a queued remember), in
+ * one order, so each bad field answers with its own code whichever route took it.
+ */
+export function rememberInput(
+  body: {
+    scope: Parameters<typeof MemoryScope.parse>[0];
+    kind: string;
+    text: string;
+    key?: string | null;
+    expires_at?: number | null;
+    ttl_seconds?: number | null;
+  },
+  now: number,
+): { scope: MemoryScope; kind: string; text: string; key: string | null; expiresAt: number | null } {
+  return {
+    scope: MemoryScope.parse(body.scope),
+    kind: validateKind(body.kind),
+    text: validateFactText(body.text),
+    key: body.key != null ? validateKey(body.key) : null,
+    expiresAt: expiryOf(body, now),
+  };
+}
 
 /** expires_at (unix ms) or ttl_seconds → the expiry, or null; both, a past time or an out-of-range ttl is BEM-141. */
 export function expiryOf(input: { expires_at?: number | null; ttl_seconds?: number | null }, now: number): number | null {

@@ -213,7 +213,7 @@ export class ThreadStore {
   /** Checkpoints of every branch, newest first; `before` is the previous page's `next_before`. */
   history(opts: HistoryOptions = {}): History {
     const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 20), 1), 100);
-    // A `before` must be one of the thread's checkpoints (a page's next_before): any other string paged from wherever it sorted.
+    // A `before` must be one of the thread's checkpoints (a page's next_before): another string paged from wherever it sorted.
     if (opts.before !== undefined && this.sql.exec(`SELECT 1 FROM checkpoints WHERE id = ?`, opts.before).toArray().length === 0)
       throw new AppError("BEM-011", `before: '${opts.before}' is no checkpoint of this thread; pass the previous page's next_before`);
     const rows = this.sql
