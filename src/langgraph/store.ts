@@ -343,7 +343,7 @@ export class ScopedStore {
  * list_namespaces as one statement, matched, cut and paged in SQL, so only the page reaches the Worker:
  * the tenant's live namespaces its grants reach (a prefix's leading labels narrow the index range), each
  * read as a JSON array of its labels (json_quote escapes what a label may hold, and '.' only ever
- * separates labels), matched label by label by prefix and suffix ("*" any label, as LangGraph's
+ * separates labels), matched label by label by prefix and suffix ("*" matching every label, as LangGraph's
  * InMemoryStore matches), cut to max_depth labels, deduplicated, in byte order of the cut namespace
  * (SQLite's BINARY collation compares the UTF-8 bytes), then limit / offset.
  */
