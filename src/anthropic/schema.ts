@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { CacheControl, Citations, SERVER_TOOL_BLOCKS, ServerToolBlock } from "../core/message";
 import { RequestedScopes } from "../http/chat-schemas";
+import { checkToolChoice } from "../config/tool-choice";
 
 /**
  * Anthropic's Messages API request (POST /v1/messages), as the official SDKs and Claude Code send
@@ -106,37 +107,46 @@ export const ToolChoice = z.discriminatedUnion("type", [
 
 const ThreadIdField = z.string().min(1).max(512).openapi({ description: "edgeweave: the thread this conversation is kept in (or X-Thread-Id)" });
 
-export const MessagesRequest = z
-  .looseObject({
-    model: z.string().min(1).max(256).openapi({ description: "A configured model name or alias (models.yaml `aliases`), or `auto` to route" }),
-    max_tokens: z.number().int().positive().openapi({ description: "Clamped to the routed model's max_output_tokens (with a warning)" }),
-    messages: z.array(MessageParam).min(1).max(100_000),
-    system: z.union([z.string(), z.array(TextBlock).max(1000)]).optional(),
-    tools: z.array(Tool).max(1000).optional(),
-    tool_choice: ToolChoice.optional(),
-    stop_sequences: z.array(z.string()).max(64).optional(),
-    temperature: z.number().min(0).max(1).optional(),
-    top_p: z.number().min(0).max(1).optional(),
-    top_k: z.number().int().min(0).optional(),
-    metadata: z.looseObject({ user_id: z.string().max(512).nullable().optional() }).optional(),
-    thinking: z.looseObject({ type: z.string().max(32) }).optional(),
-    stream: z.boolean().optional(),
-    // edgeweave's extensions (README "Use with the Anthropic SDK and Claude Code").
-    thread_id: ThreadIdField.optional(),
-    agent: z.string().min(1).max(64).optional(),
-    memory_scopes: RequestedScopes.optional(),
-    capabilities: z.array(z.string().min(1).max(64)).max(32).optional(),
-    context: z.record(z.string(), z.unknown()).optional(),
-  })
-  .openapi("AnthropicMessagesRequest");
+const MessagesFields = z.looseObject({
+  model: z.string().min(1).max(256).openapi({ description: "A configured model name or alias (models.yaml `aliases`), or `auto` to route" }),
+  max_tokens: z.number().int().positive().openapi({ description: "Clamped to the routed model's max_output_tokens (with a warning)" }),
+  messages: z.array(MessageParam).min(1).max(100_000),
+  system: z.union([z.string(), z.array(TextBlock).max(1000)]).optional(),
+  tools: z.array(Tool).max(1000).optional(),
+  tool_choice: ToolChoice.optional(),
+  stop_sequences: z.array(z.string()).max(64).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  top_k: z.number().int().min(0).optional(),
+  metadata: z.looseObject({ user_id: z.string().max(512).nullable().optional() }).optional(),
+  thinking: z.looseObject({ type: z.string().max(32) }).optional(),
+  stream: z.boolean().optional(),
+  // edgeweave's extensions (README "Use with the Anthropic SDK and Claude Code").
+  thread_id: ThreadIdField.optional(),
+  agent: z.string().min(1).max(64).optional(),
+  memory_scopes: RequestedScopes.optional(),
+  capabilities: z.array(z.string().min(1).max(64)).max(32).optional(),
+  context: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** Client tools and server tools share one name space at Anthropic; a `tool` choice may force either. */
+const checkTools = (b: { tools?: { name: string }[]; tool_choice?: z.infer<typeof ToolChoice> }, ctx: z.RefinementCtx) =>
+  checkToolChoice(
+    (b.tools ?? []).map((t) => t.name),
+    b.tool_choice?.type === "tool" ? b.tool_choice.name : undefined,
+    ctx,
+    { tools: "tools", nameIn: ["name"], choice: ["tool_choice", "name"] },
+  );
+
+export const MessagesRequest = MessagesFields.superRefine(checkTools).openapi("AnthropicMessagesRequest");
 export type MessagesRequest = z.infer<typeof MessagesRequest>;
 
 /** The fields above: everything else a client sends is passed through to Anthropic as it came. */
-export const KNOWN_FIELDS = new Set(Object.keys(MessagesRequest.shape));
+export const KNOWN_FIELDS = new Set(Object.keys(MessagesFields.shape));
 /** Our own extensions, never sent upstream. */
 export const EXTENSION_FIELDS = new Set(["thread_id", "agent", "memory_scopes", "capabilities", "context"]);
 
-export const CountTokensRequest = MessagesRequest.omit({ max_tokens: true, stream: true }).openapi("AnthropicCountTokensRequest");
+export const CountTokensRequest = MessagesFields.omit({ max_tokens: true, stream: true }).superRefine(checkTools).openapi("AnthropicCountTokensRequest");
 export type CountTokensRequest = z.infer<typeof CountTokensRequest>;
 
 /** A reply's blocks: those below, and from an Anthropic upstream any other it gave (server-tool blocks, a type new to us), as it gave it. */

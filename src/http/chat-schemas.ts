@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { MemoryReport } from "../memory/report";
 import { checkPartsForRole, ClientContent, ClientContentPart, ToolCall } from "../core/message";
+import { checkToolChoice } from "../config/tool-choice";
 
 // Checked by the thread layer, so a bad id gets its own code (BEM-030) as on the thread routes.
 const ThreadIdField = z.string().min(1).max(512).openapi({ description: "1-128 characters of A-Z a-z 0-9 . _ : -, not only dots (else BEM-030)" });
@@ -70,6 +71,14 @@ export const ChatCompletionRequest = z
     context: z.record(z.string(), z.unknown()).optional().openapi({ description: "Per-run context for the agent's dynamic prompt" }),
     trace: TraceLevel.optional(),
   })
+  .superRefine((b, ctx) =>
+    checkToolChoice(
+      (b.tools ?? []).map((t) => t.function.name),
+      typeof b.tool_choice === "object" ? b.tool_choice.function.name : undefined,
+      ctx,
+      { tools: "tools", nameIn: ["function", "name"], choice: ["tool_choice", "function", "name"] },
+    ),
+  )
   .openapi("ChatCompletionRequest");
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { mediaUrl } from "../core/message";
+import { checkToolChoice } from "../config/tool-choice";
 import { RequestedScopes, TraceLevel } from "./chat-schemas";
 
 /**
@@ -103,6 +104,14 @@ export const ResponseCreateRequest = z
     context: z.record(z.string(), z.unknown()).optional(),
     trace: TraceLevel.optional(),
   })
+  .superRefine((b, ctx) =>
+    checkToolChoice(
+      (b.tools ?? []).map((t) => t.name),
+      typeof b.tool_choice === "object" ? b.tool_choice.name : undefined,
+      ctx,
+      { tools: "tools", nameIn: ["name"], choice: ["tool_choice", "name"] },
+    ),
+  )
   .openapi("ResponseCreateRequest");
 export type ResponseCreateRequest = z.infer<typeof ResponseCreateRequest>;
 
