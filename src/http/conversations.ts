@@ -117,6 +117,13 @@ async function storedMessages(env: Env, principal: AppEnv["Variables"]["principa
       "BEM-111",
       "Conversation items are stored history; send system or developer messages per call (a Responses call's instructions or input)",
     );
+  // Only reasoning items: nothing to store. Adding them answered BEM-035 about a state op the caller never sent,
+  // and creating a conversation with them stored none without a word.
+  if (messages.length === 0)
+    throw new AppError(
+      "BEM-011",
+      "items: none of them stores a message here (reasoning items are not kept); send a message, function_call or function_call_output",
+    );
   return messages;
 }
 
