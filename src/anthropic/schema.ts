@@ -146,7 +146,32 @@ export const KNOWN_FIELDS = new Set(Object.keys(MessagesFields.shape));
 /** Our own extensions, never sent upstream. */
 export const EXTENSION_FIELDS = new Set(["thread_id", "agent", "memory_scopes", "capabilities", "context"]);
 
-export const CountTokensRequest = MessagesFields.omit({ max_tokens: true, stream: true }).superRefine(checkTools).openapi("AnthropicCountTokensRequest");
+/**
+ * count_tokens counts the request as sent (README: an estimate of it). edgeweave's body extensions name a
+ * thread, agent or memory to load, which it never loads: they were accepted and did nothing, so a count
+ * that looked like what the model would see left out the thread and its facts. Each is a 400 naming it.
+ * (Headers such as X-Thread-Id are ignored: Claude Code sends its custom headers on every call.)
+ */
+export const CountTokensRequest = MessagesFields.omit({
+  max_tokens: true,
+  stream: true,
+  thread_id: true,
+  agent: true,
+  memory_scopes: true,
+  capabilities: true,
+  context: true,
+})
+  .superRefine((b, ctx) => {
+    checkTools(b, ctx);
+    for (const field of EXTENSION_FIELDS)
+      if (field in b)
+        ctx.addIssue({
+          code: "custom",
+          path: [field],
+          message: "count_tokens counts the request as sent and loads no thread, agent or memory; leave it out",
+        });
+  })
+  .openapi("AnthropicCountTokensRequest");
 export type CountTokensRequest = z.infer<typeof CountTokensRequest>;
 
 /** A reply's blocks: those below, and from an Anthropic upstream any other it gave (server-tool blocks, a type new to us), as it gave it. */
