@@ -7,7 +7,8 @@ import { memoryFor } from "../memory/for-tenant";
 import { FactReport, RecallReport } from "../memory/report";
 import { MemoryScope, ScopeInput } from "../memory/scope";
 import type { LoadedContext as MemoryContext } from "../memory/types";
-import { authorize } from "../auth/policy";
+import { authorize, decide } from "../auth/policy";
+import type { Principal } from "../core/principal";
 import { Message } from "../core/message";
 import { access } from "./access";
 import type { AppEnv } from "./app-env";
@@ -134,11 +135,12 @@ const forgetFact = createRoute({
   middleware: access("write_scope"),
   tags: ["memory"],
   summary: "Forget a fact",
-  description: "A fact of another tenant is indistinguishable from a missing one (404).",
+  description:
+    "A fact of another tenant, or in a scope the key cannot read, is indistinguishable from a missing one (404); one it reads but may not write (system) is 403.",
   request: {
     params: FactIdParam,
   },
-  responses: { 200: jsonContent(z.object({ id: z.string(), deleted: z.literal(true) }), "Forgotten"), ...errorResponses("BEM-022", "BEM-023", "BEM-061") },
+  responses: { 200: jsonContent(z.object({ id: z.string(), deleted: z.literal(true) }), "Forgotten"), ...errorResponses("BEM-022", "BEM-061") },
 });
 
 const factHistory = createRoute({
@@ -147,11 +149,12 @@ const factHistory = createRoute({
   middleware: access("read_scope"),
   tags: ["memory"],
   summary: "A fact and its earlier texts (newest first)",
-  description: "Versions are kept when remembering with the fact's key replaced its text. A fact of another tenant, or an expired one, is 404.",
+  description:
+    "Versions are kept when remembering with the fact's key replaced its text. A fact of another tenant, in a scope the key cannot read, or an expired one, is 404.",
   request: {
     params: FactIdParam,
   },
-  responses: { 200: jsonContent(FactHistory, "The fact and its versions"), ...errorResponses("BEM-023", "BEM-061") },
+  responses: { 200: jsonContent(FactHistory, "The fact and its versions"), ...errorResponses("BEM-061") },
 });
 
 const loadContext = createRoute({
@@ -169,6 +172,17 @@ const loadContext = createRoute({
   request: { body: { content: { "application/json": { schema: ContextBody } }, required: true } },
   responses: { 200: jsonContent(LoadedContext, "The loaded context"), ...errorResponses("BEM-023", "BEM-030", "BEM-060") },
 });
+
+/**
+ * A fact by id, as the caller may know of it: one in a scope it cannot read is 404 as an absent one is (as the
+ * memory tools' forget by id answers), so an id tells nothing of scopes outside the grants — the 403 named the
+ * fact's scope (`user:bob`, `session:<thread>`) and said the fact was there.
+ */
+async function readableFact(store: D1FactsBackend, principal: Principal, id: string) {
+  const fact = await store.get(id);
+  if (!fact || !decide(principal, "read_scope", { scope: MemoryScope.parse(fact.scope) }).allow) throw new AppError("BEM-061", "No such fact");
+  return fact;
+}
 
 /** Long-term memory: remember, list, forget facts; load a context as a model would see it. */
 export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
@@ -207,8 +221,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const principal = c.get("principal");
     const session = c.env.DB.withSession("first-primary");
     const facts = new D1FactsBackend(session, principal.tenant);
-    const fact = await facts.get(id);
-    if (!fact) throw new AppError("BEM-061", "No such fact");
+    const fact = await readableFact(facts, principal, id);
     authorize(principal, "write_scope", { scope: MemoryScope.parse(fact.scope) });
     if (!(await facts.forget(id))) throw new AppError("BEM-061", "No such fact");
     return c.json({ id, deleted: true as const }, 200, bookmarkHeader(session));
@@ -217,9 +230,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const { id } = c.req.valid("param");
     const principal = c.get("principal");
     const store = new D1FactsBackend(c.env.DB, principal.tenant);
-    const fact = await store.get(id);
-    if (!fact) throw new AppError("BEM-061", "No such fact");
-    authorize(principal, "read_scope", { scope: MemoryScope.parse(fact.scope) });
+    const fact = await readableFact(store, principal, id);
     return c.json({ fact: publicFact(fact), versions: await store.history(id) }, 200);
   })
   .openapi(loadContext, async (c) => {

@@ -320,16 +320,20 @@ const TABLE: Record<string, Row> = Object.fromEntries<Row>([
     },
   ],
   ["GET /v1/memory/facts", { call: () => ({ method: "GET", path: "/v1/memory/facts?scope=organization:acme" }), expect: adminOnly({ member_org: "allow" }) }],
-  // The operator holds only `system`: another tenant's fact is not found (404), as for another tenant's admin.
+  // The operator holds only `system`: another tenant's fact is not found (404), as for another tenant's admin;
+  // so is a fact in a scope the key cannot read (the members without organization:acme): an id tells nothing.
   [
     "DELETE /v1/memory/facts/:id",
-    { call: async () => ({ method: "DELETE", path: `/v1/memory/facts/${await freshFact()}` }), expect: adminOnly({ member_org: "allow", operator: "own" }) },
+    {
+      call: async () => ({ method: "DELETE", path: `/v1/memory/facts/${await freshFact()}` }),
+      expect: adminOnly({ member_org: "allow", operator: "own", member_none: "own", member_a: "own" }),
+    },
   ],
   [
     "GET /v1/memory/facts/:id/history",
     {
       call: async () => ({ method: "GET", path: `/v1/memory/facts/${await freshFact()}/history` }),
-      expect: adminOnly({ member_org: "allow", operator: "own" }),
+      expect: adminOnly({ member_org: "allow", operator: "own", member_none: "own", member_a: "own" }),
     },
   ],
   [
