@@ -84,7 +84,11 @@ describe("tool_choice and tool names are checked against the request's tools", (
   }
 
   it("a tool the run adds itself (an agent's server tool) may be chosen without sending it", async () => {
-    const res = await send(WIRES.chat!, uniqueThread("tc"), { tool_choice: { type: "function", function: { name: "remember" } } });
+    const res = await send(WIRES.chat!, uniqueThread("tc"), {
+      agent: "planner",
+      context: { user_name: "Ada" },
+      tool_choice: { type: "function", function: { name: "set_user_name" } },
+    });
     expect(res.status).toBe(200);
   });
 
@@ -97,5 +101,29 @@ describe("tool_choice and tool names are checked against the request's tools", (
     const j = (await res.json()) as { type: string; error: { type: string; bem_code: string } };
     expect(res.status).toBe(400);
     expect(j).toMatchObject({ type: "error", error: { type: "invalid_request_error", bem_code: "BEM-011" } });
+  });
+
+  const forced: Record<string, Record<string, unknown>> = {
+    chat: { tool_choice: "required" },
+    responses: { tool_choice: "required" },
+    messages: { tool_choice: { type: "any" } },
+  };
+  for (const [name, wire] of Object.entries(WIRES)) {
+    const threadHeader = (t: string): Record<string, string> => (name === "responses" ? { "X-Thread-Id": t } : {});
+    it(`${name}: a tool_choice forcing a call with no tools (and no agent) is 400 BEM-011, not a text answer; nothing stored`, async () => {
+      // Providers are sent no tool_choice without tools: the answer was text, as if the choice had been auto.
+      const thread = uniqueThread("tc");
+      const e = await codeOf(await send(wire, thread, forced[name]!, threadHeader(thread)));
+      expect(e).toMatchObject({ status: 400, code: "BEM-011" });
+      expect(e.message).toContain("tool_choice");
+      expect((await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).status).toBe(404);
+    });
+  }
+
+  it("a forcing tool_choice with tools, and auto or none without them, still run", async () => {
+    const withTools = await send(WIRES.chat!, uniqueThread("tc"), { tools: [chatTool("get_weather")], tool_choice: "required" });
+    expect(withTools.status).toBe(200);
+    expect(JSON.stringify(await withTools.json())).toContain("get_weather");
+    for (const choice of ["auto", "none"]) expect((await send(WIRES.chat!, uniqueThread("tc"), { tool_choice: choice })).status).toBe(200);
   });
 });
