@@ -175,21 +175,22 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
     try {
       await io.settle();
     } finally {
-      mergeRecall(room);
+      settleRecall(room);
       ended();
     }
   })();
 }
 
 /**
- * The recall index's merging its save no longer does (recall-index.ts), after the answer left, so the answer's
- * commit does not carry those pages. A failure (the thread deleted meanwhile: no index) is logged, never the run's.
+ * The recall index's work its save no longer does (recall-index.ts: a batch of new messages joins it, its segments
+ * merge), after the answer left, so the answer's commit does not carry those pages. A failure (the thread deleted
+ * meanwhile: no index) is logged, never the run's.
  */
-function mergeRecall(room: ThreadRoom | undefined): void {
+function settleRecall(room: ThreadRoom | undefined): void {
   try {
-    room?.log.mergeRecallIndex();
+    room?.log.settleRecallIndex();
   } catch (e) {
-    log.error("recall-merge", { message: errorText(e) });
+    log.error("recall-settle", { message: errorText(e) });
   }
 }
 

@@ -1,9 +1,9 @@
 /**
  * The thread's recall index: an FTS5 table over the text of its live user and assistant
  * messages (rowid = messages.seq), kept in step by triggers on `messages` — so every write
- * that changes the live rows (append, replace, remove, remove_all, fork's rebuild, any repair)
- * changes the index in the same transaction, and nothing ever rebuilds it per turn. Deleting
- * the thread (deleteAll) deletes it.
+ * that changes indexed rows (replace, remove, remove_all, fork's rebuild, any repair) changes the
+ * index in the same transaction — and new messages join it in batches (v10, RECALL_BATCHED_DDL).
+ * Nothing ever rebuilds it per turn. Deleting the thread (deleteAll) deletes it.
  *
  * - Contentless (`content=''`) with `contentless_delete=1`: the text is stored once, in
  *   messages.json; the index holds only terms and positions, and rows delete by rowid.
@@ -51,14 +51,66 @@ export const RECALL_DDL: readonly string[] = [
 /**
  * v9: FTS5 merges the index's segments as part of each write that adds one (`automerge`), which on a
  * turn is inside the save its answer waits for (the merge's pages go in the same commit). Off, the
- * thread object merges after the answer instead (mergeRecallIndex): the same index, the same hits,
+ * thread object merges after the answer instead (settleRecallIndex): the same index, the same hits,
  * the merging off the turn's path. FTS5's crisis merge (16 segments on one level, in the write)
  * still bounds what writes outside a turn leave behind (a thread state POST, a fork).
  */
 export const RECALL_AUTOMERGE_OFF_DDL: readonly string[] = [`INSERT INTO recall_fts (recall_fts, rank) VALUES ('automerge', 0)`];
 
+/**
+ * v10: new messages join the index in batches, not in the write that stores them. Indexing a turn's
+ * two messages was the largest single cost of a run's save (its tokens, a new segment's pages in the
+ * commit the answer waits for), and the newest messages are the ones recall never needs: they are the
+ * recent window. So the index covers every live message up to `recall_indexed.through`; messages above
+ * it wait, and join in one statement (one segment for the batch):
+ * - after a run's answer, once RECALL_BATCH_ROWS positions wait (settleRecallIndex, with the merging);
+ * - before a recall reads rows older than its window, when one of those waits (catchUpRecallIndex):
+ *   a window shorter than the batch, or history a thread state POST imported.
+ * Messages at or below `through` (a position reused after removals, a fork's rebuilt rows, a replace
+ * or remove of an indexed message) stay in step in their own write, through the triggers, as before.
+ * What a recall finds is therefore the same as with every message indexed: waiting messages are all
+ * newer than the window's first, which recall never returns. Only BM25's row count and average
+ * length, which count the index's rows, leave out the few waiting ones until they join.
+ */
+export const RECALL_BATCHED_DDL: readonly string[] = [
+  `DROP TRIGGER messages_recall_insert`,
+  `DROP TRIGGER messages_recall_delete`,
+  `DROP TRIGGER messages_recall_update`,
+  `CREATE TABLE recall_indexed (through INTEGER NOT NULL)`,
+  `INSERT INTO recall_indexed (through) SELECT COALESCE(MAX(seq), 0) FROM messages`,
+  `CREATE TRIGGER messages_recall_insert AFTER INSERT ON messages
+     WHEN new.role IN ${INDEXED} AND new.seq <= (SELECT through FROM recall_indexed) BEGIN
+     INSERT INTO recall_fts (rowid, text) VALUES (new.seq, ${textOf("new.json")});
+   END`,
+  `CREATE TRIGGER messages_recall_delete AFTER DELETE ON messages
+     WHEN old.role IN ${INDEXED} AND old.seq <= (SELECT through FROM recall_indexed) BEGIN
+     DELETE FROM recall_fts WHERE rowid = old.seq;
+   END`,
+  `CREATE TRIGGER messages_recall_update AFTER UPDATE OF json, role ON messages
+     WHEN old.seq <= (SELECT through FROM recall_indexed) BEGIN
+     DELETE FROM recall_fts WHERE rowid = old.seq AND old.role IN ${INDEXED};
+     INSERT INTO recall_fts (rowid, text) SELECT new.seq, ${textOf("new.json")} WHERE new.role IN ${INDEXED};
+   END`,
+];
+
+/** Positions that wait before a run's answer brings them into the index (4 turns of a user and an assistant message). */
+export const RECALL_BATCH_ROWS = 8;
+
 /** Pages of merging one call does at most (FTS5's `merge`, only where a level holds 4 segments or more). */
 export const RECALL_MERGE_PAGES = 64;
+
+/** Where the index stands: every live message up to `through` is in it; `highest` is the thread's newest position. */
+export function recallIndexed(sql: SqlStorage): { through: number; highest: number } {
+  return sql.exec<{ through: number; highest: number }>(`SELECT through, (SELECT COALESCE(MAX(seq), 0) FROM messages) AS highest FROM recall_indexed`).one();
+}
+
+/** The waiting messages join the index (one statement, one segment); the caller runs it in a transaction. */
+export function indexWaiting(sql: SqlStorage): void {
+  sql.exec(
+    `INSERT INTO recall_fts (rowid, text) SELECT seq, ${textOf("json")} FROM messages WHERE seq > (SELECT through FROM recall_indexed) AND role IN ${INDEXED} ORDER BY seq`,
+  );
+  sql.exec(`UPDATE recall_indexed SET through = MAX(through, (SELECT COALESCE(MAX(seq), 0) FROM messages))`);
+}
 
 /** The merging `automerge` would have done in the writes since the last call (a few pages, or nothing). */
 export function mergeRecallIndex(sql: SqlStorage): void {

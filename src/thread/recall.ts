@@ -2,8 +2,8 @@ import type { Message } from "../core/message";
 import { searchTerms } from "../core/search-terms";
 import { estimateTokens, type TokenEstimator } from "../core/tokens";
 import { messageHash } from "./message-hash";
-import { recallMatch, searchRecall, WordCounts, type RecallHit } from "./recall-index";
-import { LEARNT_ROWS, RecallScores } from "./recall-scores";
+import { recallMatch, searchRecall, type RecallHit, type WordCounts } from "./recall-index";
+import { LEARNT_ROWS, type RecallScores } from "./recall-scores";
 import { decodeMessage } from "./thread-rows";
 import type { LoadRecentResult, RecallAsk, RecalledTurn } from "./types";
 
@@ -285,16 +285,19 @@ export function rowAccess(sql: SqlStorage, before: number, hits: readonly Recall
 }
 
 const seqOf = (sql: SqlStorage, id: string): number | undefined => sql.exec<{ seq: number }>(`SELECT seq FROM messages WHERE id = ?`, id).toArray()[0]?.seq;
-/** The position of the message `id` (past the newest when it is not given or not there) and the thread's highest. */
-function positionsOf(sql: SqlStorage, id: string | undefined): { start: number; highest: number } {
+/** The position of the message `id` (past the newest when it is not given or not there), the thread's highest, and the index's reach (recall-index.ts). */
+function positionsOf(sql: SqlStorage, id: string | undefined): { start: number; highest: number; indexed: number } {
   const r = sql
-    .exec<{ start: number | null; highest: number }>(
-      `SELECT (SELECT seq FROM messages WHERE id = ?) AS start, COALESCE((SELECT MAX(seq) FROM messages), 0) AS highest`,
+    .exec<{ start: number | null; highest: number; indexed: number }>(
+      `SELECT (SELECT seq FROM messages WHERE id = ?) AS start, COALESCE((SELECT MAX(seq) FROM messages), 0) AS highest, (SELECT through FROM recall_indexed) AS indexed`,
       id ?? null,
     )
     .one();
-  return { start: r.start ?? r.highest + 1, highest: r.highest };
+  return { start: r.start ?? r.highest + 1, highest: r.highest, indexed: r.indexed };
 }
+
+/** What a store keeps between recalls, and how it brings waiting messages into the index (ThreadStore). */
+export type RecallKept = { counts: WordCounts; known: RecallRows; scores: RecallScores; catchUp: () => void };
 
 /**
  * The turns for `budget` tokens with recall: the newest window that fits when the whole
@@ -307,18 +310,22 @@ export function recallWindow(
   recent: (maxTokens: number) => LoadRecentResult,
   budget: number,
   ask: RecallAsk,
-  counts: WordCounts = new WordCounts(),
-  known: RecallRows = new RecallRows(),
-  scores: RecallScores = new RecallScores(),
+  { counts, known, scores, catchUp }: RecallKept,
 ): LoadRecentResult {
   const full = recent(budget);
   const plain = { ...full, recalled: [], recalled_tokens: 0 };
   const share = Math.min(1, Math.max(0, ask.share));
   if (!full.truncated || share === 0) return plain;
   const window = recent(Math.floor(budget * (1 - share)));
-  // The window's first position and the thread's highest, in one statement, read only once a query has words.
+  // The window's first position and the thread's highest, in one statement, read only once a query has words;
+  // a message older than the window that still waits for the index joins it first (recall-index.ts, v10).
   let at: { start: number; highest: number } | undefined;
-  const positions = () => (at ??= positionsOf(sql, window.messages[0]?.id));
+  const positions = () => {
+    if (at) return at;
+    const p = positionsOf(sql, window.messages[0]?.id);
+    if (p.indexed < p.start - 1) catchUp();
+    return (at = p);
+  };
   const match = recallMatch(sql, ask.query, counts, () => positions().highest);
   if (match === null) return plain;
   const room = budget - window.tokens - EXCERPT_HEADER_TOKENS;

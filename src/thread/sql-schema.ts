@@ -1,7 +1,7 @@
 import { LANGGRAPH_DDL, LANGGRAPH_WRITER_DDL } from "./langgraph-checkpoints";
 import { ThreadMeta } from "./meta";
 import { PENDING_BOOKKEEPING_DDL, SENDING_BOOKKEEPING_DDL } from "./pending-bookkeeping";
-import { RECALL_AUTOMERGE_OFF_DDL, RECALL_DDL } from "./recall-index";
+import { RECALL_AUTOMERGE_OFF_DDL, RECALL_BATCHED_DDL, RECALL_DDL } from "./recall-index";
 import { STORED_RESPONSES_DDL } from "./stored-responses";
 import { THREAD_LOG_DDL, THREAD_LOG_HASH_COLUMNS } from "./thread-rows";
 
@@ -33,6 +33,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   [SENDING_BOOKKEEPING_DDL],
   // v9: the recall index merges after a turn's answer, not inside its save (src/thread/recall-index.ts).
   RECALL_AUTOMERGE_OFF_DDL,
+  // v10: new messages join the recall index in batches, off the save a run's answer waits for (src/thread/recall-index.ts).
+  RECALL_BATCHED_DDL,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -11,7 +11,7 @@ import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
 import type { ThreadMeta } from "./meta";
 import { RecallRows, recallOver, recallWindow } from "./recall";
-import { mergeRecallIndex, recallMatch, searchLive, WordCounts } from "./recall-index";
+import { indexWaiting, mergeRecallIndex, RECALL_BATCH_ROWS, recallIndexed, recallMatch, searchLive, WordCounts } from "./recall-index";
 import { RecallScores } from "./recall-scores";
 import { openThreadMeta, type Transaction } from "./sql-schema";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
@@ -248,15 +248,12 @@ export class ThreadStore {
   recent(maxTokens: number, opts: LoadRecentOptions = {}): LoadRecentResult {
     // With `recall`, part of the budget goes to earlier turns relevant to its query (recall.ts).
     if (opts.recall)
-      return recallWindow(
-        this.sql,
-        (t) => this.recent(t, { ...opts, recall: undefined }),
-        maxTokens,
-        opts.recall,
-        this.wordCounts,
-        this.recallRows,
-        this.recallScores,
-      );
+      return recallWindow(this.sql, (t) => this.recent(t, { ...opts, recall: undefined }), maxTokens, opts.recall, {
+        counts: this.wordCounts,
+        known: this.recallRows,
+        scores: this.recallScores,
+        catchUp: () => this.transaction(() => indexWaiting(this.sql)),
+      });
     const cached = this.tailCache?.recent(maxTokens, opts);
     if (cached) {
       this.lastScanRows = 0;
@@ -285,15 +282,25 @@ export class ThreadStore {
     return { messages, tokens, truncated: older !== null };
   }
 
-  /** The recall index's merging, which FTS5 no longer does inside writes (recall-index.ts): a run calls it after its answer. */
-  mergeRecallIndex(): void {
-    mergeRecallIndex(this.sql);
+  /**
+   * What the recall index no longer does inside a run's save (recall-index.ts), called after its answer:
+   * the waiting messages join it once RECALL_BATCH_ROWS positions wait, and its segments merge.
+   */
+  settleRecallIndex(): void {
+    const { through, highest } = recallIndexed(this.sql);
+    this.transaction(() => {
+      if (highest - through >= RECALL_BATCH_ROWS) indexWaiting(this.sql);
+      mergeRecallIndex(this.sql);
+    });
   }
 
   /** Recall over a message list held in memory (a run's whole or replayed state), ranked by this thread's live index (recall.ts). */
   recallOver(messages: readonly Message[], maxTokens: number, ask: RecallAsk): LoadRecentResult {
     return recallOver(
       (query, limit) => {
+        // The list's window is positions in the list, not in the thread: every live message is searched, so none may wait.
+        const { through, highest } = recallIndexed(this.sql);
+        if (highest > through) this.transaction(() => indexWaiting(this.sql));
         const match = recallMatch(this.sql, query, this.wordCounts);
         return match === null ? [] : searchLive(this.sql, match, limit);
       },
@@ -369,10 +376,12 @@ export class ThreadStore {
     if (!parsed.success) throw new AppError("BEM-035", describeIssues(parsed.error.issues, { root: "(update)", input }));
     const src = UpdateSource.safeParse(source);
     if (!src.success) throw new AppError("BEM-035", "Source must be input, loop or update");
-    // `alongside` writes another capability's rows in the same transaction (a stored Response with its checkpoint).
+    // `alongside` writes another capability's rows in the same transaction (a stored Response with its checkpoint);
+    // what it charges (chargeAlongside) is in the history total the head row is written with, once.
     return this.transact(() => {
       const cp = this.applyOps(parsed.data.ops, src.data);
       alongside?.(cp);
+      this.writeHead();
       return cp;
     });
   }
@@ -385,7 +394,11 @@ export class ThreadStore {
   chargeAlongside(texts: readonly string[]): void {
     if (this.head === null) return;
     this.historyTotal = chargeHistory(this.sql, this.meta, texts, this.limits.historyBytes, this.historyTotal ?? undefined);
-    this.meta.setHead(this.head, this.historyTotal);
+  }
+
+  /** The head row with the history total, written once per transaction, after every charge to it (inside the caller's transaction). */
+  private writeHead(): void {
+    if (this.head !== null && this.historyTotal !== null) this.meta.setHead(this.head, this.historyTotal);
   }
 
   /** Continues from an old checkpoint: a new head whose parent is that checkpoint. The old branch stays in history. */
@@ -402,6 +415,7 @@ export class ThreadStore {
         this.sql.exec(`INSERT INTO channels (name, reducer, value) VALUES (?, ?, ?)`, name, ch.reducer, JSON.stringify(ch.value));
       }
       const cp = this.commitCheckpoint({ id: target.id, step: target.step }, "fork", [], state.messages.size);
+      this.writeHead();
       this.tailCache = null;
       this.channelsHeld.clear();
       this.recallRows.clear();
@@ -640,7 +654,7 @@ export class ThreadStore {
     );
   }
 
-  /** Writes the checkpoint row, its writes and the head pointer (inside the caller's transaction). */
+  /** Writes the checkpoint row and its writes, and moves the head in memory (inside the caller's transaction, which then writes the head row). */
   private commitCheckpoint(
     parent: { id: string; step: number } | null,
     source: Source,
@@ -682,10 +696,8 @@ export class ThreadStore {
         `INSERT INTO writes (checkpoint_id, idx, json) VALUES ${stored.map(() => "(?, ?, ?)").join(", ")}`,
         ...stored.flatMap((w, i) => [cp.id, i, w]),
       );
-    const head: Head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
-    this.meta.setHead(head, historyTotal);
-    // Only now, inside the transaction's success path, does memory follow storage.
-    this.head = head;
+    // Only now, inside the transaction's success path, does memory follow storage; the caller writes the head row (writeHead).
+    this.head = { id: cp.id, step: cp.step, count, clock: this.ids.clock };
     return cp;
   }
 

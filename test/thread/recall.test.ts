@@ -3,7 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { MessageInput } from "../../src/core/message";
-import { recallMatch, searchRecall, WordCounts } from "../../src/thread/recall-index";
+import { indexWaiting, recallMatch, searchRecall, WordCounts } from "../../src/thread/recall-index";
 import { RecallScores } from "../../src/thread/recall-scores";
 import { MIGRATIONS } from "../../src/thread/sql-schema";
 import { ThreadStore } from "../../src/thread/thread-store";
@@ -28,6 +28,9 @@ async function withStore<T>(fn: (store: ThreadStore, storage: Storage) => T | Pr
     return fn(ThreadStore.of(state.storage), state.storage);
   });
 }
+
+/** New messages wait for the recall index (recall-index.ts, v10); tests of the index's own queries bring them in first, as a recall does. */
+const indexed = (storage: Storage) => storage.transactionSync(() => indexWaiting(storage.sql));
 
 const ask = (query: string, share = 0.75, neighbours = 1): RecallAsk => ({ query, share, neighbours });
 const recall = (store: ThreadStore, budget: number, a: RecallAsk) => store.recent(budget, { recall: a });
@@ -145,6 +148,7 @@ describe("recall index and recall inside the thread object", () => {
         content: `${i % 2 ? "Melanie" : "Caroline"}: ${text(3 + Math.floor(next() * 12))}`,
       });
       store.update({ ops: [{ op: "append", messages: Array.from({ length: 300 }, (_, i) => line(i)) }] }, "update");
+      indexed(storage);
       const scores = new RecallScores();
       let compared = 0;
       for (let q = 0; q < 60; q++) {
@@ -161,6 +165,7 @@ describe("recall index and recall inside the thread object", () => {
           compared += ours!.length;
         }
         store.update({ ops: [{ op: "append", messages: [line(2 * q), line(2 * q + 1)] }] }, "update");
+        indexed(storage);
       }
       expect(compared).toBeGreaterThan(3000);
     });
@@ -304,6 +309,7 @@ describe("recall index and recall inside the thread object", () => {
       }));
       rows[40] = { id: "kayak", role: "user", content: "Caroline: the red kayak is in the shed" };
       for (let i = 0; i < rows.length; i += 1000) store.update({ ops: [{ op: "append", messages: rows.slice(i, i + 1000) as MessageInput[] }] }, "update");
+      indexed(storage);
       expect(recallMatch(storage.sql, "Where is Caroline's kayak?")).toMatchObject({ rare: '"kayak"', common: null });
       expect(recallMatch(storage.sql, "Caroline")).toMatchObject({ rare: '"caroline"', common: null });
       expect(ids(recall(store, 400, ask("Where is Caroline's kayak?")))).toContain("kayak");
@@ -325,6 +331,7 @@ describe("recall index and recall inside the thread object", () => {
       ] as const)
         rows[i] = { id: `k${i}`, role: "user", content: text };
       for (let i = 0; i < rows.length; i += 1000) store.update({ ops: [{ op: "append", messages: rows.slice(i, i + 1000) as MessageInput[] }] }, "update");
+      indexed(storage);
       const m = recallMatch(storage.sql, "kayak garden");
       expect(m).toMatchObject({ rare: '"kayak"', common: '"garden"', words: { rare: ["kayak"], common: ["garden"] } });
       const hits = searchRecall(storage.sql, m!, 6001, 50);
@@ -348,8 +355,10 @@ describe("recall index and recall inside the thread object", () => {
 
   it("a word's count is remembered while the thread grows a little, and taken again once it has grown more", async () => {
     await withStore((store, storage) => {
-      const add = (n: number, from: number, text: (i: number) => string) =>
+      const add = (n: number, from: number, text: (i: number) => string) => {
         store.update({ ops: [{ op: "append", messages: Array.from({ length: n }, (_, i) => ({ role: "user", content: text(from + i) })) }] }, "update");
+        indexed(storage);
+      };
       // 6,000 rows: heron in 10, otter in 1,100 (more than the rows scored, under a quarter).
       for (let k = 0; k < 6; k++) add(1000, k * 1000, (i) => (i % 100 === 0 ? `heron sighting ${i}` : i % 5 === 1 ? `otter note ${i}` : `plain note ${i}`));
       const counts = new WordCounts();
