@@ -74,18 +74,49 @@ const utf8 = new TextEncoder();
 export const jsonBytes = (v: unknown): number => utf8.encode(JSON.stringify(v)).length;
 
 /**
- * Ops in order, cut into requests of at most `maxOps` ops and `maxBytes` of JSON (the server's caps
- * on one request); an op larger than that on its own goes alone, and the server says which cap it passed.
+ * The server's MAX_JSON_ITEMS (src/http/limits.ts; this package imports nothing of the server): it
+ * parses at most this many array items and object keys in one request body, else 400 BEM-014.
  */
-export function inRequests<T>(ops: T[], maxOps: number, maxBytes: number): T[][] {
+export const MAX_JSON_ITEMS = 10_000;
+
+/**
+ * A value's JSON bytes, and its array items plus object keys as the server counts them once parsed
+ * (one stringify: its replacer sees each key and element that is written, after toJSON; a property
+ * whose value JSON leaves out is not counted, an array's hole is written as null and is).
+ */
+export function jsonSize(v: unknown): { bytes: number; items: number } {
+  let calls = 0;
+  const text = JSON.stringify(v, function (this: unknown, key, value: unknown) {
+    const omitted = !Array.isArray(this) && (value === undefined || typeof value === "function" || typeof value === "symbol");
+    if (!omitted) calls++;
+    return value;
+  });
+  // The first call is for the root value itself (key ""), which no container holds.
+  return { bytes: text === undefined ? 0 : utf8.encode(text).length, items: calls - 1 };
+}
+
+/**
+ * Ops in order, cut into requests `{"ops":[…]}` of at most `maxOps` ops, `maxBytes` of JSON and
+ * `maxItems` JSON items (the server's caps on one request); an op past a cap on its own goes alone,
+ * so the server answers its coded error (BEM-013 bytes, BEM-014 items) for that op only. An op is
+ * never cut: the server stores each request in one transaction, so each op lands whole or not at all.
+ */
+export function inRequests<T>(ops: T[], maxOps: number, maxBytes: number, maxItems = MAX_JSON_ITEMS): T[][] {
   const parts: T[][] = [];
   let part: T[] = [];
   let bytes = 0;
+  let items = 1; // the envelope's "ops" key
   for (const op of ops) {
-    const size = jsonBytes(op) + 1;
-    if (part.length > 0 && (part.length === maxOps || bytes + size > maxBytes)) parts.push(part), (part = []), (bytes = 0);
+    const size = jsonSize(op);
+    const opBytes = size.bytes + 1;
+    const opItems = size.items + 1; // the op is an item of the ops array
+    if (part.length > 0 && (part.length === maxOps || bytes + opBytes > maxBytes || items + opItems > maxItems)) {
+      parts.push(part);
+      (part = []), (bytes = 0), (items = 1);
+    }
     part.push(op);
-    bytes += size;
+    bytes += opBytes;
+    items += opItems;
   }
   if (part.length) parts.push(part);
   return parts;

@@ -25,8 +25,9 @@ const toItem = (w: WireItem): Item => ({
  * A namespace's first two labels are a memory scope (`["organization", "acme"]` is
  * `organization:acme`); the key's grants decide which namespaces it reaches, as for facts.
  * Values are JSON. A `batch` goes out as few requests as the server's caps allow (100
- * ops and 1 MiB a request), in order; so one item's value is at most about 1 MiB (413 BEM-013,
- * before anything is sent). There is no semantic index: a search's `query` is ignored and items
+ * ops, 1 MiB and 10,000 JSON items a request), in order, each stored all or nothing; so one item's
+ * value is at most about 1 MiB (413 BEM-013, before anything is sent) and about 10,000 keys and
+ * array items (the server's 400 BEM-014 for that op's request). There is no semantic index: a search's `query` is ignored and items
  * carry no score.
  */
 export class EdgeweaveStore extends BaseStore {

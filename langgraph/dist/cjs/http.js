@@ -1,6 +1,7 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.jsonBytes = exports.pathId = exports.EdgeweaveHttp = exports.EdgeweaveError = void 0;
+exports.MAX_JSON_ITEMS = exports.jsonBytes = exports.pathId = exports.EdgeweaveHttp = exports.EdgeweaveError = void 0;
+exports.jsonSize = jsonSize;
 exports.inRequests = inRequests;
 exports.retryWait = retryWait;
 /** An error answered by edgeweave: `{"error":{"code":"BEM-…","message":"…"}}`. */
@@ -68,19 +69,48 @@ const utf8 = new TextEncoder();
 const jsonBytes = (v) => utf8.encode(JSON.stringify(v)).length;
 exports.jsonBytes = jsonBytes;
 /**
- * Ops in order, cut into requests of at most `maxOps` ops and `maxBytes` of JSON (the server's caps
- * on one request); an op larger than that on its own goes alone, and the server says which cap it passed.
+ * The server's MAX_JSON_ITEMS (src/http/limits.ts; this package imports nothing of the server): it
+ * parses at most this many array items and object keys in one request body, else 400 BEM-014.
  */
-function inRequests(ops, maxOps, maxBytes) {
+exports.MAX_JSON_ITEMS = 10_000;
+/**
+ * A value's JSON bytes, and its array items plus object keys as the server counts them once parsed
+ * (one stringify: its replacer sees each key and element that is written, after toJSON; a property
+ * whose value JSON leaves out is not counted, an array's hole is written as null and is).
+ */
+function jsonSize(v) {
+    let calls = 0;
+    const text = JSON.stringify(v, function (key, value) {
+        const omitted = !Array.isArray(this) && (value === undefined || typeof value === "function" || typeof value === "symbol");
+        if (!omitted)
+            calls++;
+        return value;
+    });
+    // The first call is for the root value itself (key ""), which no container holds.
+    return { bytes: text === undefined ? 0 : utf8.encode(text).length, items: calls - 1 };
+}
+/**
+ * Ops in order, cut into requests `{"ops":[…]}` of at most `maxOps` ops, `maxBytes` of JSON and
+ * `maxItems` JSON items (the server's caps on one request); an op past a cap on its own goes alone,
+ * so the server answers its coded error (BEM-013 bytes, BEM-014 items) for that op only. An op is
+ * never cut: the server stores each request in one transaction, so each op lands whole or not at all.
+ */
+function inRequests(ops, maxOps, maxBytes, maxItems = exports.MAX_JSON_ITEMS) {
     const parts = [];
     let part = [];
     let bytes = 0;
+    let items = 1; // the envelope's "ops" key
     for (const op of ops) {
-        const size = (0, exports.jsonBytes)(op) + 1;
-        if (part.length > 0 && (part.length === maxOps || bytes + size > maxBytes))
-            parts.push(part), (part = []), (bytes = 0);
+        const size = jsonSize(op);
+        const opBytes = size.bytes + 1;
+        const opItems = size.items + 1; // the op is an item of the ops array
+        if (part.length > 0 && (part.length === maxOps || bytes + opBytes > maxBytes || items + opItems > maxItems)) {
+            parts.push(part);
+            (part = []), (bytes = 0), (items = 1);
+        }
         part.push(op);
-        bytes += size;
+        bytes += opBytes;
+        items += opItems;
     }
     if (part.length)
         parts.push(part);

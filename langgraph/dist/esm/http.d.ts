@@ -33,10 +33,26 @@ export declare class EdgeweaveHttp {
 export declare const pathId: (id: string) => string;
 export declare const jsonBytes: (v: unknown) => number;
 /**
- * Ops in order, cut into requests of at most `maxOps` ops and `maxBytes` of JSON (the server's caps
- * on one request); an op larger than that on its own goes alone, and the server says which cap it passed.
+ * The server's MAX_JSON_ITEMS (src/http/limits.ts; this package imports nothing of the server): it
+ * parses at most this many array items and object keys in one request body, else 400 BEM-014.
  */
-export declare function inRequests<T>(ops: T[], maxOps: number, maxBytes: number): T[][];
+export declare const MAX_JSON_ITEMS = 10000;
+/**
+ * A value's JSON bytes, and its array items plus object keys as the server counts them once parsed
+ * (one stringify: its replacer sees each key and element that is written, after toJSON; a property
+ * whose value JSON leaves out is not counted, an array's hole is written as null and is).
+ */
+export declare function jsonSize(v: unknown): {
+    bytes: number;
+    items: number;
+};
+/**
+ * Ops in order, cut into requests `{"ops":[…]}` of at most `maxOps` ops, `maxBytes` of JSON and
+ * `maxItems` JSON items (the server's caps on one request); an op past a cap on its own goes alone,
+ * so the server answers its coded error (BEM-013 bytes, BEM-014 items) for that op only. An op is
+ * never cut: the server stores each request in one transaction, so each op lands whole or not at all.
+ */
+export declare function inRequests<T>(ops: T[], maxOps: number, maxBytes: number, maxItems?: number): T[][];
 /**
  * How long to wait before retry number `retry` (from 0): the server's Retry-After (seconds or an
  * HTTP date), else 1 s doubling per retry; capped at `maxMs`, and a little less at random so clients
