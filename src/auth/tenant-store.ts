@@ -72,12 +72,23 @@ export async function createTenant(db: D1Database, input: { id: string; name?: s
   return tenant;
 }
 
+/**
+ * Tenants in id order, after the tenant `after` (a page's next_after; empty or absent: the first
+ * page). An `after` that is no tenant is BEM-011: tenants are never deleted, so it was never handed
+ * out, and read as a place to start it gave whatever sorted after it, an empty page for most. One
+ * query, `id >= after`: its first row is `after` itself when that tenant exists.
+ */
 export async function listTenants(db: D1Database, opts: { limit: number; after?: string }): Promise<Tenant[]> {
+  if (!opts.after) {
+    const { results } = await db.prepare("SELECT id, name, created_at FROM tenants ORDER BY id LIMIT ?").bind(opts.limit).all<Tenant>();
+    return results;
+  }
   const { results } = await db
-    .prepare("SELECT id, name, created_at FROM tenants WHERE id > ? ORDER BY id LIMIT ?")
-    .bind(opts.after ?? "", opts.limit)
+    .prepare("SELECT id, name, created_at FROM tenants WHERE id >= ? ORDER BY id LIMIT ?")
+    .bind(opts.after, opts.limit + 1)
     .all<Tenant>();
-  return results;
+  if (results[0]?.id !== opts.after) throw new AppError("BEM-011", `after: '${opts.after}' is no tenant id; pass the previous page's next_after`);
+  return results.slice(1);
 }
 
 export async function requireTenant(db: D1Database, id: string): Promise<void> {

@@ -56,7 +56,12 @@ const listTenantsRoute = createRoute({
   middleware: access("manage_tenants"),
   tags: ["admin"],
   summary: "List tenants (operator), by id",
-  request: { query: z.object({ limit: z.coerce.number().int().min(1).max(1000).optional(), after: z.string().max(64).optional() }) },
+  request: {
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(1000).optional(),
+      after: z.string().max(64).optional().openapi({ description: "next_after of the previous page (a tenant id; another string is 400 BEM-011)" }),
+    }),
+  },
   responses: { 200: jsonContent(TenantList, "A page of tenants"), ...errors() },
 });
 

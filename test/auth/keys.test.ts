@@ -133,14 +133,27 @@ describe("admin routes", () => {
   });
 
   it("pages the tenant list by id", async () => {
-    for (let i = 0; i < 3; i++) await createTenant(`page-${i}`);
-    const first = (await (await api("/v1/admin/tenants?limit=2&after=page-", { key: OPERATOR_KEY })).json()) as {
+    for (let i = 0; i < 4; i++) await createTenant(`page-${i}`);
+    const first = (await (await api("/v1/admin/tenants?limit=2&after=page-0", { key: OPERATOR_KEY })).json()) as {
       tenants: { id: string }[];
       next_after: string | null;
     };
-    expect(first.tenants.map((t) => t.id)).toEqual(["page-0", "page-1"]);
+    expect(first.tenants.map((t) => t.id)).toEqual(["page-1", "page-2"]);
+    expect(first.next_after).toBe("page-2");
     const second = (await (await api(`/v1/admin/tenants?limit=2&after=${first.next_after}`, { key: OPERATOR_KEY })).json()) as { tenants: { id: string }[] };
-    expect(second.tenants[0]?.id).toBe("page-2");
+    expect(second.tenants[0]?.id).toBe("page-3");
+  });
+
+  it("an `after` that is no tenant id (forged, misspelt) is 400 BEM-011, not a page that starts wherever it sorts", async () => {
+    await createTenant(`after-${crypto.randomUUID().slice(0, 8)}`);
+    for (const after of ["zzzz-no-such-tenant", "after-", "a:b", "~"]) {
+      const res = await api(`/v1/admin/tenants?after=${encodeURIComponent(after)}`, { key: OPERATOR_KEY });
+      expect(res.status, after).toBe(400);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe("BEM-011");
+      expect(body.error.message).toContain("next_after");
+    }
+    expect((await api("/v1/admin/tenants?after=&limit=1", { key: OPERATOR_KEY })).status).toBe(200);
   });
 
   it("rejects bad tenant ids (a colon would let tenant:thread names collide)", async () => {
