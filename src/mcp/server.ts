@@ -61,7 +61,8 @@ function mcpServer(env: Env, principal: Principal): Server {
     const unknown = Object.keys(args).filter((k) => !takes.includes(k));
     if (unknown.length > 0) {
       const names = unknown.map((k) => `'${k.slice(0, 64)}'`).join(", ");
-      return fail(`BEM-011: Invalid arguments for '${tool.name}': ${names} is not an argument it takes (${takes.join(", ")})`);
+      const verb = unknown.length === 1 ? "is not an argument" : "are not arguments";
+      return fail(`BEM-011: Invalid arguments for '${tool.name}': ${names} ${verb} it takes (${takes.join(", ")})`);
     }
     const checked = tool.validate(args);
     if (!checked.ok) return fail(`BEM-011: Invalid arguments for '${tool.name}': ${checked.error}`);
