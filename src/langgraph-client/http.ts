@@ -86,7 +86,7 @@ export const MAX_JSON_ITEMS = 10_000;
  */
 export function jsonSize(v: unknown): { bytes: number; items: number } {
   let calls = 0;
-  const text = JSON.stringify(v, function (this: unknown, key, value: unknown) {
+  const text = JSON.stringify(v, function (this: unknown, _key, value: unknown) {
     const omitted = !Array.isArray(this) && (value === undefined || typeof value === "function" || typeof value === "symbol");
     if (!omitted) calls++;
     return value;

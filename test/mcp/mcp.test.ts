@@ -258,7 +258,11 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
       ["no_such_tool", {}, /^BEM-011: Unknown tool 'no_such_tool'/],
       ["recall", { query: 7 }, /^BEM-011: Invalid arguments for 'recall': query/],
       ["get_thread", { thread_id: "mcp-bad-1", limit: 0 }, /^BEM-011: Invalid arguments for 'get_thread': limit/],
-      ["search_threads", { qurey: "mcp-bad" }, /^BEM-011: Invalid arguments for 'search_threads': 'qurey' is not an argument it takes \(query, limit, before\)$/],
+      [
+        "search_threads",
+        { qurey: "mcp-bad" },
+        /^BEM-011: Invalid arguments for 'search_threads': 'qurey' is not an argument it takes \(query, limit, before\)$/,
+      ],
       [
         "search_threads",
         { qurey: "mcp-bad", limt: 5 },

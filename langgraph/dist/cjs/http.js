@@ -80,7 +80,7 @@ exports.MAX_JSON_ITEMS = 10_000;
  */
 function jsonSize(v) {
     let calls = 0;
-    const text = JSON.stringify(v, function (key, value) {
+    const text = JSON.stringify(v, function (_key, value) {
         const omitted = !Array.isArray(this) && (value === undefined || typeof value === "function" || typeof value === "symbol");
         if (!omitted)
             calls++;

@@ -70,7 +70,7 @@ export const MAX_JSON_ITEMS = 10_000;
  */
 export function jsonSize(v) {
     let calls = 0;
-    const text = JSON.stringify(v, function (key, value) {
+    const text = JSON.stringify(v, function (_key, value) {
         const omitted = !Array.isArray(this) && (value === undefined || typeof value === "function" || typeof value === "symbol");
         if (!omitted)
             calls++;
