@@ -1,17 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI, slowCompletion } from "../support/fake-openai";
 import { api, createTenant } from "../support/tenants";
-import { openaiClient, tenantForRuns, uniqueThread } from "../support/runs";
+import { messageCount as countMessages, openaiClient, tenantForRuns, uniqueThread } from "../support/runs";
 
 const tenant = tenantForRuns();
 const key = () => `idem-${crypto.randomUUID()}`;
 const post = (path: string, body: unknown, idem: string, k = tenant().adminKey) => api(path, { key: k, body, headers: { "idempotency-key": idem } });
 const chatBody = (thread: string, text = "hello") => ({ model: "gpt-4o-mini", thread_id: thread, messages: [{ role: "user", content: text }] });
 
-async function messageCount(thread: string): Promise<number> {
-  const s = (await (await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).json()) as { channels: { messages: unknown[] } };
-  return s.channels.messages.length;
-}
+const messageCount = (thread: string) => countMessages(tenant().adminKey, thread);
 
 describe("Idempotency-Key", () => {
   it("the same key and body twice: one upstream call, one turn, the identical body (replayed)", async () => {

@@ -4,7 +4,7 @@ import { IDEMPOTENCY_LEASE_MS, requestFingerprint } from "../../src/idempotency/
 import { claim, scopedKey } from "../../src/idempotency/store";
 import { fakeOpenAI, slowCompletion } from "../support/fake-openai";
 import { api, createKey } from "../support/tenants";
-import { tenantForRuns, uniqueThread } from "../support/runs";
+import { messageCount as countMessages, tenantForRuns, uniqueThread } from "../support/runs";
 
 /**
  * Issue 25, finding 8: what an Idempotency-Key record covers and keeps.
@@ -21,11 +21,7 @@ const idem = () => `idem-${crypto.randomUUID()}`;
 const chat = (text = "hello") => ({ model: "gpt-4o-mini", messages: [{ role: "user", content: text }] });
 const post = (path: string, body: unknown, headers: Record<string, string>, key = tenant().adminKey) => api(path, { key, body, headers });
 
-async function messageCount(thread: string): Promise<number> {
-  const res = await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey });
-  if (res.status === 404) return 0;
-  return ((await res.json()) as { channels: { messages: unknown[] } }).channels.messages.length;
-}
+const messageCount = (thread: string) => countMessages(tenant().adminKey, thread);
 
 const codeOf = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
 

@@ -4,14 +4,24 @@ import { afterEach, beforeAll, expect } from "vitest";
 import { api, createTenant, type TestTenant } from "./tenants";
 import { clearUpstream, unmockedRequests } from "./upstream";
 
-/** The official OpenAI client pointed at the worker under test. */
-export function openaiClient(key: string, maxRetries = 0): OpenAI {
+/** The worker under test, as the fetch a client calls. */
+export const workerSend = (req: Request): Promise<Response> => exports.default.fetch(req);
+
+/** The official OpenAI client pointed at the worker under test; `send` stands between them when given (to watch or drop requests). */
+export function openaiClient(key: string, maxRetries = 0, send: (req: Request) => Promise<Response> = workerSend): OpenAI {
   return new OpenAI({
     apiKey: key,
     baseURL: "http://x/v1",
     maxRetries,
-    fetch: (url: RequestInfo | URL, init?: RequestInit) => exports.default.fetch(new Request(url, init)),
+    fetch: (url: RequestInfo | URL, init?: RequestInit) => send(new Request(url, init)),
   });
+}
+
+/** How many messages thread `thread` holds at its head (0 when it does not exist). */
+export async function messageCount(key: string, thread: string): Promise<number> {
+  const res = await api(`/v1/threads/${thread}/state`, { key });
+  if (res.status === 404) return 0;
+  return ((await res.json()) as { channels: { messages: unknown[] } }).channels.messages.length;
 }
 
 export const uniqueThread = (prefix = "th") => `${prefix}-${crypto.randomUUID().slice(0, 12)}`;
