@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { CacheControl, Citations, SERVER_TOOL_BLOCKS, ServerToolBlock } from "../core/message";
 import { RequestedScopes } from "../http/chat-schemas";
 import { checkToolChoice } from "../config/tool-choice";
+import { MIN_THINKING_BUDGET } from "../providers/anthropic";
 
 /**
  * Anthropic's Messages API request (POST /v1/messages), as the official SDKs and Claude Code send
@@ -138,7 +139,23 @@ const checkTools = (b: { tools?: { name: string }[]; tool_choice?: z.infer<typeo
     { tools: "tools", nameIn: ["name"], choice: ["tool_choice", "name"] },
   );
 
-export const MessagesRequest = MessagesFields.superRefine(checkTools).openapi("AnthropicMessagesRequest");
+/**
+ * Anthropic refuses `thinking.budget_tokens` below 1,024 or not below `max_tokens`. Such a request went on, and
+ * to an Anthropic model the budget was shrunk, or thinking left off, without a word (that is for the clamp to a
+ * model's max_output_tokens alone, which the client did not ask for): a 400 naming the field, as Anthropic's.
+ */
+function checkThinking(b: { max_tokens: number; thinking?: { type: string; budget_tokens?: unknown } }, ctx: z.RefinementCtx): void {
+  const budget = b.thinking?.type === "enabled" ? b.thinking.budget_tokens : undefined;
+  if (typeof budget !== "number") return;
+  if (budget < MIN_THINKING_BUDGET) ctx.addIssue({ code: "custom", path: ["thinking", "budget_tokens"], message: `must be at least ${MIN_THINKING_BUDGET}` });
+  else if (budget >= b.max_tokens)
+    ctx.addIssue({ code: "custom", path: ["thinking", "budget_tokens"], message: `must be less than max_tokens (${b.max_tokens})` });
+}
+
+export const MessagesRequest = MessagesFields.superRefine((b, ctx) => {
+  checkTools(b, ctx);
+  checkThinking(b, ctx);
+}).openapi("AnthropicMessagesRequest");
 export type MessagesRequest = z.infer<typeof MessagesRequest>;
 
 /** The fields above: everything else a client sends is passed through to Anthropic as it came. */

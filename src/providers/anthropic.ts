@@ -175,7 +175,7 @@ function capBreakpoints(system: Block[], tools: Block[], messages: WireMessage[]
 }
 
 /** Anthropic's minimum thinking budget. */
-const MIN_THINKING_BUDGET = 1024;
+export const MIN_THINKING_BUDGET = 1024;
 
 /**
  * Anthropic wants thinking.budget_tokens below max_tokens; a max_tokens clamped to the model's
