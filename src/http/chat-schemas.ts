@@ -124,9 +124,13 @@ export const ChatCompletionResponse = z
       checkpoint_id: z.string().nullable(),
       routing: RoutingSummary,
       cost: z.number(),
-      reconciled: z.object({ matched: z.number().int(), appended: z.number().int(), branched_from: z.string().nullable() }).optional().openapi({
-        description: "On a thread: how many sent messages it already held, how many were appended, and the checkpoint a diverging resend branched from",
-      }),
+      reconciled: z
+        .object({ matched: z.number().int(), appended: z.number().int(), branched_from: z.string().nullable(), reset: z.literal(true).optional() })
+        .optional()
+        .openapi({
+          description:
+            "On a thread: how many sent messages it already held, how many were appended, and the checkpoint a diverging resend branched from; `reset: true` when it diverged inside the thread's first turn (the head starts empty, history keeps the old path)",
+        }),
       usage_estimated: z.boolean().openapi({ description: "true when the provider reported no usage and the tokens are estimated" }),
       warnings: z.array(z.string()).openapi({ description: "What the run could not honour, e.g. facts that did not fit the budget" }),
       memory: MemoryReport.optional(),

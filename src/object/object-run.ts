@@ -143,7 +143,7 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
       }
       // A client that resends history: only the new part is stored (or a branch taken), decided here against this thread's own rows.
       const settled = input.resent
-        ? await reconcileTurn(input, room)
+        ? reconcileTurn(input, room)
         : { input: input.responses?.previousResponse ? afterResponse(room, input, input.responses.previousResponse) : input, report: null };
       report = settled.report;
       const turn = settled.input;

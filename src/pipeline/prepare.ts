@@ -197,10 +197,12 @@ async function loadMemory(
     const noWindow = sessionOf(thread, async () => ({ messages: [], tokens: 0, truncated: false }));
     const memory = memoryFor(env, input.principal.tenant, { facts, factsCache: io.factsCache, session: noWindow });
     // Each failure keeps its own cause: D1 memory → BEM-065, the thread's storage → BEM-098 (or its own code).
-    const threadState = readingThread(() => thread.log.state(input.checkpointId));
+    const read = readingThread(() => thread.log.state(input.checkpointId));
+    // A run from an empty thread (reconcile.ts) keeps the channels and none of the messages, as its save will.
+    const threadState = input.fromEmpty ? { ...read, channels: { ...read.channels, messages: [] } } : read;
     const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));
     const { messages, ...channels } = threadState.channels;
-    const forked = input.checkpointId !== undefined && run.middlewares.length === 0;
+    const forked = (input.checkpointId !== undefined || input.fromEmpty === true) && run.middlewares.length === 0;
     const room = Math.min(Math.max(0, budget - loaded.tokens.facts), rank.turnTokens ?? Number.MAX_SAFE_INTEGER);
     const out = factsOf(loaded, model);
     // The model sees the newest window and the turns recalled from this (possibly replayed) state.
@@ -271,7 +273,7 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
   timings.lap("route");
 
   // Middleware that only bounds the model's view (trim) needs no more than the window.
-  const wholeState = thread !== undefined && (middlewares.some((m) => !m.viewOnly) || input.checkpointId !== undefined);
+  const wholeState = thread !== undefined && (middlewares.some((m) => !m.viewOnly) || input.checkpointId !== undefined || input.fromEmpty === true);
   const turnTokens = windowTokens(middlewares);
   // When a scope's facts do not fit, those relevant to this input load first (after the agent's always-kinds);
   // when the session does not, earlier turns relevant to it are recalled. An input with no search word of its

@@ -14,7 +14,7 @@ export type { ReconcileReport } from "./turn";
  * Costs one read of O(incoming) rows, and nothing for a request of one new message. Runs in
  * the thread's object, as the run's first step, under its lease.
  */
-export async function reconcileTurn(input: TurnInput, room: ThreadRoom): Promise<{ input: TurnInput; report: ReconcileReport | null }> {
+export function reconcileTurn(input: TurnInput, room: ThreadRoom): { input: TurnInput; report: ReconcileReport | null } {
   const rest = input.messages.filter((m) => m.role !== "system");
   if (input.checkpointId !== undefined) {
     refuseUnreceivedBlocks(rest, room.threadId);
@@ -32,12 +32,13 @@ export async function reconcileTurn(input: TurnInput, room: ThreadRoom): Promise
   refuseUnreceivedBlocks(fresh, room.threadId);
   // Branching, or emptying the head, is a rewrite, decided here: the same right as a checkpoint_id (admission checked the reach).
   if (r.reset || r.branch_from !== null) authorizeThread(input.principal, room.threadId, true);
-  // The divergence lies inside the thread's first checkpoint: the branch starts empty (history keeps the old path).
-  if (r.reset) await room.write({ ops: [{ op: "remove_all" }] }, "update");
+  // The divergence lies inside the thread's first checkpoint: the run starts from an empty thread, which its own
+  // save makes so (history keeps the old path); nothing is written before the model answers.
   const systems = input.messages.filter((m) => m.role === "system");
+  const from = r.reset ? { fromEmpty: true as const } : r.branch_from !== null ? { checkpointId: r.branch_from } : {};
   return {
-    input: { ...input, messages: [...systems, ...fresh], ...(r.branch_from !== null ? { checkpointId: r.branch_from } : {}) },
-    report: { matched: r.matched, appended: fresh.length, branched_from: r.branch_from },
+    input: { ...input, messages: [...systems, ...fresh], ...from },
+    report: { matched: r.matched, appended: fresh.length, branched_from: r.branch_from, ...(r.reset ? { reset: true as const } : {}) },
   };
 }
 

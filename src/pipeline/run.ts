@@ -52,6 +52,7 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
     thread,
     principal: p.input.principal,
     ...(p.input.checkpointId !== undefined ? { branchFrom: p.input.checkpointId } : {}),
+    ...(p.input.fromEmpty ? { fromEmpty: true } : {}),
     reducers: p.reducers,
     record: { model, route: p.route, attempts, scopes: p.scopes, memory: context.memory },
     prefix: [inputWrite],

@@ -30,6 +30,8 @@ export type SaveRun = {
   principal: Principal;
   /** The run continues from this checkpoint: the thread forks there first. */
   branchFrom?: string;
+  /** The run continues from an empty thread: its first save removes the stored messages first, in its own transaction. */
+  fromEmpty?: boolean;
   reducers: Reducers;
   /** Kept with the first checkpoint (`last_route`): the routing, the scopes loaded and the facts report (capped). */
   record: { model: ModelConfig; route: RouteResult; attempts: Attempt[]; scopes: string[]; memory?: MemoryReport };
@@ -48,6 +50,7 @@ export async function saveRun(s: SaveRun): Promise<string | null> {
   for (const [i, step] of s.steps.entries()) {
     const writes = i === 0 ? [...s.prefix, ...step.writes] : step.writes;
     const ops: UpdateOp[] = writes.flatMap((w) => toThreadOps(w.update, s.reducers));
+    if (i === 0 && s.fromEmpty) ops.unshift({ op: "remove_all" });
     if (i === 0) {
       ops.push({
         op: "set",

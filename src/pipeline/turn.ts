@@ -11,7 +11,7 @@ import type { Timings } from "./timings";
 import type { TurnUsage, UsageCause } from "./usage";
 
 /** What resent-history reconciliation (reconcile.ts) did, as reported in `edgeweave.reconciled`. */
-export type ReconcileReport = { matched: number; appended: number; branched_from: string | null };
+export type ReconcileReport = { matched: number; appended: number; branched_from: string | null; reset?: true };
 
 /** A Responses turn's part of the input: how it continues, and the record its save stores. */
 export type ResponsesTurn = {
@@ -55,6 +55,12 @@ export type TurnInput = {
   memoryScopes?: readonly ScopeInput[];
   /** Continue from this checkpoint: the turn starts a new branch there. */
   checkpointId?: string;
+  /**
+   * Continue from an empty thread (a resend that diverges inside the thread's first checkpoint): the run
+   * sees no stored messages, and its first save removes them (`remove_all`, history keeps them) in the
+   * same transaction as its input, so a run that fails leaves the thread as it was.
+   */
+  fromEmpty?: true;
   /**
    * The messages may repeat what the thread already holds (clients that resend the whole
    * history): the thread's object stores only the new part, or branches (pipeline/reconcile.ts).

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
-import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
+import { snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
 import { chat, lookupTool, show, stored, type Msg } from "./reconcile-support";
 
 const tenant = tenantForRuns({ memberScopes: ["session:*"] });
@@ -152,9 +152,33 @@ describe("resent-history reconciliation on /v1/chat/completions with a thread", 
     expect(await stored(adminKey, t)).toEqual(show([u("Q1"), a("A1")]));
 
     const r = await chat(adminKey, t, [u("Q1"), a("A1 edited"), u("Q2")]);
-    expect(r.edgeweave.reconciled).toEqual({ matched: 0, appended: 3, branched_from: null });
+    expect(r.edgeweave.reconciled).toEqual({ matched: 0, appended: 3, branched_from: null, reset: true });
     expect(await stored(adminKey, t)).toEqual(show([u("Q1"), a("A1 edited"), u("Q2"), a("A2")]));
     expect(wireMessages(fake.last.body).map(wireText)).toEqual(["Q1", "A1 edited", "Q2"]);
+  });
+
+  it("such a resend whose run fails leaves the thread as it was; one that answers empties the head in its own checkpoint", async () => {
+    // The reset was a checkpoint of its own, written before the model was called: a failed run left the thread empty.
+    fakeOpenAI().reply("A1").status(400).reply("A2");
+    const key = tenant().adminKey;
+    const t = uniqueThread();
+    await chat(key, t, [u("Q1")]);
+    const before = await snapshot(key, t);
+    const failed = await chat(key, t, [u("Q1"), a("A1 edited"), u("Q2")]);
+    expect(failed.status).not.toBe(200);
+    expect(await snapshot(key, t)).toEqual(before);
+
+    const r = await chat(key, t, [u("Q1"), a("A1 edited"), u("Q2")]);
+    expect(r.edgeweave.reconciled).toEqual({ matched: 0, appended: 3, branched_from: null, reset: true });
+    expect(await stored(key, t)).toEqual(show([u("Q1"), a("A1 edited"), u("Q2"), a("A2")]));
+    // One checkpoint more than before, on the old head, removing its messages and storing the turn (the old path stays in history).
+    const history = (await (await api(`/v1/threads/${t}/history?limit=100`, { key })).json()) as {
+      checkpoints: { id: string; parent_id: string | null; writes: { op: string }[] }[];
+    };
+    const old = (before.history as { checkpoints: { id: string }[] }).checkpoints;
+    expect(history.checkpoints).toHaveLength(old.length + 1);
+    expect(history.checkpoints[0]!.parent_id).toBe(old[0]!.id);
+    expect(history.checkpoints[0]!.writes[0]!.op).toBe("remove_all");
   });
 
   it("a thread that ends with the client's message (a conversation item) matches it when the list goes on with a reply", async () => {
