@@ -25,7 +25,7 @@ export function outputLimitWarning(m: ModelConfig, asked: number | undefined): s
 
 /** The Anthropic-only fields the answering model's provider did not get (README "Use with the Anthropic SDK and Claude Code"). */
 export function droppedWarning(m: ModelConfig, input: RunPlan["input"]): string[] {
-  const dropped = droppedFor(m.provider, { anthropic: input.params?.anthropic, messages: input.messages });
+  const dropped = droppedFor(m.provider, { anthropic: input.params?.anthropic, stop: input.params?.stop, messages: input.messages });
   return dropped.length > 0 ? [`not sent to ${m.name} (${m.provider}): ${dropped.join(", ")}`] : [];
 }
 

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { type Adapter, joinUrl, type Target, tryJson, type WireRequest } from "./adapter";
 import { malformed, ProviderError, streamCut } from "./provider-error";
+import { stopFor } from "./portable";
 import { parseSse } from "./sse";
 import type { ChatMessage, ChatRequest, ChatResult, FinishReason, StreamEvent, ToolCallDelta, Usage } from "./types";
 
@@ -28,7 +29,7 @@ function buildRequest(target: Target, req: ChatRequest, stream: boolean): WireRe
   if (req.top_p !== undefined) body.top_p = req.top_p;
   // OpenAI's reasoning models refuse max_tokens; compatible servers mostly only know max_tokens.
   if (req.max_output_tokens !== undefined) body[target.provider === "openai" ? "max_completion_tokens" : "max_tokens"] = req.max_output_tokens;
-  if (req.stop !== undefined) body.stop = req.stop;
+  if (req.stop !== undefined) body.stop = stopFor(target.provider, req.stop);
   if (req.user !== undefined) body.user = req.user;
   if (stream) {
     body.stream = true;

@@ -65,15 +65,30 @@ function portableMessage(m: ChatMessage, target: Target): ChatMessage {
 }
 
 /**
+ * The most stop sequences a provider takes: OpenAI's and Groq's chat APIs refuse a fifth (400), while
+ * Anthropic's Messages allows many (clients send up to 64). The rest are not sent, and the turn says so.
+ */
+const STOP_LIMIT: Partial<Record<Provider, number>> = { openai: 4, groq: 4 };
+
+/** The stop sequences `provider` is sent: the first ones it takes. */
+export function stopFor(provider: Provider, stop: ChatRequest["stop"]): ChatRequest["stop"] {
+  const limit = STOP_LIMIT[provider];
+  return limit !== undefined && Array.isArray(stop) && stop.length > limit ? stop.slice(0, limit) : stop;
+}
+
+/**
  * The Anthropic-only parts of a request that `provider` does not get (the turn's warnings and
  * X-Edgeweave-Warnings name them; README lists them).
  */
 export function droppedFor(
   provider: Provider,
-  req: Pick<ChatRequest, "anthropic"> & { messages: readonly { content?: Content | null; is_error?: boolean }[] },
+  req: Pick<ChatRequest, "anthropic" | "stop"> & { messages: readonly { content?: Content | null; is_error?: boolean }[] },
 ): string[] {
   if (provider === "anthropic") return [];
   const out: string[] = [];
+  const stops = Array.isArray(req.stop) ? req.stop.length : 0;
+  const sent = stopFor(provider, req.stop);
+  if (Array.isArray(sent) && sent.length < stops) out.push(`stop sequences after the first ${sent.length}`);
   const a = req.anthropic;
   if (a?.thinking !== undefined) out.push("thinking");
   if (a?.top_k !== undefined) out.push("top_k");

@@ -242,6 +242,22 @@ describe.each(UPSTREAMS)("@anthropic-ai/sdk against /v1/messages, $name", ({ mod
 });
 
 describe("/v1/messages specifics", () => {
+  it("more stop_sequences than OpenAI takes: the first 4 reach it and the warning names the rest; Anthropic gets them all", async () => {
+    // OpenAI refuses a fifth stop sequence (400): a valid Messages request failed with 424 BEM-073.
+    const stops = ["<1>", "<2>", "<3>", "<4>", "<5>", "<6>"];
+    const oai = fakeOpenAI().reply("ok");
+    const ant = fakeAnthropic().reply("ok");
+    const ask = (model: string) =>
+      client(tenant().adminKey)
+        .messages.create({ model, max_tokens: 64, stop_sequences: stops, messages: [{ role: "user", content: "hi" }] })
+        .withResponse();
+    const res = await ask("gpt-4o-mini");
+    expect(oai.last.body.stop).toEqual(stops.slice(0, 4));
+    expect(res.response.headers.get("x-edgeweave-warnings")).toBe("not sent to gpt-4o-mini (openai): stop sequences after the first 4");
+    await ask("claude-sonnet-4");
+    expect(ant.last.body.stop_sequences).toEqual(stops);
+  });
+
   it("anthropic-version and anthropic-beta reach an Anthropic upstream unchanged; an OpenAI one gets neither, and the warning says what was dropped", async () => {
     const ant = fakeAnthropic().reply("ok");
     const oai = fakeOpenAI().reply("ok");
