@@ -27,7 +27,8 @@ export function requestEcho(body: ResponseCreateRequest, plan: ResponsePlan): Re
       name: t.name,
       description: t.description ?? null,
       parameters: t.parameters ?? null,
-      strict: t.strict ?? true,
+      // What the model was sent (convert.ts toChatParams): the request's own, or none.
+      strict: t.strict ?? null,
     })),
     truncation: "disabled",
     user: body.user,

@@ -87,6 +87,19 @@ describe("POST /v1/responses with the official openai client", () => {
     await expect(client.responses.retrieve(failed.response.id)).rejects.toMatchObject({ status: 404 });
   });
 
+  it("a function tool's strict is echoed as it was sent to the model: as given, and null when the request left it out", async () => {
+    // It was echoed `true` when left out, while the provider was sent no strict (a mode the response claimed and never applied).
+    const fake = fakeOpenAI().reply("ok").reply("ok");
+    const client = openaiClient(tenant().adminKey);
+    const parameters = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
+    const plain = await client.responses.create({ model: "gpt-4o-mini", input: "hi", tools: [{ type: "function", name: "w", parameters } as never] });
+    expect((plain.tools[0] as { strict: unknown }).strict).toBeNull();
+    expect((fake.calls[0]!.body.tools as { function: object }[])[0]!.function).not.toHaveProperty("strict");
+    const strict = await client.responses.create({ model: "gpt-4o-mini", input: "hi", tools: [{ type: "function", name: "w", parameters, strict: true }] });
+    expect((strict.tools[0] as { strict: unknown }).strict).toBe(true);
+    expect((fake.calls[1]!.body.tools as { function: { strict?: boolean } }[])[0]!.function.strict).toBe(true);
+  });
+
   it("calls functions: function_call items with call_id, continued by function_call_output", async () => {
     const fake = fakeOpenAI()
       .reply({ tool_calls: [{ id: "call_w1", name: "get_weather", arguments: { city: "Paris" } }] })
