@@ -10,10 +10,8 @@ import { anchorOnOpenCalls, overlapWithoutReplies, type Reconciled, reconcileLiv
 import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
 import type { ThreadMeta } from "./meta";
-import { RecallRows, recallOver, recallWindow } from "./recall";
-import { indexWaiting, mergeRecallIndex, RECALL_BATCH_ROWS, recallIndexed, recallMatch, searchLive, WordCounts } from "./recall-index";
-import { RecallScores } from "./recall-scores";
 import { openThreadMeta, type Transaction } from "./sql-schema";
+import { ThreadRecall } from "./thread-recall";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
 import {
@@ -132,12 +130,8 @@ export class ThreadStore {
   private historyTotal: number | null = null;
   /** Reducer and stored size of each channel this store wrote, as committed (setChannel); cleared by a rollback and a fork. */
   private readonly channelsHeld = new Map<string, { reducer: Reducer; bytes: number }>();
-  /** Query words' document counts, kept between recalls (recall-index.ts). */
-  private readonly wordCounts = new WordCounts();
-  /** What recall read of the rows older than the window, kept between recalls; cleared by any write but an append (recall.ts). */
-  private readonly recallRows = new RecallRows();
-  /** What FTS5 said of query words' rows, kept between recalls to score only new rows; cleared with recallRows (recall-scores.ts). */
-  private readonly recallScores = new RecallScores();
+  /** Recall of earlier turns: what it learnt between recalls, told of every write (thread-recall.ts). */
+  private readonly recall: ThreadRecall;
   private readonly ids: IdGenerator;
   private readonly limits: StoreLimits;
   private readonly now: () => number;
@@ -149,6 +143,7 @@ export class ThreadStore {
     deps: StoreDeps,
   ) {
     this.transaction = deps.transaction;
+    this.recall = new ThreadRecall(sql, deps.transaction);
     this.now = deps.now ?? Date.now;
     const limits = deps.limits ?? DEFAULT_LIMITS;
     this.limits = { ...limits, messageBytes: Math.min(limits.messageBytes, ROW_CEILING) };
@@ -247,13 +242,7 @@ export class ThreadStore {
    */
   recent(maxTokens: number, opts: LoadRecentOptions = {}): LoadRecentResult {
     // With `recall`, part of the budget goes to earlier turns relevant to its query (recall.ts).
-    if (opts.recall)
-      return recallWindow(this.sql, (t) => this.recent(t, { ...opts, recall: undefined }), maxTokens, opts.recall, {
-        counts: this.wordCounts,
-        known: this.recallRows,
-        scores: this.recallScores,
-        catchUp: () => this.transaction(() => indexWaiting(this.sql)),
-      });
+    if (opts.recall) return this.recall.window((t) => this.recent(t, { ...opts, recall: undefined }), maxTokens, opts.recall);
     const cached = this.tailCache?.recent(maxTokens, opts);
     if (cached) {
       this.lastScanRows = 0;
@@ -282,32 +271,14 @@ export class ThreadStore {
     return { messages, tokens, truncated: older !== null };
   }
 
-  /**
-   * What the recall index no longer does inside a run's save (recall-index.ts), called after its answer:
-   * the waiting messages join it once RECALL_BATCH_ROWS positions wait, and its segments merge.
-   */
+  /** The recall index's work a run's save leaves for after its answer (thread-recall.ts). */
   settleRecallIndex(): void {
-    const { through, highest } = recallIndexed(this.sql);
-    this.transaction(() => {
-      if (highest - through >= RECALL_BATCH_ROWS) indexWaiting(this.sql);
-      mergeRecallIndex(this.sql);
-    });
+    this.recall.settle();
   }
 
   /** Recall over a message list held in memory (a run's whole or replayed state), ranked by this thread's live index (recall.ts). */
   recallOver(messages: readonly Message[], maxTokens: number, ask: RecallAsk): LoadRecentResult {
-    return recallOver(
-      (query, limit) => {
-        // The list's window is positions in the list, not in the thread: every live message is searched, so none may wait.
-        const { through, highest } = recallIndexed(this.sql);
-        if (highest > through) this.transaction(() => indexWaiting(this.sql));
-        const match = recallMatch(this.sql, query, this.wordCounts);
-        return match === null ? [] : searchLive(this.sql, match, limit);
-      },
-      messages,
-      maxTokens,
-      ask,
-    );
+    return this.recall.over(messages, maxTokens, ask);
   }
 
   /**
@@ -418,8 +389,7 @@ export class ThreadStore {
       this.writeHead();
       this.tailCache = null;
       this.channelsHeld.clear();
-      this.recallRows.clear();
-      this.recallScores.clear();
+      this.recall.forget();
       this.live = null;
       return cp;
     });
@@ -441,8 +411,7 @@ export class ThreadStore {
       this.live = live;
       this.tailCache = null;
       this.channelsHeld.clear();
-      this.recallRows.clear();
-      this.recallScores.clear();
+      this.recall.forget();
       this.historyTotal = null;
       throw e;
     }
@@ -563,28 +532,12 @@ export class ThreadStore {
     this.live = bytes;
     if (!onlyAppends) {
       this.tailCache = null;
-      this.recallRows.clear();
-      this.recallScores.clear();
+      this.recall.forget();
     } else {
       this.tailCache?.append(appended);
-      if (appended.length > 0 && this.recallRows.used) this.recallRowsAppended(appended);
+      this.recall.appended(appended);
     }
     return cp;
-  }
-
-  /**
-   * A store that recalls keeps the rows it just appended for recall (RecallRows.appended). They went
-   * in, in order, as this update's only writes to messages, so their positions run from the first's to the last's.
-   */
-  private recallRowsAppended(appended: readonly TailEntry[]): void {
-    const at = this.sql
-      .exec<{ first: number | null; last: number | null }>(
-        `SELECT (SELECT seq FROM messages WHERE id = ?) AS first, (SELECT seq FROM messages WHERE id = ?) AS last`,
-        appended[0]!.message.id,
-        appended[appended.length - 1]!.message.id,
-      )
-      .one();
-    if (at.first !== null && at.last !== null && at.last - at.first + 1 === appended.length) this.recallRows.appended(at.last, appended);
   }
 
   /** Writes a channel through its reducer (fixed by its first write); returns the write to record (and its JSON) and the bytes it adds. */

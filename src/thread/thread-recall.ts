@@ -1,0 +1,85 @@
+import type { Message } from "../core/message";
+import { RecallRows, recallOver, recallWindow } from "./recall";
+import { indexWaiting, mergeRecallIndex, RECALL_BATCH_ROWS, recallIndexed, recallMatch, searchLive, WordCounts } from "./recall-index";
+import { RecallScores } from "./recall-scores";
+import type { Transaction } from "./sql-schema";
+import type { TailEntry } from "./tail-cache";
+import type { LoadRecentResult, RecallAsk } from "./types";
+
+/**
+ * The thread log's recall of earlier turns (README "Recall of earlier turns"), as its store keeps it:
+ * what recall learnt between queries — query words' document counts (recall-index.ts), the rows older
+ * than the window it read (recall.ts RecallRows) and what FTS5 said of each word's rows (recall-scores.ts)
+ * — and the index's upkeep around a run (waiting messages join it, its segments merge). The store tells
+ * it of each write: an append keeps what it learnt, any other write makes it forget.
+ */
+export class ThreadRecall {
+  private readonly counts = new WordCounts();
+  private readonly known = new RecallRows();
+  private readonly scores = new RecallScores();
+
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly transaction: Transaction,
+  ) {}
+
+  /** The turns for `budget` tokens with recall; `recent` is the store's newest-window read (its tail cache). */
+  window(recent: (maxTokens: number) => LoadRecentResult, budget: number, ask: RecallAsk): LoadRecentResult {
+    return recallWindow(this.sql, recent, budget, ask, {
+      counts: this.counts,
+      known: this.known,
+      scores: this.scores,
+      catchUp: () => this.transaction(() => indexWaiting(this.sql)),
+    });
+  }
+
+  /** Recall over a message list held in memory (a run's whole or replayed state), ranked by the live index. */
+  over(messages: readonly Message[], budget: number, ask: RecallAsk): LoadRecentResult {
+    return recallOver(
+      (query, limit) => {
+        // The list's window is positions in the list, not in the thread: every live message is searched, so none may wait.
+        const { through, highest } = recallIndexed(this.sql);
+        if (highest > through) this.transaction(() => indexWaiting(this.sql));
+        const match = recallMatch(this.sql, query, this.counts);
+        return match === null ? [] : searchLive(this.sql, match, limit);
+      },
+      messages,
+      budget,
+      ask,
+    );
+  }
+
+  /**
+   * What the recall index no longer does inside a run's save (recall-index.ts), called after its answer:
+   * the waiting messages join it once RECALL_BATCH_ROWS positions wait, and its segments merge.
+   */
+  settle(): void {
+    const { through, highest } = recallIndexed(this.sql);
+    this.transaction(() => {
+      if (highest - through >= RECALL_BATCH_ROWS) indexWaiting(this.sql);
+      mergeRecallIndex(this.sql);
+    });
+  }
+
+  /** A write other than appends (replace, remove, remove_all, fork, a rollback): what was learnt of older rows no longer holds. */
+  forget(): void {
+    this.known.clear();
+    this.scores.clear();
+  }
+
+  /**
+   * Rows an update appended (its only writes to messages), kept for recall when it reads older rows at all.
+   * They went in, in order, so their positions run from the first's to the last's.
+   */
+  appended(entries: readonly TailEntry[]): void {
+    if (entries.length === 0 || !this.known.used) return;
+    const at = this.sql
+      .exec<{ first: number | null; last: number | null }>(
+        `SELECT (SELECT seq FROM messages WHERE id = ?) AS first, (SELECT seq FROM messages WHERE id = ?) AS last`,
+        entries[0]!.message.id,
+        entries[entries.length - 1]!.message.id,
+      )
+      .one();
+    if (at.first !== null && at.last !== null && at.last - at.first + 1 === entries.length) this.known.appended(at.last, entries);
+  }
+}
