@@ -1,4 +1,5 @@
 import { authorize, decide } from "../auth/policy";
+import { CHECKPOINT_CLOCK_SKEW_MS, uuid6Prefix } from "../core/checkpoint-clock";
 import { AppError } from "../core/errors";
 import { type Principal, tenantOf } from "../core/principal";
 import type { MemoryScope } from "../memory/scope";
@@ -18,24 +19,14 @@ export const mayReachScope = (p: Principal, scope: MemoryScope): boolean => deci
 export const mayReachThread = (p: Principal, threadId: string): boolean => decide(p, "reach_thread", { thread: threadId }).allow;
 
 /**
- * Who writes a batch, for the checkpoint store: the key, and whether it may replace what another
- * key wrote (`rewrite_thread`, decided here; the object applies it inside the batch's transaction).
+ * Who writes a batch, for the checkpoint store: the key, and whether it may rewrite history —
+ * replace what another key wrote, or place a new checkpoint below its namespace's newest
+ * (`rewrite_thread`, decided here; the object applies it inside the batch's transaction, where
+ * the namespace's checkpoints are known: src/thread/langgraph-order.ts).
  */
 export function writerOf(p: Principal, threadId: string): Writer {
   const d = decide(p, "rewrite_thread", { thread: threadId });
   return { key: p.keyId, rewrite: d.allow ? { allowed: true } : { allowed: false, message: d.message } };
-}
-
-/** 100-ns intervals from the UUID epoch (1582-10-15) to the Unix epoch. */
-const UUID_EPOCH_OFFSET = 0x01b21dd213814000n;
-/** How far ahead of the server's clock a client's clock may run (the webhook replay window's 5 minutes). */
-export const CHECKPOINT_CLOCK_SKEW_MS = 5 * 60_000;
-
-/** The leading time fields of a UUID v6 at `ms` (LangGraph's checkpoint ids): every id written by then sorts below it. */
-export function uuid6Prefix(ms: number): string {
-  const ticks = BigInt(Math.floor(ms)) * 10000n + UUID_EPOCH_OFFSET;
-  const hex = (v: bigint, n: number) => v.toString(16).padStart(n, "0");
-  return `${hex(ticks >> 28n, 8)}-${hex((ticks >> 12n) & 0xffffn, 4)}-6${hex(ticks & 0xfffn, 3)}`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
+import { refuseInsertion } from "./langgraph-order";
 import type { KeptMetaKey, ThreadMeta } from "./meta";
 import type {
   DeltaHistory,
@@ -119,10 +120,11 @@ export class LangGraphCheckpoints {
 
   /**
    * Applies puts and writes in order, atomically. `created`: the thread had no LangGraph checkpoint before.
-   * Writing new checkpoints and writes is a run; replacing a checkpoint (same id) or a special
-   * pending write that another key wrote rewrites history, which needs `writer.rewrite` (BEM-022
-   * otherwise). Past MAX_THREAD_HISTORY_BYTES (everything stored, 413 BEM-019) or a checkpoint's
-   * values and writes past MAX_THREAD_BYTES (413 BEM-097), nothing of the batch is stored.
+   * Writing new checkpoints (after the namespace's newest) and writes is a run; replacing a checkpoint
+   * (same id), placing a new one below the newest (langgraph-order.ts) or replacing a special pending
+   * write that another key wrote rewrites history, which needs `writer.rewrite` (BEM-022 otherwise).
+   * Past MAX_THREAD_HISTORY_BYTES (everything stored, 413 BEM-019) or a checkpoint's values and
+   * writes past MAX_THREAD_BYTES (413 BEM-097), nothing of the batch is stored.
    */
   apply(ops: LgOp[], writer: Writer): { created: boolean } {
     return this.storage.transactionSync(() => {
@@ -180,7 +182,7 @@ export class LangGraphCheckpoints {
         this.cellBytes(ownerKey("c", op.ns, op.id), old.body, old.body_chunks) +
         this.cellBytes(ownerKey("m", op.ns, op.id), old.meta, old.meta_chunks) +
         old.versions;
-    }
+    } else refuseInsertion(this.sql, op, writer);
     for (const blob of op.blobs) {
       const version = String(blob.version);
       const exists = this.sql.exec(`SELECT 1 FROM lg_blobs WHERE ns = ? AND channel = ? AND version = ?`, op.ns, blob.channel, version).toArray().length > 0;
