@@ -5,7 +5,7 @@ import { authorize, type Action } from "../auth/policy";
 import { idempotency } from "../idempotency/middleware";
 import type { AppEnv } from "./app-env";
 import { resolvePrincipal } from "./auth";
-import { BODY_LIMITS, capBody, guardJson, guardJsonUpTo, MAX_MESSAGES_JSON_ITEMS } from "./limits";
+import { BODY_LIMITS, capBody, guardJson, guardJsonUpTo, MAX_LANGGRAPH_JSON_ITEMS, MAX_MESSAGES_JSON_ITEMS } from "./limits";
 import { checkKeyRate } from "./rate-limit";
 
 /**
@@ -22,6 +22,8 @@ export type BodySize = keyof typeof BODY_LIMITS;
 export type Declared = { access: Access; body: BodySize; idempotent: boolean };
 
 const declarations = new WeakMap<object, Declared>();
+const guardLangGraphJson = guardJsonUpTo(MAX_LANGGRAPH_JSON_ITEMS);
+const guardMessagesJson = guardJsonUpTo(MAX_MESSAGES_JSON_ITEMS);
 
 /**
  * `rate: "langgraph"` counts the key on LangGraph's own limiter (a graph step is several calls);
@@ -40,8 +42,9 @@ export function access(need: Access, body: BodySize = "none", opts: { rate?: "la
     return next();
   });
   const chain: MiddlewareHandler<AppEnv>[] = [gate, capBody(BODY_LIMITS[body])];
-  if (body === "small" || body === "run" || body === "langgraph") chain.push(guardJson);
-  if (body === "messages") chain.push(guardJsonUpTo(MAX_MESSAGES_JSON_ITEMS));
+  if (body === "small" || body === "run") chain.push(guardJson);
+  if (body === "langgraph") chain.push(guardLangGraphJson);
+  if (body === "messages") chain.push(guardMessagesJson);
   const idempotent = opts.idempotent === true;
   if (idempotent) chain.push(idempotency);
   const declared = every(...chain) as MiddlewareHandler<AppEnv>;

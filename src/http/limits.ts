@@ -36,6 +36,20 @@ export const BODY_LIMITS = {
 export const MAX_JSON_DEPTH = 32;
 /** Array items plus object keys, summed over the whole document. */
 export const MAX_JSON_ITEMS = 10_000;
+/**
+ * The same for LangGraph checkpointer bodies ("langgraph"). 10,000 held one task's writes to ~1,600 and a
+ * checkpoint to ~1,400 changed channels, far below what the rest of the path holds: a write is 6 items
+ * (47 bytes at its smallest), so the 16 MiB body alone would let through ~2 million. Past the parse, each
+ * write or blob is one row and one INSERT of at most 12 bound values (SQLite's 100 never nears) whose value
+ * is chunked past LANGGRAPH_CHUNK_BYTES (rows stay under 2 MB), and bytes are capped per checkpoint
+ * (MAX_THREAD_BYTES) and per thread (MAX_THREAD_HISTORY_BYTES); what grows with the count is the rows of
+ * one transaction and the rate charge, one request per 10 rows (chargeOps). A row is at least 4 items
+ * (a blob of an empty channel), so 100,000 items are at most 25,000 rows: 2,500 of the 3,000 requests
+ * RATE_LIMIT_LANGGRAPH allows a key a minute. A cap above 120,000 would take requests no allowance could
+ * ever charge (429 every time, each retry spending the minute). It holds ~16,600 writes of one task, or
+ * a checkpoint of ~14,000 changed channels.
+ */
+export const MAX_LANGGRAPH_JSON_ITEMS = 100_000;
 /** The same for Anthropic Messages bodies: a long Claude Code session is tens of thousands of blocks and tool-schema keys. */
 export const MAX_MESSAGES_JSON_ITEMS = 1_000_000;
 

@@ -78,6 +78,11 @@ export const jsonBytes = (v: unknown): number => utf8.encode(JSON.stringify(v)).
  * parses at most this many array items and object keys in one request body, else 400 BEM-014.
  */
 export const MAX_JSON_ITEMS = 10_000;
+/**
+ * The server's MAX_LANGGRAPH_JSON_ITEMS: what it parses in one checkpointer batch (~16,600 writes of one
+ * task, or a checkpoint of ~14,000 changed channels), else 400 BEM-014. The store's batches keep MAX_JSON_ITEMS.
+ */
+export const MAX_LANGGRAPH_JSON_ITEMS = 100_000;
 
 /**
  * A value's JSON bytes, and its array items plus object keys as the server counts them once parsed

@@ -50,7 +50,7 @@ export const WritesOp = z.strictObject({
 /**
  * What one op of a checkpointer batch weighs for the rate limit: its items (a put's blobs, a writes
  * op's writes), at least 1. An op had counted once whatever it carried, so one request of one writes
- * op could store ~1,600 rows (as many as the body's 10,000 JSON items hold) for one count.
+ * op could store ~16,600 rows (as many as the body's 100,000 JSON items hold, MAX_LANGGRAPH_JSON_ITEMS) for one count.
  */
 export const itemsOf = (op: { op: string; blobs?: unknown[]; writes?: unknown[] }): number =>
   Math.max(1, (op.op === "put" ? op.blobs?.length : op.writes?.length) ?? 0);

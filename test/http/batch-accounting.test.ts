@@ -196,8 +196,8 @@ describe("a LangGraph checkpointer batch counts its items", () => {
     }
     expect(await stored(t, thread)).toBe(100 + 11);
 
-    // The body's JSON guard (10,000 array items and keys) is what bounds one op's items: ~1,600 writes.
-    const over = await call(t.adminKey, "POST", `/v1/langgraph/threads/${thread}/batch`, { ops: [writes(p.id, 1700, "big")] }, {});
+    // The body's JSON guard (MAX_LANGGRAPH_JSON_ITEMS: 100,000 array items and keys) is what bounds one op's items: ~16,600 writes.
+    const over = await call(t.adminKey, "POST", `/v1/langgraph/threads/${thread}/batch`, { ops: [writes(p.id, 16_700, "big")] }, {});
     expect(over.status).toBe(400);
     expect(((await over.json()) as { error: { code: string } }).error.code).toBe("BEM-014");
     const { limiter: wide, counts: wideCounts } = countingLimiter();

@@ -1,17 +1,22 @@
 import { Annotation, END, Send, START, StateGraph } from "@langchain/langgraph";
 import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
-import { jsonItems, MAX_JSON_ITEMS } from "../../src/http/limits";
-import { jsonSize, MAX_JSON_ITEMS as CLIENT_MAX_JSON_ITEMS } from "../../src/langgraph-client/http";
+import { jsonItems, MAX_JSON_ITEMS, MAX_LANGGRAPH_JSON_ITEMS } from "../../src/http/limits";
+import {
+  jsonSize,
+  MAX_JSON_ITEMS as CLIENT_MAX_JSON_ITEMS,
+  MAX_LANGGRAPH_JSON_ITEMS as CLIENT_MAX_LANGGRAPH_JSON_ITEMS,
+} from "../../src/langgraph-client/http";
 import { EdgeweaveSaver } from "../../src/langgraph-client/saver";
 import { EdgeweaveStore } from "../../src/langgraph-client/store";
 import { createTenant } from "../support/tenants";
 import { BASE_URL, workerFetch } from "./support";
 
 /**
- * The server parses at most MAX_JSON_ITEMS (10,000) array items and object keys per request
- * (400 BEM-014). The clients cut what they send at that count as they cut at ops and bytes, so a
- * step whose writes add up past it is stored whole; one op past it alone is the server's BEM-014.
+ * The server parses at most MAX_LANGGRAPH_JSON_ITEMS (100,000) array items and object keys per
+ * checkpointer request, MAX_JSON_ITEMS (10,000) per store request (400 BEM-014). The clients cut what
+ * they send at that count as they cut at ops and bytes, so a step whose writes add up past it is stored
+ * whole; one op past it alone is the server's BEM-014.
  */
 type Sent = { path: string; items: number };
 function counting(sent: Sent[]): typeof fetch {
@@ -27,6 +32,7 @@ const meta = { source: "input" as const, step: -1, parents: {} };
 describe("LangGraph clients within the server's JSON item limit", () => {
   it("the client counts items as the server does on the parsed body, under the same limit", () => {
     expect(CLIENT_MAX_JSON_ITEMS).toBe(MAX_JSON_ITEMS);
+    expect(CLIENT_MAX_LANGGRAPH_JSON_ITEMS).toBe(MAX_LANGGRAPH_JSON_ITEMS);
     const values = [
       { a: 1, b: undefined, c: () => 1, d: [1, undefined, { e: null }], f: new Date(0), g: { h: { i: [[], {}] } } },
       [undefined, Symbol("s"), "x"],
@@ -35,27 +41,27 @@ describe("LangGraph clients within the server's JSON item limit", () => {
     for (const v of values) expect(jsonSize(v).items).toBe(jsonItems(JSON.parse(JSON.stringify(v))));
   });
 
-  it("a fan-out step whose task writes add up past 10,000 JSON items is stored in several requests, each within it", async () => {
+  it("a fan-out step whose task writes add up past 100,000 JSON items is stored in several requests, each within it", async () => {
     const t = await createTenant();
     const sent: Sent[] = [];
-    const channels = Array.from({ length: 10 }, (_, i) => `c${i}`);
+    const channels = Array.from({ length: 100 }, (_, i) => `c${i}`);
     const State = Annotation.Root(
       Object.fromEntries(channels.map((c) => [c, Annotation<number[]>({ reducer: (a, b) => a.concat(b), default: () => [] })])) as Record<
         string,
         ReturnType<typeof Annotation<number[]>>
       >,
     );
-    // 200 workers, each writing all 10 channels: one batch of their writes holds about 13,000 items.
+    // 200 workers, each writing all 100 channels: one batch of their writes holds about 122,000 items.
     const graph = new StateGraph(State)
       .addNode("work", (s: { i: number }) => Object.fromEntries(channels.map((c) => [c, [s.i]])))
       .addConditionalEdges(START, () => Array.from({ length: 200 }, (_, i) => new Send("work", { i })))
       .addEdge("work", END)
       .compile({ checkpointer: new EdgeweaveSaver({ baseUrl: BASE_URL, apiKey: t.adminKey, fetch: counting(sent) }) });
     const out = (await graph.invoke({}, { configurable: { thread_id: "fan-out" } })) as Record<string, number[]>;
-    expect(out.c9).toHaveLength(200);
+    expect(out.c99).toHaveLength(200);
     const batches = sent.filter((s) => s.path.endsWith("/batch"));
-    expect(Math.max(...batches.map((b) => b.items))).toBeLessThanOrEqual(MAX_JSON_ITEMS);
-    expect(batches.reduce((n, b) => n + b.items, 0)).toBeGreaterThan(MAX_JSON_ITEMS);
+    expect(Math.max(...batches.map((b) => b.items))).toBeLessThanOrEqual(MAX_LANGGRAPH_JSON_ITEMS);
+    expect(batches.reduce((n, b) => n + b.items, 0)).toBeGreaterThan(MAX_LANGGRAPH_JSON_ITEMS);
     // Stored, not only returned: a fresh saver reads the final state.
     const state = await new StateGraph(State)
       .addNode("work", () => ({}))
@@ -71,17 +77,17 @@ describe("LangGraph clients within the server's JSON item limit", () => {
     const saver = new EdgeweaveSaver({ baseUrl: BASE_URL, apiKey: t.adminKey, fetch: counting(sent) });
     const cp = { ...emptyCheckpoint(), id: uuid6(-1) };
     const config = await saver.put({ configurable: { thread_id: "one-big-op", checkpoint_ns: "" } }, cp, meta, {});
-    // Queued together: a small task's writes, then one task's 2,000 writes (about 12,000 items).
+    // Queued together: a small task's writes, then one task's 17,000 writes (about 102,000 items).
     await saver.putWrites(config, [["a", 1]], "small-task");
     await saver.putWrites(
       config,
-      Array.from({ length: 2000 }, (_, i) => ["big", i] as [string, number]),
+      Array.from({ length: 17_000 }, (_, i) => ["big", i] as [string, number]),
       "big-task",
     );
     await expect(saver.getTuple(config)).rejects.toMatchObject({ name: "EdgeweaveError", status: 400, code: "BEM-014" });
     const tuple = await saver.getTuple(config);
     expect(tuple?.pendingWrites).toEqual([["small-task", "a", 1]]);
-    expect(sent.filter((s) => s.path.endsWith("/batch")).map((s) => s.items > MAX_JSON_ITEMS)).toEqual([false, false, true]);
+    expect(sent.filter((s) => s.path.endsWith("/batch")).map((s) => s.items > MAX_LANGGRAPH_JSON_ITEMS)).toEqual([false, false, true]);
   });
 
   it("a store batch past the limit is sent in several requests, each within it, results in order", async () => {

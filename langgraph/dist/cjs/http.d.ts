@@ -38,6 +38,11 @@ export declare const jsonBytes: (v: unknown) => number;
  */
 export declare const MAX_JSON_ITEMS = 10000;
 /**
+ * The server's MAX_LANGGRAPH_JSON_ITEMS: what it parses in one checkpointer batch (~16,600 writes of one
+ * task, or a checkpoint of ~14,000 changed channels), else 400 BEM-014. The store's batches keep MAX_JSON_ITEMS.
+ */
+export declare const MAX_LANGGRAPH_JSON_ITEMS = 100000;
+/**
  * A value's JSON bytes, and its array items plus object keys as the server counts them once parsed
  * (one stringify: its replacer sees each key and element that is written, after toJSON; a property
  * whose value JSON leaves out is not counted, an array's hole is written as null and is).

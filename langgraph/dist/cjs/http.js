@@ -1,6 +1,6 @@
 "use strict";
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.MAX_JSON_ITEMS = exports.jsonBytes = exports.pathId = exports.EdgeweaveHttp = exports.EdgeweaveError = void 0;
+exports.MAX_LANGGRAPH_JSON_ITEMS = exports.MAX_JSON_ITEMS = exports.jsonBytes = exports.pathId = exports.EdgeweaveHttp = exports.EdgeweaveError = void 0;
 exports.jsonSize = jsonSize;
 exports.inRequests = inRequests;
 exports.retryWait = retryWait;
@@ -73,6 +73,11 @@ exports.jsonBytes = jsonBytes;
  * parses at most this many array items and object keys in one request body, else 400 BEM-014.
  */
 exports.MAX_JSON_ITEMS = 10_000;
+/**
+ * The server's MAX_LANGGRAPH_JSON_ITEMS: what it parses in one checkpointer batch (~16,600 writes of one
+ * task, or a checkpoint of ~14,000 changed channels), else 400 BEM-014. The store's batches keep MAX_JSON_ITEMS.
+ */
+exports.MAX_LANGGRAPH_JSON_ITEMS = 100_000;
 /**
  * A value's JSON bytes, and its array items plus object keys as the server counts them once parsed
  * (one stringify: its replacer sees each key and element that is written, after toJSON; a property

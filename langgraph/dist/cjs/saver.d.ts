@@ -16,7 +16,7 @@ export type EdgeweaveSaverOptions = EdgeweaveClientOptions & {
  * Values are serialized here with `serde` and stored as opaque bytes; a
  * checkpoint stores only the channels whose version changed. Writes
  * (`put`, `putWrites`) issued together are sent in order, as one request or as few as the
- * server's caps on one (256 ops, 16 MiB, 10,000 JSON items) allow, never cutting one; each
+ * server's caps on one (256 ops, 16 MiB, 100,000 JSON items) allow, never cutting one; each
  * resolves once stored (a checkpoint: once stored, or once a later write is queued
  * behind it); reads first wait for the thread's queued writes. So a one-node graph
  * invoke costs three requests: read, input checkpoint + node writes, final checkpoint.

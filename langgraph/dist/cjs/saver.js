@@ -5,7 +5,7 @@ const langgraph_checkpoint_1 = require("@langchain/langgraph-checkpoint");
 const base64_js_1 = require("./base64.js");
 const http_js_1 = require("./http.js");
 const LIST_PAGE = 200;
-/** The server's caps on one batch request: 256 ops, a 16 MiB body (less room for the envelope) and MAX_JSON_ITEMS. */
+/** The server's caps on one batch request: 256 ops, a 16 MiB body (less room for the envelope) and MAX_LANGGRAPH_JSON_ITEMS. */
 const BATCH_MAX = 256;
 const BATCH_BYTES = 16 * 1024 * 1024 - 64 * 1024;
 /**
@@ -18,7 +18,7 @@ const BATCH_BYTES = 16 * 1024 * 1024 - 64 * 1024;
  * Values are serialized here with `serde` and stored as opaque bytes; a
  * checkpoint stores only the channels whose version changed. Writes
  * (`put`, `putWrites`) issued together are sent in order, as one request or as few as the
- * server's caps on one (256 ops, 16 MiB, 10,000 JSON items) allow, never cutting one; each
+ * server's caps on one (256 ops, 16 MiB, 100,000 JSON items) allow, never cutting one; each
  * resolves once stored (a checkpoint: once stored, or once a later write is queued
  * behind it); reads first wait for the thread's queued writes. So a one-node graph
  * invoke costs three requests: read, input checkpoint + node writes, final checkpoint.
@@ -258,7 +258,7 @@ class EdgeweaveSaver extends langgraph_checkpoint_1.BaseCheckpointSaver {
                 // stored in one transaction, so every put and putWrites lands whole or not at all, and in
                 // order; the ops queued together are atomic only as far as one request holds them: when a
                 // later request fails, the earlier ones stay stored (each settled) and the rest fail.
-                for (const part of (0, http_js_1.inRequests)(ops, BATCH_MAX, BATCH_BYTES)) {
+                for (const part of (0, http_js_1.inRequests)(ops, BATCH_MAX, BATCH_BYTES, http_js_1.MAX_LANGGRAPH_JSON_ITEMS)) {
                     await this.http.call("POST", `/threads/${(0, http_js_1.pathId)(threadId)}/batch`, { ops: part });
                     for (const d of done.slice(stored, (stored += part.length)))
                         d.resolve();

@@ -1,8 +1,8 @@
 import { BaseCheckpointSaver, copyCheckpoint, maxChannelVersion, TASKS, WRITES_IDX_MAP, } from "@langchain/langgraph-checkpoint";
 import { fromBase64, toBase64 } from "./base64.js";
-import { EdgeweaveError, EdgeweaveHttp, inRequests, pathId } from "./http.js";
+import { EdgeweaveError, EdgeweaveHttp, inRequests, MAX_LANGGRAPH_JSON_ITEMS, pathId } from "./http.js";
 const LIST_PAGE = 200;
-/** The server's caps on one batch request: 256 ops, a 16 MiB body (less room for the envelope) and MAX_JSON_ITEMS. */
+/** The server's caps on one batch request: 256 ops, a 16 MiB body (less room for the envelope) and MAX_LANGGRAPH_JSON_ITEMS. */
 const BATCH_MAX = 256;
 const BATCH_BYTES = 16 * 1024 * 1024 - 64 * 1024;
 /**
@@ -15,7 +15,7 @@ const BATCH_BYTES = 16 * 1024 * 1024 - 64 * 1024;
  * Values are serialized here with `serde` and stored as opaque bytes; a
  * checkpoint stores only the channels whose version changed. Writes
  * (`put`, `putWrites`) issued together are sent in order, as one request or as few as the
- * server's caps on one (256 ops, 16 MiB, 10,000 JSON items) allow, never cutting one; each
+ * server's caps on one (256 ops, 16 MiB, 100,000 JSON items) allow, never cutting one; each
  * resolves once stored (a checkpoint: once stored, or once a later write is queued
  * behind it); reads first wait for the thread's queued writes. So a one-node graph
  * invoke costs three requests: read, input checkpoint + node writes, final checkpoint.
@@ -255,7 +255,7 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
                 // stored in one transaction, so every put and putWrites lands whole or not at all, and in
                 // order; the ops queued together are atomic only as far as one request holds them: when a
                 // later request fails, the earlier ones stay stored (each settled) and the rest fail.
-                for (const part of inRequests(ops, BATCH_MAX, BATCH_BYTES)) {
+                for (const part of inRequests(ops, BATCH_MAX, BATCH_BYTES, MAX_LANGGRAPH_JSON_ITEMS)) {
                     await this.http.call("POST", `/threads/${pathId(threadId)}/batch`, { ops: part });
                     for (const d of done.slice(stored, (stored += part.length)))
                         d.resolve();
