@@ -114,6 +114,7 @@ export const catalog = {
   "BEM-190": { status: 413, meaning: "Tenant holds the maximum bytes of LangGraph store items (MAX_STORE_BYTES_PER_TENANT)" },
   "BEM-146": { status: 400, meaning: "Invalid LangGraph store filter (operator, value, or too many conditions)" },
   "BEM-145": { status: 413, meaning: "LangGraph delta-channel history larger than one response carries (prune, or snapshot more often)" },
+  "BEM-147": { status: 413, meaning: "LangGraph checkpoint's channel versions larger than one stored row holds (MAX_VERSIONS_BYTES)" },
 
   "BEM-160": { status: 400, meaning: "Invalid X-Edgeweave-Bookmark header (send back a bookmark edgeweave returned)" },
   "BEM-161": { status: 422, meaning: "Webhook scopes reach no thread (add a session: grant, e.g. session:ticket-*)" },

@@ -41,7 +41,8 @@ export const MAX_JSON_ITEMS = 10_000;
  * checkpoint to ~1,400 changed channels, far below what the rest of the path holds: a write is 6 items
  * (47 bytes at its smallest), so the 16 MiB body alone would let through ~2 million. Past the parse, each
  * write or blob is one row and one INSERT of at most 12 bound values (SQLite's 100 never nears) whose value
- * is chunked past LANGGRAPH_CHUNK_BYTES (rows stay under 2 MB), and bytes are capped per checkpoint
+ * is chunked past LANGGRAPH_CHUNK_BYTES (rows stay under production's 2 MB; a checkpoint's row holds its
+ * channel versions too, at most MAX_VERSIONS_BYTES, 413 BEM-147), and bytes are capped per checkpoint
  * (MAX_THREAD_BYTES) and per thread (MAX_THREAD_HISTORY_BYTES); what grows with the count is the rows of
  * one transaction and the rate charge, one request per 10 rows (chargeOps). A row is at least 4 items
  * (a blob of an empty channel), so 100,000 items are at most 25,000 rows: 2,500 of the 3,000 requests

@@ -66,6 +66,16 @@ export const LANGGRAPH_WRITER_DDL: readonly string[] = [`ALTER TABLE lg_checkpoi
 export const LG_PAGE_BYTES = 4 * 1024 * 1024;
 const LG_RPC_BYTES = 24 * 1024 * 1024;
 
+/**
+ * Bytes of a checkpoint's `versions` (every channel of the graph → its version) in its row. Production
+ * SQLite refuses a row over 2 MB, and the row holds the versions, which are not chunked (every read joins
+ * by them), beside the body and metadata, which stay inline only while all three fit one chunk
+ * (LANGGRAPH_CHUNK_BYTES, 1.9 MB). 1 MiB is ~15,000 channels at the saver's 49-character versions, above
+ * the ~14,000 changed channels one request's MAX_LANGGRAPH_JSON_ITEMS carry; past it 413 BEM-147 (the item
+ * cap alone does not bound it: one versions key may be a long name, and unchanged channels come without blobs).
+ */
+export const MAX_VERSIONS_BYTES = 1024 * 1024;
+
 /** The caps apply() enforces, as for edgeweave's own turns: MAX_THREAD_BYTES and MAX_THREAD_HISTORY_BYTES. */
 export type LangGraphLimits = { threadBytes: number; historyBytes: number };
 
@@ -199,10 +209,18 @@ export class LangGraphCheckpoints {
       );
     }
     const versions = storedVersions(op);
+    const versionsBytes = encoder.encode(versions).byteLength;
+    if (versionsBytes > MAX_VERSIONS_BYTES) {
+      throw new AppError(
+        "BEM-147",
+        `Checkpoint '${op.id}' names ${Object.keys(op.versions).length} channel versions in ${versionsBytes} bytes; one checkpoint row holds at most ${MAX_VERSIONS_BYTES} (MAX_VERSIONS_BYTES)`,
+      );
+    }
     this.dropChunks(ownerKey("c", op.ns, op.id));
     this.dropChunks(ownerKey("m", op.ns, op.id));
-    const body = this.store(ownerKey("c", op.ns, op.id), op.checkpoint.b);
-    const meta = this.store(ownerKey("m", op.ns, op.id), op.metadata.b);
+    // One row: the body and metadata inline only as far as they fit one chunk beside the versions.
+    const body = this.store(ownerKey("c", op.ns, op.id), op.checkpoint.b, this.chunkBytes - versionsBytes);
+    const meta = this.store(ownerKey("m", op.ns, op.id), op.metadata.b, this.chunkBytes - versionsBytes - (body.value?.byteLength ?? 0));
     this.added += versions.length;
     this.sql.exec(
       `INSERT OR REPLACE INTO lg_checkpoints (${COLS}, writer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -656,9 +674,10 @@ export class LangGraphCheckpoints {
       }));
   }
 
-  private store(owner: string, data: Uint8Array): Cell {
+  /** `inline`: the most bytes the value may take in its own row (what the row's other columns leave). */
+  private store(owner: string, data: Uint8Array, inline = this.chunkBytes): Cell {
     this.added += data.byteLength;
-    if (data.byteLength <= this.chunkBytes) return { value: data, chunks: 0 };
+    if (data.byteLength <= Math.max(0, inline)) return { value: data, chunks: 0 };
     let seq = 0;
     for (let at = 0; at < data.byteLength; at += this.chunkBytes, seq++) {
       this.sql.exec(`INSERT INTO lg_chunks (owner, seq, data) VALUES (?, ?, ?)`, owner, seq, data.subarray(at, at + this.chunkBytes));
@@ -684,6 +703,7 @@ export class LangGraphCheckpoints {
 }
 
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 const HELD_KEY: KeptMetaKey = "lg_bytes";
 
 /** Bytes of a tuple's values (what a page of tuples is budgeted by). */

@@ -1,11 +1,13 @@
 import { MemorySaver } from "@langchain/langgraph";
 import { type BaseCheckpointSaver, type Checkpoint, type CheckpointTuple, emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/http/app";
 import { jsonItems, MAX_LANGGRAPH_JSON_ITEMS } from "../../src/http/limits";
 import { toBase64 } from "../../src/langgraph-client/base64";
+import { MAX_VERSIONS_BYTES } from "../../src/thread/langgraph-checkpoints";
+import { threadObjectName } from "../../src/thread/thread-id";
 import { checkpointPut } from "../support/checkpoint-put";
 import { countingLimiter } from "../support/counting-limiter";
 import { authHeaders, createTenant } from "../support/tenants";
@@ -144,5 +146,36 @@ describe("LangGraph ops past 10,000 JSON items", () => {
     expect(res.status).toBe(413);
     expect(await codeOf(res)).toBe("BEM-097");
     expect(await storedWrites(t.adminKey, thread)).toBe(0);
+  }, 120_000);
+
+  it("a checkpoint row stays within one chunk: the body is chunked once it and the versions pass it; versions past MAX_VERSIONS_BYTES are 413 BEM-147", async () => {
+    const t = await createTenant();
+    const version = "1".padStart(32, "0") + ".1234567890123456";
+    const versionsOf = (n: number) => Object.fromEntries(range(n).map((i) => [`channel-${i}`, version]));
+    // ~43 KB of versions and a ~40 KB body: each under the tests' 64 KiB chunk, together over it.
+    const versions = versionsOf(700);
+    const body = { t: "json", b: toBase64(new Uint8Array(40_000).fill(3)) };
+    const res = await call(t.adminKey, "row", [{ ...put("1ef-0001", b64(1)), versions, checkpoint: body }]);
+    expect(res.status, await res.clone().text()).toBe(200);
+    const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(t.tenant, "row")));
+    const row = await runInDurableObject(stub, (_o, state) =>
+      state.storage.sql.exec<{ body: number | null; body_chunks: number }>(`SELECT LENGTH(body) AS body, body_chunks FROM lg_checkpoints`).one(),
+    );
+    expect(row.body_chunks).toBeGreaterThan(0);
+    const got = await app.fetch(new Request("http://x/v1/langgraph/threads/row/get", { method: "POST", headers: authHeaders(t.adminKey), body: "{}" }), env);
+    expect(((await got.json()) as { tuple: { checkpoint: unknown } }).tuple.checkpoint).toEqual(body);
+
+    // ~20,000 channels: versions past 1 MiB, well within the JSON items.
+    const wide = versionsOf(20_000);
+    expect(JSON.stringify(wide).length).toBeGreaterThan(MAX_VERSIONS_BYTES);
+    const over = await call(t.adminKey, "row-over", [{ ...put("1ef-0001", b64(1)), versions: wide }]);
+    expect(over.status).toBe(413);
+    expect(await codeOf(over)).toBe("BEM-147");
+    expect(await storedWrites(t.adminKey, "row-over")).toBe(0);
+    const none = await app.fetch(
+      new Request("http://x/v1/langgraph/threads/row-over/get", { method: "POST", headers: authHeaders(t.adminKey), body: "{}" }),
+      env,
+    );
+    expect(((await none.json()) as { tuple: unknown }).tuple).toBeNull();
   }, 120_000);
 });
