@@ -179,6 +179,49 @@ describe("a LangGraph checkpointer batch counts its items", () => {
     return ((await r.json()) as { tuple: { writes: unknown[] } | null }).tuple?.writes.length ?? 0;
   };
 
+  it("the charges go to the limiter 32 at a time, not one round trip each; a refused group stops the rest", async () => {
+    // 1,600 writes are 160 charges: they had gone one after another (a batch at its item cap, ~2,500 round trips).
+    const t = await createTenant();
+    const thread = `acct-${uid()}`;
+    const p = put(1);
+    expect((await call(t.adminKey, "POST", `/v1/langgraph/threads/${thread}/batch`, { ops: [p] }, {})).status).toBe(200);
+    let inFlight = 0;
+    let most = 0;
+    let calls = 0;
+    const slow = (allow: number) =>
+      ({
+        limit: async () => {
+          calls++;
+          const ok = calls <= allow;
+          inFlight++;
+          most = Math.max(most, inFlight);
+          await scheduler.wait(1);
+          inFlight--;
+          return { success: ok };
+        },
+      }) as unknown as RateLimit;
+    const res = await call(
+      t.adminKey,
+      "POST",
+      `/v1/langgraph/threads/${thread}/batch`,
+      { ops: [writes(p.id, 1600, "wide")] },
+      { RATE_LIMIT_LANGGRAPH: slow(Infinity) },
+    );
+    expect(res.status).toBe(200);
+    expect([calls, most]).toEqual([160, 32]);
+    calls = 0;
+    const refused = await call(
+      t.adminKey,
+      "POST",
+      `/v1/langgraph/threads/${thread}/batch`,
+      { ops: [writes(p.id, 1600, "late")] },
+      { RATE_LIMIT_LANGGRAPH: slow(40) },
+    );
+    expect(refused.status).toBe(429);
+    // The route's own charge, then groups of 32 until one holds a refusal: 1 + 32 + 32.
+    expect(calls).toBe(65);
+  });
+
   it("a writes op of 100 writes counts 10, a put of 25 blobs 3, 1,600 writes 160; past the allowance 429, nothing stored", async () => {
     const t = await createTenant();
     const keyId = `key:${t.adminKeyId}`;
