@@ -63,7 +63,7 @@ export const POLICY = {
     webhook: "grants",
   },
   rewrite_thread: {
-    what: "rewrite a thread's stored history: repair (POST state), fork, delete, summarize, `checkpoint_id` on a run, a resend that branches, a `previous_response_id` older than the head, delete a stored response, delete a conversation or one of its items, an agent with delete_old / summarization / trim with persist; LangGraph: delete or prune a thread's checkpoints, replace a checkpoint another key wrote (same id) or its own once a later one exists (other than by the same put again), write a checkpoint id ahead of the clock (it would stay the newest) or a new one below its namespace's newest (inside history; clock skew of at most 5 minutes aside), or replace another key's special pending write on an older checkpoint",
+    what: "rewrite a thread's stored history: repair (POST state), fork, delete, summarize, `checkpoint_id` on a run, a resend that branches, a `previous_response_id` older than the head, delete a stored response, delete a conversation or one of its items, an agent with delete_old / summarization / trim with persist; LangGraph: delete or prune a thread's checkpoints, replace a checkpoint another key wrote (same id) or its own once a later one exists (other than by the same put again), write a checkpoint id ahead of the clock (it would stay the newest) or a new one below its namespace's newest (inside history; clock skew of at most 5 minutes aside), replace another key's special pending write on an older checkpoint, or add new pending writes to a checkpoint another key's checkpoint has continued",
     operator: "no",
     admin: "grants",
     member: "no",

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
-import { refuseInsertion } from "./langgraph-order";
+import { refuseInsertion, refuseWritesOnHistory } from "./langgraph-order";
 import type { KeptMetaKey, ThreadMeta } from "./meta";
 import type {
   DeltaHistory,
@@ -57,6 +57,9 @@ export const LANGGRAPH_DDL: readonly string[] = [
  * key wrote can be told from a key retrying its own write (NULL: written before v5, by nobody known).
  */
 export const LANGGRAPH_WRITER_DDL: readonly string[] = [`ALTER TABLE lg_checkpoints ADD COLUMN writer TEXT`, `ALTER TABLE lg_writes ADD COLUMN writer TEXT`];
+
+/** Schema v11: children by parent, for the checks that ask whether a checkpoint has been continued (langgraph-order.ts). */
+export const LANGGRAPH_CHILDREN_DDL: readonly string[] = [`CREATE INDEX lg_checkpoints_children ON lg_checkpoints (ns, parent_id)`];
 
 /**
  * Bytes one RPC or response carries at most (a page of tuples, or a delta walk): well under
@@ -243,9 +246,11 @@ export class LangGraphCheckpoints {
    * Regular writes are first-wins. Special ones (negative idx: errors, interrupts, resumes)
    * replace, as in every LangGraph saver: while a step runs on the namespace's newest checkpoint,
    * that is LangGraph's own use (a task interrupted again, a resume resent), whoever wrote the
-   * one before. On an older checkpoint, replacing another key's special write rewrites history.
+   * one before. On an older checkpoint, replacing another key's special write rewrites history,
+   * and so does a new write on a checkpoint that has been continued (langgraph-order.ts).
    */
   private putWrites(op: Writes, writer: Writer): void {
+    let checked = false;
     for (const w of op.writes) {
       const key = [op.ns, op.checkpoint_id, op.task_id, w.idx] as const;
       const existing = this.sql
@@ -256,6 +261,10 @@ export class LangGraphCheckpoints {
         .toArray()[0];
       if (existing && w.idx >= 0) continue; // regular writes: the first one wins
       const owner = ownerKey("w", op.ns, op.checkpoint_id, op.task_id, String(w.idx));
+      if (!existing && !checked) {
+        refuseWritesOnHistory(this.sql, op, writer);
+        checked = true;
+      }
       if (existing) {
         if (existing.writer !== writer.key && !writer.rewrite.allowed && !this.isNewest(op.ns, op.checkpoint_id)) {
           throw new AppError(

@@ -36,3 +36,36 @@ function continuesNothingYet(sql: SqlStorage, ns: string, parent: string): boole
   const exists = sql.exec(`SELECT 1 FROM lg_checkpoints WHERE ns = ? AND id = ?`, ns, parent).toArray().length > 0;
   return exists && sql.exec(`SELECT 1 FROM lg_checkpoints WHERE ns = ? AND parent_id = ? LIMIT 1`, ns, parent).toArray().length === 0;
 }
+
+/**
+ * Where new pending writes (a task id or index not stored yet) may go without `rewrite_thread`.
+ * A run's writes go to the checkpoint its step runs on, which nothing has continued yet. Once a
+ * checkpoint has a child it is history: its pending writes are what a later resume or fork from
+ * it applies (Command updates, resume values, task outputs), so adding to them plants state in
+ * other keys' history. One allowance: LangGraph saves a step's next checkpoint without waiting for
+ * the step's writes to be stored, and a saver that serializes asynchronously may send them after
+ * it (even after a later step's), so a checkpoint continued only by the writer's own checkpoints
+ * still takes them: no other key has built on it, and the writer could have sent them first.
+ */
+export function refuseWritesOnHistory(sql: SqlStorage, w: { ns: string; checkpoint_id: string; task_id: string }, writer: Writer): void {
+  if (writer.rewrite.allowed) return;
+  // Walk down through the writer's own checkpoints; the first child another key wrote (or nobody known) refuses.
+  const foreign = sql
+    .exec<{ id: string }>(
+      `WITH RECURSIVE own(id) AS (
+         SELECT ? UNION SELECT c.id FROM lg_checkpoints c JOIN own ON c.ns = ? AND c.parent_id = own.id WHERE c.writer = ?
+       )
+       SELECT c.id FROM lg_checkpoints c JOIN own ON c.ns = ? AND c.parent_id = own.id WHERE c.writer IS NOT ? LIMIT 1`,
+      w.checkpoint_id,
+      w.ns,
+      writer.key,
+      w.ns,
+      writer.key,
+    )
+    .toArray()[0];
+  if (foreign === undefined) return;
+  throw new AppError(
+    "BEM-022",
+    `${writer.rewrite.message}: checkpoint '${w.checkpoint_id.slice(0, 80)}' has been continued by another key's checkpoint ('${foreign.id.slice(0, 80)}'), so new pending writes of task '${w.task_id.slice(0, 80)}' on it would change what a resume or fork from it applies (write to a checkpoint nothing has continued, or fork from this one first)`,
+  );
+}

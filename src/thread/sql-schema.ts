@@ -1,4 +1,4 @@
-import { LANGGRAPH_DDL, LANGGRAPH_WRITER_DDL } from "./langgraph-checkpoints";
+import { LANGGRAPH_CHILDREN_DDL, LANGGRAPH_DDL, LANGGRAPH_WRITER_DDL } from "./langgraph-checkpoints";
 import { ThreadMeta } from "./meta";
 import { PENDING_BOOKKEEPING_DDL, SENDING_BOOKKEEPING_DDL } from "./pending-bookkeeping";
 import { RECALL_AUTOMERGE_OFF_DDL, RECALL_BATCHED_DDL, RECALL_DDL } from "./recall-index";
@@ -35,6 +35,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   RECALL_AUTOMERGE_OFF_DDL,
   // v10: new messages join the recall index in batches, off the save a run's answer waits for (src/thread/recall-index.ts).
   RECALL_BATCHED_DDL,
+  // v11: a LangGraph checkpoint's children by index (every new pending write asks whether its checkpoint was continued).
+  LANGGRAPH_CHILDREN_DDL,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
