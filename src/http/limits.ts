@@ -29,7 +29,7 @@ export const BODY_LIMITS = {
   webhook: 256 * KiB,
   /** LangGraph checkpoint batches: whole graph states, values chunked in storage (5 MB values round-trip). */
   langgraph: 16 * MiB,
-  /** memory, admin, webhook registration, tasks: small documents. */
+  /** memory, admin, webhook registration, tasks, the LangGraph checkpointer's reads: small documents. */
   small: 64 * KiB,
 } as const;
 

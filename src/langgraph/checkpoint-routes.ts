@@ -105,7 +105,7 @@ const batch = createRoute({
 const getTuple = createRoute({
   method: "post",
   path: "/v1/langgraph/threads/{thread_id}/get",
-  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
+  middleware: access("reach_thread", "small", { rate: "langgraph" }),
   tags: ["langgraph"],
   summary: "A checkpoint tuple (latest of the namespace without checkpoint_id)",
   request: { params: ThreadParam, ...body(GetBody) },
@@ -117,7 +117,7 @@ const getTuple = createRoute({
 const listThread = createRoute({
   method: "post",
   path: "/v1/langgraph/threads/{thread_id}/list",
-  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
+  middleware: access("reach_thread", "small", { rate: "langgraph" }),
   tags: ["langgraph"],
   summary: "Checkpoint tuples of a thread, newest first",
   request: { params: ThreadParam, ...body(ListBody) },
@@ -126,7 +126,7 @@ const listThread = createRoute({
 const listAll = createRoute({
   method: "post",
   path: "/v1/langgraph/list",
-  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
+  middleware: access("reach_thread", "small", { rate: "langgraph" }),
   tags: ["langgraph"],
   summary: "Checkpoint tuples across the tenant's threads the key reaches, newest first, in windows of 100 threads",
   request: body(ListAllBody),
@@ -135,7 +135,7 @@ const listAll = createRoute({
 const deltaHistory = createRoute({
   method: "post",
   path: "/v1/langgraph/threads/{thread_id}/delta-history",
-  middleware: access("reach_thread", "langgraph", { rate: "langgraph" }),
+  middleware: access("reach_thread", "small", { rate: "langgraph" }),
   tags: ["langgraph"],
   summary: "DeltaChannel history: writes along the parent chain back to a stored seed",
   request: { params: ThreadParam, ...body(DeltaBody) },

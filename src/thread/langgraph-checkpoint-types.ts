@@ -75,7 +75,11 @@ export const ListBody = z.strictObject({
   checkpoint_id: Id.optional(),
   before: Id.optional(),
   limit: z.number().int().min(1).max(1000).optional(),
-  filter: z.record(z.string(), z.unknown()).optional(),
+  // Each key is checked against every checkpoint row the list reads: bounded like the other lists' fields.
+  filter: z
+    .record(z.string().max(256), z.unknown())
+    .refine((f) => Object.keys(f).length <= 64, "at most 64 keys")
+    .optional(),
 });
 export type ListBody = z.infer<typeof ListBody>;
 /**

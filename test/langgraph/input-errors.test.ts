@@ -9,6 +9,23 @@ const storeFor = (key: string) => new EdgeweaveStore({ baseUrl: BASE_URL, apiKey
 const codeOf = async (res: Response) => ((await res.json()) as { error?: { code: string } }).error?.code;
 
 describe("LangGraph input that used to answer 500", () => {
+  it("the checkpointer's reads take small bodies: over 64 KiB is 413 BEM-013, a list filter of more than 64 keys 400 BEM-011", async () => {
+    // They had taken the batch's 16 MiB and 100,000 items, each filter key checked against every row the list reads.
+    const t = await createTenant();
+    const big = { filter: { note: "x".repeat(70 * 1024) } };
+    for (const path of ["/v1/langgraph/threads/small/list", "/v1/langgraph/list"]) {
+      const res = await api(path, { key: t.adminKey, body: big });
+      expect([res.status, await codeOf(res)], path).toEqual([413, "BEM-013"]);
+    }
+    const get = await api("/v1/langgraph/threads/small/get", { key: t.adminKey, body: { checkpoint_id: "1ef-1", pad: "x".repeat(70 * 1024) } });
+    expect([get.status, await codeOf(get)]).toEqual([413, "BEM-013"]);
+    const wide = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, i]));
+    const res = await api("/v1/langgraph/threads/small/list", { key: t.adminKey, body: { filter: wide } });
+    expect([res.status, await codeOf(res)]).toEqual([400, "BEM-011"]);
+    const ok = await api("/v1/langgraph/threads/small/list", { key: t.adminKey, body: { filter: Object.fromEntries(Object.entries(wide).slice(0, 64)) } });
+    expect(ok.status).toBe(200);
+  });
+
   it("base64 the schema accepted but atob rejects ('A', 'AAAAA', 'AB='): 400 BEM-011, nothing stored", async () => {
     const t = await createTenant();
     for (const bad of ["A", "AAAAA", "AB=", "AAAAAA="]) {
