@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
-import { refuseInsertion, refuseWritesOnHistory } from "./langgraph-order";
+import { refuseInsertion, refuseSpecialReplace, refuseWritesOnHistory } from "./langgraph-order";
 import type { KeptMetaKey, ThreadMeta } from "./meta";
 import type {
   DeltaHistory,
@@ -244,10 +244,10 @@ export class LangGraphCheckpoints {
 
   /**
    * Regular writes are first-wins. Special ones (negative idx: errors, interrupts, resumes)
-   * replace, as in every LangGraph saver: while a step runs on the namespace's newest checkpoint,
+   * replace, as in every LangGraph saver: while a step runs on a checkpoint nothing has continued,
    * that is LangGraph's own use (a task interrupted again, a resume resent), whoever wrote the
-   * one before. On an older checkpoint, replacing another key's special write rewrites history,
-   * and so does a new write on a checkpoint that has been continued (langgraph-order.ts).
+   * one before. On a continued checkpoint, replacing a special write and adding a new write
+   * rewrite history (langgraph-order.ts: refuseSpecialReplace, refuseWritesOnHistory).
    */
   private putWrites(op: Writes, writer: Writer): void {
     let checked = false;
@@ -266,12 +266,7 @@ export class LangGraphCheckpoints {
         checked = true;
       }
       if (existing) {
-        if (existing.writer !== writer.key && !writer.rewrite.allowed && !this.isNewest(op.ns, op.checkpoint_id)) {
-          throw new AppError(
-            "BEM-022",
-            `${writer.rewrite.message}: the '${w.channel}' write of task '${op.task_id}' on checkpoint '${op.checkpoint_id}' (not the newest) was written by another key`,
-          );
-        }
+        refuseSpecialReplace(this.sql, { ...op, channel: w.channel, storedBy: existing.writer }, writer);
         this.added -= this.cellBytes(owner, existing.n, existing.chunks);
         this.dropChunks(owner);
       }

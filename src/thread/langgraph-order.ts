@@ -49,6 +49,42 @@ function continuesNothingYet(sql: SqlStorage, ns: string, parent: string): boole
  */
 export function refuseWritesOnHistory(sql: SqlStorage, w: { ns: string; checkpoint_id: string; task_id: string }, writer: Writer): void {
   if (writer.rewrite.allowed) return;
+  const foreign = foreignChild(sql, w.ns, w.checkpoint_id, writer.key);
+  if (foreign === undefined) return;
+  throw new AppError(
+    "BEM-022",
+    `${writer.rewrite.message}: checkpoint '${w.checkpoint_id.slice(0, 80)}' has been continued by another key's checkpoint ('${foreign.slice(0, 80)}'), so new pending writes of task '${w.task_id.slice(0, 80)}' on it would change what a resume or fork from it applies (write to a checkpoint nothing has continued, or fork from this one first)`,
+  );
+}
+
+/**
+ * Replacing a stored special write (negative idx: an interrupt, a resume value, an error) without
+ * `rewrite_thread`: the same line as new writes, continuation and not id order (a child written on a
+ * clock a little behind sorts below its parent, which stays the newest by id while continued). On a
+ * checkpoint nothing has continued, replacing is LangGraph's own use whoever wrote the one before:
+ * a resumed task that interrupts again, a resume resent. LangGraph stores those before the step's
+ * next checkpoint, so once a checkpoint has a child only a late copy of the writer's own write can
+ * still arrive (a saver serializing asynchronously, a retried batch): the writer's own special write
+ * keeps the own-chain allowance of new writes, and another key's (or one of unknown writer) is
+ * replaced only on a checkpoint nothing has continued at all.
+ */
+export function refuseSpecialReplace(
+  sql: SqlStorage,
+  w: { ns: string; checkpoint_id: string; task_id: string; channel: string; storedBy: string | null },
+  writer: Writer,
+): void {
+  if (writer.rewrite.allowed) return;
+  const own = w.storedBy === writer.key;
+  const child = own ? foreignChild(sql, w.ns, w.checkpoint_id, writer.key) : anyChild(sql, w.ns, w.checkpoint_id);
+  if (child === undefined) return;
+  throw new AppError(
+    "BEM-022",
+    `${writer.rewrite.message}: the '${w.channel.slice(0, 80)}' write of task '${w.task_id.slice(0, 80)}' on checkpoint '${w.checkpoint_id.slice(0, 80)}' was written by ${own ? "this key" : "another key"}, and the checkpoint has been continued by ${own ? "another key's" : "a"} checkpoint ('${child.slice(0, 80)}'): replacing it would change what a resume or fork from it applies (fork from this checkpoint first)`,
+  );
+}
+
+/** A child of `id` another key wrote, found walking down through `key`'s own checkpoints. */
+function foreignChild(sql: SqlStorage, ns: string, id: string, key: string): string | undefined {
   // Walk down through the writer's own checkpoints; the first child another key wrote (or nobody known) refuses.
   const foreign = sql
     .exec<{ id: string }>(
@@ -56,16 +92,16 @@ export function refuseWritesOnHistory(sql: SqlStorage, w: { ns: string; checkpoi
          SELECT ? UNION SELECT c.id FROM lg_checkpoints c JOIN own ON c.ns = ? AND c.parent_id = own.id WHERE c.writer = ?
        )
        SELECT c.id FROM lg_checkpoints c JOIN own ON c.ns = ? AND c.parent_id = own.id WHERE c.writer IS NOT ? LIMIT 1`,
-      w.checkpoint_id,
-      w.ns,
-      writer.key,
-      w.ns,
-      writer.key,
+      id,
+      ns,
+      key,
+      ns,
+      key,
     )
     .toArray()[0];
-  if (foreign === undefined) return;
-  throw new AppError(
-    "BEM-022",
-    `${writer.rewrite.message}: checkpoint '${w.checkpoint_id.slice(0, 80)}' has been continued by another key's checkpoint ('${foreign.id.slice(0, 80)}'), so new pending writes of task '${w.task_id.slice(0, 80)}' on it would change what a resume or fork from it applies (write to a checkpoint nothing has continued, or fork from this one first)`,
-  );
+  return foreign?.id;
+}
+
+function anyChild(sql: SqlStorage, ns: string, id: string): string | undefined {
+  return sql.exec<{ id: string }>(`SELECT id FROM lg_checkpoints WHERE ns = ? AND parent_id = ? LIMIT 1`, ns, id).toArray()[0]?.id;
 }

@@ -3,6 +3,7 @@ import type { BaseCheckpointSaver, PendingWrite } from "@langchain/langgraph-che
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { describe, expect, it } from "vitest";
 import { EdgeweaveSaver } from "../../src/langgraph-client/saver";
+import { uuid6Prefix } from "../../src/core/checkpoint-clock";
 import { checkpointPut } from "../support/checkpoint-put";
 import { api, createKey, createTenant } from "../support/tenants";
 import { BASE_URL, freshMember, saverFor, workerFetch } from "./support";
@@ -86,6 +87,55 @@ describe("new pending writes on a continued checkpoint need rewrite_thread", () 
     expect((await batch(member, thread, [put("1ef-0006", "1ef-0001")])).status).toBe(200);
     expect((await refused(await batch(member, thread, [writes("1ef-0001", "via-fork", ["m"])]))).code).toBe("BEM-022");
     expect((await batch(member, thread, [writes("1ef-0006", "on-fork", ["m"])])).status).toBe(200);
+  });
+});
+
+/** A UUID v6 as LangGraph writes it, at `ms`. */
+const uuid6At = (ms: number, node = "000000000000") => `${uuid6Prefix(ms)}-8000-${node}`;
+const interruptOn = (checkpointId: string, task: string, value: string) => writes(checkpointId, task, [value], -3);
+
+describe("replacing a special pending write on a continued checkpoint needs rewrite_thread", () => {
+  it("a member's own interrupt write, once the admin's checkpoint continued it, is 403 BEM-022 and the batch stores nothing", async () => {
+    const { t, member, thread } = await setUp();
+    // The member's step on the admin's newest interrupts; the admin then continues that checkpoint.
+    expect((await batch(member, thread, [interruptOn("1ef-0002", "review", "member asks")])).status).toBe(200);
+    // Replacing it while nothing has continued the checkpoint is LangGraph's own use (a task interrupted again).
+    expect((await batch(member, thread, [interruptOn("1ef-0002", "review", "member asks again")])).status).toBe(200);
+    expect((await batch(t.adminKey, thread, [put("1ef-0003", "1ef-0002")])).status).toBe(200);
+    const error = await refused(await batch(member, thread, [put("1ef-0004", "1ef-0003"), interruptOn("1ef-0002", "review", "rewritten")]));
+    expect(error.code).toBe("BEM-022");
+    expect(error.message).toContain("continued by another key's checkpoint ('1ef-0003')");
+    expect(await tuple(t.adminKey, thread, "1ef-0004")).toBeNull();
+    expect(await writesOn(t.adminKey, thread, "1ef-0002")).toEqual(["review:member asks again"]);
+    // The admin may (rewrite_thread).
+    expect((await batch(t.adminKey, thread, [interruptOn("1ef-0002", "review", "admin fix")])).status).toBe(200);
+  });
+
+  it("a checkpoint continued by a child a little behind on the clock (it stays the newest by id): another key's special write on it is 403 BEM-022", async () => {
+    const { t, member } = await setUp();
+    const thread = `hw-skew-${crypto.randomUUID().slice(0, 8)}`;
+    const now = Date.now();
+    const [a1, a2] = [uuid6At(now - 60_000), uuid6At(now)];
+    expect((await batch(t.adminKey, thread, [put(a1, null), put(a2, a1), interruptOn(a2, "review", "admin asks")])).status).toBe(200);
+    // The admin's next step ran on a machine 1 s behind: its child sorts below a2, which stays the newest by id.
+    const child = uuid6At(now - 1000, "000000000001");
+    expect((await batch(t.adminKey, thread, [put(child, a2)])).status).toBe(200);
+    const newest = (await (await api(`/v1/langgraph/threads/${thread}/get`, { key: member, body: {} })).json()) as { tuple: { id: string } };
+    expect(newest.tuple.id).toBe(a2);
+    const error = await refused(await batch(member, thread, [interruptOn(a2, "review", "planted")]));
+    expect(error.code).toBe("BEM-022");
+    expect(error.message).toContain(`has been continued by a checkpoint ('${child}')`);
+    expect(await writesOn(t.adminKey, thread, a2)).toEqual(["review:admin asks"]);
+  });
+
+  it("the writer's own special write on a checkpoint only its own checkpoints continued still takes a late copy; another key's does not", async () => {
+    const { t, member, thread } = await setUp();
+    expect((await batch(member, thread, [interruptOn("1ef-0002", "review", "m"), put("1ef-0003", "1ef-0002")])).status).toBe(200);
+    expect((await batch(member, thread, [interruptOn("1ef-0002", "review", "m late")])).status).toBe(200);
+    expect((await batch(t.adminKey, thread, [put("1ef-0004", "1ef-0003"), interruptOn("1ef-0004", "review", "a")])).status).toBe(200);
+    expect((await batch(member, thread, [put("1ef-0005", "1ef-0004")])).status).toBe(200);
+    expect((await refused(await batch(member, thread, [interruptOn("1ef-0004", "review", "m over a")]))).code).toBe("BEM-022");
+    expect(await writesOn(t.adminKey, thread, "1ef-0004")).toEqual(["review:a"]);
   });
 });
 
