@@ -174,7 +174,7 @@ export class LangGraphCheckpoints {
   private put(op: Put, writer: Writer): void {
     const old = this.sql
       .exec<{ writer: string | null; body: number | null; body_chunks: number; meta: number | null; meta_chunks: number; versions: number }>(
-        `SELECT writer, LENGTH(body) AS body, body_chunks, LENGTH(meta) AS meta, meta_chunks, LENGTH(versions) AS versions FROM lg_checkpoints WHERE ns = ? AND id = ?`,
+        `SELECT writer, LENGTH(body) AS body, body_chunks, LENGTH(meta) AS meta, meta_chunks, LENGTH(CAST(versions AS BLOB)) AS versions FROM lg_checkpoints WHERE ns = ? AND id = ?`,
         op.ns,
         op.id,
       )
@@ -224,7 +224,8 @@ export class LangGraphCheckpoints {
     // One row: the body and metadata inline only as far as they fit one chunk beside the versions.
     const body = this.store(ownerKey("c", op.ns, op.id), op.checkpoint.b, this.chunkBytes - versionsBytes);
     const meta = this.store(ownerKey("m", op.ns, op.id), op.metadata.b, this.chunkBytes - versionsBytes - (body.value?.byteLength ?? 0));
-    this.added += versions.length;
+    // UTF-8 bytes, as the row holds them (string length undercounts non-ASCII channel names).
+    this.added += versionsBytes;
     this.sql.exec(
       `INSERT OR REPLACE INTO lg_checkpoints (${COLS}, writer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       op.ns,
@@ -618,7 +619,8 @@ export class LangGraphCheckpoints {
   storedBytes(): number {
     const q = (s: string) => Number(this.sql.exec<{ n: number | null }>(s).toArray()[0]?.n ?? 0);
     return (
-      q(`SELECT SUM(LENGTH(body) + LENGTH(meta) + LENGTH(versions)) AS n FROM lg_checkpoints`) +
+      // Bytes, not characters, of the versions; a chunked body or metadata is NULL inline (its chunks are summed below).
+      q(`SELECT SUM(COALESCE(LENGTH(body), 0) + COALESCE(LENGTH(meta), 0) + LENGTH(CAST(versions AS BLOB))) AS n FROM lg_checkpoints`) +
       q(`SELECT SUM(LENGTH(value)) AS n FROM lg_blobs`) +
       q(`SELECT SUM(LENGTH(value)) AS n FROM lg_writes`) +
       q(`SELECT SUM(LENGTH(data)) AS n FROM lg_chunks`)

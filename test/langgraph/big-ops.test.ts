@@ -4,6 +4,7 @@ import { createExecutionContext, runInDurableObject, waitOnExecutionContext } fr
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/http/app";
+import type { ThreadDO } from "../../src/object/thread-object";
 import { jsonItems, MAX_LANGGRAPH_JSON_ITEMS } from "../../src/http/limits";
 import { toBase64 } from "../../src/langgraph-client/base64";
 import { MAX_VERSIONS_BYTES } from "../../src/thread/langgraph-checkpoints";
@@ -178,4 +179,29 @@ describe("LangGraph ops past 10,000 JSON items", () => {
     );
     expect(((await none.json()) as { tuple: unknown }).tuple).toBeNull();
   }, 120_000);
+  it("the running total of bytes held (what MAX_THREAD_HISTORY_BYTES is checked against) counts channel versions in UTF-8 bytes, non-ASCII channel names too", async () => {
+    const t = await createTenant();
+    // 300 channels named in CJK: ~6,300 UTF-16 code units of versions JSON, ~12,300 UTF-8 bytes.
+    const versions = Object.fromEntries(range(300).map((i) => [`頻道頻道頻道頻道頻道-${i}`, "1"]));
+    const json = JSON.stringify(versions);
+    expect(new TextEncoder().encode(json).byteLength).toBeGreaterThan(json.length + 5000);
+    const op = { ...checkpointPut(), id: "1ef-0001", versions, blobs: [] };
+    // The running total is the rows' bytes, and stays so when the admin replaces the checkpoint (its body now chunked);
+    // the total summed from the tables (where it starts, and restarts after a prune) agrees.
+    expect((await call(t.adminKey, "utf8", [op])).status).toBe(200);
+    const chunked = { t: "bytes", b: toBase64(new Uint8Array(70_000).fill(5)) };
+    expect((await call(t.adminKey, "utf8", [{ ...op, versions: { ...versions, 通道: "2" }, checkpoint: chunked }])).status).toBe(200);
+    const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(t.tenant, "utf8")));
+    const [held, rows, summed] = await runInDurableObject(stub, (d: ThreadDO, state) => {
+      const one = (q: string) => state.storage.sql.exec<{ n: number }>(q).one().n;
+      return [
+        Number(state.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'lg_bytes'`).one().value),
+        one(`SELECT SUM(LENGTH(CAST(versions AS BLOB)) + COALESCE(LENGTH(body), 0) + COALESCE(LENGTH(meta), 0)) AS n FROM lg_checkpoints`) +
+          one(`SELECT SUM(LENGTH(data)) AS n FROM lg_chunks`),
+        (d.lgStoredBytes() as { value: number }).value,
+      ];
+    });
+    expect(held).toBe(rows);
+    expect(summed).toBe(rows);
+  });
 });
