@@ -11,6 +11,7 @@ import { namedThread } from "./thread-choice";
 import { RUN_ERRORS, runTurnRoute, streamErrorBody, type WireFormat } from "./turn-edge";
 import { validationHook } from "./validation";
 import { randomHex } from "../core/encoding";
+import type { SseWriter } from "./sse";
 
 const chatCompletion = createRoute({
   method: "post",
@@ -114,21 +115,38 @@ const chatFormat: WireFormat<Body, Plan> = {
         ...extra,
       });
     let model = plan.model;
+    // The role chunk waits for the first upstream event (start fires on it, its delta follows at once): a
+    // chunk sent before said content "", so a streamed answer of calls only accumulated (in the openai
+    // SDK's stream helper) to content "" where the same answer unstreamed has null. As OpenAI streams:
+    // a text answer opens with content "", a call answer's first chunk is role, content null and the call.
+    let opened = false;
+    const open = async (out: SseWriter, content: "" | null) => {
+      opened = true;
+      await out.send(chunk(model, { role: "assistant", content }, null));
+    };
     return {
-      async start(out, m) {
+      async start(_out, m) {
         model = m.name;
-        await out.send(chunk(model, { role: "assistant", content: "" }, null));
       },
       async delta(out, ev) {
         const d: Record<string, unknown> = {};
         if (ev.content !== undefined) d.content = ev.content;
         const calls = toolCallDeltas(ev);
         if (calls) d.tool_calls = calls;
+        if (!opened && calls && ev.content === undefined) {
+          opened = true;
+          await out.send(chunk(model, { role: "assistant", content: null, ...d }, null));
+          return;
+        }
+        // Reasoning or a block event first: the role goes now (not held), content still unknown.
+        if (!opened) await open(out, ev.content !== undefined ? "" : null);
         // An Anthropic upstream's block event with nothing of chat's in it (a server-tool block, a block's end) is no chunk.
         if (Object.keys(d).length === 0 && ev.anthropic && !ev.thinking) return;
         await out.send(chunk(model, d, null));
       },
       async done(out, r) {
+        // An upstream that answered with its end alone: the role chunk says what the answer holds.
+        if (!opened) await open(out, r.reply.content === null ? null : "");
         // The finishing chunk names the model and why (and the checkpoint), with or without include_usage.
         await out.send(chunk(r.model.name, {}, r.finishReason, { edgeweave: runSummary(r, { trace: plan.trace }) }));
         if (plan.includeUsage) {

@@ -132,6 +132,29 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     expect(state.channels.messages.map((m) => m.content)).toEqual(["stream please", "streamed answer"]);
   });
 
+  // The first chunk said content "" before the answer was known: the SDK's stream helper accumulated a
+  // calls-only answer to content "" where the same answer unstreamed has null.
+  for (const [provider, model] of [["openai", "gpt-4o-mini"], ["anthropic", "claude-3-5-haiku"]] as const) {
+    const fake = provider === "openai" ? fakeOpenAI : fakeAnthropic;
+    for (const reply of [{ tool_calls: [{ id: "call_w", name: "get_weather", arguments: { city: "Bern" } }] }, { text: "Sunny in Bern." }]) {
+      it(`${provider}: the openai SDK's stream helper accumulates what the unstreamed answer holds (${reply.text ? "text" : "calls only"})`, async () => {
+        fake().reply(reply).reply(reply);
+        const client = openaiClient(tenant().adminKey);
+        const params = {
+          model,
+          messages: [{ role: "user" as const, content: "weather in Bern?" }],
+          tools: [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }],
+        };
+        const plain = (await client.chat.completions.create(params)).choices[0]!;
+        const streamed = (await client.chat.completions.stream(params).finalChatCompletion()).choices[0]!;
+        expect(plain.message.content).toBe(reply.text ?? null);
+        expect(streamed.message.content).toBe(plain.message.content);
+        expect(streamed.message.tool_calls ?? []).toEqual(plain.message.tool_calls ?? []);
+        expect(streamed.finish_reason).toBe(plain.finish_reason);
+      });
+    }
+  }
+
   it("names the model and the reason in headers and body", async () => {
     fakeOpenAI().reply("hi");
     const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] } });
