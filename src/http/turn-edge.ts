@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { fail, isAppError } from "../core/errors";
+import { isAppError } from "../core/errors";
 import { errorText, log } from "../core/log";
 import type { Principal } from "../core/principal";
 import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
@@ -9,6 +9,7 @@ import type { TraceLevel, TurnInput, TurnResult } from "../pipeline/turn";
 import { isFailoverError } from "../providers/failover";
 import { routeHeaders } from "../routing/route-headers";
 import type { AppEnv } from "./app-env";
+import { refuseForcedCallWithoutTools } from "./forced-tool-choice";
 import { type StreamRenderer, streamRun } from "./stream-run";
 
 /**
@@ -88,19 +89,6 @@ export async function runTurnRoute<Body, Plan>(c: Context<AppEnv>, format: WireF
     const { status, body: errorBody } = format.renderError(e);
     return c.json(errorBody as object, status as 400);
   }
-}
-
-/**
- * A tool_choice that forces a call (chat's and Responses' `required`, Messages' `any`, or a named tool) on a
- * run with nothing to call: no tools in the request and no agent that brings its own. A provider is sent no
- * tool_choice without tools, so the answer came back as text, as if the choice had been `auto`.
- */
-function refuseForcedCallWithoutTools(turn: TurnInput): void {
-  const choice = turn.params?.tool_choice;
-  if (choice === undefined || choice === "auto" || choice === "none") return;
-  if ((turn.params?.tools?.length ?? 0) > 0 || turn.agentName !== undefined) return;
-  const forced = typeof choice === "string" ? "'required' ('any' on /v1/messages)" : `the tool '${choice.function.name.slice(0, 64)}'`;
-  fail("BEM-011", `tool_choice: ${forced} forces a tool call, but the request sends no tools (nor names an agent with tools of its own)`);
 }
 
 /** The codes any run route may answer (each route adds its own). */

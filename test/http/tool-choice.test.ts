@@ -44,12 +44,13 @@ const CASES: Record<string, { unknownChoice: Record<string, unknown>; duplicates
 };
 
 async function codeOf(res: Response): Promise<{ status: number; code: string; message: string }> {
-  const j = (await res.json()) as { error: { code?: string; bem_code?: string; message: string } };
-  return { status: res.status, code: j.error.bem_code ?? j.error.code ?? "", message: j.error.message };
+  // A run that went ahead answers without `error` (Responses: `error: null`): its status tells.
+  const j = (await res.json()) as { error?: { code?: string; bem_code?: string; message: string } | null };
+  return { status: res.status, code: j.error?.bem_code ?? j.error?.code ?? "", message: j.error?.message ?? "" };
 }
 
-const send = (wire: Wire, thread: string, extra: Record<string, unknown>, headers: Record<string, string> = {}) =>
-  api(wire.route, { key: tenant().memberKey, body: wire.body(thread, extra), headers: { ...(wire.headers ?? {}), ...headers } });
+const send = (wire: Wire, thread: string, extra: Record<string, unknown>, headers: Record<string, string> = {}, key = tenant().memberKey) =>
+  api(wire.route, { key, body: wire.body(thread, extra), headers: { ...(wire.headers ?? {}), ...headers } });
 
 describe("tool_choice and tool names are checked against the request's tools", () => {
   for (const [name, wire] of Object.entries(WIRES)) {
@@ -119,6 +120,36 @@ describe("tool_choice and tool names are checked against the request's tools", (
       expect((await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).status).toBe(404);
     });
   }
+
+  for (const [name, wire] of Object.entries(WIRES)) {
+    const threadHeader = (t: string): Record<string, string> => (name === "responses" ? { "X-Thread-Id": t } : {});
+    it(`${name}: a tool_choice forcing a call, no tools sent, naming an agent without tools is 400 BEM-011 naming it; nothing stored`, async () => {
+      // Naming an agent was taken for "it brings tools", so `support` (tools: []) answered the forced call as
+      // text. The admin key may load support's scopes and the offline model answers, so the run would go ahead.
+      const thread = uniqueThread("tc");
+      const e = await codeOf(await send(wire, thread, { ...forced[name]!, agent: "support", model: "offline-echo" }, threadHeader(thread), tenant().adminKey));
+      expect(e).toMatchObject({ status: 400, code: "BEM-011" });
+      expect(e.message).toContain("agent 'support' has no tools");
+      expect((await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).status).toBe(404);
+    });
+  }
+
+  it("a forced tool the request does not send must be the named agent's own (server or middleware tool), else 400 BEM-011", async () => {
+    const choose = (tool: string) => ({ type: "function", function: { name: tool } });
+    const thread = uniqueThread("tc");
+    const admin = tenant().adminKey;
+    const e = await codeOf(
+      await send(WIRES.chat!, thread, { agent: "memory-assistant", model: "offline-echo", tool_choice: choose("write_todos") }, {}, admin),
+    );
+    expect(e).toMatchObject({ status: 400, code: "BEM-011" });
+    expect(e.message).toContain("'write_todos'");
+    expect(e.message).toContain("remember, recall, forget");
+    expect((await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).status).toBe(404);
+    // The agent's tools, its middleware's write_todos among them, are the run's: forcing them runs.
+    const planner = { agent: "planner", model: "offline-echo", context: { user_name: "Ada" } };
+    expect((await send(WIRES.chat!, uniqueThread("tc"), { ...planner, tool_choice: "required" }, {}, admin)).status).toBe(200);
+    expect((await send(WIRES.chat!, uniqueThread("tc"), { ...planner, tool_choice: choose("write_todos") }, {}, admin)).status).toBe(200);
+  });
 
   it("a forcing tool_choice with tools, and auto or none without them, still run", async () => {
     const withTools = await send(WIRES.chat!, uniqueThread("tc"), { tools: [chatTool("get_weather")], tool_choice: "required" });

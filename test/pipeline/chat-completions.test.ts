@@ -134,7 +134,10 @@ describe("POST /v1/chat/completions with the official openai client", () => {
 
   // The first chunk said content "" before the answer was known: the SDK's stream helper accumulated a
   // calls-only answer to content "" where the same answer unstreamed has null.
-  for (const [provider, model] of [["openai", "gpt-4o-mini"], ["anthropic", "claude-3-5-haiku"]] as const) {
+  for (const [provider, model] of [
+    ["openai", "gpt-4o-mini"],
+    ["anthropic", "claude-3-5-haiku"],
+  ] as const) {
     const fake = provider === "openai" ? fakeOpenAI : fakeAnthropic;
     for (const reply of [{ tool_calls: [{ id: "call_w", name: "get_weather", arguments: { city: "Bern" } }] }, { text: "Sunny in Bern." }]) {
       it(`${provider}: the openai SDK's stream helper accumulates what the unstreamed answer holds (${reply.text ? "text" : "calls only"})`, async () => {
