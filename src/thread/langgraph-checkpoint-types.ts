@@ -11,6 +11,20 @@ import { z } from "@hono/zod-openapi";
 export const MAX_NS = 1024;
 const Id = z.string().min(1).max(256);
 const Ns = z.string().max(MAX_NS);
+/**
+ * A channel's name: a state key, a node's `branch:to:<node>`, LangGraph's own `__pregel_tasks` and such,
+ * tens of characters in practice. Bounded because a blob's or write's row holds its name beside a value
+ * inline up to LANGGRAPH_CHUNK_BYTES (1.9 MB) and production SQLite refuses a row over 2 MB (a 500 there;
+ * workerd does not enforce it): 4,096 characters are at most 12 KiB of UTF-8.
+ */
+export const MAX_CHANNEL_NAME = 4096;
+const Channel = z.string().max(MAX_CHANNEL_NAME, `a channel name is at most ${MAX_CHANNEL_NAME} characters (MAX_CHANNEL_NAME)`);
+/** A channel version as a string: the Python saver's are 49 characters, LangGraph JS's are numbers; the same row bound applies. */
+export const MAX_CHANNEL_VERSION = 256;
+const Version = z.union([
+  z.string().max(MAX_CHANNEL_VERSION, `a channel version is at most ${MAX_CHANNEL_VERSION} characters (MAX_CHANNEL_VERSION)`),
+  z.number(),
+]);
 /** What atob decodes (forgiving-base64): padding only on a multiple of 4 characters, never 4n+1 data characters ("A", "AB=" are not). */
 const decodable = (s: string) => {
   const data = s.length % 4 === 0 ? s.replace(/={1,2}$/, "") : s;
@@ -32,11 +46,13 @@ export const PutOp = z.strictObject({
   /** Checkpoint format version (pending sends of v<4 checkpoints are migrated on read). */
   v: z.number().int(),
   /** channel → version of every channel at this checkpoint (how blobs are joined on read). */
-  versions: z.record(z.string(), z.union([z.string(), z.number()])),
+  versions: z
+    .record(z.string(), Version)
+    .refine((v) => Object.keys(v).every((k) => k.length <= MAX_CHANNEL_NAME), `a channel name is at most ${MAX_CHANNEL_NAME} characters (MAX_CHANNEL_NAME)`),
   checkpoint: TypedWire,
   metadata: TypedWire,
   /** The channels in newVersions: their value at that version, or null when the channel is empty. */
-  blobs: z.array(z.strictObject({ channel: z.string(), version: z.union([z.string(), z.number()]), value: TypedWire.nullable() })),
+  blobs: z.array(z.strictObject({ channel: Channel, version: Version, value: TypedWire.nullable() })),
 });
 export const WritesOp = z.strictObject({
   op: z.literal("writes"),
@@ -45,7 +61,7 @@ export const WritesOp = z.strictObject({
   task_id: z.string().min(1).max(256),
   task_path: z.string().max(4096),
   /** idx is the position, or the negative WRITES_IDX_MAP slot of a special channel (those replace; others are first-wins). */
-  writes: z.array(z.strictObject({ channel: z.string(), idx: z.number().int(), value: TypedWire })),
+  writes: z.array(z.strictObject({ channel: Channel, idx: z.number().int(), value: TypedWire })),
 });
 /**
  * What one op of a checkpointer batch weighs for the rate limit: its items (a put's blobs, a writes

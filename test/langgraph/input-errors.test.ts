@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { EdgeweaveStore } from "../../src/langgraph-client/store";
+import { MAX_CHANNEL_NAME, MAX_CHANNEL_VERSION } from "../../src/thread/langgraph-checkpoint-types";
+import { checkpointPut } from "../support/checkpoint-put";
 import { api, createKey, createTenant } from "../support/tenants";
 import { BASE_URL, workerFetch } from "./support";
 
@@ -137,5 +139,43 @@ describe("LangGraph input that used to answer 500", () => {
     }
     const list = await api("/v1/langgraph/threads/strict/list", { key: t.adminKey, body: {} });
     expect(((await list.json()) as { tuples: { id: string }[] }).tuples.map((x) => x.id).sort()).toEqual(["1ef-1", "1ef-1", "1ef-2"]);
+  });
+  it("channel names in blobs, writes and versions past MAX_CHANNEL_NAME, and channel versions past MAX_CHANNEL_VERSION: 400 BEM-011 naming the bound, nothing stored", async () => {
+    // Unbounded, a long name beside a value inline up to 1.9 MB passed production SQLite's 2 MB row (a 500 there).
+    const t = await createTenant();
+    const long = "c".repeat(MAX_CHANNEL_NAME + 1);
+    const value = { t: "bytes", b: btoa("x") };
+    const put = (channel: string, version: string) => ({
+      ...checkpointPut(),
+      id: "1ef-0001",
+      versions: { [channel]: version },
+      blobs: [{ channel, version, value }],
+    });
+    const write = (channel: string) => ({ op: "writes", ns: "", checkpoint_id: "1ef-0001", task_id: "t", task_path: "", writes: [{ channel, idx: 0, value }] });
+    const cases: [unknown, string][] = [
+      [put(long, "1"), "MAX_CHANNEL_NAME"],
+      [{ ...put("doc", "1"), versions: { doc: "1", [long]: "1" } }, "MAX_CHANNEL_NAME"],
+      [write(long), "MAX_CHANNEL_NAME"],
+      [put("doc", "v".repeat(MAX_CHANNEL_VERSION + 1)), "MAX_CHANNEL_VERSION"],
+      [{ ...put("doc", "1"), versions: { doc: "v".repeat(MAX_CHANNEL_VERSION + 1) } }, "MAX_CHANNEL_VERSION"],
+    ];
+    for (const [op, bound] of cases) {
+      // Beside an op that would go in: the batch is refused whole.
+      const res = await api("/v1/langgraph/threads/names/batch", { key: t.adminKey, body: { ops: [put("ok", "1"), op] } });
+      const body = (await res.json()) as { error?: { code: string; message: string } };
+      expect([res.status, body.error?.code], bound).toEqual([400, "BEM-011"]);
+      expect(body.error?.message).toContain(bound);
+    }
+    const got = await api("/v1/langgraph/threads/names/get", { key: t.adminKey, body: {} });
+    expect(((await got.json()) as { tuple: unknown }).tuple).toBeNull();
+    // At the bounds they go in and read back.
+    const name = "é".repeat(MAX_CHANNEL_NAME);
+    const version = "9".repeat(MAX_CHANNEL_VERSION);
+    const ok = await api("/v1/langgraph/threads/names/batch", { key: t.adminKey, body: { ops: [put(name, version), write(name)] } });
+    expect(ok.status, await ok.clone().text()).toBe(200);
+    const back = (await (await api("/v1/langgraph/threads/names/get", { key: t.adminKey, body: {} })).json()) as {
+      tuple: { blobs: { channel: string }[]; writes: { channel: string }[] };
+    };
+    expect([back.tuple.blobs[0]?.channel, back.tuple.writes[0]?.channel]).toEqual([name, name]);
   });
 });
