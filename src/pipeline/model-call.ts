@@ -1,6 +1,7 @@
 import { callModel, streamModel } from "../providers/call";
 import { openStreamWithFailover, runWithFailover, type Attempt } from "../providers/failover";
 import { droppedFor } from "../providers/portable";
+import { ClientDeltas } from "./client-deltas";
 import { StreamAccumulator } from "../providers/stream-accumulator";
 import type { ChatMessage, ChatRequest, ChatResult, FunctionTool } from "../providers/types";
 import type { ModelConfig } from "../config/model-config";
@@ -83,11 +84,13 @@ export async function callRouted(call: RoutedCall): Promise<Call> {
   if (first) await stream.start(opened.model, p.route);
   const acc = new StreamAccumulator();
   const sent = requestFor(opened.model).messages;
+  const client = new ClientDeltas(new Set(call.serverTools.map((t) => t.name)));
   let result: ChatResult;
   try {
     for await (const ev of opened.value) {
       acc.push(ev);
-      if (ev.type === "delta") await stream.delta(ev);
+      const part = ev.type === "delta" ? client.of(ev) : null;
+      if (part) await stream.delta(part);
     }
     result = acc.result(opened.model.name);
   } catch (e) {

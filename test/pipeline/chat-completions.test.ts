@@ -158,6 +158,27 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     }
   }
 
+  it("a streamed turn of an agent with server tools streams what the unstreamed answer holds: the server's own calls stay in the run", async () => {
+    // Every step's deltas reached the client: the server tool's call came as tool_calls, which the SDK's helper kept.
+    const fake = fakeOpenAI();
+    const client = openaiClient(tenant().adminKey);
+    const params = {
+      model: "gpt-4o-mini",
+      agent: "planner",
+      context: { user_name: "Ann" },
+      messages: [{ role: "user" as const, content: "what did I say?" }],
+    };
+    for (let i = 0; i < 2; i++)
+      fake.reply({ tool_calls: [{ id: `call_s${i}`, name: "get_last_user_message", arguments: {} }] }).reply("You asked what you said.");
+    const plain = (await client.chat.completions.create(params as never)).choices[0]!;
+    const streamed = (await client.chat.completions.stream(params as never).finalChatCompletion()).choices[0]!;
+    expect(plain.message).toMatchObject({ content: "You asked what you said." });
+    expect(plain.message.tool_calls ?? []).toEqual([]);
+    expect(streamed.message.content).toBe(plain.message.content);
+    expect(streamed.message.tool_calls ?? []).toEqual([]);
+    expect(streamed.finish_reason).toBe(plain.finish_reason);
+  });
+
   it("names the model and the reason in headers and body", async () => {
     fakeOpenAI().reply("hi");
     const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] } });
