@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
-import { refuseInsertion, refuseSpecialReplace, refuseWritesOnHistory } from "./langgraph-order";
+import { refuseInsertion, refuseOwnReplace, refuseSpecialReplace, refuseWritesOnHistory } from "./langgraph-order";
 import type { KeptMetaKey, ThreadMeta } from "./meta";
 import type {
   DeltaHistory,
@@ -183,14 +183,7 @@ export class LangGraphCheckpoints {
       if (old.writer !== writer.key && !writer.rewrite.allowed) {
         throw new AppError("BEM-022", `${writer.rewrite.message}: checkpoint '${op.id}' exists, written by another key (write a new checkpoint id instead)`);
       }
-      // Its own checkpoint, once a later one exists, is history every key on the thread reads (and may have built on):
-      // only a retry of the same put goes in without the right, as a step's own retry does while it is the newest.
-      if (!writer.rewrite.allowed && !this.isNewest(op.ns, op.id) && !this.samePut(op)) {
-        throw new AppError(
-          "BEM-022",
-          `${writer.rewrite.message}: checkpoint '${op.id}' is no longer its namespace's newest, and replacing it rewrites history (write a new checkpoint id instead)`,
-        );
-      }
+      refuseOwnReplace(this.sql, op, writer, () => this.samePut(op));
       this.added -=
         this.cellBytes(ownerKey("c", op.ns, op.id), old.body, old.body_chunks) +
         this.cellBytes(ownerKey("m", op.ns, op.id), old.meta, old.meta_chunks) +
@@ -295,11 +288,6 @@ export class LangGraphCheckpoints {
       same(this.read(ownerKey("c", op.ns, op.id), row.body, row.body_chunks), op.checkpoint.b) &&
       same(this.read(ownerKey("m", op.ns, op.id), row.meta, row.meta_chunks), op.metadata.b)
     );
-  }
-
-  private isNewest(ns: string, id: string): boolean {
-    const newest = this.sql.exec<{ id: string }>(`SELECT id FROM lg_checkpoints WHERE ns = ? ORDER BY id DESC LIMIT 1`, ns).toArray()[0];
-    return newest === undefined || newest.id <= id;
   }
 
   /** The checkpoint with this id, or the latest (highest id) of the namespace. */

@@ -83,6 +83,27 @@ export function refuseSpecialReplace(
   );
 }
 
+/**
+ * Replacing the writer's own checkpoint (a put of an id it wrote) without `rewrite_thread`: a step
+ * in progress, so the checkpoint is its namespace's newest and nothing but the writer's own
+ * checkpoints has continued it. Id order alone does not tell: a child written on a clock a little
+ * behind (refuseInsertion's allowance) sorts below its parent, which stays the newest by id after
+ * another key has built on it. Otherwise only a retry of the same put goes in (`samePut`, read last:
+ * it compares the stored bytes).
+ */
+export function refuseOwnReplace(sql: SqlStorage, put: { ns: string; id: string }, writer: Writer, samePut: () => boolean): void {
+  if (writer.rewrite.allowed) return;
+  const newest = sql.exec<{ id: string }>(`SELECT id FROM lg_checkpoints WHERE ns = ? ORDER BY id DESC LIMIT 1`, put.ns).toArray()[0]?.id;
+  const foreign = foreignChild(sql, put.ns, put.id, writer.key);
+  const history = newest !== undefined && newest > put.id;
+  if ((!history && foreign === undefined) || samePut()) return;
+  const why = foreign === undefined ? "is no longer its namespace's newest" : `has been continued by another key's checkpoint ('${foreign.slice(0, 80)}')`;
+  throw new AppError(
+    "BEM-022",
+    `${writer.rewrite.message}: checkpoint '${put.id.slice(0, 80)}' ${why}, and replacing it rewrites history (write a new checkpoint id instead)`,
+  );
+}
+
 /** A child of `id` another key wrote, found walking down through `key`'s own checkpoints. */
 function foreignChild(sql: SqlStorage, ns: string, id: string, key: string): string | undefined {
   // Walk down through the writer's own checkpoints; the first child another key wrote (or nobody known) refuses.

@@ -20,6 +20,10 @@ const put = (id: string, parent: string | null, note: string) => ({
 const batch = (key: string, thread: string, ops: unknown[]) => api(`/v1/langgraph/threads/${thread}/batch`, { key, body: { ops } });
 const ids = async (key: string, thread: string) =>
   ((await (await api(`/v1/langgraph/threads/${thread}/list`, { key, body: {} })).json()) as { tuples: { id: string }[] }).tuples.map((t) => t.id);
+const noteOf = async (key: string, thread: string, id: string) => {
+  const res = (await (await api(`/v1/langgraph/threads/${thread}/get`, { key, body: { checkpoint_id: id } })).json()) as { tuple: { metadata: { b: string } } };
+  return JSON.parse(atob(res.tuple.metadata.b)).note as string;
+};
 const refused = async (res: Response) => {
   expect(res.status).toBe(403);
   return ((await res.json()) as { error: { code: string; message: string } }).error;
@@ -90,5 +94,38 @@ describe("a new LangGraph checkpoint below its namespace's newest needs rewrite_
     const listed = [];
     for await (const c of mine.list({ configurable: { thread_id: thread } })) listed.push(c.config.configurable?.checkpoint_id);
     expect(listed).toEqual([third, second, first].map((c) => c.configurable?.checkpoint_id));
+  });
+
+  it("a member cannot replace its own checkpoint once another key's skewed child continued it (still the newest by id); an identical retry goes in", async () => {
+    // Before, its own checkpoint was replaceable while the newest by id, and a child written on a clock behind sorts below it.
+    const { t, member, thread } = await setUp();
+    const other = (await createKey(t.tenant, { role: "member", scopes: ["session:*"] })).key;
+    const now = Date.now();
+    const [a, x, y] = [uuid6At(now - 60_000), uuid6At(now), uuid6At(now - 1000)];
+    expect((await batch(t.adminKey, thread, [put(a, null, "admin")])).status).toBe(200);
+    expect((await batch(member, thread, [put(x, a, "member")])).status).toBe(200);
+    // Another key's machine, 1 s behind, continues X (the skew allowance): X stays the newest by id.
+    expect((await batch(other, thread, [put(y, x, "other")])).status).toBe(200);
+    expect(await ids(member, thread)).toEqual([x, y, a]);
+    const error = await refused(await batch(member, thread, [put(x, a, "member rewrites"), put(uuid6At(now + 1000), x, "member 2")]));
+    expect(error.code).toBe("BEM-022");
+    expect(error.message).toContain(`checkpoint '${x}' has been continued by another key's checkpoint ('${y}')`);
+    // Nothing of the batch is stored, and X is as the member first wrote it.
+    expect(await ids(member, thread)).toEqual([x, y, a]);
+    expect(await noteOf(member, thread, x)).toBe("member");
+    // The same put again (a retry whose first answer was lost) is accepted; the admin may replace it (rewrite_thread).
+    expect((await batch(member, thread, [put(x, a, "member")])).status).toBe(200);
+    expect((await batch(t.adminKey, thread, [put(x, a, "admin fixes")])).status).toBe(200);
+    expect(await noteOf(member, thread, x)).toBe("admin fixes");
+  });
+
+  it("a member still replaces its own newest checkpoint that only its own checkpoints continued (a step in progress)", async () => {
+    const { t, member, thread } = await setUp();
+    const now = Date.now();
+    const [a, x, y] = [uuid6At(now - 60_000), uuid6At(now), uuid6At(now - 1000)];
+    expect((await batch(t.adminKey, thread, [put(a, null, "admin")])).status).toBe(200);
+    expect((await batch(member, thread, [put(x, a, "member"), put(y, x, "member, behind")])).status).toBe(200);
+    expect((await batch(member, thread, [put(x, a, "member again")])).status).toBe(200);
+    expect(await noteOf(t.adminKey, thread, x)).toBe("member again");
   });
 });
