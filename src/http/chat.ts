@@ -120,9 +120,9 @@ const chatFormat: WireFormat<Body, Plan> = {
     // SDK's stream helper) to content "" where the same answer unstreamed has null. As OpenAI streams:
     // a text answer opens with content "", a call answer's first chunk is role, content null and the call.
     let opened = false;
-    const open = async (out: SseWriter, content: "" | null) => {
+    const open = async (out: SseWriter, content: "" | null, first: Record<string, unknown> = {}) => {
       opened = true;
-      await out.send(chunk(model, { role: "assistant", content }, null));
+      await out.send(chunk(model, { role: "assistant", content, ...first }, null));
     };
     return {
       async start(_out, m) {
@@ -133,11 +133,7 @@ const chatFormat: WireFormat<Body, Plan> = {
         if (ev.content !== undefined) d.content = ev.content;
         const calls = toolCallDeltas(ev);
         if (calls) d.tool_calls = calls;
-        if (!opened && calls && ev.content === undefined) {
-          opened = true;
-          await out.send(chunk(model, { role: "assistant", content: null, ...d }, null));
-          return;
-        }
+        if (!opened && calls && ev.content === undefined) return open(out, null, d);
         // Reasoning or a block event first: the role goes now (not held), content still unknown.
         if (!opened) await open(out, ev.content !== undefined ? "" : null);
         // An Anthropic upstream's block event with nothing of chat's in it (a server-tool block, a block's end) is no chunk.

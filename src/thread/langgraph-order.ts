@@ -16,7 +16,7 @@ import type { Writer } from "./langgraph-checkpoint-types";
  */
 export function refuseInsertion(sql: SqlStorage, put: { ns: string; id: string; parent_id: string | null }, writer: Writer): void {
   if (writer.rewrite.allowed) return;
-  const newest = sql.exec<{ id: string }>(`SELECT id FROM lg_checkpoints WHERE ns = ? ORDER BY id DESC LIMIT 1`, put.ns).toArray()[0]?.id;
+  const newest = newestId(sql, put.ns);
   if (newest === undefined || put.id > newest) return;
   if (put.parent_id !== null && withinSkew(put.id, newest) && continuesNothingYet(sql, put.ns, put.parent_id)) return;
   throw new AppError(
@@ -93,7 +93,7 @@ export function refuseSpecialReplace(
  */
 export function refuseOwnReplace(sql: SqlStorage, put: { ns: string; id: string }, writer: Writer, samePut: () => boolean): void {
   if (writer.rewrite.allowed) return;
-  const newest = sql.exec<{ id: string }>(`SELECT id FROM lg_checkpoints WHERE ns = ? ORDER BY id DESC LIMIT 1`, put.ns).toArray()[0]?.id;
+  const newest = newestId(sql, put.ns);
   const foreign = foreignChild(sql, put.ns, put.id, writer.key);
   const history = newest !== undefined && newest > put.id;
   if ((!history && foreign === undefined) || samePut()) return;
@@ -103,6 +103,10 @@ export function refuseOwnReplace(sql: SqlStorage, put: { ns: string; id: string 
     `${writer.rewrite.message}: checkpoint '${put.id.slice(0, 80)}' ${why}, and replacing it rewrites history (write a new checkpoint id instead)`,
   );
 }
+
+/** The namespace's newest checkpoint id (LangGraph's latest), if it has one. */
+const newestId = (sql: SqlStorage, ns: string): string | undefined =>
+  sql.exec<{ id: string }>(`SELECT id FROM lg_checkpoints WHERE ns = ? ORDER BY id DESC LIMIT 1`, ns).toArray()[0]?.id;
 
 /** A child of `id` another key wrote, found walking down through `key`'s own checkpoints. */
 function foreignChild(sql: SqlStorage, ns: string, id: string, key: string): string | undefined {
