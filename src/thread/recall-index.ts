@@ -112,9 +112,16 @@ export function indexWaiting(sql: SqlStorage): void {
   sql.exec(`UPDATE recall_indexed SET through = MAX(through, (SELECT COALESCE(MAX(seq), 0) FROM messages))`);
 }
 
-/** The merging `automerge` would have done in the writes since the last call (a few pages, or nothing). */
-export function mergeRecallIndex(sql: SqlStorage): void {
+/**
+ * The merging `automerge` would have done in the writes since the last call (a few pages, or nothing).
+ * True when it merged: FTS5 counts one change for a `merge` that found nothing to do, more for one that
+ * worked (its documented test), so a caller knows when the index is merged as far as it goes.
+ */
+export function mergeRecallIndex(sql: SqlStorage): boolean {
+  const changes = () => sql.exec<{ n: number }>(`SELECT total_changes() AS n`).one().n;
+  const before = changes();
   sql.exec(`INSERT INTO recall_fts (recall_fts, rank) VALUES ('merge', ?)`, RECALL_MERGE_PAGES);
+  return changes() - before > 1;
 }
 
 /** One match: the message's position and its BM25 score (higher is closer). */

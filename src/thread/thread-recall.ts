@@ -17,6 +17,14 @@ export class ThreadRecall {
   private readonly counts = new WordCounts();
   private readonly known = new RecallRows();
   private readonly scores = new RecallScores();
+  /**
+   * The thread's highest position less the index's reach (`through`), as this object followed its own appends
+   * since it last read them; undefined: read them (after any other write, and at first). Spares the run's settle
+   * a read. Below zero after removals at the end: the next appends take positions the triggers index at once.
+   */
+  private waiting: number | undefined;
+  /** Whether the index may have segments to merge: since the last merge that found nothing to do, something wrote it. */
+  private mergeDue = true;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -29,7 +37,7 @@ export class ThreadRecall {
       counts: this.counts,
       known: this.known,
       scores: this.scores,
-      catchUp: () => this.transaction(() => indexWaiting(this.sql)),
+      catchUp: () => this.indexWaiting(),
     });
   }
 
@@ -39,7 +47,7 @@ export class ThreadRecall {
       (query, limit) => {
         // The list's window is positions in the list, not in the thread: every live message is searched, so none may wait.
         const { through, highest } = recallIndexed(this.sql);
-        if (highest > through) this.transaction(() => indexWaiting(this.sql));
+        if (highest > through) this.indexWaiting();
         const match = recallMatch(this.sql, query, this.counts);
         return match === null ? [] : searchLive(this.sql, match, limit);
       },
@@ -54,10 +62,16 @@ export class ThreadRecall {
    * the waiting messages join it once RECALL_BATCH_ROWS positions wait, and its segments merge.
    */
   settle(): void {
-    const { through, highest } = recallIndexed(this.sql);
-    this.transaction(() => {
-      if (highest - through >= RECALL_BATCH_ROWS) indexWaiting(this.sql);
-      mergeRecallIndex(this.sql);
+    if (this.waiting === undefined) {
+      const { through, highest } = recallIndexed(this.sql);
+      this.waiting = highest - through;
+    }
+    const join = this.waiting >= RECALL_BATCH_ROWS;
+    // Most turns neither index (the batch is not full) nor leave segments to merge: no statement at all.
+    if (!join && !this.mergeDue) return;
+    this.written(() => {
+      if (join) this.joinWaiting();
+      this.mergeDue = mergeRecallIndex(this.sql);
     });
   }
 
@@ -65,6 +79,31 @@ export class ThreadRecall {
   forget(): void {
     this.known.clear();
     this.scores.clear();
+    // The triggers keep indexed rows in step in such writes (new segments); what waits is read again.
+    this.waiting = undefined;
+    this.mergeDue = true;
+  }
+
+  /** The waiting messages join the index, in a transaction of their own. */
+  private indexWaiting(): void {
+    this.written(() => this.joinWaiting());
+  }
+
+  private joinWaiting(): void {
+    indexWaiting(this.sql);
+    this.waiting = 0;
+    this.mergeDue = true;
+  }
+
+  /** A transaction on the index; one that fails leaves what this object follows unknown (read again, merge again). */
+  private written(fn: () => void): void {
+    try {
+      this.transaction(fn);
+    } catch (e) {
+      this.waiting = undefined;
+      this.mergeDue = true;
+      throw e;
+    }
   }
 
   /**
@@ -72,6 +111,11 @@ export class ThreadRecall {
    * They went in, in order, so their positions run from the first's to the last's.
    */
   appended(entries: readonly TailEntry[]): void {
+    // Appends take the positions after the highest: each waits for the index, unless at or below its reach (a trigger indexes it: a segment).
+    if (this.waiting !== undefined) {
+      if (this.waiting < 0 && entries.length > 0) this.mergeDue = true;
+      this.waiting += entries.length;
+    }
     if (entries.length === 0 || !this.known.used) return;
     const at = this.sql
       .exec<{ first: number | null; last: number | null }>(

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { MessageInput } from "../../src/core/message";
 import { indexWaiting, RECALL_BATCH_ROWS, recallIndexed } from "../../src/thread/recall-index";
 import { ThreadStore } from "../../src/thread/thread-store";
@@ -116,6 +116,53 @@ describe("recall index upkeep", () => {
       expect(segments(sql)).toBeLessThan(12);
       expect(queries.map((q) => ranked(sql, q))).toEqual(before);
       expect(before[0]).toHaveLength(i);
+    });
+  });
+
+  it("settling after an answer runs a statement only when a batch is due or the index may have segments to merge", async () => {
+    await withStorage((storage) => {
+      const store = ThreadStore.of(storage);
+      const sql = storage.sql;
+      const statements: string[] = [];
+      const exec = sql.exec.bind(sql);
+      vi.spyOn(sql, "exec").mockImplementation((query: string, ...bindings: unknown[]) => {
+        statements.push(query);
+        return exec(query, ...bindings);
+      });
+      /** The statements one settle ran (only the index's upkeep: nothing else runs meanwhile). */
+      const settled = () => {
+        statements.length = 0;
+        store.settleRecallIndex();
+        return statements.map((q) => q.replace(/\s+/g, " ").slice(0, 70));
+      };
+      const append = (n: number) =>
+        store.update({ ops: [{ op: "append", messages: Array.from({ length: n }, (_, k) => line(100 + k + Math.random())) }] }, "update");
+      /** Settles until one runs nothing (merging may take more than one), at most `max` times. */
+      const settleOut = (max: number) => {
+        for (let k = 0; k < max; k++) if (settled().length === 0) return k;
+        throw new Error(`still settling after ${max}`);
+      };
+      append(1);
+      // A new object reads what waits once, and merges once: it cannot know what an earlier one left.
+      expect(settled().filter((q) => q.startsWith("SELECT through"))).toHaveLength(1);
+      settleOut(3);
+      // Below a batch, nothing: what waits is counted from the object's own appends.
+      for (let k = 2; k < RECALL_BATCH_ROWS; k++) {
+        append(1);
+        expect(settled()).toEqual([]);
+      }
+      expect(indexedRows(sql)).toEqual([]);
+      append(1);
+      const joined = settled();
+      expect(joined.some((q) => q.startsWith("INSERT INTO recall_fts (rowid, text)"))).toBe(true);
+      expect(joined.some((q) => q.startsWith("SELECT through"))).toBe(false);
+      expect(indexedRows(sql)).toHaveLength(RECALL_BATCH_ROWS);
+      expect(settleOut(3)).toBeGreaterThanOrEqual(0);
+      expect(settled()).toEqual([]);
+      // A write other than appends (here a replace of an indexed message, which its trigger re-indexes): read and merge again.
+      store.update({ ops: [{ op: "replace", message: { ...line(100), id: store.recent(10_000).messages[0]!.id, content: "kayak" } }] }, "update");
+      expect(settled().filter((q) => q.startsWith("SELECT through") || q.includes("'merge'"))).toHaveLength(2);
+      expect(ranked(sql, '"kayak"').map((r) => r.seq)).toEqual([1]);
     });
   });
 
