@@ -8,12 +8,12 @@
 // turns back to back in alternating order, on the offline model.
 //   npx tsx bench/recall-turn-http.ts [questions]       (default 320; LOCOMO_DIR as bench/locomo)
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseDocument, type YAMLMap, type YAMLSeq } from "yaml";
 import { loadConversations } from "./locomo/data.ts";
+import { buildWithAgents } from "./support/recall-twins.ts";
 import { json } from "./support/turn-setup.ts";
 import { percentile, run, startWranglerDev } from "./support/wrangler-dev.ts";
 
@@ -30,19 +30,6 @@ function locomoDir(): string {
   return join(dirname(common), "../shared/data/locomo-dev");
 }
 
-/** models.yaml with a copy of `support` that does not recall: the only difference between the two modes. */
-function modelsWithNoRecallTwin(): string {
-  const doc = parseDocument(readFileSync(join(ROOT, "models.yaml"), "utf8"));
-  const agents = doc.get("agents") as YAMLSeq<YAMLMap>;
-  const support = agents.items.find((a) => a.get("name") === "support");
-  if (!support) throw new Error("models.yaml has no support agent");
-  const twin = support.clone() as YAMLMap;
-  twin.set("name", "support-norecall");
-  twin.set("recall", false);
-  agents.add(twin);
-  return doc.toString();
-}
-
 const iqm = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.slice(Math.floor(s.length / 4), s.length - Math.floor(s.length / 4));
@@ -56,17 +43,13 @@ async function main() {
     .flatMap((c) => c.questions.filter((q) => q.category >= 1 && q.category <= 4).map((q) => q.question))
     .slice(0, QUESTIONS);
   const tmp = mkdtempSync(join(tmpdir(), "edgeweave-recall-bench-"));
-  const models = join(tmp, "models.yaml");
-  writeFileSync(models, modelsWithNoRecallTwin());
-  // No [build]: wrangler dev would compile models.yaml again over the twin. Rate limits lifted.
-  const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
-    .replace(/\[build\][^[]*/, "")
-    .replace(/limit = \d+/g, "limit = 1000000");
-  writeFileSync(join(ROOT, CONFIG), config);
+  // The shipped `support` and a copy of it that does not recall: the only difference between the two modes. Rate limits lifted.
+  const build = await buildWithAgents(ROOT, tmp, CONFIG, [{ name: "support-norecall", from: "support", set: { recall: false } }], (t) =>
+    t.replace(/limit = \d+/g, "limit = 1000000"),
+  );
   const load = [loadavg()[0]!];
   let stop = async () => {};
   try {
-    await run("npx", ["tsx", "scripts/compile-models.ts", models]);
     await run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--config", CONFIG, "--persist-to", tmp]);
     const dev = await startWranglerDev({
       config: CONFIG,
@@ -159,10 +142,8 @@ async function main() {
     );
   } finally {
     await stop();
-    rmSync(join(ROOT, CONFIG), { force: true });
     rmSync(tmp, { recursive: true, force: true });
-    // Back to the shipped agents.
-    await run("npx", ["tsx", "scripts/compile-models.ts"]);
+    await build.restore();
   }
 }
 

@@ -11,6 +11,9 @@
 // a bare worker) and on edgeweave's own platform config (wrangler.platform.toml: the same [assets] block with
 // run_worker_first, minify, nodejs_compat), which `wrangler dev` serves through its asset router as it does
 // edgeweave. Edgeweave's p50 and 8-thread throughput are reported against both, labelled (`TARGETS` line).
+// Two agents added to the build for the run, alike but for `recall: false`, each on its own 1,000-message thread,
+// give issue 23's turn path without recall (recall has its own budget against `recall: false`, issue 21) and
+// recall's cost in the same run.
 // Run: npx tsx bench/turn-latency.ts [turns]
 import { cpus, loadavg } from "node:os";
 import { json, startTurnBench, turnBody } from "./support/turn-setup.ts";
@@ -41,13 +44,26 @@ async function firstByte(url: string, body: unknown, key?: string): Promise<numb
 
 async function main() {
   const load = [loadavg()[0]!];
-  const bench = await startTurnBench({ platformFloor: true });
+  // Two agents alike but for recall: issue 23's turn path is measured without recall (recall has its own cost
+  // budget against `recall: false`, issue 21), beside the shipped turn, which recalls by default.
+  const bench = await startTurnBench({
+    platformFloor: true,
+    agents: [
+      { name: "bench-recall", set: {} },
+      { name: "bench-norecall", set: { recall: false } },
+    ],
+  });
   const { ew, pt, key } = bench;
   const ptp = bench.ptPlatform!;
   try {
     const thread = "bench-thread";
     await bench.seedThread(thread);
     const edgeweave = () => json(`${ew.url}/v1/chat/completions`, { key, body: turnBody(thread) });
+    const agentTurn = (agent: string) => () => json(`${ew.url}/v1/chat/completions`, { key, body: { ...turnBody(`${thread}-${agent}`), agent } });
+    const recallOn = agentTurn("bench-recall");
+    const recallOff = agentTurn("bench-norecall");
+    await bench.seedThread(`${thread}-bench-recall`);
+    await bench.seedThread(`${thread}-bench-norecall`);
     // The same turn through the Responses API, on the same thread seen as a conversation (issue 14: ratio ≤ 1.1 vs chat).
     const responsesTurn = () =>
       json(`${ew.url}/v1/responses`, {
@@ -102,6 +118,8 @@ async function main() {
 
     for (let i = 0; i < WARMUP; i++) {
       await edgeweave();
+      await recallOn();
+      await recallOff();
       await responsesTurn();
       await passthrough();
       await floor();
@@ -117,9 +135,18 @@ async function main() {
     const b: number[] = [];
     const r: number[] = [];
     const c: number[] = [];
+    const on: number[] = [];
+    const off: number[] = [];
     for (let i = 0; i < TURNS; i++) {
-      // Interleaved so machine noise hits all alike.
+      // Interleaved so machine noise hits all alike; the two agents in alternating order.
       a.push(await timed(edgeweave));
+      if (i % 2) {
+        on.push(await timed(recallOn));
+        off.push(await timed(recallOff));
+      } else {
+        off.push(await timed(recallOff));
+        on.push(await timed(recallOn));
+      }
       r.push(await timed(responsesTurn));
       b.push(await timed(passthrough));
       c.push(await timed(passthroughContext));
@@ -136,6 +163,8 @@ async function main() {
     fl.sort((x, y) => x - y);
     fc.sort((x, y) => x - y);
     fcp.sort((x, y) => x - y);
+    on.sort((x, y) => x - y);
+    off.sort((x, y) => x - y);
 
     // Throughput with CONCURRENCY threads at once (each its own 1,000-message thread), against
     // the pass-through under the same concurrency; alternating rounds so noise hits both alike.
@@ -218,6 +247,13 @@ async function main() {
       p50_ratio_vs_floor_context: +(percentile(a, 50) / percentile(fc, 50)).toFixed(2),
       floor_context_platform_ms: { p50: +percentile(fcp, 50).toFixed(2), p99: +percentile(fcp, 99).toFixed(2) },
       p50_ratio_vs_floor_context_platform: +(percentile(a, 50) / percentile(fcp, 50)).toFixed(2),
+      recall_twins: {
+        recall_on_ms: { p50: +percentile(on, 50).toFixed(2), p99: +percentile(on, 99).toFixed(2) },
+        recall_off_ms: { p50: +percentile(off, 50).toFixed(2), p99: +percentile(off, 99).toFixed(2) },
+        recall_p50_ratio: +(percentile(on, 50) / percentile(off, 50)).toFixed(3),
+        recall_off_vs_floor_context: +(percentile(off, 50) / percentile(fc, 50)).toFixed(2),
+        recall_off_vs_floor_context_platform: +(percentile(off, 50) / percentile(fcp, 50)).toFixed(2),
+      },
       responses_ms: { p50: +percentile(r, 50).toFixed(2), p99: +percentile(r, 99).toFixed(2) },
       responses_vs_chat_p50_ratio: +(percentile(r, 50) / percentile(a, 50)).toFixed(2),
       concurrent: {
@@ -250,12 +286,16 @@ async function main() {
     const vsPlatform = result.p50_ratio_vs_floor_context_platform;
     const tFloor = result.concurrent.throughput_ratio_vs_floor_context;
     const tPlatform = result.concurrent.throughput_ratio_vs_floor_context_platform;
+    const twins = result.recall_twins;
     console.log(
       `TARGETS load ${result.load_avg_1m.start}→${result.load_avg_1m.end}; edgeweave p50 ${result.edgeweave_ms.p50} ms, ${result.concurrent.edgeweave_rps} req/s (8 threads)\n` +
         `  issue 23's context floor (bare worker):         p50 ${result.floor_context_ms.p50} ms → ${vsFloor}× (≤ 1.3 ${mark(vsFloor <= 1.3)}); ` +
         `8 threads ${result.concurrent.floor_context_rps} req/s → ${tFloor}× (≥ 0.65 ${mark(tFloor >= 0.65)})\n` +
         `  same-platform context floor ([assets], minify): p50 ${result.floor_context_platform_ms.p50} ms → ${vsPlatform}× (≤ 1.3 ${mark(vsPlatform <= 1.3)}); ` +
-        `8 threads ${result.concurrent.floor_context_platform_rps} req/s → ${tPlatform}× (≥ 0.65 ${mark(tPlatform >= 0.65)})`,
+        `8 threads ${result.concurrent.floor_context_platform_rps} req/s → ${tPlatform}× (≥ 0.65 ${mark(tPlatform >= 0.65)})\n` +
+        `  the turn path without recall (agent with recall: false): p50 ${twins.recall_off_ms.p50} ms → ${twins.recall_off_vs_floor_context}× the bare floor ` +
+        `(${mark(twins.recall_off_vs_floor_context <= 1.3)}), ${twins.recall_off_vs_floor_context_platform}× the same-platform floor ` +
+        `(${mark(twins.recall_off_vs_floor_context_platform <= 1.3)}); its twin with recall ${twins.recall_on_ms.p50} ms → recall's cost ${twins.recall_p50_ratio}× (issue 21: ≤ 1.1 ${mark(twins.recall_p50_ratio <= 1.1)})`,
     );
   } finally {
     await bench.stop();

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeOllama } from "./fake-ollama-server.ts";
+import { type BenchAgent, buildWithAgents } from "./recall-twins.ts";
 import { run, startWranglerDev, type DevServer } from "./wrangler-dev.ts";
 
 const OPERATOR = "bench-operator-key";
@@ -39,19 +40,24 @@ export type TurnBench = {
   stop(): Promise<void>;
 };
 
-export async function startTurnBench(opts: { inspectorPort?: number; platformFloor?: boolean } = {}): Promise<TurnBench> {
+/** `agents`: agents added to the build for the run (bench/support/recall-twins.ts), e.g. twins that differ only in recall. */
+export async function startTurnBench(opts: { inspectorPort?: number; platformFloor?: boolean; agents?: BenchAgent[] } = {}): Promise<TurnBench> {
   const persist = mkdtempSync(join(tmpdir(), "edgeweave-bench-"));
   // Same config, rate limits lifted so the benchmark measures the turn, not the limiter.
-  let config = readFileSync("wrangler.toml", "utf8").replace(/limit = \d+/g, "limit = 1000000");
   // BENCH_NO_ASSETS=1: without the static-assets layer, which `wrangler dev` runs as a separate router worker in front of this one.
-  if (process.env.BENCH_NO_ASSETS) config = config.replace(/\[assets\][^[]*/, "");
-  writeFileSync(BENCH_CONFIG, config);
+  const edit = (toml: string) => {
+    const lifted = toml.replace(/limit = \d+/g, "limit = 1000000");
+    return process.env.BENCH_NO_ASSETS ? lifted.replace(/\[assets\][^[]*/, "") : lifted;
+  };
+  let restore = async () => rmSync(BENCH_CONFIG, { force: true });
+  if (opts.agents) ({ restore } = await buildWithAgents(".", persist, BENCH_CONFIG, opts.agents, edit));
+  else writeFileSync(BENCH_CONFIG, edit(readFileSync("wrangler.toml", "utf8")));
   const upstream = await startFakeOllama();
   const servers: DevServer[] = [];
   const stop = async () => {
     for (const s of servers) await s.stop();
     await upstream.close();
-    rmSync(BENCH_CONFIG, { force: true });
+    await restore();
     rmSync(persist, { recursive: true, force: true });
   };
   try {
