@@ -122,7 +122,8 @@ const chatFormat: WireFormat<Body, Plan> = {
     let opened = false;
     const open = async (out: SseWriter, content: "" | null, first: Record<string, unknown> = {}) => {
       opened = true;
-      await out.send(chunk(model, { role: "assistant", content, ...first }, null));
+      // As OpenAI opens a stream: the role, the content so far and `refusal: null`.
+      await out.send(chunk(model, { role: "assistant", content, refusal: null, ...first }, null));
     };
     return {
       async start(_out, m) {

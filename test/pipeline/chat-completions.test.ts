@@ -158,6 +158,16 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     }
   }
 
+  it("the first chunk opens as OpenAI's does: the role, the content so far and refusal: null", async () => {
+    fakeOpenAI().reply({ text: "hi there", chunks: ["hi ", "there"] });
+    const res = await api("/v1/chat/completions", {
+      key: tenant().adminKey,
+      body: { model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "hi" }] },
+    });
+    const first = (await res.text()).split("\n").find((l) => l.startsWith("data: "))!;
+    expect((JSON.parse(first.slice(6)) as { choices: { delta: unknown }[] }).choices[0]!.delta).toEqual({ role: "assistant", content: "", refusal: null });
+  });
+
   it("a streamed turn of an agent with server tools streams what the unstreamed answer holds: the server's own calls stay in the run", async () => {
     // Every step's deltas reached the client: the server tool's call came as tool_calls, which the SDK's helper kept.
     const fake = fakeOpenAI();
