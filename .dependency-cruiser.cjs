@@ -4,7 +4,8 @@
  *
  *   core  ←  config  ←  thread ← memory ← auth      (the stores and who may reach them)
  *                    ←  routing, providers, webhooks
- *   all of the above ←  pipeline (one agent run)  ←  tasks  ←  {http, langgraph, mcp, responses, idempotency}  ←  index.ts
+ *   all of the above ←  pipeline (one agent run)  ←  tasks  ←  idempotency  ←  edge (what every route shares)
+ *                    ←  {responses, anthropic, langgraph, mcp} (wire formats and route sets)  ←  http (routes, the app)  ←  index.ts
  *   pipeline, responses ←  object (the thread's Durable Object: its capabilities and the run inside it)  ←  index.ts
  *
  * `core` (messages, tokens, ids, principal, errors, log, backoff, zod issues, path segments)
@@ -24,14 +25,16 @@ const may = {
   // The queue's wire contract (tasks/messages.ts) is the one part of tasks a run may use: it enqueues.
   pipeline: ["core", "config", "thread", "memory", "auth", "routing", "providers", "tasks/messages\\.[jt]s$"],
   tasks: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline"],
-  // The HTTP edge: langgraph and mcp are route sets on http's helpers; http mounts them (app.ts, mcp.ts).
-  mcp: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http"],
-  // The Responses API's conversion/storage and the Idempotency-Key middleware: HTTP features on http's schemas and env.
-  responses: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http"],
-  // The Anthropic Messages wire format (request/response/stream conversion), on http's schemas.
-  anthropic: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http"],
-  idempotency: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http"],
-  langgraph: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "http", "langgraph-client"],
+  // Kept Idempotency-Key results (D1), under the middleware in edge.
+  idempotency: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks"],
+  // What every route shares: the app's Hono env, the declared access (auth, rate limit, body limits, Idempotency-Key),
+  // validation and the error shapes, and the chat and Responses request schemas the wire formats build on.
+  edge: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "idempotency"],
+  // Route sets and wire formats on edge's helpers; http mounts them (app.ts, mcp.ts) and routes to them.
+  mcp: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
+  responses: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
+  anthropic: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
+  langgraph: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge", "langgraph-client"],
   http: [
     "core",
     "config",
@@ -43,10 +46,11 @@ const may = {
     "webhooks",
     "pipeline",
     "tasks",
+    "idempotency",
+    "edge",
     "mcp",
     "langgraph",
     "responses",
-    "idempotency",
     "anthropic",
   ],
   // The thread's Durable Object composes the thread capabilities with the run, and renders the stored Responses record in the run's save.

@@ -1,5 +1,5 @@
 import { catalog, type ErrorCode } from "../core/errors";
-import { errorResponsesIn, type ErrorShape } from "../http/openapi-errors";
+import { errorResponsesIn, type ErrorShape } from "../edge/openapi-errors";
 import { anthropicError } from "./errors";
 import { AnthropicErrorBody } from "./schema";
 

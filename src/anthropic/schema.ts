@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { CacheControl, Citations, SERVER_TOOL_BLOCKS, ServerToolBlock } from "../core/message";
-import { RequestedScopes } from "../http/chat-schemas";
+import { RequestedScopes } from "../edge/chat-schemas";
 import { checkToolChoice } from "../config/tool-choice";
 import { MIN_THINKING_BUDGET } from "../providers/anthropic";
 

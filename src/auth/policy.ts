@@ -5,7 +5,7 @@ import type { Principal, Role } from "../core/principal";
 
 /**
  * The one place that decides who may do what. Routes declare the action they
- * need (src/http/access.ts checks the role column before anything is read);
+ * need (src/edge/access.ts checks the role column before anything is read);
  * handlers and the pipeline ask `authorize` about the scope, thread or tenant
  * the request names. The README's access table is generated from POLICY.
  *

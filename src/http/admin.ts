@@ -3,10 +3,10 @@ import { parseGrant } from "../auth/grants";
 import { authorize } from "../auth/policy";
 import { ApiKeyInfo, createKey, createTenant, KeyRole, listKeys, listTenants, revokeKey, Tenant, TenantId } from "../auth/tenant-store";
 import type { ErrorCode } from "../core/errors";
-import { access } from "./access";
-import type { AppEnv } from "./app-env";
-import { errorResponses, jsonContent } from "./openapi-errors";
-import { validationHook } from "./validation";
+import { access } from "../edge/access";
+import type { AppEnv } from "../edge/app-env";
+import { errorResponses, jsonContent } from "../edge/openapi-errors";
+import { validationHook } from "../edge/validation";
 import { assertRoom } from "../auth/quotas";
 import { pageOf, pageQuery, pageStart } from "./paging";
 

@@ -2,12 +2,12 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
 import { AppError } from "../core/errors";
-import type { AppEnv } from "./app-env";
+import type { AppEnv } from "../edge/app-env";
 import { toErrorResponse } from "./errors";
-import { validationHook } from "./validation";
+import { validationHook } from "../edge/validation";
 import { Timings } from "../pipeline/timings";
-import { resolvePrincipal } from "./auth";
-import { access } from "./access";
+import { resolvePrincipal } from "../edge/auth";
+import { access } from "../edge/access";
 import { corsForApi } from "./cors";
 import { allowedMethodsFor } from "./allowed-methods";
 import { langgraphPointer } from "../langgraph/not-served";
@@ -55,7 +55,7 @@ export function createApp() {
 
   // Before any route, so preflight requests (which carry no key) are answered.
   app.use("/v1/*", corsForApi);
-  // Each route declares its own access and body limit (src/http/access.ts).
+  // Each route declares its own access and body limit (src/edge/access.ts).
   // One chain, so `typeof app` accumulates every sub-app's routes (hono/client reads them).
   const api = app
     .route("/", threadRoutes)

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { AppError } from "../core/errors";
-import type { AppEnv } from "./app-env";
+import type { AppEnv } from "../edge/app-env";
 
 /**
  * Answers with one file of the static assets (dist/public, the ASSETS binding) under the

@@ -3,13 +3,13 @@ import { runSummary, type TraceLevel, type TurnInput, type TurnResult } from "..
 import type { DeltaEvent } from "../providers/types";
 import { requireKnownModel } from "../routing/closest-models";
 import type { ParsedMessageInput } from "../core/message";
-import { access } from "./access";
-import type { AppEnv } from "./app-env";
-import { ChatCompletionRequest, ChatCompletionResponse, TraceHeader } from "./chat-schemas";
-import { errorResponses, jsonOrEventStream } from "./openapi-errors";
+import { access } from "../edge/access";
+import type { AppEnv } from "../edge/app-env";
+import { ChatCompletionRequest, ChatCompletionResponse, TraceHeader } from "../edge/chat-schemas";
+import { errorResponses, jsonOrEventStream } from "../edge/openapi-errors";
 import { namedThread } from "./thread-choice";
 import { RUN_ERRORS, runTurnRoute, streamErrorBody, type WireFormat } from "./turn-edge";
-import { validationHook } from "./validation";
+import { validationHook } from "../edge/validation";
 import { randomHex } from "../core/encoding";
 import type { SseWriter } from "./sse";
 

@@ -9,14 +9,14 @@ import { deleteConversationRecords, requireConversation, saveConversation, type 
 import { ThreadClient } from "../thread/client";
 import { parseThreadId } from "../thread/thread-id";
 import type { Message } from "../core/message";
-import { access, type Access, type BodySize } from "./access";
-import type { AppEnv } from "./app-env";
+import { access, type Access, type BodySize } from "../edge/access";
+import type { AppEnv } from "../edge/app-env";
 import { type Principal, tenantOf } from "../core/principal";
-import { errorResponses, jsonContent } from "./openapi-errors";
+import { errorResponses, jsonContent } from "../edge/openapi-errors";
 import { listPage } from "./paging";
-import { chargeOps } from "./rate-limit";
-import { IdParam, InputItem, ListQuery, Metadata } from "./responses-schemas";
-import { validationHook } from "./validation";
+import { chargeOps } from "../edge/rate-limit";
+import { IdParam, InputItem, ListQuery, Metadata } from "../edge/responses-schemas";
+import { validationHook } from "../edge/validation";
 
 /**
  * OpenAI Conversations over threads: a conversation id IS a thread id (any thread

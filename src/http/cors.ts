@@ -1,6 +1,6 @@
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "./app-env";
+import type { AppEnv } from "../edge/app-env";
 import type { Context } from "hono";
 
 /**

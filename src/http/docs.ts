@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import { access } from "./access";
-import type { AppEnv } from "./app-env";
+import { access } from "../edge/access";
+import type { AppEnv } from "../edge/app-env";
 import { serveAsset } from "./assets";
 
 /**

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { AppError, isAppError } from "../core/errors";
-import type { AppEnv } from "./app-env";
+import type { AppEnv } from "../edge/app-env";
 import { anthropicError, speaksAnthropic } from "../anthropic/errors";
 import { log } from "../core/log";
 

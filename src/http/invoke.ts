@@ -1,11 +1,11 @@
 import { createRoute, OpenAPIHono, type z } from "@hono/zod-openapi";
 import { runSummary, type TraceLevel, type TurnResult } from "../pipeline/turn";
-import { access } from "./access";
-import type { AppEnv } from "./app-env";
-import { InvokeRequest, InvokeResponse, TraceHeader } from "./chat-schemas";
-import { errorResponses, jsonOrEventStream } from "./openapi-errors";
+import { access } from "../edge/access";
+import type { AppEnv } from "../edge/app-env";
+import { InvokeRequest, InvokeResponse, TraceHeader } from "../edge/chat-schemas";
+import { errorResponses, jsonOrEventStream } from "../edge/openapi-errors";
 import { RUN_ERRORS, runTurnRoute, streamErrorBody, type WireFormat } from "./turn-edge";
-import { validationHook } from "./validation";
+import { validationHook } from "../edge/validation";
 
 const invokeTurn = createRoute({
   method: "post",

@@ -1,6 +1,6 @@
-import { access } from "./access";
+import { access } from "../edge/access";
 import { Hono } from "hono";
-import type { AppEnv } from "./app-env";
+import type { AppEnv } from "../edge/app-env";
 import { serveAsset } from "./assets";
 
 /** GET /: a small page linking to the inspector, the reference, the OpenAPI document and /health. */

@@ -1,11 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { access } from "./access";
+import { access } from "../edge/access";
 import { Hono } from "hono";
 import { AppError } from "../core/errors";
 import { handleMcp } from "../mcp/server";
-import type { AppEnv } from "./app-env";
-import { errorResponses } from "./openapi-errors";
-import { chargeOps } from "./rate-limit";
+import type { AppEnv } from "../edge/app-env";
+import { errorResponses } from "../edge/openapi-errors";
+import { chargeOps } from "../edge/rate-limit";
 
 /**
  * POST /mcp: the Model Context Protocol over Streamable HTTP, behind the same bearer-key

@@ -10,11 +10,11 @@ import type { LoadedContext as MemoryContext } from "../memory/types";
 import { authorize, decide } from "../auth/policy";
 import type { Principal } from "../core/principal";
 import { Message } from "../core/message";
-import { access } from "./access";
-import type { AppEnv } from "./app-env";
+import { access } from "../edge/access";
+import type { AppEnv } from "../edge/app-env";
 import { pageOf, pageQuery, pageStart } from "./paging";
-import { errorResponses, jsonContent } from "./openapi-errors";
-import { validationHook } from "./validation";
+import { errorResponses, jsonContent } from "../edge/openapi-errors";
+import { validationHook } from "../edge/validation";
 import { assertFactRoom } from "../auth/quotas";
 
 const FactIdParam = z.object({

@@ -14,13 +14,13 @@ import { toChat, tokensOf } from "../pipeline/prompt";
 import { runSummary, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
 import type { ModelConfig } from "../config/model-config";
 import { requireKnownModel } from "../routing/closest-models";
-import { access } from "./access";
-import type { AppEnv } from "./app-env";
+import { access } from "../edge/access";
+import type { AppEnv } from "../edge/app-env";
 import { namedThread } from "./thread-choice";
 import { RUN_ERRORS, runTurnRoute, type WireFormat } from "./turn-edge";
-import { type RequestedScopes, TraceLevel as TraceLevelSchema } from "./chat-schemas";
-import { jsonContent, jsonOrEventStream } from "./openapi-errors";
-import { validationHook } from "./validation";
+import { type RequestedScopes, TraceLevel as TraceLevelSchema } from "../edge/chat-schemas";
+import { jsonContent, jsonOrEventStream } from "../edge/openapi-errors";
+import { validationHook } from "../edge/validation";
 
 /**
  * Anthropic's Messages API (POST /v1/messages, /v1/messages/count_tokens), so the official

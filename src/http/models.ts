@@ -4,10 +4,10 @@ import { isOfflineModel, Modality, type ModelConfig, Provider } from "../config/
 import { modelByName, models, modelsCreatedAt, routerFor } from "../routing/bundled";
 import type { ModelRouter } from "../routing/router";
 import { createMiddleware } from "hono/factory";
-import { access } from "./access";
-import type { AppEnv } from "./app-env";
-import { errorResponses, jsonContent } from "./openapi-errors";
-import { issueSummary, validationHook } from "./validation";
+import { access } from "../edge/access";
+import type { AppEnv } from "../edge/app-env";
+import { errorResponses, jsonContent } from "../edge/openapi-errors";
+import { issueSummary, validationHook } from "../edge/validation";
 
 export const ModelInfo = z
   .object({

@@ -1,5 +1,5 @@
 import { catalog, type ErrorCode } from "../core/errors";
-import { declaredBy } from "./access";
+import { declaredBy } from "../edge/access";
 
 type Response = { description: string; headers?: Record<string, unknown>; content?: Record<string, unknown> };
 type Operation = { parameters?: unknown[]; responses: Record<string, Response> };

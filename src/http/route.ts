@@ -1,11 +1,11 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { requireAgent, routerFor } from "../routing/bundled";
 import { Content } from "../core/message";
-import { ChatMessage } from "./chat-schemas";
-import { access } from "./access";
-import type { AppEnv } from "./app-env";
-import { errorResponses, jsonContent } from "./openapi-errors";
-import { validationHook } from "./validation";
+import { ChatMessage } from "../edge/chat-schemas";
+import { access } from "../edge/access";
+import type { AppEnv } from "../edge/app-env";
+import { errorResponses, jsonContent } from "../edge/openapi-errors";
+import { validationHook } from "../edge/validation";
 
 const RouteBody = z
   .object({

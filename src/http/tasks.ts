@@ -7,11 +7,11 @@ import { MemoryScope } from "../memory/scope";
 import { enqueueTask } from "../tasks/messages";
 import { listDeadLetters, taskStatus } from "../tasks/store";
 import { parseThreadId } from "../thread/thread-id";
-import { access } from "./access";
-import type { AppEnv } from "./app-env";
+import { access } from "../edge/access";
+import type { AppEnv } from "../edge/app-env";
 import { pageOf, pageQuery, pageStart } from "./paging";
-import { errorResponses, jsonContent } from "./openapi-errors";
-import { validationHook } from "./validation";
+import { errorResponses, jsonContent } from "../edge/openapi-errors";
+import { validationHook } from "../edge/validation";
 import { assertFactRoom } from "../auth/quotas";
 
 /**

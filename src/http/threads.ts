@@ -6,12 +6,12 @@ import { ThreadClient } from "../thread/client";
 import { listThreads, ThreadList } from "../thread/thread-list";
 import { parseThreadId } from "../thread/thread-id";
 import { Checkpoint, CheckpointId, History, ThreadUpdate, ThreadState } from "../thread/types";
-import { access } from "./access";
+import { access } from "../edge/access";
 import { historyFor, stateFor } from "./memory-view";
-import { chargeOps } from "./rate-limit";
-import type { AppEnv } from "./app-env";
-import { errorResponses, jsonContent } from "./openapi-errors";
-import { issueSummary, sentValue, validationHook } from "./validation";
+import { chargeOps } from "../edge/rate-limit";
+import type { AppEnv } from "../edge/app-env";
+import { errorResponses, jsonContent } from "../edge/openapi-errors";
+import { issueSummary, sentValue, validationHook } from "../edge/validation";
 import { assertThreadRoom } from "../auth/quotas";
 
 // Thread ids are checked in the handler so a bad one gets its own code (BEM-030), not BEM-011.

@@ -8,7 +8,7 @@ import type { Timings } from "../pipeline/timings";
 import type { TraceLevel, TurnInput, TurnResult } from "../pipeline/turn";
 import { isFailoverError } from "../providers/failover";
 import { routeHeaders } from "../routing/route-headers";
-import type { AppEnv } from "./app-env";
+import type { AppEnv } from "../edge/app-env";
 import { refuseForcedCallWithoutTools } from "./forced-tool-choice";
 import { type StreamRenderer, streamRun } from "./stream-run";
 

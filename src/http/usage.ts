@@ -1,10 +1,10 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
 import { listUsage, UsageCause, utcDay } from "../pipeline/usage";
-import { access } from "./access";
-import type { AppEnv } from "./app-env";
-import { errorResponses, jsonContent } from "./openapi-errors";
-import { validationHook } from "./validation";
+import { access } from "../edge/access";
+import type { AppEnv } from "../edge/app-env";
+import { errorResponses, jsonContent } from "../edge/openapi-errors";
+import { validationHook } from "../edge/validation";
 
 /** A calendar day, YYYY-MM-DD (2026-13-01 or 2026-02-30 is a 400, not a range that matches nothing). */
 const Day = z.iso.date();

@@ -32,13 +32,13 @@ import {
   releaseSignature,
   Webhook,
 } from "../webhooks/store";
-import { access } from "./access";
-import type { AppEnv } from "./app-env";
+import { access } from "../edge/access";
+import type { AppEnv } from "../edge/app-env";
 import { pageOf, pageQuery, pageStart } from "./paging";
-import { decodeUtf8, parseGuardedJson } from "./limits";
-import { errorResponses, jsonContent } from "./openapi-errors";
-import { limited, withinLimit } from "./rate-limit";
-import { validationHook } from "./validation";
+import { decodeUtf8, parseGuardedJson } from "../edge/limits";
+import { errorResponses, jsonContent } from "../edge/openapi-errors";
+import { limited, withinLimit } from "../edge/rate-limit";
+import { validationHook } from "../edge/validation";
 import { assertRoom } from "../auth/quotas";
 
 /**

@@ -1,10 +1,10 @@
-import { access } from "../http/access";
+import { access } from "../edge/access";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
-import type { AppEnv } from "../http/app-env";
-import { errorResponses, jsonContent } from "../http/openapi-errors";
-import { chargeOps } from "../http/rate-limit";
-import { validationHook } from "../http/validation";
+import type { AppEnv } from "../edge/app-env";
+import { errorResponses, jsonContent } from "../edge/openapi-errors";
+import { chargeOps } from "../edge/rate-limit";
+import { validationHook } from "../edge/validation";
 import { fromBase64, toBase64 } from "../langgraph-client/base64";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
 import type { RpcResult } from "../thread/types";

@@ -1,6 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../http/app-env";
-import { validationHook } from "../http/validation";
+import type { AppEnv } from "../edge/app-env";
+import { validationHook } from "../edge/validation";
 import { checkpointRoutes } from "./checkpoint-routes";
 import { storeRoutes } from "./store-routes";
 

@@ -1,6 +1,6 @@
 import { storedReport } from "../pipeline/save-run";
 import { type ResponseTemplate, runSummary, type TurnResult } from "../pipeline/turn";
-import type { ResponseCreateRequest } from "../http/responses-schemas";
+import type { ResponseCreateRequest } from "../edge/responses-schemas";
 import { replyToOutput, type OutputItem } from "./convert";
 import type { ResponsePlan } from "./plan";
 

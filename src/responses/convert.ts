@@ -1,7 +1,7 @@
 import { AppError } from "../core/errors";
 import type { ChatRequest, ChatResult } from "../providers/types";
 import { type ContentPart, documentText, type Message, type MessageInput, type ParsedMessageInput } from "../core/message";
-import type { ResolvedItem, ResponseContentPart, ResponseCreateRequest } from "../http/responses-schemas";
+import type { ResolvedItem, ResponseContentPart, ResponseCreateRequest } from "../edge/responses-schemas";
 
 /** Responses content parts → the thread's (OpenAI chat) content parts. */
 function toParts(content: string | ResponseContentPart[]): string | ContentPart[] {

@@ -6,7 +6,7 @@ import type { TurnInput } from "../pipeline/turn";
 import { ThreadClient } from "../thread/client";
 import { parseThreadId } from "../thread/thread-id";
 import type { Message, ParsedMessageInput } from "../core/message";
-import type { ResponseCreateRequest } from "../http/responses-schemas";
+import type { ResponseCreateRequest } from "../edge/responses-schemas";
 import { callIdsOf, inputToMessages, outputCallIds, toChatParams, unansweredCallIds } from "./convert";
 import { threadOfResponse } from "./ids";
 import { resolveInput } from "./references";

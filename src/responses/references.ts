@@ -1,7 +1,7 @@
 import { authorizeThread } from "../auth/policy";
 import { AppError } from "../core/errors";
 import type { Principal } from "../core/principal";
-import type { InputItem, ResolvedItem } from "../http/responses-schemas";
+import type { InputItem, ResolvedItem } from "../edge/responses-schemas";
 import { ThreadClient } from "../thread/client";
 import type { OutputItem } from "./convert";
 import { callOfItem, responseOfItem } from "./ids";

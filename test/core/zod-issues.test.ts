@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { describeIssues } from "../../src/core/zod-issues";
-import { InputItem } from "../../src/http/responses-schemas";
+import { InputItem } from "../../src/edge/responses-schemas";
 
 describe("describeIssues: the one formatter for zod issues in error messages", () => {
   const Body = z.object({ name: z.string(), tags: z.array(z.string()).max(1), n: z.number() });

@@ -5,7 +5,7 @@ import { anthropicError } from "../../src/anthropic/errors";
 import { describe, expect, it } from "vitest";
 import { catalog, type ErrorCode } from "../../src/core/errors";
 import { app } from "../../src/http/app";
-import { declaredBy } from "../../src/http/access";
+import { declaredBy } from "../../src/edge/access";
 import { declaredFor } from "../support/routes";
 
 type Operation = {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { IDEMPOTENCY_LEASE_MS, requestFingerprint } from "../../src/idempotency/middleware";
+import { IDEMPOTENCY_LEASE_MS, requestFingerprint } from "../../src/edge/idempotency";
 import { claim, scopedKey } from "../../src/idempotency/store";
 import { fakeOpenAI, slowCompletion } from "../support/fake-openai";
 import { api, createKey } from "../support/tenants";

@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/http/app";
 import type { ThreadDO } from "../../src/object/thread-object";
-import { jsonItems, MAX_LANGGRAPH_JSON_ITEMS } from "../../src/http/limits";
+import { jsonItems, MAX_LANGGRAPH_JSON_ITEMS } from "../../src/edge/limits";
 import { toBase64 } from "../../src/langgraph-client/base64";
 import { MAX_VERSIONS_BYTES } from "../../src/thread/langgraph-checkpoints";
 import { threadObjectName } from "../../src/thread/thread-id";

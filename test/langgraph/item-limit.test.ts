@@ -1,7 +1,7 @@
 import { Annotation, END, Send, START, StateGraph } from "@langchain/langgraph";
 import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
-import { jsonItems, MAX_JSON_ITEMS, MAX_LANGGRAPH_JSON_ITEMS } from "../../src/http/limits";
+import { jsonItems, MAX_JSON_ITEMS, MAX_LANGGRAPH_JSON_ITEMS } from "../../src/edge/limits";
 import {
   jsonSize,
   MAX_JSON_ITEMS as CLIENT_MAX_JSON_ITEMS,

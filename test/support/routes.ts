@@ -1,5 +1,5 @@
 import { app } from "../../src/http/app";
-import { declaredBy, type Declared } from "../../src/http/access";
+import { declaredBy, type Declared } from "../../src/edge/access";
 
 export type AppRoute = { method: string; path: string; declared: Declared | undefined };
 

@@ -33,7 +33,7 @@ export declare class EdgeweaveHttp {
 export declare const pathId: (id: string) => string;
 export declare const jsonBytes: (v: unknown) => number;
 /**
- * The server's MAX_JSON_ITEMS (src/http/limits.ts; this package imports nothing of the server): it
+ * The server's MAX_JSON_ITEMS (src/edge/limits.ts; this package imports nothing of the server): it
  * parses at most this many array items and object keys in one request body, else 400 BEM-014.
  */
 export declare const MAX_JSON_ITEMS = 10000;

@@ -59,7 +59,7 @@ export const pathId = (id) => encodeURIComponent(id);
 const utf8 = new TextEncoder();
 export const jsonBytes = (v) => utf8.encode(JSON.stringify(v)).length;
 /**
- * The server's MAX_JSON_ITEMS (src/http/limits.ts; this package imports nothing of the server): it
+ * The server's MAX_JSON_ITEMS (src/edge/limits.ts; this package imports nothing of the server): it
  * parses at most this many array items and object keys in one request body, else 400 BEM-014.
  */
 export const MAX_JSON_ITEMS = 10_000;

@@ -29,8 +29,8 @@ export function presentedKey(c: Context<AppEnv>): string {
  * OPERATOR_KEY, compared in constant time) or a tenant key (looked up by its SHA-256).
  * Resolved tenant keys are cached per isolate for 10 s (KEY_CACHE_MS): a revoked key fails at once
  * on the isolate that revoked it and within 10 s everywhere else. Unknown keys are cached as
- * unknown for 10 s and throttled per client address (src/http/unknown-keys.ts).
- * Called by each route's declared access (src/http/access.ts), so a route that takes
+ * unknown for 10 s and throttled per client address (src/edge/unknown-keys.ts).
+ * Called by each route's declared access (src/edge/access.ts), so a route that takes
  * no key (pages, signed webhook deliveries) says so where it is declared.
  */
 export async function resolvePrincipal(c: Context<AppEnv>): Promise<Principal> {

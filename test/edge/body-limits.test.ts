@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BODY_LIMITS, jsonDepth, jsonItems, MAX_JSON_DEPTH, MAX_JSON_ITEMS, parseGuardedJson } from "../../src/http/limits";
+import { BODY_LIMITS, jsonDepth, jsonItems, MAX_JSON_DEPTH, MAX_JSON_ITEMS, parseGuardedJson } from "../../src/edge/limits";
 import { isAppError } from "../../src/core/errors";
 import { appRoutes, declaredFor } from "../support/routes";
 import { api, createTenant, type TestTenant } from "../support/tenants";

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { every } from "hono/combine";
 import { createMiddleware } from "hono/factory";
 import { authorize, type Action } from "../auth/policy";
-import { idempotency } from "../idempotency/middleware";
+import { idempotency } from "./idempotency";
 import type { AppEnv } from "./app-env";
 import { resolvePrincipal } from "./auth";
 import { BODY_LIMITS, capBody, guardJson, guardJsonUpTo, MAX_LANGGRAPH_JSON_ITEMS, MAX_MESSAGES_JSON_ITEMS } from "./limits";
@@ -27,7 +27,7 @@ const guardMessagesJson = guardJsonUpTo(MAX_MESSAGES_JSON_ITEMS);
 
 /**
  * `rate: "langgraph"` counts the key on LangGraph's own limiter (a graph step is several calls);
- * `idempotent: true` honours `Idempotency-Key` (src/idempotency/middleware.ts).
+ * `idempotent: true` honours `Idempotency-Key` (src/edge/idempotency.ts).
  */
 export function access(need: Access, body: BodySize = "none", opts: { rate?: "langgraph"; idempotent?: boolean } = {}): MiddlewareHandler<AppEnv> {
   const gate = createMiddleware<AppEnv>(async (c, next) => {

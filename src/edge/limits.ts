@@ -4,7 +4,7 @@ import { AppError } from "../core/errors";
 import type { AppEnv } from "./app-env";
 
 /**
- * Request body limits. Each route declares its size (src/http/access.ts):
+ * Request body limits. Each route declares its size (src/edge/access.ts):
  * 413 BEM-013 from Content-Length and again while streaming (Hono's bodyLimit);
  * JSON routes then check media type (415 BEM-012), UTF-8 and JSON syntax
  * (400 BEM-010), nesting depth and total size of the document (400 BEM-014)

@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { AppError } from "../core/errors";
-import type { AppEnv } from "../http/app-env";
+import type { AppEnv } from "./app-env";
 import {
   claim,
   complete,
@@ -14,7 +14,7 @@ import {
   type Stored,
   type Unkept,
   utf8Bytes,
-} from "./store";
+} from "../idempotency/store";
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 /**
