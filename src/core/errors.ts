@@ -101,7 +101,7 @@ export const catalog = {
   "BEM-131": {
     status: 422,
     meaning:
-      "The request with this Idempotency-Key ran, but its response could not be kept for replay (too large, or past MAX_IDEMPOTENCY_BYTES_PER_TENANT); it is not run again (use a new key)",
+      "The request with this Idempotency-Key ran, but its response could not be kept for replay (too large, or past MAX_IDEMPOTENCY_BYTES_PER_TENANT or MAX_IDEMPOTENCY_BYTES_PER_KEY); it is not run again (use a new key)",
   },
 
   "BEM-132": {

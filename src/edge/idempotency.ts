@@ -10,7 +10,8 @@ import {
   release,
   renew,
   scopedKey,
-  tenantKeptBytes,
+  keptBudget,
+  type KeptBudget,
   type Stored,
   type Unkept,
   utf8Bytes,
@@ -56,10 +57,12 @@ export async function requestFingerprint(r: { route: string; keyId: string; head
 }
 
 /** Why a record keeps no result, as a retry is told it (BEM-131). */
-const unkeptWhy = (why: Unkept, budget: number): string =>
+const unkeptWhy = (why: Unkept, budget: KeptBudget): string =>
   why === "too_large"
     ? `a record keeps at most ${MAX_KEPT_BYTES.toLocaleString("en-US")} bytes`
-    : `keeping it would take the tenant's kept Idempotency-Key results past MAX_IDEMPOTENCY_BYTES_PER_TENANT (${budget.toLocaleString("en-US")} bytes); a record stops counting 24 h after its request`;
+    : why === "key_budget"
+      ? `keeping it would take this API key's kept Idempotency-Key results past MAX_IDEMPOTENCY_BYTES_PER_KEY (${budget.key.toLocaleString("en-US")} bytes); a record stops counting 24 h after its request`
+      : `keeping it would take the tenant's kept Idempotency-Key results past MAX_IDEMPOTENCY_BYTES_PER_TENANT (${budget.tenant.toLocaleString("en-US")} bytes); a record stops counting 24 h after its request`;
 
 const replay = (r: Stored) => new Response(r.body, { status: r.status, headers: { ...r.headers, "idempotent-replayed": "true" } });
 
@@ -83,7 +86,7 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
   if (raw === undefined || c.req.method !== "POST") return next();
   if (!KEY.test(raw)) throw new AppError("BEM-108");
   const db = c.env.DB;
-  const budget = tenantKeptBytes(c.env);
+  const budget = keptBudget(c.env);
   const principal = c.get("principal");
   const tenant = principal.tenant;
   // Per API key: another key of the tenant using the same value makes a request of its own,
@@ -128,7 +131,7 @@ export const idempotency = createMiddleware<AppEnv>(async (c, next) => {
     // Too large to keep: the key still records that the request ran, so a retry never runs it twice.
     if (utf8Bytes(body) + utf8Bytes(JSON.stringify(headers)) > MAX_KEPT_BYTES) return completeUnkept(db, tenant, key, res.status, "too_large");
     try {
-      // Past the tenant's budget the record keeps only that the request ran, as when too large.
+      // Past the tenant's or the key's budget the record keeps only that the request ran, as when too large.
       await complete(db, tenant, key, { status: res.status, headers, body }, budget);
     } catch (e) {
       // D1 refused the result (its own count of a row's bytes): keep that the request ran, then log why.

@@ -27,18 +27,39 @@ export const MAX_KEPT_BYTES = 2_000_000 - 16_384;
  * every tenant shares. An unset or unreadable var means the documented default, never "unlimited".
  */
 export const DEFAULT_TENANT_KEPT_BYTES = 268_435_456;
-export function tenantKeptBytes(env: Env): number {
-  const raw = Number(env.MAX_IDEMPOTENCY_BYTES_PER_TENANT);
-  return Number.isSafeInteger(raw) && raw >= 0 ? raw : DEFAULT_TENANT_KEPT_BYTES;
-}
+/**
+ * The most one API key's records keep at once, under its tenant's cap (MAX_IDEMPOTENCY_BYTES_PER_KEY; migration 0025
+ * counts it per key id): with the tenant's cap alone, one key (a member's) could fill it, and every other key's
+ * results would go unkept for a day. A quarter of the tenant's by default.
+ */
+export const DEFAULT_KEY_KEPT_BYTES = 67_108_864;
+
+/** The two caps a result is kept under: its tenant's and its key's. */
+export type KeptBudget = { tenant: number; key: number };
+
+const bytesVar = (raw: string | undefined, fallback: number): number => {
+  const n = Number(raw);
+  return raw !== undefined && raw !== "" && Number.isSafeInteger(n) && n >= 0 ? n : fallback;
+};
+
+export const keptBudget = (env: Env): KeptBudget => ({
+  tenant: bytesVar(env.MAX_IDEMPOTENCY_BYTES_PER_TENANT, DEFAULT_TENANT_KEPT_BYTES),
+  key: bytesVar(env.MAX_IDEMPOTENCY_BYTES_PER_KEY, DEFAULT_KEY_KEPT_BYTES),
+});
+
+/** The tenant_counts kind that counts one API key's kept bytes (migration 0025's triggers write it). */
+const keyCountKind = (key: string): string => `idempotency_bytes:${key.slice(0, key.indexOf(" "))}`;
 
 export type Stored = { status: number; headers: Record<string, string>; body: string };
 /**
  * Why a finished record keeps no result, in its `headers` column (its `response` is NULL): `too_large`
  * for one row (or D1 refused the write; also a NULL `headers`, as records before migration 0021 have it),
- * `budget` when the tenant's records held MAX_IDEMPOTENCY_BYTES_PER_TENANT.
+ * `budget` when the tenant's records held MAX_IDEMPOTENCY_BYTES_PER_TENANT, `key_budget` when the calling
+ * key's held MAX_IDEMPOTENCY_BYTES_PER_KEY.
  */
-export type Unkept = "too_large" | "budget";
+export type Unkept = "too_large" | "budget" | "key_budget";
+const UNKEPT: readonly Unkept[] = ["too_large", "budget", "key_budget"];
+const unkeptOf = (headers: string | null): Unkept => UNKEPT.find((w) => w === headers) ?? "too_large";
 /** `unkept`: the request ran and ended with `status`, but its result was not kept (completeUnkept). */
 export type Claim =
   | { kind: "owner" }
@@ -67,7 +88,7 @@ export async function claim(db: D1Database, tenant: string, key: string, route: 
   if (!row) return claim(db, tenant, key, route, bodyHash, leaseMs, now); // released between the two statements
   if (row.status === null) return { kind: "running", bodyHash: row.body_hash, leaseUntil: row.lease_until };
   // complete() always writes a body (possibly ""): a finished record without one was not kept.
-  if (row.response === null) return { kind: "unkept", bodyHash: row.body_hash, status: row.status, why: row.headers === "budget" ? "budget" : "too_large" };
+  if (row.response === null) return { kind: "unkept", bodyHash: row.body_hash, status: row.status, why: unkeptOf(row.headers) };
   return {
     kind: "done",
     bodyHash: row.body_hash,
@@ -76,26 +97,29 @@ export async function claim(db: D1Database, tenant: string, key: string, route: 
 }
 
 /**
- * Keeps the result if the tenant's kept results have room for it (one statement: the check and the write
- * are atomic, so concurrent completions cannot overshoot). Without room, the tenant's expired records are
- * removed first (they stop counting), then it tries once more; still none: the record keeps only that the
- * request ran (`budget`). Says whether the result was kept.
+ * Keeps the result if both the tenant's and the calling key's kept results have room for it (one statement:
+ * the check and the write are atomic, so concurrent completions cannot overshoot). Without room, the tenant's
+ * expired records are removed first (they stop counting), then it tries once more; still none: the record keeps
+ * only that the request ran (`key_budget` when the key's cap is what it passes, else `budget`). Says whether the
+ * result was kept.
  */
-export async function complete(db: D1Database, tenant: string, key: string, result: Stored, budget: number, now = Date.now()): Promise<boolean> {
+export async function complete(db: D1Database, tenant: string, key: string, result: Stored, budget: KeptBudget, now = Date.now()): Promise<boolean> {
   const headers = JSON.stringify(result.headers);
   const bytes = utf8Bytes(headers) + utf8Bytes(result.body);
+  const held = (kind: string) => `ifnull((SELECT n FROM tenant_counts WHERE tenant_id = ?4 AND kind = ${kind}), 0)`;
   const keep = () =>
     db
       .prepare(
         `UPDATE idempotency_keys SET status = ?1, headers = ?2, response = ?3 WHERE tenant_id = ?4 AND key = ?5
-         AND ifnull((SELECT n FROM tenant_counts WHERE tenant_id = ?4 AND kind = 'idempotency_bytes'), 0) + ?6 <= ?7`,
+         AND ${held("'idempotency_bytes'")} + ?6 <= ?7 AND ${held("?8")} + ?6 <= ?9`,
       )
-      .bind(result.status, headers, result.body, tenant, key, bytes, budget)
+      .bind(result.status, headers, result.body, tenant, key, bytes, budget.tenant, keyCountKind(key), budget.key)
       .run();
   if ((await keep()).meta.changes > 0) return true;
   await db.prepare(`DELETE FROM idempotency_keys WHERE tenant_id = ? AND expires_at < ?`).bind(tenant, now).run();
   if ((await keep()).meta.changes > 0) return true;
-  await completeUnkept(db, tenant, key, result.status, "budget");
+  const ofKey = await db.prepare(`SELECT n FROM tenant_counts WHERE tenant_id = ? AND kind = ?`).bind(tenant, keyCountKind(key)).first<{ n: number }>();
+  await completeUnkept(db, tenant, key, result.status, (ofKey?.n ?? 0) + bytes > budget.key ? "key_budget" : "budget");
   return false;
 }
 

@@ -92,7 +92,41 @@ describe("a tenant's Idempotency-Key records are bounded in bytes", () => {
     expect(await facts(t.tenant)).toBe(12);
   });
 
-  it("the budget defaults to the documented var", () => {
+  it("one key cannot fill its tenant's budget: past MAX_IDEMPOTENCY_BYTES_PER_KEY its own results go unkept, another key's are kept", async () => {
+    const t = await createTenant();
+    const member = (await createKey(t.tenant, { role: "member", scopes: ["organization:acme"] })).key;
+    const other = (await createKey(t.tenant, { role: "member", scopes: ["organization:acme"] })).key;
+    const vars = { MAX_IDEMPOTENCY_BYTES_PER_KEY: "2000" };
+    const text = (i: number) => `fact ${i} ${"é".repeat(200)}`;
+    // The member writes on until its own records hold the key's budget: each answered whole.
+    for (let i = 0; i < 8; i++) expect((await call(vars, member, `m${i}`, text(i))).status).toBe(201);
+    const retry = await call(vars, member, "m7", text(7));
+    expect(retry.status).toBe(422);
+    const error = ((await retry.json()) as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe("BEM-131");
+    expect(error.message).toMatch(/this API key's kept Idempotency-Key results past MAX_IDEMPOTENCY_BYTES_PER_KEY \(2,000 bytes\)/);
+    // The tenant's budget has room: the other key's results are kept and replayed.
+    expect((await call(vars, other, "o0", text(100))).status).toBe(201);
+    const replayed = await call(vars, other, "o0", text(100));
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    // Each key's count is what its records keep; the tenant's, all of them.
+    const perKey = async (kind: string) =>
+      (await env.DB.prepare("SELECT n FROM tenant_counts WHERE tenant_id = ? AND kind = ?").bind(t.tenant, kind).first<{ n: number }>())?.n ?? 0;
+    const keyIds = (
+      await env.DB.prepare("SELECT DISTINCT substr(key, 1, instr(key, ' ') - 1) AS id FROM idempotency_keys WHERE tenant_id = ?")
+        .bind(t.tenant)
+        .all<{ id: string }>()
+    ).results.map((r) => r.id);
+    expect(keyIds).toHaveLength(2);
+    const counts = await Promise.all(keyIds.map((id) => perKey(`idempotency_bytes:${id}`)));
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(await recordBytes(t.tenant));
+    expect(Math.max(...counts)).toBeLessThanOrEqual(2000);
+    expect(await kept(t.tenant)).toBe(await recordBytes(t.tenant));
+  });
+
+  it("the budgets default to the documented vars", () => {
     expect(Number(env.MAX_IDEMPOTENCY_BYTES_PER_TENANT)).toBe(268_435_456);
+    expect(Number(env.MAX_IDEMPOTENCY_BYTES_PER_KEY)).toBe(67_108_864);
   });
 });
