@@ -153,6 +153,8 @@ CREATE TABLE tasks_done (
   result        TEXT,
   created_at    INTEGER NOT NULL
 );
+-- The hourly cron removes task records 30 days after they were written (migration 0023).
+CREATE INDEX tasks_done_created ON tasks_done (created_at);
 
 CREATE TABLE dead_letters (
   id            TEXT PRIMARY KEY,
@@ -165,6 +167,7 @@ CREATE TABLE dead_letters (
   created_at    INTEGER NOT NULL
 );
 CREATE INDEX dead_letters_tenant ON dead_letters (tenant_id, created_at, id);
+CREATE INDEX dead_letters_created ON dead_letters (created_at);
 
 -- A stored response: a checkpoint of one of the tenant's threads, with the Response
 -- object as returned and its input items (GET /v1/responses/:id[/input_items]).

@@ -5,6 +5,7 @@ import { purgeBookkeepingSends } from "./object/bookkeeping-flush";
 import { consumeTaskBatch } from "./tasks/consumer";
 import { consumeDeadLetterBatch, DEAD_LETTER_QUEUE } from "./tasks/dead-letter-queue";
 import { purgeDeliveries } from "./webhooks/store";
+import { purgeTaskRecords } from "./tasks/store";
 import { rememberEnvSecrets } from "./core/log";
 
 // The thread object: its capabilities (src/thread/) and the agent run inside it.
@@ -23,5 +24,6 @@ export default {
     ctx.waitUntil(purgeExpiredItems(env.DB));
     ctx.waitUntil(purgeBookkeepingSends(env.DB));
     ctx.waitUntil(purgeDeliveries(env.DB));
+    ctx.waitUntil(purgeTaskRecords(env.DB));
   },
 } satisfies ExportedHandler<Env>;

@@ -13,6 +13,22 @@ export async function markTaskDone(db: D1Database, t: { id: string; tenant: stri
     .run();
 }
 
+/**
+ * How long a task's record (done or dead-lettered) is kept: a month past any queue's retries (a message
+ * lives at most days), as webhook deliveries are kept. Every turn of an agent with `extract:` queues a
+ * task whoever runs it, so a member key's turns wrote a row each that was kept for good.
+ */
+export const TASK_RECORD_MS = 30 * 86_400_000;
+
+/** The hourly cron: removes task records older than TASK_RECORD_MS (their status then reads pending, as an unknown id's does). */
+export async function purgeTaskRecords(db: D1Database, now = Date.now()): Promise<void> {
+  const before = now - TASK_RECORD_MS;
+  await db.batch([
+    db.prepare("DELETE FROM tasks_done WHERE created_at < ?").bind(before),
+    db.prepare("DELETE FROM dead_letters WHERE created_at < ?").bind(before),
+  ]);
+}
+
 /** Bodies are kept for inspection, but a dead letter never grows beyond this. */
 export const MAX_DEAD_LETTER_BODY = 32_768;
 export const MAX_DEAD_LETTER_REASON = 1000;
