@@ -247,7 +247,8 @@ export class D1FactsBackend implements MemoryBackend {
   /**
    * Stores a fact (kind, text, key and expiry validated by the caller). With a key that
    * the scope already holds, the text (kind, expiry) is replaced in place — same id, version + 1 —
-   * and the old text kept in fact_versions by the update trigger. One statement, so two
+   * and the old text kept in fact_versions by the update trigger (its 20 newest, migration 0024: a replacement needs
+   * no room under the facts quota, so the versions must not grow without end). One statement, so two
    * concurrent writers of one key leave one fact, never two.
    */
   async remember(scope: MemoryScope, kind: string, text: string, opts: RememberOptions = {}): Promise<Remembered> {

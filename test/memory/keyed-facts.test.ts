@@ -219,4 +219,28 @@ describe("tenant isolation and grants on the new routes", () => {
       "Tenant A launch codeword is HERON.",
     );
   });
+
+  it("a fact keeps its 20 newest earlier texts: a member replacing one keyed fact again and again grows nothing past them", async () => {
+    // Replacing under a key needs no room under MAX_FACTS_PER_TENANT, and every replacement kept the old
+    // text for good: one member key could add 8 KiB to the shared D1 a request, without end.
+    const t = await createTenant({ memberScopes: ["user:*"] });
+    const scope = `user:u-${uid()}`;
+    const big = "x".repeat(4000);
+    let id = "";
+    for (let i = 1; i <= 25; i++) {
+      const res = await remember(t.memberKey, { scope, kind: "note", key: "scratch", text: `${i} ${big}` });
+      expect(res.status).toBe(201);
+      id = ((await res.json()) as FactOut).id;
+    }
+    expect(await rows("SELECT version FROM fact_versions WHERE fact_id = ? ORDER BY version", id)).toEqual(
+      Array.from({ length: 20 }, (_, i) => ({ version: i + 5 })),
+    );
+    const history = (await (await api(`/v1/memory/facts/${id}/history`, { key: t.memberKey })).json()) as {
+      fact: FactOut;
+      versions: { version: number; text: string }[];
+    };
+    expect(history.fact.version).toBe(25);
+    expect(history.versions.map((v) => v.version)).toEqual(Array.from({ length: 20 }, (_, i) => 24 - i));
+    expect(history.versions[0]!.text).toBe(`24 ${big}`);
+  });
 });

@@ -1,0 +1,6 @@
+-- A fact keeps its 20 newest earlier texts (fact_versions); older ones are removed as a replacement adds one.
+-- Replacing under a key needs no room under MAX_FACTS_PER_TENANT, and every replacement's old text had been kept
+-- for good, so one key could grow the shared D1 by 8 KiB a request without end. The trigger is 0018's with the DELETE added.
+DROP TRIGGER facts_after_text_update;
+CREATE TRIGGER facts_after_text_update AFTER UPDATE OF text ON facts BEGIN INSERT INTO fact_versions (fact_id, version, tenant_id, kind, text, written_at, replaced_at) VALUES (old.id, old.version, old.tenant_id, old.kind, old.text, old.updated_at, new.updated_at); DELETE FROM fact_versions WHERE fact_id = old.id AND version <= old.version - 20; DELETE FROM facts_fts WHERE rowid = (SELECT span FROM fact_scope_stats WHERE tenant_id = old.tenant_id AND scope = old.scope) * 68719476736 + old.rowid; INSERT INTO facts_fts (rowid, text) SELECT span * 68719476736 + new.rowid, new.text FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope; UPDATE fact_scope_stats SET tokens = tokens + new.tokens - old.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
+DELETE FROM fact_versions WHERE version <= (SELECT f.version - 21 FROM facts f WHERE f.id = fact_versions.fact_id);
