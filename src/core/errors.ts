@@ -108,6 +108,11 @@ export const catalog = {
     status: 400,
     meaning: "A cross-thread LangGraph list without threads_after reaches more threads than one request visits (100): page by threads_after",
   },
+  "BEM-133": {
+    status: 413,
+    meaning:
+      "LangGraph store request's reads return more bytes of values than one response carries (MAX_STORE_READ_BYTES, shared by its gets and searches); nothing stored",
+  },
 
   "BEM-120": { status: 400, meaning: "Invalid LangGraph store namespace or key" },
   "BEM-121": { status: 413, meaning: "Tenant holds the maximum number of LangGraph store items (MAX_STORE_ITEMS_PER_TENANT)" },

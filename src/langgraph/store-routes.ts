@@ -52,7 +52,7 @@ const BatchOp = z.discriminatedUnion("op", [
 const BatchBody = z.strictObject({ ops: z.array(BatchOp).min(1).max(100) });
 const BatchResult = z.union([ItemWire.nullable(), z.object({ items: z.array(ItemWire) }), z.object({ namespaces: z.array(z.array(z.string())) })]);
 
-const errs = () => errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-120", "BEM-121", "BEM-146", "BEM-190");
+const errs = () => errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-120", "BEM-121", "BEM-133", "BEM-146", "BEM-190");
 const json = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
 
 const putItem = createRoute({

@@ -146,6 +146,24 @@ type Planned = { statements: D1PreparedStatement[]; read: (results: D1Result[]) 
 /** A put's value column is NOT NULL: a put past a limit writes NULL there, which fails the whole batch (see #put). */
 const isQuotaFailure = (e: unknown) => e instanceof Error && /NOT NULL constraint failed: store_items\.value/.test(e.message);
 
+/**
+ * Bytes of values one request's reads (its gets and searches) may return, each read op an equal share. A
+ * batch is charged one request per 10 ops, and each op may search 1,000 items of up to ~1 MiB, so one
+ * request could make the Worker read and answer gigabytes (the same items once per op), far past its memory.
+ */
+export const MAX_STORE_READ_BYTES = 16 * 1024 * 1024;
+/**
+ * A read past its share selects json() of this text, which is no JSON: SQLite fails the statement, so D1
+ * rolls the whole batch back (its puts included) before any value past the share is read out.
+ */
+const READ_CAP = "edgeweave: store read past its byte share";
+const isReadCapFailure = (e: unknown) => e instanceof Error && /malformed JSON/.test(e.message);
+const readCapError = (share: number) =>
+  new AppError(
+    "BEM-133",
+    `This request's reads would return more than ${MAX_STORE_READ_BYTES} bytes of values (MAX_STORE_READ_BYTES; each of its gets and searches ${share}): send fewer reads per request, or search with a smaller limit and page with offset. Nothing of this request was stored.`,
+  );
+
 /** The tenant's store quotas (src/auth/quotas.ts). */
 export type StoreLimits = { items: number; bytes: number };
 /** Bytes of a text as SQLite's length(CAST(… AS BLOB)) counts them: the 'store_bytes' triggers sum an item's namespace, key and value. */
@@ -174,16 +192,20 @@ export class ScopedStore {
    * the batch's earlier puts. Reads that refresh (the default) renew the TTL of what they return.
    */
   async batch(ops: readonly StoreOp[], now = Date.now()): Promise<StoreResult[]> {
-    const plans = ops.map((op) => this.#plan(op, now));
+    const reads = ops.filter((op) => op.op === "get" || op.op === "search").length;
+    const share = Math.floor(MAX_STORE_READ_BYTES / Math.max(1, reads));
+    const plans = ops.map((op) => this.#plan(op, now, share));
     const statements = plans.flatMap((p) => p.statements);
     let results: D1Result[];
     try {
       results = await this.db.batch(statements);
     } catch (e) {
+      if (isReadCapFailure(e)) throw readCapError(share);
       if (!isQuotaFailure(e)) throw e;
       // Expired items still count until removed: remove the tenant's, then try once more.
       const purged = await this.db.prepare(`DELETE FROM store_items WHERE tenant_id = ? AND expires_at <= ?`).bind(this.tenant, now).run();
       results = await (purged.meta.changes > 0 ? this.db.batch(statements) : Promise.reject(e)).catch(async (again: unknown) => {
+        if (isReadCapFailure(again)) throw readCapError(share);
         if (!isQuotaFailure(again)) throw again;
         throw await this.#overQuota();
       });
@@ -247,7 +269,8 @@ export class ScopedStore {
     return (await this.batch([{ op: "list_namespaces", ...opts }], now))[0] as string[][];
   }
 
-  #plan(op: StoreOp, now: number): Planned {
+  /** `share`: the bytes of values this op may read (MAX_STORE_READ_BYTES over the request's reads); past it the statement fails. */
+  #plan(op: StoreOp, now: number, share: number): Planned {
     const none = () => [];
     const rowsOf = (r: D1Result[]) => (r[0]?.results ?? []) as Row[];
     if (op.op === "put") {
@@ -264,7 +287,8 @@ export class ScopedStore {
     if (op.op === "get") {
       requireNamespace(this.principal, op.namespace);
       const bind = new Params();
-      const sql = `SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE tenant_id = ${bind.add(this.tenant)} AND namespace = ${bind.add(joined(op.namespace))} AND key = ${bind.add(op.key)} AND ${alive(bind, now)}`;
+      const value = `CASE WHEN length(CAST(value AS BLOB)) <= ${bind.add(share)} THEN value ELSE json(${bind.add(READ_CAP)}) END AS value`;
+      const sql = `SELECT namespace, key, ${value}, created_at, updated_at FROM store_items WHERE tenant_id = ${bind.add(this.tenant)} AND namespace = ${bind.add(joined(op.namespace))} AND key = ${bind.add(op.key)} AND ${alive(bind, now)}`;
       const refresh = op.refreshTtl !== false;
       return {
         statements: [this.db.prepare(sql).bind(...bind.values)],
@@ -277,8 +301,13 @@ export class ScopedStore {
       const bind = new Params();
       const where = [`tenant_id = ${bind.add(this.tenant)}`, alive(bind, now)];
       for (const c of [prefixClause(op.prefix, bind), grantClause(this.principal, bind), filterClause(op.filter ?? {}, bind)]) if (c) where.push(c);
-      const sql = `SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE ${where.join(" AND ")}
-         ORDER BY updated_at DESC, namespace, key LIMIT ${bind.add(op.limit ?? 10)} OFFSET ${bind.add(op.offset ?? 0)}`;
+      // The page first (limit, offset), then its running total of value bytes in the same order: a row past the share fails the statement.
+      const order = "ORDER BY updated_at DESC, namespace, key";
+      const page = `SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE ${where.join(" AND ")}
+         ${order} LIMIT ${bind.add(op.limit ?? 10)} OFFSET ${bind.add(op.offset ?? 0)}`;
+      const running = `SELECT *, SUM(length(CAST(value AS BLOB))) OVER (${order} ROWS UNBOUNDED PRECEDING) AS running FROM (${page})`;
+      const sql = `SELECT namespace, key, CASE WHEN running <= ${bind.add(share)} THEN value ELSE json(${bind.add(READ_CAP)}) END AS value, created_at, updated_at
+         FROM (${running}) ${order}`;
       const refresh = op.refreshTtl !== false;
       return { statements: [this.db.prepare(sql).bind(...bind.values)], read: (r) => rowsOf(r).map(toItem), refresh: (r) => (refresh ? rowsOf(r) : []) };
     }
