@@ -164,3 +164,39 @@ describe("a dead holder is detected within its lease", () => {
     expect(await messageCount(thread)).toBe(2);
   }, 40_000);
 });
+
+describe("a duplicate's wait for a running holder", () => {
+  it("checks the claim a few times a second at most, not every 50 ms: a duplicate costs the shared D1 a few statements, not ~1,200 over its 30 s", async () => {
+    // Every check is an INSERT … ON CONFLICT on the primary and a SELECT: at 50 ms, one duplicate charged once
+    // made ~600 checks while it waited, and a member key's allowance of duplicates a minute ~72,000.
+    fakeOpenAI().reply("ran once the holder was gone");
+    const k = idem();
+    const headers = { "idempotency-key": k, "x-thread-id": uniqueThread() };
+    const fingerprint = await requestFingerprint({
+      route: "/v1/chat/completions",
+      keyId: tenant().adminKeyId,
+      headers: new Headers(headers),
+      body: JSON.stringify(chat()),
+    });
+    const hold = 4_000;
+    expect((await claim(env.DB, tenant().tenant, scopedKey(tenant().adminKeyId, k), "/v1/chat/completions", fingerprint, hold)).kind).toBe("owner");
+    const d1 = Object.getPrototypeOf(env.DB) as { prepare(sql: string): unknown };
+    const prepare = d1.prepare;
+    let claims = 0;
+    d1.prepare = function (this: unknown, sql: string) {
+      if (sql.startsWith("INSERT INTO idempotency_keys")) claims++;
+      return prepare.call(this, sql);
+    };
+    try {
+      const started = Date.now();
+      const res = await post("/v1/chat/completions", chat(), headers);
+      expect(res.status).toBe(200);
+      // Taken over once the lease lapsed, within a second of it.
+      expect(Date.now() - started).toBeLessThan(hold + 1_500);
+    } finally {
+      d1.prepare = prepare;
+    }
+    expect(claims).toBeGreaterThan(1);
+    expect(claims).toBeLessThanOrEqual(12);
+  }, 20_000);
+});
