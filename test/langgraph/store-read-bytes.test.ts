@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { EdgeweaveStore } from "../../src/langgraph-client/store";
 import { api, createTenant } from "../support/tenants";
+import { BASE_URL, workerFetch } from "./support";
 
 /**
  * A store batch is charged one request per 10 ops, and each of its 100 ops may be a search of up to
@@ -49,5 +51,17 @@ describe("LangGraph store reads are bounded in bytes per request", () => {
     const few = await api("/v1/langgraph/store/batch", { key: t.memberKey, body: { ops: gets.slice(0, 3) } });
     expect(few.status).toBe(200);
     expect(((await few.json()) as { results: ({ key: string } | null)[] }).results.map((r) => r?.key)).toEqual(["k0", "k1", "k2"]);
+  });
+});
+
+describe("EdgeweaveStore and the read budget", () => {
+  it("a batch of reads past it is sent again in halves: every get comes back, in order", async () => {
+    const t = await createTenant({ memberScopes: ["docset:*"] });
+    await bigItems(t.adminKey);
+    const store = new EdgeweaveStore({ baseUrl: BASE_URL, apiKey: t.memberKey, fetch: workerFetch() });
+    const keys = Array.from({ length: 40 }, (_, i) => `k${i % 3}`);
+    const items = await store.batch(keys.map((key) => ({ namespace: NS, key })));
+    expect(items.map((i) => i?.key)).toEqual(keys);
+    expect(items.every((i) => (i?.value as { text?: string } | undefined)?.text?.length === 870_000)).toBe(true);
   });
 });

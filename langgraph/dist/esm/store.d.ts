@@ -11,11 +11,17 @@ import { type EdgeweaveClientOptions } from "./http.js";
  * Values are JSON. A `batch` goes out as few requests as the server's caps allow (100
  * ops, 1 MiB and 10,000 JSON items a request), in order, each stored all or nothing; so one item's
  * value is at most about 1 MiB (413 BEM-013, before anything is sent) and about 10,000 keys and
- * array items (the server's 400 BEM-014 for that op's request). There is no semantic index: a search's `query` is ignored and items
+ * array items (the server's 400 BEM-014 for that op's request). A request whose reads would return more
+ * than the server's 16 MiB of values (413 BEM-133, nothing stored) is sent again in halves. There is no semantic index: a search's `query` is ignored and items
  * carry no score.
  */
 export declare class EdgeweaveStore extends BaseStore {
     private readonly http;
     constructor(opts: EdgeweaveClientOptions);
     batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>>;
+    /**
+     * One request; one whose reads would return more than the server's MAX_STORE_READ_BYTES (413 BEM-133,
+     * nothing of it stored) goes again as two halves, in order, until each fits or is a single op.
+     */
+    private send;
 }

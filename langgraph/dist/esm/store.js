@@ -21,7 +21,8 @@ const toItem = (w) => ({
  * Values are JSON. A `batch` goes out as few requests as the server's caps allow (100
  * ops, 1 MiB and 10,000 JSON items a request), in order, each stored all or nothing; so one item's
  * value is at most about 1 MiB (413 BEM-013, before anything is sent) and about 10,000 keys and
- * array items (the server's 400 BEM-014 for that op's request). There is no semantic index: a search's `query` is ignored and items
+ * array items (the server's 400 BEM-014 for that op's request). A request whose reads would return more
+ * than the server's 16 MiB of values (413 BEM-133, nothing stored) is sent again in halves. There is no semantic index: a search's `query` is ignored and items
  * carry no score.
  */
 export class EdgeweaveStore extends BaseStore {
@@ -53,7 +54,7 @@ export class EdgeweaveStore extends BaseStore {
             }
         }
         for (const part of inRequests(ops, BATCH_OPS, BATCH_BYTES))
-            results.push(...(await this.http.call("POST", "/store/batch", { ops: part })).results);
+            results.push(...(await this.send(part)));
         return results.map((r, i) => {
             const op = operations[i];
             if ("namespacePrefix" in op)
@@ -64,5 +65,20 @@ export class EdgeweaveStore extends BaseStore {
                 return r === null ? null : toItem(r);
             return r.namespaces;
         });
+    }
+    /**
+     * One request; one whose reads would return more than the server's MAX_STORE_READ_BYTES (413 BEM-133,
+     * nothing of it stored) goes again as two halves, in order, until each fits or is a single op.
+     */
+    async send(part) {
+        try {
+            return (await this.http.call("POST", "/store/batch", { ops: part })).results;
+        }
+        catch (e) {
+            if (!(e instanceof EdgeweaveError && e.code === "BEM-133" && part.length > 1))
+                throw e;
+            const half = Math.ceil(part.length / 2);
+            return [...(await this.send(part.slice(0, half))), ...(await this.send(part.slice(half)))];
+        }
     }
 }
