@@ -111,7 +111,7 @@ export const catalog = {
   "BEM-133": {
     status: 413,
     meaning:
-      "LangGraph store request's reads return more bytes of values than one response carries (MAX_STORE_READ_BYTES, shared by its gets and searches); nothing stored",
+      "LangGraph store request's reads return more bytes of values and namespaces than one response carries (MAX_STORE_READ_BYTES, shared by its reads); nothing stored",
   },
 
   "BEM-120": { status: 400, meaning: "Invalid LangGraph store namespace or key" },

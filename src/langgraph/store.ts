@@ -147,7 +147,7 @@ type Planned = { statements: D1PreparedStatement[]; read: (results: D1Result[]) 
 const isQuotaFailure = (e: unknown) => e instanceof Error && /NOT NULL constraint failed: store_items\.value/.test(e.message);
 
 /**
- * Bytes of values one request's reads (its gets and searches) may return, each read op an equal share. A
+ * Bytes of values one request's reads (its gets and searches, and the namespaces its lists return) may return, each read op an equal share. A
  * batch is charged one request per 10 ops, and each op may search 1,000 items of up to ~1 MiB, so one
  * request could make the Worker read and answer gigabytes (the same items once per op), far past its memory.
  */
@@ -161,7 +161,7 @@ const isReadCapFailure = (e: unknown) => e instanceof Error && /malformed JSON/.
 const readCapError = (share: number) =>
   new AppError(
     "BEM-133",
-    `This request's reads would return more than ${MAX_STORE_READ_BYTES} bytes of values (MAX_STORE_READ_BYTES; each of its gets and searches ${share}): send fewer reads per request, or search with a smaller limit and page with offset. Nothing of this request was stored.`,
+    `This request's reads would return more than ${MAX_STORE_READ_BYTES} bytes of values and namespaces (MAX_STORE_READ_BYTES; each of its gets, searches and namespace lists ${share}): send fewer reads per request, or read with a smaller limit and page with offset. Nothing of this request was stored.`,
   );
 
 /** The tenant's store quotas (src/auth/quotas.ts). */
@@ -192,7 +192,7 @@ export class ScopedStore {
    * the batch's earlier puts. Reads that refresh (the default) renew the TTL of what they return.
    */
   async batch(ops: readonly StoreOp[], now = Date.now()): Promise<StoreResult[]> {
-    const reads = ops.filter((op) => op.op === "get" || op.op === "search").length;
+    const reads = ops.filter((op) => op.op !== "put").length;
     const share = Math.floor(MAX_STORE_READ_BYTES / Math.max(1, reads));
     const plans = ops.map((op) => this.#plan(op, now, share));
     const statements = plans.flatMap((p) => p.statements);
@@ -312,7 +312,10 @@ export class ScopedStore {
       return { statements: [this.db.prepare(sql).bind(...bind.values)], read: (r) => rowsOf(r).map(toItem), refresh: (r) => (refresh ? rowsOf(r) : []) };
     }
     const bind = new Params();
-    const sql = namespacesQuery(this.tenant, this.principal, op, now, bind);
+    // A namespace is up to 16 labels of 256 characters, a page 1,000 of them: counted against the share as values are.
+    const sql = `SELECT CASE WHEN running <= ${bind.add(share)} THEN namespace ELSE json(${bind.add(READ_CAP)}) END AS namespace FROM (
+        SELECT namespace, SUM(length(CAST(namespace AS BLOB))) OVER (ORDER BY namespace ROWS UNBOUNDED PRECEDING) AS running
+        FROM (${namespacesQuery(this.tenant, this.principal, op, now, bind)})) ORDER BY namespace`;
     return { statements: [this.db.prepare(sql).bind(...bind.values)], read: (r) => rowsOf(r).map((row) => row.namespace.split(".")), refresh: none };
   }
 

@@ -54,6 +54,30 @@ describe("LangGraph store reads are bounded in bytes per request", () => {
   });
 });
 
+describe("namespace lists count against the same budget", () => {
+  it("eight lists of the same ~3 MiB of namespaces in one batch are 413 BEM-133; one list returns them all", async () => {
+    // A namespace is up to 16 labels of 256 characters, a list up to 1,000 of them: ~4 MiB an op, 100 ops a request.
+    const t = await createTenant({ memberScopes: ["docset:*"] });
+    const label = (c: string) => c.repeat(250);
+    for (let b = 0; b < 10; b++) {
+      const ops = Array.from({ length: 100 }, (_, i) => ({
+        op: "put",
+        namespace: ["docset", "many", ...Array.from({ length: 13 }, (_, j) => label("abcdefghijklm"[j]!)), `n${b * 100 + i}`],
+        key: "k",
+        value: {},
+      }));
+      expect((await api("/v1/langgraph/store/batch", { key: t.adminKey, body: { ops } })).status).toBe(200);
+    }
+    const list = { op: "list_namespaces", prefix: ["docset", "many"], limit: 1000 };
+    const res = await api("/v1/langgraph/store/batch", { key: t.memberKey, body: { ops: Array.from({ length: 8 }, () => list) } });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-133");
+    const one = await api("/v1/langgraph/store/namespaces", { key: t.memberKey, body: { prefix: ["docset", "many"], limit: 1000 } });
+    expect(one.status).toBe(200);
+    expect(((await one.json()) as { namespaces: string[][] }).namespaces).toHaveLength(1000);
+  });
+});
+
 describe("EdgeweaveStore and the read budget", () => {
   it("a batch of reads past it is sent again in halves: every get comes back, in order", async () => {
     const t = await createTenant({ memberScopes: ["docset:*"] });
