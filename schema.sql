@@ -52,7 +52,7 @@ CREATE TABLE fact_versions (
 );
 
 -- Fact count and token sum per scope: whether a scope fits its share, and how many facts did not,
--- cost O(1), not O(facts in the scope).
+-- cost O(1), not O(facts in the scope). A scope's row goes with its last fact (facts_after_delete, 0026).
 CREATE TABLE fact_scope_stats (
   tenant_id   TEXT NOT NULL,
   scope       TEXT NOT NULL,
@@ -70,7 +70,7 @@ CREATE INDEX fact_scope_stats_by_tenant_span ON fact_scope_stats (tenant_id, spa
 CREATE VIRTUAL TABLE facts_fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
 
 CREATE TRIGGER facts_after_insert AFTER INSERT ON facts BEGIN INSERT INTO fact_scope_stats (tenant_id, scope, n, tokens, span) SELECT new.tenant_id, new.scope, 0, 0, CASE WHEN last % 32 < 31 THEN last + 1 ELSE (SELECT COALESCE(MAX(span), -1) FROM fact_scope_stats) / 32 * 32 + 32 END FROM (SELECT COALESCE(MAX(span), 31) AS last FROM fact_scope_stats WHERE tenant_id = new.tenant_id) WHERE NOT EXISTS (SELECT 1 FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope); UPDATE fact_scope_stats SET n = n + 1, tokens = tokens + new.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; SELECT RAISE(ABORT, 'facts_fts: facts.rowid or the scope span is past its range (migrations/0018)') FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope AND (new.rowid >= 68719476736 OR span >= 134217728); INSERT INTO facts_fts (rowid, text) SELECT span * 68719476736 + new.rowid, new.text FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
-CREATE TRIGGER facts_after_delete AFTER DELETE ON facts BEGIN DELETE FROM facts_fts WHERE rowid = (SELECT span FROM fact_scope_stats WHERE tenant_id = old.tenant_id AND scope = old.scope) * 68719476736 + old.rowid; DELETE FROM fact_versions WHERE fact_id = old.id; UPDATE fact_scope_stats SET n = n - 1, tokens = tokens - old.tokens WHERE tenant_id = old.tenant_id AND scope = old.scope; END;
+CREATE TRIGGER facts_after_delete AFTER DELETE ON facts BEGIN DELETE FROM facts_fts WHERE rowid = (SELECT span FROM fact_scope_stats WHERE tenant_id = old.tenant_id AND scope = old.scope) * 68719476736 + old.rowid; DELETE FROM fact_versions WHERE fact_id = old.id; UPDATE fact_scope_stats SET n = n - 1, tokens = tokens - old.tokens WHERE tenant_id = old.tenant_id AND scope = old.scope; DELETE FROM fact_scope_stats WHERE tenant_id = old.tenant_id AND scope = old.scope AND n = 0; END;
 CREATE TRIGGER facts_after_text_update AFTER UPDATE OF text ON facts BEGIN INSERT INTO fact_versions (fact_id, version, tenant_id, kind, text, written_at, replaced_at) VALUES (old.id, old.version, old.tenant_id, old.kind, old.text, old.updated_at, new.updated_at); DELETE FROM fact_versions WHERE fact_id = old.id AND version <= old.version - 20; DELETE FROM facts_fts WHERE rowid = (SELECT span FROM fact_scope_stats WHERE tenant_id = old.tenant_id AND scope = old.scope) * 68719476736 + old.rowid; INSERT INTO facts_fts (rowid, text) SELECT span * 68719476736 + new.rowid, new.text FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope; UPDATE fact_scope_stats SET tokens = tokens + new.tokens - old.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
 
 -- Threads a tenant has touched, for listing (the DO holds the content).

@@ -243,4 +243,22 @@ describe("tenant isolation and grants on the new routes", () => {
     expect(history.versions.map((v) => v.version)).toEqual(Array.from({ length: 20 }, (_, i) => 24 - i));
     expect(history.versions[0]!.text).toBe(`24 ${big}`);
   });
+
+  it("a scope whose last fact is forgotten gives its stats row and index span back: remember-and-forget over new scopes leaves nothing behind", async () => {
+    // Every new scope takes a row and a span of the one full-text index every tenant shares (2^27 in all,
+    // migration 0018), and both stayed for good: a member with a wildcard grant could spend them without end.
+    const t = await createTenant({ memberScopes: ["docset:*"] });
+    const base = `tmp-${uid()}`;
+    for (let i = 0; i < 5; i++) {
+      const made = await remember(t.memberKey, { scope: `docset:${base}-${i}`, kind: "note", text: `scratch ${i}` });
+      expect(made.status).toBe(201);
+      const { id } = (await made.json()) as FactOut;
+      expect((await api(`/v1/memory/facts/${id}`, { method: "DELETE", key: t.memberKey })).status).toBe(200);
+    }
+    expect(await rows("SELECT scope, span FROM fact_scope_stats WHERE tenant_id = ?", t.tenant)).toEqual([]);
+    // A scope written after that is searched as before (a span given back may be given again).
+    expect((await remember(t.memberKey, { scope: `docset:${base}-kept`, kind: "note", text: "the kept walrus" })).status).toBe(201);
+    expect((await list(t.memberKey, `scope=docset:${base}-kept&q=walrus`)).body.facts.map((f) => f.text)).toEqual(["the kept walrus"]);
+    expect(await rows("SELECT n FROM fact_scope_stats WHERE tenant_id = ?", t.tenant)).toEqual([{ n: 1 }]);
+  });
 });
