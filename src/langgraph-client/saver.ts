@@ -406,7 +406,10 @@ export class EdgeweaveSaver extends BaseCheckpointSaver {
 
 function nextVersion(current: number | string | undefined): string {
   const n = current === undefined ? 0 : Number.parseInt(String(current).split(".")[0]!, 10) || 0;
-  return `${String(n + 1).padStart(32, "0")}.${Math.random().toFixed(16).slice(2)}`;
+  // The random part from the platform's CSPRNG: a version another key could guess it could write first (the server
+  // refuses another key's value of a version with other content, so a guessed version fails the run instead).
+  const random = crypto.getRandomValues(new Uint32Array(2));
+  return `${String(n + 1).padStart(32, "0")}.${[...random].map((x) => x.toString(16).padStart(8, "0")).join("")}`;
 }
 
 const historyKey = (threadId: string, ns: string, checkpointId: string) => JSON.stringify([threadId, ns, checkpointId]);

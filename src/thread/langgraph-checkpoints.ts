@@ -62,6 +62,14 @@ export const LANGGRAPH_WRITER_DDL: readonly string[] = [`ALTER TABLE lg_checkpoi
 export const LANGGRAPH_CHILDREN_DDL: readonly string[] = [`CREATE INDEX lg_checkpoints_children ON lg_checkpoints (ns, parent_id)`];
 
 /**
+ * Schema v12: the key that wrote each channel value. A value is stored once per (ns, channel, version) and every
+ * checkpoint naming that version reads it, so a key that wrote a version first, ahead of another key's checkpoint
+ * naming it, chose what that checkpoint reads. Now another key's value of a version with other content is
+ * refused to a key without `rewrite_thread` (NULL: written before v12, by nobody known).
+ */
+export const LANGGRAPH_BLOB_WRITER_DDL: readonly string[] = [`ALTER TABLE lg_blobs ADD COLUMN writer TEXT`];
+
+/**
  * Bytes one RPC or response carries at most (a page of tuples, or a delta walk): well under
  * Workers RPC's 32 MiB, and a tuple is at most MAX_THREAD_BYTES (16 MiB by default), so a page
  * that must hold one oversized tuple still fits.
@@ -191,17 +199,39 @@ export class LangGraphCheckpoints {
     } else refuseInsertion(this.sql, op, writer);
     for (const blob of op.blobs) {
       const version = String(blob.version);
-      const exists = this.sql.exec(`SELECT 1 FROM lg_blobs WHERE ns = ? AND channel = ? AND version = ?`, op.ns, blob.channel, version).toArray().length > 0;
-      if (exists) continue;
-      const cell = this.store(ownerKey("b", op.ns, blob.channel, version), blob.value?.b ?? new Uint8Array(0));
+      const stored = this.sql
+        .exec<{ writer: string | null; value: number | null; chunks: number }>(
+          `SELECT writer, LENGTH(value) AS value, chunks FROM lg_blobs WHERE ns = ? AND channel = ? AND version = ?`,
+          op.ns,
+          blob.channel,
+          version,
+        )
+        .toArray()[0];
+      if (stored && (stored.writer === writer.key || this.sameBlob(op.ns, blob))) continue; // written once: first wins
+      const owner = ownerKey("b", op.ns, blob.channel, version);
+      if (stored) {
+        // Another key's value of this version, with other content: a checkpoint naming the version would read it. Only
+        // a key that may rewrite history replaces it (its own value wins); any other must name a version of its own.
+        if (!writer.rewrite.allowed) {
+          throw new AppError(
+            "BEM-022",
+            `${writer.rewrite.message}: channel '${blob.channel.slice(0, 80)}' at version '${version.slice(0, 80)}' holds another key's value with other content (write a new version)`,
+          );
+        }
+        this.added -= this.cellBytes(owner, stored.value, stored.chunks);
+        this.dropChunks(owner);
+        this.sql.exec(`DELETE FROM lg_blobs WHERE ns = ? AND channel = ? AND version = ?`, op.ns, blob.channel, version);
+      }
+      const cell = this.store(owner, blob.value?.b ?? new Uint8Array(0));
       this.sql.exec(
-        `INSERT INTO lg_blobs (ns, channel, version, type, value, chunks) VALUES (?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO lg_blobs (ns, channel, version, type, value, chunks, writer) VALUES (?, ?, ?, ?, ?, ?, ?)`,
         op.ns,
         blob.channel,
         version,
         blob.value?.t ?? EMPTY,
         cell.value,
         cell.chunks,
+        writer.key,
       );
     }
     const versions = storedVersions(op);
@@ -637,6 +667,14 @@ export class LangGraphCheckpoints {
         .map((w) => w.value);
     }
     return tuple;
+  }
+
+  /** Whether the stored value of `blob`'s version is the same as `blob`'s (type and bytes). */
+  private sameBlob(ns: string, blob: Put["blobs"][number]): boolean {
+    const stored = this.blob(ns, blob.channel, String(blob.version));
+    const sent = blob.value === null || blob.value.t === EMPTY ? null : blob.value;
+    if (stored === null || sent === null) return stored === sent;
+    return stored.t === sent.t && stored.b.byteLength === sent.b.byteLength && stored.b.every((x, i) => x === sent.b[i]);
   }
 
   private blob(ns: string, channel: string, version: string): Typed | null {

@@ -1,4 +1,4 @@
-import { LANGGRAPH_CHILDREN_DDL, LANGGRAPH_DDL, LANGGRAPH_WRITER_DDL } from "./langgraph-checkpoints";
+import { LANGGRAPH_BLOB_WRITER_DDL, LANGGRAPH_CHILDREN_DDL, LANGGRAPH_DDL, LANGGRAPH_WRITER_DDL } from "./langgraph-checkpoints";
 import { ThreadMeta } from "./meta";
 import { PENDING_BOOKKEEPING_DDL, SENDING_BOOKKEEPING_DDL } from "./pending-bookkeeping";
 import { RECALL_AUTOMERGE_OFF_DDL, RECALL_BATCHED_DDL, RECALL_DDL } from "./recall-index";
@@ -37,6 +37,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   RECALL_BATCHED_DDL,
   // v11: a LangGraph checkpoint's children by index (every new pending write asks whether its checkpoint was continued).
   LANGGRAPH_CHILDREN_DDL,
+  // v12: who wrote each LangGraph channel value (another key's version with other content is not taken over).
+  LANGGRAPH_BLOB_WRITER_DDL,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -8,17 +8,25 @@ import { api, createKey, createTenant, type TestTenant } from "../support/tenant
  * pending write on an older checkpoint, and deleting or pruning checkpoints need `rewrite_thread`.
  */
 const b64 = (o: unknown) => btoa(JSON.stringify(o));
-const put = (id: string, parent: string | null, note: string) => ({
+/** A checkpoint whose `note` channel holds `note`, at a version of its own (a new value is a new version, as LangGraph writes them). */
+const put = (id: string, parent: string | null, note: string, version = `1.${note.replace(/\W/g, "_")}`) => ({
   op: "put",
   ns: "",
   id,
   parent_id: parent,
   v: 4,
-  versions: { note: "1" },
-  checkpoint: { t: "json", b: b64({ v: 4, id, ts: "", channel_values: {}, channel_versions: { note: "1" }, versions_seen: {} }) },
+  versions: { note: version },
+  checkpoint: { t: "json", b: b64({ v: 4, id, ts: "", channel_values: {}, channel_versions: { note: version }, versions_seen: {} }) },
   metadata: { t: "json", b: b64({ note }) },
-  blobs: [{ channel: "note", version: "1", value: { t: "json", b: b64(note) } }],
+  blobs: [{ channel: "note", version, value: { t: "json", b: b64(note) } }],
 });
+/** The `note` value a checkpoint reads. */
+const valueOf = async (key: string, thread: string, id: string) => {
+  const res = (await (await api(`/v1/langgraph/threads/${thread}/get`, { key, body: { checkpoint_id: id } })).json()) as {
+    tuple: { blobs: { channel: string; value: { b: string } | null }[] };
+  };
+  return JSON.parse(atob(res.tuple.blobs.find((b) => b.channel === "note")!.value!.b)) as string;
+};
 /** A special write: INTERRUPT is WRITES_IDX_MAP's -3 (those replace; regular writes are first-wins). */
 const interrupt = (checkpointId: string, value: string) => ({
   op: "writes",
@@ -61,6 +69,25 @@ describe("LangGraph checkpoint rewrites need rewrite_thread", () => {
     // The admin may (rewrite_thread).
     expect((await batch(t.adminKey, thread, [put("1ef-0001", null, "admin again")])).status).toBe(200);
     expect(await noteOf(t.adminKey, thread, "1ef-0001")).toBe("admin again");
+  });
+
+  it("a member cannot plant the value of a version another key's checkpoint will name: that put is refused, the planted value read by nobody", async () => {
+    const { t, member, thread } = await setUp();
+    // The member guesses the admin's next version of `note` and writes it first, on a checkpoint of its own.
+    expect((await batch(member, thread, [put("1ef-0003", "1ef-0002", "planted", "2.next")])).status).toBe(200);
+    // The admin's own run then names that version with its own value: it may rewrite history, so its value wins.
+    expect((await batch(t.adminKey, thread, [put("1ef-0004", "1ef-0003", "admin's own", "2.next")])).status).toBe(200);
+    expect(await valueOf(t.adminKey, thread, "1ef-0004")).toBe("admin's own");
+    // Between two members it is refused: a second member's checkpoint naming the version never reads the first's value.
+    const other = (await createKey(t.tenant, { role: "member", scopes: ["session:*"] })).key;
+    expect((await batch(member, thread, [put("1ef-0005", "1ef-0004", "planted again", "3.next")])).status).toBe(200);
+    const refused = await batch(other, thread, [put("1ef-0006", "1ef-0005", "other's own", "3.next")]);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string; message: string } }).error.message).toMatch(/another key's value with other content/);
+    expect(await tuple(t.adminKey, thread, "1ef-0006")).toBeNull();
+    // The same value written again by another key (a graph's unchanged channel, a shared start) goes in as before.
+    expect((await batch(other, thread, [put("1ef-0006", "1ef-0005", "planted again", "3.next")])).status).toBe(200);
+    expect(await valueOf(other, thread, "1ef-0006")).toBe("planted again");
   });
 
   it("a member writes new checkpoints (a run) and may retry its own put of the same id", async () => {
