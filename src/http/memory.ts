@@ -49,6 +49,13 @@ const FactHistory = z
     versions: z.array(z.object({ version: z.number().int(), kind: z.string(), text: z.string(), written_at: z.number().int(), replaced_at: z.number().int() })),
   })
   .openapi("FactHistory");
+/**
+ * The largest budget a context call takes: a million tokens, above any model's window in models.yaml (the largest is
+ * 200,000) and the long-context models'. One call answers ~4 bytes a token of it for one rate-limit charge; at the
+ * former 10,000,000 that was tens of MB, past what a Worker holds.
+ */
+export const MAX_CONTEXT_TOKENS = 1_000_000;
+
 // Strict: an unknown field (a thread_id, a misspelt option) would otherwise be accepted and do nothing.
 const ContextBody = z
   .strictObject({
@@ -57,7 +64,12 @@ const ContextBody = z
       .min(1)
       .max(32)
       .openapi({ example: ["system", "organization:acme", "session:support-42"] }),
-    max_tokens: z.number().int().min(1).max(10_000_000).openapi({ example: 4096 }),
+    max_tokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_CONTEXT_TOKENS)
+      .openapi({ example: 4096, description: `The budget, as a model's window: at most ${MAX_CONTEXT_TOKENS.toLocaleString("en-US")} tokens` }),
     query: z.string().max(16_384).optional().openapi({
       description:
         "The current input: when a scope's facts do not fit, the most relevant to it load first; when a session's turns do not fit, earlier turns relevant to it are recalled (as in a run)",

@@ -1,6 +1,6 @@
 /**
  * factMessages groups a context's loaded facts into one message per scope and kind. A scope that fits
- * its budget loads whole (POST /v1/memory/context takes max_tokens up to 10,000,000, and a fact's line
+ * its budget loads whole (POST /v1/memory/context took max_tokens up to 10,000,000, now 1,000,000, and a fact's line
  * costs 2 tokens at least), so a member who fills one scope with small facts made the grouping copy
  * its group once per fact — quadratic: 20,000 facts took 2.8 s of CPU, 50,000 36 s (Node, load 4.9) —
  * and spread every created_at into one Math.min call. It must stay linear in the facts loaded.

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { estimateTokens } from "../../src/core/tokens";
 import { factHeaderTokens, factTokens } from "../../src/memory/facts";
 import { api, createTenant, OPERATOR_KEY } from "../support/tenants";
+import { MAX_CONTEXT_TOKENS } from "../../src/http/memory";
 
 type Err = { error: { code: string; message: string } };
 type FactOut = { id: string; scope: string; kind: string; text: string; created_at: number };
@@ -258,6 +259,8 @@ describe("hostile and odd input", () => {
       { scopes: ["system"], max_tokens: 0 },
       { scopes: ["system:x"], max_tokens: 10 },
       { scopes: ["session"], max_tokens: 10 },
+      // Above any model's window: one call answered tens of MB (up to 10,000,000 tokens) for one rate-limit charge.
+      { scopes: ["system"], max_tokens: MAX_CONTEXT_TOKENS + 1 },
     ]) {
       const res = await api("/v1/memory/context", { key: t.adminKey, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
