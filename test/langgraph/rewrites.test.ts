@@ -21,7 +21,7 @@ const put = (id: string, parent: string | null, note: string, version = `1.${not
   blobs: [{ channel: "note", version, value: { t: "json", b: b64(note) } }],
 });
 /** The `note` value a checkpoint reads. */
-const valueOf = async (key: string, thread: string, id: string) => {
+const noteValue = async (key: string, thread: string, id: string) => {
   const res = (await (await api(`/v1/langgraph/threads/${thread}/get`, { key, body: { checkpoint_id: id } })).json()) as {
     tuple: { blobs: { channel: string; value: { b: string } | null }[] };
   };
@@ -77,7 +77,7 @@ describe("LangGraph checkpoint rewrites need rewrite_thread", () => {
     expect((await batch(member, thread, [put("1ef-0003", "1ef-0002", "planted", "2.next")])).status).toBe(200);
     // The admin's own run then names that version with its own value: it may rewrite history, so its value wins.
     expect((await batch(t.adminKey, thread, [put("1ef-0004", "1ef-0003", "admin's own", "2.next")])).status).toBe(200);
-    expect(await valueOf(t.adminKey, thread, "1ef-0004")).toBe("admin's own");
+    expect(await noteValue(t.adminKey, thread, "1ef-0004")).toBe("admin's own");
     // Between two members it is refused: a second member's checkpoint naming the version never reads the first's value.
     const other = (await createKey(t.tenant, { role: "member", scopes: ["session:*"] })).key;
     expect((await batch(member, thread, [put("1ef-0005", "1ef-0004", "planted again", "3.next")])).status).toBe(200);
@@ -87,7 +87,7 @@ describe("LangGraph checkpoint rewrites need rewrite_thread", () => {
     expect(await tuple(t.adminKey, thread, "1ef-0006")).toBeNull();
     // The same value written again by another key (a graph's unchanged channel, a shared start) goes in as before.
     expect((await batch(other, thread, [put("1ef-0006", "1ef-0005", "planted again", "3.next")])).status).toBe(200);
-    expect(await valueOf(other, thread, "1ef-0006")).toBe("planted again");
+    expect(await noteValue(other, thread, "1ef-0006")).toBe("planted again");
   });
 
   it("a member writes new checkpoints (a run) and may retry its own put of the same id", async () => {
