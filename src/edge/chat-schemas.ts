@@ -62,6 +62,10 @@ export const ChatCompletionRequest = z
       .optional(),
     n: z.literal(1).nullable().optional(),
     user: z.string().max(256).optional(),
+    // OpenAI's ranges; an Anthropic model has none of the three (named in the turn's warnings).
+    seed: z.number().int().nullable().optional(),
+    frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
+    presence_penalty: z.number().min(-2).max(2).nullable().optional(),
     // edgeweave extensions
     thread_id: ThreadIdField.optional().openapi({ description: "Makes the call stateful: the server keeps the history; send only new messages" }),
     agent: z.string().max(64).optional(),

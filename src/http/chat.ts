@@ -78,6 +78,9 @@ const chatFormat: WireFormat<Body, Plan> = {
         ...(maxOutput != null ? { max_output_tokens: maxOutput } : {}),
         ...(body.stop != null ? { stop: body.stop } : {}),
         ...(body.user ? { user: body.user } : {}),
+        ...(body.seed != null ? { seed: body.seed } : {}),
+        ...(body.frequency_penalty != null ? { frequency_penalty: body.frequency_penalty } : {}),
+        ...(body.presence_penalty != null ? { presence_penalty: body.presence_penalty } : {}),
       },
       // Clients that resend the whole history store only what is new (README "Resent history"): decided in the thread's object.
       resent: true,

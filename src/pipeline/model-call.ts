@@ -24,9 +24,10 @@ export function outputLimitWarning(m: ModelConfig, asked: number | undefined): s
   return limit !== asked ? [`max_tokens ${asked} clamped to ${limit}, the most ${m.name} writes (max_output_tokens)`] : [];
 }
 
-/** The Anthropic-only fields the answering model's provider did not get (README "Use with the Anthropic SDK and Claude Code"). */
+/** The fields the answering model's provider did not get (README "Use with the Anthropic SDK and Claude Code", chat's sampling fields). */
 export function droppedWarning(m: ModelConfig, input: RunPlan["input"]): string[] {
-  const dropped = droppedFor(m.provider, { anthropic: input.params?.anthropic, stop: input.params?.stop, messages: input.messages });
+  const { anthropic, stop, seed, frequency_penalty, presence_penalty } = input.params ?? {};
+  const dropped = droppedFor(m.provider, { anthropic, stop, seed, frequency_penalty, presence_penalty, messages: input.messages });
   return dropped.length > 0 ? [`not sent to ${m.name} (${m.provider}): ${dropped.join(", ")}`] : [];
 }
 

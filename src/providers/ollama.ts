@@ -3,6 +3,7 @@ import type { ToolCall } from "../core/message";
 import { messageText } from "../core/message";
 import { type Adapter, joinUrl, type Target, tryJson, type WireRequest } from "./adapter";
 import { parseNdjson } from "./ndjson";
+import { SAMPLING_FIELDS } from "./portable";
 import { malformed, ProviderError, streamCut, unsupported } from "./provider-error";
 import type { ChatMessage, ChatRequest, ChatResult, FinishReason, StreamEvent } from "./types";
 import { randomHex } from "../core/encoding";
@@ -61,6 +62,7 @@ function buildRequest(target: Target, req: ChatRequest, stream: boolean): WireRe
   if (req.top_p !== undefined) options.top_p = req.top_p;
   if (req.max_output_tokens !== undefined) options.num_predict = req.max_output_tokens;
   if (req.stop !== undefined) options.stop = typeof req.stop === "string" ? [req.stop] : req.stop;
+  for (const k of SAMPLING_FIELDS) if (req[k] !== undefined) options[k] = req[k];
   if (Object.keys(options).length > 0) body.options = options;
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;

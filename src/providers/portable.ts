@@ -76,15 +76,20 @@ export function stopFor(provider: Provider, stop: ChatRequest["stop"]): ChatRequ
   return limit !== undefined && Array.isArray(stop) && stop.length > limit ? stop.slice(0, limit) : stop;
 }
 
+/** OpenAI chat's sampling fields that OpenAI-compatible servers and Ollama take and Anthropic has no counterpart for. */
+export const SAMPLING_FIELDS = ["seed", "frequency_penalty", "presence_penalty"] as const;
+
 /**
- * The Anthropic-only parts of a request that `provider` does not get (the turn's warnings and
- * X-Edgeweave-Warnings name them; README lists them).
+ * The parts of a request that `provider` does not get: Anthropic-only ones elsewhere, OpenAI's
+ * sampling fields at Anthropic (the turn's warnings and X-Edgeweave-Warnings name them; README lists them).
  */
 export function droppedFor(
   provider: Provider,
-  req: Pick<ChatRequest, "anthropic" | "stop"> & { messages: readonly { content?: Content | null; is_error?: boolean }[] },
+  req: Pick<ChatRequest, "anthropic" | "stop" | (typeof SAMPLING_FIELDS)[number]> & {
+    messages: readonly { content?: Content | null; is_error?: boolean }[];
+  },
 ): string[] {
-  if (provider === "anthropic") return [];
+  if (provider === "anthropic") return SAMPLING_FIELDS.filter((k) => req[k] !== undefined);
   const out: string[] = [];
   const stops = Array.isArray(req.stop) ? req.stop.length : 0;
   const sent = stopFor(provider, req.stop);

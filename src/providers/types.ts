@@ -60,6 +60,10 @@ export const ChatRequest = z.object({
   max_output_tokens: z.number().int().positive().optional(),
   stop: z.union([z.string(), z.array(z.string())]).optional(),
   user: z.string().optional(),
+  /** OpenAI chat sampling fields: OpenAI-compatible servers and Ollama take them, Anthropic does not. */
+  seed: z.number().int().optional(),
+  frequency_penalty: z.number().optional(),
+  presence_penalty: z.number().optional(),
   anthropic: AnthropicExtras.optional(),
 });
 export type ChatRequest = z.infer<typeof ChatRequest>;
