@@ -37,8 +37,8 @@ const POLL_FIRST_MS = 50;
 const POLL_MAX_MS = 1_000;
 /** Results a retry may change are not kept: the key is released for the next attempt. */
 const retryable = (status: number) => status >= 500 || status === 409 || status === 429 || status === 408;
-/** Completion markers of our streams: chat `[DONE]`, Responses `response.completed`, invoke `done`. */
-const STREAM_DONE = /^(data: \[DONE\]|event: response\.completed|event: done)$/m;
+/** Completion markers of our streams: chat `[DONE]`, Responses `response.completed` (or `response.incomplete`: it ended too), invoke `done`. */
+const STREAM_DONE = /^(data: \[DONE\]|event: response\.(completed|incomplete)|event: done)$/m;
 /**
  * Request headers that select what a request does, so they are part of it: the thread
  * (`X-Thread-Id`), edgeweave's own (`X-Edgeweave-*`: trace, bookmark, …) and the Anthropic

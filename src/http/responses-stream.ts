@@ -8,7 +8,8 @@ import type { StreamRenderer } from "./stream-run";
 /**
  * Renders a run as the Responses event sequence: response.created, response.in_progress,
  * then per output item …output_item.added, content_part.added / output_text.delta (text)
- * or function_call_arguments.delta (tool calls), their .done events, and response.completed.
+ * or function_call_arguments.delta (tool calls), their .done events, and response.completed (or
+ * response.incomplete, when the model hit its output limit or a content filter).
  * A run that fails after output began ends with response.failed and an `error` event.
  */
 export function responsesRenderer(opts: {
@@ -110,7 +111,8 @@ export function responsesRenderer(opts: {
             });
           await closeItem(out, item, index);
         }
-        await emit(out, "response.completed", { response: final });
+        // OpenAI ends an incomplete response's stream with response.incomplete (its terminal event), not response.completed.
+        await emit(out, final.status === "incomplete" ? "response.incomplete" : "response.completed", { response: final });
       }),
     error: (out: SseWriter, e: unknown) =>
       serial(async () => {

@@ -60,7 +60,8 @@ export function responseBody(
     status,
     ...(status === "completed" || status === "incomplete" ? { completed_at: nowSeconds() } : {}),
     error: error ?? null,
-    incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" as const } : null,
+    incomplete_details:
+      status === "incomplete" ? { reason: r?.finishReason === "content_filter" ? ("content_filter" as const) : ("max_output_tokens" as const) } : null,
     model,
     output,
     ...t.echo,
@@ -105,4 +106,6 @@ export function storedResponse(t: ResponseTemplate, r: Omit<TurnResult, "state" 
  */
 export const asStored = <T extends Record<string, unknown>>(response: T): T & { instructions: null } => ({ ...response, instructions: null });
 
-export const statusOf = (r: Pick<TurnResult, "finishReason">): ResponseStatus => (r.finishReason === "length" ? "incomplete" : "completed");
+/** OpenAI's: a model stopped by its output limit or a content filter did not finish (incomplete_details says which). */
+export const statusOf = (r: Pick<TurnResult, "finishReason">): ResponseStatus =>
+  r.finishReason === "length" || r.finishReason === "content_filter" ? "incomplete" : "completed";
