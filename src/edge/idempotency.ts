@@ -37,8 +37,11 @@ const POLL_FIRST_MS = 50;
 const POLL_MAX_MS = 1_000;
 /** Results a retry may change are not kept: the key is released for the next attempt. */
 const retryable = (status: number) => status >= 500 || status === 409 || status === 429 || status === 408;
-/** Completion markers of our streams: chat `[DONE]`, Responses `response.completed` (or `response.incomplete`: it ended too), invoke `done`. */
-const STREAM_DONE = /^(data: \[DONE\]|event: response\.(completed|incomplete)|event: done)$/m;
+/**
+ * Completion markers of our streams: chat `[DONE]`, Responses `response.completed` (or `response.incomplete`: it
+ * ended too), Anthropic Messages `message_stop`, invoke `done`. A stream without one is not kept (a retry runs).
+ */
+const STREAM_DONE = /^(data: \[DONE\]|event: response\.(completed|incomplete)|event: message_stop|event: done)$/m;
 /**
  * Request headers that select what a request does, so they are part of it: the thread
  * (`X-Thread-Id`), edgeweave's own (`X-Edgeweave-*`: trace, bookmark, …) and the Anthropic
