@@ -64,7 +64,10 @@ export const catalog = {
   "BEM-070": { status: 424, meaning: "Provider API key secret is not set (a configuration error: 424, which SDKs do not retry)" },
   "BEM-071": { status: 502, meaning: "Upstream provider error" },
   "BEM-072": { status: 504, meaning: "Upstream provider timed out" },
-  "BEM-073": { status: 502, meaning: "Upstream provider rejected the request (auth or validation)" },
+  "BEM-073": {
+    status: 424,
+    meaning: "Upstream provider refused our key or the request (a 4xx other than 408/409/429; a configuration error: 424, which SDKs do not retry)",
+  },
   "BEM-074": { status: 502, meaning: "Upstream stream ended before completion" },
   "BEM-075": { status: 502, meaning: "Every routed candidate failed" },
   "BEM-076": { status: 429, meaning: "Upstream provider rate limited every candidate" },

@@ -35,8 +35,12 @@ const WAIT_MS = 30_000;
  */
 const POLL_FIRST_MS = 50;
 const POLL_MAX_MS = 1_000;
-/** Results a retry may change are not kept: the key is released for the next attempt. */
-const retryable = (status: number) => status >= 500 || status === 409 || status === 429 || status === 408;
+/**
+ * Results a retry may change are not kept: the key is released for the next attempt. A 424 is a
+ * configuration error (a provider secret unset, an upstream refusing our key): the operator's fix
+ * makes the same request succeed, which a kept 424 would deny for 24 h.
+ */
+const retryable = (status: number) => status >= 500 || status === 409 || status === 429 || status === 408 || status === 424;
 /**
  * Completion markers of our streams: chat `[DONE]`, Responses `response.completed` (or `response.incomplete`: it
  * ended too), Anthropic Messages `message_stop`, invoke `done`. A stream without one is not kept (a retry runs).

@@ -28,8 +28,8 @@ export function toErrorResponse(err: unknown, c: Context<AppEnv>): Response {
   } else {
     appErr = new AppError("BEM-001", undefined, { internal: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   }
-  if (appErr.status >= 500 && (appErr.code === "BEM-001" || appErr.internal)) {
-    // Internal details go to logs only, tagged by request id.
+  if ((appErr.status >= 500 || appErr.status === 424) && (appErr.code === "BEM-001" || appErr.internal)) {
+    // Internal details go to logs only, tagged by request id (a 424 is a configuration error: the operator needs the upstream's reason).
     log.error("request", { requestId: c.get("requestId"), code: appErr.code, internal: appErr.internal });
   }
   // Anthropic Messages clients read Anthropic's error shape (the SDK raises its typed errors from it).

@@ -76,7 +76,7 @@ export async function consumeTask(ctx: TaskContext, msg: TaskMessage): Promise<"
     msg.ack();
     return "done";
   } catch (e) {
-    if (!isAppError(e) || e.status >= 500) {
+    if (!isAppError(e) || e.status >= 500 || e.status === 424) {
       log.error("task", { task: task.id, kind: task.kind, attempt: msg.attempts, error: errorText(e), internal: isAppError(e) ? e.internal : undefined });
     }
     if (!isPermanent(e) && msg.attempts < MAX_ATTEMPTS) {

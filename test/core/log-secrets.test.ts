@@ -61,7 +61,7 @@ describe("provider keys never reach the logs", () => {
     for (const o of ORIGINS)
       mockUpstream(o, (req) => new Response(JSON.stringify({ error: { message: echo(req).toUpperCase() + " " + echo(req) } }), { status: 400 }));
     const r = await chat(t.adminKey, "gpt-4o-mini");
-    expect(r.status).toBe(502);
+    expect(r.status).toBe(424); // BEM-073, logged (redacted) for the operator
     const seen = loggedLines().join("\n");
     for (const k of PROVIDER_KEYS) expect(seen).not.toContain(k);
   });

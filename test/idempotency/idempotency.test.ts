@@ -88,7 +88,7 @@ describe("Idempotency-Key", () => {
     const thread = uniqueThread();
     const k = key();
     const failed = await post("/v1/chat/completions", chatBody(thread), k);
-    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(failed.status).toBe(424); // a configuration error: the operator's fix changes it, so the key is not kept
     expect(fake.calls).toHaveLength(1);
     const retry = await post("/v1/chat/completions", chatBody(thread), k);
     expect(retry.status).toBe(200);

@@ -308,7 +308,7 @@ describe("a failed run changes nothing", () => {
       key: tenant().adminKey,
       body: { model: "auto", capabilities: ["json"], messages: [{ role: "user", content: "two" }], thread_id: thread },
     });
-    expect(res.status).toBe(502);
+    expect(res.status).toBe(424);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-073");
     expect(fake.calls).toHaveLength(1);
     expect(await snapshot(tenant().adminKey, thread)).toEqual(before);

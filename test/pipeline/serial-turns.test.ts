@@ -98,11 +98,11 @@ describe("serial turns on one thread", () => {
     expect(await leaseOf(thread)).toEqual({ lease: null, waiting: 0 });
   });
 
-  it("a failed run (upstream 401 → 502) saves nothing and releases the thread at once", async () => {
+  it("a failed run (upstream 401 → 424) saves nothing and releases the thread at once", async () => {
     const fake = fakeOpenAI().status(401).reply("second");
     const thread = uniqueThread("fail");
     const failed = await turn(thread, "first");
-    expect(failed.status).toBe(502);
+    expect(failed.status).toBe(424);
     expect(await leaseOf(thread)).toEqual({ lease: null, waiting: 0 });
     const ok = await turn(thread, "again");
     expect(ok.status).toBe(200);

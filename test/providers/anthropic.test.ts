@@ -272,7 +272,7 @@ describe("Anthropic Messages adapter", () => {
     fakeAnthropic().status(401).status(529);
     expect(await failure(callModel(claude, { messages: [{ role: "user", content: "?" }] }, { env }))).toMatchObject({
       code: "BEM-073",
-      status: 502,
+      status: 424,
       disposition: "fatal",
     });
     expect(await failure(callModel(claude, { messages: [{ role: "user", content: "?" }] }, { env }))).toMatchObject({

@@ -101,12 +101,12 @@ describe("failover across providers (through the fake wire formats)", () => {
     expect(err).toMatchObject({ code: "BEM-072", status: 504 });
   });
 
-  it("401 upstream → no retry, no failover: BEM-073 (502) with the attempt attached", async () => {
+  it("401 upstream → no retry, no failover: BEM-073 (424) with the attempt attached", async () => {
     fakeOpenAI().status(401);
     const anthropic = fakeAnthropic().reply("never");
     const err = await failure(runWithFailover([gpt, claude], call, { sleep: async () => {} }));
     expect(err).toBeInstanceOf(FailoverError);
-    expect(err).toMatchObject({ code: "BEM-073", status: 502, message: "Model 'gpt': upstream rejected the request (HTTP 401)" });
+    expect(err).toMatchObject({ code: "BEM-073", status: 424, message: "Model 'gpt': upstream rejected the request (HTTP 401)" });
     expect((err as FailoverError).attempts).toEqual([{ model: "gpt", outcome: "fatal", status: 401, error_code: "BEM-073" }]);
     expect(anthropic.calls).toHaveLength(0);
   });
@@ -174,7 +174,7 @@ describe("stream failover happens only before the first event", () => {
     fakeOpenAI().status(401);
     const anthropic = fakeAnthropic();
     const err = await failure(openStreamWithFailover([gpt, claude], open));
-    expect(err).toMatchObject({ code: "BEM-073", status: 502 });
+    expect(err).toMatchObject({ code: "BEM-073", status: 424 });
     expect(anthropic.calls).toHaveLength(0);
   });
 });

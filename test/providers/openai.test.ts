@@ -185,14 +185,14 @@ describe("OpenAI Chat Completions adapter", () => {
     expect(fake.calls).toHaveLength(0);
   });
 
-  it("401 upstream → BEM-073 (502) naming model and status, never the key or the body", async () => {
+  it("401 upstream → BEM-073 (424) naming model and status, never the key or the body", async () => {
     fakeOpenAI().status(401, {
       body: { error: { message: "Incorrect API key provided: sk-test-openai", type: "invalid_request_error", code: "invalid_api_key" } },
     });
     const err = await failure(callModel(model("gpt", "openai"), hello, { env }));
     expect(err).toBeInstanceOf(ProviderError);
     const e = err as ProviderError;
-    expect([e.code, e.status, e.upstreamStatus, e.disposition]).toEqual(["BEM-073", 502, 401, "fatal"]);
+    expect([e.code, e.status, e.upstreamStatus, e.disposition]).toEqual(["BEM-073", 424, 401, "fatal"]);
     expect(e.message).toBe("Model 'gpt': upstream rejected the request (HTTP 401)");
     expect(JSON.stringify(e.toJSON())).not.toContain("sk-test-openai");
     // The log-only detail keeps the body but with the key redacted.
