@@ -61,6 +61,9 @@ export const ChatCompletionRequest = z
       .nullable()
       .optional(),
     n: z.literal(1).nullable().optional(),
+    // Token logprobs are not returned here: asking for them is a 400, not an answer with `logprobs: null`.
+    logprobs: z.literal(false, { error: "logprobs are not returned here; leave logprobs out or false" }).nullable().optional(),
+    top_logprobs: z.literal(0, { error: "logprobs are not returned here; leave top_logprobs out or 0" }).nullable().optional(),
     user: z.string().max(256).optional(),
     // OpenAI's ranges; an Anthropic model has none of the three (named in the turn's warnings).
     seed: z.number().int().nullable().optional(),

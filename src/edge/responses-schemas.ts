@@ -97,6 +97,16 @@ export const ResponseCreateRequest = z
     top_p: z.number().min(0).max(1).nullable().optional(),
     metadata: Metadata.nullable().optional(),
     user: z.string().max(256).optional(),
+    // Not honoured here, so refused rather than ignored: a stored prompt lives at OpenAI (its instructions
+    // would be missing), and token logprobs are not returned.
+    prompt: z.null({ error: "stored prompts are OpenAI's; send the prompt's text as instructions" }).optional(),
+    top_logprobs: z.literal(0, { error: "logprobs are not returned here; leave top_logprobs out or 0" }).nullable().optional(),
+    include: z
+      .array(z.string().max(128))
+      .max(32)
+      .refine((i) => !i.includes("message.output_text.logprobs"), { error: "message.output_text.logprobs: logprobs are not returned here" })
+      .nullable()
+      .optional(),
     // edgeweave extensions (as on chat)
     agent: z.string().max(64).optional(),
     memory_scopes: RequestedScopes.optional(),
