@@ -10,26 +10,62 @@ import type { Writer } from "./langgraph-checkpoint-types";
  * newest is placed inside history other keys read and resume or fork from by id, so it needs the
  * right, with one allowance for honest clocks: one of an app's machines running behind another
  * writes ids a little below the newest. Such an id goes in when it is the same UUID version as the
- * newest, at most CHECKPOINT_CLOCK_SKEW_MS older, and continues a checkpoint of the namespace that
- * nothing has continued yet (the newest, or the skewed machine's own previous step), so it never
- * lands between a checkpoint and the one that continued it.
+ * newest, at most CHECKPOINT_CLOCK_SKEW_MS older than it and than the server's clock (an id of the
+ * present: measured from the newest alone, a thread last written long ago took ids between its old
+ * checkpoints), continues a checkpoint of the namespace that nothing has continued yet (the newest,
+ * or the skewed machine's own previous step), and sorts below nothing but its own ancestors: so it
+ * never lands between a checkpoint and the one that continued it, nor inside another branch.
  */
-export function refuseInsertion(sql: SqlStorage, put: { ns: string; id: string; parent_id: string | null }, writer: Writer): void {
+export function refuseInsertion(sql: SqlStorage, put: { ns: string; id: string; parent_id: string | null }, writer: Writer, now = Date.now()): void {
   if (writer.rewrite.allowed) return;
   const newest = newestId(sql, put.ns);
   if (newest === undefined || put.id > newest) return;
-  if (put.parent_id !== null && withinSkew(put.id, newest) && continuesNothingYet(sql, put.ns, put.parent_id)) return;
+  if (
+    put.parent_id !== null &&
+    withinSkew(put.id, newest, now) &&
+    continuesNothingYet(sql, put.ns, put.parent_id) &&
+    aboveAllButAncestors(sql, put.ns, put.id, put.parent_id)
+  ) {
+    return;
+  }
   throw new AppError(
     "BEM-022",
     `${writer.rewrite.message}: new checkpoint '${put.id.slice(0, 80)}' sorts below its namespace's newest '${newest.slice(0, 80)}', inside history other keys read (write an id after the newest; one at most 5 minutes of clock skew below it must continue a checkpoint nothing has continued yet)`,
   );
 }
 
-function withinSkew(id: string, newest: string): boolean {
+function withinSkew(id: string, newest: string, now: number): boolean {
   const a = checkpointIdClock(id);
   const b = checkpointIdClock(newest);
-  return a !== undefined && b !== undefined && a.version === b.version && b.ms - a.ms <= CHECKPOINT_CLOCK_SKEW_MS;
+  return a !== undefined && b !== undefined && a.version === b.version && b.ms - a.ms <= CHECKPOINT_CLOCK_SKEW_MS && now - a.ms <= CHECKPOINT_CLOCK_SKEW_MS;
 }
+
+/**
+ * Every checkpoint of the namespace that sorts above `id` is on the parent chain from `parent`. Those
+ * are within the skew window (a few rows); the walk up is capped, since a chain may also pass
+ * checkpoints below `id` (the lagging machine's own earlier steps) between them.
+ */
+function aboveAllButAncestors(sql: SqlStorage, ns: string, id: string, parent: string): boolean {
+  const above = sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM lg_checkpoints WHERE ns = ? AND id > ?`, ns, id).one().n;
+  const ancestors = sql
+    .exec<{ n: number }>(
+      `WITH RECURSIVE up(id, parent_id, depth) AS (
+         SELECT id, parent_id, 0 FROM lg_checkpoints WHERE ns = ? AND id = ?
+         UNION ALL SELECT c.id, c.parent_id, up.depth + 1 FROM lg_checkpoints c JOIN up ON c.ns = ? AND c.id = up.parent_id WHERE up.depth < ?
+       )
+       SELECT COUNT(*) AS n FROM up WHERE id > ?`,
+      ns,
+      parent,
+      ns,
+      above + ANCESTOR_WALK,
+      id,
+    )
+    .one().n;
+  return above === ancestors;
+}
+
+/** How many ancestors below the id the walk passes at most besides those above it. */
+const ANCESTOR_WALK = 1000;
 
 /** `parent` is a checkpoint of the namespace, and no checkpoint names it as its parent. */
 function continuesNothingYet(sql: SqlStorage, ns: string, parent: string): boolean {

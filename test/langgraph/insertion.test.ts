@@ -129,3 +129,37 @@ describe("a new LangGraph checkpoint below its namespace's newest needs rewrite_
     expect(await noteOf(t.adminKey, thread, x)).toBe("member again");
   });
 });
+
+describe("the clock-skew allowance places no checkpoint inside others' history", () => {
+  it("a skewed id never lands between a checkpoint and the one that continued it, nor below a checkpoint it does not continue", async () => {
+    // Before, only its parent was checked: an id 2 minutes below the newest, continuing the newest, sorted between
+    // the admin's P and P's child S, and a list (getStateHistory) showed it as the step between them.
+    const { t, member, thread } = await setUp();
+    const now = Date.now();
+    const [root, p, s, head] = [uuid6At(now - 10 * 60_000), uuid6At(now - 4 * 60_000), uuid6At(now - 60_000), uuid6At(now)];
+    expect((await batch(t.adminKey, thread, [put(root, null, "admin"), put(p, root, "p"), put(s, p, "s"), put(head, root, "fork")])).status).toBe(200);
+    for (const id of [uuid6At(now - 2 * 60_000), uuid6At(now - 4.5 * 60_000)]) {
+      const error = await refused(await batch(member, thread, [put(id, head, "planted")]));
+      expect(error.code).toBe("BEM-022");
+    }
+    expect(await ids(t.adminKey, thread)).toEqual([head, s, p, root]);
+    // Below only what it continues (the newest and its own ancestors) is the honest lagging machine: it goes in.
+    const lag = uuid6At(now - 1000);
+    expect((await batch(member, thread, [put(lag, head, "behind")])).status).toBe(200);
+    expect(await ids(t.adminKey, thread)).toEqual([head, lag, s, p, root]);
+  });
+
+  it("a skewed id must be of the server's present: no member id is planted into history written long ago", async () => {
+    // Before, the window was measured from the namespace's newest only, so an old thread took ids between old checkpoints.
+    const { t, member, thread } = await setUp();
+    const then = Date.now() - 24 * 3600_000;
+    const [a1, a2, a3] = [uuid6At(then - 4 * 60_000), uuid6At(then - 60_000), uuid6At(then)];
+    expect((await batch(t.adminKey, thread, [put(a1, null, "admin"), put(a2, a1, "admin 2"), put(a3, a2, "admin 3")])).status).toBe(200);
+    const planted = uuid6At(then - 2 * 60_000);
+    const error = await refused(await batch(member, thread, [put(planted, a3, "planted")]));
+    expect(error.code).toBe("BEM-022");
+    expect(await ids(t.adminKey, thread)).toEqual([a3, a2, a1]);
+    // Today's machine continues the old newest with today's id: a run, as always.
+    expect((await batch(member, thread, [put(uuid6At(Date.now()), a3, "today")])).status).toBe(200);
+  });
+});
