@@ -123,6 +123,10 @@ export const catalog = {
   "BEM-146": { status: 400, meaning: "Invalid LangGraph store filter (operator, value, or too many conditions)" },
   "BEM-145": { status: 413, meaning: "LangGraph delta-channel history larger than one response carries (prune, or snapshot more often)" },
   "BEM-147": { status: 413, meaning: "LangGraph checkpoint's channel versions larger than one stored row holds (MAX_VERSIONS_BYTES)" },
+  "BEM-148": {
+    status: 400,
+    meaning: "LangGraph checkpoint's metadata names more delta channels than a graph has (MAX_DELTA_CHANNELS, 64) or a longer name than MAX_CHANNEL_NAME",
+  },
 
   "BEM-160": { status: 400, meaning: "Invalid X-Edgeweave-Bookmark header (send back a bookmark edgeweave returned)" },
   "BEM-161": { status: 422, meaning: "Webhook scopes reach no thread (add a session: grant, e.g. session:ticket-*)" },

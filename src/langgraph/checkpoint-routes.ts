@@ -100,7 +100,10 @@ const batch = createRoute({
   tags: ["langgraph"],
   summary: "Store checkpoints and pending writes, in order, atomically",
   request: { params: ThreadParam, ...body(BatchBody) },
-  responses: { 200: jsonContent(z.object({ ok: z.literal(true) }), "Stored"), ...errorResponses("BEM-017", "BEM-022", "BEM-025", "BEM-030", "BEM-147") },
+  responses: {
+    200: jsonContent(z.object({ ok: z.literal(true) }), "Stored"),
+    ...errorResponses("BEM-017", "BEM-022", "BEM-025", "BEM-030", "BEM-147", "BEM-148"),
+  },
 });
 const getTuple = createRoute({
   method: "post",

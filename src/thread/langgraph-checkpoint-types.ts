@@ -19,6 +19,13 @@ const Ns = z.string().max(MAX_NS);
  */
 export const MAX_CHANNEL_NAME = 4096;
 const Channel = z.string().max(MAX_CHANNEL_NAME, `a channel name is at most ${MAX_CHANNEL_NAME} characters (MAX_CHANNEL_NAME)`);
+/**
+ * A graph's DeltaChannel channels, named in a read (`delta_channels`, `channels`) and in a checkpoint's
+ * metadata (`counters_since_delta_snapshot`, which a prune reads): the saver names every one it has seen
+ * in each read, so 64 is what a graph can use at all; each is a channel name.
+ */
+export const MAX_DELTA_CHANNELS = 64;
+const DeltaChannels = z.array(Channel).max(MAX_DELTA_CHANNELS, `at most ${MAX_DELTA_CHANNELS} delta channels (MAX_DELTA_CHANNELS)`);
 /** A channel version as a string: the Python saver's are 49 characters, LangGraph JS's are numbers; the same row bound applies. */
 export const MAX_CHANNEL_VERSION = 256;
 const Version = z.union([
@@ -84,7 +91,7 @@ export const GetBody = z.strictObject({
   ns: Ns.default(""),
   checkpoint_id: Id.optional(),
   /** Also return the delta-channel history of these channels for the tuple found (saves a round trip). */
-  delta_channels: z.array(z.string()).max(64).optional(),
+  delta_channels: DeltaChannels.optional(),
 });
 export const ListBody = z.strictObject({
   ns: Ns.optional(),
@@ -112,12 +119,12 @@ export const PruneBody = z
     /** Delete the checkpoints older than this one (it and everything newer stay). */
     before: Id.optional(),
     /** DeltaChannel channels of the graph: ancestors their history walk needs back to a stored seed stay too. */
-    delta_channels: z.array(z.string()).max(64).optional(),
+    delta_channels: DeltaChannels.optional(),
   })
   .refine((b) => (b.keep_last === undefined) !== (b.before === undefined), { message: "give exactly one of keep_last and before" })
   .openapi("LangGraphPrune");
 export type PruneQuery = z.infer<typeof PruneBody>;
-export const DeltaBody = z.strictObject({ ns: Ns.default(""), checkpoint_id: Id.optional(), channels: z.array(z.string()).max(64) });
+export const DeltaBody = z.strictObject({ ns: Ns.default(""), checkpoint_id: Id.optional(), channels: DeltaChannels });
 
 /** Bytes form, inside the Worker and over RPC. */
 export type Typed = { t: string; b: Uint8Array };

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
+import { deltaChannelsInMeta, refuseDeltaCounters } from "./langgraph-delta-meta";
 import { refuseInsertion, refuseOwnReplace, refuseSpecialReplace, refuseWritesOnHistory } from "./langgraph-order";
 import type { KeptMetaKey, ThreadMeta } from "./meta";
 import type {
@@ -180,6 +181,7 @@ export class LangGraphCheckpoints {
   }
 
   private put(op: Put, writer: Writer): void {
+    refuseDeltaCounters(op.id, op.metadata);
     const old = this.sql
       .exec<{ writer: string | null; body: number | null; body_chunks: number; meta: number | null; meta_chunks: number; versions: number }>(
         `SELECT writer, LENGTH(body) AS body, body_chunks, LENGTH(meta) AS meta, meta_chunks, LENGTH(CAST(versions AS BLOB)) AS versions FROM lg_checkpoints WHERE ns = ? AND id = ?`,
@@ -552,13 +554,7 @@ export class LangGraphCheckpoints {
       )
       .toArray()[0];
     if (meta?.meta_type !== "json") return [];
-    try {
-      const parsed: unknown = JSON.parse(decoder.decode(this.read(ownerKey("m", ns, row.id), meta.meta, meta.meta_chunks)));
-      const counters = typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>).counters_since_delta_snapshot : undefined;
-      return typeof counters === "object" && counters !== null ? Object.keys(counters) : [];
-    } catch {
-      return [];
-    }
+    return deltaChannelsInMeta({ t: meta.meta_type, b: this.read(ownerKey("m", ns, row.id), meta.meta, meta.meta_chunks) });
   }
 
   /** Ancestors of the oldest kept checkpoint that the delta walk of `channels` passes before it finds each one's seed. */
