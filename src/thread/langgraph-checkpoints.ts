@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
+import { CHECKPOINT_CLOCK_SKEW_MS, checkpointIdClock } from "../core/checkpoint-clock";
 import { AppError } from "../core/errors";
 import { deltaChannelsInMeta, refuseDeltaCounters } from "./langgraph-delta-meta";
-import { refuseInsertion, refuseOwnReplace, refuseSpecialReplace, refuseWritesOnHistory } from "./langgraph-order";
+import { refuseInsertion, refuseOrphanWrites, refuseOwnReplace, refuseSpecialReplace, refuseWritesOnHistory } from "./langgraph-order";
 import type { KeptMetaKey, ThreadMeta } from "./meta";
 import type {
   DeltaHistory,
@@ -289,6 +290,7 @@ export class LangGraphCheckpoints {
       const owner = ownerKey("w", op.ns, op.checkpoint_id, op.task_id, String(w.idx));
       if (!existing && !checked) {
         refuseWritesOnHistory(this.sql, op, writer);
+        refuseOrphanWrites(this.sql, op, writer);
         checked = true;
       }
       if (existing) {
@@ -514,12 +516,7 @@ export class LangGraphCheckpoints {
           if (keep.has(r.id)) continue;
           if (r.body_chunks > 0) this.dropChunks(ownerKey("c", ns, r.id));
           if (r.meta_chunks > 0) this.dropChunks(ownerKey("m", ns, r.id));
-          for (const w of this.sql
-            .exec<{ task_id: string; idx: number }>(`SELECT task_id, idx FROM lg_writes WHERE ns = ? AND checkpoint_id = ? AND chunks > 0`, ns, r.id)
-            .toArray()) {
-            this.dropChunks(ownerKey("w", ns, r.id, w.task_id, String(w.idx)));
-          }
-          this.sql.exec(`DELETE FROM lg_writes WHERE ns = ? AND checkpoint_id = ?`, ns, r.id);
+          this.dropWritesOf(ns, r.id);
           this.sql.exec(`DELETE FROM lg_checkpoints WHERE ns = ? AND id = ?`, ns, r.id);
           deleted++;
         }
@@ -535,9 +532,42 @@ export class LangGraphCheckpoints {
           this.sql.exec(`DELETE FROM lg_blobs WHERE ns = ? AND channel = ? AND version = ?`, ns, b.channel, b.version);
         }
       }
+      this.dropOrphanWrites(q.ns);
       this.setHeldBytes(this.storedBytes());
       return { deleted, kept };
     });
+  }
+
+  /**
+   * Pending writes whose checkpoint was never stored (langgraph-order.ts refuseOrphanWrites: a key without
+   * `rewrite_thread` writes them only while its put can still come). Those of an id of the present (a time
+   * UUID within CHECKPOINT_CLOCK_SKEW_MS of the clock: a put on its way) stay; the rest belong to no tuple
+   * any read returns, so a prune, the way out of the byte caps, drops them.
+   */
+  private dropOrphanWrites(ns: string | undefined): void {
+    const now = Date.now();
+    const orphans = this.sql
+      .exec<{ ns: string; checkpoint_id: string }>(
+        `SELECT DISTINCT w.ns, w.checkpoint_id FROM lg_writes w
+         WHERE ${ns === undefined ? "1" : "w.ns = ?"} AND NOT EXISTS (SELECT 1 FROM lg_checkpoints c WHERE c.ns = w.ns AND c.id = w.checkpoint_id)`,
+        ...(ns === undefined ? [] : [ns]),
+      )
+      .toArray();
+    for (const o of orphans) {
+      const clock = checkpointIdClock(o.checkpoint_id);
+      if (clock !== undefined && Math.abs(now - clock.ms) <= CHECKPOINT_CLOCK_SKEW_MS) continue;
+      this.dropWritesOf(o.ns, o.checkpoint_id);
+    }
+  }
+
+  /** Every pending write on `id`, with its chunks. */
+  private dropWritesOf(ns: string, id: string): void {
+    for (const w of this.sql
+      .exec<{ task_id: string; idx: number }>(`SELECT task_id, idx FROM lg_writes WHERE ns = ? AND checkpoint_id = ? AND chunks > 0`, ns, id)
+      .toArray()) {
+      this.dropChunks(ownerKey("w", ns, id, w.task_id, String(w.idx)));
+    }
+    this.sql.exec(`DELETE FROM lg_writes WHERE ns = ? AND checkpoint_id = ?`, ns, id);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { CHECKPOINT_CLOCK_SKEW_MS, checkpointIdClock } from "../core/checkpoint-clock";
+import { CHECKPOINT_CLOCK_SKEW_MS, checkpointIdClock, uuid6Prefix } from "../core/checkpoint-clock";
 import { AppError } from "../core/errors";
 import type { Writer } from "./langgraph-checkpoint-types";
 
@@ -90,6 +90,27 @@ export function refuseWritesOnHistory(sql: SqlStorage, w: { ns: string; checkpoi
   throw new AppError(
     "BEM-022",
     `${writer.rewrite.message}: checkpoint '${w.checkpoint_id.slice(0, 80)}' has been continued by another key's checkpoint ('${foreign.slice(0, 80)}'), so new pending writes of task '${w.task_id.slice(0, 80)}' on it would change what a resume or fork from it applies (write to a checkpoint nothing has continued, or fork from this one first)`,
+  );
+}
+
+/**
+ * New pending writes to a checkpoint id not stored (yet) without `rewrite_thread`. LangGraph sends
+ * them: its loop chains each put after the one before while a task's writes go out at once, so a
+ * fork's resume write can arrive before the fork's put (MemorySaver and the SQL savers key writes by
+ * id alone and take them). They go in while this key's put of that id can still come: an id after
+ * the namespace's newest (or the namespace's first), or one the clock-skew allowance of
+ * refuseInsertion could place, and never one ahead of the clock (refuseIdsAhead's ceiling). Others
+ * would wait for a checkpoint that never comes, outside any tuple a read or prune sees.
+ */
+export function refuseOrphanWrites(sql: SqlStorage, w: { ns: string; checkpoint_id: string }, writer: Writer, now = Date.now()): void {
+  if (writer.rewrite.allowed) return;
+  if (sql.exec(`SELECT 1 FROM lg_checkpoints WHERE ns = ? AND id = ?`, w.ns, w.checkpoint_id).toArray().length > 0) return;
+  const newest = newestId(sql, w.ns);
+  const ahead = w.checkpoint_id > uuid6Prefix(now + CHECKPOINT_CLOCK_SKEW_MS);
+  if (!ahead && (newest === undefined || w.checkpoint_id > newest || withinSkew(w.checkpoint_id, newest, now))) return;
+  throw new AppError(
+    "BEM-022",
+    `${writer.rewrite.message}: checkpoint '${w.checkpoint_id.slice(0, 80)}' is not stored, and this key could not store it (${ahead ? "its id is ahead of the clock" : `its id sorts below its namespace's newest '${(newest ?? "").slice(0, 80)}'`}), so its pending writes would wait for a checkpoint that never comes`,
   );
 }
 
