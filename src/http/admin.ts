@@ -131,7 +131,7 @@ export const adminRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
     authorize(c.get("principal"), "manage_keys", { tenant });
     const q = c.req.valid("query");
     const limit = q.limit ?? 100;
-    const { items: keys, next_cursor } = pageOf(await listKeys(c.env.DB, tenant, limit + 1, pageStart(q.cursor)), limit);
+    const { items: keys, next_cursor } = pageOf("keys", await listKeys(c.env.DB, tenant, limit + 1, pageStart("keys", q.cursor)), limit);
     return c.json({ keys, next_cursor }, 200);
   })
   .openapi(revokeKeyRoute, async (c) => {

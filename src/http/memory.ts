@@ -225,7 +225,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
       const hits = await store.searchScopes([scope], q.q, limit, filter);
       return c.json({ facts: hits.map((f) => ({ ...publicFact(f), score: f.score })), next_cursor: null }, 200, bookmarkHeader(session));
     }
-    const { items: facts, next_cursor } = pageOf(await store.list(scope, limit + 1, pageStart(q.cursor), filter), limit);
+    const { items: facts, next_cursor } = pageOf("facts", await store.list(scope, limit + 1, pageStart("facts", q.cursor), filter), limit);
     return c.json({ facts: facts.map(publicFact), next_cursor }, 200, bookmarkHeader(session));
   })
   .openapi(forgetFact, async (c) => {

@@ -14,14 +14,14 @@ export const pageQuery = (what: string, max: number, fallback: number) => ({
   cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),
 });
 
-/** Where a page starts: after the previous page's last row (BEM-011 for a cursor this API did not hand out). */
-export const pageStart = (cursor: string | undefined): TimeIdCursor | undefined => (cursor ? parseCursor(cursor) : undefined);
+/** Where a page of `list` starts: after the previous page's last row (BEM-011 for a cursor this list did not hand out). */
+export const pageStart = (list: string, cursor: string | undefined): TimeIdCursor | undefined => (cursor ? parseCursor(list, cursor) : undefined);
 
 /** A page of `limit` rows from the `limit + 1` read (one row past the page says whether another follows), with its next_cursor. */
-export function pageOf<T extends TimeIdCursor>(rows: readonly T[], limit: number): { items: T[]; next_cursor: string | null } {
+export function pageOf<T extends TimeIdCursor>(list: string, rows: readonly T[], limit: number): { items: T[]; next_cursor: string | null } {
   const items = rows.slice(0, limit);
   const last = items.at(-1);
-  return { items, next_cursor: rows.length > limit && last ? cursorOf(last) : null };
+  return { items, next_cursor: rows.length > limit && last ? cursorOf(list, last) : null };
 }
 /**
  * An OpenAI-style page over a list (`after` is the last id of the previous page). An `after` the list

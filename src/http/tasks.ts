@@ -163,7 +163,11 @@ export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
     const q = c.req.valid("query");
     const p = c.get("principal");
     const limit = q.limit ?? 50;
-    const { items: dead_letters, next_cursor } = pageOf(await listDeadLetters(c.env.DB, p.tenant, limit + 1, pageStart(q.cursor)), limit);
+    const { items: dead_letters, next_cursor } = pageOf(
+      "dead_letters",
+      await listDeadLetters(c.env.DB, p.tenant, limit + 1, pageStart("dead_letters", q.cursor)),
+      limit,
+    );
     return c.json({ dead_letters, next_cursor }, 200);
   })
   .openapi(getTaskStatus, async (c) => {

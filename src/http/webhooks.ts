@@ -261,7 +261,11 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHo
   .openapi(listWebhooksRoute, async (c) => {
     const q = c.req.valid("query");
     const limit = q.limit ?? 50;
-    const { items: webhooks, next_cursor } = pageOf(await listWebhooks(c.env.DB, c.get("principal").tenant, limit + 1, pageStart(q.cursor)), limit);
+    const { items: webhooks, next_cursor } = pageOf(
+      "webhooks",
+      await listWebhooks(c.env.DB, c.get("principal").tenant, limit + 1, pageStart("webhooks", q.cursor)),
+      limit,
+    );
     return c.json({ webhooks, next_cursor }, 200);
   })
   .openapi(deleteWebhookRoute, async (c) => {

@@ -9,6 +9,7 @@ import { fromBase64, toBase64 } from "../langgraph-client/base64";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";
 import type { RpcResult } from "../thread/types";
 import { unwrap } from "../thread/client";
+import { openCursor, sealCursor } from "../core/cursor";
 import { langgraphTenant, mayReachThread, refuseIdsAhead, requireThread, writerOf } from "./access";
 import {
   BatchBody,
@@ -176,6 +177,8 @@ const SCAN_PAGE = 50;
  * thread the key reaches, 100,000 calls for one request. More are paged by threads (`threads_after`).
  */
 export const LIST_THREADS = 100;
+/** The list name checked in a next_threads_after (src/core/cursor.ts). */
+const THREAD_WINDOWS = "langgraph_threads";
 /** Checkpoints a cross-thread list without `limit` returns per page (the saver asks 200 at a time). */
 const LIST_ALL_PAGE = 1000;
 
@@ -243,7 +246,9 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
     const want = q.limit ?? LIST_ALL_PAGE;
     // This request's window of threads: the grants are in the query (a member's few threads never cost
     // a scan of the tenant's); the policy checks each again.
-    const ids = await indexedThreads(c.env.DB, tenant, threads_after ?? "", LIST_THREADS + 1, readableThreads(principal));
+    // "" starts the first window; any other value is a next_threads_after this list handed out (BEM-011 otherwise).
+    const after = threads_after ? openCursor(THREAD_WINDOWS, threads_after, "threads_after") : "";
+    const ids = await indexedThreads(c.env.DB, tenant, after, LIST_THREADS + 1, readableThreads(principal));
     const window = ids.slice(0, LIST_THREADS).filter((id) => mayReachThread(principal, id));
     const moreThreads = ids.length > LIST_THREADS;
     if (moreThreads && threads_after === undefined)
@@ -286,7 +291,7 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
     }
     const cut = more && q.limit === undefined ? true : out.length < heads.length;
     const next = cut && out.length > 0 ? { next_before: out[out.length - 1]!.t.id } : {};
-    const nextThreads = moreThreads ? { next_threads_after: ids[LIST_THREADS - 1]! } : {};
+    const nextThreads = moreThreads ? { next_threads_after: sealCursor(THREAD_WINDOWS, ids[LIST_THREADS - 1]!) } : {};
     return c.json({ tuples: out.map((f) => tupleWire(f.threadId, f.t)), ...next, ...nextThreads }, 200);
   })
   .openapi(deltaHistory, async (c) => {

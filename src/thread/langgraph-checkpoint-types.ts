@@ -107,9 +107,10 @@ export const ListBody = z.strictObject({
 export type ListBody = z.infer<typeof ListBody>;
 /**
  * A cross-thread list, paged by threads too: `threads_after` names where this request's window of the
- * tenant's threads (in id order) starts ("" for the first); the answer's `next_threads_after` names the next.
+ * tenant's threads (in id order) starts ("" for the first); the answer's `next_threads_after` names the next
+ * (a cursor: its thread id with a check, so a value this list never handed out is 400 BEM-011).
  */
-export const ListAllBody = ListBody.extend({ threads_after: z.string().max(128).optional() });
+export const ListAllBody = ListBody.extend({ threads_after: z.string().max(160).optional() });
 export const PruneBody = z
   .strictObject({
     /** Only this namespace ("" is the root graph); default every namespace. */

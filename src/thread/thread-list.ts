@@ -86,7 +86,7 @@ export async function listThreads(
   const order = `ORDER BY updated_at DESC, thread_id DESC LIMIT ?`;
   const stmt = opts.before
     ? (() => {
-        const c = decodeCursor(opts.before, "before");
+        const c = decodeCursor("threads", opts.before, "before");
         return db
           .prepare(`${cols} WHERE tenant_id = ?${only.sql} AND (updated_at < ? OR (updated_at = ? AND thread_id < ?)) ${order}`)
           .bind(tenant, ...only.values, c.at, c.at, c.id, limit + 1);
@@ -95,5 +95,5 @@ export async function listThreads(
   const rows = (await stmt.all<ThreadSummary>()).results;
   const threads = rows.slice(0, limit);
   const last = threads[threads.length - 1];
-  return { threads, next_before: rows.length > limit && last ? encodeCursor({ at: last.updated_at, id: last.thread_id }) : null };
+  return { threads, next_before: rows.length > limit && last ? encodeCursor("threads", { at: last.updated_at, id: last.thread_id }) : null };
 }

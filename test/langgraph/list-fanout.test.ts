@@ -1,6 +1,7 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
+import { openCursor } from "../../src/core/cursor";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/http/app";
 import { countingLimiter } from "../support/counting-limiter";
@@ -34,6 +35,8 @@ async function list(key: string, body: unknown, vars: Partial<Env> = {}): Promis
 
 type Page = { tuples: { thread_id: string }[]; next_before?: string; next_threads_after?: string };
 
+const windowOf = (after: string | undefined) => (after ? openCursor("langgraph_threads", after, "threads_after") : after);
+
 describe("a cross-thread LangGraph list visits at most 100 threads per request", () => {
   it("250 threads: windows of 100 with next_threads_after, each counted per 10 threads; without threads_after 400 BEM-132; the saver lists them all", async () => {
     const t = await createTenant();
@@ -60,10 +63,11 @@ describe("a cross-thread LangGraph list visits at most 100 threads per request",
       seen.push(...page.tuples.map((x) => x.thread_id));
       windows.push(page.next_threads_after);
       // The access gate's count, then one more per started 10 threads visited.
-      expect(counts.get(`key:${member.id}`)).toBe(after === "w-199" ? 5 : 10);
+      expect(counts.get(`key:${member.id}`)).toBe(windowOf(after) === "w-199" ? 5 : 10);
       after = page.next_threads_after;
     }
-    expect(windows).toEqual(["w-099", "w-199", undefined]);
+    // Each next_threads_after is the window's last thread id, with its check (src/core/cursor.ts).
+    expect(windows.map(windowOf)).toEqual(["w-099", "w-199", undefined]);
     expect(seen).toEqual(["w-005", "w-150", "w-249"]);
 
     // The saver follows the windows (and `limit` across them).
