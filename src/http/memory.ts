@@ -50,7 +50,7 @@ const FactHistory = z
   })
   .openapi("FactHistory");
 /**
- * The largest budget a context call takes: a million tokens, above any model's window in models.yaml (the largest is
+ * The largest budget a context call takes: a million tokens, above every model's window in models.yaml (the largest is
  * 200,000) and the long-context models'. One call answers ~4 bytes a token of it for one rate-limit charge; at the
  * former 10,000,000 that was tens of MB, past what a Worker holds.
  */

@@ -246,7 +246,7 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
     const want = q.limit ?? LIST_ALL_PAGE;
     // This request's window of threads: the grants are in the query (a member's few threads never cost
     // a scan of the tenant's); the policy checks each again.
-    // "" starts the first window; any other value is a next_threads_after this list handed out (BEM-011 otherwise).
+    // "" starts the first window; every other value must be a next_threads_after this list handed out (BEM-011 otherwise).
     const after = threads_after ? openCursor(THREAD_WINDOWS, threads_after, "threads_after") : "";
     const ids = await indexedThreads(c.env.DB, tenant, after, LIST_THREADS + 1, readableThreads(principal));
     const window = ids.slice(0, LIST_THREADS).filter((id) => mayReachThread(principal, id));

@@ -154,7 +154,7 @@ const isQuotaFailure = (e: unknown) => e instanceof Error && /NOT NULL constrain
 export const MAX_STORE_READ_BYTES = 16 * 1024 * 1024;
 /**
  * A read past its share selects json() of this text, which is no JSON: SQLite fails the statement, so D1
- * rolls the whole batch back (its puts included) before any value past the share is read out.
+ * rolls the whole batch back (its puts included) before a value past the share is read out.
  */
 const READ_CAP = "edgeweave: store read past its byte share";
 const isReadCapFailure = (e: unknown) => e instanceof Error && /malformed JSON/.test(e.message);

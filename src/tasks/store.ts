@@ -14,7 +14,7 @@ export async function markTaskDone(db: D1Database, t: { id: string; tenant: stri
 }
 
 /**
- * How long a task's record (done or dead-lettered) is kept: a month past any queue's retries (a message
+ * How long a task's record (done or dead-lettered) is kept: a month past every queue's retries (a message
  * lives at most days), as webhook deliveries are kept. Every turn of an agent with `extract:` queues a
  * task whoever runs it, so a member key's turns wrote a row each that was kept for good.
  */

@@ -214,7 +214,7 @@ export class LangGraphCheckpoints {
       const owner = ownerKey("b", op.ns, blob.channel, version);
       if (stored) {
         // Another key's value of this version, with other content: a checkpoint naming the version would read it. Only
-        // a key that may rewrite history replaces it (its own value wins); any other must name a version of its own.
+        // a key that may rewrite history replaces it (its own value wins); every other key must name a version of its own.
         if (!writer.rewrite.allowed) {
           throw new AppError(
             "BEM-022",
@@ -542,7 +542,7 @@ export class LangGraphCheckpoints {
    * Pending writes whose checkpoint was never stored (langgraph-order.ts refuseOrphanWrites: a key without
    * `rewrite_thread` writes them only while its put can still come). Those of an id of the present (a time
    * UUID within CHECKPOINT_CLOCK_SKEW_MS of the clock: a put on its way) stay; the rest belong to no tuple
-   * any read returns, so a prune, the way out of the byte caps, drops them.
+   * a read returns, so a prune, the way out of the byte caps, drops them.
    */
   private dropOrphanWrites(ns: string | undefined): void {
     const now = Date.now();

@@ -100,7 +100,7 @@ export function refuseWritesOnHistory(sql: SqlStorage, w: { ns: string; checkpoi
  * id alone and take them). They go in while this key's put of that id can still come: an id after
  * the namespace's newest (or the namespace's first), or one the clock-skew allowance of
  * refuseInsertion could place, and never one ahead of the clock (refuseIdsAhead's ceiling). Others
- * would wait for a checkpoint that never comes, outside any tuple a read or prune sees.
+ * would wait for a checkpoint that never comes, outside every tuple a read or prune sees.
  */
 export function refuseOrphanWrites(sql: SqlStorage, w: { ns: string; checkpoint_id: string }, writer: Writer, now = Date.now()): void {
   if (writer.rewrite.allowed) return;

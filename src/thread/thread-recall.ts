@@ -19,7 +19,7 @@ export class ThreadRecall {
   private readonly scores = new RecallScores();
   /**
    * The thread's highest position less the index's reach (`through`), as this object followed its own appends
-   * since it last read them; undefined: read them (after any other write, and at first). Spares the run's settle
+   * since it last read them; undefined: read them (after every other write, and at first). Spares the run's settle
    * a read. Below zero after removals at the end: the next appends take positions the triggers index at once.
    */
   private waiting: number | undefined;
