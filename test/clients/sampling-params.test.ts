@@ -20,6 +20,13 @@ const chatProvider = (key: string) =>
 
 const SAMPLING = { seed: 42, frequency_penalty: 0.5, presence_penalty: -0.25 };
 
+/** A chat turn at `model` carrying the three sampling fields; it must answer 200. */
+async function sampled(model: string): Promise<Response> {
+  const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: { model, messages: [{ role: "user", content: "hi" }], ...SAMPLING } });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return res;
+}
+
 describe("chat completions: seed, frequency_penalty, presence_penalty", () => {
   it("reach an OpenAI-compatible model as the AI SDK sends them", async () => {
     const fake = fakeOpenAI().reply("seeded");
@@ -37,21 +44,13 @@ describe("chat completions: seed, frequency_penalty, presence_penalty", () => {
 
   it("reach an Ollama model as its options", async () => {
     const fake = fakeOllama().reply("seeded");
-    const res = await api("/v1/chat/completions", {
-      key: tenant().adminKey,
-      body: { model: "llama3.2", messages: [{ role: "user", content: "hi" }], ...SAMPLING },
-    });
-    expect(res.status, await res.clone().text()).toBe(200);
+    await sampled("llama3.2");
     expect((fake.last.body as { options?: Record<string, unknown> }).options).toMatchObject(SAMPLING);
   });
 
   it("are named in the warnings when the model is Anthropic's, which has none of them", async () => {
     const fake = fakeAnthropic().reply("no seed here");
-    const res = await api("/v1/chat/completions", {
-      key: tenant().adminKey,
-      body: { model: "claude-sonnet-4", messages: [{ role: "user", content: "hi" }], ...SAMPLING },
-    });
-    expect(res.status, await res.clone().text()).toBe(200);
+    const res = await sampled("claude-sonnet-4");
     const body = (await res.json()) as { edgeweave: { warnings: string[] } };
     expect(body.edgeweave.warnings.join("\n")).toContain("seed, frequency_penalty, presence_penalty");
     expect(fake.last.body).not.toHaveProperty("seed");
