@@ -1,6 +1,7 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { type CallToolRequest, CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import type { Principal } from "../core/principal";
 import { isAppError } from "../core/errors";
 import type { Runtime, ToolCaller } from "../pipeline/runtime";
@@ -21,6 +22,11 @@ import { errorText, log } from "../core/log";
 const TOOLS: readonly Tool[] = [...MCP_MEMORY_TOOLS, ...THREAD_TOOLS];
 const ToolsCallMethod = CallToolRequestSchema.pick({ method: true }).loose();
 
+/** The SDK validates only a client's elicitation answer, and this server elicits nothing (so ajv stays out of the bundle: ./ajv-absent). */
+const noElicitation: jsonSchemaValidator = {
+  getValidator: () => () => ({ valid: false, data: undefined, errorMessage: "edgeweave's MCP server elicits nothing" }),
+};
+
 /** Outside a run there are no memory layers: MCP's memory tools (./memory-tools) give their own defaults. */
 function callerFor(env: Env, principal: Principal): ToolCaller {
   return { env, principal, scopes: [] };
@@ -31,7 +37,7 @@ function runtimeFor(caller: ToolCaller): Runtime {
 }
 
 function mcpServer(env: Env, principal: Principal): Server {
-  const server = new Server({ name: "edgeweave", version: "0.1.0" }, { capabilities: { tools: {} } });
+  const server = new Server({ name: "edgeweave", version: "0.1.0" }, { capabilities: { tools: {} }, jsonSchemaValidator: noElicitation });
   const byName = new Map(TOOLS.map((t) => [t.name, t]));
   const runtime = runtimeFor(callerFor(env, principal));
   server.setRequestHandler(ListToolsRequestSchema, () => ({
