@@ -5,7 +5,8 @@ import { requireKnownModel } from "../routing/closest-models";
 import type { ParsedMessageInput } from "../core/message";
 import { access } from "../edge/access";
 import type { AppEnv } from "../edge/app-env";
-import { ChatCompletionRequest, ChatCompletionResponse, TraceHeader } from "../edge/chat-schemas";
+import { ChatCompletionRequest, ChatCompletionResponse, openAIParams, TraceHeader } from "../edge/chat-schemas";
+import { AppError } from "../core/errors";
 import { errorResponses, jsonOrEventStream } from "../edge/openapi-errors";
 import { namedThread } from "./thread-choice";
 import { RUN_ERRORS, runTurnRoute, streamErrorBody, type WireFormat } from "./turn-edge";
@@ -81,10 +82,17 @@ const chatFormat: WireFormat<Body, Plan> = {
         ...(body.seed != null ? { seed: body.seed } : {}),
         ...(body.frequency_penalty != null ? { frequency_penalty: body.frequency_penalty } : {}),
         ...(body.presence_penalty != null ? { presence_penalty: body.presence_penalty } : {}),
+        ...(body.logit_bias != null ? { logit_bias: body.logit_bias } : {}),
+        ...(body.prediction != null ? { prediction: body.prediction } : {}),
+        ...(body.reasoning_effort != null ? { reasoning_effort: body.reasoning_effort } : {}),
+        ...(body.verbosity != null ? { verbosity: body.verbosity } : {}),
+        ...openAIParams(body),
       },
       // Clients that resend the whole history store only what is new (README "Resent history"): decided in the thread's object.
       resent: true,
     };
+    if (body.store === false && turn.threadId !== undefined)
+      throw new AppError("BEM-011", "store: false on a thread: a thread keeps its turns; leave thread_id (X-Thread-Id) out to store nothing");
     const plan = { trace: edge.trace(body.trace), model: body.model, includeUsage: body.stream_options?.include_usage === true };
     return { turn, stream: body.stream === true, plan };
   },

@@ -81,6 +81,7 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
       reducers: p.reducers,
       maxSteps: DEFAULT_MAX_STEPS,
       clientTools: clientToolNames,
+      ...(p.input.maxToolCalls !== undefined ? { maxToolCalls: p.input.maxToolCalls } : {}),
       callModel: async (state) => {
         const writes: StepWrite[] = [];
         const before = await runBeforeModel(p.middlewares, state, p.runtime, p.reducers);

@@ -80,6 +80,10 @@ export type TurnInput = {
   factsLast?: boolean;
   /** Passed through to the provider: tools, tool_choice, response_format, temperature… */
   params?: Omit<ChatRequest, "messages">;
+  /** Responses' `truncation: "disabled"`: a conversation that does not fit the model's window is 400 BEM-112, not cut to its newest turns. */
+  truncation?: "disabled";
+  /** Responses' `max_tool_calls`: the most calls of the agent's own tools the run makes (later ones are answered "not run"). */
+  maxToolCalls?: number;
 };
 
 export type TurnResult = {

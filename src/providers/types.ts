@@ -64,6 +64,14 @@ export const ChatRequest = z.object({
   seed: z.number().int().optional(),
   frequency_penalty: z.number().optional(),
   presence_penalty: z.number().optional(),
+  /** OpenAI's other chat fields: OpenAI-compatible servers get them; elsewhere they are named in the warnings (src/providers/openai-fields.ts). */
+  logit_bias: z.record(z.string(), z.number()).optional(),
+  prediction: z.record(z.string(), z.unknown()).optional(),
+  reasoning_effort: z.string().optional(),
+  verbosity: z.string().optional(),
+  service_tier: z.string().optional(),
+  prompt_cache_key: z.string().optional(),
+  safety_identifier: z.string().optional(),
   anthropic: AnthropicExtras.optional(),
 });
 export type ChatRequest = z.infer<typeof ChatRequest>;

@@ -1,3 +1,4 @@
+import { openAIParams } from "../edge/chat-schemas";
 import { AppError } from "../core/errors";
 import type { ChatRequest, ChatResult } from "../providers/types";
 import { type ContentPart, documentText, type Message, type MessageInput, type ParsedMessageInput } from "../core/message";
@@ -95,6 +96,9 @@ export function toChatParams(body: ResponseCreateRequest): Omit<ChatRequest, "me
     ...(body.top_p != null ? { top_p: body.top_p } : {}),
     ...(body.max_output_tokens != null ? { max_output_tokens: body.max_output_tokens } : {}),
     ...(body.user ? { user: body.user } : {}),
+    ...(body.reasoning?.effort != null ? { reasoning_effort: body.reasoning.effort } : {}),
+    ...(body.text?.verbosity != null ? { verbosity: body.text.verbosity } : {}),
+    ...openAIParams(body),
   };
 }
 

@@ -109,6 +109,8 @@ export async function planResponse(
     memoryScopes: body.memory_scopes,
     context: body.context,
     params: toChatParams(body),
+    ...(body.truncation === "disabled" ? { truncation: "disabled" as const } : {}),
+    ...(body.max_tool_calls != null ? { maxToolCalls: body.max_tool_calls } : {}),
   };
   const unanswered = unansweredCallIds(messages);
   const plan = (turn: Partial<TurnInput>): ResponsePlan => ({
