@@ -44,6 +44,18 @@ function toolCallDeltas(ev: DeltaEvent) {
 type Body = { json: z.infer<typeof ChatCompletionRequest>; threadHeader: string | undefined };
 type Plan = { trace: TraceLevel; model: string; includeUsage: boolean };
 
+/** Steps' texts are a blank line apart, streamed (chatFormat.stream) and not. */
+const STEP_SEPARATOR = "\n\n";
+
+/**
+ * Chat's answer: the text of every step of the run (an agent's own tools take steps), a blank line
+ * apart, as its stream sends them; the reply's own content (null, "") when no step had text.
+ */
+function answerText(r: Pick<TurnResult, "reply" | "stepTexts">): string | null {
+  const texts = [...(r.stepTexts ?? []), r.reply.content ?? ""].filter((t) => t !== "");
+  return texts.length > 0 ? texts.join(STEP_SEPARATOR) : r.reply.content;
+}
+
 const usageOf = (r: TurnResult) => ({ prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens });
 
 /** OpenAI Chat Completions as a wire format (src/http/turn-edge.ts). */
@@ -105,7 +117,7 @@ const chatFormat: WireFormat<Body, Plan> = {
     choices: [
       {
         index: 0,
-        message: { role: "assistant" as const, content: r.reply.content, ...(r.reply.tool_calls ? { tool_calls: r.reply.tool_calls } : {}), refusal: null },
+        message: { role: "assistant" as const, content: answerText(r), ...(r.reply.tool_calls ? { tool_calls: r.reply.tool_calls } : {}), refusal: null },
         finish_reason: r.finishReason,
         logprobs: null,
       },
@@ -131,6 +143,8 @@ const chatFormat: WireFormat<Body, Plan> = {
     // SDK's stream helper) to content "" where the same answer unstreamed has null. As OpenAI streams:
     // a text answer opens with content "", a call answer's first chunk is role, content null and the call.
     let opened = false;
+    // The step whose text was sent last: a later step's text starts after a separator.
+    let textStep: number | undefined;
     const open = async (out: SseWriter, content: "" | null, first: Record<string, unknown> = {}) => {
       opened = true;
       // As OpenAI opens a stream: the role, the content so far and `refusal: null`.
@@ -143,6 +157,11 @@ const chatFormat: WireFormat<Body, Plan> = {
       async delta(out, ev) {
         const d: Record<string, unknown> = {};
         if (ev.content !== undefined) d.content = ev.content;
+        if (ev.content) {
+          const step = ev.step ?? 0;
+          if (textStep !== undefined && step !== textStep) d.content = `${STEP_SEPARATOR}${ev.content}`;
+          textStep = step;
+        }
         const calls = toolCallDeltas(ev);
         if (calls) d.tool_calls = calls;
         if (!opened && calls && ev.content === undefined) return open(out, null, d);

@@ -47,6 +47,8 @@ export type RoutedCall = {
   stream?: StreamHooks;
   /** The run's first call: a stream's `start` fires only then. */
   first: boolean;
+  /** Which model call of the run this is (0 for the first): a later call's deltas carry it. */
+  step: number;
   /** A stream that began answering and was cut: billed all the same. */
   onCut?: (c: CutCall) => void;
 };
@@ -94,7 +96,7 @@ export async function callRouted(call: RoutedCall): Promise<Call> {
     for await (const ev of opened.value) {
       acc.push(ev);
       const part = ev.type === "delta" ? client.of(ev) : null;
-      if (part) await stream.delta(part);
+      if (part) await stream.delta(call.step > 0 ? { ...part, step: call.step } : part);
     }
     result = acc.result(opened.model.name);
   } catch (e) {

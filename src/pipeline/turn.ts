@@ -98,6 +98,12 @@ export type TurnResult = {
   attempts: Attempt[];
   usage: TurnUsage;
   warnings: string[];
+  /**
+   * The text of each model call before the last, in order ("" for one that only called tools): a run
+   * whose agent ran its own tools took several steps, and the answer shows each step's text (chat: a
+   * blank line apart; Responses: one message item per step), streamed or not.
+   */
+  stepTexts?: string[];
   /** Which facts the model was given, and why. */
   memory: MemoryReport;
   /** What resent-history reconciliation did (`resent` runs on a thread), else null. */

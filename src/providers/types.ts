@@ -152,6 +152,8 @@ export const DeltaEvent = z.object({
   tool_calls: z.array(ToolCallDelta).optional(),
   thinking: ThinkingDelta.optional(),
   anthropic: AnthropicBlockEvent.optional(),
+  /** Which model call of a run the delta is from, on the calls after the first (a step after the agent's own tools ran). */
+  step: z.number().int().min(1).optional(),
 });
 export const DoneEvent = z.object({
   type: z.literal("done"),

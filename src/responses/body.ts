@@ -55,7 +55,7 @@ export function responseBody(
   r?: Omit<TurnResult, "state" | "timings">,
   error?: { code: string; message: string },
 ) {
-  const output: OutputItem[] = r ? replyToOutput(r.reply, t.item, stored) : [];
+  const output: OutputItem[] = r ? replyToOutput(r.reply, t.item, stored, r.stepTexts) : [];
   return {
     id: t.id,
     object: "response" as const,
