@@ -3,7 +3,7 @@ import type { Principal } from "../core/principal";
 import { authorizeThread, readableThreads } from "../auth/policy";
 import { AppError } from "../core/errors";
 import { ThreadClient } from "../thread/client";
-import { listThreads, ThreadList } from "../thread/thread-list";
+import { listThreads, ThreadKind, ThreadList } from "../thread/thread-list";
 import { parseThreadId } from "../thread/thread-id";
 import { Checkpoint, CheckpointId, History, ThreadUpdate, ThreadState } from "../thread/types";
 import { access } from "../edge/access";
@@ -51,6 +51,7 @@ const listThreadsRoute = createRoute({
       limit: Limit,
       before: z.string().max(200).optional(),
       query: z.string().max(128).optional().openapi({ description: "Only ids containing this text (any case); ids only, never message text" }),
+      kind: ThreadKind.optional().openapi({ description: "Only conversations, or only one-off Responses calls' threads (kept 30 days)" }),
     }),
   },
   responses: { 200: jsonContent(ThreadList, "A page of threads"), ...errorResponses("BEM-022") },

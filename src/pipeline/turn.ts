@@ -29,6 +29,8 @@ export type ResponsesTurn = {
   previousResponse?: { id: string; answers: string[] };
   /** The thread is a `conversation` the client named: it must exist (404 BEM-102), checked in its object. */
   conversation?: boolean;
+  /** A one-off call's new thread (none named): listed as a `response` thread, kept 30 days (thread-list.ts ThreadKind). */
+  oneOff?: true;
   /** Store the Response: written in the run's last save, in the same transaction as its checkpoint. */
   record?: ResponseTemplate;
 };

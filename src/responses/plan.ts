@@ -172,5 +172,5 @@ export async function planResponse(
   const named = resolved.threads[0];
   if (named !== undefined && store) return plan({ threadId: named, resent: true });
   checkCalls(unanswered, new Set());
-  return plan(store ? { threadId: newThreadId() } : {});
+  return plan(store ? { threadId: newThreadId(), responses: { oneOff: true } } : {});
 }
