@@ -48,6 +48,7 @@ export type ChatMessage = z.infer<typeof ChatMessage>;
 export const OpenAIRequestFields = {
   service_tier: z.enum(["auto", "default", "flex", "scale", "priority"]).nullable().optional(),
   prompt_cache_key: z.string().max(1024).nullable().optional(),
+  prompt_cache_retention: z.enum(["in-memory", "24h"]).nullable().optional(),
   safety_identifier: z.string().max(256).nullable().optional(),
 };
 export const ReasoningEffort = z.enum(REASONING_EFFORTS);
@@ -227,10 +228,16 @@ export const InvokeResponse = z
   .openapi("InvokeResponse");
 
 /** The shared OpenAI fields a request set, as turn params. */
-export function openAIParams(body: { service_tier?: string | null; prompt_cache_key?: string | null; safety_identifier?: string | null }) {
+export function openAIParams(body: {
+  service_tier?: string | null;
+  prompt_cache_key?: string | null;
+  prompt_cache_retention?: string | null;
+  safety_identifier?: string | null;
+}) {
   return {
     ...(body.service_tier != null ? { service_tier: body.service_tier } : {}),
     ...(body.prompt_cache_key != null ? { prompt_cache_key: body.prompt_cache_key } : {}),
+    ...(body.prompt_cache_retention != null ? { prompt_cache_retention: body.prompt_cache_retention } : {}),
     ...(body.safety_identifier != null ? { safety_identifier: body.safety_identifier } : {}),
   };
 }

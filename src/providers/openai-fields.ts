@@ -13,6 +13,7 @@ export const OPENAI_ONLY_FIELDS = [
   "verbosity",
   "service_tier",
   "prompt_cache_key",
+  "prompt_cache_retention",
   "safety_identifier",
 ] as const;
 

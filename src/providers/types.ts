@@ -71,6 +71,7 @@ export const ChatRequest = z.object({
   verbosity: z.string().optional(),
   service_tier: z.string().optional(),
   prompt_cache_key: z.string().optional(),
+  prompt_cache_retention: z.string().optional(),
   safety_identifier: z.string().optional(),
   anthropic: AnthropicExtras.optional(),
 });

@@ -37,6 +37,7 @@ export function requestEcho(body: ResponseCreateRequest, plan: ResponsePlan): Re
     reasoning: body.reasoning?.effort != null ? { effort: body.reasoning.effort, summary: null } : null,
     service_tier: body.service_tier ?? "default",
     prompt_cache_key: body.prompt_cache_key ?? null,
+    prompt_cache_retention: body.prompt_cache_retention ?? null,
     safety_identifier: body.safety_identifier ?? null,
     access_programs: null,
   };

@@ -39,6 +39,7 @@ const OPENAI_CHAT = {
   verbosity: "low",
   service_tier: "flex",
   prompt_cache_key: "cache-1",
+  prompt_cache_retention: "24h",
   safety_identifier: "user-hash-1",
 };
 
@@ -57,7 +58,7 @@ describe("chat: OpenAI's other request fields", () => {
     expect(sent.max_tokens).toBeGreaterThan(2048);
     expect(sent.metadata).toEqual({ user_id: "user-hash-1" });
     const warned = body.edgeweave.warnings.join("\n");
-    for (const f of ["logit_bias", "prediction", "verbosity", "service_tier", "prompt_cache_key"]) expect(warned).toContain(f);
+    for (const f of ["logit_bias", "prediction", "verbosity", "service_tier", "prompt_cache_key", "prompt_cache_retention"]) expect(warned).toContain(f);
     expect(warned).not.toContain("reasoning_effort");
     expect(warned).not.toContain("safety_identifier");
   });
@@ -94,7 +95,7 @@ const responses = (model: string, extra: Record<string, unknown> = {}) => ({ mod
 describe("responses: OpenAI's other request fields", () => {
   it("reasoning.effort, text.verbosity, service_tier, prompt_cache_key, safety_identifier reach the model and are echoed", async () => {
     const fake = fakeOpenAI().reply("ok");
-    const shared = { service_tier: "priority", prompt_cache_key: "k1", safety_identifier: "u1" };
+    const shared = { service_tier: "priority", prompt_cache_key: "k1", prompt_cache_retention: "in-memory", safety_identifier: "u1" };
     const extra = { reasoning: { effort: "high" }, text: { verbosity: "high" }, metadata: { ticket: "42" }, ...shared };
     const body = await ok("/v1/responses", responses("gpt-4o-mini", extra));
     expect(fake.last.body).toMatchObject({ reasoning_effort: "high", verbosity: "high", ...shared });
