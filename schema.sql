@@ -79,9 +79,12 @@ CREATE TABLE threads (
   thread_id   TEXT NOT NULL,
   created_at  INTEGER NOT NULL,
   updated_at  INTEGER NOT NULL,
+  kind        TEXT NOT NULL DEFAULT 'conversation', -- conversation | response (a one-off Responses call's thread)
+  expires_at  INTEGER,                              -- a response thread's: 30 days after its last write (the cron deletes it)
   PRIMARY KEY (tenant_id, thread_id)
 );
 CREATE INDEX threads_by_update ON threads (tenant_id, updated_at, thread_id);
+CREATE INDEX threads_expiring ON threads (expires_at) WHERE expires_at IS NOT NULL;
 
 CREATE TABLE usage (
   tenant_id         TEXT NOT NULL,
@@ -247,8 +250,8 @@ CREATE TRIGGER tenant_counts_key_revoke AFTER UPDATE OF revoked_at ON api_keys W
 CREATE TRIGGER tenant_counts_key_delete AFTER DELETE ON api_keys WHEN old.revoked_at IS NULL BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'keys'; END;
 CREATE TRIGGER tenant_counts_webhook_insert AFTER INSERT ON webhooks BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'webhooks', 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = 'webhooks'; END;
 CREATE TRIGGER tenant_counts_webhook_delete AFTER DELETE ON webhooks BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'webhooks'; END;
-CREATE TRIGGER tenant_counts_thread_insert AFTER INSERT ON threads BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'threads', 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = 'threads'; END;
-CREATE TRIGGER tenant_counts_thread_delete AFTER DELETE ON threads BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'threads'; END;
+CREATE TRIGGER tenant_counts_thread_insert AFTER INSERT ON threads BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, CASE new.kind WHEN 'response' THEN 'response_threads' ELSE 'threads' END, 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = CASE new.kind WHEN 'response' THEN 'response_threads' ELSE 'threads' END; END;
+CREATE TRIGGER tenant_counts_thread_delete AFTER DELETE ON threads BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = CASE old.kind WHEN 'response' THEN 'response_threads' ELSE 'threads' END; END;
 CREATE TRIGGER tenant_counts_fact_insert AFTER INSERT ON facts BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'facts', 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = 'facts'; END;
 CREATE TRIGGER tenant_counts_fact_delete AFTER DELETE ON facts BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'facts'; END;
 

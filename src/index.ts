@@ -7,6 +7,7 @@ import { consumeDeadLetterBatch, DEAD_LETTER_QUEUE } from "./tasks/dead-letter-q
 import { purgeDeliveries } from "./webhooks/store";
 import { purgeTaskRecords } from "./tasks/store";
 import { rememberEnvSecrets } from "./core/log";
+import { purgeExpiredThreads } from "./thread/purge-expired";
 
 // The thread object: its capabilities (src/thread/) and the agent run inside it.
 export { ThreadDO } from "./object/thread-object";
@@ -25,5 +26,6 @@ export default {
     ctx.waitUntil(purgeBookkeepingSends(env.DB));
     ctx.waitUntil(purgeDeliveries(env.DB));
     ctx.waitUntil(purgeTaskRecords(env.DB));
+    ctx.waitUntil(purgeExpiredThreads(env));
   },
 } satisfies ExportedHandler<Env>;

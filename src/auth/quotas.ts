@@ -17,6 +17,8 @@ export const QUOTAS = {
   keys: { variable: "MAX_KEYS_PER_TENANT", code: "BEM-015", fallback: 1_000, what: "live API keys" },
   webhooks: { variable: "MAX_WEBHOOKS_PER_TENANT", code: "BEM-016", fallback: 500, what: "webhooks" },
   threads: { variable: "MAX_THREADS_PER_TENANT", code: "BEM-017", fallback: 100_000, what: "threads" },
+  /** One-off Responses calls' threads (thread-list.ts ThreadKind): they expire after 30 days, so they do not take conversations' room. */
+  response_threads: { variable: "MAX_RESPONSE_THREADS_PER_TENANT", code: "BEM-017", fallback: 100_000, what: "one-off response threads" },
   facts: { variable: "MAX_FACTS_PER_TENANT", code: "BEM-018", fallback: 100_000, what: "facts" },
   store_items: { variable: "MAX_STORE_ITEMS_PER_TENANT", code: "BEM-121", fallback: 100_000, what: "LangGraph store items" },
   /** Bytes of the store items (namespace, key and JSON value; migration 0019): the shared D1 bounds them, not the count alone. */
@@ -56,15 +58,21 @@ export async function assertRoom(env: Env, tenant: string, kind: QuotaKind, addi
  * (one D1 read that also says whether the thread is already listed). Existing threads always
  * take writes, so a tenant at its cap can keep talking on the threads it has.
  */
-export async function assertThreadRoom(env: Env, tenant: string, threadId: string, max = quotaOf(env, "threads")): Promise<void> {
+export async function assertThreadRoom(
+  env: Env,
+  tenant: string,
+  threadId: string,
+  max = quotaOf(env, "threads"),
+  kind: "threads" | "response_threads" = "threads",
+): Promise<void> {
   const row = await env.DB.prepare(
     "SELECT EXISTS (SELECT 1 FROM threads WHERE tenant_id = ?1 AND thread_id = ?2) AS known, " +
-      "(SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'threads') AS held",
+      "(SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = ?3) AS held",
   )
-    .bind(tenant, threadId)
+    .bind(tenant, threadId, kind)
     .first<{ known: number; held: number | null }>();
   const held = row?.held ?? 0;
-  if (row?.known !== 1 && held + 1 > max) throw full("threads", held, max);
+  if (row?.known !== 1 && held + 1 > max) throw full(kind, held, max);
 }
 
 /** A fact remembered under a key the scope already holds replaces it (no new row): only a new fact needs room. */

@@ -100,6 +100,10 @@ export const catalog = {
   "BEM-109": { status: 400, meaning: "Every resent message is already in the thread: nothing new to answer" },
   "BEM-110": { status: 404, meaning: "An item_reference names no output item of a response stored on a thread the key reaches" },
   "BEM-111": { status: 400, meaning: "Conversation items cannot be system or developer messages: instructions are per call, never stored" },
+  "BEM-112": {
+    status: 400,
+    meaning: "The conversation does not fit the model's context window and truncation is disabled (send truncation: auto to drop its oldest turns)",
+  },
   "BEM-130": { status: 400, meaning: "The body's thread_id and the X-Thread-Id header name different threads" },
   "BEM-131": {
     status: 422,

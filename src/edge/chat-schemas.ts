@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { MemoryReport } from "../memory/report";
 import { checkPartsForRole, ClientContent, ClientContentPart, ToolCall } from "../core/message";
 import { checkToolChoice } from "../config/tool-choice";
+import { REASONING_EFFORTS } from "../providers/openai-fields";
 
 // Checked by the thread layer, so a bad id gets its own code (BEM-030) as on the thread routes.
 const ThreadIdField = z.string().min(1).max(512).openapi({ description: "1-128 characters of A-Z a-z 0-9 . _ : -, not only dots (else BEM-030)" });
@@ -39,6 +40,20 @@ export const ChatMessage = z
   .superRefine((m, ctx) => checkPartsForRole(m, ctx));
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
+/**
+ * OpenAI's request fields chat and Responses share that reach OpenAI-compatible models as sent (an
+ * Anthropic model maps reasoning effort to a thinking budget and safety_identifier to its user id;
+ * what a provider does not get is named in the turn's warnings: src/providers/openai-fields.ts).
+ */
+export const OpenAIRequestFields = {
+  service_tier: z.enum(["auto", "default", "flex", "scale", "priority"]).nullable().optional(),
+  prompt_cache_key: z.string().max(1024).nullable().optional(),
+  prompt_cache_retention: z.enum(["in-memory", "24h"]).nullable().optional(),
+  safety_identifier: z.string().max(256).nullable().optional(),
+};
+export const ReasoningEffort = z.enum(REASONING_EFFORTS);
+export const Verbosity = z.enum(["low", "medium", "high"]);
+
 /** OpenAI Chat Completions request, plus edgeweave's optional extensions. Unknown fields are ignored. */
 export const ChatCompletionRequest = z
   .object({
@@ -69,6 +84,35 @@ export const ChatCompletionRequest = z
     seed: z.number().int().nullable().optional(),
     frequency_penalty: z.number().min(-2).max(2).nullable().optional(),
     presence_penalty: z.number().min(-2).max(2).nullable().optional(),
+    // OpenAI's range: token ids to a bias in [-100, 100], at most 300 of them.
+    logit_bias: z
+      .record(z.string().regex(/^\d{1,10}$/, "a token id"), z.number().min(-100).max(100))
+      .refine((b) => Object.keys(b).length <= 300, { error: "at most 300 token ids" })
+      .nullable()
+      .optional(),
+    prediction: z
+      .object({ type: z.literal("content"), content: z.union([z.string(), z.array(z.object({ type: z.literal("text"), text: z.string() })).max(64)]) })
+      .nullable()
+      .optional(),
+    reasoning_effort: ReasoningEffort.nullable().optional(),
+    verbosity: Verbosity.nullable().optional(),
+    ...OpenAIRequestFields,
+    // Not kept or produced here, so refused rather than ignored: a stored completion is read back from
+    // OpenAI (GET /v1/chat/completions/{id}, not served; a thread keeps its turns), metadata tags one,
+    // and no model here answers in audio.
+    store: z
+      .literal(false, { error: "chat completions are not stored for reading back here; send a thread_id (the thread keeps its turns) or use /v1/responses" })
+      .nullable()
+      .optional(),
+    metadata: z
+      .null({ error: "metadata tags a stored chat completion (store: true), which is not kept here; use /v1/responses, whose responses keep it" })
+      .optional(),
+    modalities: z
+      .array(z.literal("text", { error: 'only text is answered here; leave modalities out or ["text"]' }))
+      .max(1)
+      .nullable()
+      .optional(),
+    audio: z.null({ error: "audio output is not produced here; leave audio out" }).optional(),
     // edgeweave extensions
     thread_id: ThreadIdField.optional().openapi({ description: "Makes the call stateful: the server keeps the history; send only new messages" }),
     agent: z.string().max(64).optional(),
@@ -182,3 +226,18 @@ export const InvokeResponse = z
     memory: MemoryReport.optional(),
   })
   .openapi("InvokeResponse");
+
+/** The shared OpenAI fields a request set, as turn params. */
+export function openAIParams(body: {
+  service_tier?: string | null;
+  prompt_cache_key?: string | null;
+  prompt_cache_retention?: string | null;
+  safety_identifier?: string | null;
+}) {
+  return {
+    ...(body.service_tier != null ? { service_tier: body.service_tier } : {}),
+    ...(body.prompt_cache_key != null ? { prompt_cache_key: body.prompt_cache_key } : {}),
+    ...(body.prompt_cache_retention != null ? { prompt_cache_retention: body.prompt_cache_retention } : {}),
+    ...(body.safety_identifier != null ? { safety_identifier: body.safety_identifier } : {}),
+  };
+}

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { mediaUrl } from "../core/message";
 import { checkToolChoice } from "../config/tool-choice";
-import { RequestedScopes, TraceLevel } from "./chat-schemas";
+import { OpenAIRequestFields, ReasoningEffort, RequestedScopes, TraceLevel, Verbosity } from "./chat-schemas";
 
 /**
  * OpenAI Responses request shapes (as the official `openai` npm client types
@@ -91,7 +91,32 @@ export const ResponseCreateRequest = z
     tools: z.array(FunctionTool).max(128).optional(),
     tool_choice: z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), name: z.string() })]).optional(),
     parallel_tool_calls: z.boolean().nullable().optional(),
-    text: z.object({ format: TextFormat.optional() }).loose().nullable().optional(),
+    text: z.object({ format: TextFormat.optional(), verbosity: Verbosity.nullable().optional() }).loose().nullable().optional(),
+    reasoning: z
+      .object({
+        effort: ReasoningEffort.nullable().optional(),
+        // No reasoning items are returned here (the models are called over chat completions, which give none).
+        summary: z.null({ error: "reasoning summaries are not returned here; leave reasoning.summary out" }).optional(),
+        generate_summary: z.null({ error: "reasoning summaries are not returned here; leave reasoning.generate_summary out" }).optional(),
+      })
+      .nullable()
+      .optional(),
+    // `auto` drops the oldest turns that do not fit the model's window (edgeweave's fitting, the default here);
+    // `disabled` refuses a request that does not fit (400), as OpenAI's default does.
+    truncation: z.enum(["auto", "disabled"]).nullable().optional(),
+    max_tool_calls: z
+      .number()
+      .int()
+      .min(1)
+      .max(1024)
+      .nullable()
+      .optional()
+      .openapi({ description: "The most calls of the agent's own (server) tools this response runs" }),
+    ...OpenAIRequestFields,
+    background: z
+      .literal(false, { error: "background responses are not run here; leave background out or false (the call answers when the response is done)" })
+      .nullable()
+      .optional(),
     max_output_tokens: z.number().int().positive().nullable().optional(),
     temperature: z.number().min(0).max(2).nullable().optional(),
     top_p: z.number().min(0).max(1).nullable().optional(),

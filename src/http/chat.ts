@@ -5,7 +5,8 @@ import { requireKnownModel } from "../routing/closest-models";
 import type { ParsedMessageInput } from "../core/message";
 import { access } from "../edge/access";
 import type { AppEnv } from "../edge/app-env";
-import { ChatCompletionRequest, ChatCompletionResponse, TraceHeader } from "../edge/chat-schemas";
+import { ChatCompletionRequest, ChatCompletionResponse, openAIParams, TraceHeader } from "../edge/chat-schemas";
+import { AppError } from "../core/errors";
 import { errorResponses, jsonOrEventStream } from "../edge/openapi-errors";
 import { namedThread } from "./thread-choice";
 import { RUN_ERRORS, runTurnRoute, streamErrorBody, type WireFormat } from "./turn-edge";
@@ -42,6 +43,18 @@ function toolCallDeltas(ev: DeltaEvent) {
 
 type Body = { json: z.infer<typeof ChatCompletionRequest>; threadHeader: string | undefined };
 type Plan = { trace: TraceLevel; model: string; includeUsage: boolean };
+
+/** Steps' texts are a blank line apart, streamed (chatFormat.stream) and not. */
+const STEP_SEPARATOR = "\n\n";
+
+/**
+ * Chat's answer: the text of every step of the run (an agent's own tools take steps), a blank line
+ * apart, as its stream sends them; the reply's own content (null, "") when no step had text.
+ */
+function answerText(r: Pick<TurnResult, "reply" | "stepTexts">): string | null {
+  const texts = [...(r.stepTexts ?? []), r.reply.content ?? ""].filter((t) => t !== "");
+  return texts.length > 0 ? texts.join(STEP_SEPARATOR) : r.reply.content;
+}
 
 const usageOf = (r: TurnResult) => ({ prompt_tokens: r.usage.prompt_tokens, completion_tokens: r.usage.completion_tokens, total_tokens: r.usage.total_tokens });
 
@@ -81,10 +94,17 @@ const chatFormat: WireFormat<Body, Plan> = {
         ...(body.seed != null ? { seed: body.seed } : {}),
         ...(body.frequency_penalty != null ? { frequency_penalty: body.frequency_penalty } : {}),
         ...(body.presence_penalty != null ? { presence_penalty: body.presence_penalty } : {}),
+        ...(body.logit_bias != null ? { logit_bias: body.logit_bias } : {}),
+        ...(body.prediction != null ? { prediction: body.prediction } : {}),
+        ...(body.reasoning_effort != null ? { reasoning_effort: body.reasoning_effort } : {}),
+        ...(body.verbosity != null ? { verbosity: body.verbosity } : {}),
+        ...openAIParams(body),
       },
       // Clients that resend the whole history store only what is new (README "Resent history"): decided in the thread's object.
       resent: true,
     };
+    if (body.store === false && turn.threadId !== undefined)
+      throw new AppError("BEM-011", "store: false on a thread: a thread keeps its turns; leave thread_id (X-Thread-Id) out to store nothing");
     const plan = { trace: edge.trace(body.trace), model: body.model, includeUsage: body.stream_options?.include_usage === true };
     return { turn, stream: body.stream === true, plan };
   },
@@ -97,7 +117,7 @@ const chatFormat: WireFormat<Body, Plan> = {
     choices: [
       {
         index: 0,
-        message: { role: "assistant" as const, content: r.reply.content, ...(r.reply.tool_calls ? { tool_calls: r.reply.tool_calls } : {}), refusal: null },
+        message: { role: "assistant" as const, content: answerText(r), ...(r.reply.tool_calls ? { tool_calls: r.reply.tool_calls } : {}), refusal: null },
         finish_reason: r.finishReason,
         logprobs: null,
       },
@@ -123,6 +143,8 @@ const chatFormat: WireFormat<Body, Plan> = {
     // SDK's stream helper) to content "" where the same answer unstreamed has null. As OpenAI streams:
     // a text answer opens with content "", a call answer's first chunk is role, content null and the call.
     let opened = false;
+    // The step whose text was sent last: a later step's text starts after a separator.
+    let textStep: number | undefined;
     const open = async (out: SseWriter, content: "" | null, first: Record<string, unknown> = {}) => {
       opened = true;
       // As OpenAI opens a stream: the role, the content so far and `refusal: null`.
@@ -135,6 +157,11 @@ const chatFormat: WireFormat<Body, Plan> = {
       async delta(out, ev) {
         const d: Record<string, unknown> = {};
         if (ev.content !== undefined) d.content = ev.content;
+        if (ev.content) {
+          const step = ev.step ?? 0;
+          if (textStep !== undefined && step !== textStep) d.content = `${STEP_SEPARATOR}${ev.content}`;
+          textStep = step;
+        }
         const calls = toolCallDeltas(ev);
         if (calls) d.tool_calls = calls;
         if (!opened && calls && ev.content === undefined) return open(out, null, d);

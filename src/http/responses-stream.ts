@@ -1,7 +1,7 @@
 import type { TurnResult } from "../pipeline/turn";
 import type { DeltaEvent } from "../providers/types";
 import type { ModelConfig } from "../config/model-config";
-import type { OutputItem } from "../responses/convert";
+import { messageItem, type OutputItem, stepMessageId } from "../responses/convert";
 import type { SseWriter } from "./sse";
 import type { StreamRenderer } from "./stream-run";
 
@@ -26,7 +26,9 @@ export function responsesRenderer(opts: {
   let seq = 0;
   let model = "";
   let nextIndex = 0;
-  let text: { index: number; id: string; text: string } | undefined;
+  // The open message item: one per step of the run, closed when a later step's text begins.
+  let text: { index: number; id: string; text: string; step: number } | undefined;
+  const closed = new Set<string>();
   const calls = new Map<number, { index: number; id: string; call_id: string; name: string; args: string }>();
   // start() runs inside the SSE producer while deltas may already arrive: one queue keeps event order.
   let queue: Promise<unknown> = Promise.resolve();
@@ -37,9 +39,13 @@ export function responsesRenderer(opts: {
   };
   const emit = (out: SseWriter, type: string, data: Record<string, unknown>) => out.send(JSON.stringify({ type, sequence_number: seq++, ...data }), type);
 
-  async function openText(out: SseWriter) {
-    if (text) return text;
-    text = { index: nextIndex++, id: `msg_${opts.itemId}`, text: "" };
+  async function openText(out: SseWriter, step: number) {
+    if (text?.step === step) return text;
+    if (text) {
+      await closeItem(out, messageItem(text.id, text.text), text.index);
+      closed.add(text.id);
+    }
+    text = { index: nextIndex++, id: stepMessageId(opts.itemId, step), text: "", step };
     await emit(out, "response.output_item.added", {
       output_index: text.index,
       item: { type: "message", id: text.id, status: "in_progress", role: "assistant", content: [] },
@@ -74,7 +80,7 @@ export function responsesRenderer(opts: {
     delta: (out: SseWriter, ev: DeltaEvent) =>
       serial(async () => {
         if (ev.content) {
-          const t = await openText(out);
+          const t = await openText(out, ev.step ?? 0);
           t.text += ev.content;
           await emit(out, "response.output_text.delta", { item_id: t.id, output_index: t.index, content_index: 0, delta: ev.content, logprobs: [] });
         }
@@ -102,7 +108,8 @@ export function responsesRenderer(opts: {
         // Items in the final output keep the indexes they streamed with; any not streamed (a reply
         // that arrived whole, e.g. after a server tool step) are announced now.
         for (const item of items) {
-          const streamed = item.type === "message" ? text : [...calls.values()].find((c) => c.id === item.id);
+          if (closed.has(item.id)) continue;
+          const streamed = item.type === "message" ? (text?.id === item.id ? text : undefined) : [...calls.values()].find((c) => c.id === item.id);
           const index = streamed ? streamed.index : nextIndex++;
           if (!streamed)
             await emit(out, "response.output_item.added", {

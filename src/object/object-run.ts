@@ -133,13 +133,15 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
           }
         : undefined;
       ended = o.inFlight.begin();
-      room = new ThreadRoom(principal.tenant, threadId, o.parts, o.leases, lease, o.env, io, keep);
+      const kind = input.responses?.oneOff ? "response" : "conversation";
+      room = new ThreadRoom(principal.tenant, threadId, o.parts, o.leases, lease, o.env, io, keep, kind);
       // A run that would create the thread must fit the tenant's thread quota (413 BEM-017, nothing written); existing threads always take turns.
       if (room.log.headId() === null) {
         // A named conversation with history exists; only an empty one needs its D1 record (no read on a turn of a live one).
         if (input.responses?.conversation && !(await conversationExists(o.env.DB, principal.tenant, threadId)))
           throw new AppError("BEM-102", `No conversation '${threadId.slice(0, 80)}'`);
-        await assertThreadRoom(o.env, principal.tenant, threadId, req.threadQuota);
+        if (kind === "response") await assertThreadRoom(o.env, principal.tenant, threadId, req.responseThreadQuota, "response_threads");
+        else await assertThreadRoom(o.env, principal.tenant, threadId, req.threadQuota);
       }
       // A client that resends history: only the new part is stored (or a branch taken), decided here against this thread's own rows.
       const settled = input.resent

@@ -1,6 +1,8 @@
 import { callModel, streamModel } from "../providers/call";
 import { openStreamWithFailover, runWithFailover, type Attempt } from "../providers/failover";
 import { droppedFor } from "../providers/portable";
+import { paramsFor } from "../providers/openai-fields";
+import { untruncated } from "./truncation";
 import { ClientDeltas } from "./client-deltas";
 import { StreamAccumulator } from "../providers/stream-accumulator";
 import type { ChatMessage, ChatRequest, ChatResult, FunctionTool } from "../providers/types";
@@ -26,8 +28,7 @@ export function outputLimitWarning(m: ModelConfig, asked: number | undefined): s
 
 /** The fields the answering model's provider did not get (README "Use with the Anthropic SDK and Claude Code", chat's sampling fields). */
 export function droppedWarning(m: ModelConfig, input: RunPlan["input"]): string[] {
-  const { anthropic, stop, seed, frequency_penalty, presence_penalty } = input.params ?? {};
-  const dropped = droppedFor(m.provider, { anthropic, stop, seed, frequency_penalty, presence_penalty, messages: input.messages });
+  const dropped = droppedFor(m.provider, { ...paramsFor(m, input.params), messages: input.messages });
   return dropped.length > 0 ? [`not sent to ${m.name} (${m.provider}): ${dropped.join(", ")}`] : [];
 }
 
@@ -46,6 +47,8 @@ export type RoutedCall = {
   stream?: StreamHooks;
   /** The run's first call: a stream's `start` fires only then. */
   first: boolean;
+  /** Which model call of the run this is (0 for the first): a later call's deltas carry it. */
+  step: number;
   /** A stream that began answering and was cut: billed all the same. */
   onCut?: (c: CutCall) => void;
 };
@@ -66,9 +69,11 @@ export async function callRouted(call: RoutedCall): Promise<Call> {
     const built = requests.get(m);
     if (built) return built;
     const wire = assemble({ instructions, facts: call.facts, turns, input: [], factsLast: p.input.factsLast === true }, m.max_tokens);
-    const maxOutput = outputLimit(m, p.input.params?.max_output_tokens);
+    if (wire.length < instructions.length + call.facts.length + turns.length) untruncated(p.input, m);
+    const params = paramsFor(m, p.input.params);
+    const maxOutput = outputLimit(m, params?.max_output_tokens);
     const request: ChatRequest = {
-      ...(p.input.params ?? {}),
+      ...(params ?? {}),
       messages: wire,
       ...(tools.length > 0 ? { tools } : {}),
       ...(maxOutput !== undefined ? { max_output_tokens: maxOutput } : {}),
@@ -91,7 +96,7 @@ export async function callRouted(call: RoutedCall): Promise<Call> {
     for await (const ev of opened.value) {
       acc.push(ev);
       const part = ev.type === "delta" ? client.of(ev) : null;
-      if (part) await stream.delta(part);
+      if (part) await stream.delta(call.step > 0 ? { ...part, step: call.step } : part);
     }
     result = acc.result(opened.model.name);
   } catch (e) {

@@ -1,3 +1,4 @@
+import { untruncated } from "./truncation";
 import { z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
 import { memoryFor } from "../memory/for-tenant";
@@ -210,7 +211,11 @@ async function loadMemory(
       rank.recall === false
         ? undefined
         : wholeStateView(thread, { ...(rank.recall ?? DEFAULT_RECALL), query: rank.recallQuery ?? rank.query ?? "" }, room, out.memory);
-    if (forked) return { ...out, state: { ...channels, messages: view ? view(messages) : new TokenLimitStrategy().apply(messages, room) } };
+    if (forked) {
+      const kept = view ? view(messages) : new TokenLimitStrategy().apply(messages, room);
+      if (!view && kept.length < messages.length) untruncated(input, model);
+      return { ...out, state: { ...channels, messages: kept } };
+    }
     return { ...out, state: { ...channels, messages }, ...(view ? { view } : {}) };
   }
   // The window is the thread's storage too: a failure reading it is BEM-098, not long-term memory's BEM-065.
@@ -219,6 +224,7 @@ async function loadMemory(
     : undefined;
   const memory = memoryFor(env, input.principal.tenant, { facts, factsCache: io.factsCache, ...(own ? { session: own } : {}) });
   const loaded = await loadingMemory(memory.loadContext(scopes, budget, rank));
+  if (loaded.dropped.turns) untruncated(input, model);
   return { ...factsOf(loaded, model), state: { messages: loaded.turns } };
 }
 

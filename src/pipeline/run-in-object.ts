@@ -42,7 +42,13 @@ async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: St
   const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(input.principal.tenant, threadId)));
   const { timings: _local, ...sent } = input;
   // The thread quota is checked in the object, and only when the thread has no history: no D1 read on a turn of an existing thread.
-  const req = { input: { ...sent, threadId }, scopes, stream: stream !== undefined, threadQuota: quotaOf(env, "threads") };
+  const req = {
+    input: { ...sent, threadId },
+    scopes,
+    stream: stream !== undefined,
+    threadQuota: quotaOf(env, "threads"),
+    responseThreadQuota: quotaOf(env, "response_threads"),
+  };
   if (!stream) {
     // Nothing to stream: the answer is one RPC value; what the run writes after it goes on in the object.
     // RPC's mapped result type loses the union's discriminant; the value is the object's FinalEvent as sent.

@@ -11,9 +11,12 @@ import type { TurnInput, TurnResult } from "./turn";
  * (RPC streams carry bytes), so deltas reach the client as they come and the object
  * keeps running — and saving — whether or not anyone still reads.
  */
-/** `threadQuota`: the Worker's MAX_THREADS_PER_TENANT, checked in the object when the run would create the thread. */
+/**
+ * `threadQuota`: the Worker's MAX_THREADS_PER_TENANT, checked in the object when the run would create the thread
+ * (`responseThreadQuota`, MAX_RESPONSE_THREADS_PER_TENANT, when a one-off Responses call would).
+ */
 /** `scopes`: the memory layers the Worker admitted (pipeline/admit.ts), so the object checks nothing twice. */
-export type ObjectRunRequest = { input: Omit<TurnInput, "timings">; scopes: string[]; stream: boolean; threadQuota: number };
+export type ObjectRunRequest = { input: Omit<TurnInput, "timings">; scopes: string[]; stream: boolean; threadQuota: number; responseThreadQuota: number };
 
 /** A run's result without the thread state (that stays in the object). */
 export type WireResult = Omit<TurnResult, "timings" | "state"> & { timings: [string, number][] };

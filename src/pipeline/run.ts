@@ -38,6 +38,7 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
   let model: ModelConfig = p.route.model;
   let last: ChatResult | undefined;
   let calls = 0;
+  const texts: string[] = [];
   /** Calls whose tokens were estimated (the provider reported none: a cut stream, a provider without usage). */
   let estimatedCalls = 0;
   const events: string[] = [];
@@ -81,6 +82,7 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
       reducers: p.reducers,
       maxSteps: DEFAULT_MAX_STEPS,
       clientTools: clientToolNames,
+      ...(p.input.maxToolCalls !== undefined ? { maxToolCalls: p.input.maxToolCalls } : {}),
       callModel: async (state) => {
         const writes: StepWrite[] = [];
         const before = await runBeforeModel(p.middlewares, state, p.runtime, p.reducers);
@@ -103,9 +105,11 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
           serverTools: request.tools,
           ...(stream ? { stream } : {}),
           first: calls === 0,
+          step: texts.length,
           onCut: count,
         });
         count(call);
+        texts.push(call.result.message.content ?? "");
         attempts = [...attempts, ...call.attempts];
         last = call.result;
         const reply = makeMessage(
@@ -148,6 +152,8 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
     route: p.route,
     attempts,
     usage,
+    // Each earlier step's text (the steps whose calls the agent's own tools answered): the answer shows every step.
+    stepTexts: texts.slice(0, -1),
     warnings: [...context.warnings, ...outputLimitWarning(model, p.input.params?.max_output_tokens), ...droppedWarning(model, p.input), ...events],
     memory: context.memory,
   };

@@ -4,7 +4,7 @@ import type { PendingBookkeeping } from "../thread/pending-bookkeeping";
 import type { ThreadMeta } from "../thread/meta";
 import type { Lease, RunLeases } from "../thread/run-lease";
 import type { StoredResponses } from "../thread/stored-responses";
-import { touchThread } from "../thread/thread-list";
+import { type ThreadKind, touchThread } from "../thread/thread-list";
 import type { ThreadStore } from "../thread/thread-store";
 import type { Checkpoint, ThreadUpdate, UpdateSource } from "../thread/types";
 import type { RunIO } from "./run-io";
@@ -44,6 +44,8 @@ export class ThreadRoom {
      * inside that save's transaction, and returns it as stored; none for other turns.
      */
     readonly keep?: (result: Omit<TurnResult, "state" | "timings"> & { checkpointId: string }) => Record<string, unknown>,
+    /** What the thread is listed as when this run creates it. */
+    readonly kind: ThreadKind = "conversation",
   ) {}
 
   get log(): ThreadStore {
@@ -86,6 +88,8 @@ export class ThreadRoom {
    */
   async #list(cp: Checkpoint): Promise<void> {
     if (cp.parent_id !== null) return this.io.listed(this.tenant, this.threadId);
-    await touchThread(this.env.DB, this.tenant, this.threadId).catch((e: unknown) => log.error("thread-list", { message: errorText(e) }));
+    await touchThread(this.env.DB, this.tenant, this.threadId, Date.now(), this.kind).catch((e: unknown) =>
+      log.error("thread-list", { message: errorText(e) }),
+    );
   }
 }

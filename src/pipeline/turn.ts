@@ -29,6 +29,8 @@ export type ResponsesTurn = {
   previousResponse?: { id: string; answers: string[] };
   /** The thread is a `conversation` the client named: it must exist (404 BEM-102), checked in its object. */
   conversation?: boolean;
+  /** A one-off call's new thread (none named): listed as a `response` thread, kept 30 days (thread-list.ts ThreadKind). */
+  oneOff?: true;
   /** Store the Response: written in the run's last save, in the same transaction as its checkpoint. */
   record?: ResponseTemplate;
 };
@@ -80,6 +82,10 @@ export type TurnInput = {
   factsLast?: boolean;
   /** Passed through to the provider: tools, tool_choice, response_format, temperature… */
   params?: Omit<ChatRequest, "messages">;
+  /** Responses' `truncation: "disabled"`: a conversation that does not fit the model's window is 400 BEM-112, not cut to its newest turns. */
+  truncation?: "disabled";
+  /** Responses' `max_tool_calls`: the most calls of the agent's own tools the run makes (later ones are answered "not run"). */
+  maxToolCalls?: number;
 };
 
 export type TurnResult = {
@@ -94,6 +100,12 @@ export type TurnResult = {
   attempts: Attempt[];
   usage: TurnUsage;
   warnings: string[];
+  /**
+   * The text of each model call before the last, in order ("" for one that only called tools): a run
+   * whose agent ran its own tools took several steps, and the answer shows each step's text (chat: a
+   * blank line apart; Responses: one message item per step), streamed or not.
+   */
+  stepTexts?: string[];
   /** Which facts the model was given, and why. */
   memory: MemoryReport;
   /** What resent-history reconciliation did (`resent` runs on a thread), else null. */

@@ -226,7 +226,9 @@ function buildRequest(target: Target, req: ChatRequest, stream: boolean): WireRe
   if (extras?.top_k !== undefined) body.top_k = extras.top_k;
   if (extras?.thinking !== undefined) body.thinking = fitThinking(extras.thinking, body.max_tokens as number);
   if (req.stop !== undefined) body.stop_sequences = typeof req.stop === "string" ? [req.stop] : req.stop;
-  if (req.user !== undefined) body.metadata = { user_id: req.user };
+  // OpenAI's safety_identifier replaces its `user`: both name the end user, as Anthropic's metadata.user_id does.
+  const endUser = req.safety_identifier ?? req.user;
+  if (endUser !== undefined) body.metadata = { user_id: endUser };
   if (stream) body.stream = true;
   const headers: Record<string, string> = {
     "content-type": "application/json",

@@ -3,7 +3,7 @@ import type { ToolCall } from "../core/message";
 import { messageText } from "../core/message";
 import { type Adapter, joinUrl, type Target, tryJson, type WireRequest } from "./adapter";
 import { parseNdjson } from "./ndjson";
-import { SAMPLING_FIELDS } from "./portable";
+import { SAMPLING_FIELDS } from "./openai-fields";
 import { malformed, ProviderError, streamCut, unsupported } from "./provider-error";
 import type { ChatMessage, ChatRequest, ChatResult, FinishReason, StreamEvent } from "./types";
 import { randomHex } from "../core/encoding";

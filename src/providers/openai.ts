@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { type Adapter, joinUrl, type Target, tryJson, type WireRequest } from "./adapter";
 import { malformed, ProviderError, streamCut } from "./provider-error";
-import { SAMPLING_FIELDS, stopFor } from "./portable";
+import { stopFor } from "./portable";
+import { OPENAI_FIELDS } from "./openai-fields";
 import { parseSse } from "./sse";
 import type { ChatMessage, ChatRequest, ChatResult, FinishReason, StreamEvent, ToolCallDelta, Usage } from "./types";
 
@@ -31,7 +32,7 @@ function buildRequest(target: Target, req: ChatRequest, stream: boolean): WireRe
   if (req.max_output_tokens !== undefined) body[target.provider === "openai" ? "max_completion_tokens" : "max_tokens"] = req.max_output_tokens;
   if (req.stop !== undefined) body.stop = stopFor(target.provider, req.stop);
   if (req.user !== undefined) body.user = req.user;
-  for (const k of SAMPLING_FIELDS) if (req[k] !== undefined) body[k] = req[k];
+  for (const k of OPENAI_FIELDS) if (req[k] !== undefined) body[k] = req[k];
   if (stream) {
     body.stream = true;
     body.stream_options = { include_usage: true };

@@ -1,6 +1,7 @@
 import type { Provider } from "../config/model-config";
 import { type Content, type ContentPart, documentText, isServerToolBlock } from "../core/message";
 import type { Target } from "./adapter";
+import { OPENAI_FIELDS, OPENAI_ONLY_FIELDS } from "./openai-fields";
 import { unsupported } from "./provider-error";
 import type { ChatMessage, ChatRequest } from "./types";
 
@@ -76,21 +77,19 @@ export function stopFor(provider: Provider, stop: ChatRequest["stop"]): ChatRequ
   return limit !== undefined && Array.isArray(stop) && stop.length > limit ? stop.slice(0, limit) : stop;
 }
 
-/** OpenAI chat's sampling fields that OpenAI-compatible servers and Ollama take and Anthropic has no counterpart for. */
-export const SAMPLING_FIELDS = ["seed", "frequency_penalty", "presence_penalty"] as const;
-
 /**
  * The parts of a request that `provider` does not get: Anthropic-only ones elsewhere, OpenAI's
- * sampling fields at Anthropic (the turn's warnings and X-Edgeweave-Warnings name them; README lists them).
+ * own fields at Anthropic and Ollama (the turn's warnings and X-Edgeweave-Warnings name them; README lists them).
+ * Anthropic takes safety_identifier as its metadata.user_id.
  */
 export function droppedFor(
   provider: Provider,
-  req: Pick<ChatRequest, "anthropic" | "stop" | (typeof SAMPLING_FIELDS)[number]> & {
+  req: Pick<ChatRequest, "anthropic" | "stop" | (typeof OPENAI_FIELDS)[number]> & {
     messages: readonly { content?: Content | null; is_error?: boolean }[];
   },
 ): string[] {
-  if (provider === "anthropic") return SAMPLING_FIELDS.filter((k) => req[k] !== undefined);
-  const out: string[] = [];
+  if (provider === "anthropic") return OPENAI_FIELDS.filter((k) => k !== "safety_identifier" && req[k] !== undefined);
+  const out: string[] = provider === "ollama" ? OPENAI_ONLY_FIELDS.filter((k) => req[k] !== undefined) : [];
   const stops = Array.isArray(req.stop) ? req.stop.length : 0;
   const sent = stopFor(provider, req.stop);
   if (Array.isArray(sent) && sent.length < stops) out.push(`stop sequences after the first ${sent.length}`);

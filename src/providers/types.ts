@@ -64,6 +64,15 @@ export const ChatRequest = z.object({
   seed: z.number().int().optional(),
   frequency_penalty: z.number().optional(),
   presence_penalty: z.number().optional(),
+  /** OpenAI's other chat fields: OpenAI-compatible servers get them; elsewhere they are named in the warnings (src/providers/openai-fields.ts). */
+  logit_bias: z.record(z.string(), z.number()).optional(),
+  prediction: z.record(z.string(), z.unknown()).optional(),
+  reasoning_effort: z.string().optional(),
+  verbosity: z.string().optional(),
+  service_tier: z.string().optional(),
+  prompt_cache_key: z.string().optional(),
+  prompt_cache_retention: z.string().optional(),
+  safety_identifier: z.string().optional(),
   anthropic: AnthropicExtras.optional(),
 });
 export type ChatRequest = z.infer<typeof ChatRequest>;
@@ -144,6 +153,8 @@ export const DeltaEvent = z.object({
   tool_calls: z.array(ToolCallDelta).optional(),
   thinking: ThinkingDelta.optional(),
   anthropic: AnthropicBlockEvent.optional(),
+  /** Which model call of a run the delta is from, on the calls after the first (a step after the agent's own tools ran). */
+  step: z.number().int().min(1).optional(),
 });
 export const DoneEvent = z.object({
   type: z.literal("done"),

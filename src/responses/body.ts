@@ -20,7 +20,7 @@ export function requestEcho(body: ResponseCreateRequest, plan: ResponsePlan): Re
     store: plan.store,
     temperature: body.temperature ?? null,
     top_p: body.top_p ?? null,
-    text: { format: body.text?.format ?? { type: "text" } },
+    text: { format: body.text?.format ?? { type: "text" }, ...(body.text?.verbosity != null ? { verbosity: body.text.verbosity } : {}) },
     tool_choice: body.tool_choice ?? "auto",
     tools: (body.tools ?? []).map((t) => ({
       type: "function",
@@ -30,11 +30,15 @@ export function requestEcho(body: ResponseCreateRequest, plan: ResponsePlan): Re
       // What the model was sent (convert.ts toChatParams): the request's own, or none.
       strict: t.strict ?? null,
     })),
-    truncation: "disabled",
+    truncation: body.truncation ?? "auto",
+    max_tool_calls: body.max_tool_calls ?? null,
     user: body.user,
     background: false,
-    reasoning: null,
-    service_tier: "default",
+    reasoning: body.reasoning?.effort != null ? { effort: body.reasoning.effort, summary: null } : null,
+    service_tier: body.service_tier ?? "default",
+    prompt_cache_key: body.prompt_cache_key ?? null,
+    prompt_cache_retention: body.prompt_cache_retention ?? null,
+    safety_identifier: body.safety_identifier ?? null,
     access_programs: null,
   };
 }
@@ -52,7 +56,7 @@ export function responseBody(
   r?: Omit<TurnResult, "state" | "timings">,
   error?: { code: string; message: string },
 ) {
-  const output: OutputItem[] = r ? replyToOutput(r.reply, t.item, stored) : [];
+  const output: OutputItem[] = r ? replyToOutput(r.reply, t.item, stored, r.stepTexts) : [];
   return {
     id: t.id,
     object: "response" as const,

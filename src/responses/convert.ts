@@ -1,3 +1,4 @@
+import { openAIParams } from "../edge/chat-schemas";
 import { AppError } from "../core/errors";
 import type { ChatRequest, ChatResult } from "../providers/types";
 import { type ContentPart, documentText, type Message, type MessageInput, type ParsedMessageInput } from "../core/message";
@@ -95,6 +96,9 @@ export function toChatParams(body: ResponseCreateRequest): Omit<ChatRequest, "me
     ...(body.top_p != null ? { top_p: body.top_p } : {}),
     ...(body.max_output_tokens != null ? { max_output_tokens: body.max_output_tokens } : {}),
     ...(body.user ? { user: body.user } : {}),
+    ...(body.reasoning?.effort != null ? { reasoning_effort: body.reasoning.effort } : {}),
+    ...(body.text?.verbosity != null ? { verbosity: body.text.verbosity } : {}),
+    ...openAIParams(body),
   };
 }
 
@@ -109,24 +113,29 @@ export type OutputItem =
  * calls and outputs by call_id, never by reference); the provider's id stays in the thread and is
  * what the call is answered by there (references.ts translates).
  */
-export function replyToOutput(reply: ChatResult["message"], itemId: string, stored = false): OutputItem[] {
-  const out: OutputItem[] = [];
+export function replyToOutput(reply: ChatResult["message"], itemId: string, stored = false, stepTexts: readonly string[] = []): OutputItem[] {
+  // One message per step with text: the steps before the reply's (an agent's own tools answered their calls), then the reply's.
+  const out: OutputItem[] = stepTexts.flatMap((t, step) => (t === "" ? [] : [messageItem(stepMessageId(itemId, step), t)]));
   const text = typeof reply.content === "string" ? reply.content : reply.content === null ? "" : JSON.stringify(reply.content);
-  if (text !== "" || !reply.tool_calls?.length) {
-    out.push({
-      type: "message",
-      id: `msg_${itemId}`,
-      status: "completed",
-      role: "assistant",
-      content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
-    });
-  }
+  if (text !== "" || !reply.tool_calls?.length) out.push(messageItem(stepMessageId(itemId, stepTexts.length), text));
   for (const [i, c] of (reply.tool_calls ?? []).entries()) {
     const id = `fc_${itemId}_${i}`;
     out.push({ type: "function_call", id, call_id: stored ? id : c.id, name: c.function.name, arguments: c.function.arguments, status: "completed" });
   }
   return out;
 }
+
+/** A step's message item id: a run's first step has the response's `msg_<base>`, a later one `msg_s<step>_<base>` (responses/ids.ts). */
+export const stepMessageId = (itemId: string, step: number): string => (step === 0 ? `msg_${itemId}` : `msg_s${step}_${itemId}`);
+
+/** A completed assistant message item of a Response's output. */
+export const messageItem = (id: string, text: string): OutputItem => ({
+  type: "message",
+  id,
+  status: "completed",
+  role: "assistant",
+  content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
+});
 
 /** The call ids a Response's output made (its function_call items). */
 export const outputCallIds = (output: readonly { type?: string; call_id?: string }[]): string[] =>

@@ -19,7 +19,8 @@ export const responseId = (hex: string, threadId: string | undefined): string =>
  */
 export const itemBase = (hex: string, threadId: string | undefined): string => (threadId === undefined ? hex : `${hex}_${threadId}`);
 
-const OUTPUT_ITEM = /^(?:msg_([0-9a-f]{32})_(.+)|fc_([0-9a-f]{32})_(.+)_\d+)$/;
+// A later step's message is `msg_s<step>_…` (responses/convert.ts stepMessageId).
+const OUTPUT_ITEM = /^(?:msg_(?:s\d{1,4}_)?([0-9a-f]{32})_(.+)|fc_([0-9a-f]{32})_(.+)_\d+)$/;
 
 /** The stored response (and its thread) an output item id names, or null. */
 export function responseOfItem(itemId: string): { responseId: string; threadId: string } | null {

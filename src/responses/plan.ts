@@ -109,6 +109,8 @@ export async function planResponse(
     memoryScopes: body.memory_scopes,
     context: body.context,
     params: toChatParams(body),
+    ...(body.truncation === "disabled" ? { truncation: "disabled" as const } : {}),
+    ...(body.max_tool_calls != null ? { maxToolCalls: body.max_tool_calls } : {}),
   };
   const unanswered = unansweredCallIds(messages);
   const plan = (turn: Partial<TurnInput>): ResponsePlan => ({
@@ -170,5 +172,5 @@ export async function planResponse(
   const named = resolved.threads[0];
   if (named !== undefined && store) return plan({ threadId: named, resent: true });
   checkCalls(unanswered, new Set());
-  return plan(store ? { threadId: newThreadId() } : {});
+  return plan(store ? { threadId: newThreadId(), responses: { oneOff: true } } : {});
 }

@@ -5,7 +5,29 @@ import { decodeCursor, encodeCursor } from "../core/cursor";
  * D1 index of the threads a tenant has written, for listing (the Durable
  * Object holds the content). Every query is bound to the tenant.
  */
-export const ThreadSummary = z.object({ thread_id: z.string(), created_at: z.number().int(), updated_at: z.number().int() }).openapi("ThreadSummary");
+/**
+ * What a thread is for: a `conversation` (chat, invoke, Conversations, a named thread) or the thread of a
+ * one-off Responses call (`response`: no conversation, previous_response_id or X-Thread-Id), which is kept
+ * 30 days after its last write as OpenAI keeps stored responses, then deleted by the hourly cron, and
+ * counted against MAX_RESPONSE_THREADS_PER_TENANT, not MAX_THREADS_PER_TENANT.
+ */
+export const ThreadKind = z.enum(["conversation", "response"]);
+export type ThreadKind = z.infer<typeof ThreadKind>;
+export const RESPONSE_THREAD_TTL_MS = 30 * 86_400_000;
+
+export const ThreadSummary = z
+  .object({
+    thread_id: z.string(),
+    created_at: z.number().int(),
+    updated_at: z.number().int(),
+    kind: ThreadKind,
+    expires_at: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "A response thread's: when the cron deletes it (30 days after its last write); null for a conversation" }),
+  })
+  .openapi("ThreadSummary");
 export type ThreadSummary = z.infer<typeof ThreadSummary>;
 
 export const ThreadList = z
@@ -13,18 +35,20 @@ export const ThreadList = z
   .openapi("ThreadList", { description: "Most recently updated first; pass next_before to get the next page." });
 export type ThreadList = z.infer<typeof ThreadList>;
 
-/** Records a write to the thread (creates the row on first write). */
-export async function touchThread(db: D1Database, tenant: string, threadId: string, now = Date.now()): Promise<void> {
-  await touchStatement(db, tenant, threadId, now).run();
+/** Records a write to the thread (creates the row on first write, of `kind`). */
+export async function touchThread(db: D1Database, tenant: string, threadId: string, now = Date.now(), kind: ThreadKind = "conversation"): Promise<void> {
+  await touchStatement(db, tenant, threadId, now, kind).run();
 }
 
-export function touchStatement(db: D1Database, tenant: string, threadId: string, now = Date.now()): D1PreparedStatement {
+/** The thread's list row: its kind is its first write's; a response thread's expiry moves with every write. */
+export function touchStatement(db: D1Database, tenant: string, threadId: string, now = Date.now(), kind: ThreadKind = "conversation"): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO threads (tenant_id, thread_id, created_at, updated_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (tenant_id, thread_id) DO UPDATE SET updated_at = MAX(threads.updated_at, excluded.updated_at)`,
+      `INSERT INTO threads (tenant_id, thread_id, created_at, updated_at, kind, expires_at) VALUES (?1, ?2, ?3, ?3, ?4, ?5)
+       ON CONFLICT (tenant_id, thread_id) DO UPDATE SET updated_at = MAX(threads.updated_at, excluded.updated_at),
+         expires_at = CASE WHEN threads.expires_at IS NULL THEN NULL ELSE MAX(threads.updated_at, excluded.updated_at) + ?6 END`,
     )
-    .bind(tenant, threadId, now, now);
+    .bind(tenant, threadId, now, kind, kind === "response" ? now + RESPONSE_THREAD_TTL_MS : null, RESPONSE_THREAD_TTL_MS);
 }
 
 /** Whether the tenant has thread `id` listed or a conversation record of that id (created empty, not yet written). */
@@ -76,13 +100,14 @@ function containsSql(text: string | undefined): { sql: string; values: string[] 
 export async function listThreads(
   db: D1Database,
   tenant: string,
-  opts: { limit?: number; before?: string; only?: ThreadFilter; idContains?: string } = {},
+  opts: { limit?: number; before?: string; only?: ThreadFilter; idContains?: string; kind?: ThreadKind } = {},
 ): Promise<ThreadList> {
   const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 20), 1), 100);
   const grants = threadFilterSql(opts.only ?? { all: true });
   const contains = containsSql(opts.idContains);
-  const only = { sql: grants.sql + contains.sql, values: [...grants.values, ...contains.values] };
-  const cols = `SELECT thread_id, created_at, updated_at FROM threads`;
+  const kind = opts.kind ? { sql: " AND kind = ?", values: [opts.kind] } : { sql: "", values: [] };
+  const only = { sql: grants.sql + contains.sql + kind.sql, values: [...grants.values, ...contains.values, ...kind.values] };
+  const cols = `SELECT thread_id, created_at, updated_at, kind, expires_at FROM threads`;
   const order = `ORDER BY updated_at DESC, thread_id DESC LIMIT ?`;
   const stmt = opts.before
     ? (() => {

@@ -55,7 +55,9 @@ function guarded(fn: () => Promise<unknown> | void): (ev?: Event) => void {
 // ---- threads ----
 async function loadThreads(append: boolean): Promise<void> {
   const query = byId<HTMLInputElement>("thread-query").value.trim();
-  const q = `/v1/threads?limit=50${query ? `&query=${enc(query)}` : ""}${append && view.threadsBefore ? `&before=${enc(view.threadsBefore)}` : ""}`;
+  // Conversations apart from one-off Responses calls' threads (kept 30 days): the server filters, so paging holds.
+  const kind = byId<HTMLSelectElement>("thread-kind").value;
+  const q = `/v1/threads?limit=50${query ? `&query=${enc(query)}` : ""}${kind ? `&kind=${enc(kind)}` : ""}${append && view.threadsBefore ? `&before=${enc(view.threadsBefore)}` : ""}`;
   const page = await api<ThreadList>("GET", q);
   const list = byId("threads");
   if (!append) clear(list);
@@ -63,6 +65,9 @@ async function loadThreads(append: boolean): Promise<void> {
     const b = el("button", { type: "button", class: "thread-link", "data-thread": t.thread_id, onclick: guarded(() => openThread(t.thread_id)) }, [
       el("span", { class: "thread-id", text: t.thread_id }),
       el("span", { class: "muted", text: `updated ${when(t.updated_at)}` }),
+      ...(t.kind === "response" && t.expires_at !== null
+        ? [el("span", { class: "muted thread-kind", text: `one-off response · kept until ${when(t.expires_at)}` })]
+        : []),
     ]);
     list.append(el("li", {}, [b]));
   }
@@ -452,6 +457,10 @@ document.addEventListener("DOMContentLoaded", () => {
       250,
     );
   });
+  byId("thread-kind").addEventListener(
+    "change",
+    guarded(() => (getKey() ? loadThreads(false).then(markActiveThread) : undefined)),
+  );
   byId("thread-search").addEventListener(
     "submit",
     guarded(() => loadThreads(false).then(markActiveThread)),

@@ -7,7 +7,10 @@ export type { History, HistoryEntry, ThreadState, Write } from "../thread/types"
 export type { Message } from "../core/message";
 
 /** GET /v1/threads (src/thread/thread-list.ts ThreadList). */
-export type ThreadList = { threads: { thread_id: string; created_at: number; updated_at: number }[]; next_before: string | null };
+export type ThreadList = {
+  threads: { thread_id: string; created_at: number; updated_at: number; kind: "conversation" | "response"; expires_at: number | null }[];
+  next_before: string | null;
+};
 
 /** POST /v1/memory/context (src/http/memory.ts LoadedContext). */
 export type LoadedContext = { messages: import("../core/message").Message[]; tokens: number; dropped: { facts: number; turns: boolean } };

@@ -101,8 +101,7 @@ describe("per-tenant quotas", () => {
       "BEM-017",
     );
     await expectCode(await call(vars, "/v1/threads/five/state", t.adminKey, { ops: [{ op: "set", channel: "x", value: 1 }] }), 413, "BEM-017");
-    // A response without a conversation and a conversation created with items make threads too.
-    await expectCode(await call(vars, "/v1/responses", t.adminKey, { model: "offline-echo", input: "hi" }), 413, "BEM-017");
+    // A conversation created with items makes a thread too; a one-off response's thread counts on its own quota (below).
     await expectCode(await call(vars, "/v1/conversations", t.adminKey, { items: [{ role: "user", content: "hi" }] }), 413, "BEM-017");
     expect(await rows("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?", t.tenant)).toBe(0);
     expect(await rows("SELECT COUNT(*) AS n FROM responses WHERE tenant_id = ?", t.tenant)).toBe(0);
@@ -113,6 +112,19 @@ describe("per-tenant quotas", () => {
     expect((await call(vars, "/v1/chat/completions", t.adminKey, chat("one"))).status).toBe(200);
     expect((await call(vars, "/v1/threads/two", t.adminKey, undefined, "DELETE")).status).toBe(204);
     expect((await call(vars, "/v1/chat/completions", t.adminKey, chat("three"))).status).toBe(200);
+  });
+
+  it("a one-off response's thread counts against MAX_RESPONSE_THREADS_PER_TENANT, not MAX_THREADS_PER_TENANT (413 BEM-017 past it)", async () => {
+    const t = await createTenant();
+    const vars = { MAX_THREADS_PER_TENANT: "1", MAX_RESPONSE_THREADS_PER_TENANT: "2" };
+    const respond = () => call(vars, "/v1/responses", t.adminKey, { model: "offline-echo", input: "hi" });
+    const chat = { model: "offline-echo", thread_id: "one", messages: [{ role: "user", content: "hi" }] };
+    expect((await call(vars, "/v1/chat/completions", t.adminKey, chat)).status).toBe(200);
+    expect((await respond()).status).toBe(200);
+    expect((await respond()).status).toBe(200);
+    await expectCode(await respond(), 413, "BEM-017");
+    expect(await countOf(env.DB, t.tenant, "threads")).toBe(1);
+    expect(await countOf(env.DB, t.tenant, "response_threads")).toBe(2);
   });
 
   it("conversations are threads: an empty one counts against MAX_THREADS_PER_TENANT (413 BEM-017 past it); deleting one makes room", async () => {

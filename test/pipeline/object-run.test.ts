@@ -29,6 +29,7 @@ describe("the run inside the thread object", () => {
       input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
       stream: true,
       threadQuota: 100_000,
+      responseThreadQuota: 100_000,
       scopes: [`session:${thread}`],
     });
     const evs = await events(body);
@@ -48,6 +49,7 @@ describe("the run inside the thread object", () => {
         input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
         stream: false,
         threadQuota: 100_000,
+        responseThreadQuota: 100_000,
         scopes: [`session:${thread}`],
       }),
     );
@@ -74,6 +76,7 @@ describe("the run inside the thread object", () => {
       input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "stay" }] },
       stream: false,
       threadQuota: 100_000,
+      responseThreadQuota: 100_000,
       scopes: [`session:${thread}`],
     });
     await body.cancel();

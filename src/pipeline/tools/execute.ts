@@ -29,15 +29,17 @@ export async function executeToolCalls(
   state: AgentState,
   runtime: Runtime,
   reducers: Reducers = {},
+  cap: { allowed: number; why: string } = { allowed: Number.POSITIVE_INFINITY, why: "" },
 ): Promise<ToolStep> {
   const byName = new Map(tools.map((t) => [t.name, t]));
   const errors: ToolError[] = [];
   const updates = await Promise.all(
-    toolCalls.map(async (call): Promise<StateUpdate> => {
+    toolCalls.map(async (call, i): Promise<StateUpdate> => {
       const fail = (message: string): StateUpdate => {
         errors.push({ tool_call_id: call.id, tool: call.function.name, message });
         return { messages: [reply(call, { content: `Error: ${message}`, metadata: { error: "BEM-080" } }, runtime)] };
       };
+      if (i >= cap.allowed) return fail(`not run: ${cap.why}; answer without more tool calls.`);
       const tool = byName.get(call.function.name);
       if (!tool) return fail(`unknown tool '${call.function.name}'. Available tools: ${[...byName.keys()].join(", ") || "none"}.`);
       let args: unknown;

@@ -27,6 +27,8 @@ export type ToolLoopOptions = {
   reducers?: Reducers;
   /** Tools the client executes (OpenAI style): calls to them end the loop and are returned as pending. */
   clientTools?: Iterable<string>;
+  /** The most server-tool calls the run makes (Responses' max_tool_calls); later ones are answered "not run" and the model goes on. */
+  maxToolCalls?: number;
   /** Called after each complete step (model call + its tools), e.g. to checkpoint it. */
   onStep?: (step: LoopStep, state: AgentState) => void | Promise<void>;
 };
@@ -56,6 +58,7 @@ export async function runToolLoop(opts: ToolLoopOptions): Promise<ToolLoopResult
   const client = new Set(opts.clientTools ?? []);
   const steps: LoopStep[] = [];
   let state = opts.state;
+  let toolCalls = 0;
   for (let index = 0; ; index++) {
     const remaining = opts.maxSteps - index;
     const turn = await opts.callModel(state, { index, remaining_steps: remaining });
@@ -74,7 +77,10 @@ export async function runToolLoop(opts: ToolLoopOptions): Promise<ToolLoopResult
     const pendingToolCalls = calls.filter((c) => client.has(c.function.name));
     let toolErrors: ToolError[] = [];
     if (serverCalls.length > 0) {
-      const result = await executeToolCalls(serverCalls, opts.tools, state, opts.runtime, reducers);
+      const max = opts.maxToolCalls ?? Number.POSITIVE_INFINITY;
+      const cap = { allowed: Math.max(0, max - toolCalls), why: `this response's max_tool_calls (${max}) is used up` };
+      toolCalls += Math.min(serverCalls.length, cap.allowed);
+      const result = await executeToolCalls(serverCalls, opts.tools, state, opts.runtime, reducers, cap);
       state = result.state;
       toolErrors = result.errors;
       writes.push({ source: "tools", update: result.update });
