@@ -8,6 +8,8 @@ import { OpenAIRequestFields, ReasoningEffort, RequestedScopes, TraceLevel, Verb
  * them, resources/responses), plus edgeweave's extensions. Unknown fields are
  * ignored, as on chat: clients send many we do not use.
  */
+const ReasoningSummary = z.enum(["auto", "concise", "detailed"]);
+
 const InputText = z.object({ type: z.literal("input_text"), text: z.string() });
 const OutputText = z.object({ type: z.literal("output_text"), text: z.string() });
 const Refusal = z.object({ type: z.literal("refusal"), refusal: z.string() });
@@ -95,9 +97,10 @@ export const ResponseCreateRequest = z
     reasoning: z
       .object({
         effort: ReasoningEffort.nullable().optional(),
-        // No reasoning items are returned here (the models are called over chat completions, which give none).
-        summary: z.null({ error: "reasoning summaries are not returned here; leave reasoning.summary out" }).optional(),
-        generate_summary: z.null({ error: "reasoning summaries are not returned here; leave reasoning.generate_summary out" }).optional(),
+        // Taken and answered as `summary: null` (no reasoning items: models are called over chat completions,
+        // which give none); refusing it broke Codex CLI, which sends `summary: "auto"` by default.
+        summary: ReasoningSummary.nullable().optional(),
+        generate_summary: ReasoningSummary.nullable().optional(),
       })
       .nullable()
       .optional(),

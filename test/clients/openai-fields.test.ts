@@ -109,10 +109,14 @@ describe("responses: OpenAI's other request fields", () => {
     expect(fake.last.body).toMatchObject({ thinking: { type: "enabled", budget_tokens: 8192 }, max_tokens: 20_000 });
   });
 
-  it("background and reasoning summaries are refused, naming them", async () => {
+  it("background is refused, naming it; a reasoning summary asked for (Codex CLI's default) runs and is answered as none", async () => {
     await refused("/v1/responses", responses("gpt-4o-mini", { background: true }), "background");
-    await refused("/v1/responses", responses("gpt-4o-mini", { reasoning: { effort: "low", summary: "auto" } }), "summary");
-    fakeOpenAI().reply("fine");
+    await refused("/v1/responses", responses("gpt-4o-mini", { reasoning: { summary: "sometimes" } }), "summary");
+    const fake = fakeOpenAI().reply("fine").reply("fine");
+    const body = await ok("/v1/responses", responses("gpt-4o-mini", { reasoning: { effort: "low", summary: "auto" } }));
+    expect(body.reasoning).toEqual({ effort: "low", summary: null });
+    expect((body.output as { type: string }[]).map((o) => o.type)).toEqual(["message"]);
+    expect(fake.last.body).not.toHaveProperty("summary");
     await ok("/v1/responses", responses("gpt-4o-mini", { background: false, reasoning: { effort: null, summary: null } }));
   });
 
