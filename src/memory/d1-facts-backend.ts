@@ -168,7 +168,7 @@ export class D1FactsBackend implements MemoryBackend {
         const terms = searchTerms(req.query);
         const stmts: D1PreparedStatement[] = [recent(req.recentLimit, { updated_at: Number.MAX_SAFE_INTEGER, id: "" })];
         if (req.kinds.length > 0) stmts.push(ofKinds(req.kinds, req.limit, { created_at: -1, id: "" }));
-        // A budget to fill: a long word's first half counts too (bm25-search.ts, matchList).
+        // A budget to fill: a long word's first half counts too (bm25-search.ts, matchLists).
         if (terms.length > 0) stmts.push(bm25Statement(this.db, F_COLUMNS, inScopes([{ owner, scope }]), terms, req.relevantLimit, now, {}, halfWords));
         const [r, ...rest] = await this.batched(stmts);
         const always = req.kinds.length > 0 ? rest.shift() : undefined;
