@@ -1,5 +1,6 @@
 import { OPERATOR_TENANT } from "../core/principal";
 import { AppError } from "../core/errors";
+import { quotaFull } from "../auth/quotas";
 import { IdGenerator } from "../core/ids";
 import { FactRoom, factTokens, fitWhole, type Fact } from "./facts";
 import { searchTerms } from "../core/search-terms";
@@ -27,7 +28,8 @@ const FIRST_PAGE = 32;
 const MAX_PAGE = 256;
 
 export type FactCursor = { created_at: number; id: string };
-export type RememberOptions = { key?: string | null; expiresAt?: number | null; now?: number };
+/** `maxFacts`: the tenant's fact quota, held in the write itself (a new fact past it is not stored: 413 BEM-018). */
+export type RememberOptions = { key?: string | null; expiresAt?: number | null; now?: number; maxFacts?: number };
 /** The stored fact and whether it replaced an earlier text under the same key. */
 export type Remembered = Fact & { replaced: boolean };
 export type FactVersion = { version: number; kind: string; text: string; written_at: number; replaced_at: number };
@@ -257,14 +259,20 @@ export class D1FactsBackend implements MemoryBackend {
       throw new AppError("BEM-023", scope.isSystem ? "Only the operator key writes system facts" : "The operator key writes only the system scope");
     }
     const now = opts.now ?? this.clock();
+    const key = opts.key ?? null;
+    // The quota is checked inside the INSERT (D1 runs one write at a time), so concurrent writers cannot all pass
+    // one count: a new fact needs room, a replacement of a live key does not.
     const row = await this.db
       .prepare(
-        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) " +
+        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1 " +
+          "WHERE ?11 IS NULL OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?2 AND kind = 'facts'), 0) < ?11 " +
+          "OR EXISTS (SELECT 1 FROM facts WHERE tenant_id = ?2 AND scope = ?3 AND key = ?8) " +
           "ON CONFLICT (tenant_id, scope, key) WHERE key IS NOT NULL DO UPDATE SET kind = excluded.kind, text = excluded.text, tokens = excluded.tokens, " +
           `expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1 RETURNING ${COLUMNS}`,
       )
-      .bind(ids.next(), this.tenant, scope.toString(), kind, text, factTokens(text), now, opts.key ?? null, opts.expiresAt ?? null, now)
+      .bind(ids.next(), this.tenant, scope.toString(), kind, text, factTokens(text), now, key, opts.expiresAt ?? null, now, opts.maxFacts ?? null)
       .first<Fact>();
+    if (!row && opts.maxFacts !== undefined) throw quotaFull("facts", opts.maxFacts, opts.maxFacts);
     if (!row) throw new AppError("BEM-001", undefined, { internal: "INSERT … RETURNING gave no row" });
     return { ...row, replaced: row.version > 1 };
   }
