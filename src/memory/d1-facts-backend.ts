@@ -248,7 +248,7 @@ export class D1FactsBackend implements MemoryBackend {
 
   /**
    * Stores a fact (kind, text, key and expiry validated by the caller). With a key that
-   * the scope already holds, the text (kind, expiry) is replaced in place — same id, version + 1 —
+   * the scope already holds live, the text (kind, expiry) is replaced in place — same id, version + 1 —
    * and the old text kept in fact_versions by the update trigger (its 20 newest, migration 0024: a replacement needs
    * no room under the facts quota, so the versions must not grow without end). One statement, so two
    * concurrent writers of one key leave one fact, never two.
@@ -262,7 +262,7 @@ export class D1FactsBackend implements MemoryBackend {
     const key = opts.key ?? null;
     // The quota is checked inside the INSERT (D1 runs one write at a time), so concurrent writers cannot all pass
     // one count: a new fact needs room, a replacement of a live key does not.
-    const row = await this.db
+    const write = this.db
       .prepare(
         "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1 " +
           "WHERE ?11 IS NULL OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?2 AND kind = 'facts'), 0) < ?11 " +
@@ -270,8 +270,12 @@ export class D1FactsBackend implements MemoryBackend {
           "ON CONFLICT (tenant_id, scope, key) WHERE key IS NOT NULL DO UPDATE SET kind = excluded.kind, text = excluded.text, tokens = excluded.tokens, " +
           `expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1 RETURNING ${COLUMNS}`,
       )
-      .bind(ids.next(), this.tenant, scope.toString(), kind, text, factTokens(text), now, key, opts.expiresAt ?? null, now, opts.maxFacts ?? null)
-      .first<Fact>();
+      .bind(ids.next(), this.tenant, scope.toString(), kind, text, factTokens(text), now, key, opts.expiresAt ?? null, now, opts.maxFacts ?? null);
+    // An expired fact under the key is gone, not replaced: the new one starts at version 1 with no history (the delete trigger takes its versions).
+    const expired = this.db
+      .prepare("DELETE FROM facts WHERE tenant_id = ? AND scope = ? AND key = ? AND expires_at <= ?")
+      .bind(this.tenant, scope.toString(), key, now);
+    const row = key === null ? await write.first<Fact>() : ((await this.db.batch<Fact>([expired, write]))[1]?.results[0] ?? null);
     if (!row && opts.maxFacts !== undefined) throw quotaFull("facts", opts.maxFacts, opts.maxFacts);
     if (!row) throw new AppError("BEM-001", undefined, { internal: "INSERT … RETURNING gave no row" });
     return { ...row, replaced: row.version > 1 };
