@@ -193,10 +193,10 @@ export const MessageId = z
   .regex(/^[A-Za-z0-9._:-]+$/)
   .refine((id) => !isDotSegment(id), DOT_SEGMENT_MESSAGE);
 
-/** A message as a client may send it: id and created_at are assigned when absent. */
 /** Tool calls one message may hold (a model reply with more is refused before any runs: pipeline/tools/loop.ts). */
 export const MAX_TOOL_CALLS = 128;
 
+/** A message as a client may send it: id and created_at are assigned when absent. */
 export const MessageInput = z.object({
   id: MessageId.optional(),
   role: Role,

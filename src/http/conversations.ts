@@ -213,6 +213,6 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
     const { id, item_id } = c.req.valid("param");
     const { record, thread } = await open(c, id, true);
     const messageId = messageIdOf(item_id, (await thread.getState()).channels.messages);
-    await thread.update({ ops: [{ op: "remove", id: messageId }] }, "update");
+    await thread.removeForGood(messageId);
     return c.json(view(record), 200);
   });
