@@ -236,7 +236,7 @@ export class ThreadDO extends DurableObject<Env> {
     return codedAsync(async () => {
       const named = thread && this.#named(thread);
       const log = this.#parts.log;
-      const alongside = opts.redactRemoved ? (cp: Checkpoint) => log.redactRemoved(cp) : undefined;
+      const alongside = opts.redactRemoved ? (cp: Checkpoint) => this.#parts.responses.redact(log.redactRemoved(cp)) : undefined;
       return this.#openLeases().exclusive(run.token, () => this.#listed(named, run, () => log.update(input, source, alongside)));
     });
   }

@@ -370,9 +370,11 @@ export class ThreadStore {
   /**
    * Blanks each message `cp` removed wherever an older checkpoint wrote it (its content, name, tool arguments and
    * metadata; ids, roles and tool-call ids stay): a deleted conversation item is then gone from the history and from
-   * every older state, whose checkpoints keep their shape. Runs inside update()'s transaction (as its `alongside`).
+   * every older state, whose checkpoints keep their shape. Runs inside update()'s transaction (as its `alongside`);
+   * returns every version of the removed messages it blanked.
    */
-  redactRemoved(cp: Checkpoint): void {
+  redactRemoved(cp: Checkpoint): Message[] {
+    const removed: Message[] = [];
     for (const w of cp.writes) {
       if (w.op !== "remove") continue;
       const rows = this.sql
@@ -384,11 +386,13 @@ export class ThreadStore {
       for (const r of rows) {
         const write = decodeWrite(r.json);
         if (write.op !== "put") continue;
+        removed.push(write.message);
         const text = JSON.stringify({ op: "put", message: blanked(write.message) });
         this.sql.exec(`UPDATE writes SET json = ? WHERE checkpoint_id = ? AND idx = ?`, text, r.checkpoint_id, r.idx);
         if (this.historyTotal !== null) this.historyTotal -= utf8.encode(r.json).length - utf8.encode(text).length;
       }
     }
+    return removed;
   }
 
   /** The head row with the history total, written once per transaction, after every charge to it (inside the caller's transaction). */

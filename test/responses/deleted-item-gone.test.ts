@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
 import { openaiClient, tenantForRuns } from "../support/runs";
 
@@ -40,5 +41,22 @@ describe("a deleted conversation item is gone from the thread's history too", ()
     const latest = await (await api(`/v1/threads/${conv.id}/state`, { key })).text();
     expect(latest).toContain("Lisbon");
     expect(latest).not.toContain("DELETE-ME-4111");
+  });
+
+  it("a stored response no longer serves a deleted item's text among its input items or output", async () => {
+    fakeOpenAI().reply("Your code RESP-ANSWER-88 is safe.");
+    const client = openaiClient(tenant().adminKey);
+    const conv = await client.conversations.create({});
+    const r = await client.responses.create({ model: "gpt-4o-mini", input: "My code is RESP-SECRET-77.", conversation: conv.id });
+    const key = tenant().adminKey;
+    const served = async () =>
+      (await (await api(`/v1/responses/${r.id}/input_items`, { key })).text()) + (await (await api(`/v1/responses/${r.id}`, { key })).text());
+    expect(await served()).toContain("RESP-SECRET-77");
+    expect(await served()).toContain("RESP-ANSWER-88");
+    const items = await client.conversations.items.list(conv.id, { order: "asc" });
+    for (const item of items.data) await client.conversations.items.delete(item.id!, { conversation_id: conv.id });
+    const after = await served();
+    expect(after).not.toContain("RESP-SECRET-77");
+    expect(after).not.toContain("RESP-ANSWER-88");
   });
 });
