@@ -1,5 +1,6 @@
 import { OPERATOR_TENANT } from "../core/principal";
 import { AppError } from "../core/errors";
+import { balanced } from "../core/sql-tree";
 import { quotaFull } from "../auth/quotas";
 import { IdGenerator } from "../core/ids";
 import { FactRoom, factTokens, fitWhole, type Fact } from "./facts";
@@ -16,7 +17,10 @@ const ids = new IdGenerator();
 const inScopes =
   (scopes: readonly { owner: string; scope: string }[]): Reach =>
   (p) =>
-    scopes.map((s) => `(tenant_id = ${p.ref(s.owner)} AND scope = ${p.ref(s.scope)})`).join(" OR ");
+    balanced(
+      scopes.map((s) => `tenant_id = ${p.ref(s.owner)} AND scope = ${p.ref(s.scope)}`),
+      "OR",
+    );
 const COLUMNS = "id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version";
 const F_COLUMNS = COLUMNS.split(", ")
   .map((c) => `f.${c}`)
@@ -234,8 +238,8 @@ export class D1FactsBackend implements MemoryBackend {
     if (terms.length === 0 || (grants.length === 0 && !withSystem)) return [];
     const reach: Reach = (p) => {
       const one = (g: string) => (g === "*" ? "1" : g.endsWith("*") ? `substr(scope, 1, ${g.length - 1}) = ${p.ref(g.slice(0, -1))}` : `scope = ${p.ref(g)}`);
-      const owned = grants.length > 0 ? [`(tenant_id = ${p.ref(this.tenant)} AND (${grants.map(one).join(" OR ")}))`] : [];
-      return [...owned, ...(withSystem ? [`(tenant_id = ${p.ref(OPERATOR_TENANT)} AND scope = 'system')`] : [])].join(" OR ");
+      const owned = grants.length > 0 ? [`tenant_id = ${p.ref(this.tenant)} AND (${balanced(grants.map(one), "OR")})`] : [];
+      return balanced([...owned, ...(withSystem ? [`tenant_id = ${p.ref(OPERATOR_TENANT)} AND scope = 'system'`] : [])], "OR");
     };
     const { results } = await this.searchStatement(reach, terms, limit, this.clock()).all<Fact & { score: number }>();
     return relativeScores(results);
