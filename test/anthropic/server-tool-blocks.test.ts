@@ -91,6 +91,64 @@ describe("server-tool blocks that Anthropic would refuse", () => {
     expect(JSON.stringify(sent[1]!.content[0])).toBe(JSON.stringify(block));
   });
 
+  it("in a thread, a client's own server_tool_use without its result, or a result without its use, is 400 BEM-011, nothing stored", async () => {
+    for (const blocks of [
+      [{ type: "server_tool_use", id: "srvtoolu_9", name: "web_search", input: { query: "x" } }],
+      [{ type: "web_search_tool_result", tool_use_id: "srvtoolu_8", content: [] }],
+      [{ type: "mcp_tool_use", id: "mcptoolu_9", name: "lookup", server_name: "kb", input: {} }],
+    ]) {
+      const thread = uniqueThread("srv");
+      const res = await api("/v1/messages", {
+        key: tenant().memberKey,
+        headers: AV,
+        body: {
+          model: "claude-sonnet-4",
+          max_tokens: 16,
+          thread_id: thread,
+          messages: [
+            { role: "user", content: "Search it." },
+            { role: "assistant", content: [...blocks, { type: "text", text: "Done." }] },
+            { role: "user", content: "Thanks." },
+          ],
+        },
+      });
+      const text = await res.text();
+      expect(res.status, text).toBe(400);
+      expect(text).toContain("BEM-011");
+      expect((await api(`/v1/threads/${thread}/state`, { key: tenant().memberKey })).status).toBe(404);
+    }
+  });
+
+  it("in a thread, a container_upload (a file every later turn replays) is stored only from a key that may rewrite the thread", async () => {
+    const thread = uniqueThread("srv");
+    const turn = (key: string) =>
+      api("/v1/messages", {
+        key,
+        headers: AV,
+        body: {
+          model: "claude-sonnet-4",
+          max_tokens: 16,
+          thread_id: thread,
+          messages: [
+            {
+              role: "user",
+              content: [
+                { type: "container_upload", file_id: "file_bogus" },
+                { type: "text", text: "Run it." },
+              ],
+            },
+          ],
+        },
+      });
+    const res = await turn(tenant().memberKey);
+    const text = await res.text();
+    expect(res.status, text).toBe(400);
+    expect(text).toContain("BEM-011");
+    expect((await api(`/v1/threads/${thread}/state`, { key: tenant().memberKey })).status).toBe(404);
+    fakeAnthropic().reply("ok");
+    expect((await turn(tenant().adminKey)).status).toBe(200);
+  });
+
   it("complete blocks of every kind still go to Anthropic as sent", async () => {
     const up = fakeAnthropic().reply("ok");
     const blocks = [
