@@ -39,7 +39,7 @@ export async function countOf(db: D1Database, tenant: string, kind: QuotaKind): 
   return row?.n ?? 0;
 }
 
-export function quotaFull(kind: QuotaKind, held: number, max: number): AppError {
+function quotaFull(kind: QuotaKind, held: number, max: number): AppError {
   const q = QUOTAS[kind];
   return new AppError(q.code, `This tenant holds ${held} ${q.what}; the limit is ${max} (${q.variable}). Remove some to make room.`);
 }

@@ -14,7 +14,7 @@ import type { AppEnv } from "../edge/app-env";
 import { type Principal, tenantOf } from "../core/principal";
 import { errorResponses, jsonContent } from "../edge/openapi-errors";
 import { listPage } from "./paging";
-import { chargeOps } from "../edge/rate-limit";
+import { chargeOps } from "../auth/rate-limit";
 import { IdParam, InputItem, ListQuery, Metadata } from "../edge/responses-schemas";
 import { validationHook } from "../edge/validation";
 

@@ -1,7 +1,6 @@
 import { OPERATOR_TENANT } from "../core/principal";
 import { AppError } from "../core/errors";
 import { balanced } from "../core/sql-tree";
-import { quotaFull } from "../auth/quotas";
 import { IdGenerator } from "../core/ids";
 import { FactRoom, factTokens, fitWhole, type Fact } from "./facts";
 import { searchTerms } from "../core/search-terms";
@@ -280,7 +279,12 @@ export class D1FactsBackend implements MemoryBackend {
       .prepare("DELETE FROM facts WHERE tenant_id = ? AND scope = ? AND key = ? AND expires_at <= ?")
       .bind(this.tenant, scope.toString(), key, now);
     const row = key === null ? await write.first<Fact>() : ((await this.db.batch<Fact>([expired, write]))[1]?.results[0] ?? null);
-    if (!row && opts.maxFacts !== undefined) throw quotaFull("facts", opts.maxFacts, opts.maxFacts);
+    if (!row && opts.maxFacts !== undefined) {
+      throw new AppError(
+        "BEM-018",
+        `This tenant holds ${opts.maxFacts} facts; the limit is ${opts.maxFacts} (MAX_FACTS_PER_TENANT). Remove some to make room.`,
+      );
+    }
     if (!row) throw new AppError("BEM-001", undefined, { internal: "INSERT … RETURNING gave no row" });
     return { ...row, replaced: row.version > 1 };
   }

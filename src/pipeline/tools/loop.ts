@@ -1,6 +1,6 @@
 import { AppError } from "../../core/errors";
 import { MAX_TOOL_CALLS, type Message, type ToolCall } from "../../core/message";
-import { chargeRequests } from "../../edge/rate-limit";
+import { chargeRequests } from "../../auth/rate-limit";
 import type { Runtime } from "../runtime";
 import { applyUpdate, type AgentState, type Reducers, type StateUpdate } from "../state";
 import type { Tool } from "./define";
