@@ -11,7 +11,8 @@ import { AppError, type ErrorCode } from "../core/errors";
  * their own, and a retry could never succeed); 413 is also what the per-thread caps answer
  * (BEM-034, BEM-097). Removing something (revoking a key, deleting a hook, thread or fact)
  * makes room at once. Concurrent creates may each pass the same check, so a burst can
- * overshoot by at most the number of creates in flight.
+ * overshoot by at most the number of creates in flight — except facts, whose write holds the
+ * quota itself (factQuotaOf, D1FactsBackend.remember).
  */
 export const QUOTAS = {
   keys: { variable: "MAX_KEYS_PER_TENANT", code: "BEM-015", fallback: 1_000, what: "live API keys" },
@@ -40,7 +41,7 @@ export async function countOf(db: D1Database, tenant: string, kind: QuotaKind): 
   return row?.n ?? 0;
 }
 
-function full(kind: QuotaKind, held: number, max: number): AppError {
+function quotaFull(kind: QuotaKind, held: number, max: number): AppError {
   const q = QUOTAS[kind];
   return new AppError(q.code, `This tenant holds ${held} ${q.what}; the limit is ${max} (${q.variable}). Remove some to make room.`);
 }
@@ -50,7 +51,7 @@ export async function assertRoom(env: Env, tenant: string, kind: QuotaKind, addi
   if (tenant === OPERATOR_TENANT) return; // the operator's system facts: not a tenant's, and the operator sets the quotas
   const max = quotaOf(env, kind);
   const held = await countOf(env.DB, tenant, kind);
-  if (held + adding > max) throw full(kind, held, max);
+  if (held + adding > max) throw quotaFull(kind, held, max);
 }
 
 /**
@@ -72,8 +73,11 @@ export async function assertThreadRoom(
     .bind(tenant, threadId, kind)
     .first<{ known: number; held: number | null }>();
   const held = row?.held ?? 0;
-  if (row?.known !== 1 && held + 1 > max) throw full(kind, held, max);
+  if (row?.known !== 1 && held + 1 > max) throw quotaFull(kind, held, max);
 }
+
+/** The tenant's fact quota to hold in the write itself (D1FactsBackend.remember), or none (the operator's system facts). */
+export const factQuotaOf = (env: Env, tenant: string): number | undefined => (tenant === OPERATOR_TENANT ? undefined : quotaOf(env, "facts"));
 
 /** A fact remembered under a key the scope already holds replaces it (no new row): only a new fact needs room. */
 export async function assertFactRoom<S>(

@@ -137,6 +137,8 @@ export const catalog = {
 
   "BEM-170": { status: 401, meaning: "Two different API keys in Authorization and x-api-key" },
   "BEM-171": { status: 503, meaning: "The thread could not be deleted now (D1 did not take its usage or list removal); nothing was deleted, retry" },
+
+  "BEM-220": { status: 422, meaning: "The model asked for more tool calls in one reply than a message holds (128); none of them ran" },
   "BEM-096": { status: 400, meaning: "Tool message answers no open tool call" },
   "BEM-097": { status: 413, meaning: "Thread holds the maximum number of bytes (MAX_THREAD_BYTES)" },
   "BEM-098": { status: 503, meaning: "Thread storage failed; nothing was run or stored" },

@@ -193,13 +193,16 @@ export const MessageId = z
   .regex(/^[A-Za-z0-9._:-]+$/)
   .refine((id) => !isDotSegment(id), DOT_SEGMENT_MESSAGE);
 
+/** Tool calls one message may hold (a model reply with more is refused before any runs: pipeline/tools/loop.ts). */
+export const MAX_TOOL_CALLS = 128;
+
 /** A message as a client may send it: id and created_at are assigned when absent. */
 export const MessageInput = z.object({
   id: MessageId.optional(),
   role: Role,
   content: Content.nullable().default(""),
   name: z.string().max(128).optional(),
-  tool_calls: z.array(ToolCall).max(128).optional(),
+  tool_calls: z.array(ToolCall).max(MAX_TOOL_CALLS).optional(),
   tool_call_id: z.string().max(256).optional(),
   /** A tool result that reports a failure (Anthropic's tool_result `is_error`). */
   is_error: z.boolean().optional(),

@@ -6,7 +6,7 @@ import { idempotency } from "./idempotency";
 import type { AppEnv } from "./app-env";
 import { resolvePrincipal } from "./auth";
 import { BODY_LIMITS, capBody, guardJson, guardJsonUpTo, MAX_LANGGRAPH_JSON_ITEMS, MAX_MESSAGES_JSON_ITEMS } from "./limits";
-import { checkKeyRate } from "./rate-limit";
+import { checkKeyRate } from "../auth/rate-limit";
 
 /**
  * What a route needs, declared on the route itself (`createRoute({ middleware: access(…) })`):

@@ -3,7 +3,7 @@ import type { Principal } from "../core/principal";
 import { cachedPrincipalForKey, principalForKey } from "../auth/tenant-store";
 import { AppError } from "../core/errors";
 import type { AppEnv } from "./app-env";
-import { RATE_LIMIT_PERIOD_SECONDS, withinLimit } from "./rate-limit";
+import { RATE_LIMIT_PERIOD_SECONDS, withinLimit } from "../auth/rate-limit";
 
 /**
  * Attempts with keys no tenant holds, counted per client address on RATE_LIMIT_UNKNOWN_KEY

@@ -14,7 +14,7 @@ import type { AppEnv } from "../edge/app-env";
 import { type Principal, tenantOf } from "../core/principal";
 import { errorResponses, jsonContent } from "../edge/openapi-errors";
 import { listPage } from "./paging";
-import { chargeOps } from "../edge/rate-limit";
+import { chargeOps } from "../auth/rate-limit";
 import { IdParam, InputItem, ListQuery, Metadata } from "../edge/responses-schemas";
 import { validationHook } from "../edge/validation";
 
@@ -213,6 +213,6 @@ export const conversationRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validat
     const { id, item_id } = c.req.valid("param");
     const { record, thread } = await open(c, id, true);
     const messageId = messageIdOf(item_id, (await thread.getState()).channels.messages);
-    await thread.update({ ops: [{ op: "remove", id: messageId }] }, "update");
+    await thread.removeForGood(messageId);
     return c.json(view(record), 200);
   });

@@ -5,7 +5,7 @@ import { AppError } from "../core/errors";
 import { handleMcp } from "../mcp/server";
 import type { AppEnv } from "../edge/app-env";
 import { errorResponses } from "../edge/openapi-errors";
-import { chargeOps } from "../edge/rate-limit";
+import { chargeOps } from "../auth/rate-limit";
 
 /**
  * POST /mcp: the Model Context Protocol over Streamable HTTP, behind the same bearer-key

@@ -15,7 +15,7 @@ import type { AppEnv } from "../edge/app-env";
 import { pageOf, pageQuery, pageStart } from "./paging";
 import { errorResponses, jsonContent } from "../edge/openapi-errors";
 import { validationHook } from "../edge/validation";
-import { assertFactRoom } from "../auth/quotas";
+import { assertFactRoom, factQuotaOf } from "../auth/quotas";
 
 const FactIdParam = z.object({
   id: z
@@ -208,7 +208,11 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const session = c.env.DB.withSession("first-primary");
     const facts = new D1FactsBackend(session, principal.tenant);
     await assertFactRoom(c.env, principal.tenant, facts, scope, key);
-    const { text: _text, tokens: _tokens, ...fact } = await facts.remember(scope, kind, text, { key, expiresAt, now });
+    const {
+      text: _text,
+      tokens: _tokens,
+      ...fact
+    } = await facts.remember(scope, kind, text, { key, expiresAt, now, maxFacts: factQuotaOf(c.env, principal.tenant) });
     return c.json(fact, 201, bookmarkHeader(session));
   })
   .openapi(listFacts, async (c) => {

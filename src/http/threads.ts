@@ -8,7 +8,7 @@ import { parseThreadId } from "../thread/thread-id";
 import { Checkpoint, CheckpointId, History, ThreadUpdate, ThreadState } from "../thread/types";
 import { access } from "../edge/access";
 import { historyFor, stateFor } from "./memory-view";
-import { chargeOps } from "../edge/rate-limit";
+import { chargeOps } from "../auth/rate-limit";
 import type { AppEnv } from "../edge/app-env";
 import { errorResponses, jsonContent } from "../edge/openapi-errors";
 import { issueSummary, sentValue, validationHook } from "../edge/validation";

@@ -114,6 +114,7 @@ export const RUN_ERRORS = [
   "BEM-081",
   "BEM-083",
   "BEM-084",
+  "BEM-220",
 ] as const;
 
 /** The public body of a run that failed mid-stream (OpenAI clients read `error.message`). */

@@ -37,7 +37,7 @@ import type { AppEnv } from "../edge/app-env";
 import { pageOf, pageQuery, pageStart } from "./paging";
 import { decodeUtf8, parseGuardedJson } from "../edge/limits";
 import { errorResponses, jsonContent } from "../edge/openapi-errors";
-import { limited, withinLimit } from "../edge/rate-limit";
+import { limited, withinLimit } from "../auth/rate-limit";
 import { validationHook } from "../edge/validation";
 import { assertRoom } from "../auth/quotas";
 

@@ -3,7 +3,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
 import type { AppEnv } from "../edge/app-env";
 import { errorResponses, jsonContent } from "../edge/openapi-errors";
-import { chargeOps } from "../edge/rate-limit";
+import { chargeOps } from "../auth/rate-limit";
 import { validationHook } from "../edge/validation";
 import { fromBase64, toBase64 } from "../langgraph-client/base64";
 import { parseThreadId, threadObjectName } from "../thread/thread-id";

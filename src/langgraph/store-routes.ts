@@ -3,7 +3,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../edge/app-env";
 import { errorResponses, jsonContent } from "../edge/openapi-errors";
-import { chargeOps } from "../edge/rate-limit";
+import { chargeOps } from "../auth/rate-limit";
 import { validationHook } from "../edge/validation";
 import { Namespace, ScopedStore, type StoreItem, type StoreOp } from "./store";
 import { quotaOf } from "../auth/quotas";

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { balanced } from "../core/sql-tree";
 import type { Principal } from "../core/principal";
 import { AppError } from "../core/errors";
 import { MemoryScope } from "../memory/scope";
@@ -459,5 +460,5 @@ function filterClause(filter: Record<string, unknown>, bind: Params): string | n
     }
   }
   bind.values[Number(f.slice(1)) - 1] = JSON.stringify(conditions);
-  return parts.length ? parts.join(" AND ") : null;
+  return parts.length ? balanced(parts, "AND") : null;
 }

@@ -51,32 +51,37 @@ export type SearchFilter = { kind?: string; key?: string };
  * "experimentation" / "experimenting") and a misspelt ending ("educaton"). Only where a budget is filled
  * (a ranked layer), never in a search's answer: a half-word is a hint, not a match a caller asked for.
  * Measured on LoCoMo (bench/README.md, "Facts: a word's first half").
+ *
+ * The half-word is matched in the searched facts' own text (GLOB at a word's start), never as an FTS5
+ * prefix query: FTS5 expands a prefix over every term of the shared index that begins with it, other
+ * tenants' included, before any rowid range applies, so their words would be this search's work.
  */
 const PREFIX_MIN_LETTERS = 6;
 const PREFIX_WEIGHT = 0.5;
 /**
- * Half-words are matched only in a scope of at most this many live facts: each adds about a third more
- * matched rows to score (English facts), which a scope of 100,000 would pay on every load (bench/README.md).
+ * Half-words are matched only in a scope of at most this many live facts: the match reads every
+ * live fact of the scope (bench/README.md).
  */
 export const PREFIX_MAX_FACTS = 10_000;
 
-/** What each term's MATCH is: [FTS5 expression, the query word it stands for, weight]. */
-function matchList(terms: readonly string[], prefixes: boolean): [string, number, number][] {
-  const out: [string, number, number][] = [];
+/** Each term's whole-word FTS5 MATCH and, with `prefixes`, each long word's half-word GLOB: [pattern, query word, weight]. */
+function matchLists(terms: readonly string[], prefixes: boolean): { whole: [string, number, number][]; halves: [string, number, number][] } {
+  const whole: [string, number, number][] = [];
+  const halves: [string, number, number][] = [];
   for (const [i, t] of terms.entries()) {
-    out.push([quoteTerm(t), i, 1]);
-    // Letters only (searchTerms gives letters and digits): a year or a number has no forms.
+    whole.push([quoteTerm(t), i, 1]);
+    // Letters only (searchTerms gives letters and digits, so no GLOB syntax): a year or a number has no forms.
     if (prefixes && t.length >= PREFIX_MIN_LETTERS && /^\p{L}+$/u.test(t)) {
-      out.push([`${quoteTerm(t.slice(0, Math.max(4, Math.ceil(t.length / 2))))}*`, i, PREFIX_WEIGHT]);
+      halves.push([`*[^a-z0-9]${t.slice(0, Math.max(4, Math.ceil(t.length / 2)))}*`, i, PREFIX_WEIGHT]);
     }
   }
-  return out;
+  return { whole, halves };
 }
 
 /**
  * The live facts within `reach` that match at least one of `terms` (searchTerms: letters and digits,
  * quoted here anyway), with their BM25 `score` (higher is better), best first, at most `limit`.
- * With `prefixes`, a long word's first half matches too, weighed down (matchList); a fact counts
+ * With `prefixes`, a long word's first half matches too, weighed down (matchLists); a fact counts
  * each query word once, by its better match.
  */
 export function bm25Statement(
@@ -93,7 +98,8 @@ export function bm25Statement(
   const within = `(${reach(p)})`;
   const at = p.ref(now);
   // One MATCH per term, the terms a JSON array joined first: D1 allows 5 terms in a compound SELECT, so not a UNION.
-  const each = p.ref(JSON.stringify(matchList(terms, prefixes)));
+  const lists = matchLists(terms, prefixes);
+  const each = p.ref(JSON.stringify(lists.whole));
   const where = [
     filter.kind !== undefined ? `AND f.kind = ${p.ref(filter.kind)}` : "",
     filter.key !== undefined ? `AND f.key = ${p.ref(filter.key)}` : "",
@@ -107,7 +113,13 @@ export function bm25Statement(
     `r AS (SELECT MIN(span) * ${FTS_SPAN} AS lo, (MAX(span) + 1) * ${FTS_SPAN} - 1 AS hi FROM (SELECT span, span - ROW_NUMBER() OVER (ORDER BY span) AS run FROM fact_scope_stats WHERE ${within}) GROUP BY run), ` +
     // FTS5 takes the rowid bounds (integers) into its seek: a MATCH reads only rows inside a range.
     `hits AS (SELECT t.key AS term, t.value ->> 1 AS word, t.value ->> 2 AS w, facts_fts.rowid % ${FTS_SPAN} AS rid FROM json_each(${each}) t CROSS JOIN r CROSS JOIN facts_fts ` +
-    "WHERE facts_fts MATCH (t.value ->> 0) AND facts_fts.rowid >= r.lo AND facts_fts.rowid <= r.hi), " +
+    "WHERE facts_fts MATCH (t.value ->> 0) AND facts_fts.rowid >= r.lo AND facts_fts.rowid <= r.hi" +
+    // Half-words: the searched facts' text, lower-cased (ASCII, as the query words are), a word's start after a non-letter.
+    (lists.halves.length === 0
+      ? ""
+      : ` UNION ALL SELECT ${lists.whole.length} + t.key, t.value ->> 1, t.value ->> 2, f.rowid FROM facts f CROSS JOIN json_each(${p.ref(JSON.stringify(lists.halves))}) t ` +
+        `WHERE ${within} AND (' ' || lower(f.text)) GLOB (t.value ->> 0)`) +
+    "), " +
     // Materialized: df and s both read m, and inlined into each its MATCHes ran twice.
     `m AS MATERIALIZED (SELECT h.term, h.word, h.w, h.rid, f.tokens FROM hits h JOIN facts f ON f.rowid = h.rid WHERE ${within} AND (f.expires_at IS NULL OR f.expires_at > ${at})), ` +
     "df AS (SELECT term, COUNT(*) AS df FROM m GROUP BY term), " +

@@ -1,5 +1,6 @@
 import { OPERATOR_TENANT } from "../core/principal";
 import { AppError } from "../core/errors";
+import { balanced } from "../core/sql-tree";
 import { IdGenerator } from "../core/ids";
 import { FactRoom, factTokens, fitWhole, type Fact } from "./facts";
 import { searchTerms } from "../core/search-terms";
@@ -15,7 +16,10 @@ const ids = new IdGenerator();
 const inScopes =
   (scopes: readonly { owner: string; scope: string }[]): Reach =>
   (p) =>
-    scopes.map((s) => `(tenant_id = ${p.ref(s.owner)} AND scope = ${p.ref(s.scope)})`).join(" OR ");
+    balanced(
+      scopes.map((s) => `tenant_id = ${p.ref(s.owner)} AND scope = ${p.ref(s.scope)}`),
+      "OR",
+    );
 const COLUMNS = "id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version";
 const F_COLUMNS = COLUMNS.split(", ")
   .map((c) => `f.${c}`)
@@ -27,7 +31,8 @@ const FIRST_PAGE = 32;
 const MAX_PAGE = 256;
 
 export type FactCursor = { created_at: number; id: string };
-export type RememberOptions = { key?: string | null; expiresAt?: number | null; now?: number };
+/** `maxFacts`: the tenant's fact quota, held in the write itself (a new fact past it is not stored: 413 BEM-018). */
+export type RememberOptions = { key?: string | null; expiresAt?: number | null; now?: number; maxFacts?: number };
 /** The stored fact and whether it replaced an earlier text under the same key. */
 export type Remembered = Fact & { replaced: boolean };
 export type FactVersion = { version: number; kind: string; text: string; written_at: number; replaced_at: number };
@@ -168,7 +173,7 @@ export class D1FactsBackend implements MemoryBackend {
         const terms = searchTerms(req.query);
         const stmts: D1PreparedStatement[] = [recent(req.recentLimit, { updated_at: Number.MAX_SAFE_INTEGER, id: "" })];
         if (req.kinds.length > 0) stmts.push(ofKinds(req.kinds, req.limit, { created_at: -1, id: "" }));
-        // A budget to fill: a long word's first half counts too (bm25-search.ts, matchList).
+        // A budget to fill: a long word's first half counts too (bm25-search.ts, matchLists).
         if (terms.length > 0) stmts.push(bm25Statement(this.db, F_COLUMNS, inScopes([{ owner, scope }]), terms, req.relevantLimit, now, {}, halfWords));
         const [r, ...rest] = await this.batched(stmts);
         const always = req.kinds.length > 0 ? rest.shift() : undefined;
@@ -232,8 +237,8 @@ export class D1FactsBackend implements MemoryBackend {
     if (terms.length === 0 || (grants.length === 0 && !withSystem)) return [];
     const reach: Reach = (p) => {
       const one = (g: string) => (g === "*" ? "1" : g.endsWith("*") ? `substr(scope, 1, ${g.length - 1}) = ${p.ref(g.slice(0, -1))}` : `scope = ${p.ref(g)}`);
-      const owned = grants.length > 0 ? [`(tenant_id = ${p.ref(this.tenant)} AND (${grants.map(one).join(" OR ")}))`] : [];
-      return [...owned, ...(withSystem ? [`(tenant_id = ${p.ref(OPERATOR_TENANT)} AND scope = 'system')`] : [])].join(" OR ");
+      const owned = grants.length > 0 ? [`tenant_id = ${p.ref(this.tenant)} AND (${balanced(grants.map(one), "OR")})`] : [];
+      return balanced([...owned, ...(withSystem ? [`tenant_id = ${p.ref(OPERATOR_TENANT)} AND scope = 'system'`] : [])], "OR");
     };
     const { results } = await this.searchStatement(reach, terms, limit, this.clock()).all<Fact & { score: number }>();
     return relativeScores(results);
@@ -246,7 +251,7 @@ export class D1FactsBackend implements MemoryBackend {
 
   /**
    * Stores a fact (kind, text, key and expiry validated by the caller). With a key that
-   * the scope already holds, the text (kind, expiry) is replaced in place — same id, version + 1 —
+   * the scope already holds live, the text (kind, expiry) is replaced in place — same id, version + 1 —
    * and the old text kept in fact_versions by the update trigger (its 20 newest, migration 0024: a replacement needs
    * no room under the facts quota, so the versions must not grow without end). One statement, so two
    * concurrent writers of one key leave one fact, never two.
@@ -257,14 +262,29 @@ export class D1FactsBackend implements MemoryBackend {
       throw new AppError("BEM-023", scope.isSystem ? "Only the operator key writes system facts" : "The operator key writes only the system scope");
     }
     const now = opts.now ?? this.clock();
-    const row = await this.db
+    const key = opts.key ?? null;
+    // The quota is checked inside the INSERT (D1 runs one write at a time), so concurrent writers cannot all pass
+    // one count: a new fact needs room, a replacement of a live key does not.
+    const write = this.db
       .prepare(
-        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) " +
+        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1 " +
+          "WHERE ?11 IS NULL OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?2 AND kind = 'facts'), 0) < ?11 " +
+          "OR EXISTS (SELECT 1 FROM facts WHERE tenant_id = ?2 AND scope = ?3 AND key = ?8) " +
           "ON CONFLICT (tenant_id, scope, key) WHERE key IS NOT NULL DO UPDATE SET kind = excluded.kind, text = excluded.text, tokens = excluded.tokens, " +
           `expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1 RETURNING ${COLUMNS}`,
       )
-      .bind(ids.next(), this.tenant, scope.toString(), kind, text, factTokens(text), now, opts.key ?? null, opts.expiresAt ?? null, now)
-      .first<Fact>();
+      .bind(ids.next(), this.tenant, scope.toString(), kind, text, factTokens(text), now, key, opts.expiresAt ?? null, now, opts.maxFacts ?? null);
+    // An expired fact under the key is gone, not replaced: the new one starts at version 1 with no history (the delete trigger takes its versions).
+    const expired = this.db
+      .prepare("DELETE FROM facts WHERE tenant_id = ? AND scope = ? AND key = ? AND expires_at <= ?")
+      .bind(this.tenant, scope.toString(), key, now);
+    const row = key === null ? await write.first<Fact>() : ((await this.db.batch<Fact>([expired, write]))[1]?.results[0] ?? null);
+    if (!row && opts.maxFacts !== undefined) {
+      throw new AppError(
+        "BEM-018",
+        `This tenant holds ${opts.maxFacts} facts; the limit is ${opts.maxFacts} (MAX_FACTS_PER_TENANT). Remove some to make room.`,
+      );
+    }
     if (!row) throw new AppError("BEM-001", undefined, { internal: "INSERT … RETURNING gave no row" });
     return { ...row, replaced: row.version > 1 };
   }

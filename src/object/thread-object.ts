@@ -230,11 +230,14 @@ export class ThreadDO extends DurableObject<Env> {
    * update(), but a write that finds another run holding the thread queues behind it (BEM-038 after the
    * wait bound); and it keeps the tenant's thread list (#listed), so a write from outside the object
    * (a repair, a conversation's items, a task) cannot have its list entry land after a later delete.
+   * `redactRemoved`: the messages it removes are blanked in older checkpoints too (ThreadStore.redactRemoved).
    */
-  write(input: ThreadUpdate, source: Source, run: RunWrite = {}, thread?: ThreadName): Promise<RpcResult<Checkpoint>> {
+  write(input: ThreadUpdate, source: Source, run: RunWrite = {}, thread?: ThreadName, opts: { redactRemoved?: boolean } = {}): Promise<RpcResult<Checkpoint>> {
     return codedAsync(async () => {
       const named = thread && this.#named(thread);
-      return this.#openLeases().exclusive(run.token, () => this.#listed(named, run, () => this.#parts.log.update(input, source)));
+      const log = this.#parts.log;
+      const alongside = opts.redactRemoved ? (cp: Checkpoint) => this.#parts.responses.redact(log.redactRemoved(cp)) : undefined;
+      return this.#openLeases().exclusive(run.token, () => this.#listed(named, run, () => log.update(input, source, alongside)));
     });
   }
 

@@ -3,6 +3,7 @@ import { openStreamWithFailover, runWithFailover, type Attempt } from "../provid
 import { droppedFor } from "../providers/portable";
 import { paramsFor } from "../providers/openai-fields";
 import { untruncated } from "./truncation";
+import { isProviderError } from "../providers/provider-error";
 import { ClientDeltas } from "./client-deltas";
 import { StreamAccumulator } from "../providers/stream-accumulator";
 import type { ChatMessage, ChatRequest, ChatResult, FunctionTool } from "../providers/types";
@@ -82,11 +83,20 @@ export async function callRouted(call: RoutedCall): Promise<Call> {
     return request;
   };
   const ctx = { env: deps.env, fetch: deps.fetch };
+  // An upstream that answered 200 with a body it could not use charged the call: billed (estimated), then failed over as before.
+  const billAnswered = (m: ModelConfig, e: unknown) => {
+    if (isProviderError(e) && e.answered) onCut({ model: m, usage: usageOf(requestFor(m).messages, m, NOTHING) });
+  };
   if (!stream) {
-    const { value, model, attempts } = await runWithFailover(p.route.candidates, (m) => callModel(m, requestFor(m), ctx));
+    const { value, model, attempts } = await runWithFailover(p.route.candidates, (m) =>
+      callModel(m, requestFor(m), ctx).catch((e: unknown) => {
+        billAnswered(m, e);
+        throw e;
+      }),
+    );
     return { result: value, model, attempts, usage: usageOf(requestFor(model).messages, model, value) };
   }
-  const opened = await openStreamWithFailover(p.route.candidates, (m) => streamModel(m, requestFor(m), ctx));
+  const opened = await openStreamWithFailover(p.route.candidates, (m) => billedBeforeFirst(streamModel(m, requestFor(m), ctx), (e) => billAnswered(m, e)));
   if (first) await stream.start(opened.model, p.route);
   const acc = new StreamAccumulator();
   const sent = requestFor(opened.model).messages;
@@ -105,4 +115,21 @@ export async function callRouted(call: RoutedCall): Promise<Call> {
     throw e;
   }
   return { result, model: opened.model, attempts: opened.attempts, usage: usageOf(sent, opened.model, result) };
+}
+
+/** What an unusable answer gave: nothing, so its usage is the prompt sent (usageOf estimates it). */
+const NOTHING: ChatResult = { message: { role: "assistant", content: "" }, finish_reason: "stop", upstream_model: "" };
+
+/** The stream's events; a failure before its first one is passed to `bill` (one after it is the consumer's to bill, as a cut). */
+async function* billedBeforeFirst<E>(events: AsyncIterable<E>, bill: (e: unknown) => void): AsyncGenerator<E> {
+  let started = false;
+  try {
+    for await (const ev of events) {
+      started = true;
+      yield ev;
+    }
+  } catch (e) {
+    if (!started) bill(e);
+    throw e;
+  }
 }

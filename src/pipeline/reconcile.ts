@@ -1,4 +1,5 @@
-import { authorizeThread } from "../auth/policy";
+import { authorizeThread, decide } from "../auth/policy";
+import type { Principal } from "../core/principal";
 import { AppError } from "../core/errors";
 import { isServerToolBlock } from "../core/message";
 import type { ThreadRoom } from "./thread-room";
@@ -17,11 +18,11 @@ export type { ReconcileReport } from "./turn";
 export function reconcileTurn(input: TurnInput, room: ThreadRoom): { input: TurnInput; report: ReconcileReport | null } {
   const rest = input.messages.filter((m) => m.role !== "system");
   if (input.checkpointId !== undefined) {
-    refuseUnreceivedBlocks(rest, room.threadId);
+    refuseUnreceivedBlocks(rest, room.threadId, input.principal);
     return { input, report: null };
   }
   if (rest.length < 2) {
-    refuseUnreceivedBlocks(rest, room.threadId);
+    refuseUnreceivedBlocks(rest, room.threadId, input.principal);
     return { input, report: { matched: 0, appended: rest.length, branched_from: null } };
   }
   // The thread's reach was checked where the run was admitted (run-in-object.ts), before it was handed here.
@@ -29,7 +30,7 @@ export function reconcileTurn(input: TurnInput, room: ThreadRoom): { input: Turn
   const fresh = rest.slice(r.append_from);
   if (fresh.length === 0)
     throw new AppError("BEM-109", `All ${rest.length} messages are already in thread '${room.threadId}'; send a new message (or checkpoint_id to branch)`);
-  refuseUnreceivedBlocks(fresh, room.threadId);
+  refuseUnreceivedBlocks(fresh, room.threadId, input.principal);
   // Branching, or emptying the head, is a rewrite, decided here: the same right as a checkpoint_id (admission checked the reach).
   if (r.reset || r.branch_from !== null) authorizeThread(input.principal, room.threadId, true);
   // The divergence lies inside the thread's first checkpoint: the run starts from an empty thread, which its own
@@ -50,7 +51,7 @@ export function reconcileTurn(input: TurnInput, room: ThreadRoom): { input: Turn
  * reaches a shared thread could so stop every Anthropic turn on it. Refused before anything is
  * written (400 BEM-011); a stateless request passes it on (it is that request's alone).
  */
-function refuseUnreceivedBlocks(fresh: TurnInput["messages"], threadId: string): void {
+function refuseUnreceivedBlocks(fresh: TurnInput["messages"], threadId: string, principal: Principal): void {
   fresh.forEach((m, i) => {
     if (!Array.isArray(m.content)) return;
     const unknown = m.content.find((p) => p.type === "anthropic_block" && !isServerToolBlock(p.block.type));
@@ -58,6 +59,22 @@ function refuseUnreceivedBlocks(fresh: TurnInput["messages"], threadId: string):
       throw new AppError(
         "BEM-011",
         `messages: a '${unknown.block.type.slice(0, 64)}' block (new message ${i + 1}) did not come from a reply in thread '${threadId}', and a thread stores such a block only from Anthropic's reply; send it without a thread, or leave it out`,
+      );
+    const blocks = m.content.flatMap((p) => (p.type === "anthropic_block" ? [p.block] : []));
+    // A client's own tool use and its result come together (Anthropic refuses either alone, on every later turn).
+    const uses = new Set(blocks.flatMap((b) => (b.type === "server_tool_use" || b.type === "mcp_tool_use" ? [String(b.id)] : [])));
+    const results = new Set(blocks.flatMap((b) => ("tool_use_id" in b ? [String(b.tool_use_id)] : [])));
+    const unpaired = [...uses].find((id) => !results.has(id)) ?? [...results].find((id) => !uses.has(id));
+    if (unpaired !== undefined)
+      throw new AppError(
+        "BEM-011",
+        `messages: new message ${i + 1} holds a server tool use or result (id '${unpaired.slice(0, 64)}') without its other half; a thread stores them only together, or from Anthropic's reply`,
+      );
+    // A file's upload is replayed on every later turn of the thread, and fails each once the file is gone.
+    if (blocks.some((b) => b.type === "container_upload") && !decide(principal, "rewrite_thread", { thread: threadId }).allow)
+      throw new AppError(
+        "BEM-011",
+        `messages: a container_upload (new message ${i + 1}) is stored in thread '${threadId}' only from a key that may rewrite it; send it without a thread`,
       );
   });
 }

@@ -17,6 +17,8 @@ export type ProviderErrorInfo = {
   retryAfterMs?: number;
   /** Log-only detail (trimmed, secrets redacted); never sent to clients. */
   internal?: string;
+  /** The upstream answered (HTTP 200) and so charges the call, though what it sent was unusable. */
+  answered?: boolean;
 };
 
 /** A classified provider failure; still an AppError, so it shapes into the public error body. */
@@ -24,9 +26,11 @@ export class ProviderError extends AppError {
   readonly disposition: Disposition;
   readonly upstreamStatus?: number;
   readonly retryAfterMs?: number;
+  readonly answered: boolean;
 
   constructor(code: ErrorCode, message: string, info: ProviderErrorInfo) {
     super(code, message, { internal: info.internal });
+    this.answered = info.answered === true;
     this.disposition = info.disposition;
     this.upstreamStatus = info.upstreamStatus;
     this.retryAfterMs = info.retryAfterMs;
@@ -84,7 +88,7 @@ export function httpError(modelName: string, res: Response, body: string, secret
 }
 
 export const malformed = (modelName: string, what: string): ProviderError =>
-  new ProviderError("BEM-071", `Model '${modelName}': upstream sent a malformed response`, { disposition: "retry", internal: what });
+  new ProviderError("BEM-071", `Model '${modelName}': upstream sent a malformed response`, { disposition: "retry", internal: what, answered: true });
 
 export const streamCut = (modelName: string): ProviderError =>
   new ProviderError("BEM-074", `Model '${modelName}': upstream stream ended before completion`, { disposition: "retry" });

@@ -35,7 +35,13 @@ type ThreadName = { tenant: string; threadId: string };
 export interface ThreadEndpoint {
   getState(checkpointId: string | null, page?: StatePageOptions): Answer<StatePage>;
   getHistory(opts: HistoryOptions): Answer<History>;
-  write(body: ThreadUpdate, source: UpdateSource, run: { token?: string; endRun?: boolean }, thread: ThreadName): Answer<Checkpoint>;
+  write(
+    body: ThreadUpdate,
+    source: UpdateSource,
+    run: { token?: string; endRun?: boolean },
+    thread: ThreadName,
+    opts?: { redactRemoved?: boolean },
+  ): Answer<Checkpoint>;
   beginRun(opts: BeginRunOptions): Answer<LeaseGrant>;
   loadRecent(maxTokens: number, opts: LoadRecentOptions): Answer<LoadRecentResult>;
   fork(checkpointId: string, run: { token?: string }, thread: ThreadName): Answer<Checkpoint>;
@@ -116,6 +122,11 @@ export class ThreadClient {
     const cp = unwrap(await this.stub.write(body, source, { token: opts.run?.token, endRun: opts.endRun }, this.#name));
     if (opts.endRun) opts.run?.settle();
     return cp;
+  }
+
+  /** Removes a message for good: the new checkpoint drops it and older checkpoints keep it blanked (a deleted conversation item). */
+  async removeForGood(messageId: string): Promise<Checkpoint> {
+    return unwrap(await this.stub.write({ ops: [{ op: "remove", id: messageId }] }, "update", {}, this.#name, { redactRemoved: true }));
   }
 
   /** Saves messages (e.g. a user input and the assistant reply) as one checkpoint. */

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import type { Message } from "../core/message";
 
 /**
  * A thread's stored Responses (OpenAI Responses API), in the thread's own SQLite beside the
@@ -58,7 +59,44 @@ export class StoredResponses {
     return row === undefined ? null : Row.parse(row);
   }
 
+  /**
+   * Blanks, in every stored response of the thread, the input and output items that carried `removed` (a deleted
+   * conversation item): the records hold items, not message ids, so an item is matched by its text or its call id.
+   */
+  redact(removed: readonly Message[]): void {
+    if (removed.length === 0) return;
+    const texts = new Set(removed.map(textOf).filter((t) => t !== ""));
+    const calls = new Set(removed.flatMap((m) => [...(m.tool_calls ?? []).map((c) => c.id), ...(m.tool_call_id ? [m.tool_call_id] : [])]));
+    const blank = (item: unknown): unknown => {
+      if (typeof item !== "object" || item === null) return item;
+      const i = item as Record<string, unknown>;
+      if (i.type === "message" && Array.isArray(i.content) && texts.has(partsText(i.content))) {
+        return { ...i, content: i.content.map((p: unknown) => (typeof p === "object" && p !== null && "text" in p ? { ...p, text: "" } : p)) };
+      }
+      if (typeof i.call_id === "string" && calls.has(i.call_id)) {
+        if (i.type === "function_call") return { ...i, arguments: "{}" };
+        if (i.type === "function_call_output") return { ...i, output: "" };
+      }
+      return item;
+    };
+    for (const r of this.sql.exec<{ id: string; body: string; input: string }>(`SELECT id, body, input FROM responses`).toArray()) {
+      const input = JSON.stringify((JSON.parse(r.input) as unknown[]).map(blank));
+      const parsed = JSON.parse(r.body) as Record<string, unknown>;
+      const body = JSON.stringify(Array.isArray(parsed.output) ? { ...parsed, output: parsed.output.map(blank) } : parsed);
+      if (input !== r.input || body !== r.body) this.sql.exec(`UPDATE responses SET input = ?, body = ? WHERE id = ?`, input, body, r.id);
+    }
+  }
+
   delete(id: string): boolean {
     return this.sql.exec(`DELETE FROM responses WHERE id = ?`, id).rowsWritten > 0;
   }
+}
+
+/** A message's text as its Responses items carry it: the string, or its text parts joined. */
+function textOf(m: Message): string {
+  return typeof m.content === "string" ? m.content : partsText(m.content ?? []);
+}
+
+function partsText(parts: readonly unknown[]): string {
+  return parts.map((p) => (typeof p === "object" && p !== null && "text" in p && typeof p.text === "string" ? p.text : "")).join("");
 }

@@ -367,6 +367,34 @@ export class ThreadStore {
     this.historyTotal = chargeHistory(this.sql, this.meta, texts, this.limits.historyBytes, this.historyTotal ?? undefined);
   }
 
+  /**
+   * Blanks each message `cp` removed wherever an older checkpoint wrote it (its content, name, tool arguments and
+   * metadata; ids, roles and tool-call ids stay): a deleted conversation item is then gone from the history and from
+   * every older state, whose checkpoints keep their shape. Runs inside update()'s transaction (as its `alongside`);
+   * returns every version of the removed messages it blanked.
+   */
+  redactRemoved(cp: Checkpoint): Message[] {
+    const removed: Message[] = [];
+    for (const w of cp.writes) {
+      if (w.op !== "remove") continue;
+      const rows = this.sql
+        .exec<{ checkpoint_id: string; idx: number; json: string }>(
+          `SELECT checkpoint_id, idx, json FROM writes WHERE json ->> '$.op' = 'put' AND json ->> '$.message.id' = ?`,
+          w.id,
+        )
+        .toArray();
+      for (const r of rows) {
+        const write = decodeWrite(r.json);
+        if (write.op !== "put") continue;
+        removed.push(write.message);
+        const text = JSON.stringify({ op: "put", message: blanked(write.message) });
+        this.sql.exec(`UPDATE writes SET json = ? WHERE checkpoint_id = ? AND idx = ?`, text, r.checkpoint_id, r.idx);
+        if (this.historyTotal !== null) this.historyTotal -= utf8.encode(r.json).length - utf8.encode(text).length;
+      }
+    }
+    return removed;
+  }
+
   /** The head row with the history total, written once per transaction, after every charge to it (inside the caller's transaction). */
   private writeHead(): void {
     if (this.head !== null && this.historyTotal !== null) this.meta.setHead(this.head, this.historyTotal);
@@ -709,4 +737,17 @@ export function withoutPrototypes(state: ThreadState): ThreadState {
 
 function defineOwn(o: object, key: string, value: unknown): void {
   Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A removed message as older checkpoints keep it: where it was and what it answered, none of what it said. */
+function blanked(m: Message): Message {
+  return {
+    id: m.id,
+    role: m.role,
+    content: "",
+    created_at: m.created_at,
+    ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
+    ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: c.type, function: { name: c.function.name, arguments: "{}" } })) } : {}),
+    metadata: { deleted: true },
+  };
 }

@@ -31,20 +31,23 @@ const BAD: [string, Record<string, unknown>][] = [
   ["a breakpoint of another shape", { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {}, cache_control: { type: "forever" } }],
 ];
 
+/** A member's /v1/messages turn on a new thread with `messages`: 400 BEM-011, and no thread stored. */
+async function refusedInThread(messages: unknown[]): Promise<void> {
+  const thread = uniqueThread("srv");
+  const res = await api("/v1/messages", {
+    key: tenant().memberKey,
+    headers: AV,
+    body: { model: "claude-sonnet-4", max_tokens: 16, thread_id: thread, messages },
+  });
+  const text = await res.text();
+  expect(res.status, text).toBe(400);
+  expect(text).toContain("BEM-011");
+  expect((await api(`/v1/threads/${thread}/state`, { key: tenant().memberKey })).status).toBe(404);
+}
+
 describe("server-tool blocks that Anthropic would refuse", () => {
   for (const [what, block] of BAD) {
-    it(`${what}: 400 BEM-011 on /v1/messages, nothing stored`, async () => {
-      const thread = uniqueThread("srv");
-      const res = await api("/v1/messages", {
-        key: tenant().memberKey,
-        headers: AV,
-        body: { model: "claude-sonnet-4", max_tokens: 16, thread_id: thread, messages: assistantWith(block) },
-      });
-      const text = await res.text();
-      expect(res.status, text).toBe(400);
-      expect(text).toContain("BEM-011");
-      expect((await api(`/v1/threads/${thread}/state`, { key: tenant().memberKey })).status).toBe(404);
-    });
+    it(`${what}: 400 BEM-011 on /v1/messages, nothing stored`, () => refusedInThread(assistantWith(block)));
   }
 
   it("the same block as a chat part (anthropic_block) is 400 BEM-011 too, nothing stored", async () => {
@@ -89,6 +92,40 @@ describe("server-tool blocks that Anthropic would refuse", () => {
     expect(res.status, await res.text()).toBe(200);
     const sent = up.calls[0]!.body.messages as { content: unknown[] }[];
     expect(JSON.stringify(sent[1]!.content[0])).toBe(JSON.stringify(block));
+  });
+
+  it("in a thread, a client's own server_tool_use without its result, or a result without its use, is 400 BEM-011, nothing stored", async () => {
+    for (const blocks of [
+      [{ type: "server_tool_use", id: "srvtoolu_9", name: "web_search", input: { query: "x" } }],
+      [{ type: "web_search_tool_result", tool_use_id: "srvtoolu_8", content: [] }],
+      [{ type: "mcp_tool_use", id: "mcptoolu_9", name: "lookup", server_name: "kb", input: {} }],
+    ]) {
+      await refusedInThread([
+        { role: "user", content: "Search it." },
+        { role: "assistant", content: [...blocks, { type: "text", text: "Done." }] },
+        { role: "user", content: "Thanks." },
+      ]);
+    }
+  });
+
+  it("in a thread, a container_upload (a file every later turn replays) is stored only from a key that may rewrite the thread", async () => {
+    const upload = [
+      {
+        role: "user",
+        content: [
+          { type: "container_upload", file_id: "file_bogus" },
+          { type: "text", text: "Run it." },
+        ],
+      },
+    ];
+    await refusedInThread(upload);
+    fakeAnthropic().reply("ok");
+    const res = await api("/v1/messages", {
+      key: tenant().adminKey,
+      headers: AV,
+      body: { model: "claude-sonnet-4", max_tokens: 16, thread_id: uniqueThread("srv"), messages: upload },
+    });
+    expect(res.status).toBe(200);
   });
 
   it("complete blocks of every kind still go to Anthropic as sent", async () => {

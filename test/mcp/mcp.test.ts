@@ -209,6 +209,21 @@ describe("MCP endpoint (Streamable HTTP, stateless)", () => {
     for (const c of [admin, member, exact]) await c.close();
   });
 
+  it("recall without scopes works for a member of 64 exact grants (its OR of grants nested past D1's expression depth of 100: an uncoded Internal error)", async () => {
+    const t = await createTenant();
+    const word = `quillon${crypto.randomUUID().slice(0, 6)}`;
+    for (const i of [0, 63]) {
+      const res = await api("/v1/memory/facts", { key: t.adminKey, body: { scope: `organization:g${i}`, kind: "note", text: `The ${word} fact ${i}.` } });
+      expect(res.status).toBe(201);
+    }
+    const scopes = Array.from({ length: 64 }, (_, i) => `organization:g${i}`);
+    const member = await mcpClient((await createKey(t.tenant, { role: "member", scopes })).key);
+    const found = await callJson(member, "recall", { query: word, limit: 20 });
+    expect(found.error).toBe(false);
+    expect((found.json!.facts as { scope: string }[]).map((f) => f.scope).sort()).toEqual(["organization:g0", "organization:g63"]);
+    await member.close();
+  });
+
   it("the operator key holds no tenant: every memory and thread tool is a coded tool error, nothing stored or read", async () => {
     const op = await mcpClient(OPERATOR_KEY);
     const before = await env.DB.prepare("SELECT COUNT(*) AS n FROM facts WHERE scope = 'system'").first<{ n: number }>();

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { D1FactsBackend } from "../../src/memory/d1-facts-backend";
 import { MemoryScope } from "../../src/memory/scope";
+import { callJson, mcpClient } from "../support/mcp-client";
 import { api, createTenant } from "../support/tenants";
 
 type Err = { error: { code: string; message: string } };
@@ -260,5 +261,37 @@ describe("tenant isolation and grants on the new routes", () => {
     expect((await remember(t.memberKey, { scope: `docset:${base}-kept`, kind: "note", text: "the kept walrus" })).status).toBe(201);
     expect((await list(t.memberKey, `scope=docset:${base}-kept&q=walrus`)).body.facts.map((f) => f.text)).toEqual(["the kept walrus"]);
     expect(await rows("SELECT n FROM fact_scope_stats WHERE tenant_id = ?", t.tenant)).toEqual([{ n: 1 }]);
+  });
+
+  it("a key reused after its fact expired, before the purge, starts a fresh fact: version 1, a new id, no history of the expired text (REST and MCP remember)", async () => {
+    const t = await createTenant();
+    const scope = MemoryScope.new("user", `u-${uid()}`);
+    const store = new D1FactsBackend(env.DB, t.tenant);
+    const now = Date.now();
+    const expiredFact = async (key: string) => {
+      const first = await store.remember(scope, "note", `EXPIRED-SECRET card ${key} v1`, { key, expiresAt: now + 1000, now: now - 5000 });
+      await store.remember(scope, "note", `EXPIRED-SECRET card ${key} v2`, { key, expiresAt: now - 1, now: now - 2000 });
+      return first.id;
+    };
+    const fresh = async (old: string, fact: FactOut) => {
+      expect(fact).toMatchObject({ version: 1, replaced: false });
+      expect(fact.id).not.toBe(old);
+      const history = (await (await api(`/v1/memory/facts/${fact.id}/history`, { key: t.adminKey })).json()) as { versions: unknown[] };
+      expect(history.versions).toEqual([]);
+      expect(await rows("SELECT version FROM fact_versions WHERE fact_id IN (?, ?)", old, fact.id)).toEqual([]);
+      expect(await rows("SELECT id FROM facts WHERE id = ?", old)).toEqual([]);
+    };
+    const rest = await expiredFact("card-rest");
+    const res = await remember(t.adminKey, { scope: scope.toString(), kind: "note", key: "card-rest", text: "A new card." });
+    expect(res.status).toBe(201);
+    await fresh(rest, (await res.json()) as FactOut);
+
+    const viaMcp = await expiredFact("card-mcp");
+    const client = await mcpClient(t.adminKey);
+    const r = await callJson(client, "remember", { scope: scope.toString(), kind: "note", key: "card-mcp", text: "A new card." });
+    expect(r.error).toBe(false);
+    const got = await store.get(String(r.json!.id));
+    await fresh(viaMcp, { ...got!, replaced: r.json!.replaced as boolean });
+    await client.close();
   });
 });

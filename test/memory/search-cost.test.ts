@@ -10,13 +10,18 @@ import { MemoryScope } from "../../src/memory/scope";
 
 const uid = () => crypto.randomUUID().slice(0, 8);
 
-/** The D1 database, recording the rows each statement's `all()` read. */
-function counting(db: D1Database): { db: D1Database; reads: number[] } {
+/** The D1 database, recording the rows each statement's `all()` read, and each statement's bound values. */
+function counting(db: D1Database): { db: D1Database; reads: number[]; bound: unknown[] } {
   const reads: number[] = [];
+  const bound: unknown[] = [];
   const wrap = (s: D1PreparedStatement): D1PreparedStatement =>
     new Proxy(s, {
       get(target, prop) {
-        if (prop === "bind") return (...values: unknown[]) => wrap(target.bind(...values));
+        if (prop === "bind")
+          return (...values: unknown[]) => {
+            bound.push(...values);
+            return wrap(target.bind(...values));
+          };
         if (prop === "all")
           return async () => {
             const r = await target.all();
@@ -27,7 +32,7 @@ function counting(db: D1Database): { db: D1Database; reads: number[] } {
         return typeof v === "function" ? v.bind(target) : v;
       },
     });
-  return { db: new Proxy(db, { get: (t, p) => (p === "prepare" ? (sql: string) => wrap(t.prepare(sql)) : Reflect.get(t, p)) }), reads };
+  return { db: new Proxy(db, { get: (t, p) => (p === "prepare" ? (sql: string) => wrap(t.prepare(sql)) : Reflect.get(t, p)) }), reads, bound };
 }
 
 async function many(store: D1FactsBackend, scope: MemoryScope, n: number, text: (i: number) => string): Promise<void> {
@@ -76,4 +81,67 @@ describe("a fact search reads only the searched facts' rows", () => {
     const after = await measure();
     expect(after).toEqual(own);
   });
+
+  // FTS5 expands a prefix query ("quate"*) over every index term that begins with it, reading each one's
+  // postings whoever's rows they are (the rowid ranges filter after): D1's rows_read does not see that
+  // work, so it is counted here as the index terms the load's FTS5 expressions name or expand to.
+  it("another tenant's words sharing a half-word add no index term to a ranked load's work", async () => {
+    const c = `cost-c-${uid()}`;
+    const d = `cost-d-${uid()}`;
+    const word = `quaternion${uid().replace(/[^a-z]/g, "")}`;
+    const half = word.slice(0, Math.ceil(word.length / 2));
+    const scope = MemoryScope.new("docset", `v${uid()}`);
+    const rec = counting(env.DB);
+    const victim = new D1FactsBackend(rec.db, c);
+    await many(new D1FactsBackend(env.DB, c), scope, 30, (i) => (i % 3 ? `routine line ${i} about rotations` : `the ${half}ly ${i} form`));
+    await new D1FactsBackend(env.DB, d).remember(scope, "note", `${half}0 planted`);
+    await env.DB.prepare("CREATE VIRTUAL TABLE IF NOT EXISTS cost_vocab USING fts5vocab(facts_fts, 'row')").run();
+    const termsRead = async () => {
+      let n = 0;
+      for (const e of rec.bound.flatMap(ftsExpressions)) {
+        const prefix = /^"(.*)"\*$/.exec(e)?.[1];
+        if (prefix === undefined) n += 1;
+        else
+          n += (await env.DB.prepare("SELECT COUNT(*) AS n FROM cost_vocab WHERE substr(term, 1, ?) = ?").bind(prefix.length, prefix).first<{ n: number }>())!
+            .n;
+      }
+      return n;
+    };
+    const load = async () => {
+      rec.bound.length = 0;
+      const out = await victim.loadLayer(scope, { facts: 40, rank: { query: `Which ${word}?` } });
+      return { terms: await termsRead(), facts: out.facts.map((f) => [f.id, f.why]) };
+    };
+    try {
+      const before = await load();
+      // Ranked (30 facts do not fit 40 tokens), and the half-word finds the victim's own facts.
+      expect(before.facts.length).toBeGreaterThan(0);
+      expect(before.facts.every(([, why]) => why !== undefined)).toBe(true);
+      // Tenant D plants thousands of distinct words beginning with the victim's half-word, in the same scope name.
+      const start = Date.now() - 100_000;
+      await env.DB.batch(
+        Array.from({ length: 100 }, (_, i) => {
+          const text = Array.from({ length: 40 }, (_, j) => `${half}${i * 40 + j}`).join(" ");
+          return env.DB.prepare(
+            "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, updated_at) VALUES (?, ?, ?, 'note', ?, 40, ?, ?)",
+          ).bind(`plant-${uid()}-${i}`, d, scope.toString(), text, start + i, start + i);
+        }),
+      );
+      expect(await load()).toEqual(before);
+    } finally {
+      await env.DB.prepare("DROP TABLE cost_vocab").run();
+    }
+  });
 });
+
+/** FTS5 query expressions among bound values (a string, or the strings of a JSON array): quoted phrases, `*` for a prefix. */
+function ftsExpressions(v: unknown): string[] {
+  if (typeof v !== "string") return [];
+  if (/^"(?:[^"]|"")*"\*?$/.test(v)) return [v];
+  try {
+    const parsed: unknown = JSON.parse(v);
+    return Array.isArray(parsed) ? parsed.flat(2).flatMap(ftsExpressions) : [];
+  } catch {
+    return [];
+  }
+}

@@ -60,6 +60,21 @@ describe("cut streams are billed", () => {
       if (name !== "responses") expect((await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).status).toBe(404);
     });
 
+  it("an upstream 200 with a malformed body, retried, is billed once per answer (the provider charges each), estimated", async () => {
+    const was = rowOf(await usage()) ?? { requests: 0, estimated_requests: 0, prompt_tokens: 0 };
+    const garbled = () => new Response('{"id": "chatcmpl-1", "choices": [{"mess', { status: 200, headers: { "content-type": "application/json" } });
+    fakeOpenAI().respond(garbled).respond(garbled);
+    const res = await api("/v1/chat/completions", { key: tenant().adminKey, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] } });
+    expect(res.status).toBe(502);
+    const after = await waitFor("usage recorded", async () => {
+      const row = rowOf(await usage());
+      return row && row.requests >= was.requests + 2 ? row : undefined;
+    });
+    expect(after.requests - was.requests).toBe(2);
+    expect(after.estimated_requests - was.estimated_requests).toBe(2);
+    expect(after.prompt_tokens - was.prompt_tokens).toBeGreaterThan(0);
+  });
+
   it("a completed call with reported usage is not marked estimated", async () => {
     const before = rowOf(await usage()) ?? { requests: 0, estimated_requests: 0 };
     fakeOpenAI().reply("fine");

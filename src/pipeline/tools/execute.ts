@@ -13,8 +13,11 @@ export type ToolStep = {
   errors: ToolError[];
 };
 
+/** A step's tool calls run this many at a time: a model asking for a hundred does not start a hundred writes at once. */
+export const TOOL_CALLS_AT_ONCE = 4;
+
 /**
- * Runs one step's tool calls in parallel and merges their results through the
+ * Runs one step's tool calls, TOOL_CALLS_AT_ONCE at a time, and merges their results through the
  * channel reducers (conflicting last-value writes → BEM-082, thrown).
  *
  * A failing call — unknown tool, arguments that are not JSON or fail the
@@ -33,39 +36,48 @@ export async function executeToolCalls(
 ): Promise<ToolStep> {
   const byName = new Map(tools.map((t) => [t.name, t]));
   const errors: ToolError[] = [];
-  const updates = await Promise.all(
-    toolCalls.map(async (call, i): Promise<StateUpdate> => {
-      const fail = (message: string): StateUpdate => {
-        errors.push({ tool_call_id: call.id, tool: call.function.name, message });
-        return { messages: [reply(call, { content: `Error: ${message}`, metadata: { error: "BEM-080" } }, runtime)] };
-      };
-      if (i >= cap.allowed) return fail(`not run: ${cap.why}; answer without more tool calls.`);
-      const tool = byName.get(call.function.name);
-      if (!tool) return fail(`unknown tool '${call.function.name}'. Available tools: ${[...byName.keys()].join(", ") || "none"}.`);
-      let args: unknown;
-      try {
-        args = call.function.arguments.trim() === "" ? {} : JSON.parse(call.function.arguments);
-      } catch {
-        return fail(`arguments for '${tool.name}' are not valid JSON.`);
-      }
-      const checked = tool.validate(args);
-      if (!checked.ok) return fail(`invalid arguments for '${tool.name}': ${checked.error}`);
-      const input = { ...checked.value };
-      for (const [field, what] of Object.entries(tool.injected ?? {})) {
-        input[field] = what === "state" ? state : what === "tool_call_id" ? call.id : runtime.context;
-      }
-      let result: ToolResult;
-      try {
-        result = await tool.handler(input, { ...runtime, toolCallId: call.id, state });
-      } catch (e) {
-        return fail(isAppError(e) ? `'${tool.name}' failed: ${e.message}` : `'${tool.name}' failed.`);
-      }
-      if (result instanceof Command) return answered(call, result.update, runtime);
-      return { messages: [reply(call, typeof result === "string" ? { content: result } : result, runtime)] };
-    }),
-  );
+  const updates = await inTurns(toolCalls, async (call, i): Promise<StateUpdate> => {
+    const fail = (message: string): StateUpdate => {
+      errors.push({ tool_call_id: call.id, tool: call.function.name, message });
+      return { messages: [reply(call, { content: `Error: ${message}`, metadata: { error: "BEM-080" } }, runtime)] };
+    };
+    if (i >= cap.allowed) return fail(`not run: ${cap.why}; answer without more tool calls.`);
+    const tool = byName.get(call.function.name);
+    if (!tool) return fail(`unknown tool '${call.function.name}'. Available tools: ${[...byName.keys()].join(", ") || "none"}.`);
+    let args: unknown;
+    try {
+      args = call.function.arguments.trim() === "" ? {} : JSON.parse(call.function.arguments);
+    } catch {
+      return fail(`arguments for '${tool.name}' are not valid JSON.`);
+    }
+    const checked = tool.validate(args);
+    if (!checked.ok) return fail(`invalid arguments for '${tool.name}': ${checked.error}`);
+    const input = { ...checked.value };
+    for (const [field, what] of Object.entries(tool.injected ?? {})) {
+      input[field] = what === "state" ? state : what === "tool_call_id" ? call.id : runtime.context;
+    }
+    let result: ToolResult;
+    try {
+      result = await tool.handler(input, { ...runtime, toolCallId: call.id, state });
+    } catch (e) {
+      return fail(isAppError(e) ? `'${tool.name}' failed: ${e.message}` : `'${tool.name}' failed.`);
+    }
+    if (result instanceof Command) return answered(call, result.update, runtime);
+    return { messages: [reply(call, typeof result === "string" ? { content: result } : result, runtime)] };
+  });
   const { state: next, update } = applyStep(state, updates, reducers);
   return { state: next, update, errors };
+}
+
+/** `run` over `items`, at most TOOL_CALLS_AT_ONCE in flight, results in the items' order. */
+async function inTurns<T, R>(items: readonly T[], run: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await run(items[i]!, i);
+  };
+  await Promise.all(Array.from({ length: Math.min(TOOL_CALLS_AT_ONCE, items.length) }, worker));
+  return out;
 }
 
 function reply(call: ToolCall, result: { content: Message["content"]; metadata?: Record<string, unknown> }, runtime: Runtime): Message {

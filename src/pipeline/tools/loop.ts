@@ -1,5 +1,6 @@
 import { AppError } from "../../core/errors";
-import type { Message, ToolCall } from "../../core/message";
+import { MAX_TOOL_CALLS, type Message, type ToolCall } from "../../core/message";
+import { chargeRequests } from "../../auth/rate-limit";
 import type { Runtime } from "../runtime";
 import { applyUpdate, type AgentState, type Reducers, type StateUpdate } from "../state";
 import type { Tool } from "./define";
@@ -73,13 +74,21 @@ export async function runToolLoop(opts: ToolLoopOptions): Promise<ToolLoopResult
     }
     const last = state.messages.at(-1);
     const calls = last?.role === "assistant" ? (last.tool_calls ?? []) : [];
+    // A reply that cannot be stored is refused before any of its calls runs (a model can be talked into hundreds).
+    if (calls.length > MAX_TOOL_CALLS) {
+      throw new AppError("BEM-220", `The model asked for ${calls.length} tool calls in one reply; at most ${MAX_TOOL_CALLS} are taken, and none of them ran`);
+    }
     const serverCalls = calls.filter((c) => !client.has(c.function.name));
     const pendingToolCalls = calls.filter((c) => client.has(c.function.name));
     let toolErrors: ToolError[] = [];
     if (serverCalls.length > 0) {
       const max = opts.maxToolCalls ?? Number.POSITIVE_INFINITY;
       const cap = { allowed: Math.max(0, max - toolCalls), why: `this response's max_tool_calls (${max}) is used up` };
-      toolCalls += Math.min(serverCalls.length, cap.allowed);
+      const running = Math.min(serverCalls.length, cap.allowed);
+      toolCalls += running;
+      // Each server tool call that runs counts as a request of the calling key's, as an MCP batch's tool calls do (429 BEM-024, none run).
+      const caller = opts.runtime.caller;
+      if (caller && running > 0) await chargeRequests(caller.env, caller.principal, running);
       const result = await executeToolCalls(serverCalls, opts.tools, state, opts.runtime, reducers, cap);
       state = result.state;
       toolErrors = result.errors;

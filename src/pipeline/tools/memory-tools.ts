@@ -1,5 +1,5 @@
 import { authorize, decide } from "../../auth/policy";
-import { assertFactRoom } from "../../auth/quotas";
+import { assertFactRoom, factQuotaOf } from "../../auth/quotas";
 import { AppError } from "../../core/errors";
 import { D1FactsBackend } from "../../memory/d1-facts-backend";
 import { expiryOf, validateFactText, validateKey, validateKind } from "../../memory/facts";
@@ -79,7 +79,7 @@ export const rememberTool = defineTool({
     authorize(caller.principal, "write_scope", { scope: scope });
     const facts = store(caller);
     await assertFactRoom(caller.env, caller.principal.tenant, facts, scope, key); // 413 BEM-018 at the tenant's cap
-    const fact = await facts.remember(scope, kind, text, { key, expiresAt, now });
+    const fact = await facts.remember(scope, kind, text, { key, expiresAt, now, maxFacts: factQuotaOf(caller.env, caller.principal.tenant) });
     caller.factsWritten?.();
     return JSON.stringify({
       id: fact.id,

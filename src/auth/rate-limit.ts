@@ -53,8 +53,13 @@ export const OPS_PER_REQUEST = 10;
  * and none of it runs.
  */
 export async function chargeOps(env: Env, p: Principal, ops: number, opts: { rate?: "langgraph"; per?: number } = {}): Promise<void> {
-  const limiter = keyLimiter(env, p, opts.rate);
-  for (let extra = Math.ceil(ops / (opts.per ?? OPS_PER_REQUEST)) - 1; extra > 0; extra -= CHARGES_AT_ONCE) {
+  await chargeRequests(env, p, Math.ceil(ops / (opts.per ?? OPS_PER_REQUEST)) - 1, opts.rate);
+}
+
+/** Counts `n` more requests of the key's (e.g. a model step's server tool calls); past the allowance 429 BEM-024. */
+export async function chargeRequests(env: Env, p: Principal, n: number, rate?: "langgraph"): Promise<void> {
+  const limiter = keyLimiter(env, p, rate);
+  for (let extra = n; extra > 0; extra -= CHARGES_AT_ONCE) {
     const charges = Array.from({ length: Math.min(extra, CHARGES_AT_ONCE) }, () => withinLimit(limiter, `key:${p.keyId}`));
     if ((await Promise.all(charges)).includes(false)) throw limited("key");
   }
