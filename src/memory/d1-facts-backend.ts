@@ -2,6 +2,7 @@ import { OPERATOR_TENANT } from "../core/principal";
 import { AppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
 import { FactRoom, factTokens, fitWhole, type Fact } from "./facts";
+import { factTextHash } from "./fact-text-hash";
 import { searchTerms } from "../core/search-terms";
 import { bm25Statement, PREFIX_MAX_FACTS, type Reach } from "./bm25-search";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
@@ -29,7 +30,7 @@ const MAX_PAGE = 256;
 export type FactCursor = { created_at: number; id: string };
 export type RememberOptions = { key?: string | null; expiresAt?: number | null; now?: number };
 /** The stored fact and whether it replaced an earlier text under the same key. */
-export type Remembered = Fact & { replaced: boolean };
+export type Remembered = Fact & { replaced: boolean; existing: boolean };
 export type FactVersion = { version: number; kind: string; text: string; written_at: number; replaced_at: number };
 export type ListFilter = { kind?: string; key?: string };
 export type { ScoredFact } from "./rank";
@@ -248,8 +249,10 @@ export class D1FactsBackend implements MemoryBackend {
    * Stores a fact (kind, text, key and expiry validated by the caller). With a key that
    * the scope already holds, the text (kind, expiry) is replaced in place — same id, version + 1 —
    * and the old text kept in fact_versions by the update trigger (its 20 newest, migration 0024: a replacement needs
-   * no room under the facts quota, so the versions must not grow without end). One statement, so two
-   * concurrent writers of one key leave one fact, never two.
+   * no room under the facts quota, so the versions must not grow without end). Without a key, the same text
+   * (fact-text-hash.ts) in the scope is the fact already there, returned as it is (`existing`), its expiry
+   * the later of the two; an expired copy the purge has not reached yet is dropped first, so it never returns.
+   * One transaction, so two concurrent writers leave one fact, never two.
    */
   async remember(scope: MemoryScope, kind: string, text: string, opts: RememberOptions = {}): Promise<Remembered> {
     // Defence in depth behind the route checks: system facts only from the operator, and the operator only those.
@@ -257,16 +260,26 @@ export class D1FactsBackend implements MemoryBackend {
       throw new AppError("BEM-023", scope.isSystem ? "Only the operator key writes system facts" : "The operator key writes only the system scope");
     }
     const now = opts.now ?? this.clock();
-    const row = await this.db
+    const id = ids.next();
+    const key = opts.key ?? null;
+    const hash = await factTextHash(text);
+    const insert = this.db
       .prepare(
-        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) " +
+        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version, text_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?) " +
           "ON CONFLICT (tenant_id, scope, key) WHERE key IS NOT NULL DO UPDATE SET kind = excluded.kind, text = excluded.text, tokens = excluded.tokens, " +
-          `expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1 RETURNING ${COLUMNS}`,
+          "expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1, text_hash = excluded.text_hash " +
+          "ON CONFLICT (tenant_id, scope, text_hash) WHERE key IS NULL DO UPDATE SET " +
+          "expires_at = CASE WHEN facts.expires_at IS NULL OR excluded.expires_at IS NULL THEN NULL ELSE MAX(facts.expires_at, excluded.expires_at) END " +
+          `RETURNING ${COLUMNS}`,
       )
-      .bind(ids.next(), this.tenant, scope.toString(), kind, text, factTokens(text), now, opts.key ?? null, opts.expiresAt ?? null, now)
-      .first<Fact>();
+      .bind(id, this.tenant, scope.toString(), kind, text, factTokens(text), now, key, opts.expiresAt ?? null, now, hash);
+    const expired = this.db
+      .prepare("DELETE FROM facts WHERE tenant_id = ? AND scope = ? AND text_hash = ? AND key IS NULL AND expires_at <= ?")
+      .bind(this.tenant, scope.toString(), hash, now);
+    const results = key === null ? await this.db.batch<Fact>([expired, insert]) : [await insert.all<Fact>()];
+    const row = results.at(-1)?.results[0];
     if (!row) throw new AppError("BEM-001", undefined, { internal: "INSERT … RETURNING gave no row" });
-    return { ...row, replaced: row.version > 1 };
+    return { ...row, replaced: row.version > 1, existing: key === null && row.id !== id };
   }
 
   async forget(id: string): Promise<boolean> {

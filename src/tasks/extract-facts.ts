@@ -172,6 +172,7 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
   const facts = validateExtraction(value.message.content ?? "", { scope, kinds: config.kinds });
 
   let replaced = 0;
+  let existing = 0;
   let overQuota = 0;
   for (const f of facts) {
     // At the tenant's fact quota new facts are left out (and counted); replacing a keyed one still works.
@@ -179,9 +180,17 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
       overQuota++;
       continue;
     }
-    if ((await store.remember(scope, f.kind, f.text, { key: f.key })).replaced) replaced++;
+    const r = await store.remember(scope, f.kind, f.text, { key: f.key });
+    if (r.replaced) replaced++;
+    if (r.existing) existing++;
   }
-  return { stored: facts.length - overQuota, replaced, model: model.name, ...(overQuota > 0 ? { over_quota: overQuota } : {}) };
+  return {
+    stored: facts.length - overQuota - existing,
+    replaced,
+    model: model.name,
+    ...(existing > 0 ? { already_known: existing } : {}),
+    ...(overQuota > 0 ? { over_quota: overQuota } : {}),
+  };
 }
 
 async function fitsFactQuota(env: Env, tenant: string, store: D1FactsBackend, scope: MemoryScope, key: string | null | undefined): Promise<boolean> {

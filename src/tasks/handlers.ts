@@ -24,7 +24,7 @@ async function rememberQueued(env: Env, task: Extract<Task, { kind: "remember_me
   const facts = new D1FactsBackend(env.DB, task.tenant);
   await assertFactRoom(env, task.tenant, facts, scope, key);
   const fact = await facts.remember(scope, validateKind(task.fact_kind), validateFactText(task.text), { key, expiresAt: task.expires_at ?? null, now });
-  return { fact_id: fact.id, replaced: fact.replaced };
+  return { fact_id: fact.id, replaced: fact.replaced, existing: fact.existing };
 }
 
 /** Runs one validated task; the returned value is stored in tasks_done. Throws to retry. */

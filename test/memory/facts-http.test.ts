@@ -28,6 +28,7 @@ describe("POST/GET/DELETE /v1/memory/facts", () => {
         expires_at: null,
         version: 1,
         replaced: false,
+        existing: false,
       });
       ids.push(out.id);
     }
