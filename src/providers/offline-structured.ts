@@ -266,11 +266,61 @@ function withinBounds(s: Schema, n: number): boolean {
   );
 }
 
+/** The json_schema name of edgeweave's own fact extraction (src/tasks/extract-facts.ts), which the offline model answers from the text. */
+export const FACT_EXTRACTION_FORMAT = "edgeweave_fact_extraction";
+
+/** The extraction format for these kinds: `{facts: [{key, kind, text}]}`. */
+export function factExtractionFormat(kinds: readonly string[]) {
+  const fact = {
+    type: "object",
+    properties: { key: { type: "string" }, kind: { type: "string", enum: [...kinds] }, text: { type: "string" } },
+    required: ["key", "kind", "text"],
+    additionalProperties: false,
+  };
+  const schema = { type: "object", properties: { facts: { type: "array", items: fact } }, required: ["facts"], additionalProperties: false };
+  return { type: "json_schema", json_schema: { name: FACT_EXTRACTION_FORMAT, strict: true, schema } } as const;
+}
+
+const FIRST_PERSON = /^(?:i|i'm|i am|my)\b/i;
+const PREFERENCE = /\b(prefer|prefers|like|likes|love|loves|hate|hates|drink|drinks|favou?rite)\b/i;
+
+/**
+ * What the offline model "extracts" from a transcript: each thing the user said of themselves ("I live in
+ * Lisbon", "my dog is Rex"), as said; a liking is a `preference` when that kind is asked for. Keyed by its
+ * first words, so saying it again replaces it. A stand-in, not understanding: it shows the task working.
+ */
+export function offlineFacts(transcript: string, kinds: readonly string[]): { key: string; kind: string; text: string }[] {
+  const said = transcript
+    .split("\n")
+    .filter((l) => l.startsWith("user: "))
+    .flatMap((l) => l.slice("user: ".length).split(/(?<=[.!])\s+|[;,]?\s+and\s+(?=(?:i|my)\b)/i))
+    .map((x) => x.trim().replace(/[.!]+$/, ""))
+    .filter((x) => FIRST_PERSON.test(x) && !x.includes("?") && x.split(/\s+/).length >= 3);
+  const facts = new Map<string, { key: string; kind: string; text: string }>();
+  for (const text of said) {
+    const key = words(text.replace(FIRST_PERSON, "")).slice(0, 3).join("-");
+    const kind = PREFERENCE.test(text) && kinds.includes("preference") ? "preference" : kinds[0];
+    if (key !== "" && kind !== undefined) facts.set(key, { key, kind, text: `${text.slice(0, 900)}.` });
+  }
+  return [...facts.values()].slice(0, 20);
+}
+
 /** The JSON text for a response_format ({type:"json_object"} or {type:"json_schema", json_schema:{schema}}), or undefined for text. */
 export function structuredContent(responseFormat: unknown, echo: string): string | undefined {
   if (!isObj(responseFormat)) return undefined;
   if (responseFormat.type === "json_object") return JSON.stringify({ echo });
-  if (responseFormat.type === "json_schema" && isObj(responseFormat.json_schema))
-    return JSON.stringify(sampleFromSchema(responseFormat.json_schema.schema, echo));
+  if (responseFormat.type === "json_schema" && isObj(responseFormat.json_schema)) {
+    const { name, schema } = responseFormat.json_schema;
+    if (name === FACT_EXTRACTION_FORMAT) return JSON.stringify({ facts: offlineFacts(echo, extractionKinds(schema)) });
+    return JSON.stringify(sampleFromSchema(schema, echo));
+  }
   return undefined;
+}
+
+/** The kinds an extraction schema allows (its facts' kind enum). */
+function extractionKinds(schema: unknown): string[] {
+  const facts = isObj(schema) && isObj(schema.properties) ? schema.properties.facts : undefined;
+  const item = isObj(facts) && isObj(facts.items) ? facts.items : undefined;
+  const kind = item && isObj(item.properties) ? item.properties.kind : undefined;
+  return isObj(kind) && Array.isArray(kind.enum) ? kind.enum.filter((k): k is string => typeof k === "string") : [];
 }

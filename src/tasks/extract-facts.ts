@@ -12,6 +12,7 @@ import { MemoryScope } from "../memory/scope";
 import { estimateTokens } from "../core/tokens";
 import { callRecord, recordUsage, usageOf } from "../pipeline/usage";
 import { callModel } from "../providers/call";
+import { factExtractionFormat } from "../providers/offline-structured";
 import { runWithFailover } from "../providers/failover";
 import type { ChatMessage } from "../providers/types";
 import { isOfflineModel } from "../config/model-config";
@@ -124,7 +125,7 @@ async function currentPrincipal(db: D1Database, task: z.infer<typeof ExtractFact
   return principal;
 }
 
-type Extracted = { stored: number; replaced: number; model: string; over_quota?: number } | { skipped: string };
+type Extracted = { stored: number; replaced: number; model: string; already_known?: number; over_quota?: number } | { skipped: string };
 
 export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTask>): Promise<Extracted> {
   const agent = agentByName(task.agent);
@@ -150,22 +151,18 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
     .filter((f) => f.key !== null)
     .slice(-KNOWN_KEYS)
     .map((f) => ({ key: f.key!, text: f.text }));
-  const request = {
-    messages: [
-      { role: "system", content: instructions(config.kinds, known) },
-      { role: "user", content: transcript },
-    ] satisfies ChatMessage[],
-    response_format: { type: "json_object" },
-  };
+  const prompt: ChatMessage[] = [
+    { role: "system", content: instructions(config.kinds, known) },
+    { role: "user", content: transcript },
+  ];
   const route = routerFor(env).resolve({
     content: transcript,
     ...(config.model ? { model_override: config.model } : {}),
-    min_context_tokens: request.messages.reduce((n, m) => n + estimateTokens(m), 0),
+    min_context_tokens: prompt.reduce((n, m) => n + estimateTokens(m), 0),
   });
-  // The offline echo model cannot extract anything; local development without provider keys skips.
-  const candidates = route.candidates.filter((m) => !isOfflineModel(m));
-  if (candidates.length === 0) return { skipped: "no extraction model is available (only the offline model)" };
-  const { value, model } = await runWithFailover(candidates, (m) => callModel(m, request, { env }));
+  // Offline (npm start, no keys) the offline model extracts, from the extraction's own schema (offline-structured.ts).
+  const request = { messages: prompt, response_format: route.candidates.every(isOfflineModel) ? factExtractionFormat(config.kinds) : { type: "json_object" } };
+  const { value, model } = await runWithFailover(route.candidates, (m) => callModel(m, request, { env }));
   // Billed before the output is judged: the call was made whether or not its facts are kept.
   const usage = usageOf(request.messages, model, value);
   await recordUsage(env.DB, task.tenant, callRecord(model.name, "extraction", usage));
