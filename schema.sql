@@ -32,7 +32,8 @@ CREATE TABLE facts (
   -- key: unique per scope (remembering with it replaces the text), expires_at: ms, never loaded after,
   -- updated_at: when the text was last written (recency), version: 1 + replacements.
   -- text_hash (0027): SHA-256 of the normalised text; facts without a key are unique by it per scope.
-, key TEXT, expires_at INTEGER, updated_at INTEGER, version INTEGER NOT NULL DEFAULT 1, text_hash TEXT);
+  -- written_by (0028): operator | admin | member | webhook | model | unknown (before 0028); see facts.ts.
+, key TEXT, expires_at INTEGER, updated_at INTEGER, version INTEGER NOT NULL DEFAULT 1, text_hash TEXT, written_by TEXT NOT NULL DEFAULT 'unknown');
 CREATE INDEX facts_by_scope ON facts (tenant_id, scope, created_at, id);
 CREATE UNIQUE INDEX facts_by_key ON facts (tenant_id, scope, key) WHERE key IS NOT NULL;
 CREATE UNIQUE INDEX facts_by_text ON facts (tenant_id, scope, text_hash) WHERE key IS NULL;

@@ -214,7 +214,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const session = c.env.DB.withSession("first-primary");
     const facts = new D1FactsBackend(session, principal.tenant);
     await assertFactRoom(c.env, principal.tenant, facts, scope, key);
-    const { text: _text, tokens: _tokens, ...fact } = await facts.remember(scope, kind, text, { key, expiresAt, now });
+    const { text: _text, tokens: _tokens, ...fact } = await facts.remember(scope, kind, text, { key, expiresAt, now, writtenBy: principal.role });
     return c.json(fact, fact.existing ? 200 : 201, bookmarkHeader(session));
   })
   .openapi(listFacts, async (c) => {

@@ -1,7 +1,7 @@
 import { OPERATOR_TENANT } from "../core/principal";
 import { AppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
-import { FactRoom, factTokens, fitWhole, type Fact } from "./facts";
+import { FactRoom, factTokens, fitWhole, type Fact, type FactWriter } from "./facts";
 import { factTextHash } from "./fact-text-hash";
 import { searchTerms } from "../core/search-terms";
 import { bm25Statement, PREFIX_MAX_FACTS, type Reach } from "./bm25-search";
@@ -17,7 +17,7 @@ const inScopes =
   (scopes: readonly { owner: string; scope: string }[]): Reach =>
   (p) =>
     scopes.map((s) => `(tenant_id = ${p.ref(s.owner)} AND scope = ${p.ref(s.scope)})`).join(" OR ");
-const COLUMNS = "id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version";
+const COLUMNS = "id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version, written_by";
 const F_COLUMNS = COLUMNS.split(", ")
   .map((c) => `f.${c}`)
   .join(", ");
@@ -28,7 +28,8 @@ const FIRST_PAGE = 32;
 const MAX_PAGE = 256;
 
 export type FactCursor = { created_at: number; id: string };
-export type RememberOptions = { key?: string | null; expiresAt?: number | null; now?: number };
+/** `writtenBy` decides whether the fact loads as a rule or as data (facts.ts isRule); default `model`, the data side. */
+export type RememberOptions = { key?: string | null; expiresAt?: number | null; now?: number; writtenBy?: FactWriter };
 /** The stored fact and whether it replaced an earlier text under the same key. */
 export type Remembered = Fact & { replaced: boolean; existing: boolean };
 export type FactVersion = { version: number; kind: string; text: string; written_at: number; replaced_at: number };
@@ -263,16 +264,17 @@ export class D1FactsBackend implements MemoryBackend {
     const id = ids.next();
     const key = opts.key ?? null;
     const hash = await factTextHash(text);
+    const writtenBy = opts.writtenBy ?? "model";
     const insert = this.db
       .prepare(
-        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version, text_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?) " +
+        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version, text_hash, written_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) " +
           "ON CONFLICT (tenant_id, scope, key) WHERE key IS NOT NULL DO UPDATE SET kind = excluded.kind, text = excluded.text, tokens = excluded.tokens, " +
-          "expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1, text_hash = excluded.text_hash " +
+          "expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1, text_hash = excluded.text_hash, written_by = excluded.written_by " +
           "ON CONFLICT (tenant_id, scope, text_hash) WHERE key IS NULL DO UPDATE SET " +
           "expires_at = CASE WHEN facts.expires_at IS NULL OR excluded.expires_at IS NULL THEN NULL ELSE MAX(facts.expires_at, excluded.expires_at) END " +
           `RETURNING ${COLUMNS}`,
       )
-      .bind(id, this.tenant, scope.toString(), kind, text, factTokens(text), now, key, opts.expiresAt ?? null, now, hash);
+      .bind(id, this.tenant, scope.toString(), kind, text, factTokens(text, { kind, scope: scope.toString(), written_by: writtenBy }), now, key, opts.expiresAt ?? null, now, hash, writtenBy);
     const expired = this.db
       .prepare("DELETE FROM facts WHERE tenant_id = ? AND scope = ? AND text_hash = ? AND key IS NULL AND expires_at <= ?")
       .bind(this.tenant, scope.toString(), hash, now);

@@ -50,6 +50,8 @@ describe("migration 0018: facts_fts rowids by scope span", () => {
     await oldFact("", "system", "system comet rule");
 
     await applyD1Migrations(db(), M0018);
+    // Read and written by today's code, so on today's schema.
+    await applyD1Migrations(db(), AFTER);
 
     const spans = (
       await db().prepare("SELECT tenant_id, scope, span FROM fact_scope_stats ORDER BY span").all<{ tenant_id: string; scope: string; span: number }>()
@@ -86,9 +88,7 @@ describe("migration 0018: facts_fts rowids by scope span", () => {
       "system comet rule",
     ]);
 
-    // Later writes (by today's code, so on today's schema): a new scope of t-many continues its second block;
-    // a new tenant opens a block past every span.
-    await applyD1Migrations(db(), AFTER);
+    // Later writes: a new scope of t-many continues its second block; a new tenant opens a block past every span.
     await many.remember(MemoryScope.new("docset", "d40"), "note", "comet fresh");
     await new D1FactsBackend(db(), "t-new", () => 1_000).remember(MemoryScope.new("docset", "d00"), "note", "comet newcomer");
     const spanOf = async (tenant: string, scope: string) =>
