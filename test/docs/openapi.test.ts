@@ -103,6 +103,15 @@ describe("GET /openapi.json", () => {
     }
   });
 
+  // Issue 36: no `servers`, so /docs' samples went to a relative URL, and their bodies had "model": "".
+  it("names the origin that served it as its server, and samples a request's model as auto", async () => {
+    const res = await exports.default.fetch("http://gateway.example:8820/openapi.json");
+    const doc = (await res.json()) as Doc & { servers?: { url: string }[] };
+    expect(doc.servers?.[0]?.url).toBe("http://gateway.example:8820");
+    const modelOf = (schema: string) => (doc.components.schemas[schema] as { properties: Record<string, { example?: unknown }> }).properties.model?.example;
+    for (const schema of ["ChatCompletionRequest", "ResponseCreateRequest", "AnthropicMessagesRequest"]) expect(modelOf(schema), schema).toBe("auto");
+  });
+
   it("documents every registered API route, and nothing that is not registered", async () => {
     const doc = await fetchDoc();
     // POST /mcp is served by an `all` route (GET and DELETE answer 405 there), so it is documented as the POST it serves.
