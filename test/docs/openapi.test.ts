@@ -26,6 +26,7 @@ const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "tr
 // Routes outside the API: plain pages and the document itself. Anything else must be documented.
 const PAGES = new Set([
   "/",
+  "/landing.css",
   "/health",
   "/openapi.json",
   "/docs",
@@ -303,5 +304,12 @@ describe("GET /", () => {
     const html = await res.text();
     for (const href of ["/ui", "/docs", "/openapi.json", "/health"]) expect(html).toContain(`href="${href}"`);
     expect(html).not.toMatch(/<script/);
+    // Issue 36: it was unstyled. Its stylesheet comes from this origin, which the CSP allows, and nothing else.
+    expect(html).toContain('<link rel="stylesheet" href="/landing.css">');
+    expect(res.headers.get("content-security-policy")).toContain("style-src 'self'");
+    const css = await exports.default.fetch("http://x/landing.css");
+    expect(css.status).toBe(200);
+    expect(css.headers.get("content-type")).toContain("text/css");
+    expect(await css.text()).toContain("prefers-color-scheme: dark");
   });
 });
