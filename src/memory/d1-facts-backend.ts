@@ -265,6 +265,7 @@ export class D1FactsBackend implements MemoryBackend {
     const key = opts.key ?? null;
     const hash = await factTextHash(text);
     const writtenBy = opts.writtenBy ?? "model";
+    const tokens = factTokens(text, { kind, scope: scope.toString(), written_by: writtenBy });
     const insert = this.db
       .prepare(
         "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version, text_hash, written_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) " +
@@ -274,7 +275,7 @@ export class D1FactsBackend implements MemoryBackend {
           "expires_at = CASE WHEN facts.expires_at IS NULL OR excluded.expires_at IS NULL THEN NULL ELSE MAX(facts.expires_at, excluded.expires_at) END " +
           `RETURNING ${COLUMNS}`,
       )
-      .bind(id, this.tenant, scope.toString(), kind, text, factTokens(text, { kind, scope: scope.toString(), written_by: writtenBy }), now, key, opts.expiresAt ?? null, now, hash, writtenBy);
+      .bind(id, this.tenant, scope.toString(), kind, text, tokens, now, key, opts.expiresAt ?? null, now, hash, writtenBy);
     const expired = this.db
       .prepare("DELETE FROM facts WHERE tenant_id = ? AND scope = ? AND text_hash = ? AND key IS NULL AND expires_at <= ?")
       .bind(this.tenant, scope.toString(), hash, now);
