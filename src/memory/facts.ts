@@ -12,8 +12,7 @@ const KIND = /^[a-z][a-z0-9_-]{0,31}$/;
  * (memory tools, MCP, extraction: text a model chose). `unknown`: written before migration 0028.
  */
 export const FactWriter = z.enum(["operator", "admin", "member", "webhook", "model", "unknown"]).openapi({
-  description:
-    "Who wrote it: an admin's or the operator's fact in the system or organization scope loads as a rule; any other loads as stored data",
+  description: "Who wrote it: an admin's or the operator's fact in the system or organization scope loads as a rule; any other loads as stored data",
 });
 export type FactWriter = z.infer<typeof FactWriter>;
 

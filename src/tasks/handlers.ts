@@ -23,7 +23,12 @@ async function rememberQueued(env: Env, task: Extract<Task, { kind: "remember_me
   if (task.expires_at !== undefined && task.expires_at <= now) throw new AppError("BEM-141", "The fact's expiry passed before the task ran; nothing stored");
   const facts = new D1FactsBackend(env.DB, task.tenant);
   await assertFactRoom(env, task.tenant, facts, scope, key);
-  const fact = await facts.remember(scope, validateKind(task.fact_kind), validateFactText(task.text), { key, expiresAt: task.expires_at ?? null, now, writtenBy: task.written_by ?? "unknown" });
+  const fact = await facts.remember(scope, validateKind(task.fact_kind), validateFactText(task.text), {
+    key,
+    expiresAt: task.expires_at ?? null,
+    now,
+    writtenBy: task.written_by ?? "unknown",
+  });
   return { fact_id: fact.id, replaced: fact.replaced, existing: fact.existing };
 }
 
