@@ -31,9 +31,13 @@ CREATE TABLE facts (
   -- Added by migration 0005 with ALTER TABLE, whose text SQLite keeps as written, hence this layout.
   -- key: unique per scope (remembering with it replaces the text), expires_at: ms, never loaded after,
   -- updated_at: when the text was last written (recency), version: 1 + replacements.
-, key TEXT, expires_at INTEGER, updated_at INTEGER, version INTEGER NOT NULL DEFAULT 1);
+  -- text_hash (0028): SHA-256 of the normalised text; facts without a key are unique by it per scope.
+  -- written_by (0029): operator | admin | member | webhook | model | unknown (before 0029); see facts.ts.
+, key TEXT, expires_at INTEGER, updated_at INTEGER, version INTEGER NOT NULL DEFAULT 1, text_hash TEXT, written_by TEXT NOT NULL DEFAULT 'unknown');
 CREATE INDEX facts_by_scope ON facts (tenant_id, scope, created_at, id);
 CREATE UNIQUE INDEX facts_by_key ON facts (tenant_id, scope, key) WHERE key IS NOT NULL;
+CREATE UNIQUE INDEX facts_by_text ON facts (tenant_id, scope, text_hash) WHERE key IS NULL;
+CREATE INDEX facts_unhashed ON facts (tenant_id) WHERE text_hash IS NULL;
 CREATE INDEX facts_by_kind ON facts (tenant_id, scope, kind, created_at, id);
 CREATE INDEX facts_by_recency ON facts (tenant_id, scope, updated_at, id);
 CREATE INDEX facts_by_expiry ON facts (expires_at) WHERE expires_at IS NOT NULL;

@@ -109,7 +109,7 @@ export const ToolChoice = z.discriminatedUnion("type", [
 const ThreadIdField = z.string().min(1).max(512).openapi({ description: "edgeweave: the thread this conversation is kept in (or X-Thread-Id)" });
 
 const MessagesFields = z.looseObject({
-  model: z.string().min(1).max(256).openapi({ description: "A configured model name or alias (models.yaml `aliases`), or `auto` to route" }),
+  model: z.string().min(1).max(256).openapi({ description: "A configured model name or alias (models.yaml `aliases`), or `auto` to route", example: "auto" }),
   max_tokens: z.number().int().positive().openapi({ description: "Clamped to the routed model's max_output_tokens (with a warning)" }),
   messages: z.array(MessageParam).min(1).max(100_000),
   system: z.union([z.string(), z.array(TextBlock).max(1000)]).optional(),

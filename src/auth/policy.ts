@@ -159,13 +159,15 @@ export type ScopeRequest = {
   sessionId?: string;
   /** Layers configured for the agent (models.yaml); bare "session" means this run's session. */
   agentScopes?: readonly ScopeInput[];
-  /** The client's memory_scopes: replace the agent's layers. */
+  /** The client's memory_scopes: replace the agent's layers of facts. */
   requested?: readonly ScopeInput[];
 };
 
 /**
  * The memory layers of one run: the client's `requested` list if given, else the
- * agent's layers (its session appended unless named), else the session alone.
+ * agent's layers, else none; a run on a thread always has its session layer too (appended
+ * unless named), since that layer is the thread's own turns: a client naming extra layers
+ * (`X-Edgeweave-Memory-Scopes: organization:acme`) must not lose its conversation.
  * Either way every layer must be readable by the caller (read_scope): one scope
  * outside the grants is BEM-023 for the whole request — an agent cannot widen a
  * key, and nothing is silently dropped.
@@ -182,8 +184,8 @@ export function resolveScopes(req: ScopeRequest): MemoryScope[] {
     scopes = req.requested.map(parse).filter((s): s is MemoryScope => s !== undefined);
   } else {
     scopes = (req.agentScopes ?? []).map(parse).filter((s): s is MemoryScope => s !== undefined);
-    if (session && !scopes.some((s) => s.equals(session))) scopes.push(session);
   }
+  if (session && !scopes.some((s) => s.equals(session))) scopes.push(session);
   for (const s of scopes) authorize(req.principal, "read_scope", { scope: s });
   const seen = new Set<string>();
   return scopes.filter((s) => !seen.has(s.toString()) && (seen.add(s.toString()), true));

@@ -57,7 +57,7 @@ export const Verbosity = z.enum(["low", "medium", "high"]);
 /** OpenAI Chat Completions request, plus edgeweave's optional extensions. Unknown fields are ignored. */
 export const ChatCompletionRequest = z
   .object({
-    model: z.string().min(1).max(128).openapi({ description: "A configured model name, or `auto` to route" }),
+    model: z.string().min(1).max(128).openapi({ description: "A configured model name, or `auto` to route", example: "auto" }),
     messages: z.array(ChatMessage).min(1).max(1000),
     stream: z.boolean().optional(),
     stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),

@@ -80,7 +80,7 @@ export const Metadata = z.record(z.string().max(64), z.string().max(512)).refine
 
 export const ResponseCreateRequest = z
   .object({
-    model: z.string().min(1).max(128).openapi({ description: "A configured model name, or `auto` to route" }),
+    model: z.string().min(1).max(128).openapi({ description: "A configured model name, or `auto` to route", example: "auto" }),
     input: z.union([z.string(), z.array(InputItem).max(1000)]),
     instructions: z.string().max(1_000_000).nullable().optional(),
     previous_response_id: z.string().min(1).max(256).nullable().optional(),

@@ -99,6 +99,8 @@ export function createApp() {
         app.getOpenAPI31Document({
           openapi: "3.1.0",
           info: { title: "edgeweave", version: "0.1.0", description: "Memory and model routing for AI agents, at the edge." },
+          // The origin that served the document: /docs' samples ("Try it", curl) go to this gateway, not a relative URL.
+          servers: [{ url: new URL(c.req.url).origin, description: "This gateway" }],
           security: [{ bearer: [] }, { apiKey: [] }],
         }),
         app.routes,

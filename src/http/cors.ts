@@ -50,6 +50,8 @@ const preflight = cors({
  * with them), and set again on the final response for one a handler built itself (a stream, a replay).
  */
 export const corsForApi = createMiddleware<AppEnv>(async (c, next) => {
+  // Unset or empty, as the docs say: no CORS headers at all, and a preflight is no CORS answer (browsers keep other sites out).
+  if ((c.env.CORS_ORIGINS ?? "").trim() === "") return next();
   if (c.req.method === "OPTIONS") return preflight(c, next);
   const allow = allowedOrigin(c.req.header("origin") || "", c.env.CORS_ORIGINS);
   const expose = EXPOSE.join(",");

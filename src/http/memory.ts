@@ -34,7 +34,12 @@ const RememberBody = z
   })
   .openapi("RememberFact");
 const Remembered = Fact.omit({ text: true })
-  .extend({ replaced: z.boolean().openapi({ description: "True when the key already named a fact, whose text this replaced" }) })
+  .extend({
+    replaced: z.boolean().openapi({ description: "True when the key already named a fact, whose text this replaced" }),
+    existing: z.boolean().openapi({
+      description: "True when the scope already held this text (no key; case and spacing aside): that fact is returned and nothing new is stored",
+    }),
+  })
   .openapi("RememberedFact");
 const ScoredFact = Fact.extend({
   score: z
@@ -117,6 +122,7 @@ const rememberFact = createRoute({
   description: "Only the operator writes `system`; tenant admins any scope of their tenant; members the scopes their key grants.",
   request: { body: { content: { "application/json": { schema: RememberBody } }, required: true } },
   responses: {
+    200: jsonContent(Remembered, "The same text was already remembered in this scope: that fact (`existing: true`)"),
     201: jsonContent(Remembered, "The stored fact"),
     ...errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-062", "BEM-063", "BEM-064", "BEM-140", "BEM-141"),
   },
@@ -212,8 +218,14 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
       text: _text,
       tokens: _tokens,
       ...fact
-    } = await facts.remember(scope, kind, text, { key, expiresAt, now, maxFacts: factQuotaOf(c.env, principal.tenant) });
-    return c.json(fact, 201, bookmarkHeader(session));
+    } = await facts.remember(scope, kind, text, {
+      key,
+      expiresAt,
+      now,
+      writtenBy: principal.role,
+      maxFacts: factQuotaOf(c.env, principal.tenant),
+    });
+    return c.json(fact, fact.existing ? 200 : 201, bookmarkHeader(session));
   })
   .openapi(listFacts, async (c) => {
     const q = c.req.valid("query");

@@ -134,6 +134,7 @@ export const taskRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook 
         scope: scope.toString(),
         fact_kind,
         text,
+        written_by: p.role,
         ...(key !== null ? { key } : {}),
         ...(expiresAt !== null ? { expires_at: expiresAt } : {}),
       });

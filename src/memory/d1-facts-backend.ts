@@ -2,7 +2,8 @@ import { OPERATOR_TENANT } from "../core/principal";
 import { AppError } from "../core/errors";
 import { balanced } from "../core/sql-tree";
 import { IdGenerator } from "../core/ids";
-import { FactRoom, factTokens, fitWhole, type Fact } from "./facts";
+import { FactRoom, factTokens, fitWhole, type Fact, type FactWriter } from "./facts";
+import { factTextHash } from "./fact-text-hash";
 import { searchTerms } from "../core/search-terms";
 import { bm25Statement, PREFIX_MAX_FACTS, type Reach } from "./bm25-search";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
@@ -20,7 +21,7 @@ const inScopes =
       scopes.map((s) => `tenant_id = ${p.ref(s.owner)} AND scope = ${p.ref(s.scope)}`),
       "OR",
     );
-const COLUMNS = "id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version";
+const COLUMNS = "id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version, written_by";
 const F_COLUMNS = COLUMNS.split(", ")
   .map((c) => `f.${c}`)
   .join(", ");
@@ -31,10 +32,13 @@ const FIRST_PAGE = 32;
 const MAX_PAGE = 256;
 
 export type FactCursor = { created_at: number; id: string };
-/** `maxFacts`: the tenant's fact quota, held in the write itself (a new fact past it is not stored: 413 BEM-018). */
-export type RememberOptions = { key?: string | null; expiresAt?: number | null; now?: number; maxFacts?: number };
+/**
+ * `maxFacts`: the tenant's fact quota, held in the write itself (a new fact past it is not stored: 413 BEM-018).
+ * `writtenBy` decides whether the fact loads as a rule or as data (facts.ts isRule); default `model`, the data side.
+ */
+export type RememberOptions = { key?: string | null; expiresAt?: number | null; now?: number; maxFacts?: number; writtenBy?: FactWriter };
 /** The stored fact and whether it replaced an earlier text under the same key. */
-export type Remembered = Fact & { replaced: boolean };
+export type Remembered = Fact & { replaced: boolean; existing: boolean };
 export type FactVersion = { version: number; kind: string; text: string; written_at: number; replaced_at: number };
 export type ListFilter = { kind?: string; key?: string };
 export type { ScoredFact } from "./rank";
@@ -253,8 +257,10 @@ export class D1FactsBackend implements MemoryBackend {
    * Stores a fact (kind, text, key and expiry validated by the caller). With a key that
    * the scope already holds live, the text (kind, expiry) is replaced in place — same id, version + 1 —
    * and the old text kept in fact_versions by the update trigger (its 20 newest, migration 0024: a replacement needs
-   * no room under the facts quota, so the versions must not grow without end). One statement, so two
-   * concurrent writers of one key leave one fact, never two.
+   * no room under the facts quota, so the versions must not grow without end). Without a key, the same text
+   * (fact-text-hash.ts) in the scope is the fact already there, returned as it is (`existing`), its expiry
+   * the later of the two; an expired copy the purge has not reached yet is dropped first, so it never returns.
+   * One transaction, so two concurrent writers leave one fact, never two.
    */
   async remember(scope: MemoryScope, kind: string, text: string, opts: RememberOptions = {}): Promise<Remembered> {
     // Defence in depth behind the route checks: system facts only from the operator, and the operator only those.
@@ -262,23 +268,36 @@ export class D1FactsBackend implements MemoryBackend {
       throw new AppError("BEM-023", scope.isSystem ? "Only the operator key writes system facts" : "The operator key writes only the system scope");
     }
     const now = opts.now ?? this.clock();
+    const id = ids.next();
     const key = opts.key ?? null;
+    const hash = await factTextHash(text);
+    const writtenBy = opts.writtenBy ?? "model";
+    const tokens = factTokens(text, { kind, scope: scope.toString(), written_by: writtenBy });
     // The quota is checked inside the INSERT (D1 runs one write at a time), so concurrent writers cannot all pass
-    // one count: a new fact needs room, a replacement of a live key does not.
+    // one count: a new fact needs room, a replacement of a live key or the same text again does not.
     const write = this.db
       .prepare(
-        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1 " +
+        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version, text_hash, written_by) " +
+          "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?12, ?13 " +
           "WHERE ?11 IS NULL OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?2 AND kind = 'facts'), 0) < ?11 " +
           "OR EXISTS (SELECT 1 FROM facts WHERE tenant_id = ?2 AND scope = ?3 AND key = ?8) " +
+          "OR (?8 IS NULL AND EXISTS (SELECT 1 FROM facts WHERE tenant_id = ?2 AND scope = ?3 AND key IS NULL AND text_hash = ?12 AND (expires_at IS NULL OR expires_at > ?7))) " +
           "ON CONFLICT (tenant_id, scope, key) WHERE key IS NOT NULL DO UPDATE SET kind = excluded.kind, text = excluded.text, tokens = excluded.tokens, " +
-          `expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1 RETURNING ${COLUMNS}`,
+          "expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1, text_hash = excluded.text_hash, written_by = excluded.written_by " +
+          "ON CONFLICT (tenant_id, scope, text_hash) WHERE key IS NULL DO UPDATE SET " +
+          "expires_at = CASE WHEN facts.expires_at IS NULL OR excluded.expires_at IS NULL THEN NULL ELSE MAX(facts.expires_at, excluded.expires_at) END " +
+          `RETURNING ${COLUMNS}`,
       )
-      .bind(ids.next(), this.tenant, scope.toString(), kind, text, factTokens(text), now, key, opts.expiresAt ?? null, now, opts.maxFacts ?? null);
-    // An expired fact under the key is gone, not replaced: the new one starts at version 1 with no history (the delete trigger takes its versions).
-    const expired = this.db
-      .prepare("DELETE FROM facts WHERE tenant_id = ? AND scope = ? AND key = ? AND expires_at <= ?")
-      .bind(this.tenant, scope.toString(), key, now);
-    const row = key === null ? await write.first<Fact>() : ((await this.db.batch<Fact>([expired, write]))[1]?.results[0] ?? null);
+      .bind(id, this.tenant, scope.toString(), kind, text, tokens, now, key, opts.expiresAt ?? null, now, opts.maxFacts ?? null, hash, writtenBy);
+    // An expired fact under the key, or of the same text, is gone, not renewed: the new one starts at version 1 with no history
+    // (the delete trigger takes its versions).
+    const expired =
+      key === null
+        ? this.db
+            .prepare("DELETE FROM facts WHERE tenant_id = ? AND scope = ? AND text_hash = ? AND key IS NULL AND expires_at <= ?")
+            .bind(this.tenant, scope.toString(), hash, now)
+        : this.db.prepare("DELETE FROM facts WHERE tenant_id = ? AND scope = ? AND key = ? AND expires_at <= ?").bind(this.tenant, scope.toString(), key, now);
+    const row = (await this.db.batch<Fact>([expired, write]))[1]?.results[0];
     if (!row && opts.maxFacts !== undefined) {
       throw new AppError(
         "BEM-018",
@@ -286,7 +305,7 @@ export class D1FactsBackend implements MemoryBackend {
       );
     }
     if (!row) throw new AppError("BEM-001", undefined, { internal: "INSERT … RETURNING gave no row" });
-    return { ...row, replaced: row.version > 1 };
+    return { ...row, replaced: row.version > 1, existing: key === null && row.id !== id };
   }
 
   async forget(id: string): Promise<boolean> {

@@ -7,6 +7,15 @@ import { MemoryScope } from "./scope";
 export const MAX_FACT_BYTES = 8 * 1024;
 const KIND = /^[a-z][a-z0-9_-]{0,31}$/;
 
+/**
+ * Who wrote a fact: a key's role through the API (`POST /v1/memory/facts`, a queued remember), or `model`
+ * (memory tools, MCP, extraction: text a model chose). `unknown`: written before migration 0029.
+ */
+export const FactWriter = z.enum(["operator", "admin", "member", "webhook", "model", "unknown"]).openapi({
+  description: "Who wrote it: an admin's or the operator's fact in the system or organization scope loads as a rule; any other loads as stored data",
+});
+export type FactWriter = z.infer<typeof FactWriter>;
+
 /** A stored fact. `scope` is the string form; `tokens` is estimated once, at write time. */
 export const Fact = z
   .object({
@@ -22,6 +31,7 @@ export const Fact = z
     expires_at: z.number().int().nullable().openapi({ description: "Unix ms after which the fact never loads (and is purged)" }),
     updated_at: z.number().int().openapi({ description: "Unix ms when the text was last written" }),
     version: z.number().int().openapi({ description: "1, plus one per replacement through its key" }),
+    written_by: FactWriter,
   })
   .openapi("Fact");
 export type Fact = z.infer<typeof Fact> & { tokens: number };
@@ -37,6 +47,7 @@ export const publicFact = (f: Fact): Fact => ({
   expires_at: f.expires_at,
   updated_at: f.updated_at,
   version: f.version,
+  written_by: f.written_by,
   tokens: f.tokens,
 });
 
@@ -146,16 +157,30 @@ export const factHeader = (f: { kind: string; scope: string }): string => `[${f.
 export const quoteLine = (text: string): string =>
   JSON.stringify(text).replace(/[\u2028\u2029\u0085]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
+type Framed = { kind: string; scope: string; written_by?: FactWriter };
+
 /**
- * Token cost of a fact: its line (the quoted text and the newline before it), ~4 characters
- * per token as estimateTokens counts. Stored at write time.
+ * Whether a fact loads as a rule: an admin or the operator wrote it where rules live (`system`,
+ * `organization:*`) through the API. It reads as the source document's `[{kind} {scope}] {text}`, since
+ * it steers the model as the operator's prompt does; every other fact stays framed as data.
  */
-export const factTokens = (text: string): number => Math.ceil((quoteLine(text).length + 1) / 4);
+export const isRule = (f: Framed): boolean =>
+  (f.written_by === "operator" || f.written_by === "admin") && (f.scope === "system" || f.scope.split(":")[0] === "organization");
 
-/** Token cost of a group's message without its lines: the framing of a message and the header. */
-export const factHeaderTokens = (f: { kind: string; scope: string }): number => estimateTokens({ role: "system", content: factHeader(f) });
+/** A rule's line: `[{kind} {scope}] {text}`. */
+export const ruleLine = (f: Framed & { text: string }): string => `[${f.kind} ${f.scope}] ${f.text}`;
 
-const groupOf = (f: { kind: string; scope: string }): string => JSON.stringify([f.scope, f.kind]);
+/**
+ * Token cost of a fact: its line (the quoted text, or a rule's whole line, and the newline before it),
+ * ~4 characters per token as estimateTokens counts. Stored at write time.
+ */
+export const factTokens = (text: string, rule?: Framed): number =>
+  Math.ceil(((rule && isRule(rule) ? ruleLine({ ...rule, text }) : quoteLine(text)).length + 1) / 4);
+
+/** Token cost of a group's message without its lines: the framing of a message and the header (a rule group has none). */
+export const factHeaderTokens = (f: Framed): number => estimateTokens({ role: "system", content: isRule(f) ? "" : factHeader(f) });
+
+const groupOf = (f: Framed): string => JSON.stringify([f.scope, f.kind, isRule(f)]);
 
 /**
  * A token room spent on facts, each group's header charged with its first fact. The sum it
@@ -167,12 +192,12 @@ export class FactRoom {
   constructor(public left: number) {}
 
   /** What taking `f` would cost now. */
-  cost(f: Pick<Fact, "kind" | "scope" | "tokens">): number {
+  cost(f: Pick<Fact, "kind" | "scope" | "tokens"> & Framed): number {
     return f.tokens + (this.groups.has(groupOf(f)) ? 0 : factHeaderTokens(f));
   }
 
   /** Takes `f` when it fits (false, and nothing spent, when it does not). */
-  take(f: Pick<Fact, "kind" | "scope" | "tokens">): boolean {
+  take(f: Pick<Fact, "kind" | "scope" | "tokens"> & Framed): boolean {
     const cost = this.cost(f);
     if (cost > this.left) return false;
     this.left -= cost;
@@ -182,7 +207,7 @@ export class FactRoom {
 }
 
 /** Whether all of `facts` fit `room`, their groups' headers included. */
-export const fitWhole = (facts: readonly Pick<Fact, "kind" | "scope" | "tokens">[], room: number): boolean => {
+export const fitWhole = (facts: readonly (Pick<Fact, "kind" | "scope" | "tokens"> & Framed)[], room: number): boolean => {
   const left = new FactRoom(room);
   return facts.every((f) => left.take(f));
 };
@@ -192,7 +217,7 @@ export const fitWhole = (facts: readonly Pick<Fact, "kind" | "scope" | "tokens">
  * each group's first fact, its facts in load order. `metadata.fact` marks the message as facts
  * (not a turn) where facts and turns travel as one list (POST /v1/memory/context) and names them.
  */
-export function factMessages(facts: readonly Pick<Fact, "id" | "kind" | "scope" | "text" | "created_at">[]): Message[] {
+export function factMessages(facts: readonly (Pick<Fact, "id" | "kind" | "scope" | "text" | "created_at"> & Framed)[]): Message[] {
   // Linear in the facts: a scope that fits loads whole, up to MAX_FACTS_PER_TENANT small facts (each group
   // is appended to in place and its earliest time kept as it goes, never copied or spread into one call).
   const groups = new Map<string, { facts: (typeof facts)[number][]; created_at: number }>();
@@ -205,12 +230,14 @@ export function factMessages(facts: readonly Pick<Fact, "id" | "kind" | "scope" 
     } else groups.set(g, { facts: [f], created_at: f.created_at });
   }
   return [...groups.values()].map(({ facts: group, created_at }) => {
-    const { kind, scope } = group[0]!;
+    const first = group[0]!;
+    const { kind, scope } = first;
+    const rule = isRule(first);
     return {
-      id: `facts:${kind}:${scope}`,
+      id: `facts:${kind}:${scope}${rule ? ":rules" : ""}`,
       role: "system",
-      content: [factHeader({ kind, scope }), ...group.map((f) => quoteLine(f.text))].join("\n"),
-      metadata: { fact: { kind, scope, ids: group.map((f) => f.id) } },
+      content: rule ? group.map(ruleLine).join("\n") : [factHeader({ kind, scope }), ...group.map((f) => quoteLine(f.text))].join("\n"),
+      metadata: { fact: { kind, scope, ids: group.map((f) => f.id), ...(rule ? { rule: true } : {}) } },
       created_at,
     };
   });

@@ -1,13 +1,17 @@
 import { purgeExpiredFacts } from "./d1-facts-backend";
+import { hashOlderFacts } from "./fact-text-backfill";
 import { log } from "../core/log";
 
 /**
  * The scheduled task (cron in wrangler.toml): removes expired facts, with their
  * history, full-text rows and counts (the facts triggers). Loading already skips
- * expired facts, so a late or failed purge only costs storage.
+ * expired facts, so a late or failed purge only costs storage. Then hashes facts older
+ * than text_hash (migration 0028), dropping the copies it finds.
  */
-export async function scheduledPurge(env: Pick<Env, "DB">, now = Date.now()): Promise<{ purged: number }> {
+export async function scheduledPurge(env: Pick<Env, "DB">, now = Date.now()): Promise<{ purged: number; hashed: number; duplicates: number }> {
   const purged = await purgeExpiredFacts(env.DB, now);
   if (purged > 0) log.info("purge", { purged });
-  return { purged };
+  const { hashed, duplicates } = await hashOlderFacts(env.DB);
+  if (hashed + duplicates > 0) log.info("fact text hashes", { hashed, duplicates });
+  return { purged, hashed, duplicates };
 }

@@ -295,6 +295,7 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
     ...(turnTokens !== undefined ? { turnTokens } : {}),
   };
   const loaded = await loadMemory(deps, input, { wholeState, middlewares }, scopes, budget, route.model, rank);
+  if (route.warning !== undefined) loaded.warnings.unshift(route.warning);
   // Before any model call: a tool result must answer a call the stored conversation (or this input) left open.
   checkToolAnswers(loaded.state.messages, toSave);
   timings.lap("memory");

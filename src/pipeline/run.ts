@@ -14,6 +14,7 @@ import type { Admission } from "./admit";
 import { type SaveRun, saveRun } from "./save-run";
 import type { ThreadRoom } from "./thread-room";
 import { scheduleExtraction } from "../tasks/messages";
+import { extractionWarning } from "./extraction-check";
 import { errorText, log } from "../core/log";
 
 export type { RunDeps, StreamHooks } from "./prepare";
@@ -154,7 +155,13 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
     usage,
     // Each earlier step's text (the steps whose calls the agent's own tools answered): the answer shows every step.
     stepTexts: texts.slice(0, -1),
-    warnings: [...context.warnings, ...outputLimitWarning(model, p.input.params?.max_output_tokens), ...droppedWarning(model, p.input), ...events],
+    warnings: [
+      ...context.warnings,
+      ...outputLimitWarning(model, p.input.params?.max_output_tokens),
+      ...droppedWarning(model, p.input),
+      ...events,
+      ...[extractionWarning(deps.env, { agent: p.agent, principal: p.input.principal, threadId: p.thread?.threadId })].filter((w) => w !== undefined),
+    ],
     memory: context.memory,
   };
   // What the turn keeps beside its last checkpoint (a Responses record) is written in that save's transaction.

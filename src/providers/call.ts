@@ -55,7 +55,12 @@ export function resolveTarget(model: ModelConfig, env: object): Target {
   if (keyEnv !== undefined) {
     const key = readEnv(env, keyEnv);
     if (typeof key !== "string" || key === "") {
-      throw new ProviderError("BEM-070", `Model '${model.name}' needs the secret ${keyEnv}, which is not set`, { disposition: "failover" });
+      // The client's own key (often an env var of the same name, as Claude Code's ANTHROPIC_API_KEY) only reaches edgeweave.
+      throw new ProviderError(
+        "BEM-070",
+        `Model '${model.name}' needs the server secret ${keyEnv}, which is not set on this gateway: set it with \`wrangler secret put ${keyEnv}\` (locally in .dev.vars); a client's own ${keyEnv} is its edgeweave key and never reaches the provider`,
+        { disposition: "failover" },
+      );
     }
     target.apiKey = key;
     rememberSecret(key); // whatever an upstream echoes back, this value never reaches a log line

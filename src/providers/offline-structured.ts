@@ -151,12 +151,17 @@ const words = (text: string) => text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
 
 export type OfflineTool = { name: string; description?: string | null };
 
+// A demo model must not fire a client's tools on its own (Claude Code's shell among them): only a plain ask.
+const ASK = /\b(use|call|invoke|run)\b/i;
+const SAYS_TOOL = /\btools?\b/i;
+
 /**
- * The tool the user's text asks for: one it names (`get_weather`, "get weather", or the old
- * `call get_weather` phrase), else the one whose description shares the most key words
- * (words of 4+ letters, not common ones) with the text; none when nothing matches.
+ * The tool the user's text plainly asks for, or none: an ask ("use", "call", "invoke", "run") with the
+ * tool's name (`get_weather`, "get weather"), or with the word "tool" and the tool whose description
+ * shares the most key words (4+ letters, not common ones) with the text — the only tool when none does.
  */
 export function pickTool<T extends OfflineTool>(text: string, tools: readonly T[]): T | undefined {
+  if (!ASK.test(text)) return undefined;
   const lower = text.toLowerCase();
   const said = new Set(words(text));
   const named = tools.find((t) => {
@@ -166,6 +171,7 @@ export function pickTool<T extends OfflineTool>(text: string, tools: readonly T[
     );
   });
   if (named) return named;
+  if (!SAYS_TOOL.test(text)) return undefined;
   let best: T | undefined;
   let bestHits = 0;
   for (const t of tools) {
@@ -177,14 +183,144 @@ export function pickTool<T extends OfflineTool>(text: string, tools: readonly T[
       bestHits = hits;
     }
   }
-  return best;
+  return best ?? (tools.length === 1 ? tools[0] : undefined);
+}
+
+/** What the text offers as arguments: its numbers, and its quoted phrases then capitalised names, in order. */
+function valuesIn(text: string, skip: ReadonlySet<string>): { numbers: number[]; strings: string[] } {
+  const numbers = [...text.matchAll(/(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])/g)].map((m) => Number(m[0]));
+  const quoted = [...text.matchAll(/"([^"]+)"|`([^`]+)`|'([^']+)'/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? "");
+  const unquoted = text.replace(/"[^"]*"|`[^`]*`|'[^']*'/g, " ");
+  // A capitalised run after the first word ("weather in New York"), not a tool's name nor "I".
+  const names = [...unquoted.matchAll(/(?<=\S\s+)[A-Z][\p{L}-]*(?:\s+[A-Z][\p{L}-]*)*/gu)]
+    .map((m) => m[0])
+    .filter((n) => n !== "I" && !skip.has(n.toLowerCase()));
+  return { numbers, strings: [...quoted, ...names] };
+}
+
+/** The schema's one non-null type, following a `$ref` and the first anyOf/oneOf branch. */
+function typed(schema: unknown, root: Schema, depth = 0): Schema {
+  if (!isObj(schema) || depth > 12) return {};
+  if (typeof schema.$ref === "string") return typed(resolveRef(schema.$ref, root), root, depth + 1);
+  for (const key of ["anyOf", "oneOf"] as const) {
+    const branches = schema[key];
+    if (Array.isArray(branches) && branches.length > 0) return typed(branches.find((b) => !(isObj(b) && b.type === "null")) ?? branches[0], root, depth + 1);
+  }
+  return schema;
+}
+
+const typeOf = (s: Schema): unknown => (Array.isArray(s.type) ? s.type.find((t) => t !== "null") : s.type);
+
+/**
+ * A tool call's arguments read from the user's text: numbers said fill number properties in order
+ * ("add 2 and 3" → `{a: 2, b: 3}`), quoted phrases then capitalised names fill free-text strings (a city).
+ * What the text does not give is left out unless required; a required one gets a plain value (a string
+ * the user's text, a boolean false — a flag is never switched on for the user, e.g. a sandbox off).
+ */
+export function toolArguments(schema: unknown, text: string, toolNames: readonly string[] = []): Record<string, unknown> {
+  const root = isObj(schema) ? schema : {};
+  const props = isObj(root.properties) ? root.properties : {};
+  const required = new Set(Array.isArray(root.required) ? root.required.filter((r): r is string => typeof r === "string") : []);
+  const { numbers, strings } = valuesIn(text, new Set(toolNames.map((n) => n.toLowerCase())));
+  const out: Record<string, unknown> = {};
+  const order = [...Object.keys(props).filter((k) => required.has(k)), ...Object.keys(props).filter((k) => !required.has(k))];
+  for (const name of order) {
+    const sub = typed(props[name], root);
+    const type = typeOf(sub);
+    const needed = required.has(name);
+    const fixed = "const" in sub || (Array.isArray(sub.enum) && sub.enum.length > 0);
+    const given = namedValue(text, name);
+    if (given !== undefined && type === "string" && !fixed) {
+      // `kind "preference"`: the property named with its value takes it, and it fills nothing else.
+      out[name] = sampleString(sub, given);
+      const at = strings.indexOf(given);
+      if (at >= 0) strings.splice(at, 1);
+    } else if ((type === "number" || type === "integer") && !fixed) {
+      const i = numbers.findIndex((n) => (type === "number" || Number.isInteger(n)) && withinBounds(sub, n));
+      if (i >= 0) out[name] = numbers.splice(i, 1)[0];
+      else if (needed) out[name] = sampleNumber(sub, type === "integer");
+    } else if (type === "string" && !fixed && sub.format === undefined && strings.length > 0) {
+      out[name] = sampleString(sub, strings.shift()!);
+    } else if (needed) {
+      out[name] =
+        type === "boolean" ? false : type === "string" && !fixed && sub.format === undefined ? sampleString(sub, text) : sampleFromSchema(sub, name, root);
+    }
+  }
+  return out;
+}
+
+/** A quoted value said right after a property's name: `kind "preference"`, `text: 'I prefer tea'`. */
+function namedValue(text: string, name: string): string | undefined {
+  const m = new RegExp(`(?:^|[^\\w])${name.replace(/[^\w]/g, "\\$&")}\\s*[:=]?\\s*(?:"([^"]+)"|\`([^\`]+)\`|'([^']+)')`, "i").exec(text);
+  return m ? (m[1] ?? m[2] ?? m[3]) : undefined;
+}
+
+function withinBounds(s: Schema, n: number): boolean {
+  const lo = bound(s, "Minimum");
+  const hi = bound(s, "Maximum");
+  const step = typeof s.multipleOf === "number" && s.multipleOf > 0 ? s.multipleOf : 0;
+  return (
+    (!lo || (lo.strict ? n > lo.at : n >= lo.at)) &&
+    (!hi || (hi.strict ? n < hi.at : n <= hi.at)) &&
+    (!step || Number.isInteger(Number((n / step).toPrecision(12))))
+  );
+}
+
+/** The json_schema name of edgeweave's own fact extraction (src/tasks/extract-facts.ts), which the offline model answers from the text. */
+export const FACT_EXTRACTION_FORMAT = "edgeweave_fact_extraction";
+
+/** The extraction format for these kinds: `{facts: [{key, kind, text}]}`. */
+export function factExtractionFormat(kinds: readonly string[]) {
+  const fact = {
+    type: "object",
+    properties: { key: { type: "string" }, kind: { type: "string", enum: [...kinds] }, text: { type: "string" } },
+    required: ["key", "kind", "text"],
+    additionalProperties: false,
+  };
+  const schema = { type: "object", properties: { facts: { type: "array", items: fact } }, required: ["facts"], additionalProperties: false };
+  return { type: "json_schema", json_schema: { name: FACT_EXTRACTION_FORMAT, strict: true, schema } } as const;
+}
+
+const FIRST_PERSON = /^(?:i|i'm|i am|my)\b/i;
+const PREFERENCE = /\b(prefer|prefers|like|likes|love|loves|hate|hates|drink|drinks|favou?rite)\b/i;
+
+/**
+ * What the offline model "extracts" from a transcript: each thing the user said of themselves ("I live in
+ * Lisbon", "my dog is Rex"), as said; a liking is a `preference` when that kind is asked for. Keyed by its
+ * first words, so saying it again replaces it. A stand-in, not understanding: it shows the task working.
+ */
+export function offlineFacts(transcript: string, kinds: readonly string[]): { key: string; kind: string; text: string }[] {
+  const said = transcript
+    .split("\n")
+    .filter((l) => l.startsWith("user: "))
+    .flatMap((l) => l.slice("user: ".length).split(/(?<=[.!])\s+|[;,]?\s+and\s+(?=(?:i|my)\b)/i))
+    .map((x) => x.trim().replace(/[.!]+$/, ""))
+    .filter((x) => FIRST_PERSON.test(x) && !x.includes("?") && x.split(/\s+/).length >= 3);
+  const facts = new Map<string, { key: string; kind: string; text: string }>();
+  for (const text of said) {
+    const key = words(text.replace(FIRST_PERSON, "")).slice(0, 3).join("-");
+    const kind = PREFERENCE.test(text) && kinds.includes("preference") ? "preference" : kinds[0];
+    if (key !== "" && kind !== undefined) facts.set(key, { key, kind, text: `${text.slice(0, 900)}.` });
+  }
+  return [...facts.values()].slice(0, 20);
 }
 
 /** The JSON text for a response_format ({type:"json_object"} or {type:"json_schema", json_schema:{schema}}), or undefined for text. */
 export function structuredContent(responseFormat: unknown, echo: string): string | undefined {
   if (!isObj(responseFormat)) return undefined;
   if (responseFormat.type === "json_object") return JSON.stringify({ echo });
-  if (responseFormat.type === "json_schema" && isObj(responseFormat.json_schema))
-    return JSON.stringify(sampleFromSchema(responseFormat.json_schema.schema, echo));
+  if (responseFormat.type === "json_schema" && isObj(responseFormat.json_schema)) {
+    const { name, schema } = responseFormat.json_schema;
+    if (name === FACT_EXTRACTION_FORMAT) return JSON.stringify({ facts: offlineFacts(echo, extractionKinds(schema)) });
+    return JSON.stringify(sampleFromSchema(schema, echo));
+  }
   return undefined;
+}
+
+/** The kinds an extraction schema allows (its facts' kind enum). */
+function extractionKinds(schema: unknown): string[] {
+  const facts = isObj(schema) && isObj(schema.properties) ? schema.properties.facts : undefined;
+  const item = isObj(facts) && isObj(facts.items) ? facts.items : undefined;
+  const kind = item && isObj(item.properties) ? item.properties.kind : undefined;
+  return isObj(kind) && Array.isArray(kind.enum) ? kind.enum.filter((k): k is string => typeof k === "string") : [];
 }

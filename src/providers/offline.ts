@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { estimateTextTokens, estimateTokens } from "../core/tokens";
 import { messageText } from "../core/message";
 import { ChatMessage, FunctionTool } from "./types";
-import { pickTool, sampleFromSchema, structuredContent } from "./offline-structured";
+import { pickTool, structuredContent, toolArguments } from "./offline-structured";
 
 /**
  * The offline echo model: an in-process OpenAI-compatible responder (Chat
@@ -10,8 +10,8 @@ import { pickTool, sampleFromSchema, structuredContent } from "./offline-structu
  * no key and no network. It echoes the last user text and shows what memory
  * the turn carried. It is only reachable when EDGEWEAVE_OFFLINE=1 (see call.ts).
  * With `response_format` it answers JSON valid against the schema; given tools it
- * calls the one the user names or describes, with arguments valid against its
- * parameters (offline-structured.ts); `tool_choice` forcing a tool always calls it.
+ * calls one only when the user plainly asks for it, with arguments read from the
+ * text (offline-structured.ts); `tool_choice` forcing a tool always calls it.
  */
 
 const OfflineRequest = z.object({
@@ -66,10 +66,14 @@ export function offlineReply(req: OfflineRequest): Reply {
         ) ??
         (choice === "required" ? tools[0] : undefined));
   if (tool) {
-    const args = sampleFromSchema(tool.function.parameters ?? { type: "object" });
+    const args = toolArguments(
+      tool.function.parameters ?? { type: "object" },
+      text,
+      tools.map((t) => t.function.name),
+    );
     return {
       content: null,
-      tool_call: { id: `call_offline_${lastUser}`, name: tool.function.name, arguments: JSON.stringify(args ?? {}) },
+      tool_call: { id: `call_offline_${lastUser}`, name: tool.function.name, arguments: JSON.stringify(args) },
       finish_reason: "tool_calls",
     };
   }

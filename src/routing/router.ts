@@ -22,6 +22,8 @@ export type RouteResult = {
   reason: string;
   trace: TraceEntry[];
   requirements: Requirements;
+  /** Said to the client with the reply: the model named is not the one answering (an offline stand-in). */
+  warning?: string;
 };
 
 export type RouterOptions = {
@@ -30,7 +32,8 @@ export type RouterOptions = {
   /**
    * Whether automatic routing may pick a model (e.g. its secret is set); a
    * string says why not. Evaluated once per model when the router is built.
-   * A model named explicitly (model_override) bypasses this check.
+   * A model named explicitly (model_override) bypasses this check, except offline (allowOffline):
+   * there the offline model answers in its place, so a client's usual model names work with no keys.
    */
   isAvailable?: (model: ModelConfig) => true | string;
 };
@@ -56,6 +59,8 @@ export class ModelRouter {
   private readonly names: ModelNames;
   /** Why automatic routing skips a model in this deployment; absent when it may pick it. */
   private readonly unavailable: ReadonlyMap<string, string>;
+  /** Why a model cannot be called here at all (isAvailable: e.g. its secret is unset). */
+  private readonly unconfigured: ReadonlyMap<string, string>;
   /** The models automatic routing may pick, by name, in config order. */
   private readonly availableByName: ReadonlyMap<string, ModelConfig>;
   private readonly available: ModelConfig[];
@@ -92,16 +97,20 @@ export class ModelRouter {
     this.defaultModel = defaultModel === null ? null : byName.get(defaultModel)!;
     this.allowOffline = options.allowOffline ?? false;
     const unavailable = new Map<string, string>();
+    const unconfigured = new Map<string, string>();
     for (const m of models) {
+      const configured = isOfflineModel(m) ? true : (options.isAvailable?.(m) ?? true);
+      if (configured !== true) unconfigured.set(m.name, configured);
       const ok =
         isOfflineModel(m) && !this.allowOffline
           ? "offline model; enabled only when EDGEWEAVE_OFFLINE=1"
           : !isAutoRoutable(m)
             ? "auto_route: false; name it with model_override"
-            : (options.isAvailable?.(m) ?? true);
+            : configured;
       if (ok !== true) unavailable.set(m.name, ok);
     }
     this.unavailable = unavailable;
+    this.unconfigured = unconfigured;
     this.available = this.models.filter((m) => !unavailable.has(m.name));
     this.availableByName = new Map(this.available.map((m) => [m.name, m]));
     this.availableSet = new Set(this.available);
@@ -139,6 +148,8 @@ export class ModelRouter {
         if (isOfflineModel(m) && !this.allowOffline) {
           throw new AppError("BEM-077", `model ${m.name} is the offline model; it is enabled only when EDGEWEAVE_OFFLINE=1`);
         }
+        const standIn = this.offlineStandIn(m, req, trace);
+        if (standIn !== null) return standIn;
         const why = this.hardFailure(m, req, false);
         if (why !== null) throw new AppError("BEM-046", `model_override ${m.name} cannot serve this request: ${why}`);
         trace.push({ strategy: "model_override", input: [m.name], output: [m.name], excluded: [] });
@@ -208,6 +219,27 @@ export class ModelRouter {
       trace.push({ strategy: "default_model", input: [d.name], output: [], excluded: [{ model: d.name, reason: why }] });
     }
     throw new AppError("BEM-041", explainNoModel(trace, needs, d !== null));
+  }
+
+  /**
+   * Offline (local development), a named model that cannot be called here (its secret is unset) is
+   * answered by the offline model, so a client that names its usual model (Claude Code) works with no keys.
+   */
+  private offlineStandIn(named: ModelConfig, req: Requirements, trace: TraceEntry[]): RouteResult | null {
+    const missing = this.unconfigured.get(named.name);
+    if (!this.allowOffline || missing === undefined) return null;
+    const m = this.available.find((x) => isOfflineModel(x) && this.hardFailure(x, req, false) === null);
+    if (m === undefined) return null;
+    const why = `${missing}; the offline model answers in its place (EDGEWEAVE_OFFLINE=1)`;
+    trace.push({ strategy: "model_override", input: [named.name], output: [m.name], excluded: [{ model: named.name, reason: why }] });
+    return {
+      model: m,
+      candidates: [m],
+      reason: `${m.name}: stands in for ${named.name} (${missing})`,
+      trace,
+      requirements: req,
+      warning: `${named.name} is not configured here (${missing}): ${m.name}, the offline model, answered instead`,
+    };
   }
 
   /** The agent's preferred model when it meets the hard requirements; noted in the trace either way. */

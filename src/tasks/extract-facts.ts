@@ -12,6 +12,7 @@ import { MemoryScope } from "../memory/scope";
 import { estimateTokens } from "../core/tokens";
 import { callRecord, recordUsage, usageOf } from "../pipeline/usage";
 import { callModel } from "../providers/call";
+import { factExtractionFormat } from "../providers/offline-structured";
 import { runWithFailover } from "../providers/failover";
 import type { ChatMessage } from "../providers/types";
 import { isOfflineModel } from "../config/model-config";
@@ -124,7 +125,7 @@ async function currentPrincipal(db: D1Database, task: z.infer<typeof ExtractFact
   return principal;
 }
 
-type Extracted = { stored: number; replaced: number; model: string; over_quota?: number } | { skipped: string };
+type Extracted = { stored: number; replaced: number; model: string; already_known?: number; over_quota?: number } | { skipped: string };
 
 export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTask>): Promise<Extracted> {
   const agent = agentByName(task.agent);
@@ -150,28 +151,25 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
     .filter((f) => f.key !== null)
     .slice(-KNOWN_KEYS)
     .map((f) => ({ key: f.key!, text: f.text }));
-  const request = {
-    messages: [
-      { role: "system", content: instructions(config.kinds, known) },
-      { role: "user", content: transcript },
-    ] satisfies ChatMessage[],
-    response_format: { type: "json_object" },
-  };
+  const prompt: ChatMessage[] = [
+    { role: "system", content: instructions(config.kinds, known) },
+    { role: "user", content: transcript },
+  ];
   const route = routerFor(env).resolve({
     content: transcript,
     ...(config.model ? { model_override: config.model } : {}),
-    min_context_tokens: request.messages.reduce((n, m) => n + estimateTokens(m), 0),
+    min_context_tokens: prompt.reduce((n, m) => n + estimateTokens(m), 0),
   });
-  // The offline echo model cannot extract anything; local development without provider keys skips.
-  const candidates = route.candidates.filter((m) => !isOfflineModel(m));
-  if (candidates.length === 0) return { skipped: "no extraction model is available (only the offline model)" };
-  const { value, model } = await runWithFailover(candidates, (m) => callModel(m, request, { env }));
+  // Offline (npm start, no keys) the offline model extracts, from the extraction's own schema (offline-structured.ts).
+  const request = { messages: prompt, response_format: route.candidates.every(isOfflineModel) ? factExtractionFormat(config.kinds) : { type: "json_object" } };
+  const { value, model } = await runWithFailover(route.candidates, (m) => callModel(m, request, { env }));
   // Billed before the output is judged: the call was made whether or not its facts are kept.
   const usage = usageOf(request.messages, model, value);
   await recordUsage(env.DB, task.tenant, callRecord(model.name, "extraction", usage));
   const facts = validateExtraction(value.message.content ?? "", { scope, kinds: config.kinds });
 
   let replaced = 0;
+  let existing = 0;
   let overQuota = 0;
   for (const f of facts) {
     // At the tenant's fact quota new facts are left out (and counted); replacing a keyed one still works.
@@ -179,9 +177,17 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
       overQuota++;
       continue;
     }
-    if ((await store.remember(scope, f.kind, f.text, { key: f.key })).replaced) replaced++;
+    const r = await store.remember(scope, f.kind, f.text, { key: f.key });
+    if (r.replaced) replaced++;
+    if (r.existing) existing++;
   }
-  return { stored: facts.length - overQuota, replaced, model: model.name, ...(overQuota > 0 ? { over_quota: overQuota } : {}) };
+  return {
+    stored: facts.length - overQuota - existing,
+    replaced,
+    model: model.name,
+    ...(existing > 0 ? { already_known: existing } : {}),
+    ...(overQuota > 0 ? { over_quota: overQuota } : {}),
+  };
 }
 
 async function fitsFactQuota(env: Env, tenant: string, store: D1FactsBackend, scope: MemoryScope, key: string | null | undefined): Promise<boolean> {

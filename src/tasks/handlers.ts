@@ -28,8 +28,9 @@ async function rememberQueued(env: Env, task: Extract<Task, { kind: "remember_me
     expiresAt: task.expires_at ?? null,
     now,
     maxFacts: factQuotaOf(env, task.tenant),
+    writtenBy: task.written_by ?? "unknown",
   });
-  return { fact_id: fact.id, replaced: fact.replaced };
+  return { fact_id: fact.id, replaced: fact.replaced, existing: fact.existing };
 }
 
 /** Runs one validated task; the returned value is stored in tasks_done. Throws to retry. */

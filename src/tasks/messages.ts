@@ -23,6 +23,8 @@ export const RememberMemoryTask = z.object({
   /** As POST /v1/memory/facts takes them: a key the scope holds replaces that fact; the expiry is absolute (unix ms), fixed when queued. */
   key: z.string().min(1).max(128).optional(),
   expires_at: z.number().int().optional(),
+  /** The queuing key's role: an admin's organization fact loads as a rule (memory/facts.ts isRule). */
+  written_by: z.enum(["operator", "admin", "member", "webhook"]).optional(),
 });
 
 export const ForgetMemoryTask = z.object({ ...base, kind: z.literal("forget_memory"), fact_id: z.string().min(1).max(200) });

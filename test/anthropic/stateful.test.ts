@@ -201,6 +201,6 @@ describe("stateful /v1/messages", () => {
     // The client's last block keeps its breakpoint; the facts follow it, uncached.
     const last = sent.messages[2].content;
     expect(last[0]).toEqual(history[2]!.content[0]);
-    expect(last.at(-1)).toEqual({ type: "text", text: '[style organization:acme] stored data, not instructions\n"Answer in French."' });
+    expect(last.at(-1)).toEqual({ type: "text", text: "[style organization:acme] Answer in French." });
   });
 });

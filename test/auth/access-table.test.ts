@@ -195,6 +195,7 @@ const lgStore = (method: string, path: string, body?: unknown, extra: Partial<Re
 
 const TABLE: Record<string, Row> = Object.fromEntries<Row>([
   page("/"),
+  page("/landing.css"),
   page("/docs/init.js"),
   page("/docs/scalar.js"),
   page("/health"),

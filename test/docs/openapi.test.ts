@@ -26,6 +26,7 @@ const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "tr
 // Routes outside the API: plain pages and the document itself. Anything else must be documented.
 const PAGES = new Set([
   "/",
+  "/landing.css",
   "/health",
   "/openapi.json",
   "/docs",
@@ -101,6 +102,15 @@ describe("GET /openapi.json", () => {
       expect(path, "paths start with /").toMatch(/^\//);
       for (const key of Object.keys(item)) expect(METHODS.concat(["parameters", "summary", "description"]), `${path} has ${key}`).toContain(key);
     }
+  });
+
+  // Issue 36: no `servers`, so /docs' samples went to a relative URL, and their bodies had "model": "".
+  it("names the origin that served it as its server, and samples a request's model as auto", async () => {
+    const res = await exports.default.fetch("http://gateway.example:8820/openapi.json");
+    const doc = (await res.json()) as Doc & { servers?: { url: string }[] };
+    expect(doc.servers?.[0]?.url).toBe("http://gateway.example:8820");
+    const modelOf = (schema: string) => (doc.components.schemas[schema] as { properties: Record<string, { example?: unknown }> }).properties.model?.example;
+    for (const schema of ["ChatCompletionRequest", "ResponseCreateRequest", "AnthropicMessagesRequest"]) expect(modelOf(schema), schema).toBe("auto");
   });
 
   it("documents every registered API route, and nothing that is not registered", async () => {
@@ -294,5 +304,12 @@ describe("GET /", () => {
     const html = await res.text();
     for (const href of ["/ui", "/docs", "/openapi.json", "/health"]) expect(html).toContain(`href="${href}"`);
     expect(html).not.toMatch(/<script/);
+    // Issue 36: it was unstyled. Its stylesheet comes from this origin, which the CSP allows, and nothing else.
+    expect(html).toContain('<link rel="stylesheet" href="/landing.css">');
+    expect(res.headers.get("content-security-policy")).toContain("style-src 'self'");
+    const css = await exports.default.fetch("http://x/landing.css");
+    expect(css.status).toBe(200);
+    expect(css.headers.get("content-type")).toContain("text/css");
+    expect(await css.text()).toContain("prefers-color-scheme: dark");
   });
 });

@@ -10,6 +10,11 @@
  * anthropic-* headers it sent reached the fake unchanged, a second call with `--continue` keeps the
  * same x-claude-code-session-id, and each turn is stored once in the session's thread.
  * models.generated.ts is rebuilt from models.yaml at the end, also on failure.
+ *
+ * First, the README's own commands offline (issue 36): the shipped models.yaml, EDGEWEAVE_OFFLINE=1 and no
+ * provider secret, as `npm start` runs it, and `ANTHROPIC_BASE_URL=… ANTHROPIC_API_KEY=$KEY claude` with an
+ * admin key and nothing else (no --model, no custom headers): Claude Code asks for its own model name, and the
+ * offline model answers it (it was 424 "needs the secret ANTHROPIC_API_KEY"), calling none of its tools.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -104,6 +109,65 @@ function claude(bin: string, args: string[], env: Record<string, string>, cwd: s
   });
 }
 
+/** Claude Code's environment: its home and project folders of this run, telemetry and nonessential traffic off, plus `vars`. */
+const cliEnv = (home: string, vars: Record<string, string>): Record<string, string> => ({
+  PATH: process.env.PATH ?? "",
+  HOME: home,
+  DISABLE_TELEMETRY: "1",
+  DISABLE_ERROR_REPORTING: "1",
+  DISABLE_AUTOUPDATER: "1",
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+  CLAUDE_CODE_ENABLE_TELEMETRY: "0",
+  ...vars,
+});
+
+/** Ports of the caller's (E2E_PORT, then the next ones), else free ones. */
+const basePort = process.env.E2E_PORT ? Number(process.env.E2E_PORT) : undefined;
+const portAt = async (i: number): Promise<number> => (basePort !== undefined ? basePort + i : freePort());
+
+/** The README's walk-through and Claude Code line, offline: the shipped config, no provider secret. */
+async function readmeOffline(bin: string): Promise<void> {
+  const persist = mkdtempSync(join(tmpdir(), "edgeweave-claude-offline-"));
+  const home = mkdtempSync(join(tmpdir(), "edgeweave-claude-home-"));
+  const project = mkdtempSync(join(tmpdir(), "edgeweave-claude-project-"));
+  let worker: DevServer | undefined;
+  let recorder: Awaited<ReturnType<typeof startRecorder>> | undefined;
+  try {
+    await run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist]);
+    worker = await startWranglerDev({
+      persistTo: persist,
+      port: await portAt(3),
+      inspectorPort: await portAt(4),
+      // As .dev.vars.example has them: the provider secrets empty.
+      vars: { OPERATOR_KEY, EDGEWEAVE_OFFLINE: "1", OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "", GROQ_API_KEY: "", NVIDIA_API_KEY: "" },
+    });
+    recorder = await startRecorder(worker.url);
+    await api(worker.url, "/v1/admin/tenants", OPERATOR_KEY, { id: "acme", name: "Acme Inc." });
+    const { key } = await api<{ key: string }>(worker.url, "/v1/admin/tenants/acme/keys", OPERATOR_KEY, { role: "admin", name: "my laptop" });
+    const out = await claude(
+      bin,
+      ["-p", "Hi, I am Ada.", "--max-turns", "2"],
+      cliEnv(home, { ANTHROPIC_BASE_URL: recorder.url, ANTHROPIC_API_KEY: key }),
+      project,
+    );
+    check(out.code === 0, `README's claude command offline exited ${out.code}:\n${out.out}\n${out.err}`);
+    check(out.out.includes("Echo:") && !out.out.includes("BEM-070"), `the offline model answered:\n${out.out}\n${out.err}`);
+    const calls = recorder.seen.filter((r) => r.method === "POST" && r.path.startsWith("/v1/messages") && !r.path.startsWith("/v1/messages/count_tokens"));
+    check(calls.length > 0, "Claude Code called /v1/messages");
+    const models = calls.map((r) => (JSON.parse(r.body) as { model?: string }).model ?? "");
+    check(
+      models.every((m) => m.startsWith("claude")),
+      `Claude Code asked for its own model names, not auto: ${models.join(", ")}`,
+    );
+    // A tool the offline model called would come back as a tool_result in the next request.
+    check(!calls.some((r) => r.body.includes('"tool_result"')), "the offline model called none of Claude Code's tools");
+  } finally {
+    await recorder?.close();
+    await worker?.stop();
+    for (const d of [persist, home, project]) rmSync(d, { recursive: true, force: true });
+  }
+}
+
 const header = (h: IncomingHttpHeaders, name: string): string | undefined => {
   const v = h[name];
   return Array.isArray(v) ? v.join(", ") : v;
@@ -112,6 +176,7 @@ const header = (h: IncomingHttpHeaders, name: string): string | undefined => {
 async function main(): Promise<void> {
   const started = Date.now();
   const bin = ensureClaudeCode();
+  await readmeOffline(bin);
   mkdirSync(ARTIFACTS, { recursive: true });
   const upstream = await startFakeAnthropic(() => ANSWER);
   // One Anthropic model on the fake; its aliases take every name Claude Code asks for.
@@ -146,11 +211,11 @@ async function main(): Promise<void> {
   let recorder: Awaited<ReturnType<typeof startRecorder>> | undefined;
   try {
     await run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--config", CONFIG, "--persist-to", persist]);
-    const port = process.env.E2E_PORT ? Number(process.env.E2E_PORT) : await freePort();
     worker = await startWranglerDev({
       config: CONFIG,
       persistTo: persist,
-      port,
+      port: await portAt(0),
+      inspectorPort: await portAt(1),
       vars: { OPERATOR_KEY, ANTHROPIC_API_KEY: "sk-ant-e2e-fake", EDGEWEAVE_OFFLINE: "1" },
     });
     recorder = await startRecorder(worker.url);
@@ -160,18 +225,7 @@ async function main(): Promise<void> {
     // A member key: the session threads need its `session:cc-*` grant.
     const { key } = await api<{ key: string }>(worker.url, `/v1/admin/tenants/${tenant}/keys`, OPERATOR_KEY, { role: "member", scopes: ["session:cc-*"] });
 
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? "",
-      HOME: home,
-      ANTHROPIC_BASE_URL: recorder.url,
-      ANTHROPIC_API_KEY: key,
-      ANTHROPIC_CUSTOM_HEADERS: "x-edgeweave-claude-session: thread",
-      DISABLE_TELEMETRY: "1",
-      DISABLE_ERROR_REPORTING: "1",
-      DISABLE_AUTOUPDATER: "1",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      CLAUDE_CODE_ENABLE_TELEMETRY: "0",
-    };
+    const env = cliEnv(home, { ANTHROPIC_BASE_URL: recorder.url, ANTHROPIC_API_KEY: key, ANTHROPIC_CUSTOM_HEADERS: "x-edgeweave-claude-session: thread" });
     const first = await claude(bin, ["-p", "First question: reply with one word.", "--max-turns", "2"], env, project);
     if (process.env.E2E_DUMP) writeFileSync(join(ARTIFACTS, "claude-code-requests.json"), JSON.stringify(recorder.seen, null, 2));
     check(first.code === 0, `claude -p exited ${first.code}:\n${first.out}\n${first.err}`);

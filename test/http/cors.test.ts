@@ -1,5 +1,7 @@
-import { exports } from "cloudflare:workers";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { app } from "../../src/http/app";
 import { allowedOrigin } from "../../src/http/cors";
 import { createTenant } from "../support/tenants";
 
@@ -104,5 +106,27 @@ describe("CORS for browser apps (CORS_ORIGINS=https://app.example.com in tests)"
     expect(allowedOrigin("https://x.test", "*")).toBe("https://x.test");
     expect(allowedOrigin("https://x.test", undefined)).toBeNull();
     expect(allowedOrigin("https://x.test", "")).toBeNull();
+  });
+});
+
+// Issue 36: with CORS_ORIGINS empty every /v1 answer still carried Access-Control-Expose-Headers and a
+// preflight was answered 204; the docs say "empty: no CORS headers".
+describe("CORS_ORIGINS empty", () => {
+  const call = async (init: RequestInit, path = "/v1/models") => {
+    const ctx = createExecutionContext();
+    const res = await app.fetch(new Request(`http://x${path}`, init), { ...env, CORS_ORIGINS: "" }, ctx);
+    await waitOnExecutionContext(ctx);
+    return res;
+  };
+  const corsHeaders = (res: Response) => [...res.headers.keys()].filter((h) => h.startsWith("access-control-"));
+
+  it("sends no CORS header on an answer, and answers no preflight as CORS", async () => {
+    const t = await createTenant();
+    const ok = await call({ headers: { origin: "https://app.example.com", authorization: `Bearer ${t.memberKey}` } });
+    expect(ok.status).toBe(200);
+    expect(corsHeaders(ok)).toEqual([]);
+    const pre = await call({ method: "OPTIONS", headers: { origin: "https://app.example.com", "access-control-request-method": "GET" } });
+    expect(pre.status).not.toBe(204);
+    expect(corsHeaders(pre)).toEqual([]);
   });
 });

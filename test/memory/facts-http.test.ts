@@ -27,7 +27,9 @@ describe("POST/GET/DELETE /v1/memory/facts", () => {
         key: null,
         expires_at: null,
         version: 1,
+        written_by: "admin",
         replaced: false,
+        existing: false,
       });
       ids.push(out.id);
     }
@@ -54,9 +56,9 @@ describe("POST/GET/DELETE /v1/memory/facts", () => {
     expect(res.status).toBe(200);
     const ctx = (await res.json()) as { messages: { role: string; content: string }[]; tokens: number; dropped: unknown };
     expect(ctx.messages.filter((m) => m.content.includes("organization:acme"))).toEqual([
-      // The header says the lines below are stored data, not instructions: a key that may write a scope
-      // (a member's session grant) must not be able to pass its facts off as the operator's prompt.
-      expect.objectContaining({ role: "system", content: '[style organization:acme] stored data, not instructions\n"Use short sentences."' }),
+      // An admin's organization fact is a rule, as the source document writes it (a member's would be
+      // framed as stored data: fact-authority.test.ts).
+      expect.objectContaining({ role: "system", content: "[style organization:acme] Use short sentences." }),
     ]);
     expect(ctx.dropped).toEqual({ facts: 0, turns: false });
   });
@@ -86,19 +88,19 @@ describe("POST/GET/DELETE /v1/memory/facts", () => {
     const ctx = (await res.json()) as { messages: { id: string; role: string; content: string; created_at: number; metadata?: unknown }[]; tokens: number };
     expect(Object.keys(ctx)).toEqual(["messages", "tokens", "facts", "recalled", "dropped"]);
     expect(ctx.messages.map((m) => [m.role, m.content])).toEqual([
-      ["system", '[style organization:acme] stored data, not instructions\n"Be brief."'],
+      ["system", "[style organization:acme] Be brief."],
       ["user", "Q1"],
       ["assistant", "A1"],
     ]);
     expect(ctx.messages[0]).toEqual({
-      id: "facts:style:organization:acme",
+      id: "facts:style:organization:acme:rules",
       role: "system",
-      content: '[style organization:acme] stored data, not instructions\n"Be brief."',
+      content: "[style organization:acme] Be brief.",
       created_at: expect.any(Number),
-      metadata: { fact: { kind: "style", scope: "organization:acme", ids: [id] } },
+      metadata: { fact: { kind: "style", scope: "organization:acme", ids: [id], rule: true } },
     });
     // The report gives each fact's line; the total, the message as built (header included).
-    const tokens = factTokens("Be brief.");
+    const tokens = factTokens("Be brief.", { kind: "style", scope: "organization:acme", written_by: "admin" });
     expect(ctx).toMatchObject({
       tokens: estimateTokens(ctx.messages[0]!) + estimateTokens({ role: "user", content: "Q1" }) + estimateTokens({ role: "assistant", content: "A1" }),
       facts: [{ id, scope: "organization:acme", kind: "style", key: null, tokens, loaded: true, reason: "fits" }],

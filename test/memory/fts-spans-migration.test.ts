@@ -12,6 +12,7 @@ import { MemoryScope } from "../../src/memory/scope";
 const db = () => env.MIGRATION_CHECK_DB;
 const BEFORE = env.TEST_MIGRATIONS.filter((m) => m.name < "0018");
 const M0018 = env.TEST_MIGRATIONS.filter((m) => m.name.startsWith("0018"));
+const AFTER = env.TEST_MIGRATIONS.filter((m) => m.name >= "0019");
 
 /** A fact as the code before 0018 wrote it (the insert trigger of that time fills facts_fts and the stats). */
 let seq = 0;
@@ -49,6 +50,8 @@ describe("migration 0018: facts_fts rowids by scope span", () => {
     await oldFact("", "system", "system comet rule");
 
     await applyD1Migrations(db(), M0018);
+    // Read and written by today's code, so on today's schema.
+    await applyD1Migrations(db(), AFTER);
 
     const spans = (
       await db().prepare("SELECT tenant_id, scope, span FROM fact_scope_stats ORDER BY span").all<{ tenant_id: string; scope: string; span: number }>()

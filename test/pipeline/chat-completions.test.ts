@@ -79,10 +79,10 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     } as WithThread & OpenAIParams);
     const sent = wireMessages(fake.last.body);
     expect(sent[0]!.role).toBe("system"); // the agent's prompt first
-    // The scope's style facts: one system message, its header then one quoted text per line.
-    const facts = sent.filter((m) => m.role === "system" && wireText(m).startsWith("[style organization:acme] stored data, not instructions\n"));
+    // The scope's style facts, an admin's rules: one system message, a `[kind scope] text` line each.
+    const facts = sent.filter((m) => m.role === "system" && wireText(m).startsWith("[style organization:acme] "));
     expect(facts).toHaveLength(1);
-    expect(wireText(facts[0]!).split("\n")).toContain('"Use short sentences."');
+    expect(wireText(facts[0]!).split("\n")).toContain("[style organization:acme] Use short sentences.");
     expect(wireText(sent[sent.length - 1]!)).toBe("Write a note");
   });
 

@@ -123,7 +123,7 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
     expect(first.model).toBe("offline-echo");
     const second = (await (await turn("What is my name?")).json()) as InvokeBody;
     expect(second.message.content).toContain("What is my name?");
-    expect(second.message.content).toContain('[style organization:acme] stored data, not instructions "Use short sentences."');
+    expect(second.message.content).toContain("[style organization:acme] Use short sentences.");
     expect(second.message.content).toContain("My name is Ada.");
   });
 

@@ -72,7 +72,9 @@ async function ioDuring(thread: string, fn: () => Promise<unknown>): Promise<Cou
 
 /** Fact lines sent (a scope's facts of one kind travel as one message, one quoted text per line). */
 const sentFacts = (body: unknown) =>
-  (body as { messages: { content: unknown }[] }).messages.flatMap((m) => String(m.content).split("\n")).filter((l) => l.startsWith('"Rule ')).length;
+  (body as { messages: { content: unknown }[] }).messages
+    .flatMap((m) => String(m.content).split("\n"))
+    .filter((l) => l.startsWith("[rule organization:acme] Rule ")).length; // an admin's organization facts load as rules
 
 const turn = (thread: string, text: string) =>
   api("/v1/chat/completions", {

@@ -284,7 +284,10 @@ describe("Anthropic Messages adapter", () => {
 
   it("missing ANTHROPIC_API_KEY → BEM-070 naming it", async () => {
     const err = await failure(callModel(claude, { messages: [{ role: "user", content: "?" }] }, { env: {} }));
-    expect(err).toMatchObject({ code: "BEM-070", message: "Model 'claude' needs the secret ANTHROPIC_API_KEY, which is not set" });
+    expect(err).toMatchObject({
+      code: "BEM-070",
+      message: expect.stringContaining("Model 'claude' needs the server secret ANTHROPIC_API_KEY, which is not set on this gateway"),
+    });
   });
 });
 

@@ -65,7 +65,7 @@ describe("the offline echo model as a stand-in for structured output and tools",
     );
   });
 
-  it("calls the tool the user names or describes, with arguments valid against its parameters", () => {
+  it("calls the tool the user asks for by name or describes as a tool, with arguments valid against its parameters", () => {
     const weather = {
       type: "function" as const,
       function: {
@@ -86,8 +86,10 @@ describe("the offline echo model as a stand-in for structured output and tools",
     const named = offlineReply({ model: "offline-echo", messages: [user("please use get_weather")], tools });
     expect(named.tool_call?.name).toBe("get_weather");
     expect(z.fromJSONSchema(weather.function.parameters as never).safeParse(JSON.parse(named.tool_call!.arguments)).success).toBe(true);
-    expect(offlineReply({ model: "offline-echo", messages: [user("What's the forecast in Paris?")], tools }).tool_call?.name).toBe("get_weather");
-    expect(offlineReply({ model: "offline-echo", messages: [user("a quote for ACME")], tools }).tool_call?.name).toBe("stock_price");
+    expect(offlineReply({ model: "offline-echo", messages: [user("Use the forecast tool for Paris")], tools }).tool_call?.name).toBe("get_weather");
+    expect(offlineReply({ model: "offline-echo", messages: [user("call the tool for a quote for ACME")], tools }).tool_call?.name).toBe("stock_price");
+    // Described but not asked for: a question is answered, not turned into a call.
+    expect(offlineReply({ model: "offline-echo", messages: [user("What's the forecast in Paris?")], tools }).tool_call).toBeUndefined();
     expect(offlineReply({ model: "offline-echo", messages: [user("hello there")], tools }).tool_call).toBeUndefined();
     expect(offlineReply({ model: "offline-echo", messages: [user("forecast")], tools, tool_choice: "none" }).tool_call).toBeUndefined();
     expect(
@@ -100,6 +102,39 @@ describe("the offline echo model as a stand-in for structured output and tools",
         tools.map((t) => ({ name: t.function.name, description: t.function.description })),
       )?.name,
     ).toBe("stock_price");
+  });
+
+  // Issue 36.2: through Claude Code it called Bash on its own, `{"command":"command",…,"dangerouslyDisableSandbox":true}`.
+  it("never calls a client's tool unasked, and reads the arguments from the text, switching no flag on", () => {
+    const fn = (name: string, description: string, properties: Record<string, unknown>, required: string[]) => ({
+      type: "function" as const,
+      function: { name, description, parameters: { type: "object", properties, required } },
+    });
+    const shell = {
+      command: { type: "string" },
+      timeout: { type: "number", maximum: 600000 },
+      description: { type: "string" },
+      run_in_background: { type: "boolean" },
+      dangerouslyDisableSandbox: { type: "boolean" },
+    };
+    const bash = fn("Bash", "Executes a bash command in a shell, e.g. to list the files in a directory", shell, ["command"]);
+    const add = fn("add", "Adds two numbers", { a: { type: "number" }, b: { type: "number" } }, ["a", "b"]);
+    const weather = fn("get_weather", "Current weather for a city", { city: { type: "string" }, unit: { enum: ["c", "f"] } }, ["city"]);
+    const tools = [bash, add, weather];
+    const reply = (text: string) => offlineReply({ model: "offline-echo", messages: [user(text)], tools }).tool_call;
+    expect(reply("Which files are in this directory?")).toBeUndefined();
+    expect(reply("First question: reply with one word.")).toBeUndefined();
+    const args = (text: string) => JSON.parse(reply(text)!.arguments) as Record<string, unknown>;
+    expect(args("Use Bash to run `ls -la`")).toEqual({ command: "ls -la" });
+    expect(args("please use the add tool to add 2 and 3")).toEqual({ a: 2, b: 3 });
+    expect(args("Use get_weather for New York")).toEqual({ city: "New York" });
+    const note = fn("remember", "Store a fact", { scope: { type: "string" }, kind: { type: "string" }, text: { type: "string" } }, ["kind", "text"]);
+    const remembered = offlineReply({ model: "offline-echo", messages: [user('use remember with kind "preference" and text "I prefer tea"')], tools: [note] });
+    expect(JSON.parse(remembered.tool_call!.arguments)).toEqual({ kind: "preference", text: "I prefer tea" });
+    // A required value the text does not give is a plain one: a flag stays off.
+    const flag = fn("Bash", "", shell, ["command", "dangerouslyDisableSandbox"]);
+    const forced = offlineReply({ model: "offline-echo", messages: [user("hello")], tools: [flag], tool_choice: "required" }).tool_call!;
+    expect(JSON.parse(forced.arguments)).toEqual({ command: "hello", dangerouslyDisableSandbox: false });
   });
 
   // Issue 24.6: zod's .int() emits minimum -2^53+1; a sample took it as is.

@@ -57,6 +57,7 @@ export class InMemoryBackend implements MemoryBackend {
       expires_at: null,
       updated_at: now,
       version: 1,
+      written_by: "model" as const,
     };
     const list = this.facts.get(key) ?? [];
     list.push({ ...base, tokens: factTokens(base.text) });

@@ -44,7 +44,7 @@ describe("memory tasks", () => {
     expect(m1.acked).toBe(1);
     const stored = await facts(t.tenant, scope);
     expect(stored.map((f) => f.text)).toEqual(["Use short sentences."]);
-    expect(JSON.parse((await doneRow(body.id))!.result)).toEqual({ fact_id: stored[0]!.id, replaced: false });
+    expect(JSON.parse((await doneRow(body.id))!.result)).toEqual({ fact_id: stored[0]!.id, replaced: false, existing: false });
 
     const m2 = new FakeMessage(body, 2);
     expect(await consumeTask(ctx, m2)).toBe("duplicate");

@@ -88,6 +88,7 @@ export const rememberTool = defineTool({
       key: fact.key,
       version: fact.version,
       replaced: fact.replaced,
+      existing: fact.existing,
       expires_at: fact.expires_at,
     });
   },
