@@ -37,6 +37,8 @@ export function recalledCost(turns: readonly { tokens: number; group: number }[]
 }
 
 type Row = { seq: number; role: string; tokens: number };
+/** A row as RecallRows keeps it: with its content hash (message-hash.ts; null in rows stored before hashes were). */
+type KnownRow = Row & { hash: string | null };
 export type Picked = Row & { score: number; why: RecallWhy; group: number };
 
 /** Rows next to a position, among the rows recall may use (older than the window): every one is below `end`. */
@@ -152,6 +154,26 @@ export function pickRecall(hits: readonly RecallHit[], rows: RowAccess, room: nu
   }
 }
 
+/**
+ * The hits with each message's text recalled once: a hit whose message repeats a better-ranked hit's (the same
+ * content hash: a question asked again, a stock reply) gives way to it, and the pair recalls the newer one. Repeats
+ * score alike, so they would fill the recall share with copies; they cost the model tokens, the turn its work and
+ * its report a line each, and tell nothing the first did not. `hashOf` undefined or null: never a repeat.
+ */
+export function distinctHits(hits: readonly RecallHit[], hashOf: (seq: number) => string | null | undefined): RecallHit[] {
+  const out: RecallHit[] = [];
+  const at = new Map<string, number>();
+  for (const h of hits) {
+    const hash = hashOf(h.seq);
+    const first = hash == null ? undefined : at.get(hash);
+    if (first === undefined) {
+      if (hash != null) at.set(hash, out.length);
+      out.push(h);
+    } else if (h.seq > out[first]!.seq) out[first] = { seq: h.seq, score: out[first]!.score };
+  }
+  return out;
+}
+
 /** Bounds of RecallRows: positions known, and decoded messages (and their JSON's characters). */
 const MAX_KNOWN_ROWS = 16_384;
 const MAX_KNOWN_MESSAGES = 1024;
@@ -169,7 +191,7 @@ const MAX_KNOWN_CHARS = 4_000_000;
  */
 export class RecallRows {
   /** By position (a plain array: its reads are several times cheaper than a Map's, and recall reads hundreds a turn). */
-  private rows: (Row | null | undefined)[] = [];
+  private rows: (KnownRow | null | undefined)[] = [];
   private known = 0;
   private readonly messages = new Map<number, Message>();
   private chars = 0;
@@ -201,11 +223,11 @@ export class RecallRows {
     this.known += missing.length;
     const packed = sql
       .exec<{ rows: string }>(
-        `SELECT json_group_array(json_array(seq, role, tokens)) AS rows FROM messages WHERE seq IN (SELECT value FROM json_each(?))`,
+        `SELECT json_group_array(json_array(seq, role, tokens, hash)) AS rows FROM messages WHERE seq IN (SELECT value FROM json_each(?))`,
         JSON.stringify(missing),
       )
       .one().rows;
-    for (const [seq, role, tokens] of JSON.parse(packed) as [number, string, number][]) rows[seq] = { seq, role, tokens };
+    for (const [seq, role, tokens, hash] of JSON.parse(packed) as [number, string, number, string | null][]) rows[seq] = { seq, role, tokens, hash };
   }
 
   /**
@@ -213,10 +235,10 @@ export class RecallRows {
    * position + 1, in order): their rows and decoded messages are known without a read. Only a
    * store that has recalled keeps them (ThreadStore), so a thread never recalled holds nothing.
    */
-  appended(last: number, entries: readonly { message: Message; role: string; tokens: number; bytes: number }[]): void {
+  appended(last: number, entries: readonly { message: Message; role: string; tokens: number; bytes: number; hash: string }[]): void {
     const first = last - entries.length + 1;
     if (first < 1 || this.known + entries.length > MAX_KNOWN_ROWS) return;
-    for (const [k, e] of entries.entries()) this.rows[first + k] = { seq: first + k, role: e.role, tokens: e.tokens };
+    for (const [k, e] of entries.entries()) this.rows[first + k] = { seq: first + k, role: e.role, tokens: e.tokens, hash: e.hash };
     this.known += entries.length;
     // The messages only while they fit: a turn not recalled yet never pushes out the ones recall has used.
     const bytes = entries.reduce((n, e) => n + e.bytes, 0);
@@ -231,7 +253,7 @@ export class RecallRows {
   }
 
   /** The row at `seq`: a Row, null when no live row is there, undefined when not known. */
-  row(seq: number): Row | null | undefined {
+  row(seq: number): KnownRow | null | undefined {
     return this.rows[seq];
   }
 
@@ -333,9 +355,11 @@ export function recallWindow(
   const { start, highest } = positions();
   const limit = Math.min(MAX_HITS, 16 + Math.ceil(room / 16));
   // The same hits either way: scored here from what FTS5 said before (a thread up to LEARNT_ROWS), else by FTS5.
-  const hits = (highest <= LEARNT_ROWS ? scores.search(sql, match, start, limit) : null) ?? searchRecall(sql, match, start, limit);
+  const found = (highest <= LEARNT_ROWS ? scores.search(sql, match, start, limit) : null) ?? searchRecall(sql, match, start, limit);
   const neighbours = Math.max(0, Math.trunc(ask.neighbours));
-  const acc = rowAccess(sql, start, hits, neighbours + 2, known);
+  const acc = rowAccess(sql, start, found, neighbours + 2, known);
+  // Each hit's row (and hash) is known now: rowAccess read the rows around every hit.
+  const hits = distinctHits(found, (seq) => known.row(seq)?.hash);
   const picked = pickRecall(hits, acc, room, neighbours);
   if (picked.length === 0) return plain;
   const used = recalledCost(picked);
@@ -387,11 +411,16 @@ export function recallOver(
   const room = budget - tokens.slice(start).reduce((n, t) => n + t, 0) - EXCERPT_HEADER_TOKENS;
   if (room < EXCERPT_GROUP_TOKENS) return plain;
   const at = new Map(messages.map((m, i) => [m.id, i]));
-  const hits: RecallHit[] = [];
+  const found: RecallHit[] = [];
+  const hashes = new Map<number, string>();
   for (const h of search(ask.query, 2 * MAX_HITS)) {
     const i = at.get(h.id);
-    if (i !== undefined && i < start && messageHash(messages[i]!) === h.hash) hits.push({ seq: i, score: h.score });
+    if (i !== undefined && i < start && messageHash(messages[i]!) === h.hash) {
+      found.push({ seq: i, score: h.score });
+      hashes.set(i, h.hash);
+    }
   }
+  const hits = distinctHits(found, (i) => hashes.get(i));
   const row = (i: number) => (i >= 0 && i < start ? { seq: i, role: messages[i]!.role, tokens: tokens[i]! } : undefined);
   const picked = pickRecall(hits, { end: start, prev: (i) => row(i - 1), next: (i) => row(i + 1) }, room, Math.max(0, Math.trunc(ask.neighbours)));
   if (picked.length === 0) return plain;
