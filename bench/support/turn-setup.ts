@@ -40,8 +40,18 @@ export type TurnBench = {
   stop(): Promise<void>;
 };
 
-/** `agents`: agents added to the build for the run (bench/support/recall-twins.ts), e.g. twins that differ only in recall. */
-export async function startTurnBench(opts: { inspectorPort?: number; platformFloor?: boolean; agents?: BenchAgent[] } = {}): Promise<TurnBench> {
+/**
+ * `agents`: agents added to the build for the run (bench/support/recall-twins.ts), e.g. twins that differ only in recall.
+ * `ports`: edgeweave's and the pass-through's, and their inspectors' (default: any free ones), for a bench told which ports it may use.
+ */
+export async function startTurnBench(
+  opts: {
+    inspectorPort?: number;
+    platformFloor?: boolean;
+    agents?: BenchAgent[];
+    ports?: { edgeweave: number; passthrough: number; inspectors: [number, number] };
+  } = {},
+): Promise<TurnBench> {
   const persist = mkdtempSync(join(tmpdir(), "edgeweave-bench-"));
   // Same config, rate limits lifted so the benchmark measures the turn, not the limiter.
   // BENCH_NO_ASSETS=1: without the static-assets layer, which `wrangler dev` runs as a separate router worker in front of this one.
@@ -62,9 +72,21 @@ export async function startTurnBench(opts: { inspectorPort?: number; platformFlo
   };
   try {
     await run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--config", BENCH_CONFIG, "--persist-to", persist]);
-    const ew = await startWranglerDev({ config: BENCH_CONFIG, persistTo: persist, vars: { OPERATOR_KEY: OPERATOR }, inspectorPort: opts.inspectorPort });
+    const ew = await startWranglerDev({
+      config: BENCH_CONFIG,
+      persistTo: persist,
+      vars: { OPERATOR_KEY: OPERATOR },
+      inspectorPort: opts.inspectorPort ?? opts.ports?.inspectors[0],
+      port: opts.ports?.edgeweave,
+    });
     servers.push(ew);
-    const pt = await startWranglerDev({ config: "bench/passthrough/wrangler.toml", persistTo: persist, readyPath: "/" });
+    const pt = await startWranglerDev({
+      config: "bench/passthrough/wrangler.toml",
+      persistTo: persist,
+      readyPath: "/",
+      port: opts.ports?.passthrough,
+      inspectorPort: opts.ports?.inspectors[1],
+    });
     servers.push(pt);
     const ptPlatform = opts.platformFloor
       ? await startWranglerDev({ config: "bench/passthrough/wrangler.platform.toml", persistTo: persist, readyPath: "/" })
