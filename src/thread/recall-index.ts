@@ -153,11 +153,11 @@ function rankedRows(m: RecallMatch, where: string, whereArgs: readonly number[])
   };
 }
 
-/** The live messages older than `beforeSeq` best matching `m`, best first, at most `limit`. */
+/** The live messages older than `beforeSeq` best matching `m`, best first (the newer of equal scores first), at most `limit`. */
 export function searchRecall(sql: SqlStorage, m: RecallMatch, beforeSeq: number, limit: number): RecallHit[] {
   const { select, args } = rankedRows(m, " AND rowid < ?", [beforeSeq]);
   const hits: RecallHit[] = [];
-  for (const r of sql.exec<{ seq: number; bm: number }>(`${select} ORDER BY bm, seq LIMIT ?`, ...args, limit)) hits.push({ seq: r.seq, score: -r.bm });
+  for (const r of sql.exec<{ seq: number; bm: number }>(`${select} ORDER BY bm, seq DESC LIMIT ?`, ...args, limit)) hits.push({ seq: r.seq, score: -r.bm });
   return hits;
 }
 
@@ -167,7 +167,7 @@ export function searchLive(sql: SqlStorage, m: RecallMatch, limit: number): { id
   return sql
     .exec<{ id: string; hash: string | null; json: string | null; bm: number }>(
       `SELECT m.id AS id, m.hash AS hash, CASE WHEN m.hash IS NULL THEN m.json END AS json, h.bm AS bm ` +
-        `FROM (${select} ORDER BY bm, seq LIMIT ?) AS h JOIN messages m ON m.seq = h.seq ORDER BY h.bm, h.seq`,
+        `FROM (${select} ORDER BY bm, seq DESC LIMIT ?) AS h JOIN messages m ON m.seq = h.seq ORDER BY h.bm, h.seq DESC`,
       ...args,
       limit,
     )

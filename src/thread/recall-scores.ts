@@ -176,10 +176,10 @@ export class RecallScores {
         if (j < m.words.rare.length) candidate[seq] = 1;
       }
     }
-    // Best first (FTS5's order: bm25() = −score ascending, then seq), over positions: no object per candidate.
+    // Best first, the newer of equal scores first (searchRecall's order: bm25() = −score ascending, then seq descending), over positions: no object per candidate.
     const order: number[] = [];
     for (let seq = 0; seq < beforeSeq; seq++) if (candidate[seq]) order.push(seq);
-    order.sort((a, b) => sum[b]! - sum[a]! || a - b);
+    order.sort((a, b) => sum[b]! - sum[a]! || b - a);
     if (order.length > limit) order.length = limit;
     return order.map((seq) => ({ seq, score: sum[seq]! }));
   }

@@ -156,22 +156,20 @@ export function pickRecall(hits: readonly RecallHit[], rows: RowAccess, room: nu
 
 /**
  * The hits with each message's text recalled once: a hit whose message repeats a better-ranked hit's (the same
- * content hash: a question asked again, a stock reply) gives way to it, and the pair recalls the newer one. Repeats
- * score alike, so they would fill the recall share with copies; they cost the model tokens, the turn its work and
- * its report a line each, and tell nothing the first did not. `hashOf` undefined or null: never a repeat.
+ * content hash: a question asked again, a stock reply) is dropped; repeats score alike, and of equal scores the
+ * newer ranks first, so the newest is the one recalled. Repeats would fill the recall share with copies: they cost
+ * the model tokens, the turn its work and its report a line each, and tell nothing the first did not.
+ * `hashOf` undefined or null: never a repeat.
  */
 export function distinctHits(hits: readonly RecallHit[], hashOf: (seq: number) => string | null | undefined): RecallHit[] {
-  const out: RecallHit[] = [];
-  const at = new Map<string, number>();
-  for (const h of hits) {
+  const seen = new Set<string>();
+  return hits.filter((h) => {
     const hash = hashOf(h.seq);
-    const first = hash == null ? undefined : at.get(hash);
-    if (first === undefined) {
-      if (hash != null) at.set(hash, out.length);
-      out.push(h);
-    } else if (h.seq > out[first]!.seq) out[first] = { seq: h.seq, score: out[first]!.score };
-  }
-  return out;
+    if (hash == null) return true;
+    if (seen.has(hash)) return false;
+    seen.add(hash);
+    return true;
+  });
 }
 
 /** Bounds of RecallRows: positions known, and decoded messages (and their JSON's characters). */
