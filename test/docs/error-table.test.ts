@@ -1,13 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import readme from "../../README.md?raw";
+import errorsDoc from "../../docs/reference/errors.md?raw";
 import { END, findSection, renderErrorTable, START, withSection } from "../../scripts/error-table-render";
 import { catalog } from "../../src/core/errors";
 
-describe("README error code table", () => {
+describe("the error code table of docs/reference/errors.md", () => {
   it("matches src/core/errors.ts (run `npm run docs:errors` when this fails)", () => {
-    expect(findSection(readme), "README.md has the errors:start/errors:end markers").not.toBeNull();
-    expect(findSection(readme)).toBe(renderErrorTable(catalog));
+    expect(findSection(errorsDoc), "docs/reference/errors.md has the errors:start/errors:end markers").not.toBeNull();
+    expect(findSection(errorsDoc)).toBe(renderErrorTable(catalog));
   });
 
   it("has one row per code, with its status and meaning", () => {
