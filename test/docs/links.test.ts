@@ -1,17 +1,7 @@
 /// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
 import readme from "../../README.md?raw";
-
-/** README.md and every page under docs/, by path from the repository root. */
-const pages: Record<string, string> = {
-  "README.md": readme,
-  ...Object.fromEntries(
-    Object.entries(import.meta.glob<string>("../../docs/**/*.md", { query: "?raw", import: "default", eager: true })).map(([p, text]) => [
-      p.slice("../../".length),
-      text,
-    ]),
-  ),
-};
+import { pages } from "./pages";
 
 // Every file a page may link to (keys only: nothing is loaded), as paths from the repository root (Vite names
 // a file under test/ relative to this one). Folders exist when a file sits under them.
