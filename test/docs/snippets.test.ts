@@ -1,6 +1,7 @@
 /// <reference types="vite/client" />
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { loadModelsFromYaml } from "../../src/routing/yaml-loader";
 import { createTenant, OPERATOR_KEY } from "../support/tenants";
 import { DocShell } from "./doc-shell";
 import { pages } from "./pages";
@@ -62,4 +63,22 @@ describe("the docs' snippets", () => {
         expect(reply.choices[0]!.message.content).toContain("Hi, I am Ada.");
       }
     });
+
+  it("each YAML snippet (an agent's middleware) loads with models.yaml's own loader, every entry kept, no warning", () => {
+    const yamlSnippets = snippets.filter((s) => s.lang === "yaml");
+    expect(yamlSnippets.length).toBeGreaterThan(0);
+    for (const s of yamlSnippets) {
+      const agent = s.code
+        .trimEnd()
+        .split("\n")
+        .map((l) => `    ${l}`)
+        .join("\n");
+      const warnings: string[] = [];
+      const file = loadModelsFromYaml(`models:\n  - name: m\n    provider: openai\nagents:\n  - name: docs\n${agent}\n`, s.page, {
+        onWarning: (w) => warnings.push(w),
+      });
+      expect(warnings, s.page).toEqual([]);
+      expect(file.agents?.[0]?.middleware?.length, s.page).toBe(s.code.match(/^\s*- /gm)?.length);
+    }
+  });
 });
