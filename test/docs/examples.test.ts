@@ -15,12 +15,14 @@ const examples = Object.fromEntries(
   ]),
 );
 const ORIGIN = "127.0.0.1:8787";
+// Refusals the clients ask for on purpose: the MCP client's GET for a standalone stream, which a stateless server answers 405 (docs/guides/mcp.md).
+const EXPECTED = new Set(["405 GET /mcp"]);
 
 /** The same code, whichever way a page or an example names the server and the key. */
 const normal = (code: string) =>
   code
-    .replace(/`\$\{process\.env\.EDGEWEAVE_URL \?\? "http:\/\/127\.0\.0\.1:8787"\}(\/v1)?`/g, '"<origin>$1"')
-    .replace(/"http:\/\/localhost:8787(\/v1)?"/g, '"<origin>$1"')
+    .replace(/`\$\{process\.env\.EDGEWEAVE_URL \?\? "http:\/\/127\.0\.0\.1:8787"\}(\/[\w/]*)?`/g, '"<origin>$1"')
+    .replace(/"http:\/\/localhost:8787(\/[\w/]*)?"/g, '"<origin>$1"')
     .replace(/process\.env\.EDGEWEAVE_KEY(!| \?\? "")?/g, "process.env.EDGEWEAVE_KEY")
     .replace(/\s+/g, " ");
 
@@ -71,6 +73,6 @@ describe("examples/", () => {
       process.env.EDGEWEAVE_KEY = t.adminKey;
       await import(/* @vite-ignore */ `../../${file}`);
       expect(answered.length).toBeGreaterThan(0);
-      expect(answered.filter((a) => Number(a.slice(0, 3)) >= 400)).toEqual([]);
+      expect(answered.filter((a) => Number(a.slice(0, 3)) >= 400 && !EXPECTED.has(a))).toEqual([]);
     }, 60_000);
 });
