@@ -216,7 +216,7 @@ export class DocShell {
     if (!url) throw new Error("curl without a URL");
     method ??= body === undefined ? "GET" : "POST";
     if (body !== undefined && !headers.has("content-type")) headers.set("content-type", "application/x-www-form-urlencoded");
-    const { pathname, search } = new URL(url);
+    const { pathname, search } = new URL(/^[a-z]+:\/\//i.test(url) ? url : `http://${url}`); // curl takes a host without a scheme
     const deadline = Date.now() + (this.opts.settleMs ?? 0);
     for (;;) {
       const res = await this.opts.fetch(new Request(`http://localhost${pathname}${search}`, { method, headers, body }));
