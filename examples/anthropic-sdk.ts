@@ -8,7 +8,8 @@
 import Anthropic from "@anthropic-ai/sdk";
 
 const client = new Anthropic({ baseURL: `${process.env.EDGEWEAVE_URL ?? "http://127.0.0.1:8787"}`, apiKey: process.env.EDGEWEAVE_KEY ?? "" });
-// "auto" routes (offline: to offline-echo); "claude-sonnet-4" needs ANTHROPIC_API_KEY set (else 424 BEM-070)
+// "auto" routes (offline: to offline-echo); "claude-sonnet-4" needs the server secret ANTHROPIC_API_KEY
+// (`wrangler secret put ANTHROPIC_API_KEY`, else 424 BEM-070); under `npm start` without it, offline-echo answers
 await client.messages.create({ model: "auto", max_tokens: 1024, messages: [{ role: "user", content: "Hi" }] });
 
 // On a thread: the conversation is kept, and a resent history is stored once.

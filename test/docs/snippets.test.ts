@@ -59,7 +59,7 @@ describe("the docs' snippets", () => {
         // The first call's promise: the second turn sees the fact and the first turn.
         const reply = JSON.parse(shell.sent.at(-1)!.body) as { choices: { message: { content: string } }[] };
         expect(reply.choices[0]!.message.content).toContain("Echo: What is my name?");
-        expect(reply.choices[0]!.message.content).toContain('"Use short sentences."');
+        expect(reply.choices[0]!.message.content).toContain("[style organization:acme] Use short sentences.");
         expect(reply.choices[0]!.message.content).toContain("Hi, I am Ada.");
       }
     });

@@ -24,10 +24,10 @@ function countingClient(key: string, send: (req: Request) => Promise<Response> =
   return { client, count: () => requests };
 }
 
-/** The worker under test without OPENAI_API_KEY, as a deployment that never set it. */
+/** The worker under test as a deployment that never set OPENAI_API_KEY (deployed: no offline model to stand in). */
 async function withoutOpenAIKey(req: Request): Promise<Response> {
   const ctx = createExecutionContext();
-  const res = await app.fetch(req, { ...env, OPENAI_API_KEY: undefined }, ctx);
+  const res = await app.fetch(req, { ...env, OPENAI_API_KEY: undefined, EDGEWEAVE_OFFLINE: undefined }, ctx);
   await waitOnExecutionContext(ctx);
   return res;
 }
