@@ -18,7 +18,7 @@ import { EdgeweaveSaver, EdgeweaveStore } from "edgeweave/langgraph";
 
 const baseUrl = process.env.EDGEWEAVE_URL ?? "http://127.0.0.1:8787";
 const apiKey = process.env.EDGEWEAVE_KEY;
-if (!apiKey) throw new Error("Set EDGEWEAVE_KEY to a tenant key (see the README's walk-through)");
+if (!apiKey) throw new Error("Set EDGEWEAVE_KEY to a tenant key (see docs/getting-started.md)");
 
 const checkpointer = new EdgeweaveSaver({ baseUrl, apiKey });
 const store = new EdgeweaveStore({ baseUrl, apiKey });

@@ -11,6 +11,10 @@ import { z } from "zod";
 setDefaultOpenAIClient(new OpenAI({ baseURL: `${process.env.EDGEWEAVE_URL ?? "http://127.0.0.1:8787"}/v1`, apiKey: process.env.EDGEWEAVE_KEY ?? "" }));
 setTracingDisabled(true); // traces would go to api.openai.com
 
+const hello = await run(new Agent({ name: "helper", instructions: "Be brief.", model: "auto" }), "Hello");
+console.log(hello.finalOutput);
+
+// An agent with a function tool: the SDK runs the tool, edgeweave the model calls.
 const add = tool({
   name: "add",
   description: "Add two numbers",

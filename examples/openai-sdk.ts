@@ -27,6 +27,29 @@ const stream = await client.responses.create({ model: "auto", input: "Stream a s
 for await (const event of stream) if (event.type === "response.output_text.delta") process.stdout.write(event.delta);
 console.log();
 
+// Chat Completions on a thread named in the body (thread_id) or by the X-Thread-Id header, streamed.
+const hello: OpenAI.ChatCompletionCreateParamsNonStreaming & { thread_id: string } = {
+  model: "auto",
+  messages: [{ role: "user", content: "Hello" }],
+  thread_id: "demo-2",
+};
+const r = await client.chat.completions.create(hello);
+console.log(r.choices[0]?.message.content, r.model);
+const chatStream = await client.chat.completions.create(
+  { model: "auto", messages: [{ role: "user", content: "Again" }], stream: true },
+  { headers: { "X-Thread-Id": "demo-2" } },
+);
+for await (const chunk of chatStream) process.stdout.write(chunk.choices[0]?.delta?.content ?? "");
+console.log();
+
+// Retried safely: one Idempotency-Key per logical request, in the request's headers.
+const key = crypto.randomUUID(); // one per logical request: reuse it when you resend this one
+const booked = await client.chat.completions.create(
+  { model: "auto", messages: [{ role: "user", content: "Book the room" }] },
+  { headers: { "Idempotency-Key": key, "X-Thread-Id": "demo-2" } },
+);
+console.log(booked.choices[0]?.message.content);
+
 // Chat Completions on a thread (X-Thread-Id), retried safely with an Idempotency-Key.
 const chat = await client.chat.completions.create(
   { model: "auto", messages: [{ role: "user", content: "Hello" }] },

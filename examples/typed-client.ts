@@ -10,7 +10,7 @@ import type { App } from "../src/index";
 
 const baseUrl = process.env.EDGEWEAVE_URL ?? "http://127.0.0.1:8787";
 const key = process.env.EDGEWEAVE_KEY;
-if (!key) throw new Error("Set EDGEWEAVE_KEY to a tenant key (see the README's walk-through)");
+if (!key) throw new Error("Set EDGEWEAVE_KEY to a tenant key (see docs/getting-started.md)");
 
 const client = hc<App>(baseUrl, { headers: { authorization: `Bearer ${key}` } });
 

@@ -13,7 +13,7 @@ if (!args.includes("--dry-run")) {
   const problems = deployProblems(readFileSync(config, "utf8"));
   if (problems.length > 0) {
     for (const p of problems) console.error(`✘ ${p}`);
-    console.error("Not deployed. (See the README's Deploying section.)");
+    console.error("Not deployed. (See docs/operations/deploying.md.)");
     process.exit(1);
   }
 }

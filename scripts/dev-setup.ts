@@ -83,7 +83,7 @@ async function announce(): Promise<void> {
           "",
           `  edgeweave is running at ${base}`,
           `    ${base}/ui     the thread inspector     ${base}/docs   the API reference`,
-          `    operator key: OPERATOR_KEY in ${flag("--env-file") ?? ".dev.vars"} (dev-operator-key from the example); the README's walk-through starts there`,
+          `    operator key: OPERATOR_KEY in ${flag("--env-file") ?? ".dev.vars"} (dev-operator-key from the example); docs/getting-started.md starts there`,
           `    the hourly fact purge runs only when asked: curl ${base}/cdn-cgi/local/scheduled`,
           "    Ctrl-C stops it.",
           "",

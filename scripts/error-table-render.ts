@@ -1,5 +1,5 @@
 /**
- * Renders the error catalog as the README's markdown table. Pure (no imports), so the
+ * Renders the error catalog as the markdown table of docs/reference/errors.md. Pure (no imports), so the
  * generator script and the staleness test in workerd share it.
  */
 export type CatalogLike = Readonly<Record<string, { readonly status: number; readonly meaning: string }>>;

@@ -7,7 +7,7 @@ import type { Principal, Role } from "../core/principal";
  * The one place that decides who may do what. Routes declare the action they
  * need (src/edge/access.ts checks the role column before anything is read);
  * handlers and the pipeline ask `authorize` about the scope, thread or tenant
- * the request names. The README's access table is generated from POLICY.
+ * the request names. The access table of docs/reference/access.md is generated from POLICY.
  *
  * The thread rule, in one sentence: a key or hook reaches thread `t` (lists it,
  * reads it, runs turns on it) iff one of its grants matches `session:t` — tenant
@@ -194,7 +194,7 @@ export function resolveScopes(req: ScopeRequest): MemoryScope[] {
 export const ACCESS_START = "<!-- access:start -->";
 export const ACCESS_END = "<!-- access:end -->";
 
-/** The README section (markers included), written by scripts/access-table.ts and checked by test/docs/access-table.test.ts. */
+/** The section of docs/reference/access.md (markers included), written by scripts/access-table.ts and checked by test/docs/access-table.test.ts. */
 export const accessSection = (): string =>
   [
     ACCESS_START,
@@ -204,7 +204,7 @@ export const accessSection = (): string =>
     ACCESS_END,
   ].join("\n");
 
-/** The README table: one row per action, one column per role. */
+/** The access table: one row per action, one column per role. */
 export function policyTable(): string {
   const roles: Role[] = ["operator", "admin", "member", "webhook"];
   const lines = [

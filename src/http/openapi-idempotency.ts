@@ -25,7 +25,7 @@ export function documentIdempotency<D extends { paths?: object }>(doc: D, routes
         in: "header",
         required: false,
         schema: { type: "string", minLength: 1, maxLength: 255 },
-        description: "1–255 printable characters; the same key with the same request within 24 h returns the kept result (README, Idempotency-Key)",
+        description: "1–255 printable characters; the same key with the same request within 24 h returns the kept result (docs/reference/idempotency.md)",
       },
     ];
     const errorContent = Object.entries(op.responses).find(([s]) => s.startsWith("4"))?.[1].content;

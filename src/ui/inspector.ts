@@ -400,7 +400,7 @@ function operatorKeyAdvice(err: unknown): unknown {
   return new Error(
     "That is the operator key: it creates tenants and their keys, but reads no threads. Create a tenant admin key with it and paste that one: " +
       `curl -s ${location.origin}/v1/admin/tenants/<tenant>/keys -H "authorization: Bearer <operator key>" -H "content-type: application/json" -d '{"role":"admin"}' ` +
-      "(the README's walk-through, step 1, also creates the tenant).",
+      "(docs/getting-started.md, step 1, also creates the tenant).",
   );
 }
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import readme from "../../README.md?raw";
+import idempotencyDoc from "../../docs/reference/idempotency.md?raw";
 import { fakeOpenAI } from "../support/fake-openai";
 import { messageCount as countMessages, openaiClient, tenantForRuns, uniqueThread, workerSend } from "../support/runs";
 
 /**
- * How the official `openai` client (7.x) sends an Idempotency-Key, as the README documents it:
+ * How the official `openai` client (7.x) sends an Idempotency-Key, as docs/reference/idempotency.md documents it:
  * its `idempotencyKey` request option is sent only by a client class that names an idempotency
  * header (`idempotencyHeader`), and `OpenAI` names none, so the option alone sends nothing. The key
  * goes in the request's `headers`; the client's own retries resend those options, key included.
@@ -52,8 +52,8 @@ describe("Idempotency-Key from the official openai client", () => {
     expect(fake.calls).toHaveLength(1);
   });
 
-  it("the README's Idempotency-Key section documents the way tested here, and that the option alone sends nothing", () => {
-    const section = readme.slice(readme.indexOf("### Idempotency-Key"), readme.indexOf("### Keys, tenants and scopes"));
+  it("docs/reference/idempotency.md documents the way tested here, and that the option alone sends nothing", () => {
+    const section = idempotencyDoc;
     expect(section).toContain('{ headers: { "Idempotency-Key": key');
     expect(section).toContain("Its `idempotencyKey` request option alone sends nothing");
   });

@@ -30,15 +30,34 @@ function counting(sent: Sent[]): typeof fetch {
 const meta = { source: "input" as const, step: -1, parents: {} };
 
 describe("LangGraph clients within the server's JSON item limit", () => {
-  it("the client counts items as the server does on the parsed body, under the same limit", () => {
-    expect(CLIENT_MAX_JSON_ITEMS).toBe(MAX_JSON_ITEMS);
-    expect(CLIENT_MAX_LANGGRAPH_JSON_ITEMS).toBe(MAX_LANGGRAPH_JSON_ITEMS);
+  it("the client counts items as the server does on the parsed body", () => {
     const values = [
       { a: 1, b: undefined, c: () => 1, d: [1, undefined, { e: null }], f: new Date(0), g: { h: { i: [[], {}] } } },
       [undefined, Symbol("s"), "x"],
       { ops: [{ op: "get", namespace: ["organization", "acme"], key: "k", filter: undefined }] },
     ];
     for (const v of values) expect(jsonSize(v).items).toBe(jsonItems(JSON.parse(JSON.stringify(v))));
+  });
+
+  it("a request at the client's cap passes the server's item guard, one item more is 400 BEM-014", async () => {
+    const t = await createTenant();
+    const routes = [
+      { path: "/v1/langgraph/store/batch", cap: CLIENT_MAX_JSON_ITEMS },
+      { path: "/v1/langgraph/threads/item-cap/batch", cap: CLIENT_MAX_LANGGRAPH_JSON_ITEMS },
+    ];
+    for (const { path, cap } of routes) {
+      // {"ops": [0, …]}: one key and cap − 1 array items. Not a valid batch: past the guard, validation answers.
+      const send = async (items: number) => {
+        const res = await workerFetch()(`${BASE_URL}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${t.adminKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ ops: new Array(items - 1).fill(0) }),
+        });
+        return ((await res.json()) as { error: { code: string } }).error.code;
+      };
+      expect(await send(cap), `${path} at ${cap}`).not.toBe("BEM-014");
+      expect(await send(cap + 1), `${path} at ${cap + 1}`).toBe("BEM-014");
+    }
   });
 
   it("a fan-out step whose task writes add up past 100,000 JSON items is stored in several requests, each within it", async () => {

@@ -1,15 +1,16 @@
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { catalog } from "../../src/core/errors";
+import { app } from "../../src/http/app";
 import { fakeOpenAI } from "../support/fake-openai";
 import { api } from "../support/tenants";
 import { tenantForRuns } from "../support/runs";
 
 const tenant = tenantForRuns();
 
-/** The official client with retries on, counting the requests it makes. */
-function countingClient(key: string, respond?: () => Response) {
+/** The official client with retries on, counting the requests it makes to the worker. */
+function countingClient(key: string, send: (req: Request) => Promise<Response> = (req) => exports.default.fetch(req)) {
   let requests = 0;
   const client = new OpenAI({
     apiKey: key,
@@ -17,10 +18,18 @@ function countingClient(key: string, respond?: () => Response) {
     maxRetries: 2,
     fetch: async (url: RequestInfo | URL, init?: RequestInit) => {
       requests++;
-      return respond ? respond() : exports.default.fetch(new Request(url, init));
+      return send(new Request(url, init));
     },
   });
   return { client, count: () => requests };
+}
+
+/** The worker under test as a deployment that never set OPENAI_API_KEY (deployed: no offline model to stand in). */
+async function withoutOpenAIKey(req: Request): Promise<Response> {
+  const ctx = createExecutionContext();
+  const res = await app.fetch(req, { ...env, OPENAI_API_KEY: undefined, EDGEWEAVE_OFFLINE: undefined }, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
 }
 
 describe("a typo is not a routing decision; configuration errors are not retried", () => {
@@ -49,12 +58,21 @@ describe("a typo is not a routing decision; configuration errors are not retried
     expect(res.status).toBe(200);
   });
 
-  it("BEM-070 (a model's secret unset) is 424, which the official client does not retry", async () => {
-    expect(catalog["BEM-070"].status).toBe(424);
-    const { client, count } = countingClient(tenant().adminKey, () =>
-      Response.json({ error: { code: "BEM-070", message: "Model 'x' needs the secret X_KEY, which is not set" } }, { status: catalog["BEM-070"].status }),
-    );
-    await expect(client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] })).rejects.toMatchObject({ status: 424 });
-    expect(count()).toBe(1);
+  it("BEM-070 (a model's secret unset) is 424, which the official client does not retry: chat and Responses, the worker asked once", async () => {
+    const { client, count } = countingClient(tenant().adminKey, withoutOpenAIKey);
+    for (const call of [
+      () => client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] }),
+      () => client.responses.create({ model: "gpt-4o-mini", input: "hi", store: false }),
+    ]) {
+      const before = count();
+      const err = await call().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(OpenAI.APIError);
+      expect(err).toMatchObject({ status: 424, error: { code: "BEM-070" } });
+      expect((err as Error).message).toContain("OPENAI_API_KEY");
+      expect(count() - before).toBe(1);
+    }
   });
 });
