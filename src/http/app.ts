@@ -28,6 +28,7 @@ import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
 import { landingRoutes } from "./landing";
 import { langgraphRoutes } from "../langgraph/routes";
+import { threadApiRoutes } from "../agent-protocol/thread-routes";
 import { mcpDoc, mcpRoutes } from "./mcp";
 import { documentIdempotency } from "./openapi-idempotency";
 import { rememberEnvSecrets } from "../core/log";
@@ -71,7 +72,8 @@ export function createApp() {
     .route("/", usageRoutes)
     .route("/", webhookRoutes)
     .route("/", taskRoutes)
-    .route("/", langgraphRoutes);
+    .route("/", langgraphRoutes)
+    .route("/", threadApiRoutes);
 
   // MCP clients (desktop assistants, IDEs): the same keys and rate limits as /v1 (declared in ./mcp).
   app.route("/", mcpRoutes);

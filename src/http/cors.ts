@@ -17,8 +17,13 @@ export function allowedOrigin(origin: string, configured: string | undefined): s
   return list.includes(origin) ? origin : null;
 }
 
-/** Response headers a page's code may read: routing, warnings, the facts bookmark it sends back, a replay's mark, retry hints. */
+/**
+ * Response headers a page's code may read: routing, warnings, the facts bookmark it sends back, a replay's mark, retry hints,
+ * and where a LangGraph run is (the LangGraph SDK reads a run's id from Content-Location, its stream to rejoin from Location).
+ */
 const EXPOSE = [
+  "content-location",
+  "location",
   "x-edgeweave-model",
   "x-edgeweave-route",
   "x-edgeweave-warnings",

@@ -49,6 +49,7 @@ export interface ThreadEndpoint {
   endRun(token: string): Answer<boolean>;
   destroy(thread: ThreadName): Answer<null>;
   reconcile(messages: ReconcileInput[]): Answer<Reconciled>;
+  runStatus(): Answer<{ lease: Lease | null; waiting: number }>;
   getResponse(id: string): Answer<StoredResponse | null>;
   deleteResponse(id: string): Answer<boolean>;
 }
@@ -105,6 +106,11 @@ export class ThreadClient {
 
   async getHistory(opts: HistoryOptions = {}): Promise<History> {
     return unwrap(await this.stub.getHistory(opts));
+  }
+
+  /** Whether a run holds the thread now (its lease is live). */
+  async busy(): Promise<boolean> {
+    return unwrap(await this.stub.runStatus()).lease !== null;
   }
 
   /** Whether the thread exists: its object holds a checkpoint (the D1 list is bookkeeping, the object the truth). */

@@ -83,7 +83,8 @@ describe("CORS for browser apps (CORS_ORIGINS=https://app.example.com in tests)"
         nosniff: res.headers.get("x-content-type-options"),
       };
     };
-    const expose = "x-edgeweave-model,x-edgeweave-route,x-edgeweave-warnings,x-edgeweave-bookmark,idempotent-replayed,x-request-id,retry-after,server-timing";
+    const expose =
+      "content-location,location,x-edgeweave-model,x-edgeweave-route,x-edgeweave-warnings,x-edgeweave-bookmark,idempotent-replayed,x-request-id,retry-after,server-timing";
     const key = { authorization: `Bearer ${t.memberKey}` };
     const origin = { origin: "https://app.example.com" };
     const common = { expose, vary: "Origin", requestId: true, nosniff: "nosniff" };
