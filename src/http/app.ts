@@ -29,6 +29,7 @@ import { uiRoutes } from "./ui";
 import { landingRoutes } from "./landing";
 import { langgraphRoutes } from "../langgraph/routes";
 import { threadApiRoutes } from "../agent-protocol/thread-routes";
+import { runApiRoutes } from "../agent-protocol/run-routes";
 import { mcpDoc, mcpRoutes } from "./mcp";
 import { documentIdempotency } from "./openapi-idempotency";
 import { rememberEnvSecrets } from "../core/log";
@@ -73,7 +74,8 @@ export function createApp() {
     .route("/", webhookRoutes)
     .route("/", taskRoutes)
     .route("/", langgraphRoutes)
-    .route("/", threadApiRoutes);
+    .route("/", threadApiRoutes)
+    .route("/", runApiRoutes);
 
   // MCP clients (desktop assistants, IDEs): the same keys and rate limits as /v1 (declared in ./mcp).
   app.route("/", mcpRoutes);

@@ -10,8 +10,8 @@ import { errorText, log } from "../core/log";
  * a producer that outlives the client is kept alive explicitly.
  */
 export type SseWriter = {
-  /** Writes one event; never throws (a gone client just stops receiving). */
-  send(data: string, event?: string): Promise<void>;
+  /** Writes one event (with its `id:` when given); never throws (a gone client just stops receiving). */
+  send(data: string, event?: string, id?: string): Promise<void>;
   readonly clientGone: boolean;
 };
 
@@ -26,9 +26,9 @@ export function sseResponse(
     get clientGone() {
       return stream.aborted;
     },
-    async send(data, event) {
+    async send(data, event, id) {
       if (stream.aborted) return;
-      await stream.writeSSE(event ? { event, data } : { data }); // a write to a gone client is dropped by the writer
+      await stream.writeSSE({ data, ...(event ? { event } : {}), ...(id !== undefined ? { id } : {}) }); // a write to a gone client is dropped by the writer
     },
   };
   const done = producer(out)
