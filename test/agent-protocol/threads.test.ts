@@ -142,3 +142,29 @@ describe("LangGraph's API: threads, through the SDK's Client", () => {
     expect(await client.threads.getHistory(thread_id)).toHaveLength(1);
   });
 });
+
+describe("LangGraph's API: what edgeweave does not serve", () => {
+  it("answers 404 naming what is served (crons, assistant writes, thread copy, runs batch, the store here); a served path with another method is 405", async () => {
+    const client = sdkClient(tenant().adminKey);
+    const { thread_id } = await client.threads.create();
+    for (const call of [
+      () => client.crons.search(),
+      () => client.assistants.create({ graphId: "assistant" }),
+      () => client.assistants.getGraph("assistant"),
+      () => client.threads.copy(thread_id),
+      () => client.runs.createBatch([{ assistantId: "assistant" }]),
+      () => client.store.getItem(["docset", "d"], "k"),
+    ]) {
+      await expect(call()).rejects.toMatchObject({ status: 404 });
+    }
+    const res = await api("/v1/agent-protocol/crons/search", { key: tenant().adminKey, body: {} });
+    const { error } = (await res.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe("BEM-002");
+    expect(error.message).toContain("POST /crons/search is not served");
+    expect(error.message).toContain("POST /threads/{id}/runs/stream");
+    expect((await api("/v1/agent-protocol/store/items?namespace=docset.d&key=k", { key: tenant().adminKey })).status).toBe(404);
+    expect((await api(`/v1/agent-protocol/threads/${thread_id}/history`, { key: tenant().adminKey })).status).toBe(405);
+    // The key is checked first.
+    expect((await api("/v1/agent-protocol/crons/search", { body: {} })).status).toBe(401);
+  });
+});
