@@ -9,7 +9,8 @@ export const SERVED_ROUTES =
   "GET /info; POST /assistants/search, GET /assistants/{id}, /assistants/{id}/schemas; " +
   "POST /threads, /threads/search, GET/PATCH/DELETE /threads/{id}, GET/POST /threads/{id}/state, GET /threads/{id}/state/{checkpoint_id}, " +
   "POST /threads/{id}/state/checkpoint, POST /threads/{id}/history; " +
-  "POST /threads/{id}/runs/stream, /threads/{id}/runs/wait, /runs/stream, /runs/wait";
+  "POST /threads/{id}/runs/stream, /threads/{id}/runs/wait, /threads/{id}/runs, /runs/stream, /runs/wait; " +
+  "GET /threads/{id}/runs, /threads/{id}/runs/{run_id}, /threads/{id}/runs/{run_id}/join, /threads/{id}/runs/{run_id}/stream, POST /threads/{id}/runs/{run_id}/cancel";
 
 /** 400 BEM-202: an option of LangGraph's API that edgeweave does not serve, named, with what to do instead. */
 export function notServed(option: string, instead: string): never {

@@ -22,6 +22,7 @@ import type { ReconcileInput } from "../thread/message-hash";
 import { openThreadMeta } from "../thread/sql-schema";
 import type { Reconciled } from "../thread/reconcile-live";
 import { clampTtl, clampWait, LEASE, type Lease, RunLeases } from "../thread/run-lease";
+import { type RunFeed, type RunRecord, RunRecords, type RunStatus } from "../thread/run-records";
 import { type StoredResponse, StoredResponses } from "../thread/stored-responses";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "../thread/thread-store";
 import { threadObjectName } from "../thread/thread-id";
@@ -374,6 +375,44 @@ export class ThreadDO extends DurableObject<Env> {
     return coded(() => this.#parts.responses.delete(id));
   }
 
+  // ---- the LangGraph API's runs (src/thread/run-records.ts) ----
+
+  runCreate(r: Omit<RunRecord, "updated_at" | "error">): RpcResult<RunRecord> {
+    return coded(() => this.#parts.runs.create(r));
+  }
+  runGet(runId: string): RpcResult<RunRecord | null> {
+    return coded(() => this.#parts.runs.get(runId));
+  }
+  runList(opts: { limit: number; offset: number; status?: RunStatus }): RpcResult<RunRecord[]> {
+    return coded(() => this.#parts.runs.list(opts));
+  }
+  runAppend(runId: string, events: { event: string; data: string }[], end?: { status: RunStatus; error?: string }): RpcResult<null> {
+    return coded(() => {
+      this.#parts.runs.append(runId, events, end);
+      return null;
+    });
+  }
+
+  /** The run's kept events after `after`, then its live ones, then its end: NDJSON of RunFeed (one RPC stream, however long the run). */
+  runFollow(runId: string, after: number): ReadableStream<Uint8Array> {
+    const encoder = new TextEncoder();
+    let following: { stop: () => void } | undefined;
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        const feed = (f: RunFeed) => {
+          try {
+            controller.enqueue(encoder.encode(`${JSON.stringify(f)}\n`));
+            if (f.type === "end") controller.close();
+          } catch {
+            following?.stop(); // the reader went away
+          }
+        };
+        following = this.#parts.runs.follow(runId, after, feed);
+      },
+      cancel: () => following?.stop(),
+    });
+  }
+
   // ---- internals ---------------------------------------------------------
 
   #open(): ThreadCapabilities {
@@ -384,6 +423,7 @@ export class ThreadDO extends DurableObject<Env> {
       meta,
       log: ThreadStore.of(storage, { meta, ids: this.#ids, limits }),
       responses: new StoredResponses(storage.sql),
+      runs: new RunRecords(storage.sql),
       bookkeeping: new PendingBookkeeping(storage.sql, meta),
       langgraph: new LangGraphCheckpoints(storage, meta, Number(this.env.LANGGRAPH_CHUNK_BYTES) || 1_900_000, {
         threadBytes: limits.threadBytes,

@@ -5,6 +5,7 @@ import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
 import type { ReconcileInput } from "./message-hash";
 import type { Reconciled } from "./reconcile-live";
+import type { RunRecord, RunStatus } from "./run-records";
 import type { StoredResponse } from "./stored-responses";
 import type {
   BeginRunOptions,
@@ -50,6 +51,11 @@ export interface ThreadEndpoint {
   destroy(thread: ThreadName): Answer<null>;
   reconcile(messages: ReconcileInput[]): Answer<Reconciled>;
   runStatus(): Answer<{ lease: Lease | null; waiting: number }>;
+  runCreate(r: Omit<RunRecord, "updated_at" | "error">): Answer<RunRecord>;
+  runGet(runId: string): Answer<RunRecord | null>;
+  runList(opts: { limit: number; offset: number; status?: RunStatus }): Answer<RunRecord[]>;
+  runAppend(runId: string, events: { event: string; data: string }[], end?: { status: RunStatus; error?: string }): Answer<null>;
+  runFollow(runId: string, after: number): ReadableStream<Uint8Array> | Promise<ReadableStream<Uint8Array>>;
   getResponse(id: string): Answer<StoredResponse | null>;
   deleteResponse(id: string): Answer<boolean>;
 }
@@ -111,6 +117,24 @@ export class ThreadClient {
   /** Whether a run holds the thread now (its lease is live). */
   async busy(): Promise<boolean> {
     return unwrap(await this.stub.runStatus()).lease !== null;
+  }
+
+  /** The LangGraph API's runs of this thread (src/thread/run-records.ts). */
+  async runCreate(r: Omit<RunRecord, "updated_at" | "error">): Promise<RunRecord> {
+    return unwrap(await this.stub.runCreate(r));
+  }
+  async runGet(runId: string): Promise<RunRecord | null> {
+    return unwrap(await this.stub.runGet(runId));
+  }
+  async runList(opts: { limit: number; offset: number; status?: RunStatus }): Promise<RunRecord[]> {
+    return unwrap(await this.stub.runList(opts));
+  }
+  async runAppend(runId: string, events: { event: string; data: string }[], end?: { status: RunStatus; error?: string }): Promise<void> {
+    unwrap(await this.stub.runAppend(runId, events, end));
+  }
+  /** The run's events after `after`, then live, then its end: NDJSON, one RunFeed a line (src/thread/run-records.ts). */
+  async runFollow(runId: string, after: number): Promise<ReadableStream<Uint8Array>> {
+    return await this.stub.runFollow(runId, after);
   }
 
   /** Whether the thread exists: its object holds a checkpoint (the D1 list is bookkeeping, the object the truth). */

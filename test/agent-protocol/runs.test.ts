@@ -30,7 +30,7 @@ describe("LangGraph runs through the SDK's Client", () => {
     );
     expect(parts[0]).toMatchObject({ event: "metadata", data: { run_id: created?.run_id } });
     expect(created?.thread_id).toBe(thread_id);
-    expect(parts.map((p) => (p as { id?: string }).id)).toEqual(parts.map((_, i) => String(i)));
+    expect(parts.map((p) => (p as { id?: string }).id)).toEqual(parts.map((_, i) => `${i}-${created!.run_id.slice(0, 8)}`));
     expect(parts[1]).toMatchObject({ event: "values", data: { messages: [{ type: "human", id: "h-1", content: "hi, I am Ann" }] } });
     const tokens = parts.filter((p) => p.event === "messages");
     expect(tokens.map((p) => (p.data as unknown as [{ content: string }])[0].content)).toEqual(["Hello", " there", ", Ann"]);

@@ -7,20 +7,22 @@ import { access } from "../edge/access";
 import type { AppEnv } from "../edge/app-env";
 import { errorResponses, jsonContent, jsonOrEventStream } from "../edge/openapi-errors";
 import { validationHook } from "../edge/validation";
-import { stateFor } from "../http/memory-view";
-import { streamRun } from "../http/stream-run";
-import { RUN_ERRORS } from "../http/turn-edge";
+import { stateFor } from "./memory-view";
+import { streamRun } from "./stream-run";
+import { RUN_ERRORS } from "./turn-edge";
 import { runAnyTurn } from "../pipeline/run-in-object";
 import type { TurnResult } from "../pipeline/turn";
 import { ThreadClient } from "../thread/client";
 import { parseThreadId } from "../thread/thread-id";
 import type { ThreadState } from "../thread/types";
-import { requireAssistant } from "./assistants";
-import { checkRunBody, RunBody, turnOf } from "./run-body";
-import { type RunView, runRenderer } from "./run-stream";
-import { AP } from "./served";
-import { valuesOf } from "./state";
-import { getRecord, insertRecord, mergeMetadata } from "./thread-records";
+import { requireAssistant } from "../agent-protocol/assistants";
+import { checkRunBody, RunBody, turnOf } from "../agent-protocol/run-body";
+import { type RunView, runRenderer } from "./agent-protocol-stream";
+import { AP } from "../agent-protocol/served";
+import { publicError, RunLog, recorded, runOf } from "./agent-protocol-run-log";
+import { valuesOf } from "./agent-protocol-state";
+import type { SseWriter } from "./sse";
+import { getRecord, insertRecord, mergeMetadata } from "../agent-protocol/thread-records";
 
 /**
  * LangGraph's runs, streamed (`runs/stream`) or answered when done (`runs/wait`), on a thread or
@@ -30,6 +32,7 @@ import { getRecord, insertRecord, mergeMetadata } from "./thread-records";
 
 const ThreadParam = z.object({ thread_id: z.string().openapi({ param: { name: "thread_id", in: "path" }, description: "The thread's id" }) });
 const body = { required: true, content: { "application/json": { schema: RunBody } } };
+export const Run = z.looseObject({ run_id: z.string(), thread_id: z.string(), status: z.string() }).openapi("LangGraphRun");
 const RUN_API_ERRORS = [...RUN_ERRORS, "BEM-025", "BEM-030", "BEM-036", "BEM-047", "BEM-202"] as const;
 
 const streamResponses = {
@@ -56,6 +59,13 @@ const threadWait = createRoute({
   request: { params: ThreadParam, body },
   responses: waitResponses,
 });
+const threadBackground = createRoute({
+  ...common,
+  path: `${AP}/threads/{thread_id}/runs`,
+  summary: "Start a background run on the thread: its record at once; join it, or its stream, later",
+  request: { params: ThreadParam, body },
+  responses: { 200: jsonContent(Run, "The run, pending"), ...errorResponses(...RUN_API_ERRORS, "BEM-032") },
+});
 const threadlessStream = createRoute({
   ...common,
   path: `${AP}/runs/stream`,
@@ -74,7 +84,7 @@ const threadlessWait = createRoute({
 const EMPTY: ThreadState = { checkpoint_id: null, step: 0, channels: { messages: [] }, reducers: {} };
 
 /** A run of `threadId` (or of none) admitted: its turn, how to render it, where it is. */
-async function admitRun(c: Context<AppEnv>, rawThread: string | undefined, b: RunBody) {
+async function admitRun(c: Context<AppEnv>, rawThread: string | undefined, b: RunBody, opts: { branchChecked?: boolean } = {}) {
   const p = c.get("principal");
   const modes = checkRunBody(b);
   const { agent, assistant } = await requireAssistant(b.assistant_id);
@@ -115,25 +125,66 @@ async function admitRun(c: Context<AppEnv>, rawThread: string | undefined, b: Ru
   };
   const location = threadId !== undefined ? `${AP}/threads/${threadId}/runs/${runId}` : `${AP}/runs/${runId}`;
   const deps = { env: c.env, waitUntil: (w: Promise<unknown>) => c.executionCtx.waitUntil(w) };
-  return { turn, view, deps, location };
+  // `branchChecked`: a bad branch point is the request's 404 before anything is recorded (a run that answers at once).
+  if (opts.branchChecked) await before;
+  // A run on a thread is recorded there with its events (join, rejoin); one without a thread has no object to keep it.
+  const record = thread
+    ? await thread.runCreate({
+        run_id: runId,
+        assistant_id: assistant.assistant_id,
+        status: "pending",
+        multitask_strategy: b.multitask_strategy ?? "reject",
+        created_at: Date.now(),
+      })
+    : undefined;
+  const runLog = thread ? new RunLog(thread, runId) : undefined;
+  return { turn, view, deps, location, record, runLog, threadId };
 }
 
-/** The run as LangGraph's event stream; Content-Location names it (the SDK reads the run's id there). */
+/**
+ * The run as LangGraph's event stream; Content-Location names it (the SDK reads the run's id there), and
+ * on a thread Location names its join stream (the SDK rejoins there with Last-Event-ID when the stream breaks).
+ */
 async function streamed(c: Context<AppEnv>, rawThread: string | undefined, b: RunBody): Promise<Response> {
-  const { turn, view, deps, location } = await admitRun(c, rawThread, b);
-  const res = await streamRun(deps, turn, runRenderer(view));
+  const { turn, view, deps, location, runLog } = await admitRun(c, rawThread, b);
+  const render = runRenderer(view);
+  const res = await streamRun(deps, turn, runLog ? recorded(render, runLog) : render).catch(async (e: unknown) => {
+    await runLog?.end("error", publicError(e));
+    throw e;
+  });
   res.headers.set("Content-Location", location);
+  if (runLog) res.headers.set("Location", `${location}/stream`);
   return res;
 }
 
 /** The run to its end: the thread's values. */
 async function waited(c: Context<AppEnv>, rawThread: string | undefined, b: RunBody) {
-  const { turn, view, deps, location } = await admitRun(c, rawThread, b);
-  const r = await runAnyTurn(deps, turn);
+  const { turn, view, deps, location, runLog } = await admitRun(c, rawThread, b);
+  const r = await runAnyTurn(deps, turn).catch(async (e: unknown) => {
+    await runLog?.end("error", publicError(e));
+    throw e;
+  });
+  await runLog?.end("success");
   return c.json(valuesOf(await view.after(r)), 200, { "Content-Location": location });
 }
 
+/** A background run: answered with its record at once; it runs on (kept alive by waitUntil), its events kept for join. */
+async function background(c: Context<AppEnv>, rawThread: string, b: RunBody) {
+  const { turn, view, deps, location, record, runLog, threadId } = await admitRun(c, rawThread, b, { branchChecked: true });
+  if (!record || !runLog || !threadId) throw new AppError("BEM-001", undefined, { internal: "a background run without its thread" });
+  const render = recorded(runRenderer(view), runLog);
+  const out: SseWriter = { clientGone: true, send: async () => undefined };
+  deps.waitUntil(
+    runAnyTurn(deps, turn, { start: (m) => render.start(out, m), delta: (ev) => render.delta(out, ev) }).then(
+      (r) => render.done(out, r),
+      (e: unknown) => render.error(out, e),
+    ),
+  );
+  return c.json(runOf(threadId, record), 200, { "Content-Location": location });
+}
+
 export const runApiRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
+  .openapi(threadBackground, (c) => background(c, c.req.valid("param").thread_id, c.req.valid("json")))
   .openapi(threadStream, (c) => streamed(c, c.req.valid("param").thread_id, c.req.valid("json")))
   .openapi(threadWait, (c) => waited(c, c.req.valid("param").thread_id, c.req.valid("json")))
   .openapi(threadlessStream, (c) => streamed(c, undefined, c.req.valid("json")))

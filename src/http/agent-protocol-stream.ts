@@ -1,15 +1,16 @@
 import type { ModelConfig } from "../config/model-config";
 import type { Message } from "../core/message";
-import type { SseWriter } from "../http/sse";
-import type { StreamRenderer } from "../http/stream-run";
-import { streamErrorBody } from "../http/turn-edge";
+import type { SseWriter } from "./sse";
+import type { StreamRenderer } from "./stream-run";
+import { streamErrorBody } from "./turn-edge";
 import type { TurnResult } from "../pipeline/turn";
 import type { DeltaEvent } from "../providers/types";
 import type { ThreadState } from "../thread/types";
-import type { Assistant } from "./assistants";
-import { toLangChain } from "./messages";
-import type { StreamMode } from "./run-body";
-import { valuesOf } from "./state";
+import type { Assistant } from "../agent-protocol/assistants";
+import { toLangChain } from "../agent-protocol/messages";
+import type { StreamMode } from "../agent-protocol/run-body";
+import { eventId } from "./agent-protocol-run-log";
+import { valuesOf } from "./agent-protocol-state";
 
 /**
  * A run as LangGraph's event stream, in the stream modes asked for: `metadata` first, then
@@ -75,7 +76,7 @@ export function runRenderer(view: RunView): StreamRenderer {
     queue = next.catch(() => undefined);
     return next;
   };
-  const emit = (out: SseWriter, event: string, data: unknown) => out.send(JSON.stringify(data), event, String(seq++));
+  const emit = (out: SseWriter, event: string, data: unknown) => out.send(JSON.stringify(data), event, eventId(view.runId, seq++));
   const meta = () => ({
     run_id: view.runId,
     thread_id: view.threadId,

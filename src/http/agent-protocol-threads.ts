@@ -10,11 +10,11 @@ import { validationHook } from "../edge/validation";
 import { ThreadClient } from "../thread/client";
 import { parseThreadId } from "../thread/thread-id";
 import { CheckpointId } from "../thread/types";
-import { allAssistants, requireAssistant, schemasOf } from "./assistants";
-import { LangChainMessage, toInput } from "./messages";
-import { AP, refuseUnserved, Unserved } from "./served";
-import { checkpointRef, historyOf, stateAt, threadOf } from "./state";
-import { getRecord, insertRecord, mergeMetadata, Metadata, type ThreadRecord, searchRecords, SortBy } from "./thread-records";
+import { allAssistants, requireAssistant, schemasOf } from "../agent-protocol/assistants";
+import { LangChainMessage, toInput } from "../agent-protocol/messages";
+import { AP, refuseUnserved, Unserved } from "../agent-protocol/served";
+import { checkpointRef, historyOf, stateAt, threadOf } from "./agent-protocol-state";
+import { getRecord, insertRecord, mergeMetadata, Metadata, type ThreadRecord, searchRecords, SortBy } from "../agent-protocol/thread-records";
 
 /**
  * LangGraph's server API, the part that reads (info, assistants) and keeps threads (create, search,

@@ -1,9 +1,9 @@
 import type { Principal } from "../core/principal";
-import { stateFor } from "../http/memory-view";
+import { stateFor } from "./memory-view";
 import type { ThreadClient } from "../thread/client";
 import type { HistoryEntry, ThreadState } from "../thread/types";
-import { toLangChain } from "./messages";
-import type { ThreadRecord } from "./thread-records";
+import { toLangChain } from "../agent-protocol/messages";
+import type { ThreadRecord } from "../agent-protocol/thread-records";
 
 /**
  * A thread's state as LangGraph's API reads it (`values`, `checkpoint`, `parent_checkpoint`,
