@@ -56,14 +56,15 @@ export async function historyOf(client: ThreadClient, p: Principal, opts: { limi
 
 /** A thread as LangGraph's API returns it: its record, its status and its values at the head. */
 export async function threadOf(client: ThreadClient, p: Principal, record: ThreadRecord) {
-  const [state, busy] = await Promise.all([stateAt(client, p), client.busy()]);
+  const [state, busy, [last]] = await Promise.all([stateAt(client, p), client.busy(), client.runList({ limit: 1, offset: 0 })]);
   return {
     thread_id: record.thread_id,
     created_at: iso(record.created_at),
     updated_at: iso(record.updated_at),
     state_updated_at: state.created_at ?? iso(record.updated_at),
     metadata: record.metadata,
-    status: busy ? ("busy" as const) : ("idle" as const),
+    // As LangGraph's: busy while a run holds it, error when its last run failed, else idle.
+    status: busy ? ("busy" as const) : last?.status === "error" ? ("error" as const) : ("idle" as const),
     values: state.values,
     interrupts: {},
     config: {},

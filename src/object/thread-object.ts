@@ -22,7 +22,7 @@ import type { ReconcileInput } from "../thread/message-hash";
 import { openThreadMeta } from "../thread/sql-schema";
 import type { Reconciled } from "../thread/reconcile-live";
 import { clampTtl, clampWait, LEASE, type Lease, RunLeases } from "../thread/run-lease";
-import { type RunFeed, type RunRecord, RunRecords, type RunStatus } from "../thread/run-records";
+import { FINISHED, type RunFeed, type RunRecord, RunRecords, type RunStatus, STALE_RUN_MS } from "../thread/run-records";
 import { type StoredResponse, StoredResponses } from "../thread/stored-responses";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "../thread/thread-store";
 import { threadObjectName } from "../thread/thread-id";
@@ -381,10 +381,13 @@ export class ThreadDO extends DurableObject<Env> {
     return coded(() => this.#parts.runs.create(r));
   }
   runGet(runId: string): RpcResult<RunRecord | null> {
-    return coded(() => this.#parts.runs.get(runId));
+    return coded(() => {
+      const run = this.#parts.runs.get(runId);
+      return run && this.#settleStale(run);
+    });
   }
   runList(opts: { limit: number; offset: number; status?: RunStatus }): RpcResult<RunRecord[]> {
-    return coded(() => this.#parts.runs.list(opts));
+    return coded(() => this.#parts.runs.list(opts).map((r) => this.#settleStale(r)));
   }
   runAppend(runId: string, events: { event: string; data: string }[], end?: { status: RunStatus; error?: string }): RpcResult<null> {
     return coded(() => {
@@ -397,20 +400,46 @@ export class ThreadDO extends DurableObject<Env> {
   runFollow(runId: string, after: number): ReadableStream<Uint8Array> {
     const encoder = new TextEncoder();
     let following: { stop: () => void } | undefined;
+    let watch: ReturnType<typeof setInterval> | undefined;
+    const stop = () => {
+      following?.stop();
+      clearInterval(watch);
+    };
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
         const feed = (f: RunFeed) => {
           try {
             controller.enqueue(encoder.encode(`${JSON.stringify(f)}\n`));
-            if (f.type === "end") controller.close();
+            if (f.type === "end") {
+              clearInterval(watch);
+              controller.close();
+            }
           } catch {
-            following?.stop(); // the reader went away
+            stop(); // the reader went away
           }
         };
+        const run = this.#parts.runs.get(runId);
+        if (run) this.#settleStale(run);
         following = this.#parts.runs.follow(runId, after, feed);
+        // A follower of a run whose worker goes away meanwhile is ended too, not left waiting.
+        watch = setInterval(() => {
+          const now = this.#parts.runs.get(runId);
+          if (now) this.#settleStale(now);
+        }, STALE_RUN_MS / 3);
       },
-      cancel: () => following?.stop(),
+      cancel: stop,
     });
+  }
+
+  /**
+   * A run not finished, though nothing holds the thread and it wrote nothing for STALE_RUN_MS, lost the
+   * worker that ran it (the thread is at its last checkpoint, as a failed run leaves it): it ends as an error.
+   */
+  #settleStale(run: RunRecord): RunRecord {
+    if (FINISHED.includes(run.status) || this.#openLeases().live() !== null || Date.now() - run.updated_at < STALE_RUN_MS) return run;
+    const error = "BEM-001: The run stopped before its end (its worker went away); the thread is at its last checkpoint";
+    this.#parts.runs.append(run.run_id, [{ event: "error", data: JSON.stringify({ error: "BEM-001", message: error.slice(9) }) }], { status: "error", error });
+    return this.#parts.runs.get(run.run_id) ?? run;
   }
 
   // ---- internals ---------------------------------------------------------

@@ -21,6 +21,8 @@ export const RUN_RECORDS_DDL = [
 ];
 
 export const MAX_KEPT_RUNS = 50;
+/** A run that wrote nothing this long while nothing held its thread lost its worker (ThreadDO settles it as an error). */
+export const STALE_RUN_MS = 15_000;
 export const MAX_RUN_EVENTS = 20_000;
 
 export const RunStatus = z.enum(["pending", "running", "success", "error", "interrupted"]);

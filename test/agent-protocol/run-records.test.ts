@@ -1,4 +1,6 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { threadObjectName } from "../../src/thread/thread-id";
 import { fakeOpenAI } from "../support/fake-openai";
 import { tenantForRuns } from "../support/runs";
 import { api } from "../support/tenants";
@@ -110,5 +112,21 @@ describe("LangGraph runs kept in the thread: background, join, rejoin", () => {
       status: 404,
     });
     expect(await client.runs.list(thread_id)).toHaveLength(2);
+  });
+});
+
+describe("LangGraph runs whose worker went away", () => {
+  it("a run left running with its thread free ends as an error: get, join and the join stream end, the thread says error", async () => {
+    const client = sdkClient(tenant().adminKey);
+    const { thread_id } = await client.threads.create();
+    // What a worker that died mid-run leaves: the record, running, written to long ago, and no lease.
+    const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant().tenant, thread_id)));
+    const runId = crypto.randomUUID();
+    await stub.runCreate({ run_id: runId, assistant_id: "a", status: "running", multitask_strategy: "reject", created_at: Date.now() - 60_000 });
+    const stream = await collect(client.runs.joinStream(thread_id, runId));
+    expect(stream.map((p) => p.event)).toEqual(["error"]);
+    expect(await client.runs.get(thread_id, runId)).toMatchObject({ status: "error" });
+    expect(await client.runs.join(thread_id, runId)).toMatchObject({ messages: [] });
+    expect((await client.threads.get(thread_id)).status).toBe("error");
   });
 });
