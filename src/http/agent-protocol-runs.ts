@@ -22,7 +22,9 @@ import { AP } from "../agent-protocol/served";
 import { publicError, RunLog, recorded, runOf } from "./agent-protocol-run-log";
 import { valuesOf } from "./agent-protocol-state";
 import type { SseWriter } from "./sse";
-import { getRecord, insertRecord, mergeMetadata } from "../agent-protocol/thread-records";
+import { mergeMetadata } from "../agent-protocol/thread-records";
+import { errorText, log } from "../core/log";
+import type { RunRecord } from "../thread/run-records";
 
 /**
  * LangGraph's runs, streamed (`runs/stream`) or answered when done (`runs/wait`), on a thread or
@@ -93,24 +95,36 @@ async function admitRun(c: Context<AppEnv>, rawThread: string | undefined, b: Ru
   if (rawThread !== undefined && b.on_completion) throw new AppError("BEM-011", "on_completion is for runs without a thread");
   const threadId = rawThread !== undefined ? parseThreadId(rawThread) : keep ? crypto.randomUUID() : undefined;
   const { turn, input } = turnOf(b, { principal: p, timings: c.get("timings"), agentName: agent.name, threadId });
-  let client: ThreadClient | undefined;
-  if (threadId !== undefined) {
-    authorizeThread(p, threadId, turn.checkpointId !== undefined);
-    if (!(await getRecord(c.env.DB, p.tenant, threadId))) {
-      if (!keep && b.if_not_exists !== "create") throw new AppError("BEM-036", `No thread '${threadId}' (if_not_exists: "create" creates it)`);
-      await assertThreadRoom(c.env, p.tenant, threadId);
-      await insertRecord(c.env.DB, p.tenant, threadId, {});
-    }
-    client = new ThreadClient(c.env, p.tenant, threadId);
-    if ((b.multitask_strategy ?? "reject") === "reject" && (await client.busy()))
-      throw new AppError("BEM-038", `Thread '${threadId}' is busy with another run (multitask_strategy enqueue waits its turn)`);
-    // As LangGraph's server does: the thread says which assistant runs on it (Agent Chat UI lists threads by graph_id).
-    await mergeMetadata(c.env.DB, p.tenant, threadId, { graph_id: agent.name, assistant_id: assistant.assistant_id });
-  }
-  const thread = client;
+  const thread = threadId !== undefined ? new ThreadClient(c.env, p.tenant, threadId) : undefined;
+  if (thread) authorizeThread(p, thread.threadId, turn.checkpointId !== undefined);
+  const deps = { env: c.env, waitUntil: (w: Promise<unknown>) => c.executionCtx.waitUntil(w) };
   const read = (checkpoint?: string) => (thread ? thread.getState(checkpoint).then((s) => stateFor(p, s)) : Promise.resolve(EMPTY));
   const before = read(turn.checkpointId);
   before.catch(() => undefined); // a bad branch point fails the run itself, answered below
+  // `branchChecked`: a bad branch point is the request's 404 before anything is recorded (a run that answers at once).
+  if (opts.branchChecked) await before;
+  let record: RunRecord | undefined;
+  let stamped: Promise<unknown> = Promise.resolve();
+  if (thread) {
+    const create = keep || b.if_not_exists === "create";
+    if (create) await assertThreadRoom(c.env, p.tenant, thread.threadId);
+    // One call to the thread's object: it exists, it is free when reject asks so, and the run is recorded there (join, rejoin).
+    const admitted = await thread.runAdmit(
+      { run_id: runId, assistant_id: assistant.assistant_id, status: "pending", multitask_strategy: b.multitask_strategy ?? "reject", created_at: Date.now() },
+      { reject: (b.multitask_strategy ?? "reject") === "reject", create },
+    );
+    if ("refused" in admitted) {
+      if (admitted.refused === "missing") throw new AppError("BEM-036", `No thread '${thread.threadId}' (if_not_exists: "create" creates it)`);
+      throw new AppError("BEM-038", `Thread '${thread.threadId}' is busy with another run (multitask_strategy enqueue waits its turn)`);
+    }
+    record = admitted.record;
+    // As LangGraph's server does, the thread says which assistant runs on it (Agent Chat UI lists threads by graph_id); off the
+    // path to the first token, and the run's end waits for it, so whoever reads the thread after the run sees it.
+    stamped = mergeMetadata(c.env.DB, p.tenant, thread.threadId, { graph_id: agent.name, assistant_id: assistant.assistant_id }).catch((e: unknown) =>
+      log.error("thread-list", { message: errorText(e) }),
+    );
+    deps.waitUntil(stamped);
+  }
   const view: RunView = {
     runId,
     threadId: threadId ?? null,
@@ -118,25 +132,12 @@ async function admitRun(c: Context<AppEnv>, rawThread: string | undefined, b: Ru
     modes,
     input,
     before,
-    after: (r: TurnResult) =>
-      thread && r.checkpointId
-        ? read(r.checkpointId)
-        : Promise.resolve({ ...EMPTY, channels: { ...r.state, messages: r.state.messages } } satisfies ThreadState),
+    after: async (r: TurnResult) => {
+      await stamped;
+      return thread && r.checkpointId ? read(r.checkpointId) : ({ ...EMPTY, channels: { ...r.state, messages: r.state.messages } } satisfies ThreadState);
+    },
   };
   const location = threadId !== undefined ? `${AP}/threads/${threadId}/runs/${runId}` : `${AP}/runs/${runId}`;
-  const deps = { env: c.env, waitUntil: (w: Promise<unknown>) => c.executionCtx.waitUntil(w) };
-  // `branchChecked`: a bad branch point is the request's 404 before anything is recorded (a run that answers at once).
-  if (opts.branchChecked) await before;
-  // A run on a thread is recorded there with its events (join, rejoin); one without a thread has no object to keep it.
-  const record = thread
-    ? await thread.runCreate({
-        run_id: runId,
-        assistant_id: assistant.assistant_id,
-        status: "pending",
-        multitask_strategy: b.multitask_strategy ?? "reject",
-        created_at: Date.now(),
-      })
-    : undefined;
   const runLog = thread ? new RunLog(thread, runId) : undefined;
   return { turn, view, deps, location, record, runLog, threadId };
 }

@@ -310,6 +310,8 @@ export const threadApiRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     if (!(await insertRecord(c.env.DB, p.tenant, threadId, body.metadata ?? {})) && body.if_exists === "raise")
       throw new AppError("BEM-201", `Thread '${threadId}' exists; send if_exists: "do_nothing" to get it`);
     const { client, record } = await existingThread(c.env, p, threadId);
+    // Its object knows it too, so a run admits it in the one call it makes there (ThreadDO.runAdmit).
+    await client.apiThreadCreated();
     return c.json(await threadOf(client, p, record), 200);
   })
   .openapi(searchThreads, async (c) => {

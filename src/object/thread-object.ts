@@ -22,7 +22,7 @@ import type { ReconcileInput } from "../thread/message-hash";
 import { openThreadMeta } from "../thread/sql-schema";
 import type { Reconciled } from "../thread/reconcile-live";
 import { clampTtl, clampWait, LEASE, type Lease, RunLeases } from "../thread/run-lease";
-import { FINISHED, type RunFeed, type RunRecord, RunRecords, type RunStatus, STALE_RUN_MS } from "../thread/run-records";
+import { FINISHED, type RunAdmission, type RunFeed, type RunRecord, RunRecords, type RunStatus, STALE_RUN_MS } from "../thread/run-records";
 import { type StoredResponse, StoredResponses } from "../thread/stored-responses";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "../thread/thread-store";
 import { threadObjectName } from "../thread/thread-id";
@@ -377,8 +377,27 @@ export class ThreadDO extends DurableObject<Env> {
 
   // ---- the LangGraph API's runs (src/thread/run-records.ts) ----
 
-  runCreate(r: Omit<RunRecord, "updated_at" | "error">): RpcResult<RunRecord> {
-    return coded(() => this.#parts.runs.create(r));
+  /** LangGraph's POST /threads made the thread: it exists before its first run writes a checkpoint. */
+  apiThreadCreated(): RpcResult<null> {
+    return coded(() => {
+      this.#parts.meta.setValue("api_thread", "1");
+      return null;
+    });
+  }
+
+  /**
+   * Admits a LangGraph run in one call: the thread must exist (a checkpoint, or made by POST /threads) unless
+   * `create`; with `reject`, no run may hold it; then its record is written. What refused it, else the record.
+   */
+  runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean }): RpcResult<RunAdmission> {
+    return coded(() => {
+      const parts = this.#parts;
+      const exists = parts.meta.head() !== null || parts.meta.value("api_thread") === "1";
+      if (!exists && !opts.create) return { refused: "missing" } as const;
+      if (opts.reject && this.#openLeases().live() !== null) return { refused: "busy" } as const;
+      if (!exists) parts.meta.setValue("api_thread", "1");
+      return { record: parts.runs.create(r), created: !exists };
+    });
   }
   runGet(runId: string): RpcResult<RunRecord | null> {
     return coded(() => {

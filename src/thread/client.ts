@@ -5,7 +5,7 @@ import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
 import type { ReconcileInput } from "./message-hash";
 import type { Reconciled } from "./reconcile-live";
-import type { RunRecord, RunStatus } from "./run-records";
+import type { RunAdmission, RunRecord, RunStatus } from "./run-records";
 import type { StoredResponse } from "./stored-responses";
 import type {
   BeginRunOptions,
@@ -51,7 +51,8 @@ export interface ThreadEndpoint {
   destroy(thread: ThreadName): Answer<null>;
   reconcile(messages: ReconcileInput[]): Answer<Reconciled>;
   runStatus(): Answer<{ lease: Lease | null; waiting: number }>;
-  runCreate(r: Omit<RunRecord, "updated_at" | "error">): Answer<RunRecord>;
+  apiThreadCreated(): Answer<null>;
+  runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean }): Answer<RunAdmission>;
   runGet(runId: string): Answer<RunRecord | null>;
   runList(opts: { limit: number; offset: number; status?: RunStatus }): Answer<RunRecord[]>;
   runAppend(runId: string, events: { event: string; data: string }[], end?: { status: RunStatus; error?: string }): Answer<null>;
@@ -120,8 +121,11 @@ export class ThreadClient {
   }
 
   /** The LangGraph API's runs of this thread (src/thread/run-records.ts). */
-  async runCreate(r: Omit<RunRecord, "updated_at" | "error">): Promise<RunRecord> {
-    return unwrap(await this.stub.runCreate(r));
+  async apiThreadCreated(): Promise<void> {
+    unwrap(await this.stub.apiThreadCreated());
+  }
+  async runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean }): Promise<RunAdmission> {
+    return unwrap(await this.stub.runAdmit(r, opts));
   }
   async runGet(runId: string): Promise<RunRecord | null> {
     return unwrap(await this.stub.runGet(runId));

@@ -40,6 +40,9 @@ export const RunRecord = z.object({
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 
+/** What admitting a run answers (ThreadDO.runAdmit): why it was refused, or its record and whether it made the thread. */
+export type RunAdmission = { refused: "missing" | "busy" } | { record: RunRecord; created: boolean };
+
 /** One kept event: its index in the run (its SSE id's number), name and JSON data. */
 export type RunEventRow = { idx: number; event: string; data: string };
 

@@ -122,7 +122,10 @@ describe("LangGraph runs whose worker went away", () => {
     // What a worker that died mid-run leaves: the record, running, written to long ago, and no lease.
     const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant().tenant, thread_id)));
     const runId = crypto.randomUUID();
-    await stub.runCreate({ run_id: runId, assistant_id: "a", status: "running", multitask_strategy: "reject", created_at: Date.now() - 60_000 });
+    await stub.runAdmit(
+      { run_id: runId, assistant_id: "a", status: "running", multitask_strategy: "reject", created_at: Date.now() - 60_000 },
+      { reject: true, create: false },
+    );
     const stream = await collect(client.runs.joinStream(thread_id, runId));
     expect(stream.map((p) => p.event)).toEqual(["error"]);
     expect(await client.runs.get(thread_id, runId)).toMatchObject({ status: "error" });

@@ -86,7 +86,8 @@ describe("LangGraph's API: threads, through the SDK's Client", () => {
   it("a chat-completions thread is a LangGraph thread: its messages in LangChain's shape, its checkpoints as history", async () => {
     const fake = fakeOpenAI()
       .reply({ tool_calls: [{ id: "call_1", name: "lookup", arguments: { q: "x" } }] })
-      .reply("second answer");
+      .reply("second answer")
+      .reply("third, through LangGraph's API");
     const thread = uniqueThread("ap");
     const openai = openaiClient(tenant().adminKey);
     const tools = [{ type: "function" as const, function: { name: "lookup", parameters: { type: "object", properties: {} } } }];
@@ -126,6 +127,11 @@ describe("LangGraph's API: threads, through the SDK's Client", () => {
     expect((await client.threads.getState(thread, history[1]!.checkpoint)).checkpoint.checkpoint_id).toBe(history[1]!.checkpoint.checkpoint_id);
     await expect(client.threads.getState(thread, "0000000000000000000000000000")).rejects.toMatchObject({ status: 404 });
     expect((await client.threads.get(thread)).status).toBe("idle");
+    // And back: a LangGraph run continues the chat thread, which chat completions then reads.
+    const config = { configurable: { model: "gpt-4o-mini" } };
+    await client.runs.wait(thread, "assistant", { config, input: { messages: [{ type: "human", content: "and now?" }] } });
+    const after = (await (await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).json()) as { channels: { messages: { content: unknown }[] } };
+    expect(after.channels.messages.map((m) => m.content).slice(-2)).toEqual(["and now?", "third, through LangGraph's API"]);
   });
 
   it("updates state: appends a message as one checkpoint; a checkpoint on the update is refused, nothing written", async () => {
