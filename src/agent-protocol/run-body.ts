@@ -31,8 +31,8 @@ export const RunBody = z
     config: z
       .object({
         configurable: z.record(z.string().max(128), z.unknown()).optional(),
-        tags: z.array(z.string().max(128)).max(64).optional(),
-        recursion_limit: z.number().int().positive().optional(),
+        tags: Unserved,
+        recursion_limit: Unserved,
       })
       .nullish(),
     context: z.record(z.string().max(128), z.unknown()).nullish(),
@@ -76,6 +76,10 @@ export function checkRunBody(body: RunBody): StreamMode[] {
     durability: "a run saves one checkpoint per step, at its end",
     strict_resume: "human-in-the-loop resume is not served yet",
     langsmith_tracer: "LangSmith tracing is not served; the routing trace is in X-Edgeweave-Route",
+  });
+  refuseUnserved(body.config ?? {}, {
+    tags: "LangSmith tracing is not served; the routing trace is in X-Edgeweave-Route",
+    recursion_limit: "a run makes at most 8 model calls (steps), as every edgeweave run",
   });
   if (body.multitask_strategy === "interrupt" || body.multitask_strategy === "rollback")
     notServed(`multitask_strategy ${body.multitask_strategy}`, "use reject (409 while the thread is busy) or enqueue (the run waits its turn)");

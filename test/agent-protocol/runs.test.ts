@@ -173,6 +173,7 @@ describe("LangGraph runs: bad input is a clear 4xx and changes nothing", () => {
       { multitask_strategy: "rollback" },
       { metadata: { k: 1 } },
       { command: { resume: "yes" } },
+      { config: { ...config, recursion_limit: 50 } },
     ]) {
       const res = await api(`/v1/agent-protocol/threads/${thread_id}/runs/stream`, {
         key: tenant().adminKey,
@@ -181,7 +182,8 @@ describe("LangGraph runs: bad input is a clear 4xx and changes nothing", () => {
       expect(res.status, JSON.stringify(extra)).toBe(400);
       const { error } = (await res.json()) as { error: { code: string; message: string } };
       expect(error.code).toBe("BEM-202");
-      expect(error.message).toContain(Object.keys(extra)[0]!);
+      const named = extra.config ? "recursion_limit" : Object.keys(extra)[0]!;
+      expect(error.message).toContain(named);
     }
     expect(await client.threads.getHistory(thread_id)).toEqual([]);
   });
