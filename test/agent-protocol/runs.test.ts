@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { completionAfter, fakeOpenAI } from "../support/fake-openai";
 import { tenantForRuns, wireMessages, wireText } from "../support/runs";
-import { api } from "../support/tenants";
+import { api, createTenant } from "../support/tenants";
 import { collect, sdkClient } from "./support";
 
 const tenant = tenantForRuns();
@@ -209,5 +209,28 @@ describe("LangGraph runs: bad input is a clear 4xx and changes nothing", () => {
     await slow;
     const values = (await queued) as Values;
     expect(values.messages.map((m) => m.content)).toEqual(["first", "slow", "second", "queued"]);
+  });
+});
+
+describe("LangGraph runs: the key's grants decide, as on every run path", () => {
+  it("a member key runs on the threads its grants reach, may not branch (rewrite), and reaches no other thread", async () => {
+    fakeOpenAI().reply("member answer");
+    // The assistant agent loads organization:acme: a key without it may not run the agent (403 BEM-023).
+    const t = await createTenant({ memberScopes: ["session:mine-*", "organization:acme"] });
+    const member = sdkClient(t.memberKey);
+    const admin = sdkClient(t.adminKey);
+    const mine = `mine-${crypto.randomUUID()}`;
+    await member.threads.create({ threadId: mine });
+    await member.runs.wait(mine, "assistant", { config, input: { messages: [{ type: "human", content: "hi" }] } });
+    const head = await member.threads.getState(mine);
+    await expect(
+      member.runs.wait(mine, "assistant", { config, input: { messages: [{ type: "human", content: "again" }] }, checkpoint: head.checkpoint }),
+    ).rejects.toMatchObject({ status: 403 });
+    const other = (await admin.threads.create()).thread_id;
+    await expect(member.runs.wait(other, "assistant", { config, input: { messages: [{ type: "human", content: "x" }] } })).rejects.toMatchObject({
+      status: 403,
+    });
+    await expect(member.threads.create({ threadId: "not-mine" })).rejects.toMatchObject({ status: 403 });
+    expect(await admin.threads.getHistory(other)).toEqual([]);
   });
 });
