@@ -78,7 +78,7 @@ export function toInput(m: LangChainMessage): ParsedMessageInput {
 }
 
 /** A tool call's arguments as an object (LangChain's `args`); text that is not a JSON object stays whole under `input`. */
-function argsOf(json: string): Record<string, unknown> {
+export function argsOf(json: string): Record<string, unknown> {
   try {
     const v: unknown = JSON.parse(json || "{}");
     if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;

@@ -20,6 +20,13 @@ const ANY_MODE = z.enum([...STREAM_MODES, "events", "debug", "tasks", "checkpoin
 
 const CheckpointRef = z.object({ checkpoint_id: CheckpointId.nullish() }).loose();
 
+/** Agent Chat UI's decision on one action request (LangChain's human-in-the-loop middleware shape). */
+const Decision = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("approve") }),
+  z.object({ type: z.literal("edit"), edited_action: z.object({ name: z.string().min(1).max(128), args: z.record(z.string(), z.unknown()) }) }),
+  z.object({ type: z.literal("reject"), message: z.string().max(10_000).optional() }),
+]);
+
 export const RunBody = z
   .object({
     assistant_id: z.string().min(1).max(128),
@@ -27,7 +34,10 @@ export const RunBody = z
       .object({ messages: z.union([LangChainMessage, z.array(LangChainMessage).max(1000)]).optional() })
       .catchall(z.unknown())
       .nullish(),
-    command: Unserved,
+    command: z
+      .object({ resume: z.object({ decisions: z.array(Decision).min(1).max(64) }).optional(), update: Unserved, goto: Unserved })
+      .nullish()
+      .openapi({ description: "`resume: {decisions: [...]}` answers the calls an agent's human_in_the_loop stopped at" }),
     config: z
       .object({
         configurable: z.record(z.string().max(128), z.unknown()).optional(),
@@ -64,8 +74,11 @@ export type RunBody = z.infer<typeof RunBody>;
 
 /** Refuses what a run of edgeweave's does not do, naming it; the stream modes asked for (default values). */
 export function checkRunBody(body: RunBody): StreamMode[] {
+  refuseUnserved(body.command ?? {}, {
+    update: "update the state with POST /threads/{id}/state, then run",
+    goto: "an agent has no graph nodes to go to",
+  });
   refuseUnserved(body, {
-    command: "human-in-the-loop resume is not served yet: send the answer as the next input message",
     metadata: "a run keeps no metadata of its own: put it on the thread (metadata of POST /threads or PATCH /threads/{id})",
     interrupt_before: "an agent has no graph nodes to stop at",
     interrupt_after: "an agent has no graph nodes to stop at",
@@ -74,7 +87,7 @@ export function checkRunBody(body: RunBody): StreamMode[] {
     feedback_keys: "LangSmith feedback is not served",
     checkpoint_during: "a run saves one checkpoint per step, at its end",
     durability: "a run saves one checkpoint per step, at its end",
-    strict_resume: "human-in-the-loop resume is not served yet",
+    strict_resume: "a resume is always checked against the calls that wait (400 when none does)",
     langsmith_tracer: "LangSmith tracing is not served; the routing trace is in X-Edgeweave-Route",
   });
   refuseUnserved(body.config ?? {}, {
@@ -100,11 +113,16 @@ export function turnOf(
   body: RunBody,
   edge: { principal: Principal; timings: Timings; agentName: string; threadId: string | undefined },
 ): { turn: TurnInput; input: Omit<Message, "created_at">[] } {
+  const resume = body.command?.resume;
+  if (resume) {
+    if (body.input?.messages !== undefined) throw new AppError("BEM-011", "send input or command.resume, not both");
+    if (edge.threadId === undefined) throw new AppError("BEM-011", "command.resume: a run without a thread has nothing to resume");
+  }
   const raw = body.input?.messages;
   const others = Object.keys(body.input ?? {}).filter((k) => k !== "messages");
   if (others.length > 0) notServed(`input.${others[0]}`, "an agent's input is its messages ({messages: [...]})");
   const messages = (raw === undefined ? [] : [raw].flat()).map((m) => ({ ...toInput(m), id: m.id ?? crypto.randomUUID() }));
-  if (messages.length === 0) throw new AppError("BEM-011", "input.messages: send at least one message for the agent to answer");
+  if (messages.length === 0 && !resume) throw new AppError("BEM-011", "input.messages: send at least one message for the agent to answer");
   const { model, ...rest } = body.config?.configurable ?? {};
   if (model !== undefined && typeof model !== "string") throw new AppError("BEM-011", "config.configurable.model: a model name (or auto)");
   if (model !== undefined) requireKnownModel(model);
@@ -120,6 +138,7 @@ export function turnOf(
     agentName: edge.agentName,
     ...(edge.threadId !== undefined ? { threadId: edge.threadId } : {}),
     messages,
+    ...(resume ? { resume: { decisions: resume.decisions } } : {}),
     ...(model !== undefined ? { model } : {}),
     ...(Object.keys(context).length > 0 ? { context } : {}),
     ...(checkpointId ? { checkpointId } : {}),

@@ -1,3 +1,4 @@
+import { endStatus } from "../agent-protocol/interrupts";
 import { isAppError } from "../core/errors";
 import { errorText, log } from "../core/log";
 import type { ThreadClient } from "../thread/client";
@@ -75,7 +76,7 @@ export function recorded(inner: StreamRenderer, runLog: RunLog): StreamRenderer 
     delta: (out, ev) => inner.delta(teed(out, runLog), ev),
     async done(out, r) {
       await inner.done(teed(out, runLog), r);
-      await runLog.end("success");
+      await runLog.end(endStatus(r));
     },
     async error(out, e) {
       await inner.error(teed(out, runLog), e);

@@ -22,6 +22,7 @@ import { AP } from "../agent-protocol/served";
 import { publicError, RunLog, recorded, runOf } from "./agent-protocol-run-log";
 import { valuesOf } from "./agent-protocol-state";
 import type { SseWriter } from "./sse";
+import { endStatus, interruptOf } from "../agent-protocol/interrupts";
 import { mergeMetadata } from "../agent-protocol/thread-records";
 import { errorText, log } from "../core/log";
 import type { RunRecord } from "../thread/run-records";
@@ -165,8 +166,10 @@ async function waited(c: Context<AppEnv>, rawThread: string | undefined, b: RunB
     await runLog?.end("error", publicError(e));
     throw e;
   });
-  await runLog?.end("success");
-  return c.json(valuesOf(await view.after(r)), 200, { "Content-Location": location });
+  await runLog?.end(endStatus(r));
+  const after = await view.after(r);
+  const interrupt = interruptOf(after.channels.messages);
+  return c.json({ ...valuesOf(after), ...(interrupt ? { __interrupt__: [interrupt] } : {}) }, 200, { "Content-Location": location });
 }
 
 /** A background run: answered with its record at once; it runs on (kept alive by waitUntil), its events kept for join. */

@@ -2,6 +2,7 @@ import type { Principal } from "../core/principal";
 import { stateFor } from "./memory-view";
 import type { ThreadClient } from "../thread/client";
 import type { HistoryEntry, ThreadState } from "../thread/types";
+import { interruptOf } from "../agent-protocol/interrupts";
 import { toLangChain } from "../agent-protocol/messages";
 import type { ThreadRecord } from "../agent-protocol/thread-records";
 
@@ -27,15 +28,18 @@ export function valuesOf(state: ThreadState): Record<string, unknown> {
 }
 
 function render(threadId: string, state: ThreadState, entry: HistoryEntry | undefined) {
+  // A run its agent's human_in_the_loop stopped waits in one task, as LangGraph reports an interrupted node.
+  const interrupt = interruptOf(state.channels.messages);
+  const interrupts = interrupt ? [interrupt] : [];
   return {
     values: valuesOf(state),
-    next: [] as string[],
-    tasks: [] as unknown[],
+    next: interrupt ? ["human_in_the_loop"] : [],
+    tasks: interrupt ? [{ id: interrupt.id, name: "human_in_the_loop", path: [], error: null, interrupts, checkpoint: null, state: null, result: null }] : [],
     checkpoint: checkpointRef(threadId, state.checkpoint_id),
     parent_checkpoint: entry?.parent_id ? checkpointRef(threadId, entry.parent_id) : null,
     metadata: entry ? { source: entry.source, step: entry.step, writes: null, parents: {} } : {},
     created_at: entry ? iso(entry.created_at) : null,
-    interrupts: [] as unknown[],
+    interrupts,
   };
 }
 export type LgState = ReturnType<typeof render>;
@@ -64,9 +68,9 @@ export async function threadOf(client: ThreadClient, p: Principal, record: Threa
     state_updated_at: state.created_at ?? iso(record.updated_at),
     metadata: record.metadata,
     // As LangGraph's: busy while a run holds it, error when its last run failed, else idle.
-    status: busy ? ("busy" as const) : last?.status === "error" ? ("error" as const) : ("idle" as const),
+    status: busy ? "busy" : state.interrupts.length > 0 ? "interrupted" : last?.status === "error" ? "error" : "idle",
     values: state.values,
-    interrupts: {},
+    interrupts: Object.fromEntries(state.interrupts.map((i) => [i.id, [i]])),
     config: {},
   };
 }

@@ -7,6 +7,7 @@ import type { TurnResult } from "../pipeline/turn";
 import type { DeltaEvent } from "../providers/types";
 import type { ThreadState } from "../thread/types";
 import type { Assistant } from "../agent-protocol/assistants";
+import { interruptOf } from "../agent-protocol/interrupts";
 import { toLangChain } from "../agent-protocol/messages";
 import type { StreamMode } from "../agent-protocol/run-body";
 import { eventId } from "./agent-protocol-run-log";
@@ -153,7 +154,9 @@ export function runRenderer(view: RunView): StreamRenderer {
           for (const m of added) if (m.role === "tool") await emit(out, "messages", [toLangChain(m), { ...meta(), langgraph_node: "tools" }]);
         if (wants("messages")) for (const m of added) await emit(out, "messages/complete", [toLangChain(m)]);
         if (wants("updates")) for (const u of updatesOf(added)) await emit(out, "updates", u);
-        if (wants("values")) await emit(out, "values", valuesOf(after));
+        // As LangGraph's stream says it: the values end with the interrupt that stopped the run.
+        const interrupt = interruptOf(after.channels.messages);
+        if (wants("values")) await emit(out, "values", { ...valuesOf(after), ...(interrupt ? { __interrupt__: [interrupt] } : {}) });
       }),
     error: (out, e) =>
       serial(async () => {

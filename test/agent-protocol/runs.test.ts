@@ -172,7 +172,7 @@ describe("LangGraph runs: bad input is a clear 4xx and changes nothing", () => {
       { webhook: "https://example.com/h" },
       { multitask_strategy: "rollback" },
       { metadata: { k: 1 } },
-      { command: { resume: "yes" } },
+      { command: { goto: "model" } },
       { config: { ...config, recursion_limit: 50 } },
     ]) {
       const res = await api(`/v1/agent-protocol/threads/${thread_id}/runs/stream`, {
@@ -182,7 +182,7 @@ describe("LangGraph runs: bad input is a clear 4xx and changes nothing", () => {
       expect(res.status, JSON.stringify(extra)).toBe(400);
       const { error } = (await res.json()) as { error: { code: string; message: string } };
       expect(error.code).toBe("BEM-202");
-      const named = extra.config ? "recursion_limit" : Object.keys(extra)[0]!;
+      const named = extra.config ? "recursion_limit" : extra.command ? "goto" : Object.keys(extra)[0]!;
       expect(error.message).toContain(named);
     }
     expect(await client.threads.getHistory(thread_id)).toEqual([]);

@@ -41,7 +41,7 @@ describe("the shipped models.yaml", () => {
       // Names of secrets only, never a key.
       expect(Object.keys(m.provider_config).filter((k) => /key|secret|token/i.test(k) && k !== "api_key_env")).toEqual([]);
     }
-    expect(file.agents.map((a) => a.name)).toEqual(["assistant", "support", "planner", "long-chat", "memory-assistant", "note-taker"]);
+    expect(file.agents.map((a) => a.name)).toEqual(["assistant", "support", "planner", "long-chat", "memory-assistant", "approver", "note-taker"]);
   });
 });
 
