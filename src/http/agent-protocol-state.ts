@@ -9,7 +9,8 @@ import type { ThreadRecord } from "../agent-protocol/thread-records";
 /**
  * A thread's state as LangGraph's API reads it (`values`, `checkpoint`, `parent_checkpoint`,
  * `metadata.source/step`), from the thread's own checkpoints: the state of every channel, its
- * messages in LangChain's shape. An agent's run has no pending nodes, so `next` and `tasks` are empty.
+ * messages in LangChain's shape. An agent's run has no graph nodes: `next` and `tasks` are empty
+ * unless a call waits for a person's decision (src/agent-protocol/interrupts.ts).
  */
 export type LgCheckpoint = { thread_id: string; checkpoint_ns: string; checkpoint_id: string | null; checkpoint_map: null };
 
@@ -60,7 +61,9 @@ export async function historyOf(client: ThreadClient, p: Principal, opts: { limi
 
 /** A thread as LangGraph's API returns it: its record, its status and its values at the head. */
 export async function threadOf(client: ThreadClient, p: Principal, record: ThreadRecord) {
-  const [state, busy, [last]] = await Promise.all([stateAt(client, p), client.busy(), client.runList({ limit: 1, offset: 0 })]);
+  const view = await client.apiThreadView();
+  const state = render(client.threadId, stateFor(p, view.state), view.entry ?? undefined);
+  const [busy, last] = [view.busy, view.lastRun];
   return {
     thread_id: record.thread_id,
     created_at: iso(record.created_at),

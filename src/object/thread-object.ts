@@ -22,7 +22,7 @@ import type { ReconcileInput } from "../thread/message-hash";
 import { openThreadMeta } from "../thread/sql-schema";
 import type { Reconciled } from "../thread/reconcile-live";
 import { clampTtl, clampWait, LEASE, type Lease, RunLeases } from "../thread/run-lease";
-import { FINISHED, type RunAdmission, type RunFeed, type RunRecord, RunRecords, type RunStatus, STALE_RUN_MS } from "../thread/run-records";
+import { type ApiThreadView, FINISHED, type RunAdmission, type RunFeed, type RunRecord, RunRecords, type RunStatus, STALE_RUN_MS } from "../thread/run-records";
 import { type StoredResponse, StoredResponses } from "../thread/stored-responses";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "../thread/thread-store";
 import { threadObjectName } from "../thread/thread-id";
@@ -376,6 +376,17 @@ export class ThreadDO extends DurableObject<Env> {
   }
 
   // ---- the LangGraph API's runs (src/thread/run-records.ts) ----
+
+  /** What LangGraph's thread read needs, in one call: the head state's first page, its checkpoint's entry, whether a run holds the thread, its last run. */
+  apiThreadView(): RpcResult<ApiThreadView> {
+    return coded(() => {
+      const parts = this.#parts;
+      const page = parts.log.statePage(null);
+      const entry = page.checkpoint_id === null ? null : (parts.log.history({ from: page.checkpoint_id, limit: 1 }).checkpoints[0] ?? null);
+      const [last] = parts.runs.list({ limit: 1, offset: 0 });
+      return { page, entry, busy: this.#openLeases().live() !== null, lastRun: last ? this.#settleStale(last) : null };
+    });
+  }
 
   /** LangGraph's POST /threads made the thread: it exists before its first run writes a checkpoint. */
   apiThreadCreated(): RpcResult<null> {

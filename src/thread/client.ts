@@ -5,7 +5,7 @@ import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
 import type { ReconcileInput } from "./message-hash";
 import type { Reconciled } from "./reconcile-live";
-import type { RunAdmission, RunRecord, RunStatus } from "./run-records";
+import type { ApiThreadView, RunAdmission, RunRecord, RunStatus } from "./run-records";
 import type { StoredResponse } from "./stored-responses";
 import type {
   BeginRunOptions,
@@ -50,8 +50,8 @@ export interface ThreadEndpoint {
   endRun(token: string): Answer<boolean>;
   destroy(thread: ThreadName): Answer<null>;
   reconcile(messages: ReconcileInput[]): Answer<Reconciled>;
-  runStatus(): Answer<{ lease: Lease | null; waiting: number }>;
   apiThreadCreated(): Answer<null>;
+  apiThreadView(): Answer<ApiThreadView>;
   runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean }): Answer<RunAdmission>;
   runGet(runId: string): Answer<RunRecord | null>;
   runList(opts: { limit: number; offset: number; status?: RunStatus }): Answer<RunRecord[]>;
@@ -99,8 +99,17 @@ export class ThreadClient {
   }
 
   async getState(checkpointId?: string): Promise<ThreadState> {
-    // Page by page (each RPC well under the 32 MiB limit), all pages of the checkpoint the first one read.
-    const first = unwrap(await this.stub.getState(checkpointId ?? null));
+    return this.#whole(unwrap(await this.stub.getState(checkpointId ?? null)));
+  }
+
+  /** LangGraph's thread read (src/http/agent-protocol-state.ts): the head state whole, its entry, busy, the last run; one call for most threads. */
+  async apiThreadView(): Promise<Omit<ApiThreadView, "page"> & { state: ThreadState }> {
+    const { page, ...rest } = unwrap(await this.stub.apiThreadView());
+    return { ...rest, state: await this.#whole(page) };
+  }
+
+  /** A state from its first page: page by page (each RPC well under the 32 MiB limit), all pages of the checkpoint the first one read. */
+  async #whole(first: StatePage): Promise<ThreadState> {
     const messages = [...first.channels.messages];
     for (let next = first.next_offset; next !== null; ) {
       const page = unwrap(await this.stub.getState(first.checkpoint_id, { offset: next }));
@@ -113,11 +122,6 @@ export class ThreadClient {
 
   async getHistory(opts: HistoryOptions = {}): Promise<History> {
     return unwrap(await this.stub.getHistory(opts));
-  }
-
-  /** Whether a run holds the thread now (its lease is live). */
-  async busy(): Promise<boolean> {
-    return unwrap(await this.stub.runStatus()).lease !== null;
   }
 
   /** The LangGraph API's runs of this thread (src/thread/run-records.ts). */

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import type { HistoryEntry, StatePage } from "./types";
 
 /**
  * The LangGraph API's runs of a thread (src/agent-protocol/), in the thread's own SQLite: each run's
@@ -42,6 +43,9 @@ export type RunRecord = z.infer<typeof RunRecord>;
 
 /** What admitting a run answers (ThreadDO.runAdmit): why it was refused, or its record and whether it made the thread. */
 export type RunAdmission = { refused: "missing" | "busy" } | { record: RunRecord; created: boolean };
+
+/** A thread as LangGraph's thread read sees it, from one call to its object (ThreadDO.apiThreadView). */
+export type ApiThreadView = { page: StatePage; entry: HistoryEntry | null; busy: boolean; lastRun: RunRecord | null };
 
 /** One kept event: its index in the run (its SSE id's number), name and JSON data. */
 export type RunEventRow = { idx: number; event: string; data: string };
