@@ -94,8 +94,6 @@ export function checkRunBody(body: RunBody): StreamMode[] {
     tags: "LangSmith tracing is not served; the routing trace is in X-Edgeweave-Route",
     recursion_limit: "a run makes at most 8 model calls (steps), as every edgeweave run",
   });
-  if (body.multitask_strategy === "interrupt" || body.multitask_strategy === "rollback")
-    notServed(`multitask_strategy ${body.multitask_strategy}`, "use reject (409 while the thread is busy) or enqueue (the run waits its turn)");
   const modes = body.stream_mode === undefined || body.stream_mode === null ? ["values"] : [body.stream_mode].flat();
   for (const m of modes)
     if (!(STREAM_MODES as readonly string[]).includes(m)) notServed(`stream_mode ${m}`, `the stream modes served are ${STREAM_MODES.join(", ")}`);
@@ -111,7 +109,7 @@ const LANGGRAPH_KEYS = new Set(["thread_id", "checkpoint_id", "checkpoint_ns", "
 /** The run's turn: new messages with ids (so the stream's values name them as the thread will), context, branch point. */
 export function turnOf(
   body: RunBody,
-  edge: { principal: Principal; timings: Timings; agentName: string; threadId: string | undefined },
+  edge: { principal: Principal; timings: Timings; agentName: string; threadId: string | undefined; runId: string },
 ): { turn: TurnInput; input: Omit<Message, "created_at">[] } {
   const resume = body.command?.resume;
   if (resume) {
@@ -136,7 +134,7 @@ export function turnOf(
     principal: edge.principal,
     timings: edge.timings,
     agentName: edge.agentName,
-    ...(edge.threadId !== undefined ? { threadId: edge.threadId } : {}),
+    ...(edge.threadId !== undefined ? { threadId: edge.threadId, cancelKey: edge.runId } : {}),
     messages,
     ...(resume ? { resume: { decisions: resume.decisions } } : {}),
     ...(model !== undefined ? { model } : {}),

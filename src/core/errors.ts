@@ -143,6 +143,7 @@ export const catalog = {
   "BEM-201": { status: 409, meaning: "Thread already exists (LangGraph API: POST /threads with if_exists raise, the default)" },
   "BEM-202": { status: 400, meaning: "A LangGraph API option edgeweave does not serve (the message names it and what is served)" },
   "BEM-203": { status: 409, meaning: "The run has finished: nothing to cancel (LangGraph API)" },
+  "BEM-204": { status: 409, meaning: "The run was cancelled before its end; nothing of it was saved (LangGraph API cancel, or multitask_strategy interrupt)" },
   "BEM-096": { status: 400, meaning: "Tool message answers no open tool call" },
   "BEM-097": { status: 413, meaning: "Thread holds the maximum number of bytes (MAX_THREAD_BYTES)" },
   "BEM-098": { status: 503, meaning: "Thread storage failed; nothing was run or stored" },

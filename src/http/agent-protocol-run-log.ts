@@ -80,13 +80,16 @@ export function recorded(inner: StreamRenderer, runLog: RunLog): StreamRenderer 
     },
     async error(out, e) {
       await inner.error(teed(out, runLog), e);
-      await runLog.end("error", publicError(e));
+      await runLog.end(failedStatus(e), publicError(e));
     },
   };
 }
 
 /** What a failed run's record says: its code and message (an internal error's detail goes to the log only). */
 export const publicError = (e: unknown): string => (isAppError(e) && e.code !== "BEM-001" ? `${e.code}: ${e.message}` : "BEM-001: Internal error");
+
+/** How a failed run is recorded: interrupted when it was cancelled (BEM-204), else error. */
+export const failedStatus = (e: unknown): RunStatus => (isAppError(e) && e.code === "BEM-204" ? "interrupted" : "error");
 
 /** A run's record as LangGraph's API returns it. */
 export function runOf(threadId: string, r: RunRecord) {

@@ -86,12 +86,12 @@ const cancelRun = createRoute({
   ...common,
   method: "post",
   path: `${AP}/threads/{thread_id}/runs/{run_id}/cancel`,
-  summary: "Cancel a run: a finished run is 409; a running one is not served (it finishes and is saved)",
+  summary: "Cancel a running run: it stops and saves nothing (the thread stays at the checkpoint before it); wait=1 waits for its end",
   request: {
     params: RunParams,
     query: z.object({ wait: z.string().max(8).optional(), action: z.enum(["interrupt", "rollback"]).optional(), reason: z.string().max(256).optional() }),
   },
-  responses: { 204: { description: "Never: see the errors" }, ...errorResponses(...READ_ERRORS, "BEM-202", "BEM-203") },
+  responses: { 204: { description: "Cancelled (and, with wait=1, ended)" }, ...errorResponses(...READ_ERRORS, "BEM-202", "BEM-203") },
 });
 
 const joinRun = createRoute({
@@ -135,9 +135,14 @@ export const runRecordRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     return c.json(runOf(client.threadId, run), 200);
   })
   .openapi(cancelRun, async (c) => {
-    const { run } = await existingRun(c.env, c.get("principal"), c.req.valid("param"));
+    const q = c.req.valid("query");
+    if (q.reason !== undefined) notServed("reason", "a cancel has no reason to keep");
+    const { client, run } = await existingRun(c.env, c.get("principal"), c.req.valid("param"));
     if (FINISHED.includes(run.status)) throw new AppError("BEM-203", `Run '${run.run_id}' has finished (${run.status}): nothing to cancel`);
-    return notServed("cancel of a running run", "a run goes on to its end and is saved; run again from the checkpoint before it to undo it");
+    // Either action: a cancelled run saves nothing, so the thread stays at the checkpoint before it.
+    if (!(await client.runCancel(run.run_id))) notServed("cancel of a run not yet at its thread", "retry in a moment");
+    if (q.wait === "1" || q.wait === "true") for await (const f of feedOf(client, run.run_id, Number.MAX_SAFE_INTEGER)) if (f.type === "end") break;
+    return c.body(null, 204);
   })
   .openapi(joinRun, async (c) => {
     refuseCancelOnDisconnect(c.req.valid("query").cancel_on_disconnect);

@@ -19,7 +19,7 @@ import { requireAssistant } from "../agent-protocol/assistants";
 import { checkRunBody, RunBody, turnOf } from "../agent-protocol/run-body";
 import { type RunView, runRenderer } from "./agent-protocol-stream";
 import { AP } from "../agent-protocol/served";
-import { publicError, RunLog, recorded, runOf } from "./agent-protocol-run-log";
+import { failedStatus, publicError, RunLog, recorded, runOf } from "./agent-protocol-run-log";
 import { valuesOf } from "./agent-protocol-state";
 import type { SseWriter } from "./sse";
 import { endStatus, interruptOf } from "../agent-protocol/interrupts";
@@ -95,7 +95,7 @@ async function admitRun(c: Context<AppEnv>, rawThread: string | undefined, b: Ru
   const keep = rawThread === undefined && b.on_completion === "keep";
   if (rawThread !== undefined && b.on_completion) throw new AppError("BEM-011", "on_completion is for runs without a thread");
   const threadId = rawThread !== undefined ? parseThreadId(rawThread) : keep ? crypto.randomUUID() : undefined;
-  const { turn, input } = turnOf(b, { principal: p, timings: c.get("timings"), agentName: agent.name, threadId });
+  const { turn, input } = turnOf(b, { principal: p, timings: c.get("timings"), agentName: agent.name, threadId, runId });
   const thread = threadId !== undefined ? new ThreadClient(c.env, p.tenant, threadId) : undefined;
   if (thread) authorizeThread(p, thread.threadId, turn.checkpointId !== undefined);
   const deps = { env: c.env, waitUntil: (w: Promise<unknown>) => c.executionCtx.waitUntil(w) };
@@ -112,7 +112,11 @@ async function admitRun(c: Context<AppEnv>, rawThread: string | undefined, b: Ru
     // One call to the thread's object: it exists, it is free when reject asks so, and the run is recorded there (join, rejoin).
     const admitted = await thread.runAdmit(
       { run_id: runId, assistant_id: assistant.assistant_id, status: "pending", multitask_strategy: b.multitask_strategy ?? "reject", created_at: Date.now() },
-      { reject: (b.multitask_strategy ?? "reject") === "reject", create },
+      {
+        reject: (b.multitask_strategy ?? "reject") === "reject",
+        create,
+        interrupt: b.multitask_strategy === "interrupt" || b.multitask_strategy === "rollback",
+      },
     );
     if ("refused" in admitted) {
       if (admitted.refused === "missing") throw new AppError("BEM-036", `No thread '${thread.threadId}' (if_not_exists: "create" creates it)`);
@@ -151,7 +155,7 @@ async function streamed(c: Context<AppEnv>, rawThread: string | undefined, b: Ru
   const { turn, view, deps, location, runLog } = await admitRun(c, rawThread, b);
   const render = runRenderer(view);
   const res = await streamRun(deps, turn, runLog ? recorded(render, runLog) : render).catch(async (e: unknown) => {
-    await runLog?.end("error", publicError(e));
+    await runLog?.end(failedStatus(e), publicError(e));
     throw e;
   });
   res.headers.set("Content-Location", location);
@@ -163,7 +167,7 @@ async function streamed(c: Context<AppEnv>, rawThread: string | undefined, b: Ru
 async function waited(c: Context<AppEnv>, rawThread: string | undefined, b: RunBody) {
   const { turn, view, deps, location, runLog } = await admitRun(c, rawThread, b);
   const r = await runAnyTurn(deps, turn).catch(async (e: unknown) => {
-    await runLog?.end("error", publicError(e));
+    await runLog?.end(failedStatus(e), publicError(e));
     throw e;
   });
   await runLog?.end(endStatus(r));

@@ -70,6 +70,8 @@ export class ThreadDO extends DurableObject<Env> {
   /** Undefined only between a delete of the storage and the next call (which re-creates the tables). */
   #opened: ThreadCapabilities | undefined;
   #leases: RunLeases | undefined;
+  /** The runs in this object a cancel can stop (LangGraph API), by their cancel key; memory only, as the runs are. */
+  readonly #cancels = new Map<string, AbortController>();
   /** Runs whose bookkeeping is still to land (a delete waits for them). */
   readonly #inFlight = new RunsInFlight();
   /** The facts its runs read last, served to the next runs while fresh (memory/facts-cache.ts; memory only). */
@@ -120,6 +122,7 @@ export class ThreadDO extends DurableObject<Env> {
       leases: this.#openLeases(),
       inFlight: this.#inFlight,
       facts: this.#facts,
+      cancels: this.#cancels,
       deferred: {
         usage: (u) => {
           self.#parts.bookkeeping.addUsage(u);
@@ -377,6 +380,13 @@ export class ThreadDO extends DurableObject<Env> {
 
   // ---- the LangGraph API's runs (src/thread/run-records.ts) ----
 
+  /** Stops run `runId` if it runs in this object now (nothing of it is saved); false when it does not. */
+  runCancel(runId: string): RpcResult<boolean> {
+    const cancel = this.#cancels.get(runId);
+    cancel?.abort(new AppError("BEM-204", `Run '${runId}' was cancelled; nothing of it was saved`));
+    return { ok: true, value: cancel !== undefined };
+  }
+
   /** What LangGraph's thread read needs, in one call: the head state's first page, its checkpoint's entry, whether a run holds the thread, its last run. */
   apiThreadView(): RpcResult<ApiThreadView> {
     return coded(() => {
@@ -400,13 +410,16 @@ export class ThreadDO extends DurableObject<Env> {
    * Admits a LangGraph run in one call: the thread must exist (a checkpoint, or made by POST /threads) unless
    * `create`; with `reject`, no run may hold it; then its record is written. What refused it, else the record.
    */
-  runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean }): RpcResult<RunAdmission> {
+  runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean; interrupt?: boolean }): RpcResult<RunAdmission> {
     return coded(() => {
       const parts = this.#parts;
       const exists = parts.meta.head() !== null || parts.meta.value("api_thread") === "1";
       if (!exists && !opts.create) return { refused: "missing" } as const;
       if (opts.reject && this.#openLeases().live() !== null) return { refused: "busy" } as const;
       if (!exists) parts.meta.setValue("api_thread", "1");
+      // multitask_strategy interrupt / rollback: the runs under way here stop (saving nothing); this one then takes its turn.
+      if (opts.interrupt)
+        for (const [key, cancel] of this.#cancels) cancel.abort(new AppError("BEM-204", `Run '${key}' was cancelled by a newer run (multitask_strategy)`));
       return { record: parts.runs.create(r), created: !exists };
     });
   }

@@ -36,6 +36,8 @@ export type RunDeps = {
   env: Env;
   waitUntil: (p: Promise<unknown>) => void;
   fetch?: typeof fetch;
+  /** Cancels the run (its provider calls stop; nothing of it is saved): the LangGraph API's cancel. */
+  signal?: AbortSignal;
   /** The run's D1 traffic: facts through one session, bookkeeping batched after the answer. */
   io: RunIO;
   /**

@@ -82,6 +82,8 @@ export type TurnInput = {
    * The turn then has no new messages of its own.
    */
   resume?: { decisions: Decision[] };
+  /** Names the run for a cancel (the LangGraph API's run id): its thread's object can stop it by this key. */
+  cancelKey?: string;
   /** Per-run context for the agent's dynamic prompt. */
   context?: Record<string, unknown>;
   /** A D1 bookmark the client got from a fact write: the run reads facts at least that fresh. */

@@ -51,8 +51,9 @@ export interface ThreadEndpoint {
   destroy(thread: ThreadName): Answer<null>;
   reconcile(messages: ReconcileInput[]): Answer<Reconciled>;
   apiThreadCreated(): Answer<null>;
+  runCancel(runId: string): Answer<boolean>;
   apiThreadView(): Answer<ApiThreadView>;
-  runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean }): Answer<RunAdmission>;
+  runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean; interrupt?: boolean }): Answer<RunAdmission>;
   runGet(runId: string): Answer<RunRecord | null>;
   runList(opts: { limit: number; offset: number; status?: RunStatus }): Answer<RunRecord[]>;
   runAppend(runId: string, events: { event: string; data: string }[], end?: { status: RunStatus; error?: string }): Answer<null>;
@@ -125,10 +126,14 @@ export class ThreadClient {
   }
 
   /** The LangGraph API's runs of this thread (src/thread/run-records.ts). */
+  /** Stops the run if it runs in the thread's object now; false when it does not. */
+  async runCancel(runId: string): Promise<boolean> {
+    return unwrap(await this.stub.runCancel(runId));
+  }
   async apiThreadCreated(): Promise<void> {
     unwrap(await this.stub.apiThreadCreated());
   }
-  async runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean }): Promise<RunAdmission> {
+  async runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean; interrupt?: boolean }): Promise<RunAdmission> {
     return unwrap(await this.stub.runAdmit(r, opts));
   }
   async runGet(runId: string): Promise<RunRecord | null> {

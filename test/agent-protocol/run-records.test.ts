@@ -115,6 +115,43 @@ describe("LangGraph runs kept in the thread: background, join, rejoin", () => {
   });
 });
 
+describe("LangGraph runs cancelled", () => {
+  it("cancel stops a running run: it saves nothing, is interrupted, and the thread takes the next run", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    fakeOpenAI()
+      .respond(pausedStream("Hel", gate, "lo"))
+      .reply("next");
+    const client = sdkClient(tenant().adminKey);
+    const { thread_id } = await client.threads.create();
+    const run = await client.runs.create(thread_id, "assistant", { config, input: input("slow"), streamMode: ["messages-tuple"] });
+    for (let i = 0; i < 100 && (await client.runs.get(thread_id, run.run_id)).status !== "running"; i++) await new Promise((r) => setTimeout(r, 10));
+    await client.runs.cancel(thread_id, run.run_id, true);
+    expect(await client.runs.get(thread_id, run.run_id)).toMatchObject({ status: "interrupted", error: expect.stringContaining("BEM-204") });
+    expect(await client.threads.getHistory(thread_id)).toEqual([]);
+    await expect(client.runs.cancel(thread_id, run.run_id)).rejects.toMatchObject({ status: 409 });
+    const next = (await client.runs.wait(thread_id, "assistant", { config, input: input("again") })) as Values;
+    expect(next.messages.map((m) => m.content)).toEqual(["again", "next"]);
+    open();
+  });
+
+  it("multitask_strategy interrupt: a new run stops the one under way and runs after it", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    fakeOpenAI()
+      .respond(pausedStream("Hel", gate, "lo"))
+      .reply("the newer answer");
+    const client = sdkClient(tenant().adminKey);
+    const { thread_id } = await client.threads.create();
+    const first = await client.runs.create(thread_id, "assistant", { config, input: input("first") });
+    for (let i = 0; i < 100 && (await client.threads.get(thread_id)).status !== "busy"; i++) await new Promise((r) => setTimeout(r, 10));
+    const values = (await client.runs.wait(thread_id, "assistant", { config, input: input("second"), multitaskStrategy: "interrupt" })) as Values;
+    expect(values.messages.map((m) => m.content)).toEqual(["second", "the newer answer"]);
+    expect((await client.runs.get(thread_id, first.run_id)).status).toBe("interrupted");
+    open();
+  });
+});
+
 describe("LangGraph runs whose worker went away", () => {
   it("a run left running with its thread free ends as an error: get, join and the join stream end, the thread says error", async () => {
     const client = sdkClient(tenant().adminKey);

@@ -170,7 +170,6 @@ describe("LangGraph runs: bad input is a clear 4xx and changes nothing", () => {
       { stream_mode: ["values", "events"] },
       { interrupt_before: ["model"] },
       { webhook: "https://example.com/h" },
-      { multitask_strategy: "rollback" },
       { metadata: { k: 1 } },
       { command: { goto: "model" } },
       { config: { ...config, recursion_limit: 50 } },
