@@ -53,10 +53,9 @@ export const RunBody = z
     checkpoint: CheckpointRef.nullish(),
     checkpoint_id: CheckpointId.nullish(),
     multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]).nullish(),
-    on_disconnect: z
-      .enum(["cancel", "continue"])
-      .nullish()
-      .openapi({ description: "A run always goes on to its end and is saved, whether or not its client stays" }),
+    on_disconnect: z.enum(["cancel", "continue"]).nullish().openapi({
+      description: "continue (the default): the run goes on to its end and is saved when its client goes; cancel: it is cancelled, saving nothing",
+    }),
     on_completion: z.enum(["delete", "keep"]).nullish(),
     if_not_exists: z.enum(["create", "reject"]).nullish(),
     interrupt_before: Unserved,

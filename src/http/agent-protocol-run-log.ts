@@ -61,6 +61,9 @@ function teed(out: SseWriter | undefined, runLog: RunLog): SseWriter {
     get clientGone() {
       return out?.clientGone ?? true;
     },
+    onGone(listener) {
+      out?.onGone(listener);
+    },
     async send(data, event, id) {
       runLog.push(event ?? "message", data);
       if (out) await out.send(data, event, id);

@@ -22,6 +22,7 @@ import { AP } from "../agent-protocol/served";
 import { failedStatus, publicError, RunLog, recorded, runOf } from "./agent-protocol-run-log";
 import { valuesOf } from "./agent-protocol-state";
 import type { SseWriter } from "./sse";
+import type { StreamRenderer } from "./stream-run";
 import { endStatus, interruptOf } from "../agent-protocol/interrupts";
 import { mergeMetadata } from "../agent-protocol/thread-records";
 import { errorText, log } from "../core/log";
@@ -144,7 +145,18 @@ async function admitRun(c: Context<AppEnv>, rawThread: string | undefined, b: Ru
   };
   const location = threadId !== undefined ? `${AP}/threads/${threadId}/runs/${runId}` : `${AP}/runs/${runId}`;
   const runLog = thread ? new RunLog(thread, runId) : undefined;
-  return { turn, view, deps, location, record, runLog, threadId };
+  return { turn, view, deps, location, record, runLog, threadId, thread };
+}
+
+/** on_disconnect cancel: the run is cancelled when its client goes away (the default, continue, lets it finish). */
+function cancelledWhenGone(inner: StreamRenderer, cancel: () => Promise<unknown>): StreamRenderer {
+  return {
+    ...inner,
+    start: async (out, m) => {
+      out.onGone(() => void cancel().catch((e: unknown) => log.error("run-cancel", { message: errorText(e) })));
+      await inner.start(out, m);
+    },
+  };
 }
 
 /**
@@ -152,9 +164,11 @@ async function admitRun(c: Context<AppEnv>, rawThread: string | undefined, b: Ru
  * on a thread Location names its join stream (the SDK rejoins there with Last-Event-ID when the stream breaks).
  */
 async function streamed(c: Context<AppEnv>, rawThread: string | undefined, b: RunBody): Promise<Response> {
-  const { turn, view, deps, location, runLog } = await admitRun(c, rawThread, b);
-  const render = runRenderer(view);
-  const res = await streamRun(deps, turn, runLog ? recorded(render, runLog) : render).catch(async (e: unknown) => {
+  const { turn, view, deps, location, runLog, thread } = await admitRun(c, rawThread, b);
+  let render = runRenderer(view);
+  if (runLog) render = recorded(render, runLog);
+  if (thread && b.on_disconnect === "cancel") render = cancelledWhenGone(render, () => thread.runCancel(view.runId));
+  const res = await streamRun(deps, turn, render).catch(async (e: unknown) => {
     await runLog?.end(failedStatus(e), publicError(e));
     throw e;
   });
@@ -181,7 +195,7 @@ async function background(c: Context<AppEnv>, rawThread: string, b: RunBody) {
   const { turn, view, deps, location, record, runLog, threadId } = await admitRun(c, rawThread, b, { branchChecked: true });
   if (!record || !runLog || !threadId) throw new AppError("BEM-001", undefined, { internal: "a background run without its thread" });
   const render = recorded(runRenderer(view), runLog);
-  const out: SseWriter = { clientGone: true, send: async () => undefined };
+  const out: SseWriter = { clientGone: true, send: async () => undefined, onGone: () => undefined };
   deps.waitUntil(
     runAnyTurn(deps, turn, { start: (m) => render.start(out, m), delta: (ev) => render.delta(out, ev) }).then(
       (r) => render.done(out, r),

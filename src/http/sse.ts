@@ -13,6 +13,8 @@ export type SseWriter = {
   /** Writes one event (with its `id:` when given); never throws (a gone client just stops receiving). */
   send(data: string, event?: string, id?: string): Promise<void>;
   readonly clientGone: boolean;
+  /** Calls `listener` when the client goes away (its read of the stream is cancelled). */
+  onGone(listener: () => void): void;
 };
 
 export function sseResponse(
@@ -25,6 +27,9 @@ export function sseResponse(
   const out: SseWriter = {
     get clientGone() {
       return stream.aborted;
+    },
+    onGone(listener) {
+      stream.onAbort(listener);
     },
     async send(data, event, id) {
       if (stream.aborted) return;

@@ -170,3 +170,39 @@ describe("LangGraph runs whose worker went away", () => {
     expect((await client.threads.get(thread_id)).status).toBe("error");
   });
 });
+
+describe("LangGraph runs: on_disconnect", () => {
+  it("cancel: the run stops when its client goes, saving nothing (the default, continue, is tested above)", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    fakeOpenAI().respond(pausedStream("Hel", gate, "lo"));
+    const client = sdkClient(tenant().adminKey);
+    const { thread_id } = await client.threads.create();
+    const ac = new AbortController();
+    let runId = "";
+    for await (const part of client.runs.stream(thread_id, "assistant", {
+      config,
+      input: input("hello?"),
+      streamMode: ["messages-tuple"],
+      onDisconnect: "cancel",
+      signal: ac.signal,
+      onRunCreated: (r) => {
+        runId = r.run_id;
+      },
+    })) {
+      if (part.event === "messages") {
+        ac.abort();
+        break;
+      }
+    }
+    // The model call waits on the gate: only the cancel can end the run before it opens.
+    let status = "";
+    for (let i = 0; i < 200 && !["interrupted", "success", "error"].includes(status); i++) {
+      status = (await client.runs.get(thread_id, runId)).status;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    open();
+    expect(status).toBe("interrupted");
+    expect(await client.threads.getHistory(thread_id)).toEqual([]);
+  });
+});
