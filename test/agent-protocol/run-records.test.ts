@@ -29,6 +29,36 @@ const pausedStream = (first: string, gate: Promise<void>, rest: string) => async
   return new Response(body, { headers: { "content-type": "text/event-stream" } });
 };
 
+/** Streams a run until its first token, then goes away as a client that lost its connection: the run's id, the events seen and the last id. */
+async function leaveAfterFirstToken(
+  client: ReturnType<typeof sdkClient>,
+  threadId: string,
+  opts: { content: string; streamMode: ("messages-tuple" | "values")[]; onDisconnect?: "cancel" },
+) {
+  const ac = new AbortController();
+  let runId = "";
+  let lastId: string | undefined;
+  const seen: string[] = [];
+  for await (const part of client.runs.stream(threadId, "assistant", {
+    config,
+    input: input(opts.content),
+    streamMode: opts.streamMode,
+    ...(opts.onDisconnect ? { onDisconnect: opts.onDisconnect } : {}),
+    signal: ac.signal,
+    onRunCreated: (r) => {
+      runId = r.run_id;
+    },
+  })) {
+    seen.push(part.event);
+    lastId = (part as { id?: string }).id;
+    if (part.event === "messages") {
+      ac.abort();
+      break;
+    }
+  }
+  return { runId, lastId, seen };
+}
+
 describe("LangGraph runs kept in the thread: background, join, rejoin", () => {
   it("a background run answers its record at once, runs on, and is joined, listed and replayed", async () => {
     fakeOpenAI().reply({ text: "done in the background", chunks: ["done", " in the background"] });
@@ -55,26 +85,7 @@ describe("LangGraph runs kept in the thread: background, join, rejoin", () => {
     fakeOpenAI().respond(pausedStream("Hel", gate, "lo"));
     const client = sdkClient(tenant().adminKey);
     const { thread_id } = await client.threads.create();
-    const ac = new AbortController();
-    let runId = "";
-    let lastId: string | undefined;
-    const seen: string[] = [];
-    for await (const part of client.runs.stream(thread_id, "assistant", {
-      config,
-      input: input("say hello"),
-      streamMode: ["messages-tuple", "values"],
-      signal: ac.signal,
-      onRunCreated: (r) => {
-        runId = r.run_id;
-      },
-    })) {
-      seen.push(part.event);
-      lastId = (part as { id?: string }).id;
-      if (part.event === "messages") {
-        ac.abort();
-        break;
-      }
-    }
+    const { runId, lastId, seen } = await leaveAfterFirstToken(client, thread_id, { content: "say hello", streamMode: ["messages-tuple", "values"] });
     expect(seen).toEqual(["metadata", "values", "messages"]);
     expect((await client.runs.get(thread_id, runId)).status).toBe("running");
     open();
@@ -178,23 +189,7 @@ describe("LangGraph runs: on_disconnect", () => {
     fakeOpenAI().respond(pausedStream("Hel", gate, "lo"));
     const client = sdkClient(tenant().adminKey);
     const { thread_id } = await client.threads.create();
-    const ac = new AbortController();
-    let runId = "";
-    for await (const part of client.runs.stream(thread_id, "assistant", {
-      config,
-      input: input("hello?"),
-      streamMode: ["messages-tuple"],
-      onDisconnect: "cancel",
-      signal: ac.signal,
-      onRunCreated: (r) => {
-        runId = r.run_id;
-      },
-    })) {
-      if (part.event === "messages") {
-        ac.abort();
-        break;
-      }
-    }
+    const { runId } = await leaveAfterFirstToken(client, thread_id, { content: "hello?", streamMode: ["messages-tuple"], onDisconnect: "cancel" });
     // The model call waits on the gate: only the cancel can end the run before it opens.
     let status = "";
     for (let i = 0; i < 200 && !["interrupted", "success", "error"].includes(status); i++) {
