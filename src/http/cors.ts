@@ -17,13 +17,8 @@ export function allowedOrigin(origin: string, configured: string | undefined): s
   return list.includes(origin) ? origin : null;
 }
 
-/**
- * Response headers a page's code may read: routing, warnings, the facts bookmark it sends back, a replay's mark, retry hints,
- * and where a LangGraph run is (the LangGraph SDK reads a run's id from Content-Location, its stream to rejoin from Location).
- */
+/** Response headers a page's code may read: routing, warnings, the facts bookmark it sends back, a replay's mark, retry hints. */
 const EXPOSE = [
-  "content-location",
-  "location",
   "x-edgeweave-model",
   "x-edgeweave-route",
   "x-edgeweave-warnings",
@@ -59,7 +54,8 @@ export const corsForApi = createMiddleware<AppEnv>(async (c, next) => {
   if ((c.env.CORS_ORIGINS ?? "").trim() === "") return next();
   if (c.req.method === "OPTIONS") return preflight(c, next);
   const allow = allowedOrigin(c.req.header("origin") || "", c.env.CORS_ORIGINS);
-  const expose = EXPOSE.join(",");
+  // LangGraph's API also says where a run is: the SDK reads its id from Content-Location, its stream to rejoin from Location.
+  const expose = (c.req.path.startsWith("/v1/agent-protocol/") ? ["content-location", "location", ...EXPOSE] : EXPOSE).join(",");
   if (allow) c.header("Access-Control-Allow-Origin", allow);
   c.header("Access-Control-Expose-Headers", expose);
   await next();
