@@ -84,12 +84,24 @@ const getRun = createRoute({
 
 const cancelRun = createRoute({
   ...common,
+  middleware: access("reach_thread", "small"),
   method: "post",
   path: `${AP}/threads/{thread_id}/runs/{run_id}/cancel`,
   summary: "Cancel a running run: it stops and saves nothing (the thread stays at the checkpoint before it); wait=1 waits for its end",
   request: {
     params: RunParams,
     query: z.object({ wait: z.string().max(8).optional(), action: z.enum(["interrupt", "rollback"]).optional(), reason: z.string().max(256).optional() }),
+    // The SDK puts the options in the query; a body may carry them too.
+    body: {
+      required: false,
+      content: {
+        "application/json": {
+          schema: z
+            .object({ wait: z.boolean().optional(), action: z.enum(["interrupt", "rollback"]).optional() })
+            .openapi({ description: "The query's options, as JSON" }),
+        },
+      },
+    },
   },
   responses: { 204: { description: "Cancelled (and, with wait=1, ended)" }, ...errorResponses(...READ_ERRORS, "BEM-202", "BEM-203") },
 });
@@ -141,7 +153,8 @@ export const runRecordRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     if (FINISHED.includes(run.status)) throw new AppError("BEM-203", `Run '${run.run_id}' has finished (${run.status}): nothing to cancel`);
     // Either action: a cancelled run saves nothing, so the thread stays at the checkpoint before it.
     if (!(await client.runCancel(run.run_id))) notServed("cancel of a run not yet at its thread", "retry in a moment");
-    if (q.wait === "1" || q.wait === "true") for await (const f of feedOf(client, run.run_id, Number.MAX_SAFE_INTEGER)) if (f.type === "end") break;
+    const wait = q.wait === "1" || q.wait === "true" || c.req.valid("json")?.wait === true;
+    if (wait) for await (const f of feedOf(client, run.run_id, Number.MAX_SAFE_INTEGER)) if (f.type === "end") break;
     return c.body(null, 204);
   })
   .openapi(joinRun, async (c) => {
