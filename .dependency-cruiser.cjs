@@ -34,7 +34,9 @@ const may = {
   mcp: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
   responses: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
   anthropic: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
-  langgraph: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge", "langgraph-client"],
+  // LangGraph's server API (threads, assistants, runs): its conversions and records; the routes are in http.
+  "agent-protocol": ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
+  langgraph: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge", "langgraph-client", "agent-protocol"],
   http: [
     "core",
     "config",
@@ -50,6 +52,7 @@ const may = {
     "edge",
     "mcp",
     "langgraph",
+    "agent-protocol",
     "responses",
     "anthropic",
   ],

@@ -85,6 +85,7 @@ CREATE TABLE threads (
   updated_at  INTEGER NOT NULL,
   kind        TEXT NOT NULL DEFAULT 'conversation', -- conversation | response (a one-off Responses call's thread)
   expires_at  INTEGER,                              -- a response thread's: 30 days after its last write (the cron deletes it)
+  metadata    TEXT, -- 0030: LangGraph thread metadata (JSON object; NULL when none)
   PRIMARY KEY (tenant_id, thread_id)
 );
 CREATE INDEX threads_by_update ON threads (tenant_id, updated_at, thread_id);

@@ -23,5 +23,10 @@ export const MiddlewareSpec = z.discriminatedUnion("name", [
   z.strictObject({ name: z.literal("dynamic_prompt"), template: z.string().min(1).max(20_000) }),
   z.strictObject({ name: z.literal("todo_list") }),
   z.strictObject({ name: z.literal("filter_tool_noise") }),
+  // Calls to these server tools stop the run for a person's decision (approve, edit, reject), given on the next run.
+  z.strictObject({
+    name: z.literal("human_in_the_loop"),
+    tools: z.array(z.string().min(1).max(128)).min(1).max(64),
+  }),
 ]);
 export type MiddlewareSpec = z.input<typeof MiddlewareSpec>;

@@ -149,28 +149,44 @@ const ToolName = z.string().refine((n) => (SERVER_TOOL_NAMES as readonly string[
 });
 
 /** One models.yaml `agents:` entry. */
-export const AgentConfig = z.object({
-  name: z
-    .string()
-    .min(1)
-    .max(64)
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits and . _ - only"),
-  description: z.string().max(2000).optional(),
-  /** Routing hints: tags that some model lists as a capability narrow the choice softly. */
-  tags: z.array(Capability).default([]),
-  system_prompt: z.string().max(100_000).optional(),
-  memory_scopes: z.array(ScopeString).default([]),
-  /** Fact kinds loaded before any other fact of their scope when the scope does not fit its share. */
-  always_kinds: z.array(FactKind).max(32).default([]),
-  /** Recall of earlier turns: `{share, neighbours}` (defaults 0.75, 1) or false. */
-  recall: RecallSetting.default({ share: 0.75, neighbours: 1 }),
-  extract: ExtractConfig.optional(),
-  middleware: z.array(MiddlewareSetting).default([]),
-  tools: z.array(ToolName).default([]),
-  context_schema: z.record(z.string(), z.unknown()).optional(),
-  /** Preferred model: used when the request names none and it can serve the request. */
-  model: ModelName.optional(),
-});
+export const AgentConfig = z
+  .object({
+    name: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits and . _ - only"),
+    description: z.string().max(2000).optional(),
+    /** Routing hints: tags that some model lists as a capability narrow the choice softly. */
+    tags: z.array(Capability).default([]),
+    system_prompt: z.string().max(100_000).optional(),
+    memory_scopes: z.array(ScopeString).default([]),
+    /** Fact kinds loaded before any other fact of their scope when the scope does not fit its share. */
+    always_kinds: z.array(FactKind).max(32).default([]),
+    /** Recall of earlier turns: `{share, neighbours}` (defaults 0.75, 1) or false. */
+    recall: RecallSetting.default({ share: 0.75, neighbours: 1 }),
+    extract: ExtractConfig.optional(),
+    middleware: z.array(MiddlewareSetting).default([]),
+    tools: z.array(ToolName).default([]),
+    context_schema: z.record(z.string(), z.unknown()).optional(),
+    /** Preferred model: used when the request names none and it can serve the request. */
+    model: ModelName.optional(),
+  })
+  .superRefine((a, ctx) => {
+    // A human_in_the_loop tool the agent does not have would never stop a run: a misspelling must not pass silently.
+    const own = new Set([...a.tools, ...(a.middleware.some((m) => m.name === "todo_list") ? ["write_todos"] : [])]);
+    a.middleware.forEach((m, i) => {
+      if (m.name !== "human_in_the_loop") return;
+      m.tools.forEach((t, j) => {
+        if (!own.has(t))
+          ctx.addIssue({
+            code: "custom",
+            path: ["middleware", i, "tools", j],
+            message: `'${t}' is not one of this agent's tools (${[...own].join(", ") || "none"})`,
+          });
+      });
+    });
+  });
 export type AgentConfig = z.infer<typeof AgentConfig>;
 
 /** The whole models.yaml. */

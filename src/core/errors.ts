@@ -139,6 +139,11 @@ export const catalog = {
   "BEM-171": { status: 503, meaning: "The thread could not be deleted now (D1 did not take its usage or list removal); nothing was deleted, retry" },
 
   "BEM-220": { status: 422, meaning: "The model asked for more tool calls in one reply than a message holds (128); none of them ran" },
+  "BEM-200": { status: 404, meaning: "Run not found on the thread (LangGraph API)" },
+  "BEM-201": { status: 409, meaning: "Thread already exists (LangGraph API: POST /threads with if_exists raise, the default)" },
+  "BEM-202": { status: 400, meaning: "A LangGraph API option edgeweave does not serve (the message names it and what is served)" },
+  "BEM-203": { status: 409, meaning: "The run has finished: nothing to cancel (LangGraph API)" },
+  "BEM-204": { status: 409, meaning: "The run was cancelled before its end; nothing of it was saved (LangGraph API cancel, or multitask_strategy interrupt)" },
   "BEM-096": { status: 400, meaning: "Tool message answers no open tool call" },
   "BEM-097": { status: 413, meaning: "Thread holds the maximum number of bytes (MAX_THREAD_BYTES)" },
   "BEM-098": { status: 503, meaning: "Thread storage failed; nothing was run or stored" },

@@ -28,6 +28,9 @@ import { docsRoutes } from "./docs";
 import { uiRoutes } from "./ui";
 import { landingRoutes } from "./landing";
 import { langgraphRoutes } from "../langgraph/routes";
+import { threadApiRoutes } from "./agent-protocol-threads";
+import { runApiRoutes } from "./agent-protocol-runs";
+import { runRecordRoutes } from "./agent-protocol-run-records";
 import { mcpDoc, mcpRoutes } from "./mcp";
 import { documentIdempotency } from "./openapi-idempotency";
 import { rememberEnvSecrets } from "../core/log";
@@ -71,7 +74,10 @@ export function createApp() {
     .route("/", usageRoutes)
     .route("/", webhookRoutes)
     .route("/", taskRoutes)
-    .route("/", langgraphRoutes);
+    .route("/", langgraphRoutes)
+    .route("/", threadApiRoutes)
+    .route("/", runApiRoutes)
+    .route("/", runRecordRoutes);
 
   // MCP clients (desktop assistants, IDEs): the same keys and rate limits as /v1 (declared in ./mcp).
   app.route("/", mcpRoutes);

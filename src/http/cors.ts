@@ -54,7 +54,8 @@ export const corsForApi = createMiddleware<AppEnv>(async (c, next) => {
   if ((c.env.CORS_ORIGINS ?? "").trim() === "") return next();
   if (c.req.method === "OPTIONS") return preflight(c, next);
   const allow = allowedOrigin(c.req.header("origin") || "", c.env.CORS_ORIGINS);
-  const expose = EXPOSE.join(",");
+  // LangGraph's API also says where a run is: the SDK reads its id from Content-Location, its stream to rejoin from Location.
+  const expose = (c.req.path.startsWith("/v1/agent-protocol/") ? ["content-location", "location", ...EXPOSE] : EXPOSE).join(",");
   if (allow) c.header("Access-Control-Allow-Origin", allow);
   c.header("Access-Control-Expose-Headers", expose);
   await next();

@@ -10,9 +10,11 @@ import { errorText, log } from "../core/log";
  * a producer that outlives the client is kept alive explicitly.
  */
 export type SseWriter = {
-  /** Writes one event; never throws (a gone client just stops receiving). */
-  send(data: string, event?: string): Promise<void>;
+  /** Writes one event (with its `id:` when given); never throws (a gone client just stops receiving). */
+  send(data: string, event?: string, id?: string): Promise<void>;
   readonly clientGone: boolean;
+  /** Calls `listener` when the client goes away (its read of the stream is cancelled). */
+  onGone(listener: () => void): void;
 };
 
 export function sseResponse(
@@ -26,9 +28,12 @@ export function sseResponse(
     get clientGone() {
       return stream.aborted;
     },
-    async send(data, event) {
+    onGone(listener) {
+      stream.onAbort(listener);
+    },
+    async send(data, event, id) {
       if (stream.aborted) return;
-      await stream.writeSSE(event ? { event, data } : { data }); // a write to a gone client is dropped by the writer
+      await stream.writeSSE({ data, ...(event ? { event } : {}), ...(id !== undefined ? { id } : {}) }); // a write to a gone client is dropped by the writer
     },
   };
   const done = producer(out)

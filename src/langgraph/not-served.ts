@@ -1,3 +1,4 @@
+import { AP, SERVED_ROUTES } from "../agent-protocol/served";
 import { AppError } from "../core/errors";
 
 /** What LangGraph's own server serves at its root, that an SDK Client pointed at edgeweave's root would ask for. */
@@ -9,16 +10,24 @@ const SERVED =
 
 /**
  * A pointer for the LangGraph SDK's requests that match no route (issue 24.10): a Client whose
- * `apiUrl` is the server's root, and the LangGraph server's threads / assistants / runs API, which
- * edgeweave does not serve. `GET /v1/langgraph/threads/{id}` and `POST …/threads/search` (the SDK's
- * `threads.get` and `threads.search`) share a path with the checkpointer's DELETE: they are 404
- * with what exists, not a 405 that suggests DELETE. Undefined: not one of these (the caller answers 404 or 405).
+ * `apiUrl` is the server's root, or the store's base path while it calls the server API (threads,
+ * assistants, runs: under AP), and what the server API under AP does not serve (issue 34).
+ * `GET /v1/langgraph/threads/{id}` and `POST …/threads/search` (the SDK's `threads.get` and
+ * `threads.search`) share a path with the checkpointer's DELETE: they are 404 with what exists, not
+ * a 405 that suggests DELETE. Undefined: not one of these (the caller answers 404 or 405).
  */
 export function langgraphPointer(method: string, path: string, allowed: readonly string[]): AppError | undefined {
   if (SERVER_API.test(path)) {
     return new AppError(
       "BEM-002",
-      `No route ${path} at the root: LangGraph's API is under /v1/langgraph — new Client({ apiUrl: "<origin>/v1/langgraph", apiKey }). ${SERVED}`,
+      `No route ${path} at the root: LangGraph's server API (threads, assistants, runs) is under ${AP} — new Client({ apiUrl: "<origin>${AP}", apiKey }); its store is under /v1/langgraph — new Client({ apiUrl: "<origin>/v1/langgraph", apiKey }). ${SERVED}`,
+    );
+  }
+  if (path.startsWith(`${AP}/`)) {
+    if (allowed.length > 0) return undefined; // a real route, another method: 405
+    return new AppError(
+      "BEM-002",
+      `${method} ${path.slice(AP.length)} is not served by edgeweave's LangGraph API (under ${AP}). Served: ${SERVED_ROUTES}. The store (client.store) is under /v1/langgraph.`,
     );
   }
   if (!path.startsWith("/v1/langgraph/")) return undefined;
@@ -26,6 +35,6 @@ export function langgraphPointer(method: string, path: string, allowed: readonly
   if (allowed.length > 0 && !threadItself) return undefined; // a real route, another method: 405
   return new AppError(
     "BEM-002",
-    `${method} ${path} is not served: edgeweave does not serve the LangGraph server's threads, assistants or runs API (edgeweave's own threads: GET /v1/threads/{thread_id}). ${SERVED}`,
+    `${method} ${path} is not served here: LangGraph's server API (threads, assistants, runs) is under ${AP} — new Client({ apiUrl: "<origin>${AP}", apiKey }) (edgeweave's own threads: GET /v1/threads/{thread_id}). ${SERVED}`,
   );
 }

@@ -26,6 +26,8 @@ export type ObjectParts = {
   facts: FactsCache;
   /** Where the runs' usage and thread-list writes wait for the object's next batch to D1. */
   deferred: DeferredBookkeeping;
+  /** The runs in this object that a cancel can stop, by their TurnInput.cancelKey. */
+  cancels: Map<string, AbortController>;
 };
 
 /**
@@ -116,6 +118,8 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
       : undefined;
     let room: ThreadRoom | undefined;
     let report: ReconcileReport | null = null;
+    const cancel = input.cancelKey !== undefined ? new AbortController() : undefined;
+    if (cancel && input.cancelKey !== undefined) o.cancels.set(input.cancelKey, cancel);
     let ended = () => undefined as void;
     let answered = false;
     try {
@@ -149,7 +153,7 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
         : { input: input.responses?.previousResponse ? afterResponse(room, input, input.responses.previousResponse) : input, report: null };
       report = settled.report;
       const turn = settled.input;
-      const deps = { env: o.env, waitUntil: io.later, io, thread: room };
+      const deps = { env: o.env, waitUntil: io.later, io, thread: room, ...(cancel ? { signal: cancel.signal } : {}) };
       const {
         timings,
         state: _state,
@@ -162,6 +166,7 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
     } finally {
       // A save with endRun released it already (then this does nothing); any failure gives it back here.
       room?.end();
+      if (input.cancelKey !== undefined) o.cancels.delete(input.cancelKey);
     }
     // Only a run that answered keeps its read bookmark: a client's header that D1 refuses (well-formed, but never issued,
     // or another database's) fails that turn alone instead of becoming every later turn's constraint, whoever runs it.

@@ -22,6 +22,7 @@ import type { ReconcileInput } from "../thread/message-hash";
 import { openThreadMeta } from "../thread/sql-schema";
 import type { Reconciled } from "../thread/reconcile-live";
 import { clampTtl, clampWait, LEASE, type Lease, RunLeases } from "../thread/run-lease";
+import { type ApiThreadView, FINISHED, type RunAdmission, type RunFeed, type RunRecord, RunRecords, type RunStatus, STALE_RUN_MS } from "../thread/run-records";
 import { type StoredResponse, StoredResponses } from "../thread/stored-responses";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "../thread/thread-store";
 import { threadObjectName } from "../thread/thread-id";
@@ -69,6 +70,8 @@ export class ThreadDO extends DurableObject<Env> {
   /** Undefined only between a delete of the storage and the next call (which re-creates the tables). */
   #opened: ThreadCapabilities | undefined;
   #leases: RunLeases | undefined;
+  /** The runs in this object a cancel can stop (LangGraph API), by their cancel key; memory only, as the runs are. */
+  readonly #cancels = new Map<string, AbortController>();
   /** Runs whose bookkeeping is still to land (a delete waits for them). */
   readonly #inFlight = new RunsInFlight();
   /** The facts its runs read last, served to the next runs while fresh (memory/facts-cache.ts; memory only). */
@@ -119,6 +122,7 @@ export class ThreadDO extends DurableObject<Env> {
       leases: this.#openLeases(),
       inFlight: this.#inFlight,
       facts: this.#facts,
+      cancels: this.#cancels,
       deferred: {
         usage: (u) => {
           self.#parts.bookkeeping.addUsage(u);
@@ -374,6 +378,113 @@ export class ThreadDO extends DurableObject<Env> {
     return coded(() => this.#parts.responses.delete(id));
   }
 
+  // ---- the LangGraph API's runs (src/thread/run-records.ts) ----
+
+  /** Stops run `runId` if it runs in this object now (nothing of it is saved); false when it does not. */
+  runCancel(runId: string): RpcResult<boolean> {
+    const cancel = this.#cancels.get(runId);
+    cancel?.abort(new AppError("BEM-204", `Run '${runId}' was cancelled; nothing of it was saved`));
+    return { ok: true, value: cancel !== undefined };
+  }
+
+  /** What LangGraph's thread read needs, in one call: the head state's first page, its checkpoint's entry, whether a run holds the thread, its last run. */
+  apiThreadView(): RpcResult<ApiThreadView> {
+    return coded(() => {
+      const parts = this.#parts;
+      const page = parts.log.statePage(null);
+      const entry = page.checkpoint_id === null ? null : (parts.log.history({ from: page.checkpoint_id, limit: 1 }).checkpoints[0] ?? null);
+      const [last] = parts.runs.list({ limit: 1, offset: 0 });
+      return { page, entry, busy: this.#openLeases().live() !== null, lastRun: last ? this.#settleStale(last) : null };
+    });
+  }
+
+  /** LangGraph's POST /threads made the thread: it exists before its first run writes a checkpoint. */
+  apiThreadCreated(): RpcResult<null> {
+    return coded(() => {
+      this.#parts.meta.setValue("api_thread", "1");
+      return null;
+    });
+  }
+
+  /**
+   * Admits a LangGraph run in one call: the thread must exist (a checkpoint, or made by POST /threads) unless
+   * `create`; with `reject`, no run may hold it; then its record is written. What refused it, else the record.
+   */
+  runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean; interrupt?: boolean }): RpcResult<RunAdmission> {
+    return coded(() => {
+      const parts = this.#parts;
+      const exists = parts.meta.head() !== null || parts.meta.value("api_thread") === "1";
+      if (!exists && !opts.create) return { refused: "missing" } as const;
+      if (opts.reject && this.#openLeases().live() !== null) return { refused: "busy" } as const;
+      if (!exists) parts.meta.setValue("api_thread", "1");
+      // multitask_strategy interrupt / rollback: the runs under way here stop (saving nothing); this one then takes its turn.
+      if (opts.interrupt)
+        for (const [key, cancel] of this.#cancels) cancel.abort(new AppError("BEM-204", `Run '${key}' was cancelled by a newer run (multitask_strategy)`));
+      return { record: parts.runs.create(r), created: !exists };
+    });
+  }
+  runGet(runId: string): RpcResult<RunRecord | null> {
+    return coded(() => {
+      const run = this.#parts.runs.get(runId);
+      return run && this.#settleStale(run);
+    });
+  }
+  runList(opts: { limit: number; offset: number; status?: RunStatus }): RpcResult<RunRecord[]> {
+    return coded(() => this.#parts.runs.list(opts).map((r) => this.#settleStale(r)));
+  }
+  runAppend(runId: string, events: { event: string; data: string }[], end?: { status: RunStatus; error?: string }): RpcResult<null> {
+    return coded(() => {
+      this.#parts.runs.append(runId, events, end);
+      return null;
+    });
+  }
+
+  /** The run's kept events after `after`, then its live ones, then its end: NDJSON of RunFeed (one RPC stream, however long the run). */
+  runFollow(runId: string, after: number): ReadableStream<Uint8Array> {
+    const encoder = new TextEncoder();
+    let following: { stop: () => void } | undefined;
+    let watch: ReturnType<typeof setInterval> | undefined;
+    const stop = () => {
+      following?.stop();
+      clearInterval(watch);
+    };
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        const feed = (f: RunFeed) => {
+          try {
+            controller.enqueue(encoder.encode(`${JSON.stringify(f)}\n`));
+            if (f.type === "end") {
+              clearInterval(watch);
+              controller.close();
+            }
+          } catch {
+            stop(); // the reader went away
+          }
+        };
+        const run = this.#parts.runs.get(runId);
+        if (run) this.#settleStale(run);
+        following = this.#parts.runs.follow(runId, after, feed);
+        // A follower of a run whose worker goes away meanwhile is ended too, not left waiting.
+        watch = setInterval(() => {
+          const now = this.#parts.runs.get(runId);
+          if (now) this.#settleStale(now);
+        }, STALE_RUN_MS / 3);
+      },
+      cancel: stop,
+    });
+  }
+
+  /**
+   * A run not finished, though nothing holds the thread and it wrote nothing for STALE_RUN_MS, lost the
+   * worker that ran it (the thread is at its last checkpoint, as a failed run leaves it): it ends as an error.
+   */
+  #settleStale(run: RunRecord): RunRecord {
+    if (FINISHED.includes(run.status) || this.#openLeases().live() !== null || Date.now() - run.updated_at < STALE_RUN_MS) return run;
+    const error = "BEM-001: The run stopped before its end (its worker went away); the thread is at its last checkpoint";
+    this.#parts.runs.append(run.run_id, [{ event: "error", data: JSON.stringify({ error: "BEM-001", message: error.slice(9) }) }], { status: "error", error });
+    return this.#parts.runs.get(run.run_id) ?? run;
+  }
+
   // ---- internals ---------------------------------------------------------
 
   #open(): ThreadCapabilities {
@@ -384,6 +495,7 @@ export class ThreadDO extends DurableObject<Env> {
       meta,
       log: ThreadStore.of(storage, { meta, ids: this.#ids, limits }),
       responses: new StoredResponses(storage.sql),
+      runs: new RunRecords(storage.sql),
       bookkeeping: new PendingBookkeeping(storage.sql, meta),
       langgraph: new LangGraphCheckpoints(storage, meta, Number(this.env.LANGGRAPH_CHUNK_BYTES) || 1_900_000, {
         threadBytes: limits.threadBytes,

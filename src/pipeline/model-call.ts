@@ -39,7 +39,7 @@ export type CutCall = { model: ModelConfig; usage: TurnUsage };
 
 /** One model call of a run: what it sends (the system prompt, the conversation, the server tools) and where the answer streams. */
 export type RoutedCall = {
-  deps: Pick<RunDeps, "env" | "fetch">;
+  deps: Pick<RunDeps, "env" | "fetch" | "signal">;
   plan: Pick<RunPlan, "input" | "clientSystem" | "route">;
   facts: Message[];
   system: string | null;
@@ -82,7 +82,9 @@ export async function callRouted(call: RoutedCall): Promise<Call> {
     requests.set(m, request);
     return request;
   };
-  const ctx = { env: deps.env, fetch: deps.fetch };
+  // A cancelled run's call stops: the signal's reason (BEM-204) ends the run, never retried (failover.ts).
+  deps.signal?.throwIfAborted();
+  const ctx = { env: deps.env, fetch: deps.fetch, ...(deps.signal ? { signal: deps.signal } : {}) };
   // An upstream that answered 200 with a body it could not use charged the call: billed (estimated), then failed over as before.
   const billAnswered = (m: ModelConfig, e: unknown) => {
     if (isProviderError(e) && e.answered) onCut({ model: m, usage: usageOf(requestFor(m).messages, m, NOTHING) });

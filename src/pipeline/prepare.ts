@@ -36,6 +36,8 @@ export type RunDeps = {
   env: Env;
   waitUntil: (p: Promise<unknown>) => void;
   fetch?: typeof fetch;
+  /** Cancels the run (its provider calls stop; nothing of it is saved): the LangGraph API's cancel. */
+  signal?: AbortSignal;
   /** The run's D1 traffic: facts through one session, bookkeeping batched after the answer. */
   io: RunIO;
   /**
@@ -139,10 +141,11 @@ function planRun(deps: RunDeps, input: TurnInput) {
 }
 
 /** The client's messages: system/developer ones are this call's instructions; the rest are the turn (at least one). */
-function splitInput(messages: readonly ParsedMessageInput[]): { clientSystem: ChatMessage[]; toSave: ParsedMessageInput[] } {
+function splitInput(messages: readonly ParsedMessageInput[], resuming: boolean): { clientSystem: ChatMessage[]; toSave: ParsedMessageInput[] } {
   const clientSystem = messages.filter(isInstruction).map(toChat);
   const toSave = messages.filter((m) => !isInstruction(m));
-  if (toSave.length === 0) throw new AppError("BEM-011", "messages: at least one non-system message is required");
+  // A resumed run's input is the person's decisions (TurnInput.resume), not messages.
+  if (toSave.length === 0 && !resuming) throw new AppError("BEM-011", "messages: at least one non-system message is required");
   return { clientSystem, toSave };
 }
 
@@ -272,7 +275,7 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
   const { principal } = input;
   const { context, ...plan } = planRun(deps, input);
   const { agent, thread, middlewares } = plan;
-  const { clientSystem, toSave } = splitInput(input.messages);
+  const { clientSystem, toSave } = splitInput(input.messages, input.resume !== undefined);
   // Every layer, the agent's or the client's, was checked against the caller's grants when the turn was admitted (admit.ts).
   const scopes = admission.scopes.map((s) => MemoryScope.parse(s));
   const { route, lastUser, budget } = routeRun(env, input, agent, clientSystem, toSave);

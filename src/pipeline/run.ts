@@ -13,6 +13,7 @@ import { addUsage, type TurnUsage } from "./usage";
 import type { Admission } from "./admit";
 import { type SaveRun, saveRun } from "./save-run";
 import type { ThreadRoom } from "./thread-room";
+import { approvalToolsOf, resumeWrites } from "./resume";
 import { scheduleExtraction } from "../tasks/messages";
 import { extractionWarning } from "./extraction-check";
 import { errorText, log } from "../core/log";
@@ -45,8 +46,12 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
   const events: string[] = [];
 
   const inputWrite: StepWrite = { source: "input", update: { messages: p.inputMessages } };
-  const startState = applyUpdate(context.state, inputWrite.update, p.reducers);
-  const clientToolNames = (p.input.params?.tools ?? []).map((t) => t.function.name);
+  // A resumed run starts with the person's decisions on the calls the last run stopped at (pipeline/resume.ts).
+  const resumed = p.input.resume ? await resumeWrites(p, context.state, p.input.resume.decisions) : undefined;
+  const prefix = resumed?.writes ?? [inputWrite];
+  const startState = resumed?.state ?? applyUpdate(context.state, inputWrite.update, p.reducers);
+  // Calls to the client's tools and to tools that wait for a person's approval end the run unexecuted.
+  const clientToolNames = [...(p.input.params?.tools ?? []).map((t) => t.function.name), ...approvalToolsOf(p.middlewares)];
 
   let loop: { state: AgentState; steps: LoopStep[] };
   // The run's steps as its thread's checkpoints (the first with the input and the routing record).
@@ -57,7 +62,7 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
     ...(p.input.fromEmpty ? { fromEmpty: true } : {}),
     reducers: p.reducers,
     record: { model, route: p.route, attempts, scopes: p.scopes, memory: context.memory },
-    prefix: [inputWrite],
+    prefix,
     steps,
   });
   // Every model call the provider answered, in part or whole, is billed, whether or not the run then completes (e.g. steps exhausted, a cut stream).

@@ -3,6 +3,7 @@ import type { LangGraphCheckpoints } from "../thread/langgraph-checkpoints";
 import type { PendingBookkeeping } from "../thread/pending-bookkeeping";
 import type { ThreadMeta } from "../thread/meta";
 import type { Lease, RunLeases } from "../thread/run-lease";
+import type { RunRecords } from "../thread/run-records";
 import type { StoredResponses } from "../thread/stored-responses";
 import { type ThreadKind, touchThread } from "../thread/thread-list";
 import type { ThreadStore } from "../thread/thread-store";
@@ -16,6 +17,8 @@ export type ThreadCapabilities = {
   /** The thread log: messages, channels, checkpoints (src/thread/thread-store.ts). */
   log: ThreadStore;
   responses: StoredResponses;
+  /** The LangGraph API's runs and their kept events (src/thread/run-records.ts). */
+  runs: RunRecords;
   langgraph: LangGraphCheckpoints;
   /** What the runs owe D1 (usage, the thread list), until the object sends it. */
   bookkeeping: PendingBookkeeping;

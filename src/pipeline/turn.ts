@@ -42,6 +42,12 @@ export type ResponsesTurn = {
  */
 export type ResponseTemplate = { id: string; item: string; created_at: number; echo: Record<string, unknown>; input: unknown[] };
 
+/** A decision on one stopped tool call: run it, run it with other arguments, or answer it with a refusal. */
+export type Decision =
+  | { type: "approve" }
+  | { type: "edit"; edited_action: { name: string; args: Record<string, unknown> } }
+  | { type: "reject"; message?: string };
+
 /** One agent run as the endpoints describe it. */
 export type TurnInput = {
   principal: Principal;
@@ -70,6 +76,14 @@ export type TurnInput = {
   resent?: boolean;
   /** What only a Responses request carries (src/responses/plan.ts); settled in the thread's object, under the run's lease. */
   responses?: ResponsesTurn;
+  /**
+   * A person's decisions on the calls a human_in_the_loop middleware stopped the last run at (one per call, in
+   * order): the run executes the approved (or edited) calls, answers the rejected ones, then calls the model.
+   * The turn then has no new messages of its own.
+   */
+  resume?: { decisions: Decision[] };
+  /** Names the run for a cancel (the LangGraph API's run id): its thread's object can stop it by this key. */
+  cancelKey?: string;
   /** Per-run context for the agent's dynamic prompt. */
   context?: Record<string, unknown>;
   /** A D1 bookmark the client got from a fact write: the run reads facts at least that fresh. */

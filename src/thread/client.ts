@@ -5,6 +5,7 @@ import { parseThreadId, threadObjectName } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
 import type { ReconcileInput } from "./message-hash";
 import type { Reconciled } from "./reconcile-live";
+import type { ApiThreadView, RunAdmission, RunRecord, RunStatus } from "./run-records";
 import type { StoredResponse } from "./stored-responses";
 import type {
   BeginRunOptions,
@@ -49,6 +50,14 @@ export interface ThreadEndpoint {
   endRun(token: string): Answer<boolean>;
   destroy(thread: ThreadName): Answer<null>;
   reconcile(messages: ReconcileInput[]): Answer<Reconciled>;
+  apiThreadCreated(): Answer<null>;
+  runCancel(runId: string): Answer<boolean>;
+  apiThreadView(): Answer<ApiThreadView>;
+  runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean; interrupt?: boolean }): Answer<RunAdmission>;
+  runGet(runId: string): Answer<RunRecord | null>;
+  runList(opts: { limit: number; offset: number; status?: RunStatus }): Answer<RunRecord[]>;
+  runAppend(runId: string, events: { event: string; data: string }[], end?: { status: RunStatus; error?: string }): Answer<null>;
+  runFollow(runId: string, after: number): ReadableStream<Uint8Array> | Promise<ReadableStream<Uint8Array>>;
   getResponse(id: string): Answer<StoredResponse | null>;
   deleteResponse(id: string): Answer<boolean>;
 }
@@ -91,8 +100,17 @@ export class ThreadClient {
   }
 
   async getState(checkpointId?: string): Promise<ThreadState> {
-    // Page by page (each RPC well under the 32 MiB limit), all pages of the checkpoint the first one read.
-    const first = unwrap(await this.stub.getState(checkpointId ?? null));
+    return this.#whole(unwrap(await this.stub.getState(checkpointId ?? null)));
+  }
+
+  /** LangGraph's thread read (src/http/agent-protocol-state.ts): the head state whole, its entry, busy, the last run; one call for most threads. */
+  async apiThreadView(): Promise<Omit<ApiThreadView, "page"> & { state: ThreadState }> {
+    const { page, ...rest } = unwrap(await this.stub.apiThreadView());
+    return { ...rest, state: await this.#whole(page) };
+  }
+
+  /** A state from its first page: page by page (each RPC well under the 32 MiB limit), all pages of the checkpoint the first one read. */
+  async #whole(first: StatePage): Promise<ThreadState> {
     const messages = [...first.channels.messages];
     for (let next = first.next_offset; next !== null; ) {
       const page = unwrap(await this.stub.getState(first.checkpoint_id, { offset: next }));
@@ -105,6 +123,31 @@ export class ThreadClient {
 
   async getHistory(opts: HistoryOptions = {}): Promise<History> {
     return unwrap(await this.stub.getHistory(opts));
+  }
+
+  /** The LangGraph API's runs of this thread (src/thread/run-records.ts). */
+  /** Stops the run if it runs in the thread's object now; false when it does not. */
+  async runCancel(runId: string): Promise<boolean> {
+    return unwrap(await this.stub.runCancel(runId));
+  }
+  async apiThreadCreated(): Promise<void> {
+    unwrap(await this.stub.apiThreadCreated());
+  }
+  async runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean; interrupt?: boolean }): Promise<RunAdmission> {
+    return unwrap(await this.stub.runAdmit(r, opts));
+  }
+  async runGet(runId: string): Promise<RunRecord | null> {
+    return unwrap(await this.stub.runGet(runId));
+  }
+  async runList(opts: { limit: number; offset: number; status?: RunStatus }): Promise<RunRecord[]> {
+    return unwrap(await this.stub.runList(opts));
+  }
+  async runAppend(runId: string, events: { event: string; data: string }[], end?: { status: RunStatus; error?: string }): Promise<void> {
+    unwrap(await this.stub.runAppend(runId, events, end));
+  }
+  /** The run's events after `after`, then live, then its end: NDJSON, one RunFeed a line (src/thread/run-records.ts). */
+  async runFollow(runId: string, after: number): Promise<ReadableStream<Uint8Array>> {
+    return await this.stub.runFollow(runId, after);
   }
 
   /** Whether the thread exists: its object holds a checkpoint (the D1 list is bookkeeping, the object the truth). */

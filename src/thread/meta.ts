@@ -5,10 +5,11 @@ import { decodeHead, type Head } from "./thread-rows";
 /**
  * The meta rows other capabilities keep here, read and written through `value` / `json` / `setValue`:
  * the pending bookkeeping's four (src/thread/pending-bookkeeping.ts), the thread log's history total
- * (history-bytes.ts; written with the head, by setHead) and the LangGraph rows' total (langgraph-checkpoints.ts). One list, so no two
+ * (history-bytes.ts; written with the head, by setHead), the LangGraph rows' total (langgraph-checkpoints.ts) and whether LangGraph's
+ * thread API created the thread before its first run (`api_thread`, src/thread/run-records.ts). One list, so no two
  * capabilities can use one key.
  */
-export type KeptMetaKey = "pending_listing" | "sending_bookkeeping" | "bookkeeping_sender" | "bookkeeping_seq" | "history_bytes" | "lg_bytes";
+export type KeptMetaKey = "pending_listing" | "sending_bookkeeping" | "bookkeeping_sender" | "bookkeeping_seq" | "history_bytes" | "lg_bytes" | "api_thread";
 
 /**
  * The thread object's `meta` rows, one capability: the schema version (written by the

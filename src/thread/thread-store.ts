@@ -211,8 +211,11 @@ export class ThreadStore {
     // A `before` must be one of the thread's checkpoints (a page's next_before): another string paged from wherever it sorted.
     if (opts.before !== undefined && this.sql.exec(`SELECT 1 FROM checkpoints WHERE id = ?`, opts.before).toArray().length === 0)
       throw new AppError("BEM-011", `before: '${opts.before}' is no checkpoint of this thread; pass the previous page's next_before`);
+    // `from`: the page starts at this checkpoint itself (a reader that needs one checkpoint's parent and time).
+    if (opts.from !== undefined) this.checkpointRow(opts.from);
+    const [bound, start] = opts.from !== undefined ? ["<=", opts.from] : ["<", opts.before ?? "~"];
     const rows = this.sql
-      .exec(`SELECT id, parent_id, step, source, created_at FROM checkpoints WHERE id < ? ORDER BY id DESC LIMIT ?`, opts.before ?? "~", limit + 1)
+      .exec(`SELECT id, parent_id, step, source, created_at FROM checkpoints WHERE id ${bound} ? ORDER BY id DESC LIMIT ?`, start, limit + 1)
       .toArray()
       .map((r) => CheckpointRow.parse(r));
     // A page also ends at HISTORY_PAGE_BYTES of writes (at least one checkpoint), so it fits one RPC.

@@ -163,7 +163,8 @@ export type LeaseGrant = z.infer<typeof LeaseGrant>;
 
 /** How a write relates to the run lease: the holder's token, and whether this write ends the run. */
 export type RunWrite = { token?: string; endRun?: boolean };
-export type HistoryOptions = { before?: string; limit?: number };
+/** `before`: the page after this checkpoint (exclusive, a previous page's next_before); `from`: the page starting at this one (404 BEM-032 when not in the thread). */
+export type HistoryOptions = { before?: string; from?: string; limit?: number };
 
 /** Cloudflare RPC drops custom error fields, so DO methods return this and the client rethrows. */
 /** `retry_after` (seconds) becomes the error's Retry-After header (BEM-038). */

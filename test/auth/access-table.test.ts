@@ -179,6 +179,15 @@ const onA1 = (method: string, path: string | (() => Promise<string>), body?: unk
   expect: adminOnly({ member_a: "allow" }),
 });
 
+/** A LangGraph run of the planner (its layers: the session only) on the offline model. */
+const apRun = { assistant_id: "planner", config: { configurable: { model: "offline-echo" } }, context: { user_name: "x" }, input: { messages: say("hi") } };
+/** A finished LangGraph run of tenant A's admin on thread a-1: its id, from Content-Location. */
+const freshRun = async () => {
+  const res = await api("/v1/agent-protocol/threads/a-1/runs/wait", { key: A.adminKey, body: apRun });
+  if (res.status !== 200) throw new Error(`setup failed: ${res.status} ${await res.text()}`);
+  return res.headers.get("content-location")!.split("/").at(-1)!;
+};
+
 const b64 = (o: unknown) => btoa(JSON.stringify(o));
 const lgPut = checkpointPut;
 const acmeNs = ["organization", "acme"];
@@ -418,6 +427,84 @@ const TABLE: Record<string, Row> = Object.fromEntries<Row>([
     "POST /v1/langgraph/store/batch",
     lgStore("POST", "/v1/langgraph/store/batch", () => ({ ops: [{ op: "put", namespace: acmeNs, key: uid(), value: { a: 1 } }] })),
   ],
+  // LangGraph's server API (src/http/agent-protocol-*.ts): the same thread rules as edgeweave's own routes.
+  ["GET /v1/agent-protocol/info", { call: () => ({ method: "GET", path: "/v1/agent-protocol/info" }), expect: bearerOnly("allow") }],
+  [
+    "POST /v1/agent-protocol/assistants/search",
+    { call: () => ({ method: "POST", path: "/v1/agent-protocol/assistants/search", body: {} }), expect: bearerOnly("allow") },
+  ],
+  [
+    "GET /v1/agent-protocol/assistants/:assistant_id",
+    { call: () => ({ method: "GET", path: "/v1/agent-protocol/assistants/planner" }), expect: bearerOnly("allow") },
+  ],
+  [
+    "GET /v1/agent-protocol/assistants/:assistant_id/schemas",
+    { call: () => ({ method: "GET", path: "/v1/agent-protocol/assistants/planner/schemas" }), expect: bearerOnly("allow") },
+  ],
+  [
+    "POST /v1/agent-protocol/threads",
+    { call: () => ({ method: "POST", path: "/v1/agent-protocol/threads", body: { thread_id: `a-ap-${uid()}` } }), expect: adminOnly({ member_a: "allow" }) },
+  ],
+  [
+    "POST /v1/agent-protocol/threads/search",
+    {
+      call: () => ({ method: "POST", path: "/v1/agent-protocol/threads/search", body: {} }),
+      expect: { default: "allow", operator: "deny", webhook: "deny", other_admin: "own" },
+    },
+  ],
+  ["GET /v1/agent-protocol/threads/:thread_id", onA1("GET", "/v1/agent-protocol/threads/a-1")],
+  ["PATCH /v1/agent-protocol/threads/:thread_id", onA1("PATCH", "/v1/agent-protocol/threads/a-1", { metadata: { k: "v" } })],
+  [
+    "DELETE /v1/agent-protocol/threads/:thread_id",
+    { call: async () => ({ method: "DELETE", path: `/v1/agent-protocol/threads/${await freshThread()}` }), expect: adminOnly() },
+  ],
+  ["GET /v1/agent-protocol/threads/:thread_id/state", onA1("GET", "/v1/agent-protocol/threads/a-1/state")],
+  [
+    "GET /v1/agent-protocol/threads/:thread_id/state/:checkpoint_id",
+    onA1("GET", () => Promise.resolve(`/v1/agent-protocol/threads/a-1/state/${firstCheckpoint}`)),
+  ],
+  [
+    "POST /v1/agent-protocol/threads/:thread_id/state/checkpoint",
+    {
+      call: () => ({ method: "POST", path: "/v1/agent-protocol/threads/a-1/state/checkpoint", body: { checkpoint: { checkpoint_id: firstCheckpoint } } }),
+      expect: adminOnly({ member_a: "allow" }),
+    },
+  ],
+  [
+    "POST /v1/agent-protocol/threads/:thread_id/state",
+    { call: () => ({ method: "POST", path: "/v1/agent-protocol/threads/a-1/state", body: { values: { topic: uid() } } }), expect: adminOnly() },
+  ],
+  ["POST /v1/agent-protocol/threads/:thread_id/history", onA1("POST", "/v1/agent-protocol/threads/a-1/history", {})],
+  ["POST /v1/agent-protocol/threads/:thread_id/runs/stream", onA1("POST", "/v1/agent-protocol/threads/a-1/runs/stream", apRun)],
+  ["POST /v1/agent-protocol/threads/:thread_id/runs/wait", onA1("POST", "/v1/agent-protocol/threads/a-1/runs/wait", apRun)],
+  ["POST /v1/agent-protocol/threads/:thread_id/runs", onA1("POST", "/v1/agent-protocol/threads/a-1/runs", apRun)],
+  // Without a thread: a run of any key that may run (the agent's session layer is not there).
+  [
+    "POST /v1/agent-protocol/runs/stream",
+    {
+      call: () => ({ method: "POST", path: "/v1/agent-protocol/runs/stream", body: apRun }),
+      expect: { default: "allow", operator: "deny", webhook: "deny", other_admin: "own" },
+    },
+  ],
+  [
+    "POST /v1/agent-protocol/runs/wait",
+    {
+      call: () => ({ method: "POST", path: "/v1/agent-protocol/runs/wait", body: apRun }),
+      expect: { default: "allow", operator: "deny", webhook: "deny", other_admin: "own" },
+    },
+  ],
+  ["GET /v1/agent-protocol/threads/:thread_id/runs", onA1("GET", "/v1/agent-protocol/threads/a-1/runs")],
+  ["GET /v1/agent-protocol/threads/:thread_id/runs/:run_id", onA1("GET", async () => `/v1/agent-protocol/threads/a-1/runs/${await freshRun()}`)],
+  ["GET /v1/agent-protocol/threads/:thread_id/runs/:run_id/join", onA1("GET", async () => `/v1/agent-protocol/threads/a-1/runs/${await freshRun()}/join`)],
+  ["GET /v1/agent-protocol/threads/:thread_id/runs/:run_id/stream", onA1("GET", async () => `/v1/agent-protocol/threads/a-1/runs/${await freshRun()}/stream`)],
+  // A finished run: 409 BEM-203 for whoever reaches it (cancelling a running one: test/agent-protocol/run-records.test.ts).
+  [
+    "POST /v1/agent-protocol/threads/:thread_id/runs/:run_id/cancel",
+    {
+      call: async () => ({ method: "POST", path: `/v1/agent-protocol/threads/a-1/runs/${await freshRun()}/cancel` }),
+      expect: adminOnly({ admin: "own", member_a: "own" }),
+    },
+  ],
   // Last: an accepted delivery's turn runs on the queue in the background.
   [
     "POST /v1/webhooks/:id",
@@ -441,7 +528,14 @@ async function send(who: Who, c: Call): Promise<Response> {
 }
 
 /** An accepted background task writes on the queue's time: wait for it, so it is not taken for the next call's doing. */
-async function settled(status: number, text: string): Promise<void> {
+async function settled(status: number, text: string, call: Call, who: Who): Promise<void> {
+  // A LangGraph background run goes on after its answer: joined, so its save is not the next call's doing.
+  const run =
+    status === 200 && call.path.endsWith("/runs") && call.method === "POST" ? (JSON.parse(text) as { run_id?: string; thread_id?: string }) : undefined;
+  if (run?.run_id && run.thread_id && who !== "webhook") {
+    await send(who, { method: "GET", path: `/v1/agent-protocol/threads/${run.thread_id}/runs/${run.run_id}/join` }).then((r) => r.text());
+    return;
+  }
   const taskId = status === 202 ? (JSON.parse(text) as { task_id?: string }).task_id : undefined;
   if (!taskId) return;
   for (const until = Date.now() + 20_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
@@ -480,7 +574,7 @@ describe("access table: every registered route × every principal", () => {
         const before = expected === "allow" ? undefined : await snapshot(expected === "own" ? "A" : "all");
         const res = await send(who, call);
         const text = await res.text();
-        await settled(res.status, text);
+        await settled(res.status, text, call, who);
         const changed = before ? await changedSince(before) : [];
         calls++;
         const where = `${route} as ${who} → ${res.status} ${text.slice(0, 120)}`;

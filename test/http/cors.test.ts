@@ -93,6 +93,13 @@ describe("CORS for browser apps (CORS_ORIGINS=https://app.example.com in tests)"
     // An unknown route's error is answered past the CORS layer (app.notFound): the same headers but Vary.
     expect(await headersOf("/v1/no-such-route", { ...key, ...origin })).toEqual({ status: 404, allow: "https://app.example.com", ...common, vary: null });
     expect(await headersOf("/v1/models", { ...key, origin: "https://evil.example" })).toEqual({ status: 200, allow: null, ...common });
+    // LangGraph's API also exposes where a run is (the SDK reads Content-Location and Location).
+    expect(await headersOf("/v1/agent-protocol/info", { ...key, ...origin })).toEqual({
+      status: 200,
+      allow: "https://app.example.com",
+      ...common,
+      expose: `content-location,location,${expose}`,
+    });
   });
 
   it("tags every response with a request id", async () => {

@@ -20,11 +20,12 @@ describe("LangGraph SDK calls edgeweave does not serve", () => {
     const error = await errorOf(res);
     expect(error.code).toBe("BEM-002");
     expect(error.message).toContain('apiUrl: "<origin>/v1/langgraph"');
+    expect(error.message).toContain('apiUrl: "<origin>/v1/agent-protocol"');
     // With the right apiUrl it works.
     await clientAt(`${BASE_URL}/v1/langgraph`, t.adminKey).store.putItem(["docset", "d"], "k", { v: 1 });
   });
 
-  it("threads.get and threads.search: 404 naming what exists, not 405", async () => {
+  it("threads.get and threads.search under the store's base path: 404 pointing at the server API, not 405", async () => {
     const t = await createTenant();
     const client = clientAt(`${BASE_URL}/v1/langgraph`, t.adminKey);
     await expect(client.threads.get("t-1")).rejects.toMatchObject({ status: 404 });
@@ -41,6 +42,7 @@ describe("LangGraph SDK calls edgeweave does not serve", () => {
       expect(error.code).toBe("BEM-002");
       expect(error.message).toContain("POST /v1/langgraph/threads/{thread_id}/get");
       expect(error.message).toContain("GET /v1/threads/{thread_id}");
+      expect(error.message).toContain('apiUrl: "<origin>/v1/agent-protocol"');
     }
     // A real route with another method is still 405, and the key is still checked first.
     expect((await api("/v1/langgraph/threads/t-1/batch", { method: "GET", key: t.adminKey })).status).toBe(405);

@@ -41,7 +41,7 @@ describe("the shipped models.yaml", () => {
       // Names of secrets only, never a key.
       expect(Object.keys(m.provider_config).filter((k) => /key|secret|token/i.test(k) && k !== "api_key_env")).toEqual([]);
     }
-    expect(file.agents.map((a) => a.name)).toEqual(["assistant", "support", "planner", "long-chat", "memory-assistant", "note-taker"]);
+    expect(file.agents.map((a) => a.name)).toEqual(["assistant", "support", "planner", "long-chat", "memory-assistant", "approver", "note-taker"]);
   });
 });
 
@@ -94,6 +94,24 @@ describe("loadModelsFromYaml", () => {
     expect(e.code).toBe("BEM-044");
     expect(e.message).toContain('models.yaml:7: agents[0].middleware[0]: Unrecognized key: "max_tokns"');
     expect(e.message).toContain("models.yaml:9: agents[0].tools[0]: not a server tool");
+  });
+
+  it("BEM-044 for a human_in_the_loop tool the agent does not have, with the line", () => {
+    const e = loadError(
+      yaml(
+        "models:",
+        "  - name: m",
+        "    provider: openai",
+        "agents:",
+        "  - name: a",
+        "    middleware:",
+        "      - name: human_in_the_loop",
+        "        tools: [set_user_nmae]",
+        "    tools: [set_user_name]",
+      ),
+    );
+    expect(e.code).toBe("BEM-044");
+    expect(e.message).toContain("agents[0].middleware[0].tools[0]: 'set_user_nmae' is not one of this agent's tools (set_user_name)");
   });
 
   it("an agent's recall: defaults on, false for the newest window only, out of range a BEM-044 with its line", () => {

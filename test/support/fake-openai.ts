@@ -91,10 +91,13 @@ export function fakeOpenAI(origin = "https://api.openai.com", basePath = "/v1"):
 }
 
 /** A `respond` handler that answers a chat completion `text` after `ms` (a slow upstream). */
-export const slowCompletion =
-  (ms: number, text = "slow reply") =>
+export const slowCompletion = (ms: number, text = "slow reply") => completionAfter(() => new Promise((r) => setTimeout(r, ms)), text);
+
+/** A `respond` handler that answers a chat completion `text` once `wait()` (called when the request comes) resolves. */
+export const completionAfter =
+  (wait: () => Promise<unknown>, text: string) =>
   async (_req: Request, body: unknown): Promise<Response> => {
-    await new Promise((r) => setTimeout(r, ms));
+    await wait();
     return Response.json({
       id: "chatcmpl-slow",
       object: "chat.completion",

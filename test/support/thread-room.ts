@@ -6,6 +6,7 @@ import { LangGraphCheckpoints } from "../../src/thread/langgraph-checkpoints";
 import { openThreadMeta } from "../../src/thread/sql-schema";
 import { RunLeases } from "../../src/thread/run-lease";
 import { PendingBookkeeping } from "../../src/thread/pending-bookkeeping";
+import { RunRecords } from "../../src/thread/run-records";
 import { StoredResponses } from "../../src/thread/stored-responses";
 import { threadObjectName } from "../../src/thread/thread-id";
 import { ThreadStore } from "../../src/thread/thread-store";
@@ -26,6 +27,7 @@ export function inThreadRoom<T>(tenant: string, threadId: string, fn: (room: Thr
       responses: new StoredResponses(state.storage.sql),
       langgraph: new LangGraphCheckpoints(state.storage, meta, 1_900_000),
       bookkeeping: new PendingBookkeeping(state.storage.sql, meta),
+      runs: new RunRecords(state.storage.sql),
     };
     const leases = new RunLeases({ load: () => null, save: () => undefined });
     const io = new RunIO(env.DB, undefined);

@@ -29,6 +29,8 @@ export function middlewareFromConfig(spec: unknown): Middleware {
       return todoList();
     case "filter_tool_noise":
       return filterToolNoise;
+    case "human_in_the_loop":
+      return { name: "human_in_the_loop", viewOnly: true, approvalTools: s.tools };
   }
 }
 

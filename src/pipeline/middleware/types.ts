@@ -43,6 +43,8 @@ export type Middleware = {
   stateSchema?: Reducers;
   /** Fields the per-run context must carry for this middleware (bad context → BEM-083). */
   contextSchema?: z.ZodType<Record<string, unknown>>;
+  /** Server tools whose calls stop the run unexecuted, for a person's decision on the next run (human_in_the_loop). */
+  approvalTools?: readonly string[];
   /** Server tools this middleware installs. */
   tools?: Tool[];
   beforeModel?: Hook;
