@@ -143,7 +143,8 @@ async function admitRun(c: Context<AppEnv>, rawThread: string | undefined, b: Ru
       return thread && r.checkpointId ? read(r.checkpointId) : ({ ...EMPTY, channels: { ...r.state, messages: r.state.messages } } satisfies ThreadState);
     },
   };
-  const location = threadId !== undefined ? `${AP}/threads/${threadId}/runs/${runId}` : `${AP}/runs/${runId}`;
+  // Relative to the API's root, as LangGraph's SDK reads it: it puts its apiUrl (ours ends in /v1/agent-protocol) before the path it rejoins.
+  const location = threadId !== undefined ? `/threads/${threadId}/runs/${runId}` : `/runs/${runId}`;
   const runLog = thread ? new RunLog(thread, runId) : undefined;
   return { turn, view, deps, location, record, runLog, threadId, thread };
 }

@@ -21,8 +21,8 @@ const EXPECTED = new Set(["405 GET /mcp"]);
 /** The same code, whichever way a page or an example names the server and the key. */
 const normal = (code: string) =>
   code
-    .replace(/`\$\{process\.env\.EDGEWEAVE_URL \?\? "http:\/\/127\.0\.0\.1:8787"\}(\/[\w/]*)?`/g, '"<origin>$1"')
-    .replace(/"http:\/\/localhost:8787(\/[\w/]*)?"/g, '"<origin>$1"')
+    .replace(/`\$\{process\.env\.EDGEWEAVE_URL \?\? "http:\/\/127\.0\.0\.1:8787"\}(\/[\w/-]*)?`/g, '"<origin>$1"')
+    .replace(/"http:\/\/localhost:8787(\/[\w/-]*)?"/g, '"<origin>$1"')
     .replace(/process\.env\.EDGEWEAVE_KEY(!| \?\? "")?/g, "process.env.EDGEWEAVE_KEY")
     .replace(/\s+/g, " ");
 
