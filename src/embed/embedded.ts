@@ -1,5 +1,5 @@
 import { errorText, log } from "../core/log";
-import { decodeWordTable, embedWords, WORD_TABLE_FILE, WORD_TABLE_ID, type WordTable } from "./word-table";
+import { decodeWordTable, embedWords, WORD_TABLE_DIMS, WORD_TABLE_FILE, WORD_TABLE_ID, type WordTable } from "./word-table";
 
 /**
  * The embedded embedder's table, once per isolate: read from the static assets (the ASSETS binding,
@@ -12,8 +12,12 @@ let loading: Promise<WordTable | undefined> | undefined;
 /** How long the isolate's read and decode took (ms), for the report and the bench. */
 export let wordTableLoadMs = 0;
 
-export function loadWordTable(assets: Fetcher | undefined): Promise<WordTable | undefined> {
+/** The isolate's static assets, as the Worker or a thread object first saw them (loadWordTable reads through them). */
+let known: Fetcher | undefined;
+
+export function loadWordTable(assets: Fetcher | undefined = known): Promise<WordTable | undefined> {
   if (table) return Promise.resolve(table);
+  known ??= assets;
   if (!assets) return Promise.resolve(undefined);
   loading ??= (async () => {
     const t0 = performance.now();
@@ -32,6 +36,11 @@ export function loadWordTable(assets: Fetcher | undefined): Promise<WordTable | 
   return loading;
 }
 
+/** The isolate's static assets, for a later loadWordTable without them (the Worker's requests and queue batches name them). */
+export function knowAssets(assets: Fetcher | undefined): void {
+  known ??= assets;
+}
+
 /** The table when this isolate has it. */
 export const loadedWordTable = (): WordTable | undefined => table;
 
@@ -41,3 +50,6 @@ export function embedEmbedded(text: string): Float32Array | undefined {
 }
 
 export const EMBEDDED_ID = WORD_TABLE_ID;
+
+/** The embedded embedder as the thread object's dense channel (src/thread/recall-vectors.ts). */
+export const EMBEDDED_TURNS = { id: WORD_TABLE_ID, dims: WORD_TABLE_DIMS, embed: embedEmbedded };

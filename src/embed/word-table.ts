@@ -11,6 +11,7 @@
 /** Bumped whenever the table or the weighting changes: vectors record it, and vectors of two ids are never compared. */
 export const WORD_TABLE_ID = "glove100-50k-sif-v1";
 export const WORD_TABLE_FILE = "embed/words-v1.bin";
+export const WORD_TABLE_DIMS = 100;
 
 const MAGIC = 0x31565745; // "EWV1"
 
@@ -44,6 +45,7 @@ export function decodeWordTable(buf: ArrayBuffer): WordTable {
   const view = new DataView(buf);
   if (buf.byteLength < 16 || view.getUint32(0, true) !== MAGIC) throw new Error("not a word-vector table");
   const dims = view.getUint32(4, true);
+  if (dims !== WORD_TABLE_DIMS) throw new Error(`word-vector table of ${dims} dimensions, not ${WORD_TABLE_DIMS}`);
   const count = view.getUint32(8, true);
   const textLength = view.getUint32(12, true);
   const words = new TextDecoder().decode(new Uint8Array(buf, 16, textLength)).split("\n");

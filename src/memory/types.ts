@@ -1,3 +1,4 @@
+import type { Channel, Channels } from "./fusion";
 import type { Message } from "../core/message";
 import type { RecallAsk, RecalledTurn } from "../thread/types";
 import type { Fact } from "./facts";
@@ -35,13 +36,15 @@ export type RankOptions = {
   recallQuery?: string;
   /** At most this many tokens of turns, whatever the budget leaves (an agent's trim bounds its view). */
   turnTokens?: number;
+  /** The channels that rank turns and facts (src/memory/fusion.ts); absent: all of them. */
+  channels?: readonly Channel[];
 };
 
 /** `recall` (with turns): the session's object recalls earlier turns for its query (src/thread/recall.ts). */
 export type LayerLimits = { facts?: number; turns?: number; rank?: RankOptions; recall?: RecallAsk };
 
 /** Why a fact was loaded when its scope did not fit whole (rank.ts); absent: the whole scope fit. */
-export type FactWhy = { reason: "always" | "relevant" | "recent"; score?: number };
+export type FactWhy = { reason: "always" | "relevant" | "recent"; score?: number; channels?: Channels };
 export type LoadedFact = Fact & { why?: FactWhy };
 
 export type LayerLoad = {

@@ -2,6 +2,7 @@ import { LANGGRAPH_BLOB_WRITER_DDL, LANGGRAPH_CHILDREN_DDL, LANGGRAPH_DDL, LANGG
 import { ThreadMeta } from "./meta";
 import { PENDING_BOOKKEEPING_DDL, SENDING_BOOKKEEPING_DDL } from "./pending-bookkeeping";
 import { RECALL_AUTOMERGE_OFF_DDL, RECALL_BATCHED_DDL, RECALL_DDL } from "./recall-index";
+import { RECALL_VECTORS_DDL } from "./recall-vectors";
 import { STORED_RESPONSES_DDL } from "./stored-responses";
 import { THREAD_LOG_DDL, THREAD_LOG_HASH_COLUMNS } from "./thread-rows";
 
@@ -39,6 +40,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   LANGGRAPH_CHILDREN_DDL,
   // v12: who wrote each LangGraph channel value (another key's version with other content is not taken over).
   LANGGRAPH_BLOB_WRITER_DDL,
+  // v13: each indexed message's vector for recall by meaning, kept in step like the full-text index (src/thread/recall-vectors.ts).
+  RECALL_VECTORS_DDL,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

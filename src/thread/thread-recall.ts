@@ -2,6 +2,7 @@ import type { Message } from "../core/message";
 import { RecallRows, recallOver, recallWindow } from "./recall";
 import { indexWaiting, mergeRecallIndex, RECALL_BATCH_ROWS, recallIndexed, recallMatch, searchLive, WordCounts } from "./recall-index";
 import { RecallScores } from "./recall-scores";
+import { RecallVectors, type TurnEmbedder } from "./recall-vectors";
 import type { Transaction } from "./sql-schema";
 import type { TailEntry } from "./tail-cache";
 import type { LoadRecentResult, RecallAsk } from "./types";
@@ -25,11 +26,16 @@ export class ThreadRecall {
   private waiting: number | undefined;
   /** Whether the index may have segments to merge: since the last merge that found nothing to do, something wrote it. */
   private mergeDue = true;
+  /** The dense channel's vectors in memory, for the embedder the store was given (none: full-text alone). */
+  private readonly vectors: RecallVectors | undefined;
 
   constructor(
     private readonly sql: SqlStorage,
     private readonly transaction: Transaction,
-  ) {}
+    private readonly embedder?: TurnEmbedder,
+  ) {
+    this.vectors = embedder && new RecallVectors(embedder.dims);
+  }
 
   /** The turns for `budget` tokens with recall; `recent` is the store's newest-window read (its tail cache). */
   window(recent: (maxTokens: number) => LoadRecentResult, budget: number, ask: RecallAsk): LoadRecentResult {
@@ -38,7 +44,30 @@ export class ThreadRecall {
       known: this.known,
       scores: this.scores,
       catchUp: () => this.indexWaiting(),
+      dense: this.dense(),
     });
+  }
+
+  /** The dense search when the embedder is ready: missing vectors filled first (their own transaction), then a scan in memory. */
+  private dense(): ((query: string, before: number, limit: number) => { seq: number; score: number }[]) | undefined {
+    const { embedder, vectors } = this;
+    if (!embedder || !vectors || !embedder.embed("")) return undefined;
+    return (query, before, limit) => {
+      this.fillVectors();
+      return vectors.search(this.sql, embedder, query, before, limit);
+    };
+  }
+
+  /** Embeds the messages whose vector is missing, when the embedder is ready; a failure leaves them missing (filled on a later call). */
+  private fillVectors(): void {
+    const { embedder, vectors } = this;
+    if (!embedder || !vectors || !embedder.embed("")) return;
+    try {
+      this.transaction(() => vectors.fill(this.sql, embedder));
+    } catch (e) {
+      vectors.clear();
+      throw e;
+    }
   }
 
   /** Recall over a message list held in memory (a run's whole or replayed state), ranked by the live index. */
@@ -73,12 +102,14 @@ export class ThreadRecall {
       if (join) this.joinWaiting();
       this.mergeDue = mergeRecallIndex(this.sql);
     });
+    if (join) this.fillVectors();
   }
 
   /** A write other than appends (replace, remove, remove_all, fork, a rollback): what was learnt of older rows no longer holds. */
   forget(): void {
     this.known.clear();
     this.scores.clear();
+    this.vectors?.clear();
     // The triggers keep indexed rows in step in such writes (new segments); what waits is read again.
     this.waiting = undefined;
     this.mergeDue = true;
