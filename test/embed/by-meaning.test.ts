@@ -129,4 +129,41 @@ describe("recall by meaning (embedded default)", () => {
       expect(recalledIds(store, "?!")).toEqual([]);
     });
   });
+
+  it("vectors follow every write: a replaced turn is found by its new meaning, a removed one never, and remove_all leaves none", async () => {
+    await withStore((store, storage) => {
+      const sql = storage.sql;
+      const vectors = () => sql.exec<{ seq: number; vec: ArrayBuffer | null }>("SELECT seq, vec FROM recall_vectors ORDER BY seq").toArray();
+      store.update({ ops: [{ op: "append", messages: thread() }] }, "update");
+      expect(recalledIds(store, "Is anyone unwell?")).toContain("p3");
+      // Every indexed message has its vector once a recall has read them.
+      expect(vectors().filter((v) => v.vec === null)).toEqual([]);
+      expect(vectors()).toHaveLength(400);
+      const matched = (query: string) =>
+        (store.recent(1000, { recall: { query, share: 0.75, neighbours: 0 } }).recalled ?? []).filter((t) => t.why === "match").map((t) => t.message.id);
+      expect(matched("Is anyone unwell?")).toContain("p3");
+      store.update({ ops: [{ op: "replace", message: { id: "p3", role: "user", content: "We repainted the garage door blue last weekend." } }] }, "update");
+      expect(matched("Is anyone unwell?")).not.toContain("p3");
+      expect(vectors().filter((v) => v.vec === null)).toEqual([]);
+      expect(matched("What pet does the family own?")).toContain("p2");
+      store.update({ ops: [{ op: "remove", id: "p2" }] }, "update");
+      expect(recalledIds(store, "What pet does the family own?")).not.toContain("p2");
+      expect(vectors()).toHaveLength(399);
+      store.update({ ops: [{ op: "remove_all" }] }, "update");
+      expect(vectors()).toEqual([]);
+    });
+  });
+
+  it("vectors of another embedder are never compared: the thread's are embedded again", async () => {
+    await withStore((_store, storage) => {
+      const first = ThreadStore.of(storage, { embedder: { ...EMBEDDED_TURNS, id: "another-embedder" } });
+      first.update({ ops: [{ op: "append", messages: thread() }] }, "update");
+      recalledIds(first, "Is anyone unwell?");
+      const by = () => storage.sql.exec<{ embedder: string }>("SELECT embedder FROM recall_vectors_by").one().embedder;
+      expect(by()).toBe("another-embedder");
+      const second = ThreadStore.of(storage, { embedder: EMBEDDED_TURNS });
+      expect(recalledIds(second, "Is anyone unwell?")).toContain("p3");
+      expect(by()).toBe(EMBEDDED_TURNS.id);
+    });
+  });
 });
