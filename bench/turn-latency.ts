@@ -51,6 +51,8 @@ async function main() {
     agents: [
       { name: "bench-recall", set: {} },
       { name: "bench-norecall", set: { recall: false } },
+      // The dense channel off (docs/recall.md): recall by words alone, as before it.
+      { name: "bench-words", set: { recall: { channels: ["full_text"] } } },
     ],
   });
   const { ew, pt, key } = bench;
@@ -64,6 +66,8 @@ async function main() {
     const recallOff = agentTurn("bench-norecall");
     await bench.seedThread(`${thread}-bench-recall`);
     await bench.seedThread(`${thread}-bench-norecall`);
+    const recallWords = agentTurn("bench-words");
+    await bench.seedThread(`${thread}-bench-words`);
     // The same turn through the Responses API, on the same thread seen as a conversation (issue 14: ratio ≤ 1.1 vs chat).
     const responsesTurn = () =>
       json(`${ew.url}/v1/responses`, {
@@ -120,6 +124,7 @@ async function main() {
       await edgeweave();
       await recallOn();
       await recallOff();
+      await recallWords();
       await responsesTurn();
       await passthrough();
       await floor();
@@ -137,14 +142,17 @@ async function main() {
     const c: number[] = [];
     const on: number[] = [];
     const off: number[] = [];
+    const words: number[] = [];
     for (let i = 0; i < TURNS; i++) {
       // Interleaved so machine noise hits all alike; the two agents in alternating order.
       a.push(await timed(edgeweave));
       if (i % 2) {
         on.push(await timed(recallOn));
+        words.push(await timed(recallWords));
         off.push(await timed(recallOff));
       } else {
         off.push(await timed(recallOff));
+        words.push(await timed(recallWords));
         on.push(await timed(recallOn));
       }
       r.push(await timed(responsesTurn));
@@ -251,6 +259,9 @@ async function main() {
         recall_on_ms: { p50: +percentile(on, 50).toFixed(2), p99: +percentile(on, 99).toFixed(2) },
         recall_off_ms: { p50: +percentile(off, 50).toFixed(2), p99: +percentile(off, 99).toFixed(2) },
         recall_p50_ratio: +(percentile(on, 50) / percentile(off, 50)).toFixed(3),
+        // Recall with the dense channel (shipped) against words alone, same run (issue 33: ≤ 1.1).
+        recall_words_ms: { p50: +percentile(words, 50).toFixed(2), p99: +percentile(words, 99).toFixed(2) },
+        dense_p50_ratio: +(percentile(on, 50) / percentile(words, 50)).toFixed(3),
         recall_off_vs_floor_context: +(percentile(off, 50) / percentile(fc, 50)).toFixed(2),
         recall_off_vs_floor_context_platform: +(percentile(off, 50) / percentile(fcp, 50)).toFixed(2),
       },

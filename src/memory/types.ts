@@ -19,7 +19,7 @@ export type TokenedMessage = { message: Message; tokens: number };
  * anything was left out (facts counted, turns: whether any exist).
  */
 /** Recall of earlier turns, per agent (models.yaml `recall`): share of the turn budget, turns either side of a match. */
-export type RecallConfig = { share: number; neighbours: number };
+export type RecallConfig = { share: number; neighbours: number; channels?: readonly Channel[] | undefined };
 
 /** How to choose among a scope's facts when they do not all fit. */
 export type RankOptions = {
