@@ -6,7 +6,7 @@
 export const FUSION_K = 60;
 
 /** Weight of the dense channel against full-text in fuseScores (docs/recall.md: measured on the LoCoMo bench). */
-export const DENSE_WEIGHT = 1;
+export const DENSE_WEIGHT = 0.4;
 
 export type Channel = "full_text" | "dense";
 /** An item's place in each channel that found it: its rank there (1 = best) and that channel's own score. */
