@@ -1,4 +1,4 @@
-import { type Channel, DENSE_WEIGHT, fuseScores } from "./fusion";
+import { type Channel, DENSE_WEIGHT, fuseScores } from "../embed/fusion";
 import { type Fact, FactRoom } from "./facts";
 import { emptyLayer, type FactWhy, type LayerLoad, type LoadedFact, type RankOptions } from "./types";
 

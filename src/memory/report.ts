@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 /** The channel a run keeps its routing summary, the scopes it loaded and this report in (src/pipeline/save-run.ts). */
 export const LAST_ROUTE = "last_route";
 
-/** A recalled turn's or ranked fact's place in each channel that found it (src/memory/fusion.ts). */
+/** A recalled turn's or ranked fact's place in each channel that found it (src/embed/fusion.ts). */
 export const RankChannels = z
   .object({
     full_text: z.object({ rank: z.number().int(), score: z.number() }).openapi({ description: "Its rank by words (1 = best) and BM25 score" }),

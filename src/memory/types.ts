@@ -1,4 +1,4 @@
-import type { Channel, Channels } from "./fusion";
+import type { Channel, Channels } from "../embed/fusion";
 import type { Message } from "../core/message";
 import type { RecallAsk, RecalledTurn } from "../thread/types";
 import type { Fact } from "./facts";
@@ -36,7 +36,7 @@ export type RankOptions = {
   recallQuery?: string;
   /** At most this many tokens of turns, whatever the budget leaves (an agent's trim bounds its view). */
   turnTokens?: number;
-  /** The channels that rank turns and facts (src/memory/fusion.ts); absent: all of them. */
+  /** The channels that rank turns and facts (src/embed/fusion.ts); absent: all of them. */
   channels?: readonly Channel[];
 };
 

@@ -1,7 +1,7 @@
 import type { Message } from "../core/message";
 import { searchTerms } from "../core/search-terms";
 import { estimateTokens, type TokenEstimator } from "../core/tokens";
-import { type Channels, DENSE_WEIGHT, fuseScores } from "../memory/fusion";
+import { type Channels, DENSE_WEIGHT, fuseScores } from "../embed/fusion";
 import { messageHash } from "./message-hash";
 import { recallMatch, searchRecall, type RecallHit, type WordCounts } from "./recall-index";
 import { LEARNT_ROWS, type RecallScores } from "./recall-scores";

@@ -1,4 +1,4 @@
-import type { Channel } from "../memory/fusion";
+import type { Channel } from "../embed/fusion";
 import { z } from "@hono/zod-openapi";
 import type { ErrorCode } from "../core/errors";
 import { Message, MessageId, MessageInput } from "../core/message";
@@ -121,7 +121,7 @@ export const RecalledTurn = z.object({
   score: z.number(),
   why: z.enum(["match", "neighbour"]),
   group: z.number().int(),
-  /** A match's place in each channel that found it (src/memory/fusion.ts): its rank there and that channel's score. */
+  /** A match's place in each channel that found it (src/embed/fusion.ts): its rank there and that channel's score. */
   channels: z
     .object({ full_text: z.object({ rank: z.number().int(), score: z.number() }), dense: z.object({ rank: z.number().int(), score: z.number() }) })
     .partial()
@@ -149,7 +149,7 @@ export type RecallAsk = {
   share: number;
   /** Turns brought along on each side of a match. */
   neighbours: number;
-  /** The channels that rank (src/memory/fusion.ts); absent: every channel the thread has. */
+  /** The channels that rank (src/embed/fusion.ts); absent: every channel the thread has. */
   channels?: readonly Channel[];
 };
 
