@@ -178,6 +178,17 @@ export function searchLive(sql: SqlStorage, m: RecallMatch, limit: number): { id
     .map((r) => ({ id: r.id, hash: r.hash ?? messageHash(decodeMessage(r.json ?? "{}")), score: -r.bm }));
 }
 
+/** The live messages at `seqs`, by position: their id and content hash (as searchLive gives them). */
+export function liveRows(sql: SqlStorage, seqs: readonly number[]): Map<number, { id: string; hash: string }> {
+  const rows = sql
+    .exec<{ seq: number; id: string; hash: string | null; json: string | null }>(
+      `SELECT seq, id, hash, CASE WHEN hash IS NULL THEN json END AS json FROM messages WHERE seq IN (SELECT value FROM json_each(?))`,
+      JSON.stringify(seqs),
+    )
+    .toArray();
+  return new Map(rows.map((r) => [r.seq, { id: r.id, hash: r.hash ?? messageHash(decodeMessage(r.json ?? "{}")) }]));
+}
+
 /**
  * In a thread of more than SCORED_ROWS rows, the candidates of one query are the rows holding
  * one of its rarer words: rarest first, while their document counts sum to at most SCORED_ROWS,

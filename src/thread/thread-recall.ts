@@ -1,6 +1,7 @@
 import type { Message } from "../core/message";
 import { RecallRows, recallOver, recallWindow } from "./recall";
-import { indexWaiting, mergeRecallIndex, RECALL_BATCH_ROWS, recallIndexed, recallMatch, searchLive, WordCounts } from "./recall-index";
+import { DENSE_WEIGHT, fuseScores } from "../embed/fusion";
+import { indexWaiting, liveRows, mergeRecallIndex, RECALL_BATCH_ROWS, recallIndexed, recallMatch, searchLive, WordCounts } from "./recall-index";
 import { RecallScores } from "./recall-scores";
 import { RecallVectors, type TurnEmbedder } from "./recall-vectors";
 import type { Transaction } from "./sql-schema";
@@ -77,8 +78,23 @@ export class ThreadRecall {
         // The list's window is positions in the list, not in the thread: every live message is searched, so none may wait.
         const { through, highest } = recallIndexed(this.sql);
         if (highest > through) this.indexWaiting();
-        const match = recallMatch(this.sql, query, this.counts);
-        return match === null ? [] : searchLive(this.sql, match, limit);
+        const words = ask.channels?.includes("full_text") ?? true;
+        const match = words ? recallMatch(this.sql, query, this.counts) : null;
+        const lexical = match === null ? [] : searchLive(this.sql, match, limit);
+        // By meaning too, over every live message, fused as in the thread's own window (recall.ts fuseHits).
+        const dense = (ask.channels?.includes("dense") ?? true) ? this.dense() : undefined;
+        const near = dense ? dense(query, highest + 1, limit) : [];
+        if (near.length === 0) return lexical;
+        const rows = liveRows(
+          this.sql,
+          near.map((h) => h.seq),
+        );
+        const hashes = new Map([...lexical, ...rows.values()].map((r) => [r.id, r.hash]));
+        return fuseScores(
+          lexical.map((h) => ({ key: h.id, score: h.score })),
+          near.flatMap((h) => (rows.has(h.seq) ? [{ key: rows.get(h.seq)!.id, score: h.score }] : [])),
+          DENSE_WEIGHT,
+        ).map((f) => ({ id: f.key, hash: hashes.get(f.key)!, score: f.score }));
       },
       messages,
       budget,

@@ -166,4 +166,24 @@ describe("recall by meaning (embedded default)", () => {
       expect(by()).toBe(EMBEDDED_TURNS.id);
     });
   });
+
+  it("recall over a run's whole state (middleware, a replayed branch) finds by meaning too, and only the list's own messages", async () => {
+    await withStore((store) => {
+      const messages = thread();
+      store.update({ ops: [{ op: "append", messages }] }, "update");
+      const stored = store.recent(Number.MAX_SAFE_INTEGER).messages;
+      const over = (list: typeof stored, query: string, channels?: ("full_text" | "dense")[]) =>
+        (store.recallOver(list, 1000, { query, share: 0.75, neighbours: 0, ...(channels ? { channels } : {}) }).recalled ?? []).map((t) => t.message.id);
+      const found = planted.filter((p, i) => over(stored, p.question).includes(`p${i}`));
+      expect(found.length).toBeGreaterThanOrEqual(2);
+      expect(planted.filter((p, i) => over(stored, p.question, ["full_text"]).includes(`p${i}`))).toEqual([]);
+      // A branch without the planted turn never recalls it.
+      expect(
+        over(
+          stored.filter((m) => m.id !== "p3"),
+          "Is anyone unwell?",
+        ),
+      ).not.toContain("p3");
+    });
+  });
 });
