@@ -2,7 +2,7 @@
  * One dependency direction for src/ (checked by `npm run check:deps`, part of `npm test`;
  * type-only imports count: scripts/check-deps.ts keeps them as edges).
  *
- *   core  ←  config  ←  thread ← memory ← auth      (the stores and who may reach them)
+ *   core  ←  embed (recall by meaning), config  ←  thread ← memory ← auth      (the stores and who may reach them)
  *                    ←  routing, providers, webhooks
  *   all of the above ←  pipeline (one agent run)  ←  tasks  ←  idempotency  ←  edge (what every route shares)
  *                    ←  {responses, anthropic, langgraph, mcp} (wire formats and route sets)  ←  http (routes, the app)  ←  index.ts
@@ -14,31 +14,49 @@
  */
 const may = {
   core: [],
+  // Recall by meaning: the embedded table, stored vectors, the fusion of channels (read by the stores below it).
+  embed: ["core"],
   "langgraph-client": [],
   config: ["core"],
-  thread: ["core", "config"],
-  memory: ["core", "config", "thread"],
-  auth: ["core", "config", "memory"],
+  thread: ["core", "embed", "config"],
+  memory: ["core", "embed", "config", "thread"],
+  auth: ["core", "embed", "config", "memory"],
   routing: ["core", "config"],
   providers: ["core", "config"],
   webhooks: ["core", "config", "auth"],
   // The queue's wire contract (tasks/messages.ts) is the one part of tasks a run may use: it enqueues.
-  pipeline: ["core", "config", "thread", "memory", "auth", "routing", "providers", "tasks/messages\\.[jt]s$"],
-  tasks: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline"],
+  pipeline: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "tasks/messages\\.[jt]s$"],
+  tasks: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline"],
   // Kept Idempotency-Key results (D1), under the middleware in edge.
-  idempotency: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks"],
+  idempotency: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks"],
   // What every route shares: the app's Hono env, the declared access (auth, rate limit, body limits, Idempotency-Key),
   // validation and the error shapes, and the chat and Responses request schemas the wire formats build on.
-  edge: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "idempotency"],
+  edge: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "idempotency"],
   // Route sets and wire formats on edge's helpers; http mounts them (app.ts, mcp.ts) and routes to them.
-  mcp: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
-  responses: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
-  anthropic: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
+  mcp: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
+  responses: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
+  anthropic: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
   // LangGraph's server API (threads, assistants, runs): its conversions and records; the routes are in http.
-  "agent-protocol": ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
-  langgraph: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge", "langgraph-client", "agent-protocol"],
+  "agent-protocol": ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
+  langgraph: [
+    "core",
+    "embed",
+    "config",
+    "thread",
+    "memory",
+    "auth",
+    "routing",
+    "providers",
+    "webhooks",
+    "pipeline",
+    "tasks",
+    "edge",
+    "langgraph-client",
+    "agent-protocol",
+  ],
   http: [
     "core",
+    "embed",
     "config",
     "thread",
     "memory",
@@ -57,7 +75,7 @@ const may = {
     "anthropic",
   ],
   // The thread's Durable Object composes the thread capabilities with the run, and renders the stored Responses record in the run's save.
-  object: ["core", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks/messages\\.[jt]s$", "responses"],
+  object: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks/messages\\.[jt]s$", "responses"],
   // The inspector is a browser bundle: it shares the wire types only.
   ui: ["core", "thread"],
 };

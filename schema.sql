@@ -33,7 +33,8 @@ CREATE TABLE facts (
   -- updated_at: when the text was last written (recency), version: 1 + replacements.
   -- text_hash (0028): SHA-256 of the normalised text; facts without a key are unique by it per scope.
   -- written_by (0029): operator | admin | member | webhook | model | unknown (before 0029); see facts.ts.
-, key TEXT, expires_at INTEGER, updated_at INTEGER, version INTEGER NOT NULL DEFAULT 1, text_hash TEXT, written_by TEXT NOT NULL DEFAULT 'unknown');
+  -- vec, vec_by (0030): the text's vector for ranking by meaning and the embedder that made it (NULL: embedded when read).
+, key TEXT, expires_at INTEGER, updated_at INTEGER, version INTEGER NOT NULL DEFAULT 1, text_hash TEXT, written_by TEXT NOT NULL DEFAULT 'unknown', vec BLOB, vec_by TEXT);
 CREATE INDEX facts_by_scope ON facts (tenant_id, scope, created_at, id);
 CREATE UNIQUE INDEX facts_by_key ON facts (tenant_id, scope, key) WHERE key IS NOT NULL;
 CREATE UNIQUE INDEX facts_by_text ON facts (tenant_id, scope, text_hash) WHERE key IS NULL;

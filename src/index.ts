@@ -8,6 +8,7 @@ import { purgeDeliveries } from "./webhooks/store";
 import { purgeTaskRecords } from "./tasks/store";
 import { rememberEnvSecrets } from "./core/log";
 import { purgeExpiredThreads } from "./thread/purge-expired";
+import { knowAssets } from "./embed/embedded";
 
 // The thread object: its capabilities (src/thread/) and the agent run inside it.
 export { ThreadDO } from "./object/thread-object";
@@ -17,6 +18,7 @@ export default {
   fetch: app.fetch,
   queue: (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => {
     rememberEnvSecrets(env);
+    knowAssets(env.ASSETS);
     return batch.queue === DEAD_LETTER_QUEUE ? consumeDeadLetterBatch(batch, env) : consumeTaskBatch(batch, env, ctx);
   },
   scheduled: (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => {

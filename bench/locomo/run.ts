@@ -41,11 +41,14 @@ function defaultDir(): string {
 }
 
 type Score = { any: number; all: number };
+/** edgeweave's ranking as shipped (both channels fused), by words alone (today's lexical ranking), by meaning alone. */
+const VARIANTS = { ew: undefined, lexical: ["full_text"], dense: ["dense"] } as const;
+type Variant = keyof typeof VARIANTS;
 type Row = {
   conv: string;
   category: number;
-  turns: Record<number, { ew: Score; newest: Score; bm25: Score }>;
-  facts: Record<number, { ew: Score; bm25: Score }>;
+  turns: Record<number, Record<Variant, Score> & { newest: Score; bm25: Score }>;
+  facts: Record<number, Record<Variant, Score> & { bm25: Score }>;
   ceiling: Score;
 };
 
@@ -145,35 +148,40 @@ async function main(): Promise<void> {
       const factBm25 = new Bm25(factUnits);
       const covered = (ids: Iterable<string>) => new Set([...ids].flatMap((id) => factDias.get(id) ?? []));
       const allDias = covered(factDias.keys());
-      for (const q of c.questions) {
-        if (q.category < 1 || q.category > 4 || q.evidence.length === 0) continue;
+      const questions = c.questions.filter((q) => q.category >= 1 && q.category <= 4 && q.evidence.length > 0);
+      // A few questions at a time: each asks one thread object and D1, which answer calls one by one.
+      await pool(questions, 3, async (q) => {
         const row: Row = { conv: c.id, category: q.category, turns: {}, facts: {}, ceiling: score(q.evidence, allDias) };
         const rankedTurns = turnBm25.rank(q.question);
         const rankedFacts = factBm25.rank(q.question);
         for (const b of BUDGETS) {
-          const ask = async (scopes: string[], maxTokens: number, into?: number[]) => {
+          const ask = async (scopes: string[], maxTokens: number, channels: readonly string[] | undefined, into?: number[]) => {
             const t0 = performance.now();
-            const ctx = (await json(`${srv.url}/v1/memory/context`, { key, body: { scopes, max_tokens: maxTokens, query: q.question } })) as Context;
-            queryMs.push(performance.now() - t0);
-            into?.push(performance.now() - t0);
+            const body = { scopes, max_tokens: maxTokens, query: q.question, ...(channels ? { channels } : {}) };
+            const ctx = (await json(`${srv.url}/v1/memory/context`, { key, body })) as Context;
+            if (!channels) {
+              queryMs.push(performance.now() - t0);
+              into?.push(performance.now() - t0);
+            }
             return ctx.messages;
           };
-          const turnMsgs = await ask([`session:loc-${c.id}`], b);
-          row.turns[b] = {
+          const turns = { newest: score(q.evidence, newest(turnUnits, b)), bm25: score(q.evidence, fill(rankedTurns, b)) } as Row["turns"][number];
+          const none = { any: Number.NaN, all: Number.NaN };
+          const facts = { bm25: score(q.evidence, covered(fill(rankedFacts, b - header))), lexical: none, dense: none } as Row["facts"][number];
+          for (const [v, channels] of Object.entries(VARIANTS) as [Variant, readonly string[] | undefined][]) {
+            const turnMsgs = await ask([`session:loc-${c.id}`], b, channels);
             // Recalled turns travel in one system message whose metadata names them.
-            ew: score(q.evidence, new Set(turnMsgs.filter((m) => !m.metadata?.fact).flatMap((m) => m.metadata?.recalled ?? [m.id]))),
-            newest: score(q.evidence, newest(turnUnits, b)),
-            bm25: score(q.evidence, fill(rankedTurns, b)),
-          };
-          // Facts get half of max_tokens (README), so the facts track asks for twice the budget shown.
-          const factMsgs = await ask([scope], 2 * b, factQueryMs);
-          row.facts[b] = {
-            ew: score(q.evidence, covered(factMsgs.flatMap((m) => m.metadata?.fact?.ids ?? []))),
-            bm25: score(q.evidence, covered(fill(rankedFacts, b - header))),
-          };
+            turns[v] = score(q.evidence, new Set(turnMsgs.filter((m) => !m.metadata?.fact).flatMap((m) => m.metadata?.recalled ?? [m.id])));
+            if (v !== "ew" && process.env.LOCOMO_FACT_CHANNELS !== "1") continue;
+            // Facts get half of max_tokens (README), so the facts track asks for twice the budget shown.
+            const factMsgs = await ask([scope], 2 * b, channels, factQueryMs);
+            facts[v] = score(q.evidence, covered(factMsgs.flatMap((m) => m.metadata?.fact?.ids ?? [])));
+          }
+          row.turns[b] = turns;
+          row.facts[b] = facts;
         }
         rows.push(row);
-      }
+      });
       console.error(`  loc-${c.id}: ${c.turns.length} turns, ${c.observations.length} facts, ${rows.filter((r) => r.conv === c.id).length} questions`);
     }
   } finally {
@@ -198,31 +206,31 @@ function report(convs: Conversation[], rows: Row[], t: { turnsMs: number; factsM
       `the facts track's alone p50 ${percentile(factSorted, 50).toFixed(2)} ms, p90 ${percentile(factSorted, 90).toFixed(2)} ms over ${factSorted.length}`,
   );
   console.log("\nrecall_any / recall_all\n");
-  console.log("| units | budget | edgeweave | newest turns | plain BM25 | facts ceiling |");
-  console.log("| --- | --- | --- | --- | --- | --- |");
+  console.log("| units | budget | edgeweave (fused) | words only (full_text) | meaning only (dense) | newest turns | plain BM25 | facts ceiling |");
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
   for (const b of BUDGETS)
-    console.log(`| turns | ${b} | **${pair((r) => r.turns[b]!.ew)}** | ${pair((r) => r.turns[b]!.newest)} | ${pair((r) => r.turns[b]!.bm25)} | — |`);
+    console.log(
+      `| turns | ${b} | **${pair((r) => r.turns[b]!.ew)}** | ${pair((r) => r.turns[b]!.lexical)} | ${pair((r) => r.turns[b]!.dense)} | ${pair((r) => r.turns[b]!.newest)} | ${pair((r) => r.turns[b]!.bm25)} | — |`,
+    );
   for (const b of BUDGETS)
-    console.log(`| facts | ${b} | **${pair((r) => r.facts[b]!.ew)}** | — | ${pair((r) => r.facts[b]!.bm25)} | ${pair((r) => r.ceiling)} |`);
-  console.log("\nper category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop): edgeweave / plain BM25, recall_any\n");
-  console.log(`| category | n | ${BUDGETS.map((b) => `turns ${b}`).join(" | ")} | ${BUDGETS.map((b) => `facts ${b}`).join(" | ")} |`);
-  console.log(`| --- | --- | ${BUDGETS.map(() => "---").join(" | ")} | ${BUDGETS.map(() => "---").join(" | ")} |`);
+    console.log(
+      `| facts | ${b} | **${pair((r) => r.facts[b]!.ew)}** | ${pair((r) => r.facts[b]!.lexical)} | ${pair((r) => r.facts[b]!.dense)} | — | ${pair((r) => r.facts[b]!.bm25)} | ${pair((r) => r.ceiling)} |`,
+    );
+  // Each cell: fused / words only / plain BM25, recall_any; the turns at 2,000 tokens also recall_all (fused / words only).
+  const cells = (rs: Row[]) => {
+    const m = (sel: (r: Row) => number) => f(mean(rs.map(sel)));
+    const three = (t: "turns" | "facts", b: number) => `${m((r) => r[t][b]!.ew.any)} / ${m((r) => r[t][b]!.lexical.any)} / ${m((r) => r[t][b]!.bm25.any)}`;
+    const all2000 = `${m((r) => r.turns[2000]!.ew.all)} / ${m((r) => r.turns[2000]!.lexical.all)}`;
+    return `${BUDGETS.map((b) => three("turns", b)).join(" | ")} | ${all2000} | ${BUDGETS.map((b) => three("facts", b)).join(" | ")}`;
+  };
+  const head = `| n | ${BUDGETS.map((b) => `turns ${b}`).join(" | ")} | turns 2000 all | ${BUDGETS.map((b) => `facts ${b}`).join(" | ")} |`;
+  const rule = `| --- | --- | ${BUDGETS.map(() => "---").join(" | ")} | --- | ${BUDGETS.map(() => "---").join(" | ")} |`;
+  console.log("\nper category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop): fused / words only / plain BM25, recall_any\n");
+  console.log(`| category ${head}`);
+  console.log(rule);
   for (const cat of [1, 2, 3, 4]) {
     const rs = rows.filter((r) => r.category === cat);
-    const cell = (sel: (r: Row) => Score, ref: (r: Row) => Score) => `${f(mean(rs.map((r) => sel(r).any)))} / ${f(mean(rs.map((r) => ref(r).any)))}`;
-    console.log(
-      `| ${cat} | ${rs.length} | ${BUDGETS.map((b) =>
-        cell(
-          (r) => r.turns[b]!.ew,
-          (r) => r.turns[b]!.bm25,
-        ),
-      ).join(" | ")} | ${BUDGETS.map((b) =>
-        cell(
-          (r) => r.facts[b]!.ew,
-          (r) => r.facts[b]!.bm25,
-        ),
-      ).join(" | ")} |`,
-    );
+    console.log(`| ${cat} | ${rs.length} | ${cells(rs)} |`);
   }
   const holdout = new Set(
     (process.env.LOCOMO_HOLDOUT ?? "")
@@ -236,25 +244,10 @@ function report(convs: Conversation[], rows: Row[], t: { turnsMs: number; factsM
       [`without ${[...holdout].join(", ")}`, rows.filter((r) => !holdout.has(r.conv))],
       [`hold-out ${[...holdout].join(", ")}`, rows.filter((r) => holdout.has(r.conv))],
     );
-  console.log("\nby conversation: edgeweave / plain BM25, recall_any\n");
-  console.log(`| conversations | n | ${BUDGETS.map((b) => `turns ${b}`).join(" | ")} | ${BUDGETS.map((b) => `facts ${b}`).join(" | ")} |`);
-  console.log(`| --- | --- | ${BUDGETS.map(() => "---").join(" | ")} | ${BUDGETS.map(() => "---").join(" | ")} |`);
-  for (const [name, rs] of groups) {
-    const cell = (sel: (r: Row) => Score, ref: (r: Row) => Score) => `${f(mean(rs.map((r) => sel(r).any)))} / ${f(mean(rs.map((r) => ref(r).any)))}`;
-    const turns = BUDGETS.map((b) =>
-      cell(
-        (r) => r.turns[b]!.ew,
-        (r) => r.turns[b]!.bm25,
-      ),
-    );
-    const facts = BUDGETS.map((b) =>
-      cell(
-        (r) => r.facts[b]!.ew,
-        (r) => r.facts[b]!.bm25,
-      ),
-    );
-    console.log(`| ${name} | ${rs.length} | ${turns.join(" | ")} | ${facts.join(" | ")} |`);
-  }
+  console.log("\nby conversation: fused / words only / plain BM25, recall_any\n");
+  console.log(`| conversations ${head}`);
+  console.log(rule);
+  for (const [name, rs] of groups) console.log(`| ${name} | ${rs.length} | ${cells(rs)} |`);
   const out = join(ROOT, "bench/results");
   mkdirSync(out, { recursive: true });
   const file = join(out, `locomo-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);

@@ -140,6 +140,12 @@ export const RecallSetting = z.union([
   z.strictObject({
     share: z.number().min(0).max(0.95).default(0.75),
     neighbours: z.number().int().min(0).max(8).default(1),
+    /** What ranks earlier turns and facts (docs/recall.md): words, meaning, or both fused (absent: both). */
+    channels: z
+      .array(z.enum(["full_text", "dense"]))
+      .min(1)
+      .max(2)
+      .optional(),
   }),
 ]);
 export type RecallSetting = z.infer<typeof RecallSetting>;

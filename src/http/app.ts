@@ -1,3 +1,4 @@
+import { knowAssets } from "../embed/embedded";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
@@ -49,6 +50,7 @@ export function createApp() {
   app.use("*", requestId({ headerName: "", generator: (c) => c.req.header("cf-ray") ?? crypto.randomUUID() }));
   app.use("*", async (c, next) => {
     rememberEnvSecrets(c.env);
+    knowAssets(c.env.ASSETS);
     c.set("timings", new Timings());
     await next();
     c.header("x-request-id", c.get("requestId"));

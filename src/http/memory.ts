@@ -80,6 +80,14 @@ const ContextBody = z
         "The current input: when a scope's facts do not fit, the most relevant to it load first; when a session's turns do not fit, earlier turns relevant to it are recalled (as in a run)",
     }),
     always_kinds: z.array(z.string().max(32)).max(32).optional().openapi({ description: "Kinds that load before any other fact of their scope" }),
+    channels: z
+      .array(z.enum(["full_text", "dense"]))
+      .min(1)
+      .max(2)
+      .optional()
+      .openapi({
+        description: "What ranks earlier turns and facts for `query`: words (full_text), meaning (dense), or both fused (the default; docs/recall.md)",
+      }),
   })
   .openapi("LoadContext");
 
@@ -270,6 +278,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const rank = {
       ...(body.query !== undefined ? { query: body.query } : {}),
       ...(body.always_kinds ? { alwaysKinds: body.always_kinds.map(validateKind) } : {}),
+      ...(body.channels ? { channels: body.channels } : {}),
     };
     const ctx = await memoryFor(c.env, principal.tenant, { facts: session }).loadContext(scopes, body.max_tokens, rank);
     return c.json(contextBody(ctx), 200, bookmarkHeader(session));

@@ -5,6 +5,9 @@ import { IdGenerator } from "../core/ids";
 import { FactRoom, factTokens, fitWhole, type Fact, type FactWriter } from "./facts";
 import { factTextHash } from "./fact-text-hash";
 import { searchTerms } from "../core/search-terms";
+import { EMBEDDED_ID, loadWordTable } from "../embed/embedded";
+import { nearest, quantize } from "../embed/vectors";
+import { embedWords, type WordTable } from "../embed/word-table";
 import { bm25Statement, PREFIX_MAX_FACTS, type Reach } from "./bm25-search";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
 import { ownerTenant, type MemoryScope } from "./scope";
@@ -12,6 +15,23 @@ import type { RunFactsCache } from "./facts-cache";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem } from "./types";
 
 const ids = new IdGenerator();
+
+/** Live facts of a scope the dense channel compares with a query at most (the newest): a bound on one load's read. */
+const DENSE_SCAN = 5000;
+
+type VectorRow = Fact & { vec: ArrayBuffer | number[] | null; vec_by: string | null };
+
+/** The rows closest in meaning to `query` (embedded vectors: another embedder's or a missing one is embedded from the text here). */
+function nearestFacts(table: WordTable, rows: readonly VectorRow[], query: Float32Array, limit: number): ScoredFact[] {
+  const items = rows.map(({ vec, vec_by, ...fact }) => ({
+    item: fact,
+    vec:
+      vec && vec_by === EMBEDDED_ID
+        ? new Int8Array(Array.isArray(vec) ? vec : new Uint8Array(vec))
+        : new Int8Array(quantize(embedWords(table, fact.text)).buffer),
+  }));
+  return nearest(items, query, limit).map(({ item, score }) => ({ ...item, score: Math.round(score * 1e6) / 1e6 }));
+}
 
 /** Exact scopes, each with its owning tenant (system facts are the operator's). */
 const inScopes =
@@ -165,6 +185,11 @@ export class D1FactsBackend implements MemoryBackend {
             "AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?",
         )
         .bind(owner, scope, ...kinds, now, after.created_at, after.id, limit);
+    // The newest DENSE_SCAN live facts with their vectors: the dense channel compares the query with each.
+    const vectors = () =>
+      this.db
+        .prepare(`SELECT ${COLUMNS}, vec, vec_by FROM facts WHERE tenant_id = ? AND scope = ? AND ${LIVE} ORDER BY updated_at DESC, id DESC LIMIT ?`)
+        .bind(owner, scope, now, DENSE_SCAN);
     const recent = (limit: number, before: { updated_at: number; id: string }) =>
       this.db
         .prepare(
@@ -174,18 +199,25 @@ export class D1FactsBackend implements MemoryBackend {
         .bind(owner, scope, now, before.updated_at, before.updated_at, before.id || "\uffff", limit);
     return {
       firstRows: async (req) => {
-        const terms = searchTerms(req.query);
+        const terms = req.channels.includes("full_text") ? searchTerms(req.query) : [];
+        // The dense channel: the query's vector when the embedded table is ready and the query has a known word.
+        const table = req.channels.includes("dense") && req.query.trim() !== "" ? await loadWordTable() : undefined;
+        const query = table && embedWords(table, req.query);
+        const dense = query?.some((x) => x !== 0) === true;
         const stmts: D1PreparedStatement[] = [recent(req.recentLimit, { updated_at: Number.MAX_SAFE_INTEGER, id: "" })];
         if (req.kinds.length > 0) stmts.push(ofKinds(req.kinds, req.limit, { created_at: -1, id: "" }));
         // A budget to fill: a long word's first half counts too (bm25-search.ts, matchLists).
         if (terms.length > 0) stmts.push(bm25Statement(this.db, F_COLUMNS, inScopes([{ owner, scope }]), terms, req.relevantLimit, now, {}, halfWords));
+        if (dense) stmts.push(vectors());
         const [r, ...rest] = await this.batched(stmts);
         const always = req.kinds.length > 0 ? rest.shift() : undefined;
         const relevant = terms.length > 0 ? rest.shift() : undefined;
+        const withVectors = dense ? ((rest.shift()?.results ?? []) as VectorRow[]) : [];
         return {
           recent: (r?.results ?? []) as Fact[],
           always: (always?.results ?? []) as Fact[],
           relevant: ((relevant?.results ?? []) as (Fact & { score: number })[]).map(scored),
+          near: table && query ? nearestFacts(table, withVectors, query, req.relevantLimit) : [],
         };
       },
       ofKinds: async (kinds, limit, after) => (await ofKinds(kinds, limit, after).all<Fact>()).results,
@@ -273,22 +305,41 @@ export class D1FactsBackend implements MemoryBackend {
     const hash = await factTextHash(text);
     const writtenBy = opts.writtenBy ?? "model";
     const tokens = factTokens(text, { kind, scope: scope.toString(), written_by: writtenBy });
+    // Its vector with it, when the embedded table is ready (else NULL: the ranking embeds it when it reads it).
+    const table = await loadWordTable();
+    const vec = table ? quantize(embedWords(table, text)) : null;
     // The quota is checked inside the INSERT (D1 runs one write at a time), so concurrent writers cannot all pass
     // one count: a new fact needs room, a replacement of a live key or the same text again does not.
     const write = this.db
       .prepare(
-        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version, text_hash, written_by) " +
-          "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?12, ?13 " +
+        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version, text_hash, written_by, vec, vec_by) " +
+          "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?12, ?13, ?14, ?15 " +
           "WHERE ?11 IS NULL OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?2 AND kind = 'facts'), 0) < ?11 " +
           "OR EXISTS (SELECT 1 FROM facts WHERE tenant_id = ?2 AND scope = ?3 AND key = ?8) " +
           "OR (?8 IS NULL AND EXISTS (SELECT 1 FROM facts WHERE tenant_id = ?2 AND scope = ?3 AND key IS NULL AND text_hash = ?12 AND (expires_at IS NULL OR expires_at > ?7))) " +
           "ON CONFLICT (tenant_id, scope, key) WHERE key IS NOT NULL DO UPDATE SET kind = excluded.kind, text = excluded.text, tokens = excluded.tokens, " +
-          "expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1, text_hash = excluded.text_hash, written_by = excluded.written_by " +
+          "expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1, text_hash = excluded.text_hash, written_by = excluded.written_by, vec = excluded.vec, vec_by = excluded.vec_by " +
           "ON CONFLICT (tenant_id, scope, text_hash) WHERE key IS NULL DO UPDATE SET " +
           "expires_at = CASE WHEN facts.expires_at IS NULL OR excluded.expires_at IS NULL THEN NULL ELSE MAX(facts.expires_at, excluded.expires_at) END " +
           `RETURNING ${COLUMNS}`,
       )
-      .bind(id, this.tenant, scope.toString(), kind, text, tokens, now, key, opts.expiresAt ?? null, now, opts.maxFacts ?? null, hash, writtenBy);
+      .bind(
+        id,
+        this.tenant,
+        scope.toString(),
+        kind,
+        text,
+        tokens,
+        now,
+        key,
+        opts.expiresAt ?? null,
+        now,
+        opts.maxFacts ?? null,
+        hash,
+        writtenBy,
+        vec?.buffer ?? null,
+        vec ? EMBEDDED_ID : null,
+      );
     // An expired fact under the key, or of the same text, is gone, not renewed: the new one starts at version 1 with no history
     // (the delete trigger takes its versions).
     const expired =

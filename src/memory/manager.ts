@@ -52,7 +52,9 @@ export class MemoryManager {
     const sessionAt = layers.findLastIndex((s) => s.isSession);
     const prefetch = sessionAt >= 0 ? sessionAt : last;
     const recallConfig = rank?.recall === false ? undefined : (rank?.recall ?? DEFAULT_RECALL);
-    const recall = recallConfig ? { ...recallConfig, query: rank?.recallQuery ?? rank?.query ?? "" } : undefined;
+    const recall = recallConfig
+      ? { ...recallConfig, query: rank?.recallQuery ?? rank?.query ?? "", ...(rank?.channels ? { channels: rank.channels } : {}) }
+      : undefined;
     const turnCap = rank?.turnTokens ?? budget;
     const [factLoads, lastTurns] = await Promise.all([
       Promise.all(layers.map((s) => this.backend.loadLayer(s, rank ? { facts: factShare, rank } : { facts: factShare }))),
@@ -143,7 +145,8 @@ function reportOf(f: LoadedFact, loaded: boolean): FactReport {
   const base = { id: f.id, scope: f.scope, kind: f.kind, key: f.key ?? null, tokens: f.tokens, loaded };
   if (!loaded) return { ...base, reason: "didn't fit" };
   if (!f.why) return { ...base, reason: "fits" };
-  return f.why.score !== undefined ? { ...base, reason: f.why.reason, score: f.why.score } : { ...base, reason: f.why.reason };
+  const channels = f.why.channels ? { channels: f.why.channels } : {};
+  return f.why.score !== undefined ? { ...base, reason: f.why.reason, score: f.why.score, ...channels } : { ...base, reason: f.why.reason, ...channels };
 }
 
 /** The newest turns (a suffix) whose stored estimates fit `room`. */

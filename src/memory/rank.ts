@@ -1,3 +1,4 @@
+import { type Channel, DENSE_WEIGHT, fuseScores } from "../embed/fusion";
 import { type Fact, FactRoom } from "./facts";
 import { emptyLayer, type FactWhy, type LayerLoad, type LoadedFact, type RankOptions } from "./types";
 
@@ -8,9 +9,18 @@ type Before = { updated_at: number; id: string };
 /** What ranking reads from one scope; D1 implements it (d1-facts-backend.ts). */
 export type FactSource = {
   /** The first rows of every stage in one round trip. */
-  firstRows(req: { kinds: readonly string[]; query: string; limit: number; relevantLimit: number; recentLimit: number }): Promise<{
+  firstRows(req: {
+    kinds: readonly string[];
+    query: string;
+    limit: number;
+    relevantLimit: number;
+    recentLimit: number;
+    channels: readonly Channel[];
+  }): Promise<{
     always: Fact[];
     relevant: ScoredFact[];
+    /** The facts closest in meaning to the query, best first (empty without a dense channel). */
+    near: ScoredFact[];
     recent: Fact[];
   }>;
   /** Further always-kind rows in creation order, after a position. */
@@ -60,7 +70,8 @@ export async function rankedLayer(src: FactSource, room: number, opts: RankOptio
   const kinds = [...new Set(opts.alwaysKinds ?? [])];
   const query = opts.query?.trim() ?? "";
   const relevantLimit = Math.min(MAX_RELEVANT, limit);
-  const first = await src.firstRows({ kinds, query, limit, relevantLimit, recentLimit: limit });
+  const channels = opts.channels ?? ["full_text", "dense"];
+  const first = await src.firstRows({ kinds, query, limit, relevantLimit, recentLimit: limit, channels });
 
   let rows = first.always;
   always: while (kinds.length > 0) {
@@ -73,9 +84,20 @@ export async function rankedLayer(src: FactSource, room: number, opts: RankOptio
     rows = await src.ofKinds(kinds, limit, after);
   }
 
-  for (const f of first.relevant) {
+  // Words and meaning fused as for turns (fusion.ts); by words alone where there is no dense channel.
+  const byId = new Map([...first.relevant, ...first.near].map((f) => [f.id, f]));
+  const fused =
+    first.near.length > 0
+      ? fuseScores(
+          first.relevant.map((f) => ({ key: f.id, score: f.score })),
+          first.near.map((f) => ({ key: f.id, score: f.score })),
+          DENSE_WEIGHT,
+        )
+      : first.relevant.map((f) => ({ key: f.id, score: f.score, channels: undefined }));
+  for (const { key, score, channels } of fused) {
     if (left.left < MIN_FACT_TOKENS) break;
-    take(f, { reason: "relevant", score: f.score });
+    const { score: _own, ...f } = byId.get(key)!;
+    take(f, { reason: "relevant", score: Math.round(score * 1e6) / 1e6, ...(channels ? { channels } : {}) });
   }
 
   let recent = first.recent;

@@ -78,7 +78,7 @@ export function excerptMessage(recalled: readonly RecalledTurn[]): Message {
 }
 
 export const recallReport = (recalled: readonly RecalledTurn[]): RecallReport[] =>
-  recalled.map((t) => ({ id: t.message.id, tokens: t.tokens, reason: t.why, score: t.score }));
+  recalled.map((t) => ({ id: t.message.id, tokens: t.tokens, reason: t.why, score: t.score, ...(t.channels ? { channels: t.channels } : {}) }));
 
 /**
  * The window and recalled turns loaded for a larger budget, cut to `room` the way the object

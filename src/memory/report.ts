@@ -3,6 +3,15 @@ import { z } from "@hono/zod-openapi";
 /** The channel a run keeps its routing summary, the scopes it loaded and this report in (src/pipeline/save-run.ts). */
 export const LAST_ROUTE = "last_route";
 
+/** A recalled turn's or ranked fact's place in each channel that found it (src/embed/fusion.ts). */
+export const RankChannels = z
+  .object({
+    full_text: z.object({ rank: z.number().int(), score: z.number() }).openapi({ description: "Its rank by words (1 = best) and BM25 score" }),
+    dense: z.object({ rank: z.number().int(), score: z.number() }).openapi({ description: "Its rank by meaning (1 = best) and cosine similarity" }),
+  })
+  .partial()
+  .openapi("RankChannels", { description: "Where each channel ranked it; the item's `score` is their fusion" });
+
 /** One fact a load considered: loaded (and why) or left out. */
 export const FactReport = z
   .object({
@@ -17,6 +26,7 @@ export const FactReport = z
         '"fits": its whole scope fit the facts share; "always": a kind the agent always loads; "relevant": matched the input (BM25 `score`, higher is closer); "recent": newest after those; "didn\'t fit": examined, left out',
     }),
     score: z.number().optional(),
+    channels: RankChannels.optional(),
   })
   .openapi("FactReport");
 export type FactReport = z.infer<typeof FactReport>;
@@ -31,6 +41,7 @@ export const RecallReport = z
         '"match": its words matched the input (BM25 `score`, with a share of its neighbours\'); "neighbour": brought along next to a match (the `score` of that match)',
     }),
     score: z.number(),
+    channels: RankChannels.optional(),
   })
   .openapi("RecallReport");
 export type RecallReport = z.infer<typeof RecallReport>;

@@ -1,3 +1,4 @@
+import type { Channel, Channels } from "../embed/fusion";
 import type { Message } from "../core/message";
 import type { RecallAsk, RecalledTurn } from "../thread/types";
 import type { Fact } from "./facts";
@@ -18,7 +19,7 @@ export type TokenedMessage = { message: Message; tokens: number };
  * anything was left out (facts counted, turns: whether any exist).
  */
 /** Recall of earlier turns, per agent (models.yaml `recall`): share of the turn budget, turns either side of a match. */
-export type RecallConfig = { share: number; neighbours: number };
+export type RecallConfig = { share: number; neighbours: number; channels?: readonly Channel[] | undefined };
 
 /** How to choose among a scope's facts when they do not all fit. */
 export type RankOptions = {
@@ -35,13 +36,15 @@ export type RankOptions = {
   recallQuery?: string;
   /** At most this many tokens of turns, whatever the budget leaves (an agent's trim bounds its view). */
   turnTokens?: number;
+  /** The channels that rank turns and facts (src/embed/fusion.ts); absent: all of them. */
+  channels?: readonly Channel[];
 };
 
 /** `recall` (with turns): the session's object recalls earlier turns for its query (src/thread/recall.ts). */
 export type LayerLimits = { facts?: number; turns?: number; rank?: RankOptions; recall?: RecallAsk };
 
 /** Why a fact was loaded when its scope did not fit whole (rank.ts); absent: the whole scope fit. */
-export type FactWhy = { reason: "always" | "relevant" | "recent"; score?: number };
+export type FactWhy = { reason: "always" | "relevant" | "recent"; score?: number; channels?: Channels };
 export type LoadedFact = Fact & { why?: FactWhy };
 
 export type LayerLoad = {

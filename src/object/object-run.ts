@@ -1,3 +1,4 @@
+import { loadWordTable } from "../embed/embedded";
 import { authorizeThread } from "../auth/policy";
 import { assertThreadRoom } from "../auth/quotas";
 import { AppError } from "../core/errors";
@@ -126,6 +127,8 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
       // This run's turn on the thread first (FIFO, BEM-038 past the wait): what it continues from —
       // reconciliation, previous_response_id — is decided under its lease, against the head it will extend.
       const lease = await o.leases.take(clampTtl(undefined), clampWait(undefined), true);
+      // Recall by meaning needs the embedded table: read once per isolate (a failure: full-text alone, logged).
+      await loadWordTable(o.env.ASSETS);
       const template = input.responses?.record;
       // A Responses request's record is stored by the run's last save, in its transaction (one RPC for the whole turn).
       const keep = template

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { AppError, isAppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
 import { FactsCache } from "../memory/facts-cache";
+import { EMBEDDED_TURNS, loadWordTable } from "../embed/embedded";
 import { errorText, log } from "../core/log";
 import { PendingBookkeeping } from "../thread/pending-bookkeeping";
 import { BOOKKEEPING_FLUSH_MS, BOOKKEEPING_RETRY_MS, flushBookkeeping } from "./bookkeeping-flush";
@@ -88,6 +89,8 @@ export class ThreadDO extends DurableObject<Env> {
     super(ctx, env);
     // SQLite calls are synchronous: the tables are current before the first call is delivered.
     this.#opened = this.#open();
+    // The embedded embedder's table, read in the background (recall awaits it; until then the vectors wait).
+    void loadWordTable(env.ASSETS);
     // Rows a run added just before the object went away, with no alarm set yet, leave soon.
     if (this.#opened.bookkeeping.pending()) this.#flushSoon();
   }
@@ -248,6 +251,12 @@ export class ThreadDO extends DurableObject<Env> {
   /** The newest messages whose token estimates fit the budget; reads only what it returns. */
   loadRecent(maxTokens: number, opts: LoadRecentOptions = {}): RpcResult<LoadRecentResult> {
     return coded(() => this.#parts.log.recent(maxTokens, opts));
+  }
+
+  /** loadRecent with recall, once the embedded table is read (once per isolate: recall by meaning needs it; a failure leaves full-text alone). */
+  async recallRecent(maxTokens: number, opts: LoadRecentOptions): Promise<RpcResult<LoadRecentResult>> {
+    await loadWordTable(this.env.ASSETS);
+    return this.loadRecent(maxTokens, opts);
   }
 
   /** Resent-history reconciliation: what an incoming message list shares with the live path (thread-store.ts). */
@@ -493,7 +502,7 @@ export class ThreadDO extends DurableObject<Env> {
     const limits = limitsOf(this.env);
     return {
       meta,
-      log: ThreadStore.of(storage, { meta, ids: this.#ids, limits }),
+      log: ThreadStore.of(storage, { meta, ids: this.#ids, limits, embedder: EMBEDDED_TURNS }),
       responses: new StoredResponses(storage.sql),
       runs: new RunRecords(storage.sql),
       bookkeeping: new PendingBookkeeping(storage.sql, meta),

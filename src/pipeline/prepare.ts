@@ -296,6 +296,8 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
     recall: recall === false ? false : recall,
     recallQuery: recall === false ? text : lent,
     ...(turnTokens !== undefined ? { turnTokens } : {}),
+    // The agent's channels rank its facts as they rank its turns.
+    ...(recall !== false && recall.channels ? { channels: recall.channels } : {}),
   };
   const loaded = await loadMemory(deps, input, { wholeState, middlewares }, scopes, budget, route.model, rank);
   if (route.warning !== undefined) loaded.warnings.unshift(route.warning);

@@ -24,28 +24,28 @@ import { decodeMessage } from "./thread-rows";
  * A row that is not valid JSON indexes as empty: the index must never fail the write it follows
  * (reading such a row is the thread's own coded storage error, BEM-098).
  */
-const textOf = (json: string): string =>
+export const messageText = (json: string): string =>
   `CASE WHEN NOT json_valid(${json}) THEN '' ELSE CASE json_type(${json}, '$.content') WHEN 'text' THEN json_extract(${json}, '$.content') ` +
   `WHEN 'array' THEN (SELECT group_concat(json_extract(p.value, '$.text'), ' ') FROM json_each(${json}, '$.content') AS p WHERE json_extract(p.value, '$.type') = 'text') ` +
   `ELSE '' END END`;
 
 /** Roles whose text is recalled by its words (tool results come along with their call, never alone). */
-const INDEXED = "('user', 'assistant')";
+export const INDEXED_ROLES = "('user', 'assistant')";
 
 export const RECALL_DDL: readonly string[] = [
   `CREATE VIRTUAL TABLE recall_fts USING fts5(text, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2')`,
-  `CREATE TRIGGER messages_recall_insert AFTER INSERT ON messages WHEN new.role IN ${INDEXED} BEGIN
-     INSERT INTO recall_fts (rowid, text) VALUES (new.seq, ${textOf("new.json")});
+  `CREATE TRIGGER messages_recall_insert AFTER INSERT ON messages WHEN new.role IN ${INDEXED_ROLES} BEGIN
+     INSERT INTO recall_fts (rowid, text) VALUES (new.seq, ${messageText("new.json")});
    END`,
-  `CREATE TRIGGER messages_recall_delete AFTER DELETE ON messages WHEN old.role IN ${INDEXED} BEGIN
+  `CREATE TRIGGER messages_recall_delete AFTER DELETE ON messages WHEN old.role IN ${INDEXED_ROLES} BEGIN
      DELETE FROM recall_fts WHERE rowid = old.seq;
    END`,
   `CREATE TRIGGER messages_recall_update AFTER UPDATE OF json, role ON messages BEGIN
-     DELETE FROM recall_fts WHERE rowid = old.seq AND old.role IN ${INDEXED};
-     INSERT INTO recall_fts (rowid, text) SELECT new.seq, ${textOf("new.json")} WHERE new.role IN ${INDEXED};
+     DELETE FROM recall_fts WHERE rowid = old.seq AND old.role IN ${INDEXED_ROLES};
+     INSERT INTO recall_fts (rowid, text) SELECT new.seq, ${messageText("new.json")} WHERE new.role IN ${INDEXED_ROLES};
    END`,
   // Threads written before the index: their live messages, once, when the object migrates.
-  `INSERT INTO recall_fts (rowid, text) SELECT seq, ${textOf("json")} FROM messages WHERE role IN ${INDEXED}`,
+  `INSERT INTO recall_fts (rowid, text) SELECT seq, ${messageText("json")} FROM messages WHERE role IN ${INDEXED_ROLES}`,
 ];
 
 /**
@@ -79,17 +79,17 @@ export const RECALL_BATCHED_DDL: readonly string[] = [
   `CREATE TABLE recall_indexed (through INTEGER NOT NULL)`,
   `INSERT INTO recall_indexed (through) SELECT COALESCE(MAX(seq), 0) FROM messages`,
   `CREATE TRIGGER messages_recall_insert AFTER INSERT ON messages
-     WHEN new.role IN ${INDEXED} AND new.seq <= (SELECT through FROM recall_indexed) BEGIN
-     INSERT INTO recall_fts (rowid, text) VALUES (new.seq, ${textOf("new.json")});
+     WHEN new.role IN ${INDEXED_ROLES} AND new.seq <= (SELECT through FROM recall_indexed) BEGIN
+     INSERT INTO recall_fts (rowid, text) VALUES (new.seq, ${messageText("new.json")});
    END`,
   `CREATE TRIGGER messages_recall_delete AFTER DELETE ON messages
-     WHEN old.role IN ${INDEXED} AND old.seq <= (SELECT through FROM recall_indexed) BEGIN
+     WHEN old.role IN ${INDEXED_ROLES} AND old.seq <= (SELECT through FROM recall_indexed) BEGIN
      DELETE FROM recall_fts WHERE rowid = old.seq;
    END`,
   `CREATE TRIGGER messages_recall_update AFTER UPDATE OF json, role ON messages
      WHEN old.seq <= (SELECT through FROM recall_indexed) BEGIN
-     DELETE FROM recall_fts WHERE rowid = old.seq AND old.role IN ${INDEXED};
-     INSERT INTO recall_fts (rowid, text) SELECT new.seq, ${textOf("new.json")} WHERE new.role IN ${INDEXED};
+     DELETE FROM recall_fts WHERE rowid = old.seq AND old.role IN ${INDEXED_ROLES};
+     INSERT INTO recall_fts (rowid, text) SELECT new.seq, ${messageText("new.json")} WHERE new.role IN ${INDEXED_ROLES};
    END`,
 ];
 
@@ -104,10 +104,13 @@ export function recallIndexed(sql: SqlStorage): { through: number; highest: numb
   return sql.exec<{ through: number; highest: number }>(`SELECT through, (SELECT COALESCE(MAX(seq), 0) FROM messages) AS highest FROM recall_indexed`).one();
 }
 
-/** The waiting messages join the index (one statement, one segment); the caller runs it in a transaction. */
+/** The waiting messages join the index (one statement, one segment) and get their row for a vector (v14); the caller runs it in a transaction. */
 export function indexWaiting(sql: SqlStorage): void {
   sql.exec(
-    `INSERT INTO recall_fts (rowid, text) SELECT seq, ${textOf("json")} FROM messages WHERE seq > (SELECT through FROM recall_indexed) AND role IN ${INDEXED} ORDER BY seq`,
+    `INSERT OR REPLACE INTO recall_vectors (seq, vec) SELECT seq, NULL FROM messages WHERE seq > (SELECT through FROM recall_indexed) AND role IN ${INDEXED_ROLES}`,
+  );
+  sql.exec(
+    `INSERT INTO recall_fts (rowid, text) SELECT seq, ${messageText("json")} FROM messages WHERE seq > (SELECT through FROM recall_indexed) AND role IN ${INDEXED_ROLES} ORDER BY seq`,
   );
   sql.exec(`UPDATE recall_indexed SET through = MAX(through, (SELECT COALESCE(MAX(seq), 0) FROM messages))`);
 }
@@ -173,6 +176,17 @@ export function searchLive(sql: SqlStorage, m: RecallMatch, limit: number): { id
     )
     .toArray()
     .map((r) => ({ id: r.id, hash: r.hash ?? messageHash(decodeMessage(r.json ?? "{}")), score: -r.bm }));
+}
+
+/** The live messages at `seqs`, by position: their id and content hash (as searchLive gives them). */
+export function liveRows(sql: SqlStorage, seqs: readonly number[]): Map<number, { id: string; hash: string }> {
+  const rows = sql
+    .exec<{ seq: number; id: string; hash: string | null; json: string | null }>(
+      `SELECT seq, id, hash, CASE WHEN hash IS NULL THEN json END AS json FROM messages WHERE seq IN (SELECT value FROM json_each(?))`,
+      JSON.stringify(seqs),
+    )
+    .toArray();
+  return new Map(rows.map((r) => [r.seq, { id: r.id, hash: r.hash ?? messageHash(decodeMessage(r.json ?? "{}")) }]));
 }
 
 /**

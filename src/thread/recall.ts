@@ -1,6 +1,7 @@
 import type { Message } from "../core/message";
 import { searchTerms } from "../core/search-terms";
 import { estimateTokens, type TokenEstimator } from "../core/tokens";
+import { type Channels, DENSE_WEIGHT, fuseScores } from "../embed/fusion";
 import { messageHash } from "./message-hash";
 import { recallMatch, searchRecall, type RecallHit, type WordCounts } from "./recall-index";
 import { LEARNT_ROWS, type RecallScores } from "./recall-scores";
@@ -316,8 +317,21 @@ function positionsOf(sql: SqlStorage, id: string | undefined): { start: number; 
   return { start: r.start ?? r.highest + 1, highest: r.highest, indexed: r.indexed };
 }
 
-/** What a store keeps between recalls, and how it brings waiting messages into the index (ThreadStore). */
-export type RecallKept = { counts: WordCounts; known: RecallRows; scores: RecallScores; catchUp: () => void };
+/** The dense channel: the rows older than `before` closest in meaning to `query`, best first (thread-recall.ts). */
+export type DenseSearch = (query: string, before: number, limit: number) => RecallHit[];
+
+/** What a store keeps between recalls, how it brings waiting messages into the index, and its dense channel when it has one (ThreadStore). */
+export type RecallKept = { counts: WordCounts; known: RecallRows; scores: RecallScores; catchUp: () => void; dense?: DenseSearch };
+
+/** Full-text and dense hits as one ranking (fusion.ts fuseScores), each with its channels; full-text alone when there is no dense channel. */
+export function fuseHits(lexical: readonly RecallHit[], dense: readonly RecallHit[]): { hits: RecallHit[]; channels: Map<number, Channels> } {
+  const fused = fuseScores(
+    lexical.map((h) => ({ key: h.seq, score: h.score })),
+    dense.map((h) => ({ key: h.seq, score: h.score })),
+    DENSE_WEIGHT,
+  );
+  return { hits: fused.map((f) => ({ seq: f.key, score: f.score })), channels: new Map(fused.map((f) => [f.key, f.channels])) };
+}
 
 /**
  * The turns for `budget` tokens with recall: the newest window that fits when the whole
@@ -330,7 +344,7 @@ export function recallWindow(
   recent: (maxTokens: number) => LoadRecentResult,
   budget: number,
   ask: RecallAsk,
-  { counts, known, scores, catchUp }: RecallKept,
+  { counts, known, scores, catchUp, dense }: RecallKept,
 ): LoadRecentResult {
   const full = recent(budget);
   const plain = { ...full, recalled: [], recalled_tokens: 0 };
@@ -346,14 +360,19 @@ export function recallWindow(
     if (p.indexed < p.start - 1) catchUp();
     return (at = p);
   };
-  const match = recallMatch(sql, ask.query, counts, () => positions().highest);
-  if (match === null) return plain;
+  const useDense = (ask.channels?.includes("dense") ?? true) ? dense : undefined;
+  const match = (ask.channels?.includes("full_text") ?? true) ? recallMatch(sql, ask.query, counts, () => positions().highest) : null;
+  if (match === null && !useDense) return plain;
   const room = budget - window.tokens - EXCERPT_HEADER_TOKENS;
   if (room < EXCERPT_GROUP_TOKENS) return plain;
   const { start, highest } = positions();
   const limit = Math.min(MAX_HITS, 16 + Math.ceil(room / 16));
   // The same hits either way: scored here from what FTS5 said before (a thread up to LEARNT_ROWS), else by FTS5.
-  const found = (highest <= LEARNT_ROWS ? scores.search(sql, match, start, limit) : null) ?? searchRecall(sql, match, start, limit);
+  const lexical = match === null ? [] : ((highest <= LEARNT_ROWS ? scores.search(sql, match, start, limit) : null) ?? searchRecall(sql, match, start, limit));
+  const near = useDense ? useDense(ask.query, start, limit) : [];
+  const fused = near.length > 0 ? fuseHits(lexical, near) : undefined;
+  if (!fused && lexical.length === 0) return plain;
+  const found = fused?.hits ?? lexical;
   const neighbours = Math.max(0, Math.trunc(ask.neighbours));
   const acc = rowAccess(sql, start, found, neighbours + 2, known);
   // Each hit's row (and hash) is known now: rowAccess read the rows around every hit.
@@ -372,7 +391,10 @@ export function recallWindow(
     sql,
     keep.map((p) => p.seq),
   );
-  const recalled = keep.map((p) => ({ message: messages.get(p.seq)!, tokens: p.tokens, score: p.score, why: p.why, group: p.group }));
+  const recalled = keep.map((p) => {
+    const channels = p.why === "match" ? fused?.channels.get(p.seq) : undefined;
+    return { message: messages.get(p.seq)!, tokens: p.tokens, score: p.score, why: p.why, group: p.group, ...(channels ? { channels } : {}) };
+  });
   return { ...wide, truncated: true, recalled, recalled_tokens: recalledCost(keep) };
 }
 

@@ -2,6 +2,7 @@ import { LANGGRAPH_BLOB_WRITER_DDL, LANGGRAPH_CHILDREN_DDL, LANGGRAPH_DDL, LANGG
 import { ThreadMeta } from "./meta";
 import { PENDING_BOOKKEEPING_DDL, SENDING_BOOKKEEPING_DDL } from "./pending-bookkeeping";
 import { RECALL_AUTOMERGE_OFF_DDL, RECALL_BATCHED_DDL, RECALL_DDL } from "./recall-index";
+import { RECALL_VECTORS_DDL } from "./recall-vectors";
 import { RUN_RECORDS_DDL } from "./run-records";
 import { STORED_RESPONSES_DDL } from "./stored-responses";
 import { THREAD_LOG_DDL, THREAD_LOG_HASH_COLUMNS } from "./thread-rows";
@@ -42,6 +43,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   LANGGRAPH_BLOB_WRITER_DDL,
   // v13: the LangGraph API's runs and their events (src/thread/run-records.ts), for join and rejoin.
   RUN_RECORDS_DDL,
+  // v14: each indexed message's vector for recall by meaning, kept in step like the full-text index (src/thread/recall-vectors.ts).
+  RECALL_VECTORS_DDL,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,7 +1,9 @@
 import type { Message } from "../core/message";
 import { RecallRows, recallOver, recallWindow } from "./recall";
-import { indexWaiting, mergeRecallIndex, RECALL_BATCH_ROWS, recallIndexed, recallMatch, searchLive, WordCounts } from "./recall-index";
+import { DENSE_WEIGHT, fuseScores } from "../embed/fusion";
+import { indexWaiting, liveRows, mergeRecallIndex, RECALL_BATCH_ROWS, recallIndexed, recallMatch, searchLive, WordCounts } from "./recall-index";
 import { RecallScores } from "./recall-scores";
+import { RecallVectors, type TurnEmbedder } from "./recall-vectors";
 import type { Transaction } from "./sql-schema";
 import type { TailEntry } from "./tail-cache";
 import type { LoadRecentResult, RecallAsk } from "./types";
@@ -25,11 +27,16 @@ export class ThreadRecall {
   private waiting: number | undefined;
   /** Whether the index may have segments to merge: since the last merge that found nothing to do, something wrote it. */
   private mergeDue = true;
+  /** The dense channel's vectors in memory, for the embedder the store was given (none: full-text alone). */
+  private readonly vectors: RecallVectors | undefined;
 
   constructor(
     private readonly sql: SqlStorage,
     private readonly transaction: Transaction,
-  ) {}
+    private readonly embedder?: TurnEmbedder,
+  ) {
+    this.vectors = embedder && new RecallVectors(embedder.dims);
+  }
 
   /** The turns for `budget` tokens with recall; `recent` is the store's newest-window read (its tail cache). */
   window(recent: (maxTokens: number) => LoadRecentResult, budget: number, ask: RecallAsk): LoadRecentResult {
@@ -38,7 +45,30 @@ export class ThreadRecall {
       known: this.known,
       scores: this.scores,
       catchUp: () => this.indexWaiting(),
+      dense: this.dense(),
     });
+  }
+
+  /** The dense search when the embedder is ready: missing vectors filled first (their own transaction), then a scan in memory. */
+  private dense(): ((query: string, before: number, limit: number) => { seq: number; score: number }[]) | undefined {
+    const { embedder, vectors } = this;
+    if (!embedder || !vectors || !embedder.embed("")) return undefined;
+    return (query, before, limit) => {
+      this.fillVectors();
+      return vectors.search(this.sql, embedder, query, before, limit);
+    };
+  }
+
+  /** Embeds the messages whose vector is missing, when the embedder is ready; a failure leaves them missing (filled on a later call). */
+  private fillVectors(): void {
+    const { embedder, vectors } = this;
+    if (!embedder || !vectors || !embedder.embed("")) return;
+    try {
+      this.transaction(() => vectors.fill(this.sql, embedder));
+    } catch (e) {
+      vectors.clear();
+      throw e;
+    }
   }
 
   /** Recall over a message list held in memory (a run's whole or replayed state), ranked by the live index. */
@@ -48,8 +78,23 @@ export class ThreadRecall {
         // The list's window is positions in the list, not in the thread: every live message is searched, so none may wait.
         const { through, highest } = recallIndexed(this.sql);
         if (highest > through) this.indexWaiting();
-        const match = recallMatch(this.sql, query, this.counts);
-        return match === null ? [] : searchLive(this.sql, match, limit);
+        const words = ask.channels?.includes("full_text") ?? true;
+        const match = words ? recallMatch(this.sql, query, this.counts) : null;
+        const lexical = match === null ? [] : searchLive(this.sql, match, limit);
+        // By meaning too, over every live message, fused as in the thread's own window (recall.ts fuseHits).
+        const dense = (ask.channels?.includes("dense") ?? true) ? this.dense() : undefined;
+        const near = dense ? dense(query, highest + 1, limit) : [];
+        if (near.length === 0) return lexical;
+        const rows = liveRows(
+          this.sql,
+          near.map((h) => h.seq),
+        );
+        const hashes = new Map([...lexical, ...rows.values()].map((r) => [r.id, r.hash]));
+        return fuseScores(
+          lexical.map((h) => ({ key: h.id, score: h.score })),
+          near.flatMap((h) => (rows.has(h.seq) ? [{ key: rows.get(h.seq)!.id, score: h.score }] : [])),
+          DENSE_WEIGHT,
+        ).map((f) => ({ id: f.key, hash: hashes.get(f.key)!, score: f.score }));
       },
       messages,
       budget,
@@ -73,12 +118,14 @@ export class ThreadRecall {
       if (join) this.joinWaiting();
       this.mergeDue = mergeRecallIndex(this.sql);
     });
+    if (join) this.fillVectors();
   }
 
   /** A write other than appends (replace, remove, remove_all, fork, a rollback): what was learnt of older rows no longer holds. */
   forget(): void {
     this.known.clear();
     this.scores.clear();
+    this.vectors?.clear();
     // The triggers keep indexed rows in step in such writes (new segments); what waits is read again.
     this.waiting = undefined;
     this.mergeDue = true;

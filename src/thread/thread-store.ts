@@ -12,6 +12,7 @@ import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, redu
 import type { ThreadMeta } from "./meta";
 import { openThreadMeta, type Transaction } from "./sql-schema";
 import { ThreadRecall } from "./thread-recall";
+import type { TurnEmbedder } from "./recall-vectors";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
 import {
@@ -106,6 +107,8 @@ export type StoreDeps = {
   now?: () => number;
   /** Ids continue this generator's sequence (the object keeps one across a delete of its storage). */
   ids?: IdGenerator;
+  /** The dense channel of recall (recall-vectors.ts); without it recall is full-text alone. */
+  embedder?: TurnEmbedder;
 };
 
 /**
@@ -143,7 +146,7 @@ export class ThreadStore {
     deps: StoreDeps,
   ) {
     this.transaction = deps.transaction;
-    this.recall = new ThreadRecall(sql, deps.transaction);
+    this.recall = new ThreadRecall(sql, deps.transaction, deps.embedder);
     this.now = deps.now ?? Date.now;
     const limits = deps.limits ?? DEFAULT_LIMITS;
     this.limits = { ...limits, messageBytes: Math.min(limits.messageBytes, ROW_CEILING) };

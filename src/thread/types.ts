@@ -1,3 +1,4 @@
+import type { Channel } from "../embed/fusion";
 import { z } from "@hono/zod-openapi";
 import type { ErrorCode } from "../core/errors";
 import { Message, MessageId, MessageInput } from "../core/message";
@@ -120,6 +121,11 @@ export const RecalledTurn = z.object({
   score: z.number(),
   why: z.enum(["match", "neighbour"]),
   group: z.number().int(),
+  /** A match's place in each channel that found it (src/embed/fusion.ts): its rank there and that channel's score. */
+  channels: z
+    .object({ full_text: z.object({ rank: z.number().int(), score: z.number() }), dense: z.object({ rank: z.number().int(), score: z.number() }) })
+    .partial()
+    .optional(),
 });
 export type RecalledTurn = z.infer<typeof RecalledTurn>;
 
@@ -143,6 +149,8 @@ export type RecallAsk = {
   share: number;
   /** Turns brought along on each side of a match. */
   neighbours: number;
+  /** The channels that rank (src/embed/fusion.ts); absent: every channel the thread has. */
+  channels?: readonly Channel[];
 };
 
 /** `recall`: spend part of the budget on earlier turns relevant to its query when the thread does not fit. */

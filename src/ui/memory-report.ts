@@ -1,10 +1,10 @@
 /**
  * The memory report a run stored with its routing (last_route.memory), as table rows: which facts
- * the model was given and why — the BM25 score of a relevant fact, "always", "didn't fit" — and the
- * earlier turns recall brought (by message id, with their score).
+ * the model was given and why — the score of a relevant fact (BM25, or its words' and meaning's ranks fused),
+ * "always", "didn't fit" — and the earlier turns recall brought (by message id, with their score).
  * Pure (no DOM), so the rules are tested in test/ui/views.test.ts.
  */
-import type { FactReportRow, StoredMemoryReport } from "./types";
+import type { FactReportRow, RankChannelsRow, StoredMemoryReport } from "./types";
 
 export type ReportRow = { id: string; scope: string; kind: string; key: string; tokens: number; loaded: boolean; why: string };
 
@@ -16,6 +16,15 @@ const WHY: Record<FactReportRow["reason"], string> = {
   "didn't fit": "didn't fit",
 };
 
+/** A score and, when channels were fused, each one's rank and own score (docs/recall.md); without them the score is BM25's. */
+function scoreText(score: number, channels: RankChannelsRow | undefined): string {
+  if (!channels) return `BM25 score ${score.toFixed(3)}`;
+  const parts = [`score ${score.toFixed(3)}`];
+  if (channels.full_text) parts.push(`words #${channels.full_text.rank}, BM25 ${channels.full_text.score.toFixed(3)}`);
+  if (channels.dense) parts.push(`meaning #${channels.dense.rank}, cosine ${channels.dense.score.toFixed(3)}`);
+  return parts.join("; ");
+}
+
 export function reportRows(report: StoredMemoryReport): ReportRow[] {
   const turns = (report.recalled ?? []).map((t) => ({
     id: t.id,
@@ -24,7 +33,7 @@ export function reportRows(report: StoredMemoryReport): ReportRow[] {
     key: "",
     tokens: t.tokens,
     loaded: true,
-    why: t.reason === "match" ? `recalled (BM25 score ${t.score.toFixed(3)})` : `recalled next to a match (score ${t.score.toFixed(3)})`,
+    why: t.reason === "match" ? `recalled (${scoreText(t.score, t.channels)})` : `recalled next to a match (score ${t.score.toFixed(3)})`,
   }));
   return [...factRows(report), ...turns];
 }
@@ -37,7 +46,7 @@ function factRows(report: StoredMemoryReport): ReportRow[] {
     key: f.key ?? "",
     tokens: f.tokens,
     loaded: f.loaded,
-    why: f.reason === "relevant" && typeof f.score === "number" ? `relevant (BM25 score ${f.score.toFixed(3)})` : WHY[f.reason],
+    why: f.reason === "relevant" && typeof f.score === "number" ? `relevant (${scoreText(f.score, f.channels)})` : WHY[f.reason],
   }));
 }
 

@@ -41,7 +41,10 @@ export type FactReportRow = {
   loaded: boolean;
   reason: "fits" | "always" | "relevant" | "recent" | "didn't fit";
   score?: number;
+  channels?: RankChannelsRow;
 };
+/** Where each channel ranked an item (src/memory/report.ts RankChannels); its `score` is their fusion. */
+export type RankChannelsRow = { full_text?: { rank: number; score: number }; dense?: { rank: number; score: number } };
 /** last_route.memory (src/pipeline/save-run.ts): the response's report, its first entries only. */
 export type StoredMemoryReport = {
   facts: FactReportRow[];
@@ -52,7 +55,7 @@ export type StoredMemoryReport = {
   recalled?: RecallReportRow[];
 };
 /** An earlier turn recall put before the recent window (src/memory/report.ts RecallReport): ids, never text. */
-export type RecallReportRow = { id: string; tokens: number; reason: "match" | "neighbour"; score: number };
+export type RecallReportRow = { id: string; tokens: number; reason: "match" | "neighbour"; score: number; channels?: RankChannelsRow };
 
 /** A serialized LangGraph value on the wire (src/langgraph/checkpoint-types.ts TypedWire). */
 export type TypedValue = { t: string; b: string };

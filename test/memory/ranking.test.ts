@@ -14,7 +14,9 @@ import { api } from "../support/tenants";
 const tenant = tenantForRuns();
 const uid = () => crypto.randomUUID().slice(0, 8);
 type Ctx = { messages: { content: string }[]; facts: FactReport[]; dropped: { facts: number } };
-const context = async (key: string, body: Record<string, unknown>) => (await (await api("/v1/memory/context", { key, body })).json()) as Ctx;
+/** The full-text channel's ranking, which these tests are about (the dense channel and the fusion: test/embed/facts-by-meaning.test.ts). */
+const context = async (key: string, body: Record<string, unknown>) =>
+  (await (await api("/v1/memory/context", { key, body: { channels: ["full_text"], ...body } })).json()) as Ctx;
 
 /** Facts remembered 1 ms apart, so recency is their order here. */
 async function seed(tenantId: string, scope: MemoryScope, facts: [kind: string, text: string][], start = Date.now() - 1_000_000) {
@@ -255,6 +257,7 @@ describe("ranking properties (fast-check, fixed seed)", () => {
           const loaded = await memoryFor(env, tenantId).loadContext([scope], share * 2, {
             query: queryWords.join(" "),
             alwaysKinds: withAlways ? ["rule"] : [],
+            channels: ["full_text"],
           });
           const taken = loaded.report.filter((f) => f.loaded);
           expect(taken.reduce((n, f) => n + f.tokens, 0) + new Set(taken.map((f) => f.kind)).size * header).toBeLessThanOrEqual(share);

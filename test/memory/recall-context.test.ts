@@ -44,8 +44,13 @@ async function seeded() {
   for (let i = 0; i < 80; i++) {
     await api("/v1/memory/facts", { key: t.adminKey, body: { scope: docset, kind: "observation", text: `Caroline watered the office plants on day ${i}.` } });
   }
-  const ask = async (query: string, max_tokens = 1200) =>
-    (await (await api("/v1/memory/context", { key: t.adminKey, body: { scopes: [docset, `session:${thread}`], max_tokens, query } })).json()) as Ctx;
+  const ask = async (query: string, max_tokens = 1200, channels?: string[]) =>
+    (await (
+      await api("/v1/memory/context", {
+        key: t.adminKey,
+        body: { scopes: [docset, `session:${thread}`], max_tokens, query, ...(channels ? { channels } : {}) },
+      })
+    ).json()) as Ctx;
   return { ask, factId };
 }
 
@@ -75,7 +80,8 @@ describe("recall through POST /v1/memory/context", () => {
     const key = await ask("Where is the spare key?");
     expect(key.facts.find((f) => f.id === factId)).toMatchObject({ loaded: true, reason: "relevant" });
 
-    const other = await ask("Which trains leave early on Sundays?");
+    // By words: nothing matches. (By meaning the nearest turns come back for any query: test/embed/by-meaning.test.ts.)
+    const other = await ask("Which trains leave early on Sundays?", 1200, ["full_text"]);
     expect(other.recalled).toEqual([]);
     expect(other.messages.some((m) => m.id === "recalled" || m.id === "q1")).toBe(false);
     expect(other.facts.find((f) => f.id === factId)?.loaded ?? false).toBe(false);

@@ -14,7 +14,9 @@ import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/
 
 const tenant = tenantForRuns();
 const chat = (body: Record<string, unknown>) => api("/v1/chat/completions", { key: tenant().adminKey, body });
-type Report = { edgeweave: { memory: { recalled?: { id: string; reason: string; score: number }[] } } };
+type Report = {
+  edgeweave: { memory: { recalled?: { id: string; reason: string; score: number; channels?: { full_text?: unknown; dense?: unknown } }[] } };
+};
 type State = { checkpoint_id: string; channels: { messages: { id: string; content: string }[] } };
 const state = async (thread: string) => (await (await api(`/v1/threads/${thread}/state`, { key: tenant().adminKey })).json()) as State;
 
@@ -78,7 +80,8 @@ describe("recall in runs", () => {
     expect(s.channels.messages[4]!.id).toBe("bike-q");
   });
 
-  it("an unrelated question recalls nothing and the model sees the newest window as before", async () => {
+  // By meaning the nearest turns come back for any question (docs/recall.md): what an unrelated one must not bring is a match by words.
+  it("an unrelated question recalls no turn by its words: only the dense channel's nearest, each reported as such", async () => {
     const thread = await longThread();
     const fake = fakeOpenAI().reply("No idea.");
     const res = await chat({
@@ -88,8 +91,11 @@ describe("recall in runs", () => {
       messages: [{ role: "user", content: "Which trains leave early on Sundays?" }],
     });
     const body = (await res.json()) as Report;
-    expect(body.edgeweave.memory.recalled ?? []).toEqual([]);
-    expect(excerptOf(fake.calls[0]!.body)).toBeUndefined();
+    const matches = (body.edgeweave.memory.recalled ?? []).filter((r) => r.reason === "match");
+    for (const r of matches) expect(r.channels).toEqual({ dense: expect.objectContaining({ rank: expect.any(Number) }) });
+    // The model is sent exactly what the report names.
+    if (matches.length === 0) expect(excerptOf(fake.calls[0]!.body)).toBeUndefined();
+    else expect(excerptOf(fake.calls[0]!.body)).toBeDefined();
   });
 
   it("a plain stateful run, an agent whose middleware reads the whole state, and a short follow-up all recall", async () => {

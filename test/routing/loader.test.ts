@@ -129,6 +129,18 @@ describe("loadModelsFromYaml", () => {
     expect(loadError(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", "    recall: true")).code).toBe("BEM-044");
   });
 
+  it("an agent's recall channels: words, meaning or both; anything else a BEM-044 with its line", () => {
+    const agents = (...lines: string[]) =>
+      loadModelsFromYaml(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", ...lines)).agents[0]!;
+    expect(agents("    recall: {channels: [full_text]}").recall).toEqual({ share: 0.75, neighbours: 1, channels: ["full_text"] });
+    expect(agents("    recall: {channels: [dense, full_text]}").recall).toEqual({ share: 0.75, neighbours: 1, channels: ["dense", "full_text"] });
+    for (const bad of ["[vectors]", "[]", "dense"]) {
+      const e = loadError(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", "    recall:", `      channels: ${bad}`));
+      expect(e.code).toBe("BEM-044");
+      expect(e.message).toContain("models.yaml:7: agents[0].recall");
+    }
+  });
+
   it("BEM-044 for invalid YAML, with the line", () => {
     const e = loadError(yaml("models:", "  - name: m", "    provider: openai", "  bad: [unclosed"));
     expect(e.code).toBe("BEM-044");

@@ -250,6 +250,17 @@ describe("Thread object migrations (synchronous, when its meta rows are opened)"
       expect(texts(second)).toEqual(["kept", "after"]);
     }));
 
+  it("brings a thread at v13 (the LangGraph API's run records) up to v14: its recall vectors' tables are added", () =>
+    withStorage((storage) => {
+      for (const ddl of MIGRATIONS.slice(0, 13).flat()) storage.sql.exec(ddl);
+      storage.sql.exec(`INSERT INTO meta (key, value) VALUES ('schema_version', '13')`);
+      expect(tables(storage)).not.toContain("recall_vectors");
+      storeOver(storage);
+      expect(SCHEMA_VERSION).toBe(14);
+      expect(schemaVersion(storage)).toBe("14");
+      expect(tables(storage)).toEqual(expect.arrayContaining(["recall_vectors", "recall_vectors_by"]));
+    }));
+
   it("brings a version-2 thread up to date in place: old rows keep working (hashes computed when read)", () =>
     withStorage((storage) => {
       // A thread written before v3: the first two migrations' tables, one checkpoint, rows without hash/cp.

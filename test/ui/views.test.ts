@@ -92,6 +92,21 @@ describe("the inspector's memory report of the last run", () => {
     expect(reportSummary(withTurns)).toBe("3 fact(s) loaded, 47 token(s); 118 left out; 3 more entries not stored; 2 earlier turn(s) recalled");
   });
 
+  it("a match found by words and meaning shows each channel's rank and score beside the fused score", () => {
+    const fused: StoredMemoryReport = {
+      ...report,
+      recalled: [
+        { id: "m-7", tokens: 30, reason: "match", score: 1.25, channels: { full_text: { rank: 2, score: 3.1 }, dense: { rank: 5, score: 0.4123 } } },
+        { id: "m-9", tokens: 12, reason: "match", score: 0.4, channels: { dense: { rank: 1, score: 0.61 } } },
+      ],
+    };
+    expect(
+      reportRows(fused)
+        .slice(-2)
+        .map((r) => r.why),
+    ).toEqual(["recalled (score 1.250; words #2, BM25 3.100; meaning #5, cosine 0.412)", "recalled (score 0.400; meaning #1, cosine 0.610)"]);
+  });
+
   it("a run's stored report reads back through the thread state as the run answered it", async () => {
     const t = await createTenant();
     const thread = `mem-view-${uuid6(-1).slice(0, 8)}`;
