@@ -34,11 +34,13 @@ CREATE TABLE facts (
   -- text_hash (0028): SHA-256 of the normalised text; facts without a key are unique by it per scope.
   -- written_by (0029): operator | admin | member | webhook | model | unknown (before 0029); see facts.ts.
   -- vec, vec_by (0030): the text's vector for ranking by meaning and the embedder that made it (NULL: embedded when read).
-, key TEXT, expires_at INTEGER, updated_at INTEGER, version INTEGER NOT NULL DEFAULT 1, text_hash TEXT, written_by TEXT NOT NULL DEFAULT 'unknown', vec BLOB, vec_by TEXT);
+  -- fts_text (0031): the text as facts_fts indexes it, each word behind the tenant's mark (tenant-words.ts).
+, key TEXT, expires_at INTEGER, updated_at INTEGER, version INTEGER NOT NULL DEFAULT 1, text_hash TEXT, written_by TEXT NOT NULL DEFAULT 'unknown', vec BLOB, vec_by TEXT, fts_text TEXT);
 CREATE INDEX facts_by_scope ON facts (tenant_id, scope, created_at, id);
 CREATE UNIQUE INDEX facts_by_key ON facts (tenant_id, scope, key) WHERE key IS NOT NULL;
 CREATE UNIQUE INDEX facts_by_text ON facts (tenant_id, scope, text_hash) WHERE key IS NULL;
 CREATE INDEX facts_unhashed ON facts (tenant_id) WHERE text_hash IS NULL;
+CREATE INDEX facts_unmarked ON facts (tenant_id) WHERE fts_text IS NULL;
 CREATE INDEX facts_by_kind ON facts (tenant_id, scope, kind, created_at, id);
 CREATE INDEX facts_by_recency ON facts (tenant_id, scope, updated_at, id);
 CREATE INDEX facts_by_expiry ON facts (expires_at) WHERE expires_at IS NOT NULL;
@@ -71,12 +73,14 @@ CREATE UNIQUE INDEX fact_scope_stats_by_span ON fact_scope_stats (span);
 CREATE INDEX fact_scope_stats_by_tenant_span ON fact_scope_stats (tenant_id, span);
 
 -- Fact text for BM25 search: rowid = the scope's span * 2^36 + facts.rowid (0018), so a search matches
--- inside its scopes' rowid ranges only; it joins back to facts for tenant, scope and expiry.
+-- inside its scopes' rowid ranges only; it joins back to facts for tenant, scope and expiry. It indexes
+-- fts_text, each word behind its tenant's mark (0031), so no query reads another tenant's terms.
 CREATE VIRTUAL TABLE facts_fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
 
-CREATE TRIGGER facts_after_insert AFTER INSERT ON facts BEGIN INSERT INTO fact_scope_stats (tenant_id, scope, n, tokens, span) SELECT new.tenant_id, new.scope, 0, 0, CASE WHEN last % 32 < 31 THEN last + 1 ELSE (SELECT COALESCE(MAX(span), -1) FROM fact_scope_stats) / 32 * 32 + 32 END FROM (SELECT COALESCE(MAX(span), 31) AS last FROM fact_scope_stats WHERE tenant_id = new.tenant_id) WHERE NOT EXISTS (SELECT 1 FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope); UPDATE fact_scope_stats SET n = n + 1, tokens = tokens + new.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; SELECT RAISE(ABORT, 'facts_fts: facts.rowid or the scope span is past its range (migrations/0018)') FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope AND (new.rowid >= 68719476736 OR span >= 134217728); INSERT INTO facts_fts (rowid, text) SELECT span * 68719476736 + new.rowid, new.text FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
+CREATE TRIGGER facts_after_insert AFTER INSERT ON facts BEGIN INSERT INTO fact_scope_stats (tenant_id, scope, n, tokens, span) SELECT new.tenant_id, new.scope, 0, 0, CASE WHEN last % 32 < 31 THEN last + 1 ELSE (SELECT COALESCE(MAX(span), -1) FROM fact_scope_stats) / 32 * 32 + 32 END FROM (SELECT COALESCE(MAX(span), 31) AS last FROM fact_scope_stats WHERE tenant_id = new.tenant_id) WHERE NOT EXISTS (SELECT 1 FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope); UPDATE fact_scope_stats SET n = n + 1, tokens = tokens + new.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; SELECT RAISE(ABORT, 'facts_fts: facts.rowid or the scope span is past its range (migrations/0018)') FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope AND (new.rowid >= 68719476736 OR span >= 134217728); INSERT INTO facts_fts (rowid, text) SELECT span * 68719476736 + new.rowid, new.fts_text FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
 CREATE TRIGGER facts_after_delete AFTER DELETE ON facts BEGIN DELETE FROM facts_fts WHERE rowid = (SELECT span FROM fact_scope_stats WHERE tenant_id = old.tenant_id AND scope = old.scope) * 68719476736 + old.rowid; DELETE FROM fact_versions WHERE fact_id = old.id; UPDATE fact_scope_stats SET n = n - 1, tokens = tokens - old.tokens WHERE tenant_id = old.tenant_id AND scope = old.scope; DELETE FROM fact_scope_stats WHERE tenant_id = old.tenant_id AND scope = old.scope AND n = 0; END;
-CREATE TRIGGER facts_after_text_update AFTER UPDATE OF text ON facts BEGIN INSERT INTO fact_versions (fact_id, version, tenant_id, kind, text, written_at, replaced_at) VALUES (old.id, old.version, old.tenant_id, old.kind, old.text, old.updated_at, new.updated_at); DELETE FROM fact_versions WHERE fact_id = old.id AND version <= old.version - 20; DELETE FROM facts_fts WHERE rowid = (SELECT span FROM fact_scope_stats WHERE tenant_id = old.tenant_id AND scope = old.scope) * 68719476736 + old.rowid; INSERT INTO facts_fts (rowid, text) SELECT span * 68719476736 + new.rowid, new.text FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope; UPDATE fact_scope_stats SET tokens = tokens + new.tokens - old.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
+CREATE TRIGGER facts_after_text_update AFTER UPDATE OF text ON facts BEGIN INSERT INTO fact_versions (fact_id, version, tenant_id, kind, text, written_at, replaced_at) VALUES (old.id, old.version, old.tenant_id, old.kind, old.text, old.updated_at, new.updated_at); DELETE FROM fact_versions WHERE fact_id = old.id AND version <= old.version - 20; UPDATE fact_scope_stats SET tokens = tokens + new.tokens - old.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
+CREATE TRIGGER facts_after_fts_text_update AFTER UPDATE OF fts_text ON facts BEGIN DELETE FROM facts_fts WHERE rowid = (SELECT span FROM fact_scope_stats WHERE tenant_id = old.tenant_id AND scope = old.scope) * 68719476736 + old.rowid; INSERT INTO facts_fts (rowid, text) SELECT span * 68719476736 + new.rowid, new.fts_text FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
 
 -- Threads a tenant has touched, for listing (the DO holds the content).
 CREATE TABLE threads (

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { D1FactsBackend } from "../src/memory/d1-facts-backend";
 import { factTokens } from "../src/memory/facts";
+import { markedText, tenantMark } from "../src/memory/tenant-words";
 import { memoryFor } from "../src/memory/for-tenant";
 import { MemoryScope } from "../src/memory/scope";
 
@@ -34,18 +35,13 @@ const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math
 
 async function seedScope(scope: string, n: number): Promise<void> {
   const start = Date.now() - n;
+  const mark = await tenantMark(TENANT);
   for (let i = 0; i < n; i += 1000) {
     const stmts = Array.from({ length: Math.min(1000, n - i) }, (_, j) => {
       const t = text();
-      return env.DB.prepare("INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, updated_at) VALUES (?, ?, ?, 'note', ?, ?, ?, ?)").bind(
-        `f-${scope}-${i + j}`,
-        TENANT,
-        scope,
-        t,
-        factTokens(t),
-        start + i + j,
-        start + i + j,
-      );
+      return env.DB.prepare(
+        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, updated_at, fts_text) VALUES (?, ?, ?, 'note', ?, ?, ?, ?, ?)",
+      ).bind(`f-${scope}-${i + j}`, TENANT, scope, t, factTokens(t), start + i + j, start + i + j, markedText(mark, t));
     });
     await env.DB.batch(stmts);
   }

@@ -40,8 +40,11 @@ export class Params {
   }
 }
 
-/** Which facts a search reads: an SQL predicate over bare `tenant_id` and `scope`, applied to facts and to fact_scope_stats alike. */
-export type Reach = (p: Params) => string;
+/**
+ * Which facts a search reads: an SQL predicate over bare `tenant_id` and `scope`, applied to facts and to
+ * fact_scope_stats alike, and the marks (tenant-words.ts) of the tenants it can name, under which their words are indexed.
+ */
+export type Reach = { marks: readonly string[]; where: (p: Params) => string };
 
 export type SearchFilter = { kind?: string; key?: string };
 
@@ -64,12 +67,19 @@ const PREFIX_WEIGHT = 0.5;
  */
 export const PREFIX_MAX_FACTS = 10_000;
 
-/** Each term's whole-word FTS5 MATCH and, with `prefixes`, each long word's half-word GLOB: [pattern, query word, weight]. */
-function matchLists(terms: readonly string[], prefixes: boolean): { whole: [string, number, number][]; halves: [string, number, number][] } {
+/**
+ * Each term's whole-word FTS5 MATCH under each searched tenant's mark and, with `prefixes`, each long word's
+ * half-word GLOB: [pattern, query word, weight].
+ */
+function matchLists(
+  terms: readonly string[],
+  marks: readonly string[],
+  prefixes: boolean,
+): { whole: [string, number, number][]; halves: [string, number, number][] } {
   const whole: [string, number, number][] = [];
   const halves: [string, number, number][] = [];
   for (const [i, t] of terms.entries()) {
-    whole.push([quoteTerm(t), i, 1]);
+    for (const mark of marks) whole.push([quoteTerm(mark + t), i, 1]);
     // Letters only (searchTerms gives letters and digits, so no GLOB syntax): a year or a number has no forms.
     if (prefixes && t.length >= PREFIX_MIN_LETTERS && /^\p{L}+$/u.test(t)) {
       halves.push([`*[^a-z0-9]${t.slice(0, Math.max(4, Math.ceil(t.length / 2)))}*`, i, PREFIX_WEIGHT]);
@@ -95,10 +105,10 @@ export function bm25Statement(
   prefixes = false,
 ): D1PreparedStatement {
   const p = new Params();
-  const within = `(${reach(p)})`;
+  const within = `(${reach.where(p)})`;
   const at = p.ref(now);
   // One MATCH per term, the terms a JSON array joined first: D1 allows 5 terms in a compound SELECT, so not a UNION.
-  const lists = matchLists(terms, prefixes);
+  const lists = matchLists(terms, reach.marks, prefixes);
   const each = p.ref(JSON.stringify(lists.whole));
   const where = [
     filter.kind !== undefined ? `AND f.kind = ${p.ref(filter.kind)}` : "",
@@ -112,12 +122,12 @@ export function bm25Statement(
     // The searched scopes' rowid ranges: runs of consecutive spans (a tenant's scopes are allocated together), one range each.
     `r AS (SELECT MIN(span) * ${FTS_SPAN} AS lo, (MAX(span) + 1) * ${FTS_SPAN} - 1 AS hi FROM (SELECT span, span - ROW_NUMBER() OVER (ORDER BY span) AS run FROM fact_scope_stats WHERE ${within}) GROUP BY run), ` +
     // FTS5 takes the rowid bounds (integers) into its seek: a MATCH reads only rows inside a range.
-    `hits AS (SELECT t.key AS term, t.value ->> 1 AS word, t.value ->> 2 AS w, facts_fts.rowid % ${FTS_SPAN} AS rid FROM json_each(${each}) t CROSS JOIN r CROSS JOIN facts_fts ` +
+    `hits AS (SELECT t.value ->> 1 AS term, t.value ->> 1 AS word, t.value ->> 2 AS w, facts_fts.rowid % ${FTS_SPAN} AS rid FROM json_each(${each}) t CROSS JOIN r CROSS JOIN facts_fts ` +
     "WHERE facts_fts MATCH (t.value ->> 0) AND facts_fts.rowid >= r.lo AND facts_fts.rowid <= r.hi" +
     // Half-words: the searched facts' text, lower-cased (ASCII, as the query words are), a word's start after a non-letter.
     (lists.halves.length === 0
       ? ""
-      : ` UNION ALL SELECT ${lists.whole.length} + t.key, t.value ->> 1, t.value ->> 2, f.rowid FROM facts f CROSS JOIN json_each(${p.ref(JSON.stringify(lists.halves))}) t ` +
+      : ` UNION ALL SELECT ${terms.length} + t.key, t.value ->> 1, t.value ->> 2, f.rowid FROM facts f CROSS JOIN json_each(${p.ref(JSON.stringify(lists.halves))}) t ` +
         `WHERE ${within} AND (' ' || lower(f.text)) GLOB (t.value ->> 0)`) +
     "), " +
     // Materialized: df and s both read m, and inlined into each its MATCHes ran twice.

@@ -8,6 +8,7 @@ import { searchTerms } from "../core/search-terms";
 import { EMBEDDED_ID, loadWordTable } from "../embed/embedded";
 import { nearest, quantize } from "../embed/vectors";
 import { embedWords, type WordTable } from "../embed/word-table";
+import { markedText, tenantMark } from "./tenant-words";
 import { bm25Statement, PREFIX_MAX_FACTS, type Reach } from "./bm25-search";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
 import { ownerTenant, type MemoryScope } from "./scope";
@@ -34,13 +35,16 @@ function nearestFacts(table: WordTable, rows: readonly VectorRow[], query: Float
 }
 
 /** Exact scopes, each with its owning tenant (system facts are the operator's). */
-const inScopes =
-  (scopes: readonly { owner: string; scope: string }[]): Reach =>
-  (p) =>
-    balanced(
-      scopes.map((s) => `tenant_id = ${p.ref(s.owner)} AND scope = ${p.ref(s.scope)}`),
-      "OR",
-    );
+async function inScopes(scopes: readonly { owner: string; scope: string }[]): Promise<Reach> {
+  return {
+    marks: await Promise.all([...new Set(scopes.map((s) => s.owner))].map(tenantMark)),
+    where: (p) =>
+      balanced(
+        scopes.map((s) => `tenant_id = ${p.ref(s.owner)} AND scope = ${p.ref(s.scope)}`),
+        "OR",
+      ),
+  };
+}
 const COLUMNS = "id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version, written_by";
 const F_COLUMNS = COLUMNS.split(", ")
   .map((c) => `f.${c}`)
@@ -207,7 +211,7 @@ export class D1FactsBackend implements MemoryBackend {
         const stmts: D1PreparedStatement[] = [recent(req.recentLimit, { updated_at: Number.MAX_SAFE_INTEGER, id: "" })];
         if (req.kinds.length > 0) stmts.push(ofKinds(req.kinds, req.limit, { created_at: -1, id: "" }));
         // A budget to fill: a long word's first half counts too (bm25-search.ts, matchLists).
-        if (terms.length > 0) stmts.push(bm25Statement(this.db, F_COLUMNS, inScopes([{ owner, scope }]), terms, req.relevantLimit, now, {}, halfWords));
+        if (terms.length > 0) stmts.push(bm25Statement(this.db, F_COLUMNS, await inScopes([{ owner, scope }]), terms, req.relevantLimit, now, {}, halfWords));
         if (dense) stmts.push(vectors());
         const [r, ...rest] = await this.batched(stmts);
         const always = req.kinds.length > 0 ? rest.shift() : undefined;
@@ -238,7 +242,7 @@ export class D1FactsBackend implements MemoryBackend {
   ): Promise<ScoredFact[]> {
     const terms = searchTerms(query);
     if (terms.length === 0 || scopes.length === 0) return [];
-    const { results } = await this.searchStatement(inScopes(scopes), terms, limit, now, filter).all<Fact & { score: number }>();
+    const { results } = await this.searchStatement(await inScopes(scopes), terms, limit, now, filter).all<Fact & { score: number }>();
     return relativeScores(results);
   }
 
@@ -271,10 +275,14 @@ export class D1FactsBackend implements MemoryBackend {
   async searchGranted(grants: readonly string[], withSystem: boolean, query: string, limit: number): Promise<ScoredFact[]> {
     const terms = searchTerms(query);
     if (terms.length === 0 || (grants.length === 0 && !withSystem)) return [];
-    const reach: Reach = (p) => {
-      const one = (g: string) => (g === "*" ? "1" : g.endsWith("*") ? `substr(scope, 1, ${g.length - 1}) = ${p.ref(g.slice(0, -1))}` : `scope = ${p.ref(g)}`);
-      const owned = grants.length > 0 ? [`tenant_id = ${p.ref(this.tenant)} AND (${balanced(grants.map(one), "OR")})`] : [];
-      return balanced([...owned, ...(withSystem ? [`tenant_id = ${p.ref(OPERATOR_TENANT)} AND scope = 'system'`] : [])], "OR");
+    const owners = [...(grants.length > 0 ? [this.tenant] : []), ...(withSystem ? [OPERATOR_TENANT] : [])];
+    const reach: Reach = {
+      marks: await Promise.all(owners.map(tenantMark)),
+      where: (p) => {
+        const one = (g: string) => (g === "*" ? "1" : g.endsWith("*") ? `substr(scope, 1, ${g.length - 1}) = ${p.ref(g.slice(0, -1))}` : `scope = ${p.ref(g)}`);
+        const owned = grants.length > 0 ? [`tenant_id = ${p.ref(this.tenant)} AND (${balanced(grants.map(one), "OR")})`] : [];
+        return balanced([...owned, ...(withSystem ? [`tenant_id = ${p.ref(OPERATOR_TENANT)} AND scope = 'system'`] : [])], "OR");
+      },
     };
     const { results } = await this.searchStatement(reach, terms, limit, this.clock()).all<Fact & { score: number }>();
     return relativeScores(results);
@@ -312,13 +320,13 @@ export class D1FactsBackend implements MemoryBackend {
     // one count: a new fact needs room, a replacement of a live key or the same text again does not.
     const write = this.db
       .prepare(
-        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version, text_hash, written_by, vec, vec_by) " +
-          "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?12, ?13, ?14, ?15 " +
+        "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, key, expires_at, updated_at, version, text_hash, written_by, vec, vec_by, fts_text) " +
+          "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, ?12, ?13, ?14, ?15, ?16 " +
           "WHERE ?11 IS NULL OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?2 AND kind = 'facts'), 0) < ?11 " +
           "OR EXISTS (SELECT 1 FROM facts WHERE tenant_id = ?2 AND scope = ?3 AND key = ?8) " +
           "OR (?8 IS NULL AND EXISTS (SELECT 1 FROM facts WHERE tenant_id = ?2 AND scope = ?3 AND key IS NULL AND text_hash = ?12 AND (expires_at IS NULL OR expires_at > ?7))) " +
           "ON CONFLICT (tenant_id, scope, key) WHERE key IS NOT NULL DO UPDATE SET kind = excluded.kind, text = excluded.text, tokens = excluded.tokens, " +
-          "expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1, text_hash = excluded.text_hash, written_by = excluded.written_by, vec = excluded.vec, vec_by = excluded.vec_by " +
+          "expires_at = excluded.expires_at, updated_at = excluded.updated_at, version = facts.version + 1, text_hash = excluded.text_hash, written_by = excluded.written_by, vec = excluded.vec, vec_by = excluded.vec_by, fts_text = excluded.fts_text " +
           "ON CONFLICT (tenant_id, scope, text_hash) WHERE key IS NULL DO UPDATE SET " +
           "expires_at = CASE WHEN facts.expires_at IS NULL OR excluded.expires_at IS NULL THEN NULL ELSE MAX(facts.expires_at, excluded.expires_at) END " +
           `RETURNING ${COLUMNS}`,
@@ -339,6 +347,7 @@ export class D1FactsBackend implements MemoryBackend {
         writtenBy,
         vec?.buffer ?? null,
         vec ? EMBEDDED_ID : null,
+        markedText(await tenantMark(this.tenant), text),
       );
     // An expired fact under the key, or of the same text, is gone, not renewed: the new one starts at version 1 with no history
     // (the delete trigger takes its versions).

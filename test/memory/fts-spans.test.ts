@@ -28,7 +28,7 @@ type Held = { tenant: string; scope: string; text: string; key: string | null };
 const indexed = () =>
   env.DB.prepare(
     "SELECT (SELECT COUNT(*) FROM facts) AS facts, (SELECT COUNT(*) FROM facts_fts) AS rows, " +
-      `(SELECT COUNT(*) FROM facts f JOIN fact_scope_stats s USING (tenant_id, scope) JOIN facts_fts x ON x.rowid = s.span * ${FTS_SPAN} + f.rowid WHERE x.text = f.text) AS placed`,
+      `(SELECT COUNT(*) FROM facts f JOIN fact_scope_stats s USING (tenant_id, scope) JOIN facts_fts x ON x.rowid = s.span * ${FTS_SPAN} + f.rowid WHERE x.text = f.fts_text) AS placed`,
   ).first<{ facts: number; rows: number; placed: number }>();
 
 describe("facts_fts spans under random writes", () => {

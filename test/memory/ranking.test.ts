@@ -10,6 +10,7 @@ import type { FactReport } from "../../src/memory/types";
 import { tenantForRuns, uniqueThread } from "../support/runs";
 import { fakeOllama } from "../support/fake-ollama";
 import { api } from "../support/tenants";
+import { markedText, tenantMark } from "../../src/memory/tenant-words";
 
 const tenant = tenantForRuns();
 const uid = () => crypto.randomUUID().slice(0, 8);
@@ -118,13 +119,14 @@ describe("relevance-ranked loading", () => {
     const [allergic] = await seed(tenant().tenant, scope, [["note", "She is allergic to most animals with fur."]]);
     // Filler straight into D1 (the app's triggers keep the index and the counts), 1,000 rows a batch.
     const start = Date.now() - 500_000;
+    const mark = await tenantMark(tenant().tenant);
     for (let i = 0; i < PREFIX_MAX_FACTS; i += 1000) {
       await env.DB.batch(
         Array.from({ length: 1000 }, (_, j) => {
           const text = `Routine status update number ${i + j} about the weekly office plants watering.`;
           return env.DB.prepare(
-            "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, updated_at) VALUES (?, ?, ?, 'note', ?, ?, ?, ?)",
-          ).bind(`pbig-${uid()}-${i + j}`, tenant().tenant, scope.toString(), text, factTokens(text), start + i + j, start + i + j);
+            "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, updated_at, fts_text) VALUES (?, ?, ?, 'note', ?, ?, ?, ?, ?)",
+          ).bind(`pbig-${uid()}-${i + j}`, tenant().tenant, scope.toString(), text, factTokens(text), start + i + j, start + i + j, markedText(mark, text));
         }),
       );
     }

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { D1FactsBackend } from "../../src/memory/d1-facts-backend";
-import { hashOlderFacts } from "../../src/memory/fact-text-backfill";
+import { hashOlderFacts } from "../../src/memory/fact-backfill";
 import { MemoryScope } from "../../src/memory/scope";
 import { callJson, mcpClient } from "../support/mcp-client";
 import { fakeOpenAI } from "../support/fake-openai";

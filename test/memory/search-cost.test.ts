@@ -1,7 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { D1FactsBackend } from "../../src/memory/d1-facts-backend";
+import { markOlderFacts } from "../../src/memory/fact-backfill";
 import { MemoryScope } from "../../src/memory/scope";
+import { markedText, tenantMark } from "../../src/memory/tenant-words";
 
 // facts_fts is one FTS5 index for every tenant's facts. A search used to MATCH over all of it and
 // drop other tenants' hits after the join, so its work (and time) grew with facts it may not read:
@@ -119,18 +121,62 @@ describe("a fact search reads only the searched facts' rows", () => {
       expect(before.facts.every(([, why]) => why !== undefined)).toBe(true);
       // Tenant D plants thousands of distinct words beginning with the victim's half-word, in the same scope name.
       const start = Date.now() - 100_000;
+      const markD = await tenantMark(d);
       await env.DB.batch(
         Array.from({ length: 100 }, (_, i) => {
           const text = Array.from({ length: 40 }, (_, j) => `${half}${i * 40 + j}`).join(" ");
           return env.DB.prepare(
-            "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, updated_at) VALUES (?, ?, ?, 'note', ?, 40, ?, ?)",
-          ).bind(`plant-${uid()}-${i}`, d, scope.toString(), text, start + i, start + i);
+            "INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, updated_at, fts_text) VALUES (?, ?, ?, 'note', ?, 40, ?, ?, ?)",
+          ).bind(`plant-${uid()}-${i}`, d, scope.toString(), text, start + i, start + i, markedText(markD, text));
         }),
       );
       expect(await load()).toEqual(before);
     } finally {
       await env.DB.prepare("DROP TABLE cost_vocab").run();
     }
+  });
+});
+
+describe("each tenant's words are its own terms of the shared index", () => {
+  // FTS5 keeps one term dictionary per index: a whole word is looked up, and a prefix expanded, among every
+  // term of facts_fts. A term a search names must be one only its own tenants' facts hold.
+  it("the term a search names holds the searching tenant's facts only, however many of another tenant's facts hold the word", async () => {
+    const c = `terms-c-${uid()}`;
+    const d = `terms-d-${uid()}`;
+    const word = `quaternion${uid().replace(/[^a-z]/g, "")}`;
+    const scope = MemoryScope.new("docset", `t${uid()}`);
+    const rec = counting(env.DB);
+    const victim = new D1FactsBackend(rec.db, c);
+    await many(new D1FactsBackend(env.DB, c), scope, 4, (i) => `the ${word} rotates ${i}`);
+    await many(new D1FactsBackend(env.DB, d), scope, 40, (i) => `their ${word} ${i}`);
+    rec.bound.length = 0;
+    const hits = await victim.search([{ owner: c, scope: scope.toString() }], `Which ${word}?`, 20);
+    expect(hits).toHaveLength(4);
+    const named = rec.bound.flatMap(ftsExpressions);
+    expect(named.length).toBeGreaterThan(0);
+    // The postings FTS5 reads for each expression: every row of the whole index that holds its term.
+    const held = [];
+    for (const e of named) held.push((await env.DB.prepare("SELECT COUNT(*) AS n FROM facts_fts WHERE facts_fts MATCH ?").bind(e).first<{ n: number }>())!.n);
+    expect(held.filter((n) => n > 0)).toEqual([4]);
+  });
+
+  it("a fact indexed before the marks is found by its words once the purge has marked it", async () => {
+    const t = `terms-old-${uid()}`;
+    const scope = MemoryScope.new("docset", `o${uid()}`);
+    const word = `astrolabe${uid().replace(/[^a-z]/g, "")}`;
+    // As migration 0031 found it: no fts_text, its plain words in the index.
+    await env.DB.prepare("INSERT INTO facts (id, tenant_id, scope, kind, text, tokens, created_at, updated_at) VALUES (?, ?, ?, 'note', ?, 5, 1, 1)")
+      .bind(`old-${uid()}`, t, scope.toString(), `an old ${word} fact`)
+      .run();
+    await env.DB.prepare(
+      "UPDATE facts_fts SET text = ? WHERE rowid = (SELECT span FROM fact_scope_stats WHERE tenant_id = ? AND scope = ?) * ? + (SELECT rowid FROM facts WHERE tenant_id = ?)",
+    )
+      .bind(`an old ${word} fact`, t, scope.toString(), 2 ** 36, t)
+      .run();
+    const store = new D1FactsBackend(env.DB, t);
+    expect(await store.search([{ owner: t, scope: scope.toString() }], word, 5)).toEqual([]);
+    while ((await markOlderFacts(env.DB)) > 0);
+    expect((await store.search([{ owner: t, scope: scope.toString() }], word, 5)).map((f) => f.text)).toEqual([`an old ${word} fact`]);
   });
 });
 

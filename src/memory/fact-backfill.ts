@@ -1,3 +1,4 @@
+import { markedText, tenantMark } from "./tenant-words";
 import { factTextHash } from "./fact-text-hash";
 
 type Unhashed = { r: number; tenant_id: string; scope: string; text: string };
@@ -37,4 +38,27 @@ export async function hashOlderFacts(db: D1Database, batch = 200, maxBatches = 2
     if (results.length < batch) break;
   }
   return { hashed, duplicates };
+}
+
+/**
+ * Facts written before migration 0031 are indexed under their plain words, which no search names any more.
+ * The hourly purge writes their fts_text (the update trigger re-indexes them under their tenant's mark), in
+ * bounded batches, oldest first.
+ */
+export async function markOlderFacts(db: D1Database, batch = 500, maxBatches = 20): Promise<number> {
+  let marked = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const { results } = await db
+      .prepare("SELECT rowid AS r, tenant_id, text FROM facts WHERE fts_text IS NULL ORDER BY rowid LIMIT ?")
+      .bind(batch)
+      .all<{ r: number; tenant_id: string; text: string }>();
+    if (results.length === 0) break;
+    const statements: D1PreparedStatement[] = [];
+    for (const row of results) {
+      statements.push(db.prepare("UPDATE facts SET fts_text = ? WHERE rowid = ?").bind(markedText(await tenantMark(row.tenant_id), row.text), row.r));
+    }
+    for (const done of await db.batch(statements)) marked += done.meta.changes;
+    if (results.length < batch) break;
+  }
+  return marked;
 }
