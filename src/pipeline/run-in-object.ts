@@ -1,10 +1,10 @@
 import { AppError } from "../core/errors";
 import { quotaOf } from "../auth/quotas";
-import { parseThreadId, threadObjectName } from "../thread/thread-id";
+import { parseThreadId, threadStub } from "../thread/thread-id";
 import { admitTurn } from "./admit";
 import { runTurn, type StreamHooks } from "./run";
 import { RunIO } from "./run-io";
-import { type FinalEvent, fromWireError, readEvents, type RunEvent } from "./run-wire";
+import { fromWireError, readEvents, type RunEvent } from "./run-wire";
 import { Timings } from "./timings";
 import type { TurnInput, TurnResult } from "./turn";
 
@@ -39,7 +39,7 @@ async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: St
   const { scopes } = admitTurn({ ...input, threadId });
   timings.lap("request");
   const { env } = deps;
-  const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(input.principal.tenant, threadId)));
+  const stub = threadStub(env, input.principal.tenant, threadId);
   const { timings: _local, ...sent } = input;
   // The thread quota is checked in the object, and only when the thread has no history: no D1 read on a turn of an existing thread.
   const req = {
@@ -51,8 +51,7 @@ async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: St
   };
   if (!stream) {
     // Nothing to stream: the answer is one RPC value; what the run writes after it goes on in the object.
-    // RPC's mapped result type loses the union's discriminant; the value is the object's FinalEvent as sent.
-    const ev = (await stub.answerTurn(req)) as FinalEvent;
+    const ev = await stub.answerTurn(req);
     if (ev.t === "done") return toResult(ev, timings);
     throw fromWireError(ev.error);
   }

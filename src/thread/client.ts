@@ -1,7 +1,7 @@
 import { AppError } from "../core/errors";
 import type { MessageInput } from "../core/message";
 import { withoutPrototypes } from "./thread-store";
-import { parseThreadId, threadObjectName } from "./thread-id";
+import { parseThreadId, type ThreadStub, threadStub } from "./thread-id";
 import { clampTtl, type Lease } from "./run-lease";
 import type { ReconcileInput } from "./message-hash";
 import type { Reconciled } from "./reconcile-live";
@@ -17,7 +17,6 @@ import type {
   RpcResult,
   LeaseGrant,
   StatePage,
-  StatePageOptions,
   ThreadUpdate,
   ThreadState,
   UpdateOp,
@@ -25,43 +24,8 @@ import type {
 } from "./types";
 import { errorText, log } from "../core/log";
 
-type Answer<T> = RpcResult<T> | Promise<RpcResult<T>>;
 /** The thread a write or delete is for: the object keeps the tenant's thread list for it, under its lease. */
 type ThreadName = { tenant: string; threadId: string };
-
-/**
- * The thread object's RPC surface as a ThreadClient calls it (src/object/thread-object.ts).
- * A run inside the object never goes through here: it calls the object's capabilities directly.
- */
-export interface ThreadEndpoint {
-  getState(checkpointId: string | null, page?: StatePageOptions): Answer<StatePage>;
-  getHistory(opts: HistoryOptions): Answer<History>;
-  write(
-    body: ThreadUpdate,
-    source: UpdateSource,
-    run: { token?: string; endRun?: boolean },
-    thread: ThreadName,
-    opts?: { redactRemoved?: boolean },
-  ): Answer<Checkpoint>;
-  beginRun(opts: BeginRunOptions): Answer<LeaseGrant>;
-  loadRecent(maxTokens: number, opts: LoadRecentOptions): Answer<LoadRecentResult>;
-  recallRecent(maxTokens: number, opts: LoadRecentOptions): Answer<LoadRecentResult>;
-  fork(checkpointId: string, run: { token?: string }, thread: ThreadName): Answer<Checkpoint>;
-  renewRun(token: string, ttlMs?: number): Answer<Lease | null>;
-  endRun(token: string): Answer<boolean>;
-  destroy(thread: ThreadName): Answer<null>;
-  reconcile(messages: ReconcileInput[]): Answer<Reconciled>;
-  apiThreadCreated(): Answer<null>;
-  runCancel(runId: string): Answer<boolean>;
-  apiThreadView(): Answer<ApiThreadView>;
-  runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean; interrupt?: boolean }): Answer<RunAdmission>;
-  runGet(runId: string): Answer<RunRecord | null>;
-  runList(opts: { limit: number; offset: number; status?: RunStatus }): Answer<RunRecord[]>;
-  runAppend(runId: string, events: { event: string; data: string }[], end?: { status: RunStatus; error?: string }): Answer<null>;
-  runFollow(runId: string, after: number): ReadableStream<Uint8Array> | Promise<ReadableStream<Uint8Array>>;
-  getResponse(id: string): Answer<StoredResponse | null>;
-  deleteResponse(id: string): Answer<boolean>;
-}
 
 /** An RpcResult as its value, or its error thrown again as the AppError it was (Retry-After kept). */
 export function unwrap<T>(r: RpcResult<T>): T {
@@ -88,7 +52,7 @@ export function unwrap<T>(r: RpcResult<T>): T {
  */
 export class ThreadClient {
   readonly threadId: string;
-  private readonly stub: ThreadEndpoint;
+  private readonly stub: ThreadStub;
 
   constructor(
     env: Env,
@@ -96,8 +60,7 @@ export class ThreadClient {
     threadId: string,
   ) {
     this.threadId = parseThreadId(threadId);
-    // The stub's methods answer the same RpcResults, serialized; only its declared types differ.
-    this.stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, this.threadId))) as unknown as ThreadEndpoint;
+    this.stub = threadStub(env, tenant, this.threadId);
   }
 
   async getState(checkpointId?: string): Promise<ThreadState> {
@@ -237,7 +200,7 @@ export class HeldLease {
   readonly #renewal: ReturnType<typeof setInterval>;
 
   constructor(
-    private readonly stub: ThreadEndpoint,
+    private readonly stub: ThreadStub,
     private readonly grant: LeaseGrant,
     ttlMs: number,
   ) {
