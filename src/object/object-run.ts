@@ -5,7 +5,7 @@ import { AppError } from "../core/errors";
 import { errorText, log } from "../core/log";
 import { newerBookmark } from "../memory/bookmark";
 import type { FactsCache } from "../memory/facts-cache";
-import { clampTtl, clampWait, type RunLeases } from "../thread/run-lease";
+import type { RunLeases } from "../thread/run-lease";
 import { conversationExists } from "../thread/thread-list";
 import { threadObjectName } from "../thread/thread-id";
 import { type ReconcileReport, reconcileTurn } from "../pipeline/reconcile";
@@ -126,7 +126,7 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
     try {
       // This run's turn on the thread first (FIFO, BEM-038 past the wait): what it continues from —
       // reconciliation, previous_response_id — is decided under its lease, against the head it will extend.
-      const lease = await o.leases.take(clampTtl(undefined), clampWait(undefined), true);
+      const lease = await o.leases.take();
       // Recall by meaning needs the embedded table: read once per isolate (a failure: full-text alone, logged).
       await loadWordTable(o.env.ASSETS);
       const template = input.responses?.record;

@@ -38,7 +38,7 @@ export class ThreadRoom {
     readonly threadId: string,
     readonly parts: ThreadCapabilities,
     private readonly leases: RunLeases,
-    /** The run's lease: taken in the object, never stored, no renewal (run-lease.ts). */
+    /** The run's lease, taken in the object (run-lease.ts). */
     readonly lease: Lease,
     private readonly env: Env,
     private readonly io: RunIO,
