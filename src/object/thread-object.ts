@@ -27,7 +27,7 @@ import { type ApiThreadView, FINISHED, type RunAdmission, type RunFeed, type Run
 import { type StoredResponse, StoredResponses } from "../thread/stored-responses";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "../thread/thread-store";
 import { threadObjectName } from "../thread/thread-id";
-import { forgetThread, touchThread } from "../thread/thread-list";
+import { forgetThread } from "../thread/thread-list";
 import type {
   Checkpoint,
   History,
@@ -40,7 +40,7 @@ import type {
   StatePageOptions,
   ThreadUpdate,
 } from "../thread/types";
-import { answerInObject, type ObjectParts, RunsInFlight, runInObject } from "./object-run";
+import { answerInObject, holdThread, type ObjectParts, RunsInFlight, runInObject } from "./object-run";
 import type { FinalEvent, ObjectRunRequest } from "../pipeline/run-wire";
 import type { ThreadCapabilities } from "../pipeline/thread-room";
 import type { SummarizeThreadTask } from "../tasks/messages";
@@ -112,7 +112,7 @@ export class ThreadDO extends DurableObject<Env> {
    * what the run writes after its answer goes on here, under the object's waitUntil.
    */
   answerTurn(req: ObjectRunRequest): Promise<FinalEvent> {
-    return answerInObject(this.#runParts(), req, (p) => this.ctx.waitUntil(p));
+    return answerInObject(this.#runParts(), req);
   }
 
   #runParts(): ObjectParts {
@@ -128,6 +128,7 @@ export class ThreadDO extends DurableObject<Env> {
       inFlight: this.#inFlight,
       facts: this.#facts,
       cancels: this.#cancels,
+      waitUntil: (p) => this.ctx.waitUntil(p),
       deferred: {
         usage: (u) => {
           self.#parts.bookkeeping.addUsage(u);
@@ -228,15 +229,12 @@ export class ThreadDO extends DurableObject<Env> {
    * later delete. `redactRemoved`: the messages it removes are blanked in older checkpoints too.
    */
   write(input: ThreadUpdate, source: Source, thread: ThreadName, opts: { redactRemoved?: boolean } = {}): Promise<RpcResult<Checkpoint>> {
-    return codedAsync(async () => {
-      const named = this.#named(thread);
-      // The capabilities are read in turn: a delete queued ahead of this write re-creates them.
-      const write = () => {
-        const { log, responses } = this.#parts;
-        return log.update(input, source, opts.redactRemoved ? (cp) => responses.redact(log.redactRemoved(cp)) : undefined);
-      };
-      return this.leases.exclusive(undefined, () => this.#listed(named, write));
-    });
+    return codedAsync(() =>
+      holdThread(this.#runParts(), this.#named(thread), (room) => {
+        const { log, responses } = room.parts;
+        return room.write(input, source, { endRun: true, ...(opts.redactRemoved ? { alongside: (cp) => responses.redact(log.redactRemoved(cp)) } : {}) });
+      }),
+    );
   }
 
   /** The newest messages whose token estimates fit the budget; reads only what it returns. */
@@ -257,10 +255,7 @@ export class ThreadDO extends DurableObject<Env> {
 
   /** Continues from an old checkpoint: a new head whose parent is that checkpoint. The old branch stays in history. */
   fork(checkpointId: string, thread: ThreadName): Promise<RpcResult<Checkpoint>> {
-    return codedAsync(async () => {
-      const named = this.#named(thread);
-      return this.leases.exclusive(undefined, () => this.#listed(named, () => this.#parts.log.fork(checkpointId)));
-    });
+    return codedAsync(() => holdThread(this.#runParts(), this.#named(thread), (room) => room.fork(checkpointId)));
   }
 
   /**
@@ -268,17 +263,13 @@ export class ThreadDO extends DurableObject<Env> {
    * summary replaces the messages and a turn saved between them would be lost (object/summarize.ts).
    */
   summarize(task: z.infer<typeof SummarizeThreadTask>): Promise<RpcResult<{ summarized: number }>> {
-    return codedAsync(async () => {
-      const named = this.#named({ tenant: task.tenant, threadId: task.thread_id });
-      const lease = await this.leases.take();
-      try {
-        const { ops, summarized } = await summaryOf(this.env, task, this.#parts.log.state().channels.messages);
-        if (ops.length > 0) await this.#listed(named, () => this.#parts.log.update({ ops }, "update"));
+    return codedAsync(() =>
+      holdThread(this.#runParts(), this.#named({ tenant: task.tenant, threadId: task.thread_id }), async (room) => {
+        const { ops, summarized } = await summaryOf(this.env, task, room.log.state().channels.messages);
+        if (ops.length > 0) await room.write({ ops }, "update", { endRun: true });
         return { summarized };
-      } finally {
-        this.leases.release(lease.token);
-      }
-    });
+      }),
+    );
   }
 
   /**
@@ -497,24 +488,6 @@ export class ThreadDO extends DurableObject<Env> {
     if (!this.ctx.id.equals(this.env.THREADS.idFromName(threadObjectName(thread.tenant, thread.threadId))))
       throw new AppError("BEM-001", undefined, { internal: "a thread call sent to the wrong thread object" });
     return thread;
-  }
-
-  /**
-   * A write and its thread-list entry, kept together under the lease: the entry's D1 statement is in
-   * flight (#inFlight) from the moment of the save, so a delete, which takes the lease and waits for
-   * what is in flight before forgetting the thread, always comes after it. A new thread is listed
-   * before the answer; a later write only moves updated_at, after it. A failed entry is logged, never a
-   * failed write (a retry would store the turn twice): the next write repairs the list.
-   */
-  async #listed(thread: ThreadName, write: () => Checkpoint): Promise<Checkpoint> {
-    const cp = write();
-    const done = this.#inFlight.begin();
-    const touch = touchThread(this.env.DB, thread.tenant, thread.threadId)
-      .catch((e: unknown) => log.error("thread-list", { message: errorText(e) }))
-      .finally(done);
-    if (cp.parent_id === null) await touch;
-    else this.ctx.waitUntil(touch);
-    return cp;
   }
 }
 

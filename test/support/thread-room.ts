@@ -31,7 +31,7 @@ export function inThreadRoom<T>(tenant: string, threadId: string, fn: (room: Thr
     };
     const leases = new RunLeases();
     const io = new RunIO(env.DB, undefined);
-    const room = new ThreadRoom(tenant, threadId, parts, leases, await leases.take(0), env, io);
+    const room = new ThreadRoom({ tenant, threadId, parts, leases, lease: await leases.take(0), env, io });
     try {
       return await fn(room);
     } finally {
