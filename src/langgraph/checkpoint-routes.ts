@@ -7,7 +7,7 @@ import { chargeOps } from "../auth/rate-limit";
 import { validationHook } from "../edge/validation";
 import { fromBase64, toBase64 } from "../langgraph-client/base64";
 import { parseThreadId, threadStub } from "../thread/thread-id";
-import { unwrap } from "../thread/client";
+import { unwrap } from "../core/wire-error";
 import { openCursor, sealCursor } from "../core/cursor";
 import { langgraphTenant, mayReachThread, refuseIdsAhead, requireThread, writerOf } from "./access";
 import {

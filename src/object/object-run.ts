@@ -12,7 +12,7 @@ import { type ReconcileReport, reconcileTurn } from "../pipeline/reconcile";
 import { storedResponse } from "../responses/body";
 import { runTurn, type StreamHooks } from "../pipeline/run";
 import { type DeferredBookkeeping, RunIO } from "../pipeline/run-io";
-import { encodeEvent, type FinalEvent, toWireError, type ObjectRunRequest, type RunEvent } from "../pipeline/run-wire";
+import { encodeEvent, type FinalEvent, toRunError, type ObjectRunRequest, type RunEvent } from "../pipeline/run-wire";
 import { type ThreadCapabilities, ThreadRoom } from "../pipeline/thread-room";
 import { Timings } from "../pipeline/timings";
 
@@ -186,7 +186,7 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
       send({ t: "done", result: { ...rest, reconciled: report, timings: timings.entries } });
       answered = true;
     } catch (e) {
-      send({ t: "error", error: toWireError(e) });
+      send({ t: "error", error: toRunError(e) });
     } finally {
       // A save with endRun released it already (then this does nothing); any failure gives it back here.
       room?.end();

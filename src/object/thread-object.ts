@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import { AppError, isAppError } from "../core/errors";
+import { AppError } from "../core/errors";
+import { coded, codedAsync, type RpcResult } from "../core/wire-error";
 import { IdGenerator } from "../core/ids";
 import { FactsCache } from "../memory/facts-cache";
 import { EMBEDDED_TURNS, loadWordTable } from "../embed/embedded";
@@ -34,7 +35,6 @@ import type {
   HistoryOptions,
   LoadRecentOptions,
   LoadRecentResult,
-  RpcResult,
   Source,
   StatePage,
   StatePageOptions,
@@ -502,27 +502,4 @@ function limitsOf(env: Env): StoreLimits {
     threadBytes: Number(env.MAX_THREAD_BYTES) || DEFAULT_LIMITS.threadBytes,
     historyBytes: Number(env.MAX_THREAD_HISTORY_BYTES) || DEFAULT_LIMITS.historyBytes,
   };
-}
-
-/** A capability's AppError as an RpcResult error (RPC would drop its code; Retry-After travels as retry_after); anything else is a 500 and propagates. */
-function coded<T>(fn: () => T): RpcResult<T> {
-  try {
-    return { ok: true, value: fn() };
-  } catch (e) {
-    return failure(e);
-  }
-}
-
-async function codedAsync<T>(fn: () => Promise<T>): Promise<RpcResult<T>> {
-  try {
-    return { ok: true, value: await fn() };
-  } catch (e) {
-    return failure(e);
-  }
-}
-
-function failure(e: unknown): Extract<RpcResult<never>, { ok: false }> {
-  if (!isAppError(e)) throw e;
-  const retry = e.headers?.["retry-after"];
-  return { ok: false, error: { code: e.code, message: e.message, ...(retry !== undefined ? { retry_after: Number(retry) } : {}) } };
 }

@@ -4,7 +4,7 @@ import { parseThreadId, threadStub } from "../thread/thread-id";
 import { admitTurn } from "./admit";
 import { runTurn, type StreamHooks } from "./run";
 import { RunIO } from "./run-io";
-import { fromWireError, readEvents, type RunEvent } from "./run-wire";
+import { fromRunError, readEvents, type RunEvent } from "./run-wire";
 import { Timings } from "./timings";
 import type { TurnInput, TurnResult } from "./turn";
 
@@ -53,7 +53,7 @@ async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: St
     // Nothing to stream: the answer is one RPC value; what the run writes after it goes on in the object.
     const ev = await stub.answerTurn(req);
     if (ev.t === "done") return toResult(ev, timings);
-    throw fromWireError(ev.error);
+    throw fromRunError(ev.error);
   }
   const body = await stub.runTurn(req);
 
@@ -70,7 +70,7 @@ async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: St
         else {
           answered = true;
           if (ev.t === "done") settle.ok(toResult(ev, timings));
-          else settle.fail(fromWireError(ev.error));
+          else settle.fail(fromRunError(ev.error));
         }
       }
       if (!answered) settle.fail(new AppError("BEM-001", undefined, { internal: "thread object's run stream ended without an answer" }));

@@ -1,5 +1,5 @@
 import type { z } from "@hono/zod-openapi";
-import { unwrap } from "../thread/client";
+import { unwrap } from "../core/wire-error";
 import { parseThreadId, threadStub } from "../thread/thread-id";
 import type { SummarizeThreadTask } from "./messages";
 

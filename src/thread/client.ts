@@ -1,4 +1,4 @@
-import { AppError } from "../core/errors";
+import { unwrap } from "../core/wire-error";
 import type { MessageInput } from "../core/message";
 import { withoutPrototypes } from "./thread-store";
 import { parseThreadId, type ThreadStub, threadStub } from "./thread-id";
@@ -12,7 +12,6 @@ import type {
   HistoryOptions,
   LoadRecentOptions,
   LoadRecentResult,
-  RpcResult,
   StatePage,
   ThreadUpdate,
   ThreadState,
@@ -22,13 +21,6 @@ import type {
 
 /** The thread a write or delete is for: the object keeps the tenant's thread list for it, under its lease. */
 type ThreadName = { tenant: string; threadId: string };
-
-/** An RpcResult as its value, or its error thrown again as the AppError it was (Retry-After kept). */
-export function unwrap<T>(r: RpcResult<T>): T {
-  if (r.ok) return r.value;
-  const { code, message, retry_after } = r.error;
-  throw new AppError(code, message, retry_after === undefined ? {} : { headers: { "retry-after": String(retry_after) } });
-}
 
 /**
  * The caller's handle on one thread of one tenant. Errors arrive as AppError.

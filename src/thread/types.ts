@@ -1,6 +1,5 @@
 import type { Channel } from "../embed/fusion";
 import { z } from "@hono/zod-openapi";
-import type { ErrorCode } from "../core/errors";
 import { Message, MessageId, MessageInput } from "../core/message";
 
 /**
@@ -157,7 +156,3 @@ export type LoadRecentOptions = { maxMessages?: number; recall?: RecallAsk };
 
 /** `before`: the page after this checkpoint (exclusive, a previous page's next_before); `from`: the page starting at this one (404 BEM-032 when not in the thread). */
 export type HistoryOptions = { before?: string; from?: string; limit?: number };
-
-/** Cloudflare RPC drops custom error fields, so DO methods return this and the client rethrows. */
-/** `retry_after` (seconds) becomes the error's Retry-After header (BEM-038). */
-export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string; retry_after?: number } };
