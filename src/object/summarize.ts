@@ -6,7 +6,7 @@ import type { Runtime } from "../pipeline/runtime";
 import { toThreadOps } from "../pipeline/state";
 import { summarizerFor } from "../pipeline/summarizer";
 import { routerFor } from "../routing/bundled";
-import type { SummarizeThreadTask } from "../tasks/messages";
+import type { SummarizeThreadTask } from "../queue/messages";
 import type { UpdateOp } from "../thread/types";
 
 /**

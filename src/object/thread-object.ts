@@ -43,7 +43,7 @@ import type {
 import { answerInObject, holdThread, type ObjectParts, RunsInFlight, runInObject } from "./object-run";
 import type { FinalEvent, ObjectRunRequest } from "../pipeline/run-wire";
 import type { ThreadCapabilities } from "../pipeline/thread-room";
-import type { SummarizeThreadTask } from "../tasks/messages";
+import type { SummarizeThreadTask } from "../queue/messages";
 import type { z } from "@hono/zod-openapi";
 import { summaryOf } from "./summarize";
 

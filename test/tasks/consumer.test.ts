@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { consumeTask, consumeTaskBatch, MAX_ATTEMPTS, retryDelaySeconds } from "../../src/tasks/consumer";
 import type { TaskContext } from "../../src/tasks/handlers";
-import type { TaskInput } from "../../src/tasks/messages";
+import type { TaskInput } from "../../src/queue/messages";
 import type { ThreadDO } from "../../src/object/thread-object";
 import { ThreadClient } from "../../src/thread/client";
 import { claimDelivery, insertWebhook } from "../../src/webhooks/store";
