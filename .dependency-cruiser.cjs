@@ -3,7 +3,7 @@
  * type-only imports count: scripts/check-deps.ts keeps them as edges).
  *
  *   core  ←  embed (recall by meaning), config  ←  thread ← memory ← auth      (the stores and who may reach them)
- *                    ←  routing, providers, webhooks
+ *                    ←  routing, providers, webhooks, queue (the task queue's wire contract)
  *   all of the above ←  pipeline (one agent run)  ←  tasks  ←  idempotency  ←  edge (what every route shares)
  *                    ←  {responses, anthropic, langgraph, mcp} (wire formats and route sets)  ←  http (routes, the app)  ←  index.ts
  *   pipeline, responses ←  object (the thread's Durable Object: its capabilities and the run inside it)  ←  index.ts
@@ -18,26 +18,27 @@ const may = {
   embed: ["core"],
   "langgraph-client": [],
   config: ["core"],
+  // The queue's wire contract: what a run enqueues and the consumer reads.
+  queue: ["core", "config"],
   thread: ["core", "embed", "config"],
   memory: ["core", "embed", "config", "thread"],
   auth: ["core", "embed", "config", "memory"],
   routing: ["core", "config"],
   providers: ["core", "config"],
   webhooks: ["core", "config", "auth"],
-  // The queue's wire contract (tasks/messages.ts) is the one part of tasks a run may use: it enqueues.
-  pipeline: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "tasks/messages\\.[jt]s$"],
-  tasks: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline"],
+  pipeline: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "queue"],
+  tasks: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline"],
   // Kept Idempotency-Key results (D1), under the middleware in edge.
-  idempotency: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks"],
+  idempotency: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "tasks"],
   // What every route shares: the app's Hono env, the declared access (auth, rate limit, body limits, Idempotency-Key),
   // validation and the error shapes, and the chat and Responses request schemas the wire formats build on.
-  edge: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "idempotency"],
+  edge: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "tasks", "idempotency"],
   // Route sets and wire formats on edge's helpers; http mounts them (app.ts, mcp.ts) and routes to them.
-  mcp: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
-  responses: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
-  anthropic: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
+  mcp: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "tasks", "edge"],
+  responses: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "tasks", "edge"],
+  anthropic: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "tasks", "edge"],
   // LangGraph's server API (threads, assistants, runs): its conversions and records; the routes are in http.
-  "agent-protocol": ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks", "edge"],
+  "agent-protocol": ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "tasks", "edge"],
   langgraph: [
     "core",
     "embed",
@@ -48,6 +49,7 @@ const may = {
     "routing",
     "providers",
     "webhooks",
+    "queue",
     "pipeline",
     "tasks",
     "edge",
@@ -64,6 +66,7 @@ const may = {
     "routing",
     "providers",
     "webhooks",
+    "queue",
     "pipeline",
     "tasks",
     "idempotency",
@@ -75,10 +78,22 @@ const may = {
     "anthropic",
   ],
   // The thread's Durable Object composes the thread capabilities with the run, and renders the stored Responses record in the run's save.
-  object: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "pipeline", "tasks/messages\\.[jt]s$", "responses"],
+  object: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "responses"],
   // The inspector is a browser bundle: it shares the wire types only.
   ui: ["core", "thread"],
 };
+
+// The folders' own graph has no cycle: a folder reached from one it may import would make the two one layer.
+for (const start of Object.keys(may)) {
+  const seen = new Set();
+  const visit = (folder) => {
+    for (const next of may[folder] ?? []) {
+      if (next === start) throw new Error(`.dependency-cruiser.cjs: folder cycle through src/${start} and src/${folder}`);
+      if (!seen.has(next)) seen.add(next), visit(next);
+    }
+  };
+  visit(start);
+}
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

@@ -4,7 +4,7 @@ import { END, MemorySaver, MessagesAnnotation, MessagesDeltaValue, START, StateG
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { it } from "vitest";
 import { threadObjectName } from "../src/thread/thread-id";
-import type { RpcResult } from "../src/thread/types";
+import type { RpcResult } from "../src/core/wire-error";
 import { saverFor } from "../test/langgraph/support";
 import { createTenant } from "../test/support/tenants";
 import { report } from "./thread-support";

@@ -6,6 +6,7 @@ import { memoryFor } from "../src/memory/for-tenant";
 import { MemoryScope } from "../src/memory/scope";
 import type { ThreadDO } from "../src/object/thread-object";
 import { threadObjectName } from "../src/thread/thread-id";
+import { logOf } from "./thread-support";
 
 /**
  * loadContext([system, organization:acme, session]) with 50 facts, for a session of
@@ -26,12 +27,12 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-function seedThread(instance: ThreadDO, n: number): void {
+function seedThread(storage: DurableObjectStorage, n: number): void {
+  const log = logOf(storage);
   for (let i = 0; i < n; i += 1000) {
     const count = Math.min(1000, n - i);
     const messages = Array.from({ length: count }, (_, j) => ({ role: (i + j) % 2 ? ("assistant" as const) : ("user" as const), content: line(i + j) }));
-    const r = instance.update({ ops: [{ op: "append", messages }] }, "input");
-    if (!r.ok) throw new Error(`${r.error.code} ${r.error.message}`);
+    log.update({ ops: [{ op: "append", messages }] }, "input");
   }
 }
 
@@ -47,7 +48,7 @@ it("loadContext: 50 facts + session of 100 vs 100,000 messages", async () => {
   const threads = sizes.map((n) => `bench-session-${n}`);
   for (const [i, n] of sizes.entries()) {
     const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(TENANT, threads[i]!)));
-    await runInDurableObject(stub, (instance: ThreadDO) => seedThread(instance, n));
+    await runInDurableObject(stub, (_instance: ThreadDO, state) => seedThread(state.storage, n));
   }
   const scopes = (i: number) => [MemoryScope.system(), organization, MemoryScope.session(threads[i]!)];
 

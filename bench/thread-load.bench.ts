@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import type { ThreadDO } from "../src/object/thread-object";
 import { ThreadStore } from "../src/thread/thread-store";
-import { median, report, seedMessages, stubFor } from "./thread-support";
+import { median, report, seedMessages, logOf, stubFor } from "./thread-support";
 
 /**
  * Time to load the newest 4k-token window from a thread of 100 vs 100,000
@@ -31,7 +31,7 @@ function sample(instance: ThreadDO, storage: DurableObjectStorage): { cold: numb
 it("loadRecent(4000 tokens): 100 vs 100,000 messages", async () => {
   const sizes = [100, 100_000] as const;
   const stubs = sizes.map((n) => stubFor(`load-${n}`));
-  for (const [i, n] of sizes.entries()) await runInDurableObject(stubs[i]!, (instance: ThreadDO) => seedMessages(instance, n));
+  for (const [i, n] of sizes.entries()) await runInDurableObject(stubs[i]!, (_instance: ThreadDO, state) => seedMessages(logOf(state.storage), n));
   // Samples alternate between the two threads so machine load hits both alike.
   const ms: number[][] = [[], []];
   const warm: number[][] = [[], []];

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { ThreadStore } from "../src/thread/thread-store";
 import type { ThreadDO } from "../src/object/thread-object";
-import { line, median, report, seedMessages, stubFor } from "./thread-support";
+import { line, logOf, median, report, seedMessages, stubFor } from "./thread-support";
 
 /**
  * Resent-history reconciliation of a 1,000-message resend (the thread's last 1,000 messages
@@ -18,7 +18,7 @@ const CALLS_PER_SAMPLE = 10;
 it("reconcile a 1,000-message resend: 1,000 vs 100,000-message thread", async () => {
   const sizes = [1_000, 100_000] as const;
   const stubs = sizes.map((n) => stubFor(`reconcile-${n}`));
-  for (const [i, n] of sizes.entries()) await runInDurableObject(stubs[i]!, (instance: ThreadDO) => seedMessages(instance, n));
+  for (const [i, n] of sizes.entries()) await runInDurableObject(stubs[i]!, (_instance: ThreadDO, state) => seedMessages(logOf(state.storage), n));
   const resendFor = (n: number) => [
     ...Array.from({ length: 1000 }, (_, j) => ({ role: (n - 1000 + j) % 2 ? ("assistant" as const) : ("user" as const), content: line(n - 1000 + j) })),
     { role: "user" as const, content: "and one new question" },

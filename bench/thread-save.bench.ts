@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { it } from "vitest";
 import type { ThreadDO } from "../src/object/thread-object";
-import { line, median, mustUpdate, report, seedMessages, stubFor } from "./thread-support";
+import { line, logOf, median, mustUpdate, report, seedMessages, stubFor } from "./thread-support";
 
 /**
  * The save of one stateful chat turn in its thread's object, as a run makes it (pipeline/save-run.ts):
@@ -15,12 +15,13 @@ const SAVES = Number(process.env.BENCH_SAVES ?? 400);
 const ROUNDS = 5;
 
 it(`a turn's save on a 1,000-message thread (${ROUNDS} rounds of ${SAVES})`, async () => {
-  await runInDurableObject(stubFor("save"), (instance: ThreadDO) => {
-    seedMessages(instance, 1000);
+  await runInDurableObject(stubFor("save"), (_instance: ThreadDO, state) => {
+    const log = logOf(state.storage);
+    seedMessages(log, 1000);
     let n = 0;
     const save = () => {
       n++;
-      mustUpdate(instance, {
+      mustUpdate(log, {
         ops: [
           { op: "append", messages: [{ role: "user", content: `Question ${n}? ${line(n).slice(0, 40)}`, id: `q${n}` }] },
           { op: "append", messages: [{ role: "assistant", content: line(n), id: `a${n}` }] },

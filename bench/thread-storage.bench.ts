@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { it } from "vitest";
 import type { ThreadDO } from "../src/object/thread-object";
-import { line, mustUpdate, report, stubFor } from "./thread-support";
+import { line, logOf, mustUpdate, report, stubFor } from "./thread-support";
 
 /**
  * Stored bytes per turn (user input + assistant reply as one update/checkpoint)
@@ -11,10 +11,11 @@ import { line, mustUpdate, report, stubFor } from "./thread-support";
 const WINDOW = 300; // turns per measurement; the file grows in 4 KiB pages
 
 it("bytes per turn: 100 vs 10,000 turns", async () => {
-  await runInDurableObject(stubFor("storage"), (instance: ThreadDO, state: DurableObjectState) => {
+  await runInDurableObject(stubFor("storage"), (_instance: ThreadDO, state: DurableObjectState) => {
+    const log = logOf(state.storage);
     let turns = 0;
     const turn = () => {
-      mustUpdate(instance, {
+      mustUpdate(log, {
         ops: [
           {
             op: "append",

@@ -1,5 +1,7 @@
 import { env } from "cloudflare:workers";
-import type { ThreadDO } from "../src/object/thread-object";
+import { EMBEDDED_TURNS } from "../src/embed/embedded";
+import { openThreadMeta } from "../src/thread/sql-schema";
+import { ThreadStore } from "../src/thread/thread-store";
 import type { ThreadUpdate } from "../src/thread/types";
 
 export const stubFor = (name: string) => env.THREADS.get(env.THREADS.idFromName(`bench:${name}-${crypto.randomUUID()}`));
@@ -7,16 +9,18 @@ export const stubFor = (name: string) => env.THREADS.get(env.THREADS.idFromName(
 /** A realistic chat line of about 200 characters (~54 tokens). */
 export const line = (i: number) => `turn ${i}: ` + "the quick brown fox jumps over the lazy dog and keeps going ".repeat(3).slice(0, 190);
 
-export function mustUpdate(instance: ThreadDO, update: ThreadUpdate): void {
-  const r = instance.update(update, "input");
-  if (!r.ok) throw new Error(`${r.error.code} ${r.error.message}`);
+/** The thread log over an object's storage, as the object opens it (seed before the object's first read: its tail cache starts empty). */
+export const logOf = (storage: DurableObjectStorage) => ThreadStore.of(storage, { meta: openThreadMeta(storage), embedder: EMBEDDED_TURNS });
+
+export function mustUpdate(log: ThreadStore, update: ThreadUpdate): void {
+  log.update(update, "input");
 }
 
 /** Appends n messages in bulk through the real update path (1000 per checkpoint): test-only seeding. */
-export function seedMessages(instance: ThreadDO, n: number): void {
+export function seedMessages(log: ThreadStore, n: number): void {
   for (let i = 0; i < n; i += 1000) {
     const count = Math.min(1000, n - i);
-    mustUpdate(instance, {
+    mustUpdate(log, {
       ops: [{ op: "append", messages: Array.from({ length: count }, (_, j) => ({ role: (i + j) % 2 ? "assistant" : "user", content: line(i + j) })) }],
     });
   }

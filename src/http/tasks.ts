@@ -4,7 +4,7 @@ import { AppError } from "../core/errors";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { RememberOptionFields, rememberInput } from "../memory/facts";
 import { MemoryScope } from "../memory/scope";
-import { enqueueTask } from "../tasks/messages";
+import { enqueueTask } from "../queue/messages";
 import { listDeadLetters, taskStatus } from "../tasks/store";
 import { parseThreadId } from "../thread/thread-id";
 import { access } from "../edge/access";

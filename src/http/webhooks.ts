@@ -5,7 +5,7 @@ import type { Principal } from "../core/principal";
 import { middlewaresFromConfig } from "../pipeline/middleware/from-config";
 import { AppError } from "../core/errors";
 import { requireAgent } from "../routing/bundled";
-import { enqueueTask } from "../tasks/messages";
+import { enqueueTask } from "../queue/messages";
 import { parseThreadId } from "../thread/thread-id";
 import { allowPrivateCallbacks, assertCallbackUrl, MAX_CALLBACK_URL } from "../webhooks/callback-url";
 import { parsePointer, resolvePointer } from "../webhooks/pointer";

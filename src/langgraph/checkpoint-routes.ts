@@ -6,9 +6,8 @@ import { errorResponses, jsonContent } from "../edge/openapi-errors";
 import { chargeOps } from "../auth/rate-limit";
 import { validationHook } from "../edge/validation";
 import { fromBase64, toBase64 } from "../langgraph-client/base64";
-import { parseThreadId, threadObjectName } from "../thread/thread-id";
-import type { RpcResult } from "../thread/types";
-import { unwrap } from "../thread/client";
+import { parseThreadId, threadStub } from "../thread/thread-id";
+import { unwrap } from "../core/wire-error";
 import { openCursor, sealCursor } from "../core/cursor";
 import { langgraphTenant, mayReachThread, refuseIdsAhead, requireThread, writerOf } from "./access";
 import {
@@ -25,7 +24,6 @@ import {
   type LgOp,
   type StoredTuple,
   type StoredWrite,
-  type TuplePage,
   type Typed,
 } from "../thread/langgraph-checkpoint-types";
 import { LG_PAGE_BYTES, sizeOfTuple } from "../thread/langgraph-checkpoints";
@@ -83,13 +81,11 @@ const tupleWire = (threadId: string, t: StoredTuple) => ({
 const historyWire = (h: DeltaHistory) =>
   Object.fromEntries(Object.entries(h).map(([ch, e]) => [ch, { ...(e.seed ? { seed: toWire(e.seed) } : {}), writes: e.writes.map(writeWire) }]));
 
-const stubOf = (env: Env, tenant: string, threadId: string) => env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, threadId)));
-
 /** The thread's object, after the id and the key's reach are checked. */
 function threadFor(c: { env: Env; get(k: "principal"): AppEnv["Variables"]["principal"] }, rawId: string) {
   const threadId = parseThreadId(rawId);
   const tenant = requireThread(c.get("principal"), threadId);
-  return { tenant, threadId, stub: stubOf(c.env, tenant, threadId) };
+  return { tenant, threadId, stub: threadStub(c.env, tenant, threadId) };
 }
 
 const body = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
@@ -184,7 +180,7 @@ const LIST_ALL_PAGE = 1000;
 
 /** Tuples of one thread, in the order given, as far as the page's byte budget reaches. */
 async function tuplesOf(env: Env, tenant: string, threadId: string, heads: Head[], maxBytes: number, atLeastOne: boolean): Promise<StoredTuple[]> {
-  return unwrap((await stubOf(env, tenant, threadId).lgTuples(heads, maxBytes, atLeastOne)) as RpcResult<StoredTuple[]>);
+  return unwrap(await threadStub(env, tenant, threadId).lgTuples(heads, maxBytes, atLeastOne));
 }
 
 /** LangGraph's checkpointer over HTTP (EdgeweaveSaver is the client). */
@@ -213,7 +209,7 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
           }
         : { ...op, writes: op.writes.map((w) => ({ channel: w.channel, idx: w.idx, value: fromWire(w.value) })) },
     );
-    const { created } = unwrap((await stub.lgApply(ops, writer)) as RpcResult<{ created: boolean }>);
+    const { created } = unwrap(await stub.lgApply(ops, writer));
     if (created) {
       // A new LangGraph thread counts against the tenant's thread quota. Checked once the object
       // says the thread is new (no D1 read on every checkpointer call); past the quota, what was
@@ -230,13 +226,13 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
   })
   .openapi(getTuple, async (c) => {
     const { threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
-    const found = unwrap((await stub.lgGet(c.req.valid("json"))) as RpcResult<{ tuple: StoredTuple; history?: DeltaHistory } | null>);
+    const found = unwrap(await stub.lgGet(c.req.valid("json")));
     if (!found) return c.json({ tuple: null }, 200);
     return c.json({ tuple: tupleWire(threadId, found.tuple), ...(found.history ? { history: historyWire(found.history) } : {}) }, 200);
   })
   .openapi(listThread, async (c) => {
     const { threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
-    const page = unwrap((await stub.lgList(c.req.valid("json"))) as RpcResult<TuplePage>);
+    const page = unwrap(await stub.lgList(c.req.valid("json")));
     return c.json({ tuples: page.tuples.map((t) => tupleWire(threadId, t)), ...(page.next_before ? { next_before: page.next_before } : {}) }, 200);
   })
   .openapi(listAll, async (c) => {
@@ -267,9 +263,7 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
       const found = await Promise.all(
         window
           .slice(at, at + SCAN_PAGE)
-          .map(async (id) =>
-            unwrap((await stubOf(c.env, tenant, id).lgHeads({ ...q, limit: want })) as RpcResult<Head[]>).map((h) => ({ ...h, threadId: id })),
-          ),
+          .map(async (id) => unwrap(await threadStub(c.env, tenant, id).lgHeads({ ...q, limit: want })).map((h) => ({ ...h, threadId: id }))),
       );
       heads = heads.concat(...found).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
       if (heads.length > want) (more = true), (heads = heads.slice(0, want));
@@ -296,18 +290,18 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
   })
   .openapi(deltaHistory, async (c) => {
     const { stub } = threadFor(c, c.req.valid("param").thread_id);
-    const history = unwrap((await stub.lgDeltaHistory(c.req.valid("json"))) as RpcResult<DeltaHistory>);
+    const history = unwrap(await stub.lgDeltaHistory(c.req.valid("json")));
     return c.json({ history: historyWire(history) }, 200);
   })
   .openapi(pruneThread, async (c) => {
     const { threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
     authorize(c.get("principal"), "rewrite_thread", { thread: threadId });
-    return c.json(unwrap((await stub.lgPrune(c.req.valid("json"))) as RpcResult<{ deleted: number; kept: number }>), 200);
+    return c.json(unwrap(await stub.lgPrune(c.req.valid("json"))), 200);
   })
   .openapi(deleteThread, async (c) => {
     const { tenant, threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
     authorize(c.get("principal"), "rewrite_thread", { thread: threadId });
-    const { existed } = unwrap((await stub.lgDelete()) as RpcResult<{ existed: boolean }>);
+    const { existed } = unwrap(await stub.lgDelete());
     await unindexThread(c.env.DB, tenant, threadId);
     if (!existed) throw new AppError("BEM-036", `No LangGraph checkpoints in thread '${threadId}'`);
     return c.body(null, 204);

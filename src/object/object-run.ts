@@ -5,14 +5,14 @@ import { AppError } from "../core/errors";
 import { errorText, log } from "../core/log";
 import { newerBookmark } from "../memory/bookmark";
 import type { FactsCache } from "../memory/facts-cache";
-import { clampTtl, clampWait, type RunLeases } from "../thread/run-lease";
+import type { RunLeases } from "../thread/run-lease";
 import { conversationExists } from "../thread/thread-list";
 import { threadObjectName } from "../thread/thread-id";
 import { type ReconcileReport, reconcileTurn } from "../pipeline/reconcile";
 import { storedResponse } from "../responses/body";
 import { runTurn, type StreamHooks } from "../pipeline/run";
 import { type DeferredBookkeeping, RunIO } from "../pipeline/run-io";
-import { encodeEvent, type FinalEvent, toWireError, type ObjectRunRequest, type RunEvent } from "../pipeline/run-wire";
+import { encodeEvent, type FinalEvent, toRunError, type ObjectRunRequest, type RunEvent } from "../pipeline/run-wire";
 import { type ThreadCapabilities, ThreadRoom } from "../pipeline/thread-room";
 import { Timings } from "../pipeline/timings";
 
@@ -29,7 +29,28 @@ export type ObjectParts = {
   deferred: DeferredBookkeeping;
   /** The runs in this object that a cancel can stop, by their TurnInput.cancelKey. */
   cancels: Map<string, AbortController>;
+  /** The object's waitUntil: what a run writes after its answer. */
+  waitUntil: (p: Promise<unknown>) => void;
 };
+
+/**
+ * A run in the object that is not a turn (a write from outside, a fork, a summary): it takes the thread's
+ * lease in turn and works through a ThreadRoom as a turn does, so its save lists the thread and hands the
+ * lease on the same way.
+ */
+export async function holdThread<T>(o: ObjectParts, thread: { tenant: string; threadId: string }, fn: (room: ThreadRoom) => Promise<T>): Promise<T> {
+  const lease = await o.leases.take();
+  const ended = o.inFlight.begin();
+  // Its list entry leaves on its own right after the write (a reader listing threads next sees it), not with the turns' batch.
+  const io = new RunIO(o.env.DB, undefined);
+  const room = new ThreadRoom({ ...thread, parts: o.parts, leases: o.leases, lease, env: o.env, io });
+  try {
+    return await fn(room);
+  } finally {
+    room.end();
+    o.waitUntil(io.settle().finally(ended));
+  }
+}
 
 /**
  * The runs that have held the thread's lease and not yet finished what they write after it
@@ -83,16 +104,16 @@ export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStre
 /**
  * A turn that streams nothing (`stream: false`), answered as one RPC value as soon as it is saved:
  * no event stream to encode and parse. What the run does after its answer (the facts bookmark,
- * work it left behind, its bookkeeping) goes on in `keep` (the object's waitUntil).
+ * work it left behind, its bookkeeping) goes on under the object's waitUntil.
  */
-export function answerInObject(o: ObjectParts, req: ObjectRunRequest, keep: (p: Promise<unknown>) => void): Promise<FinalEvent> {
+export function answerInObject(o: ObjectParts, req: ObjectRunRequest): Promise<FinalEvent> {
   return new Promise<FinalEvent>((answer) => {
     const work = runIn(o, { ...req, stream: false }, (ev) => {
       if (ev.t === "done" || ev.t === "error") answer(ev);
     });
     // Settled once the answer went: a run that ended without one (never expected) answers BEM-001.
     const noAnswer: FinalEvent = { t: "error", error: { code: "BEM-001", message: "Internal error", internal: "the run ended without an answer" } };
-    keep(
+    o.waitUntil(
       work.then(
         () => answer(noAnswer),
         () => answer(noAnswer),
@@ -126,7 +147,7 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
     try {
       // This run's turn on the thread first (FIFO, BEM-038 past the wait): what it continues from —
       // reconciliation, previous_response_id — is decided under its lease, against the head it will extend.
-      const lease = await o.leases.take(clampTtl(undefined), clampWait(undefined), true);
+      const lease = await o.leases.take();
       // Recall by meaning needs the embedded table: read once per isolate (a failure: full-text alone, logged).
       await loadWordTable(o.env.ASSETS);
       const template = input.responses?.record;
@@ -141,7 +162,7 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
         : undefined;
       ended = o.inFlight.begin();
       const kind = input.responses?.oneOff ? "response" : "conversation";
-      room = new ThreadRoom(principal.tenant, threadId, o.parts, o.leases, lease, o.env, io, keep, kind);
+      room = new ThreadRoom({ tenant: principal.tenant, threadId, parts: o.parts, leases: o.leases, lease, env: o.env, io, keep, kind });
       // A run that would create the thread must fit the tenant's thread quota (413 BEM-017, nothing written); existing threads always take turns.
       if (room.log.headId() === null) {
         // A named conversation with history exists; only an empty one needs its D1 record (no read on a turn of a live one).
@@ -165,7 +186,7 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
       send({ t: "done", result: { ...rest, reconciled: report, timings: timings.entries } });
       answered = true;
     } catch (e) {
-      send({ t: "error", error: toWireError(e) });
+      send({ t: "error", error: toRunError(e) });
     } finally {
       // A save with endRun released it already (then this does nothing); any failure gives it back here.
       room?.end();

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import { AppError, isAppError } from "../core/errors";
+import { AppError } from "../core/errors";
+import { coded, codedAsync, type RpcResult } from "../core/wire-error";
 import { IdGenerator } from "../core/ids";
 import { FactsCache } from "../memory/facts-cache";
 import { EMBEDDED_TURNS, loadWordTable } from "../embed/embedded";
@@ -22,45 +23,44 @@ import { LangGraphCheckpoints } from "../thread/langgraph-checkpoints";
 import type { ReconcileInput } from "../thread/message-hash";
 import { openThreadMeta } from "../thread/sql-schema";
 import type { Reconciled } from "../thread/reconcile-live";
-import { clampTtl, clampWait, LEASE, type Lease, RunLeases } from "../thread/run-lease";
+import { LEASE, RunLeases } from "../thread/run-lease";
 import { type ApiThreadView, FINISHED, type RunAdmission, type RunFeed, type RunRecord, RunRecords, type RunStatus, STALE_RUN_MS } from "../thread/run-records";
 import { type StoredResponse, StoredResponses } from "../thread/stored-responses";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "../thread/thread-store";
 import { threadObjectName } from "../thread/thread-id";
-import { forgetThread, touchThread } from "../thread/thread-list";
+import { forgetThread } from "../thread/thread-list";
 import type {
-  BeginRunOptions,
   Checkpoint,
   History,
   HistoryOptions,
   LoadRecentOptions,
   LoadRecentResult,
-  RpcResult,
-  LeaseGrant,
-  RunWrite,
   Source,
   StatePage,
   StatePageOptions,
   ThreadUpdate,
 } from "../thread/types";
-import { answerInObject, type ObjectParts, RunsInFlight, runInObject } from "./object-run";
+import { answerInObject, holdThread, type ObjectParts, RunsInFlight, runInObject } from "./object-run";
 import type { FinalEvent, ObjectRunRequest } from "../pipeline/run-wire";
 import type { ThreadCapabilities } from "../pipeline/thread-room";
+import type { SummarizeThreadTask } from "../queue/messages";
+import type { z } from "@hono/zod-openapi";
+import { summaryOf } from "./summarize";
 
 /**
  * One conversation thread as a Durable Object, composed of capabilities that each own
  * their tables and methods: the thread log (src/thread/thread-store.ts), the run lease
  * (run-lease.ts), LangGraph checkpoints (langgraph-checkpoints.ts), stored Responses
- * (stored-responses.ts) and the meta rows (meta.ts: schema version, head, lease row,
- * facts bookmark). A stateful turn runs inside it (runTurn, object-run.ts) and calls the
- * capabilities directly; everything else reaches them through the RPC methods below.
+ * (stored-responses.ts) and the meta rows (meta.ts: schema version, head, facts bookmark).
+ * A stateful turn (runTurn, object-run.ts) and a summary (summarize) run inside it and call
+ * the capabilities directly; everything else reaches them through the RPC methods below.
  *
  * Every RPC method returns RpcResult (errors as codes, since RPC drops custom error
- * fields); use ThreadClient rather than the stub. Runs are serialized by the lease: a
- * run reads the thread and saves its turn while holding it, so turn N+1 sees turn N.
- * Writes that carry the holder's token apply at once; any other write (admin repair,
- * fork, delete, a task) queues behind the holder like a run does, so every change lands
- * in acceptance order. Reads never wait.
+ * fields); callers reach it through threadStub (thread-id.ts), most through ThreadClient.
+ * Runs are serialized by the lease, which only code inside the object holds: a run reads
+ * the thread and saves its turn while holding it, so turn N+1 sees turn N; any other write
+ * (admin repair, fork, delete) queues behind the holder like a run does, so every change
+ * lands in acceptance order. Reads never wait.
  *
  * Internals are `#private`: RPC reaches every member of the prototype, TypeScript's
  * `private` ones included, and only these methods are meant to be called.
@@ -70,7 +70,8 @@ export class ThreadDO extends DurableObject<Env> {
   readonly #ids = new IdGenerator();
   /** Undefined only between a delete of the storage and the next call (which re-creates the tables). */
   #opened: ThreadCapabilities | undefined;
-  #leases: RunLeases | undefined;
+  /** The thread's run lease and its queue: one per live object (a delete re-creates the tables, not the queue). An instance field, which RPC does not reach. */
+  readonly leases: RunLeases;
   /** The runs in this object a cancel can stop (LangGraph API), by their cancel key; memory only, as the runs are. */
   readonly #cancels = new Map<string, AbortController>();
   /** Runs whose bookkeeping is still to land (a delete waits for them). */
@@ -89,6 +90,7 @@ export class ThreadDO extends DurableObject<Env> {
     super(ctx, env);
     // SQLite calls are synchronous: the tables are current before the first call is delivered.
     this.#opened = this.#open();
+    this.leases = new RunLeases(Date.now, Number(env.MAX_RUN_LEASE_MS) || LEASE.defaultMaxHoldMs);
     // The embedded embedder's table, read in the background (recall awaits it; until then the vectors wait).
     void loadWordTable(env.ASSETS);
     // Rows a run added just before the object went away, with no alarm set yet, leave soon.
@@ -110,7 +112,7 @@ export class ThreadDO extends DurableObject<Env> {
    * what the run writes after its answer goes on here, under the object's waitUntil.
    */
   answerTurn(req: ObjectRunRequest): Promise<FinalEvent> {
-    return answerInObject(this.#runParts(), req, (p) => this.ctx.waitUntil(p));
+    return answerInObject(this.#runParts(), req);
   }
 
   #runParts(): ObjectParts {
@@ -122,10 +124,11 @@ export class ThreadDO extends DurableObject<Env> {
       get parts() {
         return self.#parts;
       },
-      leases: this.#openLeases(),
+      leases: this.leases,
       inFlight: this.#inFlight,
       facts: this.#facts,
       cancels: this.#cancels,
+      waitUntil: (p) => this.ctx.waitUntil(p),
       deferred: {
         usage: (u) => {
           self.#parts.bookkeeping.addUsage(u);
@@ -220,32 +223,18 @@ export class ThreadDO extends DurableObject<Env> {
   }
 
   /**
-   * Applies the ops atomically and writes one checkpoint holding their delta —
-   * now, when the thread is free or `run.token` holds its lease; otherwise
-   * BEM-038 at once (callers that should wait their turn use write()).
-   * `run.endRun` releases the holder's lease in the same event as the save.
+   * Applies the ops atomically as one checkpoint holding their delta; a write that finds a run holding the
+   * thread queues behind it (BEM-038 after the wait bound). It keeps the tenant's thread list (#listed), so a
+   * write from outside the object (a repair, a conversation's items) cannot have its list entry land after a
+   * later delete. `redactRemoved`: the messages it removes are blanked in older checkpoints too.
    */
-  update(input: ThreadUpdate, source: Source, run: RunWrite = {}): RpcResult<Checkpoint> {
-    const leases = this.#openLeases();
-    return coded(() => {
-      if (!leases.admits(run.token)) throw leases.busy(0);
-      return this.#ending(run, () => this.#parts.log.update(input, source));
-    });
-  }
-
-  /**
-   * update(), but a write that finds another run holding the thread queues behind it (BEM-038 after the
-   * wait bound); and it keeps the tenant's thread list (#listed), so a write from outside the object
-   * (a repair, a conversation's items, a task) cannot have its list entry land after a later delete.
-   * `redactRemoved`: the messages it removes are blanked in older checkpoints too (ThreadStore.redactRemoved).
-   */
-  write(input: ThreadUpdate, source: Source, run: RunWrite = {}, thread?: ThreadName, opts: { redactRemoved?: boolean } = {}): Promise<RpcResult<Checkpoint>> {
-    return codedAsync(async () => {
-      const named = thread && this.#named(thread);
-      const log = this.#parts.log;
-      const alongside = opts.redactRemoved ? (cp: Checkpoint) => this.#parts.responses.redact(log.redactRemoved(cp)) : undefined;
-      return this.#openLeases().exclusive(run.token, () => this.#listed(named, run, () => log.update(input, source, alongside)));
-    });
+  write(input: ThreadUpdate, source: Source, thread: ThreadName, opts: { redactRemoved?: boolean } = {}): Promise<RpcResult<Checkpoint>> {
+    return codedAsync(() =>
+      holdThread(this.#runParts(), this.#named(thread), (room) => {
+        const { log, responses } = room.parts;
+        return room.write(input, source, { endRun: true, ...(opts.redactRemoved ? { alongside: (cp) => responses.redact(log.redactRemoved(cp)) } : {}) });
+      }),
+    );
   }
 
   /** The newest messages whose token estimates fit the budget; reads only what it returns. */
@@ -265,11 +254,22 @@ export class ThreadDO extends DurableObject<Env> {
   }
 
   /** Continues from an old checkpoint: a new head whose parent is that checkpoint. The old branch stays in history. */
-  fork(checkpointId: string, run: RunWrite = {}, thread?: ThreadName): Promise<RpcResult<Checkpoint>> {
-    return codedAsync(async () => {
-      const named = thread && this.#named(thread);
-      return this.#openLeases().exclusive(run.token, () => this.#listed(named, {}, () => this.#parts.log.fork(checkpointId)));
-    });
+  fork(checkpointId: string, thread: ThreadName): Promise<RpcResult<Checkpoint>> {
+    return codedAsync(() => holdThread(this.#runParts(), this.#named(thread), (room) => room.fork(checkpointId)));
+  }
+
+  /**
+   * The summarize_thread task, run here like a turn: it holds the thread from its read to its save, as the
+   * summary replaces the messages and a turn saved between them would be lost (object/summarize.ts).
+   */
+  summarize(task: z.infer<typeof SummarizeThreadTask>): Promise<RpcResult<{ summarized: number }>> {
+    return codedAsync(() =>
+      holdThread(this.#runParts(), this.#named({ tenant: task.tenant, threadId: task.thread_id }), async (room) => {
+        const { ops, summarized } = await summaryOf(this.env, task, room.log.state().channels.messages);
+        if (ops.length > 0) await room.write({ ops }, "update", { endRun: true });
+        return { summarized };
+      }),
+    );
   }
 
   /**
@@ -281,8 +281,8 @@ export class ThreadDO extends DurableObject<Env> {
   destroy(thread: { tenant: string; threadId: string }): Promise<RpcResult<null>> {
     return codedAsync(async () => {
       this.#named(thread);
-      const leases = this.#openLeases();
-      const lease = await leases.take(clampTtl(undefined), clampWait(undefined));
+      const leases = this.leases;
+      const lease = await leases.take();
       try {
         this.#deleting = true;
         await this.settled();
@@ -310,42 +310,6 @@ export class ThreadDO extends DurableObject<Env> {
       }
       return null;
     });
-  }
-
-  // ---- the run lease, for holders outside the object (a run inside holds it directly) ----
-
-  /**
-   * Starts a run: waits its turn (FIFO) for the thread's lease, then returns it
-   * with, when `recentTokens` is given, the newest window read under it — one
-   * round trip for a free thread. BEM-038 when the wait bound passes first.
-   */
-  beginRun(opts: BeginRunOptions = {}): Promise<RpcResult<LeaseGrant>> {
-    return codedAsync(async () => {
-      const leases = this.#openLeases();
-      const lease = await leases.take(clampTtl(opts.ttlMs), clampWait(opts.waitMs));
-      try {
-        return { lease, recent: opts.recentTokens === undefined ? null : this.#parts.log.recent(opts.recentTokens, {}) };
-      } catch (e) {
-        leases.release(lease.token);
-        throw e;
-      }
-    });
-  }
-
-  /** Extends a live lease (long runs renew it); null when the token no longer holds it. */
-  renewRun(token: string, ttlMs?: number): RpcResult<Lease | null> {
-    return { ok: true, value: this.#openLeases().renew(token, clampTtl(ttlMs)) };
-  }
-
-  /** Ends a run without a save (failure paths); false when the token no longer held the lease. */
-  endRun(token: string): RpcResult<boolean> {
-    return { ok: true, value: this.#openLeases().release(token) };
-  }
-
-  /** The live lease, if any, and how many calls queue behind it (for tests and diagnostics). */
-  runStatus(): RpcResult<{ lease: Lease | null; waiting: number }> {
-    const leases = this.#openLeases();
-    return { ok: true, value: { lease: leases.live(), waiting: leases.waiting } };
   }
 
   // ---- LangGraph checkpoints (src/thread/langgraph-checkpoints.ts) ----
@@ -403,7 +367,7 @@ export class ThreadDO extends DurableObject<Env> {
       const page = parts.log.statePage(null);
       const entry = page.checkpoint_id === null ? null : (parts.log.history({ from: page.checkpoint_id, limit: 1 }).checkpoints[0] ?? null);
       const [last] = parts.runs.list({ limit: 1, offset: 0 });
-      return { page, entry, busy: this.#openLeases().live() !== null, lastRun: last ? this.#settleStale(last) : null };
+      return { page, entry, busy: this.leases.live() !== null, lastRun: last ? this.#settleStale(last) : null };
     });
   }
 
@@ -424,7 +388,7 @@ export class ThreadDO extends DurableObject<Env> {
       const parts = this.#parts;
       const exists = parts.meta.head() !== null || parts.meta.value("api_thread") === "1";
       if (!exists && !opts.create) return { refused: "missing" } as const;
-      if (opts.reject && this.#openLeases().live() !== null) return { refused: "busy" } as const;
+      if (opts.reject && this.leases.live() !== null) return { refused: "busy" } as const;
       if (!exists) parts.meta.setValue("api_thread", "1");
       // multitask_strategy interrupt / rollback: the runs under way here stop (saving nothing); this one then takes its turn.
       if (opts.interrupt)
@@ -488,7 +452,7 @@ export class ThreadDO extends DurableObject<Env> {
    * worker that ran it (the thread is at its last checkpoint, as a failed run leaves it): it ends as an error.
    */
   #settleStale(run: RunRecord): RunRecord {
-    if (FINISHED.includes(run.status) || this.#openLeases().live() !== null || Date.now() - run.updated_at < STALE_RUN_MS) return run;
+    if (FINISHED.includes(run.status) || this.leases.live() !== null || Date.now() - run.updated_at < STALE_RUN_MS) return run;
     const error = "BEM-001: The run stopped before its end (its worker went away); the thread is at its last checkpoint";
     this.#parts.runs.append(run.run_id, [{ event: "error", data: JSON.stringify({ error: "BEM-001", message: error.slice(9) }) }], { status: "error", error });
     return this.#parts.runs.get(run.run_id) ?? run;
@@ -519,55 +483,11 @@ export class ThreadDO extends DurableObject<Env> {
     return this.#opened;
   }
 
-  /** Created once per live object (a delete re-creates the tables, not the queue). */
-  #openLeases(): RunLeases {
-    const maxHoldMs = Number(this.env.MAX_RUN_LEASE_MS) || LEASE.defaultMaxHoldMs;
-    this.#leases ??= new RunLeases(
-      {
-        load: () => this.#parts.meta.lease(),
-        save: (lease) => {
-          if (!lease && !this.#opened) return; // storage was just deleted: nothing to clear, and nothing to re-create
-          this.#parts.meta.setLease(lease);
-        },
-      },
-      Date.now,
-      maxHoldMs,
-    );
-    return this.#leases;
-  }
-
   /** The thread a call names, checked against this object's id (D1 bookkeeping must be the right thread's). */
   #named(thread: ThreadName): ThreadName {
     if (!this.ctx.id.equals(this.env.THREADS.idFromName(threadObjectName(thread.tenant, thread.threadId))))
       throw new AppError("BEM-001", undefined, { internal: "a thread call sent to the wrong thread object" });
     return thread;
-  }
-
-  /**
-   * A write and its thread-list entry, kept together under the lease: the entry's D1 statement is in
-   * flight (#inFlight) from the moment of the save, so a delete, which takes the lease and waits for
-   * what is in flight before forgetting the thread, always comes after it. A new thread is listed
-   * before the answer; a later write only moves updated_at, after it. A failed entry is logged, never a
-   * failed write (a retry would store the turn twice): the next write repairs the list.
-   */
-  async #listed(thread: ThreadName | undefined, run: RunWrite, write: () => Checkpoint): Promise<Checkpoint> {
-    const cp = write();
-    const done = thread ? this.#inFlight.begin() : undefined;
-    if (run.endRun && run.token !== undefined) this.#openLeases().release(run.token);
-    if (!thread || !done) return cp;
-    const touch = touchThread(this.env.DB, thread.tenant, thread.threadId)
-      .catch((e: unknown) => log.error("thread-list", { message: errorText(e) }))
-      .finally(done);
-    if (cp.parent_id === null) await touch;
-    else this.ctx.waitUntil(touch);
-    return cp;
-  }
-
-  /** A write with `endRun` releases the holder's lease in the same synchronous event as the save: no call sees one without the other. */
-  #ending<T>(run: RunWrite, write: () => T): T {
-    const result = write();
-    if (run.endRun && run.token !== undefined) this.#openLeases().release(run.token);
-    return result;
   }
 }
 
@@ -582,27 +502,4 @@ function limitsOf(env: Env): StoreLimits {
     threadBytes: Number(env.MAX_THREAD_BYTES) || DEFAULT_LIMITS.threadBytes,
     historyBytes: Number(env.MAX_THREAD_HISTORY_BYTES) || DEFAULT_LIMITS.historyBytes,
   };
-}
-
-/** A capability's AppError as an RpcResult error (RPC would drop its code; Retry-After travels as retry_after); anything else is a 500 and propagates. */
-function coded<T>(fn: () => T): RpcResult<T> {
-  try {
-    return { ok: true, value: fn() };
-  } catch (e) {
-    return failure(e);
-  }
-}
-
-async function codedAsync<T>(fn: () => Promise<T>): Promise<RpcResult<T>> {
-  try {
-    return { ok: true, value: await fn() };
-  } catch (e) {
-    return failure(e);
-  }
-}
-
-function failure(e: unknown): Extract<RpcResult<never>, { ok: false }> {
-  if (!isAppError(e)) throw e;
-  const retry = e.headers?.["retry-after"];
-  return { ok: false, error: { code: e.code, message: e.message, ...(retry !== undefined ? { retry_after: Number(retry) } : {}) } };
 }

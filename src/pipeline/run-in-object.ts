@@ -1,10 +1,10 @@
 import { AppError } from "../core/errors";
 import { quotaOf } from "../auth/quotas";
-import { parseThreadId, threadObjectName } from "../thread/thread-id";
+import { parseThreadId, threadStub } from "../thread/thread-id";
 import { admitTurn } from "./admit";
 import { runTurn, type StreamHooks } from "./run";
 import { RunIO } from "./run-io";
-import { type FinalEvent, fromWireError, readEvents, type RunEvent } from "./run-wire";
+import { fromRunError, readEvents, type RunEvent } from "./run-wire";
 import { Timings } from "./timings";
 import type { TurnInput, TurnResult } from "./turn";
 
@@ -39,7 +39,7 @@ async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: St
   const { scopes } = admitTurn({ ...input, threadId });
   timings.lap("request");
   const { env } = deps;
-  const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(input.principal.tenant, threadId)));
+  const stub = threadStub(env, input.principal.tenant, threadId);
   const { timings: _local, ...sent } = input;
   // The thread quota is checked in the object, and only when the thread has no history: no D1 read on a turn of an existing thread.
   const req = {
@@ -51,10 +51,9 @@ async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: St
   };
   if (!stream) {
     // Nothing to stream: the answer is one RPC value; what the run writes after it goes on in the object.
-    // RPC's mapped result type loses the union's discriminant; the value is the object's FinalEvent as sent.
-    const ev = (await stub.answerTurn(req)) as FinalEvent;
+    const ev = await stub.answerTurn(req);
     if (ev.t === "done") return toResult(ev, timings);
-    throw fromWireError(ev.error);
+    throw fromRunError(ev.error);
   }
   const body = await stub.runTurn(req);
 
@@ -71,7 +70,7 @@ async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: St
         else {
           answered = true;
           if (ev.t === "done") settle.ok(toResult(ev, timings));
-          else settle.fail(fromWireError(ev.error));
+          else settle.fail(fromRunError(ev.error));
         }
       }
       if (!answered) settle.fail(new AppError("BEM-001", undefined, { internal: "thread object's run stream ended without an answer" }));

@@ -1,4 +1,5 @@
-import { AppError, type ErrorCode } from "../core/errors";
+import { AppError } from "../core/errors";
+import { fromWireError, toWireError, type WireError } from "../core/wire-error";
 import { FailoverError, type Attempt } from "../providers/failover";
 import { parseNdjson } from "../providers/ndjson";
 import type { DeltaEvent } from "../providers/types";
@@ -21,34 +22,29 @@ export type ObjectRunRequest = { input: Omit<TurnInput, "timings">; scopes: stri
 /** A run's result without the thread state (that stays in the object). */
 export type WireResult = Omit<TurnResult, "timings" | "state"> & { timings: [string, number][] };
 
-export type WireError = { code: ErrorCode; message: string; internal?: string; headers?: Record<string, string>; attempts?: Attempt[] };
+/** A run's error: the one WireError shape (core/wire-error.ts), with the provider attempts of a failover. */
+export type RunError = WireError & { attempts?: Attempt[] };
 
 export type RunEvent =
   | { t: "start"; model: ModelConfig; reason: string }
   | { t: "delta"; ev: DeltaEvent }
   | { t: "done"; result: WireResult }
-  | { t: "error"; error: WireError };
+  | { t: "error"; error: RunError };
 
 /** How a run ends for its caller: its result, or its error (a turn that streams nothing gets only this, as one RPC value). */
 export type FinalEvent = Extract<RunEvent, { t: "done" | "error" }>;
 
-export function toWireError(e: unknown): WireError {
-  if (e instanceof AppError) {
-    const out: WireError = { code: e.code, message: e.message };
-    if (e.internal !== undefined) out.internal = e.internal;
-    if (e.headers !== undefined) out.headers = e.headers;
-    if (e instanceof FailoverError) out.attempts = e.attempts;
-    return out;
-  }
+export function toRunError(e: unknown): RunError {
+  if (e instanceof FailoverError) return { ...toWireError(e), attempts: e.attempts };
+  if (e instanceof AppError) return toWireError(e);
   // Not ours: the Worker logs the detail and answers a plain BEM-001.
   return { code: "BEM-001", message: "Internal error", internal: e instanceof Error ? `${e.name}: ${e.message}\n${e.stack ?? ""}` : String(e) };
 }
 
-export function fromWireError(w: WireError): AppError {
-  const opts = { ...(w.internal !== undefined ? { internal: w.internal } : {}), ...(w.headers !== undefined ? { headers: w.headers } : {}) };
-  return w.attempts !== undefined
-    ? new FailoverError(w.code, w.message, w.attempts, opts)
-    : new AppError(w.code, w.code === "BEM-001" ? undefined : w.message, opts);
+export function fromRunError(w: RunError): AppError {
+  if (w.attempts === undefined) return fromWireError(w);
+  const { attempts, internal, headers } = w;
+  return new FailoverError(w.code, w.message, attempts, { ...(internal !== undefined ? { internal } : {}), ...(headers !== undefined ? { headers } : {}) });
 }
 
 const encoder = new TextEncoder();

@@ -14,7 +14,7 @@ import type { Admission } from "./admit";
 import { type SaveRun, saveRun } from "./save-run";
 import type { ThreadRoom } from "./thread-room";
 import { approvalToolsOf, resumeWrites } from "./resume";
-import { scheduleExtraction } from "../tasks/messages";
+import { scheduleExtraction } from "../queue/messages";
 import { extractionWarning } from "./extraction-check";
 import { errorText, log } from "../core/log";
 

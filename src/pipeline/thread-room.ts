@@ -7,7 +7,7 @@ import type { RunRecords } from "../thread/run-records";
 import type { StoredResponses } from "../thread/stored-responses";
 import { type ThreadKind, touchThread } from "../thread/thread-list";
 import type { ThreadStore } from "../thread/thread-store";
-import type { Checkpoint, ThreadUpdate, UpdateSource } from "../thread/types";
+import type { Checkpoint, Source, ThreadUpdate } from "../thread/types";
 import type { RunIO } from "./run-io";
 import type { TurnResult } from "./turn";
 
@@ -24,6 +24,25 @@ export type ThreadCapabilities = {
   bookkeeping: PendingBookkeeping;
 };
 
+/** What a run in the thread's object holds it with: whose thread, its capabilities, the lease it took, and where its bookkeeping goes. */
+export type RoomOptions = {
+  tenant: string;
+  threadId: string;
+  parts: ThreadCapabilities;
+  leases: RunLeases;
+  /** The run's lease, taken in the object (run-lease.ts). */
+  lease: Lease;
+  env: Env;
+  io: RunIO;
+  /**
+   * Stores what the turn's last save keeps beside its checkpoint (a Responses request's record),
+   * inside that save's transaction, and returns it as stored; none for other runs.
+   */
+  keep?: (result: Omit<TurnResult, "state" | "timings"> & { checkpointId: string }) => Record<string, unknown>;
+  /** What the thread is listed as when this run creates it (default "conversation"). */
+  kind?: ThreadKind;
+};
+
 /**
  * A stateful run's thread, from inside its own object: the capabilities are called
  * directly (no RPC, no result wrapping) and the run holds the thread's lease from
@@ -32,24 +51,27 @@ export type ThreadCapabilities = {
  */
 export class ThreadRoom {
   #held = true;
+  readonly tenant: string;
+  readonly threadId: string;
+  readonly parts: ThreadCapabilities;
+  readonly lease: Lease;
+  readonly keep: RoomOptions["keep"];
+  readonly kind: ThreadKind;
+  readonly #leases: RunLeases;
+  readonly #env: Env;
+  readonly #io: RunIO;
 
-  constructor(
-    readonly tenant: string,
-    readonly threadId: string,
-    readonly parts: ThreadCapabilities,
-    private readonly leases: RunLeases,
-    /** The run's lease: taken in the object, never stored, no renewal (run-lease.ts). */
-    readonly lease: Lease,
-    private readonly env: Env,
-    private readonly io: RunIO,
-    /**
-     * Stores what the turn's last save keeps beside its checkpoint (a Responses request's record),
-     * inside that save's transaction, and returns it as stored; none for other turns.
-     */
-    readonly keep?: (result: Omit<TurnResult, "state" | "timings"> & { checkpointId: string }) => Record<string, unknown>,
-    /** What the thread is listed as when this run creates it. */
-    readonly kind: ThreadKind = "conversation",
-  ) {}
+  constructor(o: RoomOptions) {
+    this.tenant = o.tenant;
+    this.threadId = o.threadId;
+    this.parts = o.parts;
+    this.lease = o.lease;
+    this.keep = o.keep;
+    this.kind = o.kind ?? "conversation";
+    this.#leases = o.leases;
+    this.#env = o.env;
+    this.#io = o.io;
+  }
 
   get log(): ThreadStore {
     return this.parts.log;
@@ -60,8 +82,8 @@ export class ThreadRoom {
    * MAX_RUN_LEASE_MS queues it behind the newer holder). `endRun` releases the lease in the
    * same synchronous event as the save, so the next run starts right on it.
    */
-  async write(update: ThreadUpdate, source: UpdateSource, opts: { endRun?: boolean; alongside?: (cp: Checkpoint) => void } = {}): Promise<Checkpoint> {
-    const cp = await this.leases.exclusive(this.#held ? this.lease.token : undefined, () => {
+  async write(update: ThreadUpdate, source: Source, opts: { endRun?: boolean; alongside?: (cp: Checkpoint) => void } = {}): Promise<Checkpoint> {
+    const cp = await this.#leases.exclusive(this.#held ? this.lease.token : undefined, () => {
       const saved = this.log.update(update, source, opts.alongside);
       if (opts.endRun) this.end();
       return saved;
@@ -72,7 +94,7 @@ export class ThreadRoom {
 
   /** Makes an old checkpoint the head again (a branch), under the run's lease. */
   async fork(checkpointId: string): Promise<Checkpoint> {
-    const cp = await this.leases.exclusive(this.#held ? this.lease.token : undefined, () => this.log.fork(checkpointId));
+    const cp = await this.#leases.exclusive(this.#held ? this.lease.token : undefined, () => this.log.fork(checkpointId));
     await this.#list(cp);
     return cp;
   }
@@ -81,7 +103,7 @@ export class ThreadRoom {
   end(): void {
     if (!this.#held) return;
     this.#held = false;
-    this.leases.release(this.lease.token);
+    this.#leases.release(this.lease.token);
   }
 
   /**
@@ -90,8 +112,8 @@ export class ThreadRoom {
    * The write itself is durable already, so a failure is logged, never a failed write.
    */
   async #list(cp: Checkpoint): Promise<void> {
-    if (cp.parent_id !== null) return this.io.listed(this.tenant, this.threadId);
-    await touchThread(this.env.DB, this.tenant, this.threadId, Date.now(), this.kind).catch((e: unknown) =>
+    if (cp.parent_id !== null) return this.#io.listed(this.tenant, this.threadId);
+    await touchThread(this.#env.DB, this.tenant, this.threadId, Date.now(), this.kind).catch((e: unknown) =>
       log.error("thread-list", { message: errorText(e) }),
     );
   }

@@ -1,7 +1,7 @@
 import { isAppError } from "../core/errors";
 import { failWebhookDelivery } from "./run-webhook";
 import { runTask, type TaskContext } from "./handlers";
-import { Task } from "./messages";
+import { Task } from "../queue/messages";
 import { isTaskDone, markTaskDone, recordDeadLetter } from "./store";
 import { describeIssues } from "../core/zod-issues";
 import { backoff } from "../core/backoff";

@@ -19,7 +19,7 @@ import { isOfflineModel } from "../config/model-config";
 import { agentByName, routerFor } from "../routing/bundled";
 import { ThreadClient } from "../thread/client";
 import { messageText, type Message } from "../core/message";
-import type { ExtractFactsTask } from "./messages";
+import type { ExtractFactsTask } from "../queue/messages";
 
 /**
  * Background fact extraction. After a turn of an agent with `extract:` in models.yaml,

@@ -6,7 +6,7 @@ import { memoryFor } from "../memory/for-tenant";
 import { MemoryScope } from "../memory/scope";
 import { runWebhookDelivery } from "./run-webhook";
 import { extractFacts } from "./extract-facts";
-import type { Task } from "./messages";
+import type { Task } from "../queue/messages";
 import { summarizeThread } from "./summarize-thread";
 
 export type TaskContext = { env: Env; waitUntil: (p: Promise<unknown>) => void };

@@ -1,6 +1,6 @@
 import type { Principal } from "../core/principal";
 import { runAnyTurn } from "../pipeline/run-in-object";
-import type { RunWebhookTask } from "./messages";
+import type { RunWebhookTask } from "../queue/messages";
 import type { z } from "@hono/zod-openapi";
 import { allowPrivateCallbacks, callbackUrlProblem } from "../webhooks/callback-url";
 import { type CallbackOptions, type CallbackOutcome, sendCallback } from "../webhooks/callback";

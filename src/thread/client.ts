@@ -1,74 +1,26 @@
-import { AppError } from "../core/errors";
+import { unwrap } from "../core/wire-error";
 import type { MessageInput } from "../core/message";
 import { withoutPrototypes } from "./thread-store";
-import { parseThreadId, threadObjectName } from "./thread-id";
-import { clampTtl, type Lease } from "./run-lease";
+import { parseThreadId, type ThreadStub, threadStub } from "./thread-id";
 import type { ReconcileInput } from "./message-hash";
 import type { Reconciled } from "./reconcile-live";
 import type { ApiThreadView, RunAdmission, RunRecord, RunStatus } from "./run-records";
 import type { StoredResponse } from "./stored-responses";
 import type {
-  BeginRunOptions,
   Checkpoint,
   History,
   HistoryOptions,
   LoadRecentOptions,
   LoadRecentResult,
-  RpcResult,
-  LeaseGrant,
   StatePage,
-  StatePageOptions,
   ThreadUpdate,
   ThreadState,
   UpdateOp,
   UpdateSource,
 } from "./types";
-import { errorText, log } from "../core/log";
 
-type Answer<T> = RpcResult<T> | Promise<RpcResult<T>>;
 /** The thread a write or delete is for: the object keeps the tenant's thread list for it, under its lease. */
 type ThreadName = { tenant: string; threadId: string };
-
-/**
- * The thread object's RPC surface as a ThreadClient calls it (src/object/thread-object.ts).
- * A run inside the object never goes through here: it calls the object's capabilities directly.
- */
-export interface ThreadEndpoint {
-  getState(checkpointId: string | null, page?: StatePageOptions): Answer<StatePage>;
-  getHistory(opts: HistoryOptions): Answer<History>;
-  write(
-    body: ThreadUpdate,
-    source: UpdateSource,
-    run: { token?: string; endRun?: boolean },
-    thread: ThreadName,
-    opts?: { redactRemoved?: boolean },
-  ): Answer<Checkpoint>;
-  beginRun(opts: BeginRunOptions): Answer<LeaseGrant>;
-  loadRecent(maxTokens: number, opts: LoadRecentOptions): Answer<LoadRecentResult>;
-  recallRecent(maxTokens: number, opts: LoadRecentOptions): Answer<LoadRecentResult>;
-  fork(checkpointId: string, run: { token?: string }, thread: ThreadName): Answer<Checkpoint>;
-  renewRun(token: string, ttlMs?: number): Answer<Lease | null>;
-  endRun(token: string): Answer<boolean>;
-  destroy(thread: ThreadName): Answer<null>;
-  reconcile(messages: ReconcileInput[]): Answer<Reconciled>;
-  apiThreadCreated(): Answer<null>;
-  runCancel(runId: string): Answer<boolean>;
-  apiThreadView(): Answer<ApiThreadView>;
-  runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean; interrupt?: boolean }): Answer<RunAdmission>;
-  runGet(runId: string): Answer<RunRecord | null>;
-  runList(opts: { limit: number; offset: number; status?: RunStatus }): Answer<RunRecord[]>;
-  runAppend(runId: string, events: { event: string; data: string }[], end?: { status: RunStatus; error?: string }): Answer<null>;
-  runFollow(runId: string, after: number): ReadableStream<Uint8Array> | Promise<ReadableStream<Uint8Array>>;
-  getResponse(id: string): Answer<StoredResponse | null>;
-  deleteResponse(id: string): Answer<boolean>;
-}
-
-/** An RpcResult as its value, or its error thrown again as the AppError it was (Retry-After kept). */
-export function unwrap<T>(r: RpcResult<T>): T {
-  if (r.ok) return r.value;
-  const { code, message, retry_after } = r.error;
-  throw new AppError(code, message, retry_after === undefined ? {} : { headers: { "retry-after": String(retry_after) } });
-}
 
 /**
  * The caller's handle on one thread of one tenant. Errors arrive as AppError.
@@ -79,16 +31,12 @@ export function unwrap<T>(r: RpcResult<T>): T {
  *   await t.update({ ops: [{ op: "set", channel: "todos", value: ["x"], reducer: "append" }] }, "loop");
  *   const s = await t.getState();  s.channels.todos                  // any channel
  *
- * A run holds the thread while it reads and saves (so the next run sees its turn):
- *   const run = await t.beginRun({ recentTokens: budget });         // waits its turn; BEM-038 when busy too long
- *   try { …run.recent… ; await t.appendMessages(turn, "input", { run, endRun: true }) } finally { await run.end() }
- *
- * Writes also record the thread in the tenant's D1 thread list (the object does, under its lease:
+ * A write waits its turn behind a run holding the thread (runs hold it inside the object). Writes also record the thread in the tenant's D1 thread list (the object does, under its lease:
  * so no list entry of a write lands after a later delete).
  */
 export class ThreadClient {
   readonly threadId: string;
-  private readonly stub: ThreadEndpoint;
+  private readonly stub: ThreadStub;
 
   constructor(
     env: Env,
@@ -96,8 +44,7 @@ export class ThreadClient {
     threadId: string,
   ) {
     this.threadId = parseThreadId(threadId);
-    // The stub's methods answer the same RpcResults, serialized; only its declared types differ.
-    this.stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, this.threadId))) as unknown as ThreadEndpoint;
+    this.stub = threadStub(env, tenant, this.threadId);
   }
 
   async getState(checkpointId?: string): Promise<ThreadState> {
@@ -156,37 +103,20 @@ export class ThreadClient {
     return (await this.getHistory({ limit: 1 })).checkpoints.length > 0;
   }
 
-  /**
-   * Applies ops atomically as one checkpoint. Accepts `{ops}` or the ops array.
-   * Without `run` (or with a run whose lease lapsed) it waits for any running turn to save first.
-   * `endRun` ends the run with this save (the next queued run starts on it).
-   */
-  async update(update: ThreadUpdate | UpdateOp[], source: UpdateSource, opts: RunSave = {}): Promise<Checkpoint> {
+  /** Applies ops atomically as one checkpoint (`{ops}` or the ops array), in turn behind any run holding the thread. */
+  async update(update: ThreadUpdate | UpdateOp[], source: UpdateSource): Promise<Checkpoint> {
     const body: ThreadUpdate = Array.isArray(update) ? { ops: update } : update;
-    const cp = unwrap(await this.stub.write(body, source, { token: opts.run?.token, endRun: opts.endRun }, this.#name));
-    if (opts.endRun) opts.run?.settle();
-    return cp;
+    return unwrap(await this.stub.write(body, source, this.#name));
   }
 
   /** Removes a message for good: the new checkpoint drops it and older checkpoints keep it blanked (a deleted conversation item). */
   async removeForGood(messageId: string): Promise<Checkpoint> {
-    return unwrap(await this.stub.write({ ops: [{ op: "remove", id: messageId }] }, "update", {}, this.#name, { redactRemoved: true }));
+    return unwrap(await this.stub.write({ ops: [{ op: "remove", id: messageId }] }, "update", this.#name, { redactRemoved: true }));
   }
 
   /** Saves messages (e.g. a user input and the assistant reply) as one checkpoint. */
-  appendMessages(messages: MessageInput[], source: UpdateSource, opts: RunSave = {}): Promise<Checkpoint> {
-    return this.update({ ops: [{ op: "append", messages }] }, source, opts);
-  }
-
-  /**
-   * Waits its turn (FIFO) for the thread and holds it for one run; `recentTokens`
-   * also reads the newest window under the lease in the same round trip.
-   * BEM-038 when another run holds it past `waitMs`. Always end the run:
-   * a save with `endRun`, or `run.end()` in a finally.
-   */
-  async beginRun(opts: BeginRunOptions = {}): Promise<HeldLease> {
-    const grant = unwrap(await this.stub.beginRun(opts));
-    return new HeldLease(this.stub, grant, clampTtl(opts.ttlMs));
+  appendMessages(messages: MessageInput[], source: UpdateSource): Promise<Checkpoint> {
+    return this.update({ ops: [{ op: "append", messages }] }, source);
   }
 
   /** Newest messages (oldest→newest) whose stored token estimates sum to at most maxTokens. */
@@ -200,8 +130,8 @@ export class ThreadClient {
   }
 
   /** Makes the given checkpoint's state the head again, as a new branch. */
-  async fork(checkpointId: string, opts: { run?: HeldLease } = {}): Promise<Checkpoint> {
-    return unwrap(await this.stub.fork(checkpointId, { token: opts.run?.token }, this.#name));
+  async fork(checkpointId: string): Promise<Checkpoint> {
+    return unwrap(await this.stub.fork(checkpointId, this.#name));
   }
 
   get #name(): ThreadName {
@@ -221,72 +151,5 @@ export class ThreadClient {
   /** Deletes the thread and its D1 records; the object forgets them under its lease (so no turn's bookkeeping lands after). */
   async destroy(): Promise<void> {
     unwrap(await this.stub.destroy(this.#name));
-  }
-}
-
-export type RunSave = { run?: HeldLease; endRun?: boolean };
-
-/**
- * A caller's hold on its thread over RPC (from ThreadClient.beginRun): renewed every
- * third of its ttl, so a long holder keeps it and one whose worker died loses it within
- * one ttl. (A run inside the object holds its lease directly: run-lease.ts.)
- */
-export class HeldLease {
-  #ended = false;
-  #lost = false;
-  readonly #renewal: ReturnType<typeof setInterval>;
-
-  constructor(
-    private readonly stub: ThreadEndpoint,
-    private readonly grant: LeaseGrant,
-    ttlMs: number,
-  ) {
-    this.#renewal = setInterval(
-      () => {
-        Promise.resolve(this.stub.renewRun(this.token, ttlMs)).then(
-          (r) => {
-            if (r.ok && r.value === null) this.#lost = true;
-            if (this.#lost) this.settle();
-          },
-          () => undefined, // a failed renewal is retried on the next tick; expiry is the backstop
-        );
-      },
-      Math.max(10, Math.floor(ttlMs / 3)),
-    );
-  }
-
-  get token(): string {
-    return this.grant.lease.token;
-  }
-
-  get lease(): Lease {
-    return this.grant.lease;
-  }
-
-  /** The newest window read under the lease, when beginRun asked for one. */
-  get recent(): LoadRecentResult | null {
-    return this.grant.recent;
-  }
-
-  /** True once the lease had expired when a renewal reached the object (another run may have started). */
-  get lost(): boolean {
-    return this.#lost;
-  }
-
-  /** Stops renewing; the lease was released by a save with endRun (or lost). */
-  settle(): void {
-    this.#ended = true;
-    clearInterval(this.#renewal);
-  }
-
-  /** Releases the lease unless a save already did. Never throws: expiry is the backstop. */
-  async end(): Promise<void> {
-    if (this.#ended) return;
-    this.settle();
-    try {
-      await this.stub.endRun(this.token);
-    } catch (e) {
-      log.error("thread-run-end", { message: errorText(e) });
-    }
   }
 }

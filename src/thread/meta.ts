@@ -1,5 +1,4 @@
 import type { z } from "@hono/zod-openapi";
-import { Lease } from "./run-lease";
 import { decodeHead, type Head } from "./thread-rows";
 
 /**
@@ -13,8 +12,7 @@ export type KeptMetaKey = "pending_listing" | "sending_bookkeeping" | "bookkeepi
 
 /**
  * The thread object's `meta` rows, one capability: the schema version (written by the
- * migration, sql-schema.ts, which opens this), the thread log's head, the stored copy of an RPC holder's
- * run lease, the newest facts bookmark a run of this thread has seen, and the rows other
+ * migration, sql-schema.ts, which opens this), the thread log's head, the newest facts bookmark a run of this thread has seen, and the rows other
  * capabilities keep (KeptMetaKey). Nothing else reads or writes the `meta` table.
  */
 export class ThreadMeta {
@@ -42,16 +40,6 @@ export class ThreadMeta {
       JSON.stringify(head),
       String(historyBytes),
     );
-  }
-
-  /** The stored lease of a holder outside the object (it survives an eviction); null when none. */
-  lease(): Lease | null {
-    return this.#json("run_lease", Lease);
-  }
-
-  setLease(lease: Lease | null): void {
-    if (lease) this.#set("run_lease", JSON.stringify(lease));
-    else this.#delete("run_lease");
   }
 
   /** The newest facts bookmark a run of this thread has seen (read from storage once per opened object). */

@@ -1,91 +1,53 @@
-import { z } from "@hono/zod-openapi";
 import { AppError } from "../core/errors";
 
-/**
- * A run's exclusive hold on one thread. The token proves the holder when it
- * saves; `expires_at` bounds how long a holder that died can block the thread,
- * and `until` how long a live one can (renewals never pass it: MAX_RUN_LEASE_MS).
- */
-export const Lease = z.object({ token: z.string().min(1), expires_at: z.number().int(), until: z.number().int().optional() });
-export type Lease = z.infer<typeof Lease>;
+/** A run's exclusive hold on one thread: the token proves the holder when it saves; `until` is when it must let go. */
+export type Lease = { token: string; until: number };
 
 export const LEASE = {
-  /** A holder renews well before this (ThreadClient does, every third of it). */
-  defaultTtlMs: 30_000,
-  minTtlMs: 50,
-  maxTtlMs: 300_000,
   /** How long a caller queues behind the holder before a coded 409 (BEM-038). */
   defaultWaitMs: 30_000,
-  maxWaitMs: 60_000,
   /** Callers beyond this many in the queue are refused at once instead of held open. */
   maxWaiters: 1_000,
   /**
-   * The longest one run holds the thread, renewals included (MAX_RUN_LEASE_MS overrides it).
-   * A slower run keeps running, but its lease lapses: the next run starts, and the slow run's
-   * save queues behind it like any write without a lease.
+   * The longest one run holds the thread (MAX_RUN_LEASE_MS overrides it). A slower run keeps
+   * running, but its lease lapses: the next run starts, and the slow run's save queues behind it.
    */
   defaultMaxHoldMs: 120_000,
 } as const;
 
-export const clampTtl = (ms: number | undefined) => clamp(ms ?? LEASE.defaultTtlMs, LEASE.minTtlMs, LEASE.maxTtlMs);
-export const clampWait = (ms: number | undefined) => clamp(ms ?? LEASE.defaultWaitMs, 0, LEASE.maxWaitMs);
-
-function clamp(n: number, lo: number, hi: number): number {
-  return Number.isFinite(n) ? Math.min(Math.max(Math.trunc(n), lo), hi) : lo;
-}
-
-/** Where the live lease is kept so that an evicted and restarted object still honours it. */
-export interface LeaseStore {
-  load(): Lease | null;
-  save(lease: Lease | null): void;
-}
-
-type Waiter = { ttlMs: number; local: boolean; settle: (lease: Lease | null) => void; timer: ReturnType<typeof setTimeout> };
+type Waiter = { settle: (lease: Lease | null) => void; timer: ReturnType<typeof setTimeout> };
 
 /**
- * One thread's run lease and its queue, inside the thread's Durable Object.
- * At most one holder at a time; callers that find it held wait in arrival
- * order and are handed the lease directly on release or expiry (no barging,
- * so the order runs start in is the order they were accepted in).
+ * One thread's run lease and its queue, inside the thread's Durable Object. At most one holder at a
+ * time; callers that find it held wait in arrival order and are handed the lease directly on release
+ * or at its bound (no barging, so runs start in the order they were accepted in).
  *
- * A lease held over RPC (a caller elsewhere) is mirrored in storage, so it survives
- * eviction, and lapses at its ttl unless renewed. A lease taken by a run executing
- * inside this object (`local`) is kept in memory only and needs no renewal: that run
- * lives exactly as long as this instance does, so a restart ends both (its hard bound,
- * `until`, still applies). The waiters are in-flight calls and do not survive eviction
- * (their callers see the call fail).
+ * Every holder runs inside this object (a turn, a summary, a write, a delete), so the lease lives in
+ * memory only: an eviction or restart ends the holder and its lease together, and the waiters are
+ * in-flight calls that fail with it.
  */
 export class RunLeases {
-  #lease: Lease | null;
-  /** The current lease belongs to a run inside this object: not in storage. */
-  #local = false;
+  #lease: Lease | null = null;
   readonly #waiters: Waiter[] = [];
   #expiryTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
-    private readonly store: LeaseStore,
     private readonly now: () => number = Date.now,
     private readonly maxHoldMs: number = LEASE.defaultMaxHoldMs,
-  ) {
-    this.#lease = store.load();
-  }
+  ) {}
 
-  /** The lease if it is still live (one past its expiry counts as released). */
+  /** The lease if it is still live (one past its bound counts as released). */
   live(): Lease | null {
-    return this.#lease && this.#lease.expires_at > this.now() ? this.#lease : null;
+    return this.#lease && this.#lease.until > this.now() ? this.#lease : null;
   }
 
   get waiting(): number {
     return this.#waiters.length;
   }
 
-  /**
-   * Seconds until the thread's current holder must let go at the latest (its hard bound, not
-   * counting the callers queued behind it): what a refused caller hears as Retry-After. At least 1.
-   */
+  /** Seconds until the current holder must let go at the latest: what a refused caller hears as Retry-After. At least 1. */
   retryAfterSeconds(): number {
-    const live = this.live();
-    const end = live ? (live.until ?? live.expires_at) : this.now();
+    const end = this.live()?.until ?? this.now();
     return Math.max(1, Math.ceil((end - this.now()) / 1000));
   }
 
@@ -98,14 +60,12 @@ export class RunLeases {
   }
 
   /** A lease now when the thread is free; else a promise of one in turn, or of null after `waitMs`. */
-  acquire(ttlMs: number, waitMs: number, local = false): Lease | null | Promise<Lease | null> {
+  acquire(waitMs: number): Lease | null | Promise<Lease | null> {
     this.#settleExpired();
-    if (!this.live() && this.#waiters.length === 0) return this.#grant(ttlMs, local);
+    if (!this.live() && this.#waiters.length === 0) return this.#grant();
     if (waitMs <= 0 || this.#waiters.length >= LEASE.maxWaiters) return null;
     return new Promise<Lease | null>((settle) => {
       const waiter: Waiter = {
-        ttlMs,
-        local,
         settle,
         timer: setTimeout(() => {
           const i = this.#waiters.indexOf(waiter);
@@ -120,22 +80,21 @@ export class RunLeases {
   }
 
   /** A lease in turn (FIFO), or BEM-038 saying when to retry once `waitMs` passes first. */
-  async take(ttlMs: number, waitMs: number, local = false): Promise<Lease> {
-    const pending = this.acquire(ttlMs, waitMs, local);
+  async take(waitMs: number = LEASE.defaultWaitMs): Promise<Lease> {
+    const pending = this.acquire(waitMs);
     const lease = pending instanceof Promise ? await pending : pending;
     if (!lease) throw this.busy(waitMs);
     return lease;
   }
 
   /**
-   * Runs a write now when `token` holds the lease or nobody holds or awaits it (no extra
-   * work on a free thread); otherwise queues it as a one-write run behind the others (a
-   * stale token from a holder whose lease expired counts as none: its write still lands,
-   * in turn). BEM-038 past the default wait.
+   * Runs a write now when `token` holds the lease or nobody holds or awaits it (no extra work on a
+   * free thread); otherwise queues it as a one-write run behind the others (a token whose lease
+   * lapsed counts as none: its write still lands, in turn). BEM-038 past the default wait.
    */
   async exclusive<T>(token: string | undefined, write: () => T): Promise<T> {
     if (this.admits(token)) return write();
-    const lease = await this.take(clampTtl(undefined), clampWait(undefined));
+    const lease = await this.take();
     try {
       return write();
     } finally {
@@ -151,17 +110,6 @@ export class RunLeases {
     });
   }
 
-  /** Extends the holder's lease; false when `token` no longer holds it. */
-  renew(token: string, ttlMs: number): Lease | null {
-    const live = this.live();
-    if (!live || live.token !== token) return null;
-    // Never past the run's hard bound: a slow run cannot hold the thread longer by renewing.
-    this.#lease = { ...live, expires_at: Math.min(this.now() + ttlMs, live.until ?? Number.MAX_SAFE_INTEGER) };
-    if (!this.#local) this.store.save(this.#lease);
-    this.#armExpiry();
-    return this.#lease;
-  }
-
   /** Ends the lease held by `token` and hands it to the next waiter; false for a token that lost it. */
   release(token: string): boolean {
     if (this.#lease?.token !== token) return false;
@@ -170,34 +118,26 @@ export class RunLeases {
     return true;
   }
 
-  #grant(ttlMs: number, local: boolean): Lease {
-    const until = this.now() + this.maxHoldMs;
-    // A local run is alive while this instance is: only its hard bound ends its lease.
-    const lease: Lease = { token: crypto.randomUUID(), expires_at: local ? until : Math.min(this.now() + ttlMs, until), until };
-    this.#lease = lease;
-    this.#local = local;
-    if (!local) this.store.save(lease);
+  #grant(): Lease {
+    this.#lease = { token: crypto.randomUUID(), until: this.now() + this.maxHoldMs };
     this.#armExpiry();
-    return lease;
+    return this.#lease;
   }
 
   #clear(): void {
-    const stored = !this.#local;
     this.#lease = null;
-    this.#local = false;
     if (this.#expiryTimer !== undefined) clearTimeout(this.#expiryTimer);
     this.#expiryTimer = undefined;
-    if (stored) this.store.save(null);
   }
 
   #handOff(): void {
     const next = this.#waiters.shift();
     if (!next) return;
     clearTimeout(next.timer);
-    next.settle(this.#grant(next.ttlMs, next.local));
+    next.settle(this.#grant());
   }
 
-  /** A holder that died never releases: once its lease is past expiry, the next waiter gets it. */
+  /** A holder past its bound no longer holds the thread: the next waiter gets it. */
   #settleExpired(): void {
     if (this.#lease && !this.live()) {
       this.#clear();
@@ -205,7 +145,7 @@ export class RunLeases {
     }
   }
 
-  /** Only waiters need the timer (a free thread checks expiry lazily), so an idle object holds none. */
+  /** Only waiters need the timer (a free thread checks the bound lazily), so an idle object holds none. */
   #armExpiry(): void {
     if (this.#expiryTimer !== undefined) clearTimeout(this.#expiryTimer);
     this.#expiryTimer = undefined;
@@ -217,7 +157,7 @@ export class RunLeases {
         if (this.#lease === lease) this.#settleExpired();
         if (this.#lease === lease) this.#armExpiry(); // the clock had not reached it yet
       },
-      Math.max(0, lease.expires_at - this.now()) + 1,
+      Math.max(0, lease.until - this.now()) + 1,
     );
   }
 }

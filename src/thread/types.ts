@@ -1,8 +1,6 @@
 import type { Channel } from "../embed/fusion";
 import { z } from "@hono/zod-openapi";
-import type { ErrorCode } from "../core/errors";
 import { Message, MessageId, MessageInput } from "../core/message";
-import { Lease } from "./run-lease";
 
 /**
  * Thread state = channels. `messages` is the messages channel; every other
@@ -156,24 +154,5 @@ export type RecallAsk = {
 /** `recall`: spend part of the budget on earlier turns relevant to its query when the thread does not fit. */
 export type LoadRecentOptions = { maxMessages?: number; recall?: RecallAsk };
 
-/** What a run asks for when it starts (all optional; limits are clamped by the object). */
-export type BeginRunOptions = {
-  /** How long the lease lives unless renewed (default 30 s). */
-  ttlMs?: number;
-  /** How long to queue behind another run before BEM-038 (default 30 s). */
-  waitMs?: number;
-  /** Also return the newest messages that fit this budget, read under the lease (saves a round trip). */
-  recentTokens?: number;
-};
-
-export const LeaseGrant = z.object({ lease: Lease, recent: LoadRecentResult.nullable() });
-export type LeaseGrant = z.infer<typeof LeaseGrant>;
-
-/** How a write relates to the run lease: the holder's token, and whether this write ends the run. */
-export type RunWrite = { token?: string; endRun?: boolean };
 /** `before`: the page after this checkpoint (exclusive, a previous page's next_before); `from`: the page starting at this one (404 BEM-032 when not in the thread). */
 export type HistoryOptions = { before?: string; from?: string; limit?: number };
-
-/** Cloudflare RPC drops custom error fields, so DO methods return this and the client rethrows. */
-/** `retry_after` (seconds) becomes the error's Retry-After header (BEM-038). */
-export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string; retry_after?: number } };

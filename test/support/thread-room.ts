@@ -29,9 +29,9 @@ export function inThreadRoom<T>(tenant: string, threadId: string, fn: (room: Thr
       bookkeeping: new PendingBookkeeping(state.storage.sql, meta),
       runs: new RunRecords(state.storage.sql),
     };
-    const leases = new RunLeases({ load: () => null, save: () => undefined });
+    const leases = new RunLeases();
     const io = new RunIO(env.DB, undefined);
-    const room = new ThreadRoom(tenant, threadId, parts, leases, await leases.take(30_000, 0, true), env, io);
+    const room = new ThreadRoom({ tenant, threadId, parts, leases, lease: await leases.take(0), env, io });
     try {
       return await fn(room);
     } finally {

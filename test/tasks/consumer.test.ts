@@ -1,9 +1,11 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { consumeTask, consumeTaskBatch, MAX_ATTEMPTS, retryDelaySeconds } from "../../src/tasks/consumer";
 import type { TaskContext } from "../../src/tasks/handlers";
-import type { TaskInput } from "../../src/tasks/messages";
+import type { TaskInput } from "../../src/queue/messages";
+import type { ThreadDO } from "../../src/object/thread-object";
 import { ThreadClient } from "../../src/thread/client";
 import { claimDelivery, insertWebhook } from "../../src/webhooks/store";
 import { createTenant, type TestTenant } from "../support/tenants";
@@ -240,6 +242,26 @@ describe("summarize_thread", () => {
     expect(String(msgs[0]!.content)).toMatch(/^\[Summary of the earlier conversation[^\n]*\]\n<summary>\n\S[\s\S]*\n<\/summary>$/);
     expect(msgs.slice(1).map((m) => m.content)).toEqual(["question 4", "answer 4"]);
     expect(JSON.parse((await doneRow(body.id))!.result)).toEqual({ summarized: 8 });
+  });
+
+  it("runs in the thread's object like a turn: it waits for the run holding the thread, and no write lands between its read and its save", async () => {
+    const threadId = `sum-${uid()}`;
+    const thread = new ThreadClient(env, t.tenant, threadId);
+    for (let i = 0; i < 3; i++) await thread.appendMessages([{ role: "user", content: `question ${i}` }], "input");
+    const stub = env.THREADS.get(env.THREADS.idFromName(`${t.tenant}:${threadId}`));
+    const holder = await runInDurableObject(stub, (o: ThreadDO) => o.leases.take(0));
+    const summarizing = consumeTask(ctx, new FakeMessage(task({ kind: "summarize_thread", tenant: t.tenant, thread_id: threadId, keep_messages: 1 })));
+    const waiting = () => runInDurableObject(stub, (o: ThreadDO) => o.leases.waiting);
+    while ((await waiting()) < 1) await new Promise((r) => setTimeout(r, 5));
+    const later = thread.appendMessages([{ role: "user", content: "after the summary" }], "update");
+    while ((await waiting()) < 2) await new Promise((r) => setTimeout(r, 5));
+    await runInDurableObject(stub, (o: ThreadDO) => o.leases.release(holder.token));
+    expect(await summarizing).toBe("done");
+    await later;
+    const msgs = (await thread.getState()).channels.messages.map((m) => String(m.content));
+    expect(msgs).toHaveLength(3);
+    expect(msgs[0]).toMatch(/^\[Summary of the earlier conversation/);
+    expect(msgs.slice(1)).toEqual(["question 2", "after the summary"]);
   });
 
   it("a thread already short enough is left alone", async () => {

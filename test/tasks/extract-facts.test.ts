@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { consumeTask } from "../../src/tasks/consumer";
 import { MAX_EXTRACTED } from "../../src/tasks/extract-facts";
-import { extractionTaskId } from "../../src/tasks/messages";
+import { extractionTaskId } from "../../src/queue/messages";
 import { taskStatus } from "../../src/tasks/store";
 import { tenantForRuns, uniqueThread, wireMessages, wireText } from "../support/runs";
 import { fakeOpenAI } from "../support/fake-openai";

@@ -1,5 +1,5 @@
 import type { TaskMessage } from "../../src/tasks/consumer";
-import { extractionTaskId } from "../../src/tasks/messages";
+import { extractionTaskId } from "../../src/queue/messages";
 
 /** A queue message stand-in that records what the consumer decided. */
 export class FakeMessage implements TaskMessage {

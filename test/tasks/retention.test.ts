@@ -2,7 +2,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { extractionTaskId } from "../../src/tasks/messages";
+import { extractionTaskId } from "../../src/queue/messages";
 import { taskStatus } from "../../src/tasks/store";
 import { fakeOpenAI } from "../support/fake-openai";
 import { tenantForRuns, uniqueThread } from "../support/runs";

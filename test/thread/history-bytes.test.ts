@@ -15,14 +15,18 @@ describe("thread history byte cap", () => {
     const t = newThread();
     await t.appendMessages([user("one")], "input");
     await runInDurableObject(stubOf(t), async (_live: ThreadDO, state) => {
+      const name = { tenant: t.tenant, threadId: t.threadId };
       const small = new ThreadDO(state, { ...env, MAX_THREAD_BYTES: "100000", MAX_THREAD_HISTORY_BYTES: "5000" });
-      const set = (i: number) => small.update({ ops: [{ op: "set", channel: "notes", value: `${i}:${"n".repeat(1000)}` }] }, "update");
+      const set = (i: number) => small.write({ ops: [{ op: "set", channel: "notes", value: `${i}:${"n".repeat(1000)}` }] }, "update", name);
       let ok = 0;
-      for (let i = 0; i < 10 && set(i).ok; i++) ok++;
+      for (let i = 0; i < 10 && (await set(i)).ok; i++) ok++;
       expect(ok).toBe(4); // ~1 KB per write, a few hundred bytes for the first turn
       const before = { state: small.getState(), history: small.getHistory({ limit: 100 }) };
-      expect(set(99)).toMatchObject({ ok: false, error: { code: "BEM-019" } });
-      expect(small.update({ ops: [{ op: "append", messages: [user("x".repeat(2000))] }] }, "input")).toMatchObject({ ok: false, error: { code: "BEM-019" } });
+      expect(await set(99)).toMatchObject({ ok: false, error: { code: "BEM-019" } });
+      expect(await small.write({ ops: [{ op: "append", messages: [user("x".repeat(2000))] }] }, "input", name)).toMatchObject({
+        ok: false,
+        error: { code: "BEM-019" },
+      });
       expect(small.getState()).toEqual(before.state);
       expect(small.getHistory({ limit: 100 })).toEqual(before.history);
       // The live thread is far below MAX_THREAD_BYTES: that cap alone would have let this grow forever.
@@ -34,11 +38,15 @@ describe("thread history byte cap", () => {
     const t = newThread();
     for (let i = 0; i < 3; i++) await t.appendMessages([user(`${i}:${"o".repeat(1000)}`)], "input");
     await runInDurableObject(stubOf(t), async (_live: ThreadDO, state) => {
+      const name = { tenant: t.tenant, threadId: t.threadId };
       state.storage.sql.exec(`DELETE FROM meta WHERE key = 'history_bytes'`);
       const small = new ThreadDO(state, { ...env, MAX_THREAD_HISTORY_BYTES: "3500" });
-      expect(small.update({ ops: [{ op: "append", messages: [user("p".repeat(1000))] }] }, "input")).toMatchObject({ ok: false, error: { code: "BEM-019" } });
+      expect(await small.write({ ops: [{ op: "append", messages: [user("p".repeat(1000))] }] }, "input", name)).toMatchObject({
+        ok: false,
+        error: { code: "BEM-019" },
+      });
       const roomy = new ThreadDO(state, { ...env, MAX_THREAD_HISTORY_BYTES: "100000" });
-      expect(roomy.update({ ops: [{ op: "append", messages: [user("p".repeat(1000))] }] }, "input")).toMatchObject({ ok: true });
+      expect(await roomy.write({ ops: [{ op: "append", messages: [user("p".repeat(1000))] }] }, "input", name)).toMatchObject({ ok: true });
       const total = Number(state.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'history_bytes'`).one().value);
       const summed = state.storage.sql.exec<{ b: number }>(`SELECT SUM(length(CAST(json AS BLOB))) AS b FROM writes`).one().b;
       expect(total).toBe(summed);

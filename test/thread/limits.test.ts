@@ -58,18 +58,29 @@ describe("rejected updates leave the thread unchanged", () => {
     const t = newThread();
     await t.appendMessages([user("one")], "input");
     await runInDurableObject(stubOf(t), async (_live: ThreadDO, state) => {
+      const name = { tenant: t.tenant, threadId: t.threadId };
       // A second instance over the same storage, with tiny limits.
       const small = new ThreadDO(state, { ...env, MAX_MESSAGE_BYTES: "300", MAX_THREAD_MESSAGES: "3" });
       const before = small.getState();
-      expect(small.update({ ops: [{ op: "append", messages: [user("y".repeat(300))] }] }, "input")).toMatchObject({ ok: false, error: { code: "BEM-033" } });
-      expect(small.update({ ops: [{ op: "set", channel: "log", reducer: "append", value: ["z".repeat(200)] }] }, "loop")).toMatchObject({ ok: true });
-      expect(small.update({ ops: [{ op: "set", channel: "log", value: ["z".repeat(200)] }] }, "loop")).toMatchObject({ ok: false, error: { code: "BEM-033" } });
-      expect(small.update({ ops: [{ op: "append", messages: [user("2"), user("3")] }] }, "input")).toMatchObject({ ok: true });
+      expect(await small.write({ ops: [{ op: "append", messages: [user("y".repeat(300))] }] }, "input", name)).toMatchObject({
+        ok: false,
+        error: { code: "BEM-033" },
+      });
+      expect(await small.write({ ops: [{ op: "set", channel: "log", reducer: "append", value: ["z".repeat(200)] }] }, "loop", name)).toMatchObject({
+        ok: true,
+      });
+      expect(await small.write({ ops: [{ op: "set", channel: "log", value: ["z".repeat(200)] }] }, "loop", name)).toMatchObject({
+        ok: false,
+        error: { code: "BEM-033" },
+      });
+      expect(await small.write({ ops: [{ op: "append", messages: [user("2"), user("3")] }] }, "input", name)).toMatchObject({ ok: true });
       const full = small.getState();
-      expect(small.update({ ops: [{ op: "append", messages: [user("4")] }] }, "input")).toMatchObject({ ok: false, error: { code: "BEM-034" } });
+      expect(await small.write({ ops: [{ op: "append", messages: [user("4")] }] }, "input", name)).toMatchObject({ ok: false, error: { code: "BEM-034" } });
       expect(small.getState()).toEqual(full);
       // Making room in the same update is fine.
-      expect(small.update({ ops: [{ op: "remove_all" }, { op: "append", messages: [user("a"), user("b"), user("c")] }] }, "input")).toMatchObject({ ok: true });
+      expect(await small.write({ ops: [{ op: "remove_all" }, { op: "append", messages: [user("a"), user("b"), user("c")] }] }, "input", name)).toMatchObject({
+        ok: true,
+      });
       expect(before).toMatchObject({ ok: true });
     });
   });

@@ -15,30 +15,37 @@ describe("thread byte cap and paged reads", () => {
     const t = newThread();
     await t.appendMessages([user("one")], "input");
     await runInDurableObject(stubOf(t), async (_live: ThreadDO, state) => {
+      const name = { tenant: t.tenant, threadId: t.threadId };
       const small = new ThreadDO(state, { ...env, MAX_THREAD_BYTES: "6000" });
-      expect(small.update({ ops: [{ op: "append", messages: [user("a".repeat(2000))] }] }, "input")).toMatchObject({ ok: true });
+      expect(await small.write({ ops: [{ op: "append", messages: [user("a".repeat(2000))] }] }, "input", name)).toMatchObject({ ok: true });
       const full = small.getState();
       const history = small.getHistory({ limit: 100 });
-      expect(small.update({ ops: [{ op: "append", messages: [user("b".repeat(2000)), user("c".repeat(2000))] }] }, "input")).toMatchObject({
+      expect(await small.write({ ops: [{ op: "append", messages: [user("b".repeat(2000)), user("c".repeat(2000))] }] }, "input", name)).toMatchObject({
         ok: false,
         error: { code: "BEM-097" },
       });
-      expect(small.update({ ops: [{ op: "set", channel: "notes", value: "d".repeat(5000) }] }, "update")).toMatchObject({
+      expect(await small.write({ ops: [{ op: "set", channel: "notes", value: "d".repeat(5000) }] }, "update", name)).toMatchObject({
         ok: false,
         error: { code: "BEM-097" },
       });
       expect(small.getState()).toEqual(full);
       expect(small.getHistory({ limit: 100 })).toEqual(history);
       // Making room in the same update is fine.
-      expect(small.update({ ops: [{ op: "remove_all" }, { op: "append", messages: [user("e".repeat(4000))] }] }, "input")).toMatchObject({ ok: true });
+      expect(await small.write({ ops: [{ op: "remove_all" }, { op: "append", messages: [user("e".repeat(4000))] }] }, "input", name)).toMatchObject({
+        ok: true,
+      });
     });
   });
 
   it("the thread client surfaces it as AppError BEM-097 (413)", async () => {
     const t = newThread();
     await runInDurableObject(stubOf(t), async (_live: ThreadDO, state) => {
+      const name = { tenant: t.tenant, threadId: t.threadId };
       const small = new ThreadDO(state, { ...env, MAX_THREAD_BYTES: "100" });
-      expect(small.update({ ops: [{ op: "append", messages: [user("x".repeat(200))] }] }, "input")).toMatchObject({ ok: false, error: { code: "BEM-097" } });
+      expect(await small.write({ ops: [{ op: "append", messages: [user("x".repeat(200))] }] }, "input", name)).toMatchObject({
+        ok: false,
+        error: { code: "BEM-097" },
+      });
     });
     expect(Number(env.MAX_THREAD_BYTES)).toBe(16 * 1024 * 1024); // the documented default in wrangler.toml
   });

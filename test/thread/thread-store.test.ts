@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { IdGenerator } from "../../src/core/ids";
-import { openThreadMeta } from "../../src/thread/sql-schema";
 import { MIGRATIONS, SCHEMA_VERSION } from "../../src/thread/sql-schema";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore, toThreadState } from "../../src/thread/thread-store";
 import { codeOfSync, withStorage } from "./support";
@@ -213,16 +212,6 @@ describe("ThreadStore over a real SqlStorage", () => {
       ];
       store.update({ ops: [{ op: "append", messages: sent }] }, "input");
       expect(store.reconcile([...sent, { role: "user" as const, content: "next" }])).toEqual({ matched: 2, append_from: 2, branch_from: null, reset: false });
-    }));
-
-  it("the meta capability keeps the run lease's stored copy", () =>
-    withStorage((storage) => {
-      const meta = openThreadMeta(storage);
-      expect(meta.lease()).toBeNull();
-      meta.setLease({ token: "t", expires_at: 123 });
-      expect(openThreadMeta(storage).lease()).toEqual({ token: "t", expires_at: 123 });
-      meta.setLease(null);
-      expect(meta.lease()).toBeNull();
     }));
 });
 
