@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { chromium, type Page } from "playwright-core";
+import { LONG_WORDS } from "./fake-openai-server";
 import { type LangGraphWorker, portAt, startLangGraphWorker } from "./langgraph-worker";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -114,9 +115,22 @@ async function drive(page: Page, pageUrl: string, api: Api, w: LangGraphWorker):
     `the second turn's model call carries both user messages: ${JSON.stringify(second.messages)}`,
   );
 
-  // Stop a run mid-answer: the run is cancelled, the thread keeps its last checkpoint and takes the next turn.
+  // Reload mid-answer: the run went on without its client, and the page rejoins it (reconnectOnMount: the
+  // run's id in sessionStorage, its kept events replayed) and shows the whole answer.
   await say(page, "Tell me something long");
   await messages(page).nth(5).filter({ hasText: "word3" }).waitFor();
+  await page.reload();
+  await messages(page)
+    .nth(5)
+    .filter({ hasText: `word${LONG_WORDS - 1}` })
+    .waitFor({ timeout: 30_000 });
+  await idle(page);
+  const rejoined = await api<State>("GET", `/threads/${threadId}/state`);
+  check(rejoined.values.messages.length === 6, `the run whose page reloaded was saved: ${rejoined.values.messages.length} messages`);
+
+  // Stop a run mid-answer: the run is cancelled, the thread keeps its last checkpoint and takes the next turn.
+  await say(page, "Tell me something long");
+  await messages(page).nth(7).filter({ hasText: "word3" }).waitFor();
   await page.click("#stop");
   await idle(page);
   const stopped = await waitFor(async () => {
@@ -125,7 +139,7 @@ async function drive(page: Page, pageUrl: string, api: Api, w: LangGraphWorker):
   }, "the stopped run ends");
   check(stopped.status === "interrupted", `a stopped run is interrupted: ${JSON.stringify(stopped)}`);
   const afterStop = await api<State>("GET", `/threads/${threadId}/state`);
-  check(afterStop.values.messages.length === 4, `a stopped run saves nothing: ${afterStop.values.messages.length} messages`);
+  check(afterStop.values.messages.length === 6, `a stopped run saves nothing: ${afterStop.values.messages.length} messages`);
   await say(page, "Still there?");
   await page.locator("#messages li.msg[data-type=ai]").filter({ hasText: "Echo: Still there?" }).waitFor();
   await idle(page);
@@ -166,7 +180,7 @@ async function main(): Promise<void> {
   const userDataDir = mkdtempSync(join(tmpdir(), "edgeweave-chromium-"));
   let context: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
   try {
-    worker = await startLangGraphWorker({ corsOrigin: page.origin, wordDelayMs: 120, firstPort: 0 });
+    worker = await startLangGraphWorker({ corsOrigin: page.origin, wordDelayMs: 60, firstPort: 0 });
     const w = worker;
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM,
