@@ -122,7 +122,9 @@ const joinStream = createRoute({
   summary: "A run's event stream: the kept events after Last-Event-ID (all without it), then live to its end",
   request: {
     params: RunParams,
-    headers: z.object({ "last-event-id": z.string().max(64).optional().openapi({ description: "The id of the last event received" }) }),
+    headers: z.object({
+      "last-event-id": z.string().max(64).optional().openapi({ description: "The id of the last event received; -1 (or none): from the first" }),
+    }),
     query: z.object({
       cancel_on_disconnect: z.string().max(8).optional(),
       stream_mode: z.union([z.string().max(32), z.array(z.string().max(32)).max(10)]).optional(),
@@ -170,7 +172,8 @@ export const runRecordRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     refuseCancelOnDisconnect(q.cancel_on_disconnect);
     const { client, run } = await existingRun(c.env, c.get("principal"), c.req.valid("param"));
     const last = c.req.valid("header")["last-event-id"];
-    const after = last === undefined || last === "" ? -1 : eventIndex(run.run_id, last);
+    // "-1" is LangGraph's "from the start": useStream rejoins with it after a reload.
+    const after = last === undefined || last === "" || last === "-1" ? -1 : eventIndex(run.run_id, last);
     if (after === undefined) throw new AppError("BEM-011", `Last-Event-ID '${last}' is not an event of run '${run.run_id}'`);
     const modes = q.stream_mode === undefined ? undefined : [q.stream_mode].flat();
     const feed = feedOf(client, run.run_id, after);

@@ -24,10 +24,12 @@ export function langgraphPointer(method: string, path: string, allowed: readonly
     );
   }
   if (path.startsWith(`${AP}/`)) {
-    if (allowed.length > 0) return undefined; // a real route, another method: 405
+    // 404 even where the path answers other methods: the SDK's /threads/count or /assistants/count fits
+    // /threads/{id}, so a 405 would name methods of a thread called "count".
+    const answers = allowed.length > 0 ? ` This path answers ${allowed.join(", ")}.` : "";
     return new AppError(
       "BEM-002",
-      `${method} ${path.slice(AP.length)} is not served by edgeweave's LangGraph API (under ${AP}). Served: ${SERVED_ROUTES}. The store (client.store) is under /v1/langgraph.`,
+      `${method} ${path.slice(AP.length)} is not served by edgeweave's LangGraph API (under ${AP}).${answers} Served: ${SERVED_ROUTES}. The store (client.store) is under /v1/langgraph.`,
     );
   }
   if (!path.startsWith("/v1/langgraph/")) return undefined;

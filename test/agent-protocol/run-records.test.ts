@@ -96,6 +96,18 @@ describe("LangGraph runs kept in the thread: background, join, rejoin", () => {
     expect((await client.threads.getState<Values>(thread_id)).values.messages.map((m) => m.content)).toEqual(["say hello", "Hello"]);
   });
 
+  it("Last-Event-ID -1 (useStream's rejoin after a reload) replays the run from its first event", async () => {
+    fakeOpenAI().reply("Hello");
+    const client = sdkClient(tenant().adminKey);
+    const { thread_id } = await client.threads.create();
+    const run = await client.runs.create(thread_id, "assistant", { config, input: input("hi"), streamMode: ["values"] });
+    await client.runs.join(thread_id, run.run_id);
+    const all = await collect(client.runs.joinStream(thread_id, run.run_id));
+    const fromStart = await collect(client.runs.joinStream(thread_id, run.run_id, { lastEventId: "-1" }));
+    expect(fromStart.map((p) => [p.event, p.id])).toEqual(all.map((p) => [p.event, p.id]));
+    expect(fromStart.map((p) => p.event)).toEqual(["metadata", "values", "values"]);
+  });
+
   it("bad input: unknown run 404, cancel of a finished run 409, a Last-Event-ID of another run 400, nothing changed", async () => {
     fakeOpenAI().reply("one").reply("two");
     const client = sdkClient(tenant().adminKey);

@@ -150,7 +150,7 @@ describe("LangGraph's API: threads, through the SDK's Client", () => {
 });
 
 describe("LangGraph's API: what edgeweave does not serve", () => {
-  it("answers 404 naming what is served (crons, assistant writes, thread copy, runs batch, the store here); a served path with another method is 405", async () => {
+  it("answers 404 naming what is served (crons, assistant writes, thread copy, runs batch, the store here)", async () => {
     const client = sdkClient(tenant().adminKey);
     const { thread_id } = await client.threads.create();
     for (const call of [
@@ -169,8 +169,41 @@ describe("LangGraph's API: what edgeweave does not serve", () => {
     expect(error.message).toContain("POST /crons/search is not served");
     expect(error.message).toContain("POST /threads/{id}/runs/stream");
     expect((await api("/v1/agent-protocol/store/items?namespace=docset.d&key=k", { key: tenant().adminKey })).status).toBe(404);
-    expect((await api(`/v1/agent-protocol/threads/${thread_id}/history`, { key: tenant().adminKey })).status).toBe(405);
     // The key is checked first.
     expect((await api("/v1/agent-protocol/crons/search", { body: {} })).status).toBe(401);
+  });
+
+  it("every other SDK call on a served path answers 404 naming what is served, not a 405 that takes its word for an id", async () => {
+    const client = sdkClient(tenant().adminKey);
+    const { thread_id } = await client.threads.create();
+    const run = await client.runs.create(thread_id, "assistant", {
+      input: { messages: [{ type: "human", content: "hi" }] },
+      config: { configurable: { model: "offline-echo" } },
+    });
+    await client.runs.join(thread_id, run.run_id);
+    for (const [name, call] of [
+      ["threads.count", () => client.threads.count()],
+      ["threads.prune", () => client.threads.prune([thread_id])],
+      ["threads.patchState", () => client.threads.patchState(thread_id, { k: "v" })],
+      ["assistants.count", () => client.assistants.count()],
+      ["assistants.update", () => client.assistants.update("assistant", { name: "renamed" })],
+      ["assistants.delete", () => client.assistants.delete("assistant")],
+      ["runs.delete", () => client.runs.delete(thread_id, run.run_id)],
+    ] as const) {
+      const err = await call().then(
+        () => undefined,
+        (e: unknown) => e as { status?: number; message?: string },
+      );
+      expect([name, err?.status]).toEqual([name, 404]);
+      expect(err?.message, name).toContain("BEM-002");
+      expect(err?.message, name).toContain("Served: GET /info");
+    }
+    // What a path does answer is named too.
+    const res = await api(`/v1/agent-protocol/threads/${thread_id}/history`, { key: tenant().adminKey });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain("answers POST");
+    // Nothing was changed: the thread, its run and the assistant are as they were.
+    expect((await client.runs.get(thread_id, run.run_id)).status).toBe("success");
+    expect((await client.assistants.get("assistant")).name).toBe("assistant");
   });
 });
