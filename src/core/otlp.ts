@@ -33,7 +33,7 @@ export function otlpConfig(env: Env): OtlpConfig | undefined {
   if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol))
     return warnOnce("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is not an http(s) URL: traces are off");
   const headers = headersOf(env.OTEL_EXPORTER_OTLP_HEADERS ?? "");
-  if (!headers) return warnOnce("OTEL_EXPORTER_OTLP_HEADERS is not name=value[,name=value] (values URL-encoded): traces are off");
+  if (typeof headers === "string") return warnOnce(`OTEL_EXPORTER_OTLP_HEADERS (name=value,… URL-encoded): ${headers}; traces are off`);
   const contentTenants = new Set(
     (env.OTEL_CAPTURE_CONTENT_TENANTS ?? "")
       .split(",")
@@ -43,20 +43,20 @@ export function otlpConfig(env: Env): OtlpConfig | undefined {
   return { endpoint, headers, contentTenants };
 }
 
-/** `name=value,name=value` with URL-encoded parts (OpenTelemetry's OTEL_EXPORTER_OTLP_HEADERS), or undefined when malformed. */
-function headersOf(spec: string): Record<string, string> | undefined {
+/** `name=value,name=value` with URL-encoded parts (OpenTelemetry's OTEL_EXPORTER_OTLP_HEADERS), or what is wrong with it (never a value: they are secrets). */
+function headersOf(spec: string): Record<string, string> | string {
   const headers: Record<string, string> = {};
-  for (const pair of spec.split(",")) {
+  for (const [i, pair] of spec.split(",").entries()) {
     if (pair.trim() === "") continue;
     const at = pair.indexOf("=");
-    if (at <= 0) return undefined;
+    if (at <= 0) return `entry ${i + 1} is not name=value`;
     try {
       const value = decodeURIComponent(pair.slice(at + 1).trim());
       // Header values are credentials (Langfuse's Basic auth, Honeycomb's team key): never in a log line.
       rememberSecret(value);
       headers[decodeURIComponent(pair.slice(0, at).trim())] = value;
     } catch {
-      return undefined;
+      return `entry ${i + 1} is not URL-encoded`;
     }
   }
   return headers;
