@@ -147,7 +147,7 @@ describe("a turn's spans reach the OTLP collector", () => {
     expect(model.attributes).toMatchObject({ "gen_ai.request.model": "gpt-4o", "edgeweave.route.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o" });
     expect(model.attributes["edgeweave.route.candidates"]).toEqual(expect.arrayContaining(["gpt-4o-mini", "gpt-4o"]));
     const attempts = model.attributes["edgeweave.failover.attempts"] as string[];
-    expect(attempts.map((a) => a.split(" ").slice(0, 3).join(" "))).toEqual(["gpt-4o-mini retry 500", "gpt-4o-mini failover 500", "gpt-4o ok"]);
+    expect(attempts).toEqual(["gpt-4o-mini retry 500 BEM-071", "gpt-4o-mini failover 500 BEM-071", "gpt-4o ok"]);
     expect(root.attributes).toMatchObject({ "gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o" });
   });
 
