@@ -133,9 +133,10 @@ export function publicMessage(e: unknown): string {
 /** Content attributes are capped: a span is for reading, and a collector refuses huge ones. */
 const MAX_CONTENT_CHARS = 16_384;
 
-/** A content attribute (JSON of prompts, answers, tool arguments), set only when the tenant opted in. */
-export function contentOf(parent: SpanParent | undefined, value: unknown): string | undefined {
+/** A content attribute (JSON of prompts, answers, tool arguments), set only when the tenant opted in; `value` is built only then. */
+export function contentOf(parent: SpanParent | undefined, value: () => unknown): string | undefined {
   if (!parent?.content) return undefined;
-  const text = typeof value === "string" ? value : JSON.stringify(value);
+  const built = value();
+  const text = typeof built === "string" ? built : JSON.stringify(built);
   return text.length > MAX_CONTENT_CHARS ? `${text.slice(0, MAX_CONTENT_CHARS)}…` : text;
 }

@@ -307,7 +307,7 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
   const searched = {
     "gen_ai.operation.name": "search_memory",
     "gen_ai.memory.store.id": "edgeweave.context",
-    "gen_ai.memory.query.text": contentOf(deps.trace, text),
+    "gen_ai.memory.query.text": contentOf(deps.trace, () => text),
   };
   const loaded = await inSpan(deps.trace, "search_memory", "internal", searched, async (span) => {
     const l = await loadMemory(deps, input, { wholeState, middlewares }, scopes, budget, route.model, rank);

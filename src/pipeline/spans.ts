@@ -50,7 +50,7 @@ export function agentStart(parent: SpanParent | undefined, input: TurnInput): { 
       "gen_ai.agent.name": agent,
       "gen_ai.conversation.id": input.threadId,
       "edgeweave.tenant.id": input.principal.tenant,
-      "gen_ai.input.messages": contentOf(parent, messagesJson(input.messages)),
+      "gen_ai.input.messages": contentOf(parent, () => messagesJson(input.messages)),
     },
   };
 }
@@ -66,7 +66,7 @@ export function agentEnd(span: Span, r: TurnResult): void {
     "edgeweave.route.reason": r.route.reason,
     "edgeweave.checkpoint.id": r.checkpointId ?? undefined,
     "edgeweave.cost_usd": r.usage.cost,
-    "gen_ai.output.messages": contentOf(span, [{ ...messagesJson([r.reply])[0], finish_reason: r.finishReason }]),
+    "gen_ai.output.messages": contentOf(span, () => [{ ...messagesJson([r.reply])[0], finish_reason: r.finishReason }]),
   });
 }
 
@@ -87,7 +87,7 @@ export async function tracedCall(parent: SpanParent | undefined, call: RoutedCal
     "gen_ai.request.temperature": params?.temperature,
     "gen_ai.request.top_p": params?.top_p,
     ...routeAttrs(route),
-    "gen_ai.input.messages": contentOf(parent, messagesJson(call.messages)),
+    "gen_ai.input.messages": contentOf(parent, () => messagesJson(call.messages)),
   });
   const started = Date.now();
   let first: number | undefined;
@@ -110,7 +110,7 @@ export async function tracedCall(parent: SpanParent | undefined, call: RoutedCal
       "edgeweave.usage.estimated": c.usage.estimated,
       "edgeweave.cost_usd": c.usage.cost,
       "edgeweave.failover.attempts": attemptsOf(c.attempts),
-      "gen_ai.output.messages": contentOf(span, outputOf(c.result)),
+      "gen_ai.output.messages": contentOf(span, () => outputOf(c.result)),
     });
     return c;
   } catch (e) {

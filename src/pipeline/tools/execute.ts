@@ -44,12 +44,12 @@ export async function executeToolCalls(
       "gen_ai.tool.call.id": call.id,
       "gen_ai.tool.type": "extension",
       "gen_ai.tool.description": byName.get(call.function.name)?.description,
-      "gen_ai.tool.call.arguments": contentOf(runtime.trace, call.function.arguments),
+      "gen_ai.tool.call.arguments": contentOf(runtime.trace, () => call.function.arguments),
     });
     try {
       const update = await runCall(call, i, span);
       const answer = (Array.isArray(update.messages) ? update.messages : []).find((m) => "role" in m && m.role === "tool");
-      span?.set({ "gen_ai.tool.call.result": answer && "content" in answer ? contentOf(span, answer.content) : undefined });
+      span?.set({ "gen_ai.tool.call.result": answer && "content" in answer ? contentOf(span, () => answer.content) : undefined });
       return update;
     } finally {
       span?.end();

@@ -85,7 +85,7 @@ export const rememberTool = defineTool({
     const fact = await inSpan(runtime.trace, operation, "client", attrs, async (span) => {
       await assertFactRoom(caller.env, caller.principal.tenant, facts, scope, key); // 413 BEM-018 at the tenant's cap
       const f = await facts.remember(scope, kind, text, { key, expiresAt, now, maxFacts: factQuotaOf(caller.env, caller.principal.tenant) });
-      span?.set({ "gen_ai.memory.record.id": f.id, "gen_ai.memory.records": contentOf(span, [{ id: f.id, content: text, metadata: { kind, key } }]) });
+      span?.set({ "gen_ai.memory.record.id": f.id, "gen_ai.memory.records": contentOf(span, () => [{ id: f.id, content: text, metadata: { kind, key } }]) });
       return f;
     });
     caller.factsWritten?.();
@@ -130,16 +130,13 @@ export const recallTool = defineTool({
       "gen_ai.operation.name": "search_memory",
       "gen_ai.memory.store.id": scopes.map(String).join(","),
       "gen_ai.request.top_k": limit,
-      "gen_ai.memory.query.text": contentOf(runtime.trace, query),
+      "gen_ai.memory.query.text": contentOf(runtime.trace, () => query),
     };
     const facts = await inSpan(runtime.trace, "search_memory", "client", attrs, async (span) => {
       const found = await store(caller).searchScopes(scopes, query, limit);
       span?.set({
         "gen_ai.memory.record.count": found.length,
-        "gen_ai.memory.records": contentOf(
-          span,
-          found.map((f) => ({ id: f.id, content: f.text, score: f.score })),
-        ),
+        "gen_ai.memory.records": contentOf(span, () => found.map((f) => ({ id: f.id, content: f.text, score: f.score }))),
       });
       return found;
     });
