@@ -142,17 +142,22 @@ export class SpanExporter {
   }
 
   async #send(batch: SpanRecord[]): Promise<void> {
+    // A timer cleared once the collector answers (AbortSignal.timeout's would keep the object busy, unevictable, for its whole span).
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new Error(`no answer in ${EXPORT_TIMEOUT_MS} ms`)), EXPORT_TIMEOUT_MS);
     try {
       const res = await fetch(this.#config.endpoint, {
         method: "POST",
         headers: { ...this.#config.headers, "content-type": "application/json" },
         body: JSON.stringify(encodeSpans(batch)),
-        signal: AbortSignal.timeout(EXPORT_TIMEOUT_MS),
+        signal: abort.signal,
       });
       await res.body?.cancel();
       if (!res.ok) this.#dropped(batch.length, `collector answered ${res.status}`);
     } catch (e) {
       this.#dropped(batch.length, errorText(e));
+    } finally {
+      clearTimeout(timer);
     }
   }
 
