@@ -26,8 +26,11 @@ function warnOnce(message: string): undefined {
   return undefined;
 }
 
+/** The settings read from the worker's env (docs/operations/tracing.md). */
+export type OtelSettings = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string; OTEL_EXPORTER_OTLP_HEADERS?: string; OTEL_CAPTURE_CONTENT_TENANTS?: string };
+
 /** The exporter's configuration, or none when tracing is off (no endpoint) or its settings are malformed (warned). */
-export function otlpConfig(env: Env): OtlpConfig | undefined {
+export function otlpConfig(env: OtelSettings): OtlpConfig | undefined {
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
   if (!endpoint) return undefined;
   if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol))
@@ -168,7 +171,7 @@ export class SpanExporter {
 }
 
 /** An exporter for this place (a request, a thread object), or none when the deployment does not trace. */
-export function spanExporter(env: Env, keep: (p: Promise<unknown>) => void): SpanExporter | undefined {
+export function spanExporter(env: OtelSettings, keep: (p: Promise<unknown>) => void): SpanExporter | undefined {
   const config = otlpConfig(env);
   return config && new SpanExporter(config, keep);
 }
