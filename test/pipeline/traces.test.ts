@@ -223,6 +223,45 @@ describe("tool loop and memory operations", () => {
     expect(JSON.stringify(trace!.map((s) => s.attributes))).not.toContain("Lisbon");
   });
 
+  it("one turn with failover, a tool call and recall: every span the issue names, linked, no content", async () => {
+    const t = await createTenant();
+    const fact = await api("/v1/memory/facts", { key: t.adminKey, body: { scope: "organization:acme", kind: "profile", text: "The user lives in Lisbon." } });
+    expect(fact.status).toBe(201);
+    fakeOpenAI()
+      .status(500)
+      .status(500)
+      .reply(call("recall", { query: "where does the user live" }))
+      .reply("In Lisbon.");
+    const thread = uniqueThread();
+    const res = await chat(t.adminKey, {
+      model: "auto",
+      capabilities: ["json"],
+      agent: "memory-assistant",
+      thread_id: thread,
+      messages: say("Where do I live?"),
+    });
+    expect(res.status).toBe(200);
+    const [trace] = await waitForTraces(t.tenant, 1);
+    const root = expectWellFormed(trace!);
+    expect(root.attributes).toMatchObject({ "gen_ai.agent.name": "memory-assistant", "gen_ai.conversation.id": thread });
+    const [first, second] = trace!.filter((s) => s.name.startsWith("chat ")).sort((a, b) => Number(a.startNs - b.startNs));
+    expect((first!.attributes["edgeweave.failover.attempts"] as string[]).slice(0, 2)).toEqual([
+      "gpt-4o-mini retry 500 BEM-071",
+      "gpt-4o-mini failover 500 BEM-071",
+    ]);
+    expect((first!.attributes["edgeweave.failover.attempts"] as string[]).at(-1)).toMatch(/ ok$/);
+    expect(first!.attributes["gen_ai.response.finish_reasons"]).toEqual(["tool_calls"]);
+    expect(second!.attributes["gen_ai.response.finish_reasons"]).toEqual(["stop"]);
+    const context = named(trace!, "search_memory").find((s) => s.parentSpanId === root.spanId)!;
+    expect(context.attributes["edgeweave.memory.facts"]).toBe(1);
+    const tool = one(trace!, "execute_tool recall");
+    expect(tool.parentSpanId).toBe(root.spanId);
+    const recalled = named(trace!, "search_memory").find((s) => s.parentSpanId === tool.spanId)!;
+    expect(recalled.attributes).toMatchObject({ "gen_ai.memory.record.count": 1, "gen_ai.memory.store.id": "session:" + thread + ",organization:acme" });
+    expect(contentKeys(trace!)).toEqual([]);
+    expect(JSON.stringify(trace!.map((s) => s.attributes))).not.toContain("Lisbon");
+  });
+
   it("a tool call that fails is an execute_tool span in error (BEM-080), and the run goes on", async () => {
     const t = await createTenant();
     fakeOpenAI()
