@@ -8,7 +8,7 @@
  *                    ←  {responses, anthropic, langgraph, mcp} (wire formats and route sets)  ←  http (routes, the app)  ←  index.ts
  *   pipeline, responses ←  object (the thread's Durable Object: its capabilities and the run inside it)  ←  index.ts
  *
- * `core` (messages, tokens, ids, principal, errors, log, backoff, zod issues, path segments)
+ * `core` (messages, tokens, ids, principal, errors, log, traces and their export, backoff, zod issues, path segments)
  * imports nothing of ours; `langgraph-client` is a published package and imports nothing of
  * ours either. Each folder below lists everything it may import besides itself.
  */

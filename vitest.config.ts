@@ -22,6 +22,10 @@ export default defineConfig(async () => ({
           NVIDIA_API_KEY: "nvapi-test",
           // Lowered from production's 1.9 MB so tests exercise chunked LangGraph values.
           LANGGRAPH_CHUNK_BYTES: "65536",
+          // Every turn's spans go to the fake collector of test/support/fake-otlp.ts.
+          OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://otel.test/v1/traces",
+          OTEL_EXPORTER_OTLP_HEADERS: "Authorization=Basic%20cGstbGYtdGVzdDpzay1sZi10ZXN0",
+          OTEL_CAPTURE_CONTENT_TENANTS: "t-trace-content",
         },
         d1Databases: { DB: "edgeweave-test", SCHEMA_CHECK_DB: "edgeweave-schema-check", MIGRATION_CHECK_DB: "edgeweave-migration-check" },
         // A batch is delivered as soon as it has a message, not after wrangler.toml's 1 s (5 s for the

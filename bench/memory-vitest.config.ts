@@ -2,8 +2,8 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 /**
- * Runs the memory benchmarks inside workerd against real D1 and real Durable
- * Object storage: npx vitest run -c bench/memory-vitest.config.ts
+ * Runs the memory benchmarks (and the cost of traces, bench/traces-cost.bench.ts) inside workerd against
+ * real D1 and real Durable Object storage: npx vitest run -c bench/memory-vitest.config.ts [file]
  * They print BENCH lines; they are not part of `npm test`.
  */
 export default defineConfig(async () => ({
@@ -14,7 +14,7 @@ export default defineConfig(async () => ({
     }),
   ],
   test: {
-    include: ["bench/memory-*.bench.ts"],
+    include: ["bench/memory-*.bench.ts", "bench/traces-*.bench.ts"],
     testTimeout: 900_000,
     hookTimeout: 900_000,
   },

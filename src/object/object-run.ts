@@ -3,6 +3,7 @@ import { authorizeThread } from "../auth/policy";
 import { assertThreadRoom } from "../auth/quotas";
 import { AppError } from "../core/errors";
 import { errorText, log } from "../core/log";
+import type { SpanExporter } from "../core/otlp";
 import { newerBookmark } from "../memory/bookmark";
 import type { FactsCache } from "../memory/facts-cache";
 import type { RunLeases } from "../thread/run-lease";
@@ -31,6 +32,8 @@ export type ObjectParts = {
   cancels: Map<string, AbortController>;
   /** The object's waitUntil: what a run writes after its answer. */
   waitUntil: (p: Promise<unknown>) => void;
+  /** Where the runs' spans leave, batched across the object's turns (none when the deployment does not trace). */
+  spans: SpanExporter | undefined;
 };
 
 /**
@@ -142,6 +145,7 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
     let report: ReconcileReport | null = null;
     const cancel = input.cancelKey !== undefined ? new AbortController() : undefined;
     if (cancel && input.cancelKey !== undefined) o.cancels.set(input.cancelKey, cancel);
+    const trace = o.spans?.trace(principal.tenant);
     let ended = () => undefined as void;
     let answered = false;
     try {
@@ -177,7 +181,7 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
         : { input: input.responses?.previousResponse ? afterResponse(room, input, input.responses.previousResponse) : input, report: null };
       report = settled.report;
       const turn = settled.input;
-      const deps = { env: o.env, waitUntil: io.later, io, thread: room, ...(cancel ? { signal: cancel.signal } : {}) };
+      const deps = { env: o.env, waitUntil: io.later, io, thread: room, ...(cancel ? { signal: cancel.signal } : {}), ...(trace ? { trace } : {}) };
       const {
         timings,
         state: _state,
@@ -188,6 +192,8 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
     } catch (e) {
       send({ t: "error", error: toRunError(e) });
     } finally {
+      // After the answer left: the export never holds the lease, the answer or a delete waiting for this run.
+      if (trace) o.spans?.add(trace.spans);
       // A save with endRun released it already (then this does nothing); any failure gives it back here.
       room?.end();
       if (input.cancelKey !== undefined) o.cancels.delete(input.cancelKey);

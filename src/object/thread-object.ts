@@ -41,6 +41,7 @@ import type {
   ThreadUpdate,
 } from "../thread/types";
 import { answerInObject, holdThread, type ObjectParts, RunsInFlight, runInObject } from "./object-run";
+import { type SpanExporter, spanExporter } from "../core/otlp";
 import type { FinalEvent, ObjectRunRequest } from "../pipeline/run-wire";
 import type { ThreadCapabilities } from "../pipeline/thread-room";
 import type { SummarizeThreadTask } from "../queue/messages";
@@ -78,6 +79,8 @@ export class ThreadDO extends DurableObject<Env> {
   readonly #inFlight = new RunsInFlight();
   /** The facts its runs read last, served to the next runs while fresh (memory/facts-cache.ts; memory only). */
   readonly #facts = new FactsCache();
+  /** The runs' spans, batched across turns and sent under the object's waitUntil (core/otlp.ts). */
+  readonly #spans: SpanExporter | undefined;
   /** When the alarm that sends the pending bookkeeping is due (undefined: none set by this instance). */
   #flushAt: number | undefined;
   /** When this instance last sent the pending bookkeeping, and the send under way. */
@@ -91,6 +94,7 @@ export class ThreadDO extends DurableObject<Env> {
     // SQLite calls are synchronous: the tables are current before the first call is delivered.
     this.#opened = this.#open();
     this.leases = new RunLeases(Date.now, Number(env.MAX_RUN_LEASE_MS) || LEASE.defaultMaxHoldMs);
+    this.#spans = spanExporter(env, (p) => ctx.waitUntil(p));
     // The embedded embedder's table, read in the background (recall awaits it; until then the vectors wait).
     void loadWordTable(env.ASSETS);
     // Rows a run added just before the object went away, with no alarm set yet, leave soon.
@@ -129,6 +133,7 @@ export class ThreadDO extends DurableObject<Env> {
       facts: this.#facts,
       cancels: this.#cancels,
       waitUntil: (p) => this.ctx.waitUntil(p),
+      spans: this.#spans,
       deferred: {
         usage: (u) => {
           self.#parts.bookkeeping.addUsage(u);

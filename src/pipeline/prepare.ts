@@ -30,6 +30,7 @@ import { describeIssues } from "../core/zod-issues";
 import { checkToolAnswers } from "../thread/tool-answers";
 import type { Admission } from "./admit";
 import type { RunIO } from "./run-io";
+import { inSpan, contentOf, type SpanParent } from "../core/trace";
 import type { ThreadRoom } from "./thread-room";
 
 export type RunDeps = {
@@ -45,6 +46,8 @@ export type RunDeps = {
    * inside its thread's object (object-run.ts), which holds the thread's lease for it.
    */
   thread?: ThreadRoom;
+  /** Where the run's spans start (the agent span while it runs); none when the deployment does not trace. */
+  trace?: SpanParent;
 };
 
 /** Streaming callbacks: `start` once the first upstream event exists, then every content/tool delta. */
@@ -256,6 +259,7 @@ function runtimeFor(
     agent: { name: agent?.name ?? "default" },
     summarize: summarizerFor(deps, principal, "summarization"),
     now: () => Date.now(),
+    ...(deps.trace ? { trace: deps.trace } : {}),
     caller: {
       env: deps.env,
       principal,
@@ -299,7 +303,24 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
     // The agent's channels rank its facts as they rank its turns.
     ...(recall !== false && recall.channels ? { channels: recall.channels } : {}),
   };
-  const loaded = await loadMemory(deps, input, { wholeState, middlewares }, scopes, budget, route.model, rank);
+  // The facts of the run's scopes and its thread's recalled earlier turns, as one memory search (docs/operations/tracing.md).
+  const searched = {
+    "gen_ai.operation.name": "search_memory",
+    "gen_ai.memory.store.id": "edgeweave.context",
+    "gen_ai.memory.query.text": contentOf(deps.trace, () => text),
+  };
+  const loaded = await inSpan(deps.trace, "search_memory", "internal", searched, async (span) => {
+    const l = await loadMemory(deps, input, { wholeState, middlewares }, scopes, budget, route.model, rank);
+    const facts = l.memory.facts.filter((f) => f.loaded).length;
+    const recalled = l.memory.recalled?.length ?? 0;
+    span?.set({
+      "gen_ai.memory.record.count": facts + recalled,
+      "edgeweave.memory.facts": facts,
+      "edgeweave.memory.recalled": recalled,
+      "edgeweave.memory.scopes": scopes.map(String),
+    });
+    return l;
+  });
   if (route.warning !== undefined) loaded.warnings.unshift(route.warning);
   // Before any model call: a tool result must answer a call the stored conversation (or this input) left open.
   checkToolAnswers(loaded.state.messages, toSave);

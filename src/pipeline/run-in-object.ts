@@ -1,4 +1,5 @@
 import { AppError } from "../core/errors";
+import { spanExporter } from "../core/otlp";
 import { quotaOf } from "../auth/quotas";
 import { parseThreadId, threadStub } from "../thread/thread-id";
 import { admitTurn } from "./admit";
@@ -26,10 +27,13 @@ export function runAnyTurn(deps: WorkerDeps, input: TurnInput, stream?: StreamHo
 async function runStateless(deps: WorkerDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
   const admission = admitTurn(input);
   const io = new RunIO(deps.env.DB, input.bookmark);
+  const spans = spanExporter(deps.env, deps.waitUntil);
+  const trace = spans?.trace(input.principal.tenant);
   try {
-    return await runTurn({ ...deps, io }, { input, admission }, stream);
+    return await runTurn({ ...deps, io, ...(trace ? { trace } : {}) }, { input, admission }, stream);
   } finally {
     deps.waitUntil(io.settle());
+    if (trace) spans?.add(trace.spans);
   }
 }
 

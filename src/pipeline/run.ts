@@ -17,6 +17,8 @@ import { approvalToolsOf, resumeWrites } from "./resume";
 import { scheduleExtraction } from "../queue/messages";
 import { extractionWarning } from "./extraction-check";
 import { errorText, log } from "../core/log";
+import { inSpan } from "../core/trace";
+import { agentEnd, agentStart, tracedCall } from "./spans";
 
 export type { RunDeps, StreamHooks } from "./prepare";
 
@@ -31,7 +33,13 @@ export const DEFAULT_MAX_STEPS = 8;
  * saves the complete steps, as the caller asked for them to run.
  */
 export async function runTurn(deps: RunDeps, turn: { input: TurnInput; admission: Admission }, stream?: StreamHooks): Promise<TurnResult> {
-  return runPrepared(deps, await prepare(deps, turn.input, turn.admission), stream);
+  const agent = agentStart(deps.trace, turn.input);
+  return inSpan(deps.trace, agent.name, "internal", agent.attrs, async (span) => {
+    const traced = span ? { ...deps, trace: span } : deps;
+    const r = await runPrepared(traced, await prepare(traced, turn.input, turn.admission), stream);
+    if (span) agentEnd(span, r);
+    return r;
+  });
 }
 
 async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream?: StreamHooks): Promise<TurnResult> {
@@ -101,19 +109,23 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
           usage = addUsage(usage, c.usage);
           model = c.model;
         };
-        const call = await callRouted({
-          deps,
-          plan: p,
-          facts: context.facts,
-          system: request.system,
-          // A run holding the whole state sends the model its window and the recalled earlier turns.
-          messages: context.view ? context.view(request.messages) : request.messages,
-          serverTools: request.tools,
-          ...(stream ? { stream } : {}),
-          first: calls === 0,
-          step: texts.length,
-          onCut: count,
-        });
+        const call = await tracedCall(
+          deps.trace,
+          {
+            deps,
+            plan: p,
+            facts: context.facts,
+            system: request.system,
+            // A run holding the whole state sends the model its window and the recalled earlier turns.
+            messages: context.view ? context.view(request.messages) : request.messages,
+            serverTools: request.tools,
+            ...(stream ? { stream } : {}),
+            first: calls === 0,
+            step: texts.length,
+            onCut: count,
+          },
+          callRouted,
+        );
         count(call);
         texts.push(call.result.message.content ?? "");
         attempts = [...attempts, ...call.attempts];

@@ -1,5 +1,6 @@
 import type { Message } from "../core/message";
 import type { Principal } from "../core/principal";
+import type { SpanParent } from "../core/trace";
 
 /** What a hook sees besides the state. Built by the pipeline once per run. */
 export type Runtime = {
@@ -12,6 +13,8 @@ export type Runtime = {
   now: () => number;
   /** Id source for new messages; crypto.randomUUID when absent. */
   newId?: () => string;
+  /** Where a tool's spans start (the agent span; a tool's own work nests under its execute_tool span). */
+  trace?: SpanParent;
   /** Who runs this turn, for tools that act with the caller's grants (memory tools). Never shown to the model. */
   caller?: ToolCaller;
 };

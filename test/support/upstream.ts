@@ -8,6 +8,8 @@ export type UpstreamHandler = (req: Request) => Response | Promise<Response>;
 export type RecordedRequest = { url: string; method: string; headers: Record<string, string>; body: string };
 
 const handlers = new Map<string, UpstreamHandler>();
+// Fakes every test shares (the OTLP collector): served before the per-test ones, never cleared or recorded.
+const standing = new Map<string, UpstreamHandler>();
 const recorded: RecordedRequest[] = [];
 const unmocked: string[] = [];
 // Every unmocked request of the current test, for the global check in test/setup.ts (not cleared by clearUpstream).
@@ -21,6 +23,8 @@ export function installUpstream(): void {
   globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
     const req = new Request(input, init);
     const origin = new URL(req.url).origin;
+    const shared = standing.get(origin);
+    if (shared) return shared(req);
     const handler = handlers.get(origin);
     if (!handler) {
       unmocked.push(`${req.method} ${req.url}`);
@@ -31,6 +35,11 @@ export function installUpstream(): void {
     recorded.push({ url: req.url, method: req.method, headers: Object.fromEntries(req.headers), body });
     return handler(req);
   };
+}
+
+/** Serve `origin` with `handler` for the whole run, apart from the per-test fakes (their requests are not recorded). */
+export function standingUpstream(origin: string, handler: UpstreamHandler): void {
+  standing.set(new URL(origin).origin, handler);
 }
 
 /** Serve `origin` with `handler` until `clearUpstream()`. */

@@ -1,4 +1,5 @@
 import { isAppError } from "../../core/errors";
+import { contentOf, type Span } from "../../core/trace";
 import type { Message, ToolCall } from "../../core/message";
 import type { Runtime } from "../runtime";
 import { applyStep, isOverwrite, makeMessage, type AgentState, type Reducers, type StateUpdate } from "../state";
@@ -37,8 +38,30 @@ export async function executeToolCalls(
   const byName = new Map(tools.map((t) => [t.name, t]));
   const errors: ToolError[] = [];
   const updates = await inTurns(toolCalls, async (call, i): Promise<StateUpdate> => {
+    const span = runtime.trace?.child(`execute_tool ${call.function.name}`, "internal", {
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": call.function.name,
+      "gen_ai.tool.call.id": call.id,
+      "gen_ai.tool.type": "extension",
+      "gen_ai.tool.description": byName.get(call.function.name)?.description,
+      "gen_ai.tool.call.arguments": contentOf(runtime.trace, () => call.function.arguments),
+    });
+    try {
+      const update = await runCall(call, i, span);
+      const answer = (Array.isArray(update.messages) ? update.messages : []).find((m) => "role" in m && m.role === "tool");
+      span?.set({ "gen_ai.tool.call.result": answer && "content" in answer ? contentOf(span, () => answer.content) : undefined });
+      return update;
+    } finally {
+      span?.end();
+    }
+  });
+  const { state: next, update } = applyStep(state, updates, reducers);
+  return { state: next, update, errors };
+
+  async function runCall(call: ToolCall, i: number, span: Span | undefined): Promise<StateUpdate> {
     const fail = (message: string): StateUpdate => {
       errors.push({ tool_call_id: call.id, tool: call.function.name, message });
+      span?.fail("BEM-080", message);
       return { messages: [reply(call, { content: `Error: ${message}`, metadata: { error: "BEM-080" } }, runtime)] };
     };
     if (i >= cap.allowed) return fail(`not run: ${cap.why}; answer without more tool calls.`);
@@ -58,15 +81,14 @@ export async function executeToolCalls(
     }
     let result: ToolResult;
     try {
-      result = await tool.handler(input, { ...runtime, toolCallId: call.id, state });
+      // The tool's own operations (a memory write) nest under its span.
+      result = await tool.handler(input, { ...runtime, ...(span ? { trace: span } : {}), toolCallId: call.id, state });
     } catch (e) {
       return fail(isAppError(e) ? `'${tool.name}' failed: ${e.message}` : `'${tool.name}' failed.`);
     }
     if (result instanceof Command) return answered(call, result.update, runtime);
     return { messages: [reply(call, typeof result === "string" ? { content: result } : result, runtime)] };
-  });
-  const { state: next, update } = applyStep(state, updates, reducers);
-  return { state: next, update, errors };
+  }
 }
 
 /** `run` over `items`, at most TOOL_CALLS_AT_ONCE in flight, results in the items' order. */

@@ -6,6 +6,7 @@ import { expiryOf, validateFactText, validateKey, validateKind } from "../../mem
 import { MemoryScope } from "../../memory/scope";
 import type { ToolCaller } from "../runtime";
 import { defineTool, type ToolCallRuntime } from "./define";
+import { contentOf, inSpan } from "../../core/trace";
 
 /**
  * Long-term memory as server tools: the model remembers, recalls and forgets facts
@@ -78,8 +79,15 @@ export const rememberTool = defineTool({
     const expiresAt = expiryOf({ ttl_seconds: typeof input.ttl_seconds === "number" ? input.ttl_seconds : null }, now);
     authorize(caller.principal, "write_scope", { scope: scope });
     const facts = store(caller);
-    await assertFactRoom(caller.env, caller.principal.tenant, facts, scope, key); // 413 BEM-018 at the tenant's cap
-    const fact = await facts.remember(scope, kind, text, { key, expiresAt, now, maxFacts: factQuotaOf(caller.env, caller.principal.tenant) });
+    // A keyed fact replaces the key's text if there is one, so the caller does not choose: an upsert.
+    const operation = key === null ? "create_memory" : "upsert_memory";
+    const attrs = { "gen_ai.operation.name": operation, "gen_ai.memory.store.id": String(scope), "gen_ai.memory.record.count": 1 };
+    const fact = await inSpan(runtime.trace, operation, "client", attrs, async (span) => {
+      await assertFactRoom(caller.env, caller.principal.tenant, facts, scope, key); // 413 BEM-018 at the tenant's cap
+      const f = await facts.remember(scope, kind, text, { key, expiresAt, now, maxFacts: factQuotaOf(caller.env, caller.principal.tenant) });
+      span?.set({ "gen_ai.memory.record.id": f.id, "gen_ai.memory.records": contentOf(span, () => [{ id: f.id, content: text, metadata: { kind, key } }]) });
+      return f;
+    });
     caller.factsWritten?.();
     return JSON.stringify({
       id: fact.id,
@@ -117,7 +125,21 @@ export const recallTool = defineTool({
       scopes = caller.scopes.map((s) => MemoryScope.parse(s)).filter((s) => decide(caller.principal, "read_scope", { scope: s }).allow);
     }
     const limit = typeof input.limit === "number" ? input.limit : 5;
-    const facts = await store(caller).searchScopes(scopes, String(input.query), limit);
+    const query = String(input.query);
+    const attrs = {
+      "gen_ai.operation.name": "search_memory",
+      "gen_ai.memory.store.id": scopes.map(String).join(","),
+      "gen_ai.request.top_k": limit,
+      "gen_ai.memory.query.text": contentOf(runtime.trace, () => query),
+    };
+    const facts = await inSpan(runtime.trace, "search_memory", "client", attrs, async (span) => {
+      const found = await store(caller).searchScopes(scopes, query, limit);
+      span?.set({
+        "gen_ai.memory.record.count": found.length,
+        "gen_ai.memory.records": contentOf(span, () => found.map((f) => ({ id: f.id, content: f.text, score: f.score }))),
+      });
+      return found;
+    });
     return JSON.stringify({ facts: facts.map((f) => ({ id: f.id, scope: f.scope, kind: f.kind, key: f.key, text: f.text, score: f.score })) });
   },
 });
@@ -145,10 +167,15 @@ export const forgetTool = defineTool({
       authorize(caller.principal, "write_scope", { scope });
       return facts.getByKey(scope, validateKey(String(input.key)));
     };
-    const fact = hasId ? await byId() : await byKey();
-    if (!fact) throw new AppError("BEM-061", hasId ? `No fact with id '${String(input.id)}'` : `No fact with key '${String(input.key)}' in that scope`);
-    authorize(caller.principal, "write_scope", { scope: MemoryScope.parse(fact.scope) });
-    if (!(await facts.forget(fact.id))) throw new AppError("BEM-061", "The fact was already gone");
+    const attrs = { "gen_ai.operation.name": "delete_memory", "gen_ai.memory.record.count": 1 };
+    const fact = await inSpan(runtime.trace, "delete_memory", "client", attrs, async (span) => {
+      const found = hasId ? await byId() : await byKey();
+      if (!found) throw new AppError("BEM-061", hasId ? `No fact with id '${String(input.id)}'` : `No fact with key '${String(input.key)}' in that scope`);
+      span?.set({ "gen_ai.memory.store.id": found.scope, "gen_ai.memory.record.id": found.id });
+      authorize(caller.principal, "write_scope", { scope: MemoryScope.parse(found.scope) });
+      if (!(await facts.forget(found.id))) throw new AppError("BEM-061", "The fact was already gone");
+      return found;
+    });
     caller.factsWritten?.();
     return JSON.stringify({ id: fact.id, scope: fact.scope, deleted: true });
   },
