@@ -19,10 +19,17 @@ function locomoDir(): string {
   return join(dirname(common), "../shared/data/locomo-dev");
 }
 
-const convs = loadConversations(locomoDir()).map((c) => ({
-  turns: c.turns.map((t) => ({ role: t.speaker === c.speakerA ? "user" : "assistant", content: `${t.speaker}: ${t.text}`, created_at: t.at })),
-  questions: c.questions.filter((q) => q.category >= 1 && q.category <= 4).map((q) => q.question),
-}));
+const convs = loadConversations(locomoDir()).map((c) => {
+  const asked = c.questions.filter((q) => q.category >= 1 && q.category <= 4);
+  return {
+    id: c.id,
+    turns: c.turns.map((t) => ({ role: t.speaker === c.speakerA ? "user" : "assistant", content: `${t.speaker}: ${t.text}`, created_at: t.at })),
+    questions: asked.map((q) => q.question),
+    // For bench/recall-tune.bench.ts: each turn's dia id, and each question's category and evidence (dia ids).
+    dias: c.turns.map((t) => t.dia),
+    qa: asked.map((q) => ({ question: q.question, category: q.category, evidence: q.evidence })),
+  };
+});
 
 export default defineConfig(async () => ({
   plugins: [

@@ -139,7 +139,7 @@ export const RecallSetting = z.union([
   z.literal(false),
   z.strictObject({
     share: z.number().min(0).max(0.95).default(0.75),
-    neighbours: z.number().int().min(0).max(8).default(1),
+    neighbours: z.number().int().min(0).max(8).default(2),
     /** What ranks earlier turns and facts (docs/recall.md): words, meaning, or both fused (absent: both). */
     channels: z
       .array(z.enum(["full_text", "dense"]))
@@ -169,8 +169,8 @@ export const AgentConfig = z
     memory_scopes: z.array(ScopeString).default([]),
     /** Fact kinds loaded before any other fact of their scope when the scope does not fit its share. */
     always_kinds: z.array(FactKind).max(32).default([]),
-    /** Recall of earlier turns: `{share, neighbours}` (defaults 0.75, 1) or false. */
-    recall: RecallSetting.default({ share: 0.75, neighbours: 1 }),
+    /** Recall of earlier turns: `{share, neighbours}` (defaults 0.75, 2) or false. */
+    recall: RecallSetting.default({ share: 0.75, neighbours: 2 }),
     extract: ExtractConfig.optional(),
     middleware: z.array(MiddlewareSetting).default([]),
     tools: z.array(ToolName).default([]),

@@ -28,8 +28,8 @@ import type { RecallConfig, TokenedMessage } from "./types";
 export const RECALL_MESSAGE_ID = "recalled";
 const HEADER = "Earlier in this conversation (excerpts recalled for the current input, oldest first; the recent turns follow):";
 
-/** Defaults: three quarters of the turn budget to recall, one turn either side of a match. */
-export const DEFAULT_RECALL: RecallConfig = { share: 0.75, neighbours: 1 };
+/** Defaults: three quarters of the turn budget to recall, two turns either side of a match (bench/README.md, LoCoMo). */
+export const DEFAULT_RECALL: RecallConfig = { share: 0.75, neighbours: 2 };
 
 /** Each time line's text, by time (a conversation's turns share a few session times, and every turn formats them again). */
 const minutes = new Map<number, string>();

@@ -5,6 +5,7 @@ import { type Channels, DENSE_WEIGHT, fuseScores } from "../embed/fusion";
 import { messageHash } from "./message-hash";
 import { recallMatch, searchRecall, type RecallHit, type WordCounts } from "./recall-index";
 import { LEARNT_ROWS, type RecallScores } from "./recall-scores";
+import { byTime, namedSpan } from "./recall-time";
 import { decodeMessage } from "./thread-rows";
 import type { LoadRecentResult, RecallAsk, RecalledTurn } from "./types";
 
@@ -38,8 +39,8 @@ export function recalledCost(turns: readonly { tokens: number; group: number }[]
 }
 
 type Row = { seq: number; role: string; tokens: number };
-/** A row as RecallRows keeps it: with its content hash (message-hash.ts; null in rows stored before hashes were). */
-type KnownRow = Row & { hash: string | null };
+/** A row as RecallRows keeps it: with its content hash (message-hash.ts; null in rows stored before hashes were) and its time. */
+type KnownRow = Row & { hash: string | null; at: number };
 export type Picked = Row & { score: number; why: RecallWhy; group: number };
 
 /** Rows next to a position, among the rows recall may use (older than the window): every one is below `end`. */
@@ -222,11 +223,12 @@ export class RecallRows {
     this.known += missing.length;
     const packed = sql
       .exec<{ rows: string }>(
-        `SELECT json_group_array(json_array(seq, role, tokens, hash)) AS rows FROM messages WHERE seq IN (SELECT value FROM json_each(?))`,
+        `SELECT json_group_array(json_array(seq, role, tokens, hash, created_at)) AS rows FROM messages WHERE seq IN (SELECT value FROM json_each(?))`,
         JSON.stringify(missing),
       )
       .one().rows;
-    for (const [seq, role, tokens, hash] of JSON.parse(packed) as [number, string, number, string | null][]) rows[seq] = { seq, role, tokens, hash };
+    for (const [seq, role, tokens, hash, at] of JSON.parse(packed) as [number, string, number, string | null, number][])
+      rows[seq] = { seq, role, tokens, hash, at };
   }
 
   /**
@@ -237,7 +239,7 @@ export class RecallRows {
   appended(last: number, entries: readonly { message: Message; role: string; tokens: number; bytes: number; hash: string }[]): void {
     const first = last - entries.length + 1;
     if (first < 1 || this.known + entries.length > MAX_KNOWN_ROWS) return;
-    for (const [k, e] of entries.entries()) this.rows[first + k] = { seq: first + k, role: e.role, tokens: e.tokens, hash: e.hash };
+    for (const [k, e] of entries.entries()) this.rows[first + k] = { seq: first + k, role: e.role, tokens: e.tokens, hash: e.hash, at: e.message.created_at };
     this.known += entries.length;
     // The messages only while they fit: a turn not recalled yet never pushes out the ones recall has used.
     const bytes = entries.reduce((n, e) => n + e.bytes, 0);
@@ -375,8 +377,9 @@ export function recallWindow(
   const found = fused?.hits ?? lexical;
   const neighbours = Math.max(0, Math.trunc(ask.neighbours));
   const acc = rowAccess(sql, start, found, neighbours + 2, known);
-  // Each hit's row (and hash) is known now: rowAccess read the rows around every hit.
-  const hits = distinctHits(found, (seq) => known.row(seq)?.hash);
+  // Each hit's row (hash, time) is known now: rowAccess read the rows around every hit.
+  const dated = byTime(found, namedSpan(ask.query), (seq) => known.row(seq)?.at);
+  const hits = distinctHits(dated, (seq) => known.row(seq)?.hash);
   const picked = pickRecall(hits, acc, room, neighbours);
   if (picked.length === 0) return plain;
   const used = recalledCost(picked);
@@ -440,7 +443,8 @@ export function recallOver(
       hashes.set(i, h.hash);
     }
   }
-  const hits = distinctHits(found, (i) => hashes.get(i));
+  const dated = byTime(found, namedSpan(ask.query), (i) => messages[i]?.created_at);
+  const hits = distinctHits(dated, (i) => hashes.get(i));
   const row = (i: number) => (i >= 0 && i < start ? { seq: i, role: messages[i]!.role, tokens: tokens[i]! } : undefined);
   const picked = pickRecall(hits, { end: start, prev: (i) => row(i - 1), next: (i) => row(i + 1) }, room, Math.max(0, Math.trunc(ask.neighbours)));
   if (picked.length === 0) return plain;

@@ -31,7 +31,11 @@ async function seeded() {
     ...filler(0, 6, MAY_8),
     { id: "q1", role: "user", content: "Caroline: Where did you park the blue bicycle?", created_at: MAY_8 },
     { id: "a1", role: "assistant", content: "Melanie: Behind the library, next to the old fountain.", created_at: MAY_8 },
-    ...filler(6, 300, Date.UTC(2023, 7, 1)),
+    ...filler(6, 6, MAY_8),
+    { id: "q2", role: "user", content: "Caroline: Did the plumber ever call back about the leaking boiler?", created_at: MAY_8 },
+    { id: "h2", role: "assistant", content: "Melanie: Hold on, let me check my phone.", created_at: MAY_8 },
+    { id: "a2", role: "assistant", content: "Melanie: Yes, she comes on Thursday at nine.", created_at: MAY_8 },
+    ...filler(12, 300, Date.UTC(2023, 7, 1)),
   ];
   const put = await api(`/v1/threads/${thread}/state`, { key: t.adminKey, body: { ops: [{ op: "append", messages }] } });
   expect(put.status).toBe(200);
@@ -70,11 +74,11 @@ describe("recall through POST /v1/memory/context", () => {
     expect(excerpt.metadata?.recalled).toEqual(hit.recalled.map((r) => r.id));
     expect(excerpt.content).toContain("Earlier in this conversation");
     expect(excerpt.content).toMatch(
-      /\n\[2023-05-08 13:56 UTC\]\n(.+\n)?user: "Caroline: Where did you park the blue bicycle\?"\nassistant: "Melanie: Behind the library/,
+      /\n\[2023-05-08 13:56 UTC\]\n(.+\n)*user: "Caroline: Where did you park the blue bicycle\?"\nassistant: "Melanie: Behind the library/,
     );
     const turns = hit.messages.filter((m) => !m.metadata?.fact);
     expect(turns[0]).toBe(excerpt);
-    expect(turns.at(-1)?.content).toContain("Chat 305");
+    expect(turns.at(-1)?.content).toContain("Chat 311");
     expect(hit.tokens).toBeLessThanOrEqual(1200);
 
     const key = await ask("Where is the spare key?");
@@ -85,6 +89,18 @@ describe("recall through POST /v1/memory/context", () => {
     expect(other.recalled).toEqual([]);
     expect(other.messages.some((m) => m.id === "recalled" || m.id === "q1")).toBe(false);
     expect(other.facts.find((f) => f.id === factId)?.loaded ?? false).toBe(false);
+  });
+
+  it("an answer two turns after the matching one comes back by default (two turns either side of a match)", async () => {
+    const { ask } = await seeded();
+    // By words alone, so the match is q2 only (by meaning, the nearest turns match too).
+    const hit = await ask("Did the plumber call about the boiler?", 1200, ["full_text"]);
+    expect(hit.recalled.map((r) => [r.id, r.reason])).toEqual(
+      expect.arrayContaining([
+        ["q2", "match"],
+        ["a2", "neighbour"],
+      ]),
+    );
   });
 
   it("bad queries never error, and a budget smaller than one turn still answers", async () => {

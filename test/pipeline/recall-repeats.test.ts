@@ -59,21 +59,22 @@ describe("recall of a question asked again and again", () => {
     await append(thread, asks(270, 60));
     await append(thread, asks(270, 330));
     const late = await turn(thread);
-    expect(late.recalled.length).toBeLessThanOrEqual(Math.max(early.recalled.length, 3));
+    expect(late.recalled.length).toBeLessThanOrEqual(Math.max(early.recalled.length, 5));
     expect(copies(late.excerpt)).toBeLessThanOrEqual(1);
     expect(late.bytes).toBeLessThan(early.bytes * 1.1 + 200);
     expect(late.excerpt.length).toBeLessThan(Math.max(early.excerpt.length * 1.1, 400));
   });
 
-  it("the asks past the window are recalled once, the newest, with its neighbours; a plain run and one that reads the whole state (planner) alike", async () => {
+  it("the asks past the window are matched once, the newest, with its neighbours; a plain run and one that reads the whole state (planner) alike", async () => {
     for (const extra of [{}, { agent: "planner", context: { user_name: "Ada" } }]) {
       const thread = uniqueThread("repeats-past");
       await append(thread, [...long(100), ...asks(300, 0)]);
       await append(thread, long(300, 100));
       const r = await turn(thread, extra);
       expect(r.recalled.filter((t) => t.reason === "match").map((t) => t.id)).toEqual(["ask-299"]);
-      expect(r.recalled.length).toBeLessThanOrEqual(3);
-      expect(copies(r.excerpt)).toBe(1);
+      expect(r.recalled.length).toBeLessThanOrEqual(5); // the match and two turns either side
+      // The newest ask, and the one two turns before it as its neighbour: never more, however many there are.
+      expect(copies(r.excerpt)).toBe(2);
     }
   });
 });

@@ -117,9 +117,9 @@ describe("loadModelsFromYaml", () => {
   it("an agent's recall: defaults on, false for the newest window only, out of range a BEM-044 with its line", () => {
     const agents = (...lines: string[]) =>
       loadModelsFromYaml(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", ...lines)).agents[0]!;
-    expect(agents().recall).toEqual({ share: 0.75, neighbours: 1 });
+    expect(agents().recall).toEqual({ share: 0.75, neighbours: 2 });
     expect(agents("    recall: false").recall).toBe(false);
-    expect(agents("    recall: {neighbours: 2}").recall).toEqual({ share: 0.75, neighbours: 2 });
+    expect(agents("    recall: {neighbours: 3}").recall).toEqual({ share: 0.75, neighbours: 3 });
     const share = loadError(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", "    recall:", "      share: 1.5"));
     expect(share.code).toBe("BEM-044");
     expect(share.message).toContain("models.yaml:7: agents[0].recall");
@@ -132,8 +132,8 @@ describe("loadModelsFromYaml", () => {
   it("an agent's recall channels: words, meaning or both; anything else a BEM-044 with its line", () => {
     const agents = (...lines: string[]) =>
       loadModelsFromYaml(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", ...lines)).agents[0]!;
-    expect(agents("    recall: {channels: [full_text]}").recall).toEqual({ share: 0.75, neighbours: 1, channels: ["full_text"] });
-    expect(agents("    recall: {channels: [dense, full_text]}").recall).toEqual({ share: 0.75, neighbours: 1, channels: ["dense", "full_text"] });
+    expect(agents("    recall: {channels: [full_text]}").recall).toEqual({ share: 0.75, neighbours: 2, channels: ["full_text"] });
+    expect(agents("    recall: {channels: [dense, full_text]}").recall).toEqual({ share: 0.75, neighbours: 2, channels: ["dense", "full_text"] });
     for (const bad of ["[vectors]", "[]", "dense"]) {
       const e = loadError(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", "    recall:", `      channels: ${bad}`));
       expect(e.code).toBe("BEM-044");
