@@ -6,74 +6,25 @@
 //   git worktree add --detach /tmp/ew-before <commit>; ln -s "$PWD/node_modules" /tmp/ew-before/node_modules
 //   npx tsx bench/compare-builds.ts /tmp/ew-before . [turns=60]     # CMP_NO_ASSETS_B=1: B without the [assets] layer
 // Prints one `CMP` line: each build's p50 and its ratio to the floor's, its 8-thread req/s and ratio.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { startEdgeweave } from "./support/edgeweave-dev.ts";
 import { startFakeOllama } from "./support/fake-ollama-server.ts";
-import { percentile, run, startWranglerDev, timed } from "./support/wrangler-dev.ts";
-import { THREAD_SEED } from "./support/turn-setup.ts";
+import { json, THREAD_SEED } from "./support/turn-setup.ts";
+import { percentile, startWranglerDev, timed } from "./support/wrangler-dev.ts";
 
 const [A, B] = [process.argv[2]!, process.argv[3]!];
 const TURNS = Number(process.argv[4] ?? 60);
 const LANE = 25;
-const OPERATOR = "bench-operator-key";
-
-const dev = (cwd: string, config: string, persistTo: string, vars: Record<string, string> = {}, readyPath = "/health") =>
-  startWranglerDev({ cwd, config, persistTo, vars, readyPath });
-
-async function json(url: string, init: { key?: string; body?: unknown } = {}): Promise<unknown> {
-  const res = await fetch(url, {
-    method: init.body === undefined ? "GET" : "POST",
-    headers: { "content-type": "application/json", ...(init.key ? { authorization: `Bearer ${init.key}` } : {}) },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${url}: ${res.status} ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) : null;
-}
-
 const seed = THREAD_SEED;
-const turnBody = (thread: string) => ({
-  model: "llama3.2",
-  memory_scopes: ["session", "organization:acme"],
-  thread_id: thread,
-  messages: [{ role: "user", content: "Question 0?" }],
-});
-
-async function edgeweave(dir: string, noAssets = false) {
-  const persist = mkdtempSync(join(tmpdir(), "ew-cmp-"));
-  let config = readFileSync(join(dir, "wrangler.toml"), "utf8").replace(/limit = \d+/g, "limit = 1000000");
-  if (noAssets) config = config.replace(/\[assets\][^[]*/, "");
-  writeFileSync(join(dir, "wrangler.cmp.toml"), config);
-  await run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--config", join(dir, "wrangler.cmp.toml"), "--persist-to", persist]);
-  const s = await dev(dir, "wrangler.cmp.toml", persist, { OPERATOR_KEY: OPERATOR });
-  const tenant = `bench-${Date.now()}`;
-  await json(`${s.url}/v1/admin/tenants`, { key: OPERATOR, body: { id: tenant } });
-  const { key } = (await json(`${s.url}/v1/admin/tenants/${tenant}/keys`, { key: OPERATOR, body: { role: "admin" } })) as { key: string };
-  for (let i = 0; i < 10; i++)
-    await json(`${s.url}/v1/memory/facts`, {
-      key,
-      body: { scope: "organization:acme", kind: "rule", text: `Rule ${i}: keep answers under ${i + 3} sentences.` },
-    });
-  const seedThread = (t: string) => json(`${s.url}/v1/threads/${t}/state`, { key, body: { ops: [{ op: "append", messages: seed }] } });
-  return {
-    ...s,
-    turn: (t: string) => json(`${s.url}/v1/chat/completions`, { key, body: turnBody(t) }),
-    seedThread,
-    done: async () => {
-      await s.stop();
-      rmSync(persist, { recursive: true, force: true });
-      rmSync(join(dir, "wrangler.cmp.toml"), { force: true });
-    },
-  };
-}
 
 async function main() {
   const load0 = loadavg()[0]!;
   const upstream = await startFakeOllama();
   const ptPersist = mkdtempSync(join(tmpdir(), "pt-cmp-"));
-  const [a, b] = [await edgeweave(A), await edgeweave(B, process.env.CMP_NO_ASSETS_B === "1")];
-  const pt = await dev(process.cwd(), "bench/passthrough/wrangler.toml", ptPersist, {}, "/");
+  const [a, b] = [await startEdgeweave(A), await startEdgeweave(B, { noAssets: process.env.CMP_NO_ASSETS_B === "1" })];
+  const pt = await startWranglerDev({ config: "bench/passthrough/wrangler.toml", persistTo: ptPersist, readyPath: "/" });
   try {
     const floorBody = { model: "llama3.2", messages: [{ role: "user", content: "Question 0?" }], stream: false };
     const floor = (t: string) => json(`${pt.url}/object-context?thread=${t}`, { body: floorBody });

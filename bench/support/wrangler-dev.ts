@@ -12,7 +12,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export type DevServer = { url: string; stop(): Promise<void> };
+/** `group`: the process group `wrangler dev` and its workerd run in (bench/support/process-cpu.ts reads their CPU time). */
+export type DevServer = { url: string; group: number | undefined; stop(): Promise<void> };
 
 /** Runs `wrangler dev` with the given config and vars; resolves once it answers HTTP. */
 export async function startWranglerDev(opts: {
@@ -69,7 +70,7 @@ export async function startWranglerDev(opts: {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}):\n${log.slice(-3000)}`);
     try {
       const res = await fetch(url + (opts.readyPath ?? "/health"));
-      if (res.status < 500) return { url, stop };
+      if (res.status < 500) return { url, group: child.pid, stop };
     } catch {
       /* not up yet */
     }

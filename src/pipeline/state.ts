@@ -49,10 +49,12 @@ export function messageOps(update: MessageUpdate): MessageOp[] {
 
 /** Applies message ops as the DO does: add or replace by id, remove (unknown id → BEM-031), remove all. */
 export function applyMessageUpdate(current: readonly Message[], update: MessageUpdate): Message[] {
+  const ops = messageOps(update);
+  if (ops.length <= FEW_MESSAGES && !ops.some(isOp)) return upsertFew(current, ops as Message[]);
   let out: (Message | null)[] = [...current];
   const position = new Map<string, number>();
   for (const [i, m] of out.entries()) if (m) position.set(m.id, i);
-  for (const op of messageOps(update)) {
+  for (const op of ops) {
     if (!isOp(op)) {
       const at = position.get(op.id);
       if (at === undefined) {
@@ -70,6 +72,24 @@ export function applyMessageUpdate(current: readonly Message[], update: MessageU
     }
   }
   return out.filter((m): m is Message => m !== null);
+}
+
+/** Up to this many plain messages are looked up where they stand rather than through an index of every id. */
+const FEW_MESSAGES = 8;
+
+/**
+ * A turn's update: a message or two added to a window of hundreds. Looking each id up from the newest end
+ * costs a few comparisons per message, where indexing every id of the window cost a map entry each, twice a turn.
+ */
+function upsertFew(current: readonly Message[], messages: readonly Message[]): Message[] {
+  const out = [...current];
+  for (const m of messages) {
+    let at = out.length - 1;
+    while (at >= 0 && out[at]!.id !== m.id) at--;
+    if (at < 0) out.push(m);
+    else out[at] = m;
+  }
+  return out;
 }
 
 function channelEntries(update: StateUpdate): [string, unknown][] {

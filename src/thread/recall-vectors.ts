@@ -177,22 +177,24 @@ export class RecallVectors {
     const scores = this.scores;
     const data = this.data;
     let floor = -Infinity;
-    for (let i = 0; i < this.count; i++) {
-      if (this.seqs[i]! >= beforeSeq) break; // ascending
+    let last = this.count - 1;
+    while (last >= 0 && this.seqs[last]! >= beforeSeq) last--; // ascending: the newest rows are skipped from the end
+    // Newest first, so of equal scores the newer ranks first (as in the full-text channel, recall.ts distinctHits)
+    // with strict comparisons alone: a row that ties the worst kept costs one comparison, not a walk through its equals.
+    for (let i = last; i >= 0; i--) {
       const at = i * dims;
       let dot = 0;
       for (let d = 0; d < dims; d++) dot += q[d]! * data[at + d]!;
       const a = this.along[i]!;
       const left = this.norm2[i]! - a * a;
-      const s = left > 1e-9 ? ((dot - qm * a) / Math.sqrt(left)) * qInv : 0;
+      // Rounded as it is kept, so a score compares equal to its own kept copy.
+      const s = Math.fround(left > 1e-9 ? ((dot - qm * a) / Math.sqrt(left)) * qInv : 0);
       scores[i] = s;
-      // Of equal scores the newer ranks first (and stays within the limit), as in the full-text channel (recall.ts distinctHits).
-      if (s < floor) continue;
+      if (s <= floor) continue;
       // Insertion into the best `limit`, best first (limit is small: a few dozen rows).
+      if (best.length === limit) best.pop();
       let k = best.length;
-      if (k === limit) best.pop();
-      k = best.length;
-      while (k > 0 && scores[best[k - 1]!]! <= s) k--;
+      while (k > 0 && scores[best[k - 1]!]! < s) k--;
       best.splice(k, 0, i);
       if (best.length === limit) floor = scores[best[limit - 1]!]!;
     }

@@ -5,6 +5,7 @@ import type { MessageInput } from "../../src/core/message";
 import { searchTerms } from "../../src/core/search-terms";
 import { EMBEDDED_TURNS, loadWordTable } from "../../src/embed/embedded";
 import { embedWords, type WordTable } from "../../src/embed/word-table";
+import { RecallVectors } from "../../src/thread/recall-vectors";
 import { ThreadStore } from "../../src/thread/thread-store";
 import { unique } from "../thread/support";
 
@@ -151,6 +152,21 @@ describe("recall by meaning (embedded default)", () => {
       expect(vectors()).toHaveLength(399);
       store.update({ ops: [{ op: "remove_all" }] }, "update");
       expect(vectors()).toEqual([]);
+    });
+  });
+
+  it("of rows scoring alike the newest rank first, however many tie; rows from beforeSeq on are left out", async () => {
+    await withStore((_store, storage) => {
+      const sql = storage.sql;
+      sql.exec("DROP TABLE IF EXISTS recall_vectors");
+      sql.exec("CREATE TABLE recall_vectors (seq INTEGER PRIMARY KEY, vec BLOB)");
+      // Odd rows point one way and even rows another, 600 of each: every odd row scores the same against the query.
+      const vec = (x: number, y: number) => new Int8Array([x, y, 0, 0]).buffer;
+      for (let seq = 1; seq <= 1200; seq++) sql.exec("INSERT INTO recall_vectors (seq, vec) VALUES (?, ?)", seq, seq % 2 ? vec(100, 0) : vec(0, 100));
+      const q = new Float32Array([1, 0, 0, 0]);
+      const hits = new RecallVectors(4).search(sql, { id: "test", dims: 4, embed: () => q }, "query", 1100, 5);
+      expect(hits.map((h) => h.seq)).toEqual([1099, 1097, 1095, 1093, 1091]);
+      expect(new Set(hits.map((h) => h.score)).size).toBe(1);
     });
   });
 

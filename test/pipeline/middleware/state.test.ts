@@ -27,6 +27,17 @@ describe("applyUpdate", () => {
     ]);
   });
 
+  it("a new id twice in one update is added once, as written last; the input list is left as it was", () => {
+    const before = [user("first", "m1"), user("second", "m2")];
+    const out = applyUpdate(stateOf(before), { messages: [user("draft", "m3"), user("final", "m3"), { ...before[0]!, content: "again" }] });
+    expect(out.messages.map((m) => [m.id, m.content])).toEqual([
+      ["m1", "again"],
+      ["m2", "second"],
+      ["m3", "final"],
+    ]);
+    expect(before.map((m) => m.content)).toEqual(["first", "second"]);
+  });
+
   it("removes by id, clears with remove_all, and replaces with an overwrite", () => {
     const s = stateOf([user("a", "m1"), user("b", "m2"), user("c", "m3")]);
     expect(applyUpdate(s, { messages: [remove("m2")] }).messages.map((m) => m.id)).toEqual(["m1", "m3"]);
