@@ -241,6 +241,9 @@ CREATE TABLE store_items (
   updated_at  INTEGER NOT NULL,
   expires_at  INTEGER,                    -- ms; NULL: never (LangGraph's TTL)
   ttl_minutes REAL,                       -- what a refreshing read renews it by
+  -- index_text, vec, vec_by (0031): the texts a search's `query` ranks by (JSON array; NULL: index false), their
+  -- vectors (int8, one per text, concatenated) and the embedder that made them (NULL: embedded when read).
+  index_text TEXT, vec BLOB, vec_by TEXT,
   PRIMARY KEY (tenant_id, namespace, key)
 );
 CREATE INDEX store_items_by_update ON store_items (tenant_id, updated_at);
