@@ -111,6 +111,7 @@ describe("LangGraph store search by query", () => {
     await theirs.batch(Array.from({ length: 40 }, (_, i) => ({ namespace: NS, key: `b${i}`, value: { text: `Which relative is visiting? My sister ${i}` } })));
     const after = await mine.search(NS, { query: "Which relative is visiting?", limit: 20 });
     expect(after).toEqual(before);
+    expect(after[0]?.score).toBeGreaterThan(0);
     expect((await theirs.search(NS, { query: "Lisbon sister flew", limit: 100 })).every((r) => r.key.startsWith("b"))).toBe(true);
   });
 
@@ -141,7 +142,7 @@ describe("LangGraph store search by query", () => {
     await admin.put(["organization", "acme"], "in", { text: "Grandpa caught pneumonia" });
     await admin.put(["organization", "other"], "out", { text: "Grandpa caught pneumonia" });
     const found = await storeFor(t.memberKey).search(["organization"], { query: "Is anyone unwell? pneumonia", limit: 10 });
-    expect(found.map((r) => r.key)).toEqual(["in"]);
+    expect(found.map((r) => [r.key, (r.score ?? 0) > 0])).toEqual([["in", true]]);
     // An item past its TTL is never a candidate (expires_at in the past, as the purge has not run yet).
     const store = new ScopedStore(env.DB, { kind: "tenant", tenant: t.tenant, role: "admin", keyId: "k-ttl", grants: ["*"] });
     await store.put(["organization", "acme"], "gone", { text: "pneumonia at the hospital" }, { ttl: 1 }, Date.now() - 120_000);
@@ -154,17 +155,28 @@ describe("LangGraph store search by query", () => {
     for (let i = 0; i < 3; i++) {
       const res = await api("/v1/langgraph/store/batch", {
         key: t.adminKey,
-        body: { ops: [{ op: "put", namespace: ns, key: `k${i}`, value: { title: `report ${i}`, text: "x".repeat(870_000) }, index: ["title"] }] },
+        body: {
+          ops: [
+            {
+              op: "put",
+              namespace: ns,
+              key: `k${i}`,
+              value: { title: `report ${["apples", "pears", "plums"][i]}`, text: "x".repeat(870_000) },
+              index: ["title"],
+            },
+          ],
+        },
       });
       expect(res.status).toBe(200);
     }
-    const search = { op: "search", namespace_prefix: ns, limit: 10, query: "report 2" };
+    const search = { op: "search", namespace_prefix: ns, limit: 10, query: "apples report" };
     const ops = [{ op: "put", namespace: ns, key: "planted", value: { small: true } }, ...Array.from({ length: 20 }, () => search)];
     const res = await api("/v1/langgraph/store/batch", { key: t.adminKey, body: { ops } });
     expect([res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual([413, "BEM-133"]);
     expect(await storeFor(t.adminKey).get(ns, "planted")).toBeNull();
-    const one = await storeFor(t.adminKey).search(ns, { query: "report 2", limit: 10 });
-    expect(one[0]?.key).toBe("k2");
+    // The oldest first: ranked by its title, not by time.
+    const one = await storeFor(t.adminKey).search(ns, { query: "apples report", limit: 10 });
+    expect(one[0]?.key).toBe("k0");
     expect(one.map((r) => r.value.text.length)).toEqual([870_000, 870_000, 870_000]);
   });
 });
