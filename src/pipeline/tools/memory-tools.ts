@@ -1,7 +1,7 @@
 import { authorize, decide } from "../../auth/policy";
 import { assertFactRoom, factQuotaOf } from "../../auth/quotas";
 import { AppError } from "../../core/errors";
-import { D1FactsBackend } from "../../memory/d1-facts-backend";
+import { D1FactsBackend, type RecalledFact } from "../../memory/d1-facts-backend";
 import { expiryOf, validateFactText, validateKey, validateKind } from "../../memory/facts";
 import { MemoryScope } from "../../memory/scope";
 import type { ToolCaller } from "../runtime";
@@ -97,7 +97,7 @@ export const rememberTool = defineTool({
 export const recallTool = defineTool({
   name: "recall",
   description:
-    "Search long-term memory for facts relevant to a query (best first; `score` 1 for the best match, lower for weaker ones). Defaults to this conversation's memory layers.",
+    "Search long-term memory for facts relevant to a query, by its words and its meaning (best first; `score` 1 for the best match, lower for weaker ones; `channels` says which found each). Defaults to this conversation's memory layers.",
   inputSchema: {
     type: "object",
     properties: {
@@ -117,10 +117,13 @@ export const recallTool = defineTool({
       scopes = caller.scopes.map((s) => MemoryScope.parse(s)).filter((s) => decide(caller.principal, "read_scope", { scope: s }).allow);
     }
     const limit = typeof input.limit === "number" ? input.limit : 5;
-    const facts = await store(caller).searchScopes(scopes, String(input.query), limit);
-    return JSON.stringify({ facts: facts.map((f) => ({ id: f.id, scope: f.scope, kind: f.kind, key: f.key, text: f.text, score: f.score })) });
+    return recalledJson(await store(caller).recall({ scopes }, String(input.query), limit));
   },
 });
+
+/** A recall's answer as the tools return it (the run's and MCP's alike). */
+export const recalledJson = (facts: readonly RecalledFact[]): string =>
+  JSON.stringify({ facts: facts.map((f) => ({ id: f.id, scope: f.scope, kind: f.kind, key: f.key, text: f.text, score: f.score, channels: f.channels })) });
 
 export const forgetTool = defineTool({
   name: "forget",
