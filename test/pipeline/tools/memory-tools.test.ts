@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "../../support/runs";
+import { OTHER, planted } from "../../support/by-meaning";
 import { fakeOpenAI } from "../../support/fake-openai";
 import { api, createKey, createTenant } from "../../support/tenants";
 import { deliver, deliveryRow, registerHook, waitFor } from "../../webhooks/helpers";
@@ -194,6 +195,23 @@ describe("memory tools through a full run", () => {
     expect(tm.map((m) => m.tool_call_id)).toEqual(["call_remember", "call_recall"]);
     expect(JSON.parse(tm[1]!.content!).facts[0]).toMatchObject({ key: "hours", text: "The shop opens at 10." });
     expect(body.edgeweave.memory?.facts).toContainEqual(expect.objectContaining({ kind: "policy", loaded: true, reason: "fits" }));
+  });
+
+  it("the agent's recall finds a fact that shares no word with its query, by meaning, and says which channel found it", async () => {
+    const t = tenant();
+    const scope = `docset:family-${crypto.randomUUID().slice(0, 8)}`;
+    for (const text of [...OTHER, planted[3]!.turn]) {
+      expect((await api("/v1/memory/facts", { key: t.adminKey, body: { scope, kind: "note", text } })).status).toBe(201);
+    }
+    fakeOpenAI()
+      .reply(call("recall", { query: planted[3]!.question, scopes: [scope], limit: 3 }))
+      .reply("Grandpa is in hospital.");
+    const thread = uniqueThread();
+    expect((await chat(t.adminKey, thread, "Is anyone in the family unwell?")).status).toBe(200);
+    const recalled = JSON.parse((await toolMessages(t.adminKey, thread))[0]!.content!).facts as { text: string; channels: Record<string, unknown> }[];
+    const hit = recalled.find((f) => f.text === planted[3]!.turn);
+    expect(hit?.channels).toMatchObject({ dense: { rank: expect.any(Number), score: expect.any(Number) } });
+    expect(hit?.channels.full_text).toBeUndefined();
   });
 
   it("a webhook turn acts with the hook's registered grants: recall reads within them, outside is a tool error, remembering is refused (the hook was not registered with write_facts)", async () => {
