@@ -188,7 +188,7 @@ const readCapError = (share: number) =>
 
 /** The tenant's store quotas (src/auth/quotas.ts). */
 export type StoreLimits = { items: number; bytes: number };
-/** Bytes of a text as SQLite's length(CAST(… AS BLOB)) counts them: the 'store_bytes' triggers sum an item's namespace, key and value. */
+/** Bytes of a text as SQLite's length(CAST(… AS BLOB)) counts them: the 'store_bytes' triggers sum an item's namespace, key, value and index (its texts and vectors). */
 const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength;
 
 export class ScopedStore {
@@ -199,7 +199,7 @@ export class ScopedStore {
     private readonly principal: Principal,
     /**
      * The tenant's quotas: `items` (MAX_STORE_ITEMS_PER_TENANT: a put of a new key past it is 413 BEM-121)
-     * and `bytes` of the items, namespace and key included (MAX_STORE_BYTES_PER_TENANT: a put that grows them past it is 413 BEM-190).
+     * and `bytes` of the items, namespace, key and index included (MAX_STORE_BYTES_PER_TENANT: a put that grows them past it is 413 BEM-190).
      * An update that does not grow its item, and a delete, always go in.
      */
     private readonly limits: StoreLimits = { items: Number.MAX_SAFE_INTEGER, bytes: Number.MAX_SAFE_INTEGER },
@@ -412,7 +412,8 @@ export class ScopedStore {
              (old.n > 0 OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_items'), 0) < ?6)
              AND (?9 <= old.bytes OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_bytes'), 0) - old.bytes + ?9 <= ?10)
            THEN ?4 END, ?5, ?5, ?7, ?8, ?11, ?12, ?13
-         FROM (SELECT COUNT(*) AS n, COALESCE(SUM(length(CAST(namespace AS BLOB)) + length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))), 0) AS bytes FROM store_items
+         FROM (SELECT COUNT(*) AS n, COALESCE(SUM(length(CAST(namespace AS BLOB)) + length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))
+                 + COALESCE(length(CAST(index_text AS BLOB)), 0) + COALESCE(length(vec), 0)), 0) AS bytes FROM store_items
                WHERE tenant_id = ?1 AND namespace = ?2 AND key = ?3) AS old
          WHERE 1
          ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
@@ -429,7 +430,7 @@ export class ScopedStore {
         this.limits.items,
         expires,
         ttl,
-        utf8Bytes(joined(ns)) + utf8Bytes(key) + utf8Bytes(text),
+        utf8Bytes(joined(ns)) + utf8Bytes(key) + utf8Bytes(text) + utf8Bytes(index.text ?? "") + (index.vec?.byteLength ?? 0),
         this.limits.bytes,
         index.text,
         index.vec?.buffer ?? null,
