@@ -241,7 +241,7 @@ CREATE TABLE store_items (
   updated_at  INTEGER NOT NULL,
   expires_at  INTEGER,                    -- ms; NULL: never (LangGraph's TTL)
   ttl_minutes REAL,                       -- what a refreshing read renews it by
-  -- index_text, vec, vec_by (0031): the texts a search's `query` ranks by (JSON array; NULL: index false), their
+  -- index_text, vec, vec_by (0032): the texts a search's `query` ranks by (JSON array; NULL: index false), their
   -- vectors (int8, one per text, concatenated) and the embedder that made them (NULL: embedded when read).
   index_text TEXT, vec BLOB, vec_by TEXT,
   PRIMARY KEY (tenant_id, namespace, key)
@@ -273,7 +273,7 @@ CREATE TRIGGER tenant_counts_lg_thread_insert AFTER INSERT ON langgraph_threads 
 CREATE TRIGGER tenant_counts_lg_thread_delete AFTER DELETE ON langgraph_threads BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'threads'; END;
 CREATE TRIGGER tenant_counts_store_item_insert AFTER INSERT ON store_items BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'store_items', 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = 'store_items'; END;
 CREATE TRIGGER tenant_counts_store_item_delete AFTER DELETE ON store_items BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'store_items'; END;
--- The bytes of the store items (namespace, key, value and index), for MAX_STORE_BYTES_PER_TENANT (migrations 0019, 0031).
+-- The bytes of the store items (namespace, key, value and index), for MAX_STORE_BYTES_PER_TENANT (migrations 0019, 0032).
 CREATE TRIGGER tenant_counts_store_bytes_insert AFTER INSERT ON store_items BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'store_bytes', 0); UPDATE tenant_counts SET n = n + (length(CAST(new.namespace AS BLOB)) + length(CAST(new.key AS BLOB)) + length(CAST(new.value AS BLOB)) + COALESCE(length(CAST(new.index_text AS BLOB)), 0) + COALESCE(length(new.vec), 0)) WHERE tenant_id = new.tenant_id AND kind = 'store_bytes'; END;
 CREATE TRIGGER tenant_counts_store_bytes_update AFTER UPDATE OF value, index_text, vec ON store_items BEGIN UPDATE tenant_counts SET n = n - (length(CAST(old.namespace AS BLOB)) + length(CAST(old.key AS BLOB)) + length(CAST(old.value AS BLOB)) + COALESCE(length(CAST(old.index_text AS BLOB)), 0) + COALESCE(length(old.vec), 0)) + (length(CAST(new.namespace AS BLOB)) + length(CAST(new.key AS BLOB)) + length(CAST(new.value AS BLOB)) + COALESCE(length(CAST(new.index_text AS BLOB)), 0) + COALESCE(length(new.vec), 0)) WHERE tenant_id = new.tenant_id AND kind = 'store_bytes'; END;
 CREATE TRIGGER tenant_counts_store_bytes_delete AFTER DELETE ON store_items BEGIN UPDATE tenant_counts SET n = n - (length(CAST(old.namespace AS BLOB)) + length(CAST(old.key AS BLOB)) + length(CAST(old.value AS BLOB)) + COALESCE(length(CAST(old.index_text AS BLOB)), 0) + COALESCE(length(old.vec), 0)) WHERE tenant_id = old.tenant_id AND kind = 'store_bytes'; END;
