@@ -133,13 +133,10 @@ export function rankCandidates(candidates: readonly Candidate[], query: string, 
   }
   const fused = new Map(fuseScores(fullText, dense, DENSE_WEIGHT).map((f) => [f.key, f.score]));
   const closeness = new Map(dense.map((d, rank) => [d.key, rank]));
-  const order = (i: number) => [-(fused.get(i) ?? 0), closeness.get(i) ?? Number.MAX_SAFE_INTEGER, i];
   const ranked = indexed
-    .map((x) => x.i)
-    .sort((a, b) => {
-      const [x, y] = [order(a), order(b)];
-      return x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]!;
-    });
+    .map((x) => ({ i: x.i, fused: fused.get(x.i) ?? 0, close: closeness.get(x.i) ?? Number.MAX_SAFE_INTEGER }))
+    .sort((a, b) => b.fused - a.fused || a.close - b.close || a.i - b.i)
+    .map((x) => x.i);
   const unindexed = candidates.flatMap((c, i) => (textsOf(c) ? [] : [i]));
   return [
     ...ranked.map((i) => ({ namespace: candidates[i]!.namespace, key: candidates[i]!.key, score: Math.round((fused.get(i) ?? 0) * 1e6) / 1e6 })),
