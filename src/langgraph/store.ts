@@ -234,18 +234,14 @@ export class ScopedStore {
         throw await this.#overQuota();
       });
     }
-    const toRefresh: Row[] = [];
     let at = 0;
-    const out = await Promise.all(
-      plans.map(async (p) => {
-        const own = results.slice(at, (at += p.statements.length));
-        const { result, refresh } = p.finish ? await p.finish(own) : { result: p.read(own), refresh: p.refresh(own) };
-        toRefresh.push(...refresh);
-        return result;
-      }),
+    const owned = plans.map((p) => ({ p, own: results.slice(at, (at += p.statements.length)) }));
+    const done = await Promise.all(owned.map(({ p, own }) => (p.finish ? p.finish(own) : { result: p.read(own), refresh: p.refresh(own) })));
+    await this.refresh(
+      done.flatMap((d) => d.refresh),
+      now,
     );
-    await this.refresh(toRefresh, now);
-    return out;
+    return done.map((d) => d.result);
   }
 
   /** Which quota a refused batch met: the item count when it is full, else the bytes. */
