@@ -241,6 +241,9 @@ CREATE TABLE store_items (
   updated_at  INTEGER NOT NULL,
   expires_at  INTEGER,                    -- ms; NULL: never (LangGraph's TTL)
   ttl_minutes REAL,                       -- what a refreshing read renews it by
+  -- index_text, vec, vec_by (0032): the texts a search's `query` ranks by (JSON array; NULL: index false), their
+  -- vectors (int8, one per text, concatenated) and the embedder that made them (NULL: embedded when read).
+  index_text TEXT, vec BLOB, vec_by TEXT,
   PRIMARY KEY (tenant_id, namespace, key)
 );
 CREATE INDEX store_items_by_update ON store_items (tenant_id, updated_at);
@@ -270,10 +273,10 @@ CREATE TRIGGER tenant_counts_lg_thread_insert AFTER INSERT ON langgraph_threads 
 CREATE TRIGGER tenant_counts_lg_thread_delete AFTER DELETE ON langgraph_threads BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'threads'; END;
 CREATE TRIGGER tenant_counts_store_item_insert AFTER INSERT ON store_items BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'store_items', 0); UPDATE tenant_counts SET n = n + 1 WHERE tenant_id = new.tenant_id AND kind = 'store_items'; END;
 CREATE TRIGGER tenant_counts_store_item_delete AFTER DELETE ON store_items BEGIN UPDATE tenant_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND kind = 'store_items'; END;
--- The bytes of the store items (namespace, key and value), for MAX_STORE_BYTES_PER_TENANT (migration 0019).
-CREATE TRIGGER tenant_counts_store_bytes_insert AFTER INSERT ON store_items BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'store_bytes', 0); UPDATE tenant_counts SET n = n + (length(CAST(new.namespace AS BLOB)) + length(CAST(new.key AS BLOB)) + length(CAST(new.value AS BLOB))) WHERE tenant_id = new.tenant_id AND kind = 'store_bytes'; END;
-CREATE TRIGGER tenant_counts_store_bytes_update AFTER UPDATE OF value ON store_items BEGIN UPDATE tenant_counts SET n = n - (length(CAST(old.namespace AS BLOB)) + length(CAST(old.key AS BLOB)) + length(CAST(old.value AS BLOB))) + (length(CAST(new.namespace AS BLOB)) + length(CAST(new.key AS BLOB)) + length(CAST(new.value AS BLOB))) WHERE tenant_id = new.tenant_id AND kind = 'store_bytes'; END;
-CREATE TRIGGER tenant_counts_store_bytes_delete AFTER DELETE ON store_items BEGIN UPDATE tenant_counts SET n = n - (length(CAST(old.namespace AS BLOB)) + length(CAST(old.key AS BLOB)) + length(CAST(old.value AS BLOB))) WHERE tenant_id = old.tenant_id AND kind = 'store_bytes'; END;
+-- The bytes of the store items (namespace, key, value and index), for MAX_STORE_BYTES_PER_TENANT (migrations 0019, 0032).
+CREATE TRIGGER tenant_counts_store_bytes_insert AFTER INSERT ON store_items BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'store_bytes', 0); UPDATE tenant_counts SET n = n + (length(CAST(new.namespace AS BLOB)) + length(CAST(new.key AS BLOB)) + length(CAST(new.value AS BLOB)) + COALESCE(length(CAST(new.index_text AS BLOB)), 0) + COALESCE(length(new.vec), 0)) WHERE tenant_id = new.tenant_id AND kind = 'store_bytes'; END;
+CREATE TRIGGER tenant_counts_store_bytes_update AFTER UPDATE OF value, index_text, vec ON store_items BEGIN UPDATE tenant_counts SET n = n - (length(CAST(old.namespace AS BLOB)) + length(CAST(old.key AS BLOB)) + length(CAST(old.value AS BLOB)) + COALESCE(length(CAST(old.index_text AS BLOB)), 0) + COALESCE(length(old.vec), 0)) + (length(CAST(new.namespace AS BLOB)) + length(CAST(new.key AS BLOB)) + length(CAST(new.value AS BLOB)) + COALESCE(length(CAST(new.index_text AS BLOB)), 0) + COALESCE(length(new.vec), 0)) WHERE tenant_id = new.tenant_id AND kind = 'store_bytes'; END;
+CREATE TRIGGER tenant_counts_store_bytes_delete AFTER DELETE ON store_items BEGIN UPDATE tenant_counts SET n = n - (length(CAST(old.namespace AS BLOB)) + length(CAST(old.key AS BLOB)) + length(CAST(old.value AS BLOB)) + COALESCE(length(CAST(old.index_text AS BLOB)), 0) + COALESCE(length(old.vec), 0)) WHERE tenant_id = old.tenant_id AND kind = 'store_bytes'; END;
 -- Idempotency-Key results' bytes per tenant (migration 0021, MAX_IDEMPOTENCY_BYTES_PER_TENANT).
 CREATE TRIGGER tenant_counts_idempotency_bytes_insert AFTER INSERT ON idempotency_keys BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'idempotency_bytes', 0); UPDATE tenant_counts SET n = n + (ifnull(length(CAST(new.headers AS BLOB)), 0) + ifnull(length(CAST(new.response AS BLOB)), 0)) WHERE tenant_id = new.tenant_id AND kind = 'idempotency_bytes'; END;
 CREATE TRIGGER tenant_counts_idempotency_bytes_update AFTER UPDATE OF headers, response ON idempotency_keys BEGIN UPDATE tenant_counts SET n = n - (ifnull(length(CAST(old.headers AS BLOB)), 0) + ifnull(length(CAST(old.response AS BLOB)), 0)) + (ifnull(length(CAST(new.headers AS BLOB)), 0) + ifnull(length(CAST(new.response AS BLOB)), 0)) WHERE tenant_id = new.tenant_id AND kind = 'idempotency_bytes'; END;

@@ -114,12 +114,12 @@ it("recall variants over LoCoMo", async () => {
   };
   for (const c of convs) {
     const stub = stubFor(`tune-${c.id}`);
-    await runInDurableObject(stub, (instance: ThreadDO, state) => {
+    await runInDurableObject(stub, (_instance: ThreadDO, state) => {
+      const store = ThreadStore.of(state.storage, { embedder: EMBEDDED_TURNS });
       const messages = c.turns.map((t, i) => ({ ...t, id: c.dias[i]! }));
-      for (let i = 0; i < messages.length; i += 1000) mustUpdate(instance, { ops: [{ op: "append", messages: messages.slice(i, i + 1000) }] });
+      for (let i = 0; i < messages.length; i += 1000) mustUpdate(store, { ops: [{ op: "append", messages: messages.slice(i, i + 1000) }] });
       const sql = state.storage.sql;
       state.storage.transactionSync(() => indexWaiting(sql));
-      const store = ThreadStore.of(state.storage, { embedder: EMBEDDED_TURNS });
       const seqRows = sql.exec<{ seq: number; id: string }>(`SELECT seq, id FROM messages ORDER BY seq`).toArray();
       const seqOf = new Map(seqRows.map((r) => [r.id, r.seq]));
       const idOf = new Map(seqRows.map((r) => [r.seq, r.id]));

@@ -1,11 +1,20 @@
-import { BaseStore, type Item, type Operation, type OperationResults } from "@langchain/langgraph-checkpoint";
+import { BaseStore, type Item, type Operation, type OperationResults, type SearchItem } from "@langchain/langgraph-checkpoint";
 import { EdgeweaveError, EdgeweaveHttp, inRequests, jsonBytes, type EdgeweaveClientOptions } from "./http.js";
 
 /** What one /store/batch request carries at most: the server's 100 ops, and its 1 MiB body less room for the envelope. */
 const BATCH_OPS = 100;
 const BATCH_BYTES = 1024 * 1024 - 1024;
 
-type WireItem = { namespace: string[]; key: string; value: Record<string, unknown>; created_at: string; updated_at: string };
+type WireItem = { namespace: string[]; key: string; value: Record<string, unknown>; created_at: string; updated_at: string; score?: number | null };
+
+/**
+ * The store's index, as LangGraph's stores take it: `fields`, the paths of a value whose texts a
+ * search's `query` ranks by (a put's own `index` wins; without either, the whole value). The server
+ * embeds with its own embedder (docs/recall.md), so `dims` and `embeddings` / `embed` are refused
+ * rather than ignored.
+ */
+export type EdgeweaveStoreIndex = { fields?: string[]; dims?: number; embeddings?: unknown; embed?: unknown };
+export type EdgeweaveStoreOptions = EdgeweaveClientOptions & { index?: EdgeweaveStoreIndex };
 type WireResult = WireItem | { items: WireItem[] } | { namespaces: string[][] } | null;
 
 const toItem = (w: WireItem): Item => ({
@@ -15,6 +24,8 @@ const toItem = (w: WireItem): Item => ({
   createdAt: new Date(w.created_at),
   updatedAt: new Date(w.updated_at),
 });
+/** A search's item: ranked by a `query`, with its score (none for an item with nothing indexed, as LangGraph's InMemoryStore). */
+const toSearchItem = (w: WireItem): SearchItem => (typeof w.score === "number" ? { ...toItem(w), score: w.score } : toItem(w));
 
 /**
  * LangGraph store backed by edgeweave's tenant-scoped D1 items.
@@ -28,14 +39,21 @@ const toItem = (w: WireItem): Item => ({
  * ops, 1 MiB and 10,000 JSON items a request), in order, each stored all or nothing; so one item's
  * value is at most about 1 MiB (413 BEM-013, before anything is sent) and about 10,000 keys and
  * array items (the server's 400 BEM-014 for that op's request). A request whose reads would return more
- * than the server's 16 MiB of values (413 BEM-133, nothing stored) is sent again in halves. There is no semantic index: a search's `query` is ignored and items
- * carry no score.
+ * than the server's 16 MiB of values (413 BEM-133, nothing stored) is sent again in halves. A search's
+ * `query` ranks by the indexed fields (`index`), full text and meaning fused, each item with its `score`.
  */
 export class EdgeweaveStore extends BaseStore {
   private readonly http: EdgeweaveHttp;
+  private readonly fields: string[] | undefined;
 
-  constructor(opts: EdgeweaveClientOptions) {
+  constructor({ index, ...opts }: EdgeweaveStoreOptions) {
     super();
+    for (const name of ["dims", "embeddings", "embed"] as const) {
+      if (index?.[name] !== undefined) {
+        throw new TypeError(`EdgeweaveStore index.${name}: the server embeds with its own embedder (edgeweave docs/recall.md); pass index.fields only`);
+      }
+    }
+    this.fields = index?.fields;
     this.http = new EdgeweaveHttp(opts);
   }
 
@@ -45,7 +63,7 @@ export class EdgeweaveStore extends BaseStore {
       if ("namespacePrefix" in op) {
         return { op: "search", namespace_prefix: op.namespacePrefix, filter: op.filter, limit: op.limit ?? 10, offset: op.offset ?? 0, query: op.query };
       }
-      if ("value" in op) return { op: "put", namespace: op.namespace, key: op.key, value: op.value };
+      if ("value" in op) return { op: "put", namespace: op.namespace, key: op.key, value: op.value, index: op.index ?? this.fields };
       if ("key" in op) return { op: "get", namespace: op.namespace, key: op.key };
       const prefix = op.matchConditions?.find((m) => m.matchType === "prefix")?.path;
       const suffix = op.matchConditions?.find((m) => m.matchType === "suffix")?.path;
@@ -65,7 +83,7 @@ export class EdgeweaveStore extends BaseStore {
     for (const part of inRequests(ops, BATCH_OPS, BATCH_BYTES)) results.push(...(await this.send(part)));
     return results.map((r, i) => {
       const op = operations[i]!;
-      if ("namespacePrefix" in op) return (r as { items: WireItem[] }).items.map(toItem);
+      if ("namespacePrefix" in op) return (r as { items: WireItem[] }).items.map(toSearchItem);
       if ("value" in op) return undefined;
       if ("key" in op) return r === null ? null : toItem(r as WireItem);
       return (r as { namespaces: string[][] }).namespaces;

@@ -5,7 +5,8 @@ import type { AppEnv } from "../edge/app-env";
 import { errorResponses, jsonContent } from "../edge/openapi-errors";
 import { chargeOps } from "../auth/rate-limit";
 import { validationHook } from "../edge/validation";
-import { Namespace, ScopedStore, type StoreItem, type StoreOp } from "./store";
+import { Namespace, ScopedStore, type SearchItem, type StoreItem, type StoreOp } from "./store";
+import { MAX_TEXTS } from "./store-index";
 import { quotaOf } from "../auth/quotas";
 
 /**
@@ -22,10 +23,22 @@ const Filter = z.record(z.string(), z.unknown()).optional();
 const ItemWire = z
   .object({ namespace: z.array(z.string()), key: z.string(), value: Value, created_at: z.string(), updated_at: z.string() })
   .openapi("StoreItem");
+/** A search's item: with a `query`, its `score` (higher is closer; null when nothing of it is indexed), as LangGraph's SearchItem. */
+const SearchItemWire = ItemWire.extend({ score: z.number().nullable().optional() }).openapi("StoreSearchItem");
 /** The longest `ttl`: 1,000 years in minutes (past some 1e15, now + ttl is no longer an exact integer of ms; 1e300 overflowed). */
 const MAX_TTL_MINUTES = 525_600_000;
-/** `ttl` in minutes (null: never expires), as LangGraph's store API; `index` is accepted and unused (no semantic index). */
-const Ttl = { index: z.unknown().optional(), ttl: z.number().positive().max(MAX_TTL_MINUTES).nullable().optional() };
+/**
+ * `ttl` in minutes (null: never expires), and `index`, as LangGraph's store API: the fields whose texts a search's
+ * `query` ranks by (LangGraph's path syntax), `false` for none, null or absent for the whole value (store-index.ts).
+ */
+const IndexField = z
+  .union([z.literal(false), z.array(z.string().min(1).max(256)).max(MAX_TEXTS)])
+  .nullable()
+  .optional()
+  .openapi({
+    description: "Fields to index for `query` (LangGraph's path syntax, e.g. `text`, `notes[*].body`); false: none; null or absent: the whole value",
+  });
+const Ttl = { index: IndexField, ttl: z.number().positive().max(MAX_TTL_MINUTES).nullable().optional() };
 
 const PutBody = z.strictObject({ namespace: Namespace, key: Key, value: Value.nullable(), ...Ttl });
 const SearchBody = z.strictObject({
@@ -33,7 +46,7 @@ const SearchBody = z.strictObject({
   filter: Filter,
   limit: z.number().int().min(1).max(1000).default(10),
   offset: z.number().int().min(0).default(0),
-  query: z.string().nullable().optional(),
+  query: z.string().nullable().optional().openapi({ description: "Rank by this text: full-text and meaning, fused (docs/recall.md)" }),
   refresh_ttl: z.boolean().nullable().optional(),
 });
 const NamespacesBody = z.strictObject({
@@ -50,7 +63,7 @@ const BatchOp = z.discriminatedUnion("op", [
   z.strictObject({ op: z.literal("list_namespaces"), ...NamespacesBody.shape }),
 ]);
 const BatchBody = z.strictObject({ ops: z.array(BatchOp).min(1).max(100) });
-const BatchResult = z.union([ItemWire.nullable(), z.object({ items: z.array(ItemWire) }), z.object({ namespaces: z.array(z.array(z.string())) })]);
+const BatchResult = z.union([ItemWire.nullable(), z.object({ items: z.array(SearchItemWire) }), z.object({ namespaces: z.array(z.array(z.string())) })]);
 
 const errs = () => errorResponses("BEM-022", "BEM-023", "BEM-060", "BEM-120", "BEM-121", "BEM-133", "BEM-146", "BEM-190");
 const json = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
@@ -87,9 +100,9 @@ const searchItems = createRoute({
   path: "/v1/langgraph/store/items/search",
   middleware: access("reach_namespace", "run", { rate: "langgraph" }),
   tags: ["langgraph store"],
-  summary: "Items under a namespace prefix, filtered by value fields ($eq $ne $gt $gte $lt $lte $in $nin)",
+  summary: "Items under a namespace prefix, filtered by value fields ($eq $ne $gt $gte $lt $lte $in $nin), ranked by `query`",
   request: json(SearchBody),
-  responses: { 200: jsonContent(z.object({ items: z.array(ItemWire) }), "Newest update first"), ...errs() },
+  responses: { 200: jsonContent(z.object({ items: z.array(SearchItemWire) }), "Newest update first; with `query`, best first with `score`"), ...errs() },
 });
 const listNamespaces = createRoute({
   method: "post",
@@ -119,6 +132,7 @@ const searchOp = (b: Search): StoreOp => ({
   limit: b.limit,
   offset: b.offset,
   refreshTtl: b.refresh_ttl ?? undefined,
+  query: b.query,
 });
 const namespacesOp = (b: Namespaces): StoreOp => ({
   op: "list_namespaces",
@@ -128,10 +142,10 @@ const namespacesOp = (b: Namespaces): StoreOp => ({
   limit: b.limit,
   offset: b.offset,
 });
-const search = (s: ScopedStore, b: Search) => s.batch([searchOp(b)]).then(([r]) => r as StoreItem[]);
+const search = (s: ScopedStore, b: Search) => s.batch([searchOp(b)]).then(([r]) => r as SearchItem[]);
 const namespaces = (s: ScopedStore, b: Namespaces) => s.batch([namespacesOp(b)]).then(([r]) => r as string[][]);
-const putOrDelete = (s: ScopedStore, ns: string[], key: string, value: Record<string, unknown> | null, ttl?: number | null) =>
-  s.batch([{ op: "put", namespace: ns, key, value, ttl }]);
+const putOrDelete = (s: ScopedStore, b: z.infer<typeof PutBody>) =>
+  s.batch([{ op: "put", namespace: b.namespace, key: b.key, value: b.value, ttl: b.ttl, index: b.index }]);
 
 /** The caller's store, with the tenant's item and byte quotas. */
 const storeOf = (c: Context<AppEnv>) =>
@@ -140,7 +154,7 @@ const storeOf = (c: Context<AppEnv>) =>
 export const storeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(putItem, async (c) => {
     const b = c.req.valid("json");
-    await putOrDelete(storeOf(c), b.namespace, b.key, b.value, b.ttl);
+    await putOrDelete(storeOf(c), b);
     return c.body(null, 204);
   })
   .openapi(getItem, async (c) => {
@@ -160,7 +174,7 @@ export const storeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
     const store = storeOf(c);
     const ops = c.req.valid("json").ops.map((op): StoreOp => {
       if (op.op === "get") return { op: "get", namespace: op.namespace, key: op.key, refreshTtl: op.refresh_ttl ?? undefined };
-      if (op.op === "put") return { op: "put", namespace: op.namespace, key: op.key, value: op.value, ttl: op.ttl };
+      if (op.op === "put") return { op: "put", namespace: op.namespace, key: op.key, value: op.value, ttl: op.ttl, index: op.index };
       return op.op === "search" ? searchOp(op) : namespacesOp(op);
     });
     // All or nothing: ScopedStore.batch checks every op before it runs any, in one D1 transaction.

@@ -4,6 +4,9 @@ import type { Principal } from "../core/principal";
 import { AppError } from "../core/errors";
 import { MemoryScope } from "../memory/scope";
 import { langgraphTenant, mayReachScope } from "./access";
+import { loadWordTable } from "../embed/embedded";
+import type { WordTable } from "../embed/word-table";
+import { type Candidate, type IndexSpec, type ItemIndex, indexItem, rankCandidates } from "./store-index";
 
 /**
  * LangGraph store items in D1 (`store_items`), per tenant. A namespace is a
@@ -17,6 +20,8 @@ export const Namespace = z.array(z.string()).min(1).max(16);
 const MAX_KEY = 512;
 
 export type StoreItem = { namespace: string[]; key: string; value: Record<string, unknown>; created_at: string; updated_at: string };
+/** A search's item; ranked by a `query`, with its `score` (null: nothing of it indexed), as LangGraph's SearchItem. */
+export type SearchItem = StoreItem & { score?: number | null };
 type Row = { namespace: string; key: string; value: string; created_at: number; updated_at: number };
 
 function checkLabels(ns: readonly string[], allowEmpty: boolean): void {
@@ -136,13 +141,29 @@ const MINUTE = 60_000;
 /** One operation of a batch, as the routes parse it (a put of a null value deletes). */
 export type StoreOp =
   | { op: "get"; namespace: string[]; key: string; refreshTtl?: boolean }
-  | { op: "put"; namespace: string[]; key: string; value: Record<string, unknown> | null; ttl?: number | null }
-  | { op: "search"; prefix: string[]; filter?: Record<string, unknown>; limit?: number; offset?: number; refreshTtl?: boolean }
+  | { op: "put"; namespace: string[]; key: string; value: Record<string, unknown> | null; ttl?: number | null; index?: IndexSpec }
+  | { op: "search"; prefix: string[]; filter?: Record<string, unknown>; limit?: number; offset?: number; refreshTtl?: boolean; query?: string | null }
   | { op: "list_namespaces"; prefix?: string[]; suffix?: string[]; maxDepth?: number; limit?: number; offset?: number };
 export type StoreResult = StoreItem | StoreItem[] | string[][] | null;
 
-/** An op made into its statements (checked already), and how to read its result from theirs. */
-type Planned = { statements: D1PreparedStatement[]; read: (results: D1Result[]) => StoreResult; refresh: (results: D1Result[]) => Row[] };
+/**
+ * An op made into its statements (checked already), and how to read its result from theirs; a ranked
+ * search reads its page's values once the batch has ranked its candidates (`finish`).
+ */
+type Planned = {
+  statements: D1PreparedStatement[];
+  read: (results: D1Result[]) => StoreResult;
+  refresh: (results: D1Result[]) => Row[];
+  finish?: (results: D1Result[]) => Promise<{ result: StoreResult; refresh: Row[] }>;
+};
+
+/** A search ranks by its query when it has one with more than blanks (LangGraph's InMemoryStore ranks by any non-empty one). */
+const rankedBy = (op: StoreOp): string | undefined => (op.op === "search" && op.query && op.query.trim() !== "" ? op.query : undefined);
+/**
+ * The candidates a ranked search reads at most, newest update first (after prefix, filter and grants):
+ * a bound on what one search reads and scores in the Worker, as a ranked fact scope reads its newest 5,000.
+ */
+export const RANK_SCAN = 2000;
 
 /** A put's value column is NOT NULL: a put past a limit writes NULL there, which fails the whole batch (see #put). */
 const isQuotaFailure = (e: unknown) => e instanceof Error && /NOT NULL constraint failed: store_items\.value/.test(e.message);
@@ -167,7 +188,7 @@ const readCapError = (share: number) =>
 
 /** The tenant's store quotas (src/auth/quotas.ts). */
 export type StoreLimits = { items: number; bytes: number };
-/** Bytes of a text as SQLite's length(CAST(… AS BLOB)) counts them: the 'store_bytes' triggers sum an item's namespace, key and value. */
+/** Bytes of a text as SQLite's length(CAST(… AS BLOB)) counts them: the 'store_bytes' triggers sum an item's namespace, key, value and index (its texts and vectors). */
 const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength;
 
 export class ScopedStore {
@@ -178,7 +199,7 @@ export class ScopedStore {
     private readonly principal: Principal,
     /**
      * The tenant's quotas: `items` (MAX_STORE_ITEMS_PER_TENANT: a put of a new key past it is 413 BEM-121)
-     * and `bytes` of the items, namespace and key included (MAX_STORE_BYTES_PER_TENANT: a put that grows them past it is 413 BEM-190).
+     * and `bytes` of the items, namespace, key and index included (MAX_STORE_BYTES_PER_TENANT: a put that grows them past it is 413 BEM-190).
      * An update that does not grow its item, and a delete, always go in.
      */
     private readonly limits: StoreLimits = { items: Number.MAX_SAFE_INTEGER, bytes: Number.MAX_SAFE_INTEGER },
@@ -195,7 +216,9 @@ export class ScopedStore {
   async batch(ops: readonly StoreOp[], now = Date.now()): Promise<StoreResult[]> {
     const reads = ops.filter((op) => op.op !== "put").length;
     const share = Math.floor(MAX_STORE_READ_BYTES / Math.max(1, reads));
-    const plans = ops.map((op) => this.#plan(op, now, share));
+    // Puts embed their indexed texts and ranked searches their query: with the embedded table when it loads, else full-text alone.
+    const table = ops.some((op) => (op.op === "put" && op.value !== null) || rankedBy(op)) ? await loadWordTable() : undefined;
+    const plans = ops.map((op) => this.#plan(op, now, share, table));
     const statements = plans.flatMap((p) => p.statements);
     let results: D1Result[];
     try {
@@ -211,16 +234,14 @@ export class ScopedStore {
         throw await this.#overQuota();
       });
     }
-    const out: StoreResult[] = [];
-    const toRefresh: Row[] = [];
     let at = 0;
-    for (const p of plans) {
-      const own = results.slice(at, (at += p.statements.length));
-      out.push(p.read(own));
-      toRefresh.push(...p.refresh(own));
-    }
-    await this.refresh(toRefresh, now);
-    return out;
+    const owned = plans.map((p) => ({ p, own: results.slice(at, (at += p.statements.length)) }));
+    const done = await Promise.all(owned.map(({ p, own }) => (p.finish ? p.finish(own) : { result: p.read(own), refresh: p.refresh(own) })));
+    await this.refresh(
+      done.flatMap((d) => d.refresh),
+      now,
+    );
+    return done.map((d) => d.result);
   }
 
   /** Which quota a refused batch met: the item count when it is full, else the bytes. */
@@ -236,8 +257,8 @@ export class ScopedStore {
     );
   }
 
-  async put(ns: string[], key: string, value: Record<string, unknown>, opts: Ttl = {}, now = Date.now()): Promise<void> {
-    await this.batch([{ op: "put", namespace: ns, key, value, ttl: opts.ttl }], now);
+  async put(ns: string[], key: string, value: Record<string, unknown>, opts: Ttl & { index?: IndexSpec } = {}, now = Date.now()): Promise<void> {
+    await this.batch([{ op: "put", namespace: ns, key, value, ttl: opts.ttl, index: opts.index }], now);
   }
 
   /** The item, unless absent or past its TTL; `refreshTtl` (LangGraph's default) renews its TTL. */
@@ -250,16 +271,16 @@ export class ScopedStore {
   }
 
   /**
-   * Items under the prefix the key reaches, newest update first (then namespace and key), filtered
-   * by value fields; past their TTL they are gone, and `refreshTtl` (the default) renews what is
-   * returned. (No semantic index: `query` is not used.)
+   * Items under the prefix the key reaches, filtered by value fields, newest update first (then
+   * namespace and key), or with a `query` best first by it (store-index.ts), each with its `score`;
+   * past their TTL they are gone, and `refreshTtl` (the default) renews what is returned.
    */
   async search(
     prefix: string[],
-    opts: { filter?: Record<string, unknown>; limit?: number; offset?: number; refreshTtl?: boolean },
+    opts: { filter?: Record<string, unknown>; limit?: number; offset?: number; refreshTtl?: boolean; query?: string | null },
     now = Date.now(),
-  ): Promise<StoreItem[]> {
-    return (await this.batch([{ op: "search", prefix, ...opts }], now))[0] as StoreItem[];
+  ): Promise<SearchItem[]> {
+    return (await this.batch([{ op: "search", prefix, ...opts }], now))[0] as SearchItem[];
   }
 
   /** Distinct namespaces the key reaches, matched by prefix / suffix ("*" matches any label), cut to maxDepth. */
@@ -271,7 +292,7 @@ export class ScopedStore {
   }
 
   /** `share`: the bytes of values this op may read (MAX_STORE_READ_BYTES over the request's reads); past it the statement fails. */
-  #plan(op: StoreOp, now: number, share: number): Planned {
+  #plan(op: StoreOp, now: number, share: number, table: WordTable | undefined): Planned {
     const none = () => [];
     const rowsOf = (r: D1Result[]) => (r[0]?.results ?? []) as Row[];
     if (op.op === "put") {
@@ -283,7 +304,8 @@ export class ScopedStore {
           .bind(this.tenant, joined(op.namespace), op.key);
         return { statements: [del], read: () => null, refresh: none };
       }
-      return { statements: [this.#put(op.namespace, op.key, op.value, op.ttl ?? null, now)], read: () => null, refresh: none };
+      const index = indexItem(op.value, op.index, table);
+      return { statements: [this.#put(op.namespace, op.key, op.value, op.ttl ?? null, now, index)], read: () => null, refresh: none };
     }
     if (op.op === "get") {
       requireNamespace(this.principal, op.namespace);
@@ -302,6 +324,8 @@ export class ScopedStore {
       const bind = new Params();
       const where = [`tenant_id = ${bind.add(this.tenant)}`, alive(bind, now)];
       for (const c of [prefixClause(op.prefix, bind), grantClause(this.principal, bind), filterClause(op.filter ?? {}, bind)]) if (c) where.push(c);
+      const query = rankedBy(op);
+      if (query !== undefined) return this.#ranked(op, query, where, bind, share, table, now);
       // The page first (limit, offset), then its running total of value bytes in the same order: a row past the share fails the statement.
       const order = "ORDER BY updated_at DESC, namespace, key";
       const page = `SELECT namespace, key, value, created_at, updated_at FROM store_items WHERE ${where.join(" AND ")}
@@ -321,27 +345,76 @@ export class ScopedStore {
   }
 
   /**
+   * A search by `query` (store-index.ts): its statement reads the newest RANK_SCAN candidates, without
+   * their values, inside the batch (so it sees the batch's earlier puts); once they are ranked, one more
+   * statement reads the page's values. The page is chosen after the batch, so the byte share is held by
+   * the most the page could read: the statement fails, and the batch with it, when the `limit` largest
+   * candidates' values pass the share.
+   */
+  #ranked(
+    op: Extract<StoreOp, { op: "search" }>,
+    query: string,
+    where: readonly string[],
+    bind: Params,
+    share: number,
+    table: WordTable | undefined,
+    now: number,
+  ): Planned {
+    const limit = op.limit ?? 10;
+    const offset = op.offset ?? 0;
+    const sql = `WITH c AS (SELECT namespace, key, index_text, vec, vec_by, length(CAST(value AS BLOB)) AS bytes FROM store_items
+        WHERE ${where.join(" AND ")} ORDER BY updated_at DESC, namespace, key LIMIT ${bind.add(RANK_SCAN)})
+      SELECT namespace, key, index_text, vec, vec_by, CASE WHEN
+          (SELECT COALESCE(SUM(bytes), 0) FROM (SELECT bytes FROM c ORDER BY bytes DESC LIMIT ${bind.add(limit)})) <= ${bind.add(share)}
+        THEN 1 ELSE json(${bind.add(READ_CAP)}) END AS fits FROM c`;
+    const finish = async (results: D1Result[]) => {
+      const ranked = rankCandidates((results[0]?.results ?? []) as Candidate[], query, table).slice(offset, offset + limit);
+      if (ranked.length === 0) return { result: [], refresh: [] };
+      const read = new Params();
+      const page = JSON.stringify(ranked.map((r) => [r.namespace, r.key]));
+      const values = `SELECT s.namespace, s.key, s.value, s.created_at, s.updated_at, p.key AS at FROM json_each(${read.add(page)}) p
+          JOIN store_items s ON s.tenant_id = ${read.add(this.tenant)} AND s.namespace = p.value ->> 0 AND s.key = p.value ->> 1
+          WHERE ${alive(read, now)}`;
+      const running = `SELECT *, SUM(length(CAST(value AS BLOB))) OVER (ORDER BY at ROWS UNBOUNDED PRECEDING) AS running FROM (${values})`;
+      const capped = `SELECT namespace, key, CASE WHEN running <= ${read.add(share)} THEN value ELSE json(${read.add(READ_CAP)}) END AS value, created_at, updated_at, at
+          FROM (${running}) ORDER BY at`;
+      const rows = await this.db
+        .prepare(capped)
+        .bind(...read.values)
+        .all<Row & { at: number }>()
+        .catch((e: unknown) => {
+          throw isReadCapFailure(e) ? readCapError(share) : e;
+        });
+      const items = rows.results.map((r): SearchItem => ({ ...toItem(r), score: ranked[r.at]!.score }));
+      return { result: items, refresh: op.refreshTtl !== false ? rows.results : [] };
+    };
+    return { statements: [this.db.prepare(sql).bind(...bind.values)], read: () => [], refresh: () => [], finish };
+  }
+
+  /**
    * An upsert that writes its value only when the tenant's counts (kept by triggers) have room: a
    * new key needs room in the item count, and a value that grows its item needs room in the bytes.
    * Otherwise the value is NULL, which the NOT NULL column refuses, so the batch it is in fails as
    * a whole (a WHERE that inserted nothing would leave the batch's other writes in place).
    * (`WHERE 1`: SQLite reads an INSERT … SELECT's ON CONFLICT only after a WHERE.)
    */
-  #put(ns: string[], key: string, value: Record<string, unknown>, ttl: number | null, now: number): D1PreparedStatement {
+  #put(ns: string[], key: string, value: Record<string, unknown>, ttl: number | null, now: number, index: ItemIndex): D1PreparedStatement {
     const expires = ttl === null ? null : now + Math.round(ttl * MINUTE);
     const text = JSON.stringify(value);
     return this.db
       .prepare(
-        `INSERT INTO store_items (tenant_id, namespace, key, value, created_at, updated_at, expires_at, ttl_minutes)
+        `INSERT INTO store_items (tenant_id, namespace, key, value, created_at, updated_at, expires_at, ttl_minutes, index_text, vec, vec_by)
          SELECT ?1, ?2, ?3, CASE WHEN
              (old.n > 0 OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_items'), 0) < ?6)
              AND (?9 <= old.bytes OR COALESCE((SELECT n FROM tenant_counts WHERE tenant_id = ?1 AND kind = 'store_bytes'), 0) - old.bytes + ?9 <= ?10)
-           THEN ?4 END, ?5, ?5, ?7, ?8
-         FROM (SELECT COUNT(*) AS n, COALESCE(SUM(length(CAST(namespace AS BLOB)) + length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))), 0) AS bytes FROM store_items
+           THEN ?4 END, ?5, ?5, ?7, ?8, ?11, ?12, ?13
+         FROM (SELECT COUNT(*) AS n, COALESCE(SUM(length(CAST(namespace AS BLOB)) + length(CAST(key AS BLOB)) + length(CAST(value AS BLOB))
+                 + COALESCE(length(CAST(index_text AS BLOB)), 0) + COALESCE(length(vec), 0)), 0) AS bytes FROM store_items
                WHERE tenant_id = ?1 AND namespace = ?2 AND key = ?3) AS old
          WHERE 1
          ON CONFLICT (tenant_id, namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
            expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes,
+           index_text = excluded.index_text, vec = excluded.vec, vec_by = excluded.vec_by,
            created_at = CASE WHEN store_items.expires_at <= excluded.updated_at THEN excluded.created_at ELSE store_items.created_at END`,
       )
       .bind(
@@ -353,8 +426,11 @@ export class ScopedStore {
         this.limits.items,
         expires,
         ttl,
-        utf8Bytes(joined(ns)) + utf8Bytes(key) + utf8Bytes(text),
+        utf8Bytes(joined(ns)) + utf8Bytes(key) + utf8Bytes(text) + utf8Bytes(index.text ?? "") + (index.vec?.byteLength ?? 0),
         this.limits.bytes,
+        index.text,
+        index.vec?.buffer ?? null,
+        index.vecBy,
       );
   }
 

@@ -4,7 +4,7 @@ import type { Principal } from "../core/principal";
 import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { MemoryScope } from "../memory/scope";
 import { defineTool, type Tool, type ToolCallRuntime } from "../pipeline/tools/define";
-import { forgetTool, recallTool, rememberTool } from "../pipeline/tools/memory-tools";
+import { forgetTool, recallTool, recalledJson, rememberTool } from "../pipeline/tools/memory-tools";
 
 /**
  * The memory tools as MCP clients see them. Outside a run there is no conversation and no list of
@@ -60,7 +60,7 @@ const mcpRemember = defineTool({
 const mcpRecall = defineTool({
   name: recallTool.name,
   description:
-    "Search long-term memory for facts relevant to a query (best first; `score` 1 for the best match, lower for weaker ones). Without `scopes`, searches every scope this key may read: " +
+    "Search long-term memory for facts relevant to a query, by its words and its meaning (best first; `score` 1 for the best match, lower for weaker ones; `channels` says which found each). Without `scopes`, searches every scope this key may read: " +
     "all of this tenant's for an admin key, those its grants match for a member key, and the operator's `system` rules.",
   inputSchema: withScopeField(recallTool),
   handler: async (input, runtime) => {
@@ -69,9 +69,8 @@ const mcpRecall = defineTool({
     const withSystem = decide(p, "read_scope", { scope: MemoryScope.system() }).allow;
     const limit = typeof input.limit === "number" ? input.limit : 5;
     // The grants go into the query itself (before its limit), so no matching fact is cut by a page of others.
-    const found = await new D1FactsBackend(runtime.caller!.env.DB, p.tenant).searchGranted(p.grants, withSystem, String(input.query), limit);
-    const facts = found.filter((f) => decide(p, "read_scope", { scope: MemoryScope.parse(f.scope) }).allow);
-    return JSON.stringify({ facts: facts.map((f) => ({ id: f.id, scope: f.scope, kind: f.kind, key: f.key, text: f.text, score: f.score })) });
+    const found = await new D1FactsBackend(runtime.caller!.env.DB, p.tenant).recall({ grants: p.grants, withSystem }, String(input.query), limit);
+    return recalledJson(found.filter((f) => decide(p, "read_scope", { scope: MemoryScope.parse(f.scope) }).allow));
   },
 });
 

@@ -9,7 +9,8 @@ import { EMBEDDED_ID, loadWordTable } from "../embed/embedded";
 import { nearest, quantize } from "../embed/vectors";
 import { embedWords, type WordTable } from "../embed/word-table";
 import { markedText, tenantMark } from "./tenant-words";
-import { bm25Statement, PREFIX_MAX_FACTS, type Reach } from "./bm25-search";
+import { bm25Statement, PREFIX_MAX_FACTS, Params, type Reach } from "./bm25-search";
+import { type Channels, DENSE_WEIGHT, fuseScores } from "../embed/fusion";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
 import { ownerTenant, type MemoryScope } from "./scope";
 import type { RunFactsCache } from "./facts-cache";
@@ -19,6 +20,11 @@ const ids = new IdGenerator();
 
 /** Live facts of a scope the dense channel compares with a query at most (the newest): a bound on one load's read. */
 const DENSE_SCAN = 5000;
+/** Candidates each channel gives a recall's fusion (the dense floor is the score at rank 50, fusion.ts). */
+const RECALL_POOL = 50;
+
+/** A fact recalled by the memory tools: its fused score and the channels that found it. */
+export type RecalledFact = ScoredFact & { channels: Channels };
 
 type VectorRow = Fact & { vec: ArrayBuffer | number[] | null; vec_by: string | null };
 
@@ -275,8 +281,14 @@ export class D1FactsBackend implements MemoryBackend {
   async searchGranted(grants: readonly string[], withSystem: boolean, query: string, limit: number): Promise<ScoredFact[]> {
     const terms = searchTerms(query);
     if (terms.length === 0 || (grants.length === 0 && !withSystem)) return [];
+    const { results } = await this.searchStatement(await this.#granted(grants, withSystem), terms, limit, this.clock()).all<Fact & { score: number }>();
+    return relativeScores(results);
+  }
+
+  /** Every scope of this tenant that `grants` match, and with `withSystem` the operator's `system` facts (searchGranted). */
+  async #granted(grants: readonly string[], withSystem: boolean): Promise<Reach> {
     const owners = [...(grants.length > 0 ? [this.tenant] : []), ...(withSystem ? [OPERATOR_TENANT] : [])];
-    const reach: Reach = {
+    return {
       marks: await Promise.all(owners.map(tenantMark)),
       where: (p) => {
         const one = (g: string) => (g === "*" ? "1" : g.endsWith("*") ? `substr(scope, 1, ${g.length - 1}) = ${p.ref(g.slice(0, -1))}` : `scope = ${p.ref(g)}`);
@@ -284,8 +296,52 @@ export class D1FactsBackend implements MemoryBackend {
         return balanced([...owned, ...(withSystem ? [`tenant_id = ${p.ref(OPERATOR_TENANT)} AND scope = 'system'`] : [])], "OR");
       },
     };
-    const { results } = await this.searchStatement(reach, terms, limit, this.clock()).all<Fact & { score: number }>();
-    return relativeScores(results);
+  }
+
+  /**
+   * The memory tools' recall (the agent's and MCP's): facts ranked for `query` by words and by meaning,
+   * fused as a run ranks them (rank.ts), best first, at most `limit`: `score` 1 for the best, lower for
+   * weaker ones, and each fact's `channels` (its rank and score in each channel that found it). Reach is
+   * exact scopes, or grant patterns (`granted`) for callers with no layer list; both are bound to the
+   * tenant in SQL, the vectors read with the facts they belong to.
+   */
+  async recall(
+    reach: { scopes: readonly MemoryScope[] } | { grants: readonly string[]; withSystem: boolean },
+    query: string,
+    limit: number,
+  ): Promise<RecalledFact[]> {
+    const within =
+      "scopes" in reach
+        ? await inScopes(reach.scopes.map((s) => ({ owner: ownerTenant(s, this.tenant), scope: s.toString() })))
+        : await this.#granted(reach.grants, reach.withSystem);
+    if ("scopes" in reach ? reach.scopes.length === 0 : reach.grants.length === 0 && !reach.withSystem) return [];
+    const now = this.clock();
+    const terms = searchTerms(query);
+    const table = query.trim() !== "" ? await loadWordTable() : undefined;
+    const q = table && embedWords(table, query);
+    const dense = q?.some((x) => x !== 0) === true;
+    const stmts: D1PreparedStatement[] = [];
+    if (terms.length > 0) stmts.push(this.searchStatement(within, terms, RECALL_POOL, now));
+    if (dense) {
+      const p = new Params();
+      const sql = `SELECT ${COLUMNS}, vec, vec_by FROM facts WHERE (${within.where(p)}) AND (expires_at IS NULL OR expires_at > ${p.ref(now)}) ORDER BY updated_at DESC, id DESC LIMIT ${p.ref(DENSE_SCAN)}`;
+      stmts.push(this.db.prepare(sql).bind(...p.values));
+    }
+    if (stmts.length === 0) return [];
+    const results = await this.batched(stmts);
+    const words = terms.length > 0 ? ((results.shift()?.results ?? []) as (Fact & { score: number })[]).map(scored) : [];
+    const near = table && q && dense ? nearestFacts(table, (results.shift()?.results ?? []) as VectorRow[], q, RECALL_POOL) : [];
+    const byId = new Map([...words, ...near].map((f) => [f.id, f]));
+    const fused = fuseScores(
+      words.map((f) => ({ key: f.id, score: f.score })),
+      near.map((f) => ({ key: f.id, score: f.score })),
+      DENSE_WEIGHT,
+    ).slice(0, limit);
+    const best = fused[0]?.score ?? 0;
+    return fused.map(({ key, score, channels }) => {
+      const { score: _own, ...fact } = byId.get(key)!;
+      return { ...fact, score: best > 0 ? Math.round((score / best) * 1e4) / 1e4 : 0, channels };
+    });
   }
 
   async appendLayer(scope: MemoryScope, item: MemoryItem): Promise<string> {

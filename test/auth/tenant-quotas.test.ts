@@ -228,7 +228,9 @@ describe("per-tenant quotas", () => {
     const { key } = await createKey(t.tenant, { role: "member", scopes: ["organization:acme"] });
     const vars = { MAX_STORE_BYTES_PER_TENANT: "100000" };
     const big = (n: number) => ({ s: "x".repeat(n) });
-    const put = (k: string, value: unknown) => call(vars, "/v1/langgraph/store/items", key, { namespace: ["organization", "acme"], key: k, value }, "PUT");
+    // Unindexed (index: false), so an item's bytes are its namespace, key and value; an index counts too (below).
+    const put = (k: string, value: unknown) =>
+      call(vars, "/v1/langgraph/store/items", key, { namespace: ["organization", "acme"], key: k, value, index: false }, "PUT");
     const bytes = async () =>
       (await env.DB.prepare("SELECT n FROM tenant_counts WHERE tenant_id = ? AND kind = 'store_bytes'").bind(t.tenant).first<{ n: number }>())?.n;
     expect((await put("a", big(40_000))).status).toBe(204);
@@ -254,6 +256,13 @@ describe("per-tenant quotas", () => {
       value: {},
     }));
     await expectCode(await call(vars, "/v1/langgraph/store/batch", key, { ops: keys }), 413, "BEM-190");
+    // An item's index (its texts for `query`, and their vectors) counts as well: it grows the item, and dropping it frees the bytes.
+    const before = await bytes();
+    const indexed = { namespace: ["organization", "acme"], key: "c", value: big(40_000) };
+    expect((await call(vars, "/v1/langgraph/store/items", key, indexed, "PUT")).status).toBe(204);
+    expect((await bytes())! - before!).toBeGreaterThan(4000);
+    expect((await put("c", big(40_000))).status).toBe(204);
+    expect(await bytes()).toBe(before);
   });
 
   it("counts are kept by triggers with every write, per tenant, and quotas default to the documented vars", async () => {

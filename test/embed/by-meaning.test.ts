@@ -8,34 +8,13 @@ import { embedWords, type WordTable } from "../../src/embed/word-table";
 import { RecallVectors } from "../../src/thread/recall-vectors";
 import { ThreadStore } from "../../src/thread/thread-store";
 import { unique } from "../thread/support";
+import { OTHER, planted } from "../support/by-meaning";
 
 /**
  * Recall by meaning with the embedded default (src/embed, src/thread/recall-vectors.ts), offline:
  * turns that share no word with the question that needs them come back within 1,000 tokens from
  * a long thread of other talk, where full-text search alone finds nothing.
  */
-
-const planted: { question: string; turn: string }[] = [
-  { question: "Which relative is visiting?", turn: "My sister flew in from Lisbon last night and stays with us until Sunday." },
-  { question: "What are her hobbies?", turn: "I paint watercolours at the lake most Saturdays, and I knit scarves in winter." },
-  { question: "What pet does the family own?", turn: "Our puppy chewed through another pair of slippers this morning." },
-  { question: "Is anyone unwell?", turn: "Grandpa caught pneumonia, so the doctor kept him at the hospital." },
-];
-
-const OTHER = [
-  "The quarterly report needs two more charts before Friday's review.",
-  "Can you check whether the build server finished the nightly job?",
-  "I moved the meeting with the vendor to half past three.",
-  "The spreadsheet formulas broke after someone renamed the column.",
-  "Traffic on the ring road was slow again because of roadworks.",
-  "Let's order more printer paper and toner for the office.",
-  "The invoice from the contractor is still waiting for approval.",
-  "Our new intern starts on the database migration next week.",
-  "Remember to rotate the API keys before the audit.",
-  "The train was delayed twenty minutes at the central station.",
-  "Please update the slides with the latest sales numbers.",
-  "The projector in room four keeps flickering during calls.",
-];
 
 /** A long thread of other talk with the planted turns spread through its first half. */
 function thread(): MessageInput[] {

@@ -2,11 +2,10 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { InMemoryStore, type BaseStore } from "@langchain/langgraph-checkpoint";
 import worker from "../../src/index";
-import { Client } from "@langchain/langgraph-sdk";
 import { describe, expect, it } from "vitest";
 import { EdgeweaveStore } from "../../src/langgraph-client/store";
 import { api, createTenant } from "../support/tenants";
-import { BASE_URL, workerFetch } from "./support";
+import { BASE_URL, sdkClient, workerFetch } from "./support";
 
 /**
  * Issue #24.9: the store reads filters as LangGraph's InMemoryStore does ($in / $nin,
@@ -64,11 +63,7 @@ describe("store filters as InMemoryStore reads them", () => {
 
   it("ttl (minutes) expires an item; a refreshing read (the default) renews it, refresh_ttl=false does not", async () => {
     const t = await createTenant();
-    const client = new Client({
-      apiUrl: `${BASE_URL}/v1/langgraph`,
-      defaultHeaders: { authorization: `Bearer ${t.adminKey}` },
-      callerOptions: { fetch: workerFetch(), maxRetries: 0 },
-    });
+    const client = sdkClient(t.adminKey);
     const ns = ["docset", "ttl"];
     const ttl = 0.05; // 3 s
     await client.store.putItem(ns, "renewed", { v: 1 }, { ttl });

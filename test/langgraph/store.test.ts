@@ -1,8 +1,7 @@
-import { Client } from "@langchain/langgraph-sdk";
 import { describe, expect, it } from "vitest";
 import { EdgeweaveStore } from "../../src/langgraph-client/store";
 import { api, createKey, createTenant } from "../support/tenants";
-import { BASE_URL, workerFetch } from "./support";
+import { BASE_URL, sdkClient, workerFetch } from "./support";
 
 const storeFor = (key: string) => new EdgeweaveStore({ baseUrl: BASE_URL, apiKey: key, fetch: workerFetch() });
 
@@ -182,11 +181,7 @@ describe("EdgeweaveStore over tenant-scoped D1 items", () => {
 
   it("@langchain/langgraph-sdk's StoreClient works unchanged against /v1/langgraph", async () => {
     const t = await createTenant();
-    const client = new Client({
-      apiUrl: `${BASE_URL}/v1/langgraph`,
-      defaultHeaders: { authorization: `Bearer ${t.adminKey}` },
-      callerOptions: { fetch: workerFetch(), maxRetries: 0 },
-    });
+    const client = sdkClient(t.adminKey);
     await client.store.putItem(["organization", "acme"], "style", { text: "short", n: 2 });
     await client.store.putItem(["organization", "acme", "notes"], "n1", { text: "note", n: 5 });
     const item = await client.store.getItem(["organization", "acme"], "style");

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { exports } from "cloudflare:workers";
+import { Client } from "@langchain/langgraph-sdk";
 import { EdgeweaveSaver } from "../../src/langgraph-client/saver";
 import { createKey, createTenant, type TestTenant } from "../support/tenants";
 
@@ -16,6 +17,14 @@ export function workerFetch(counter?: { calls: number; paths?: string[] }): type
 }
 
 export const BASE_URL = "http://edgeweave.test";
+
+/** @langchain/langgraph-sdk's Client on the store routes, with a tenant key, calling the Worker under test. */
+export const sdkClient = (key: string): Client =>
+  new Client({
+    apiUrl: `${BASE_URL}/v1/langgraph`,
+    defaultHeaders: { authorization: `Bearer ${key}` },
+    callerOptions: { fetch: workerFetch(), maxRetries: 0 },
+  });
 
 export function saverFor(key: string, counter?: { calls: number; paths?: string[] }): EdgeweaveSaver {
   return new EdgeweaveSaver({ baseUrl: BASE_URL, apiKey: key, fetch: workerFetch(counter) });

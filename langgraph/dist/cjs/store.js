@@ -13,6 +13,8 @@ const toItem = (w) => ({
     createdAt: new Date(w.created_at),
     updatedAt: new Date(w.updated_at),
 });
+/** A search's item: ranked by a `query`, with its score (none for an item with nothing indexed, as LangGraph's InMemoryStore). */
+const toSearchItem = (w) => (typeof w.score === "number" ? { ...toItem(w), score: w.score } : toItem(w));
 /**
  * LangGraph store backed by edgeweave's tenant-scoped D1 items.
  *
@@ -25,13 +27,20 @@ const toItem = (w) => ({
  * ops, 1 MiB and 10,000 JSON items a request), in order, each stored all or nothing; so one item's
  * value is at most about 1 MiB (413 BEM-013, before anything is sent) and about 10,000 keys and
  * array items (the server's 400 BEM-014 for that op's request). A request whose reads would return more
- * than the server's 16 MiB of values (413 BEM-133, nothing stored) is sent again in halves. There is no semantic index: a search's `query` is ignored and items
- * carry no score.
+ * than the server's 16 MiB of values (413 BEM-133, nothing stored) is sent again in halves. A search's
+ * `query` ranks by the indexed fields (`index`), full text and meaning fused, each item with its `score`.
  */
 class EdgeweaveStore extends langgraph_checkpoint_1.BaseStore {
     http;
-    constructor(opts) {
+    fields;
+    constructor({ index, ...opts }) {
         super();
+        for (const name of ["dims", "embeddings", "embed"]) {
+            if (index?.[name] !== undefined) {
+                throw new TypeError(`EdgeweaveStore index.${name}: the server embeds with its own embedder (edgeweave docs/recall.md); pass index.fields only`);
+            }
+        }
+        this.fields = index?.fields;
         this.http = new http_js_1.EdgeweaveHttp(opts);
     }
     async batch(operations) {
@@ -42,7 +51,7 @@ class EdgeweaveStore extends langgraph_checkpoint_1.BaseStore {
                 return { op: "search", namespace_prefix: op.namespacePrefix, filter: op.filter, limit: op.limit ?? 10, offset: op.offset ?? 0, query: op.query };
             }
             if ("value" in op)
-                return { op: "put", namespace: op.namespace, key: op.key, value: op.value };
+                return { op: "put", namespace: op.namespace, key: op.key, value: op.value, index: op.index ?? this.fields };
             if ("key" in op)
                 return { op: "get", namespace: op.namespace, key: op.key };
             const prefix = op.matchConditions?.find((m) => m.matchType === "prefix")?.path;
@@ -61,7 +70,7 @@ class EdgeweaveStore extends langgraph_checkpoint_1.BaseStore {
         return results.map((r, i) => {
             const op = operations[i];
             if ("namespacePrefix" in op)
-                return r.items.map(toItem);
+                return r.items.map(toSearchItem);
             if ("value" in op)
                 return undefined;
             if ("key" in op)

@@ -1,7 +1,7 @@
 import { authorize, decide } from "../../auth/policy";
 import { assertFactRoom, factQuotaOf } from "../../auth/quotas";
 import { AppError } from "../../core/errors";
-import { D1FactsBackend } from "../../memory/d1-facts-backend";
+import { D1FactsBackend, type RecalledFact } from "../../memory/d1-facts-backend";
 import { expiryOf, validateFactText, validateKey, validateKind } from "../../memory/facts";
 import { MemoryScope } from "../../memory/scope";
 import type { ToolCaller } from "../runtime";
@@ -105,7 +105,7 @@ export const rememberTool = defineTool({
 export const recallTool = defineTool({
   name: "recall",
   description:
-    "Search long-term memory for facts relevant to a query (best first; `score` 1 for the best match, lower for weaker ones). Defaults to this conversation's memory layers.",
+    "Search long-term memory for facts relevant to a query, by its words and its meaning (best first; `score` 1 for the best match, lower for weaker ones; `channels` says which found each). Defaults to this conversation's memory layers.",
   inputSchema: {
     type: "object",
     properties: {
@@ -133,16 +133,20 @@ export const recallTool = defineTool({
       "gen_ai.memory.query.text": contentOf(runtime.trace, () => query),
     };
     const facts = await inSpan(runtime.trace, "search_memory", "client", attrs, async (span) => {
-      const found = await store(caller).searchScopes(scopes, query, limit);
+      const found = await store(caller).recall({ scopes }, query, limit);
       span?.set({
         "gen_ai.memory.record.count": found.length,
         "gen_ai.memory.records": contentOf(span, () => found.map((f) => ({ id: f.id, content: f.text, score: f.score }))),
       });
       return found;
     });
-    return JSON.stringify({ facts: facts.map((f) => ({ id: f.id, scope: f.scope, kind: f.kind, key: f.key, text: f.text, score: f.score })) });
+    return recalledJson(facts);
   },
 });
+
+/** A recall's answer as the tools return it (the run's and MCP's alike). */
+export const recalledJson = (facts: readonly RecalledFact[]): string =>
+  JSON.stringify({ facts: facts.map((f) => ({ id: f.id, scope: f.scope, kind: f.kind, key: f.key, text: f.text, score: f.score, channels: f.channels })) });
 
 export const forgetTool = defineTool({
   name: "forget",

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { snapshot, tenantForRuns, uniqueThread, wireMessages, wireText } from "../../support/runs";
+import { OTHER, planted } from "../../support/by-meaning";
 import { fakeOpenAI } from "../../support/fake-openai";
 import { api, createKey, createTenant } from "../../support/tenants";
 import { deliver, deliveryRow, registerHook, waitFor } from "../../webhooks/helpers";
@@ -196,6 +197,23 @@ describe("memory tools through a full run", () => {
     expect(body.edgeweave.memory?.facts).toContainEqual(expect.objectContaining({ kind: "policy", loaded: true, reason: "fits" }));
   });
 
+  it("the agent's recall finds a fact that shares no word with its query, by meaning, and says which channel found it", async () => {
+    const t = tenant();
+    const scope = `docset:family-${crypto.randomUUID().slice(0, 8)}`;
+    for (const text of [...OTHER, planted[3]!.turn]) {
+      expect((await api("/v1/memory/facts", { key: t.adminKey, body: { scope, kind: "note", text } })).status).toBe(201);
+    }
+    fakeOpenAI()
+      .reply(call("recall", { query: planted[3]!.question, scopes: [scope], limit: 3 }))
+      .reply("Grandpa is in hospital.");
+    const thread = uniqueThread();
+    expect((await chat(t.adminKey, thread, "Is anyone in the family unwell?")).status).toBe(200);
+    const recalled = JSON.parse((await toolMessages(t.adminKey, thread))[0]!.content!).facts as { text: string; channels: Record<string, unknown> }[];
+    const hit = recalled.find((f) => f.text === planted[3]!.turn);
+    expect(hit?.channels).toMatchObject({ dense: { rank: expect.any(Number), score: expect.any(Number) } });
+    expect(hit?.channels.full_text).toBeUndefined();
+  });
+
   it("a webhook turn acts with the hook's registered grants: recall reads within them, outside is a tool error, remembering is refused (the hook was not registered with write_facts)", async () => {
     const t = tenant();
     await api("/v1/memory/facts", {
@@ -222,7 +240,10 @@ describe("memory tools through a full run", () => {
     expect(JSON.parse(row.result ?? "{}")).toMatchObject({ reply: "Handled." });
     const tm = new Map((await toolMessages(t.adminKey, thread)).map((m) => [m.tool_call_id, m.content]));
     expect(tm.get("w")).toMatch(/^Error: 'remember' failed: No memory layer of this run is writable/);
-    expect(JSON.parse(tm.get("r")!).facts.map((f: { key: string }) => f.key)).toEqual(["wh-hours"]);
+    // Within the grants only; best first by words (facts near in meaning may follow it: recall ranks by both).
+    const recalled = JSON.parse(tm.get("r")!).facts as { key: string | null; scope: string }[];
+    expect(recalled[0]?.key).toBe("wh-hours");
+    expect(new Set(recalled.map((f) => f.scope))).toEqual(new Set(["organization:acme"]));
     expect(tm.get("x")).toMatch(/^Error: 'recall' failed: .*outside this key's grants/);
     expect(await factsIn(t.tenant, `session:${thread}`)).toEqual([]);
   });
