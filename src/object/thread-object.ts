@@ -2,7 +2,9 @@ import { DurableObject } from "cloudflare:workers";
 import { AppError, isAppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
 import { FactsCache } from "../memory/facts-cache";
-import { EMBEDDED_TURNS, loadWordTable } from "../embed/embedded";
+import { loadWordTable } from "../embed/embedded";
+import { EmbedCache } from "../embed/embed-cache";
+import { embedderNamed } from "../embed/embedders";
 import { errorText, log } from "../core/log";
 import { PendingBookkeeping } from "../thread/pending-bookkeeping";
 import { BOOKKEEPING_FLUSH_MS, BOOKKEEPING_RETRY_MS, flushBookkeeping } from "./bookkeeping-flush";
@@ -253,9 +255,16 @@ export class ThreadDO extends DurableObject<Env> {
     return coded(() => this.#parts.log.recent(maxTokens, opts));
   }
 
-  /** loadRecent with recall, once the embedded table is read (once per isolate: recall by meaning needs it; a failure leaves full-text alone). */
+  /**
+   * loadRecent with recall, once the embedded table is read (once per isolate: recall by meaning needs it; a failure leaves
+   * full-text alone) or a remote embedder's query vector fetched (a failure: logged, and the turns ranked by words).
+   */
   async recallRecent(maxTokens: number, opts: LoadRecentOptions): Promise<RpcResult<LoadRecentResult>> {
     await loadWordTable(this.env.ASSETS);
+    const remote = this.#parts.log.vectors.embedderInUse();
+    if (remote instanceof EmbedCache && opts.recall && opts.recall.channels?.includes("dense") !== false) {
+      await remote.load([opts.recall.query]).catch((e: unknown) => log.warn("embedder", { message: errorText(e) }));
+    }
     return this.loadRecent(maxTokens, opts);
   }
 
@@ -502,7 +511,8 @@ export class ThreadDO extends DurableObject<Env> {
     const limits = limitsOf(this.env);
     return {
       meta,
-      log: ThreadStore.of(storage, { meta, ids: this.#ids, limits, embedder: EMBEDDED_TURNS }),
+      // The file's embedder (a run's agent may name its own: run-embed.ts).
+      log: ThreadStore.of(storage, { meta, ids: this.#ids, limits, embedder: embedderNamed(this.env).turns }),
       responses: new StoredResponses(storage.sql),
       runs: new RunRecords(storage.sql),
       bookkeeping: new PendingBookkeeping(storage.sql, meta),

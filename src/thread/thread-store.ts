@@ -282,6 +282,11 @@ export class ThreadStore {
     this.recall.settle();
   }
 
+  /** The dense channel's embedder from now on, and its vectors' upkeep (thread-recall.ts): a remote one's are fetched ahead, in the background. */
+  get vectors(): Pick<ThreadRecall, "use" | "embedderInUse" | "missingVectors" | "fillVectors"> {
+    return this.recall;
+  }
+
   /** Recall over a message list held in memory (a run's whole or replayed state), ranked by this thread's live index (recall.ts). */
   recallOver(messages: readonly Message[], maxTokens: number, ask: RecallAsk): LoadRecentResult {
     return this.recall.over(messages, maxTokens, ask);

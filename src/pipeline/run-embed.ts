@@ -1,0 +1,74 @@
+import type { AgentConfig } from "../config/model-config";
+import { log } from "../core/log";
+import { denseOffWarning, EmbedFailure } from "../embed/embedder";
+import { EmbedCache } from "../embed/embed-cache";
+import { type ChosenEmbedder, embedderNamed, embeddingUsage } from "../embed/embedders";
+import type { RankOptions } from "../memory/types";
+import type { ThreadStore } from "../thread/thread-store";
+import type { UsageRecord } from "./usage";
+import type { RunIO } from "./run-io";
+import type { ThreadRoom } from "./thread-room";
+
+/**
+ * Recall by meaning in a run (docs/recall.md): its turns use the agent's embedder (the file's by
+ * default), its facts the file's. A remote embedder's query vector is fetched here, before the
+ * recall that reads it (billed as usage, cause "embedding"); when it fails, times out or answers
+ * the wrong length, the run ranks by words alone and its reply's warnings say so.
+ */
+export async function embedForRun(
+  deps: { env: Env; io: RunIO; thread?: ThreadRoom },
+  tenant: string,
+  agent: AgentConfig | undefined,
+  rank: RankOptions,
+): Promise<{ rank: RankOptions; warning?: string }> {
+  const turns = embedderNamed(deps.env, agent?.embedder);
+  deps.thread?.log.vectors.use(turns.turns);
+  if (rank.channels && !rank.channels.includes("dense")) return { rank };
+  const texts = [...new Set([rank.query ?? "", rank.recallQuery ?? ""])];
+  try {
+    for (const chosen of new Set<ChosenEmbedder>([turns, embedderNamed(deps.env)])) {
+      const usage = chosen.remote && embeddingUsage(chosen.remote, await chosen.remote.load(texts));
+      if (usage) deps.io.bill(tenant, usage);
+    }
+    return { rank };
+  } catch (e) {
+    if (!(e instanceof EmbedFailure)) throw e;
+    log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+    const words = ["full_text" as const];
+    return {
+      rank: { ...rank, channels: words, ...(rank.recall ? { recall: { ...rank.recall, channels: words } } : {}) },
+      warning: denseOffWarning(e),
+    };
+  }
+}
+
+/** Messages a remote embedder embeds per call, and calls per run at most (the rest: after later runs). */
+const FILL_BATCH = 64;
+const FILL_CALLS = 4;
+
+/**
+ * After a run's answer: the thread's messages with no vector of the remote embedder in use get one, in bounded
+ * batches (all of them, over runs, after a change of embedder), each billed to `bill`. A failure stops the work
+ * (logged; those messages are recalled by words until a later run fills them); each batch is written in one
+ * transaction and only for the texts it embedded, so nothing is half-written. How many it filled.
+ */
+export async function embedMissing(store: Pick<ThreadStore, "vectors">, bill: (u: UsageRecord) => void, batch = FILL_BATCH, calls = FILL_CALLS): Promise<number> {
+  const remote = store.vectors.embedderInUse();
+  if (!(remote instanceof EmbedCache)) return 0;
+  let filled = 0;
+  for (let call = 0; call < calls; call++) {
+    const texts = store.vectors.missingVectors(batch);
+    if (texts.length === 0) break;
+    try {
+      const usage = embeddingUsage(remote, await remote.load(texts));
+      if (usage) bill(usage);
+    } catch (e) {
+      if (!(e instanceof EmbedFailure)) throw e;
+      log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+      break;
+    }
+    filled += store.vectors.fillVectors(batch);
+    if (texts.length < batch) break;
+  }
+  return filled;
+}
