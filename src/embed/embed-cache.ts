@@ -1,5 +1,4 @@
-import type { TurnEmbedder } from "../thread/recall-vectors";
-import type { Embedder } from "./embedder";
+import type { Embedder, TurnEmbedder } from "./embedder";
 
 /** Vectors one isolate keeps per remote embedder (the newest texts: queries, and rows about to be written). */
 const KEEP = 4096;

@@ -16,6 +16,13 @@ export interface Embedder {
   embed(texts: readonly string[]): Promise<Embedding>;
 }
 
+/**
+ * A text embedder the object can call inside its own work: the embedded table (microseconds; undefined until it
+ * is read), or a `remote` one's vectors fetched ahead (src/embed/embed-cache.ts; undefined for a text not fetched),
+ * whose missing vectors are filled only by the object's background work, never before a recall.
+ */
+export type TurnEmbedder = { readonly id: string; readonly dims: number; readonly remote?: boolean; embed(text: string): Float32Array | undefined };
+
 /** Why an embedding did not come: the caller recalls by words alone and says so. */
 export type EmbedFailureReason = "failed" | "timeout" | "dimension" | "unavailable";
 

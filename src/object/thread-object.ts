@@ -3,8 +3,8 @@ import { AppError, isAppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
 import { FactsCache } from "../memory/facts-cache";
 import { loadWordTable } from "../embed/embedded";
+import { embedderOf } from "../pipeline/run-embed";
 import { EmbedCache } from "../embed/embed-cache";
-import { embedderNamed } from "../embed/embedders";
 import { errorText, log } from "../core/log";
 import { PendingBookkeeping } from "../thread/pending-bookkeeping";
 import { BOOKKEEPING_FLUSH_MS, BOOKKEEPING_RETRY_MS, flushBookkeeping } from "./bookkeeping-flush";
@@ -512,7 +512,7 @@ export class ThreadDO extends DurableObject<Env> {
     return {
       meta,
       // The file's embedder (a run's agent may name its own: run-embed.ts).
-      log: ThreadStore.of(storage, { meta, ids: this.#ids, limits, embedder: embedderNamed(this.env).turns }),
+      log: ThreadStore.of(storage, { meta, ids: this.#ids, limits, embedder: embedderOf(this.env).turns }),
       responses: new StoredResponses(storage.sql),
       runs: new RunRecords(storage.sql),
       bookkeeping: new PendingBookkeeping(storage.sql, meta),

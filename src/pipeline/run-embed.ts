@@ -2,12 +2,31 @@ import type { AgentConfig } from "../config/model-config";
 import { log } from "../core/log";
 import { denseOffWarning, EmbedFailure } from "../embed/embedder";
 import { EmbedCache } from "../embed/embed-cache";
-import { type ChosenEmbedder, embedderNamed, embeddingUsage } from "../embed/embedders";
+import { type ChosenEmbedder, embedderNamed } from "../embed/embedders";
+import { compiled } from "../routing/models.generated";
 import type { RankOptions } from "../memory/types";
 import type { ThreadStore } from "../thread/thread-store";
 import type { UsageRecord } from "./usage";
 import type { RunIO } from "./run-io";
 import type { ThreadRoom } from "./thread-room";
+
+/** The embedder models.yaml names `name` (absent: the file's `embedder`), with this deployment's bindings and secrets. */
+export const embedderOf = (env: object, name: string = compiled.embedder): ChosenEmbedder => embedderNamed(env, name, compiled.embedders);
+
+/** What `tokens` of embedding by a remote embedder cost, as a usage record under its name (cause "embedding"). */
+export function embeddingUsage(remote: EmbedCache, tokens: number): UsageRecord | undefined {
+  if (tokens === 0) return undefined;
+  const { name, costPer1k } = remote.embedder;
+  return {
+    model: name,
+    cause: "embedding",
+    prompt_tokens: tokens,
+    completion_tokens: 0,
+    cost: (tokens / 1000) * costPer1k,
+    requests: 1,
+    estimated_requests: 0,
+  };
+}
 
 /**
  * Recall by meaning in a run (docs/recall.md): its turns use the agent's embedder (the file's by
@@ -16,17 +35,17 @@ import type { ThreadRoom } from "./thread-room";
  * the wrong length, the run ranks by words alone and its reply's warnings say so.
  */
 export async function embedForRun(
-  deps: { env: Env; io: RunIO; thread?: ThreadRoom },
+  deps: { env: object; io: RunIO; thread?: ThreadRoom },
   tenant: string,
   agent: AgentConfig | undefined,
   rank: RankOptions,
 ): Promise<{ rank: RankOptions; warning?: string }> {
-  const turns = embedderNamed(deps.env, agent?.embedder);
+  const turns = embedderOf(deps.env, agent?.embedder);
   deps.thread?.log.vectors.use(turns.turns);
   if (rank.channels && !rank.channels.includes("dense")) return { rank };
   const texts = [...new Set([rank.query ?? "", rank.recallQuery ?? ""])];
   try {
-    for (const chosen of new Set<ChosenEmbedder>([turns, embedderNamed(deps.env)])) {
+    for (const chosen of new Set<ChosenEmbedder>([turns, embedderOf(deps.env)])) {
       const usage = chosen.remote && embeddingUsage(chosen.remote, await chosen.remote.load(texts));
       if (usage) deps.io.bill(tenant, usage);
     }
@@ -52,7 +71,12 @@ const FILL_CALLS = 4;
  * (logged; those messages are recalled by words until a later run fills them); each batch is written in one
  * transaction and only for the texts it embedded, so nothing is half-written. How many it filled.
  */
-export async function embedMissing(store: Pick<ThreadStore, "vectors">, bill: (u: UsageRecord) => void, batch = FILL_BATCH, calls = FILL_CALLS): Promise<number> {
+export async function embedMissing(
+  store: Pick<ThreadStore, "vectors">,
+  bill: (u: UsageRecord) => void,
+  batch = FILL_BATCH,
+  calls = FILL_CALLS,
+): Promise<number> {
   const remote = store.vectors.embedderInUse();
   if (!(remote instanceof EmbedCache)) return 0;
   let filled = 0;

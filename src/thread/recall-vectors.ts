@@ -1,5 +1,6 @@
 import { INDEXED_ROLES, messageText } from "./recall-index";
 import type { RecallHit } from "./recall-index";
+import type { TurnEmbedder } from "../embed/embedder";
 import { quantize } from "../embed/vectors";
 
 /**
@@ -34,13 +35,6 @@ export const RECALL_VECTORS_DDL: readonly string[] = [
    END`,
   `INSERT INTO recall_vectors (seq, vec) SELECT seq, NULL FROM messages WHERE role IN ${INDEXED_ROLES} AND seq <= (SELECT through FROM recall_indexed)`,
 ];
-
-/**
- * A text embedder the object can call inside its own work: the embedded table (microseconds; undefined until it
- * is read), or a `remote` one's vectors fetched ahead (src/embed/embed-cache.ts; undefined for a text not fetched),
- * whose missing vectors are filled only by the object's background work, never before a recall.
- */
-export type TurnEmbedder = { readonly id: string; readonly dims: number; readonly remote?: boolean; embed(text: string): Float32Array | undefined };
 
 /** Vectors filled in one call at most (an old thread's first recall embeds this many, the rest on later calls). */
 const FILL_ROWS = 8192;

@@ -12,7 +12,7 @@ import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, redu
 import type { ThreadMeta } from "./meta";
 import { openThreadMeta, type Transaction } from "./sql-schema";
 import { ThreadRecall } from "./thread-recall";
-import type { TurnEmbedder } from "./recall-vectors";
+import type { TurnEmbedder } from "../embed/embedder";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
 import {
