@@ -19,6 +19,11 @@ export class EmbedCache implements TurnEmbedder {
     this.dims = embedder.dims;
   }
 
+  /** What `tokens` of its embedding cost (USD). */
+  cost(tokens: number): number {
+    return (tokens / 1000) * this.embedder.costPer1k;
+  }
+
   embed(text: string): Float32Array | undefined {
     return text.trim() === "" ? new Float32Array(this.dims) : this.#vectors.get(text);
   }

@@ -32,6 +32,13 @@ export function embedderNamed(env: object, name: string, configs: readonly Embed
   return chosen;
 }
 
+/** The embedder of facts in this isolate (models.yaml `embedder`): set where the Worker, a queue batch or a thread object first sees the env. */
+let forFacts: ChosenEmbedder = EMBEDDED;
+export const factsEmbedder = (): ChosenEmbedder => forFacts;
+export function knowFactsEmbedder(chosen: ChosenEmbedder): void {
+  forFacts = chosen;
+}
+
 function secretOf(env: object, name: string | undefined): string | undefined {
   const v: unknown = name === undefined ? undefined : Reflect.get(env, name);
   return typeof v === "string" && v !== "" ? v : undefined;

@@ -3,7 +3,7 @@ import { AppError, isAppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
 import { FactsCache } from "../memory/facts-cache";
 import { loadWordTable } from "../embed/embedded";
-import { embedderOf } from "../pipeline/run-embed";
+import { embedderOf, knowEmbedders } from "../pipeline/run-embed";
 import { EmbedCache } from "../embed/embed-cache";
 import { errorText, log } from "../core/log";
 import { PendingBookkeeping } from "../thread/pending-bookkeeping";
@@ -93,6 +93,7 @@ export class ThreadDO extends DurableObject<Env> {
     this.#opened = this.#open();
     // The embedded embedder's table, read in the background (recall awaits it; until then the vectors wait).
     void loadWordTable(env.ASSETS);
+    knowEmbedders(env);
     // Rows a run added just before the object went away, with no alarm set yet, leave soon.
     if (this.#opened.bookkeeping.pending()) this.#flushSoon();
   }

@@ -2,7 +2,7 @@ import type { AgentConfig } from "../config/model-config";
 import { log } from "../core/log";
 import { denseOffWarning, EmbedFailure } from "../embed/embedder";
 import { EmbedCache } from "../embed/embed-cache";
-import { type ChosenEmbedder, embedderNamed } from "../embed/embedders";
+import { type ChosenEmbedder, embedderNamed, knowFactsEmbedder } from "../embed/embedders";
 import { compiled } from "../routing/models.generated";
 import type { RankOptions } from "../memory/types";
 import type { ThreadStore } from "../thread/thread-store";
@@ -16,16 +16,20 @@ export const embedderOf = (env: object, name: string = compiled.embedder): Chose
 /** What `tokens` of embedding by a remote embedder cost, as a usage record under its name (cause "embedding"). */
 export function embeddingUsage(remote: EmbedCache, tokens: number): UsageRecord | undefined {
   if (tokens === 0) return undefined;
-  const { name, costPer1k } = remote.embedder;
   return {
-    model: name,
+    model: remote.embedder.name,
     cause: "embedding",
     prompt_tokens: tokens,
     completion_tokens: 0,
-    cost: (tokens / 1000) * costPer1k,
+    cost: remote.cost(tokens),
     requests: 1,
     estimated_requests: 0,
   };
+}
+
+/** This isolate's facts embedder, from the first env it sees (the Worker's requests, queue batches, the thread object). */
+export function knowEmbedders(env: object): void {
+  knowFactsEmbedder(embedderOf(env));
 }
 
 /**

@@ -5,13 +5,14 @@ import type { MessageInput } from "../../src/core/message";
 import { EMBEDDED_TURNS, loadWordTable } from "../../src/embed/embedded";
 import { EmbedFailure } from "../../src/embed/embedder";
 import { embedderNamed } from "../../src/embed/embedders";
-import { aiBinding, type AiRunner } from "../../src/embed/workers-ai";
+import { aiBinding } from "../../src/embed/workers-ai";
 import { embedderOf, embedForRun, embedMissing } from "../../src/pipeline/run-embed";
 import { RunIO } from "../../src/pipeline/run-io";
 import type { UsageRecord } from "../../src/pipeline/usage";
 import { requireAgent } from "../../src/routing/bundled";
 import { ThreadStore } from "../../src/thread/thread-store";
 import { unique } from "../thread/support";
+import { BGE_DIMS, bagOfWords, deployed, fakeAi } from "../support/fake-ai";
 import { clearUpstream, mockUpstream, upstreamRequests } from "../support/upstream";
 
 /**
@@ -21,39 +22,6 @@ import { clearUpstream, mockUpstream, upstreamRequests } from "../support/upstre
  * time, vectors of the wrong length — leave a turn on full-text recall with a warning, write nothing
  * half-way, and the missing vectors are filled by a later run.
  */
-
-const BGE_DIMS = 384;
-
-/** A stand-in sentence model: each word lands in one of the 384 dimensions, so texts sharing words are close. */
-function bagOfWords(text: string, dims = BGE_DIMS): number[] {
-  const v = new Array<number>(dims).fill(0);
-  for (const w of text.toLowerCase().match(/[a-z]+/g) ?? []) {
-    let h = 0;
-    for (const c of w) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-    v[h % dims]! += 1;
-  }
-  return v;
-}
-
-type Fake = AiRunner & { calls: { model: string; text: string[] }[] };
-
-/** The AI binding as it answers a text-embedding model, or as it fails. */
-function fakeAi(behave: "ok" | "error" | "hang" | "short" = "ok"): Fake {
-  const calls: Fake["calls"] = [];
-  return {
-    calls,
-    async run(model, input) {
-      calls.push({ model, text: input.text });
-      if (behave === "error") throw new Error("AiError: 3040: capacity exceeded");
-      if (behave === "hang") return new Promise(() => undefined);
-      const dims = behave === "short" ? 128 : BGE_DIMS;
-      return { shape: [input.text.length, dims], data: input.text.map((t) => bagOfWords(t, dims)) };
-    },
-  };
-}
-
-/** A Worker environment of a deployment: its AI binding (and nothing else these embedders read). */
-const deployed = (ai: AiRunner) => ({ AI: ai });
 
 const TARGET = "The lighthouse keeper repaints the red stripes every spring.";
 function thread(): MessageInput[] {
