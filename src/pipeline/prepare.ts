@@ -301,7 +301,7 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
     ...(recall !== false && recall.channels ? { channels: recall.channels } : {}),
   };
   // A remote embedder's query vectors, fetched before the recall that reads them (failing: words alone, with a warning).
-  const { rank, warning: denseOff } = await embedForRun(deps, principal.tenant, agent, asked);
+  const { rank, warning: denseOff } = await embedForRun(deps, { tenant: principal.tenant, agent, rank: asked, facts: scopes.length > 0 });
   const loaded = await loadMemory(deps, input, { wholeState, middlewares }, scopes, budget, route.model, rank);
   if (denseOff !== undefined) loaded.warnings.unshift(denseOff);
   if (route.warning !== undefined) loaded.warnings.unshift(route.warning);

@@ -8,7 +8,6 @@ import type { RankOptions } from "../memory/types";
 import type { ThreadStore } from "../thread/thread-store";
 import type { UsageRecord } from "./usage";
 import type { RunIO } from "./run-io";
-import type { ThreadRoom } from "./thread-room";
 
 /** The embedder models.yaml names `name` (absent: the file's `embedder`), with this deployment's bindings and secrets. */
 export const embedderOf = (env: object, name: string = compiled.embedder): ChosenEmbedder => embedderNamed(env, name, compiled.embedders);
@@ -39,17 +38,20 @@ export function knowEmbedders(env: object): void {
  * the wrong length, the run ranks by words alone and its reply's warnings say so.
  */
 export async function embedForRun(
-  deps: { env: object; io: RunIO; thread?: ThreadRoom },
-  tenant: string,
-  agent: AgentConfig | undefined,
-  rank: RankOptions,
+  deps: { env: object; io: RunIO; thread?: { log: Pick<ThreadStore, "vectors"> } },
+  run: { tenant: string; agent: AgentConfig | undefined; rank: RankOptions; facts: boolean },
 ): Promise<{ rank: RankOptions; warning?: string }> {
+  const { tenant, agent, rank } = run;
   const turns = embedderOf(deps.env, agent?.embedder);
   deps.thread?.log.vectors.use(turns.turns);
   if (rank.channels && !rank.channels.includes("dense")) return { rank };
-  const texts = [...new Set([rank.query ?? "", rank.recallQuery ?? ""])];
+  // Only what this run ranks: its thread's turns (recall on), its scopes' facts.
+  const wanted = new Map<ChosenEmbedder, string[]>();
+  const want = (chosen: ChosenEmbedder, text: string) => void wanted.set(chosen, [...(wanted.get(chosen) ?? []), text]);
+  if (deps.thread && rank.recall !== false) want(turns, rank.recallQuery ?? rank.query ?? "");
+  if (run.facts) want(embedderOf(deps.env), rank.query ?? "");
   try {
-    for (const chosen of new Set<ChosenEmbedder>([turns, embedderOf(deps.env)])) {
+    for (const [chosen, texts] of wanted) {
       const usage = chosen.remote && embeddingUsage(chosen.remote, await chosen.remote.load(texts));
       if (usage) deps.io.bill(tenant, usage);
     }

@@ -168,18 +168,31 @@ describe("a remote embedder in a thread", () => {
     const agent = { ...requireAgent("assistant"), embedder: "bge-small" };
     const asked = { query: "lighthouse stripes", recallQuery: "lighthouse stripes", recall: { share: 0.75, neighbours: 1 } };
     const io = new RunIO(env.DB, undefined);
-    for (const [behave, said] of [
-      ["error", "failed"],
-      ["hang", "timeout"],
-      ["short", "wrong vector length"],
-    ] as const) {
-      const { rank, warning } = await embedForRun({ env: deployed(fakeAi(behave)), io }, "tenant-x", agent, asked);
-      expect(warning).toBe(`recall by meaning was off for this turn (embedder bge-small: ${said}); it ran on full-text search`);
-      expect(rank.channels).toEqual(["full_text"]);
-      expect(rank.recall).toEqual({ share: 0.75, neighbours: 1, channels: ["full_text"] });
-    }
-    // A working one: nothing to say, the channels as asked.
-    expect(await embedForRun({ env: deployed(fakeAi()), io }, "tenant-x", agent, asked)).toEqual({ rank: asked });
+    await withStore(async (store) => {
+      for (const [behave, said] of [
+        ["error", "failed"],
+        ["hang", "timeout"],
+        ["short", "wrong vector length"],
+      ] as const) {
+        const { rank, warning } = await embedForRun(
+          { env: deployed(fakeAi(behave)), io, thread: { log: store } },
+          { tenant: "t", agent, rank: asked, facts: true },
+        );
+        expect(warning).toBe(`recall by meaning was off for this turn (embedder bge-small: ${said}); it ran on full-text search`);
+        expect(rank.channels).toEqual(["full_text"]);
+        expect(rank.recall).toEqual({ share: 0.75, neighbours: 1, channels: ["full_text"] });
+      }
+      // A working one: nothing to say, the channels as asked, the thread's turns on the agent's embedder.
+      const working = embedderOf(deployed(fakeAi()), "bge-small");
+      const run = await embedForRun({ env: deployed(fakeAi()), io, thread: { log: store } }, { tenant: "t", agent, rank: asked, facts: true });
+      expect(run).toEqual({ rank: asked });
+      expect(store.vectors.embedderInUse()?.id).toBe(working.turns.id);
+      // Without the agent's own, the file's: the built-in one, which fetches nothing.
+      expect(
+        await embedForRun({ env: deployed(fakeAi("error")), io, thread: { log: store } }, { tenant: "t", agent: undefined, rank: asked, facts: true }),
+      ).toEqual({ rank: asked });
+      expect(store.vectors.embedderInUse()).toBe(EMBEDDED_TURNS);
+    });
 
     await withStore(async (store, sql) => {
       const failing = embedderOf(deployed(fakeAi("short")), "bge-small");
