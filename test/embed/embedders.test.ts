@@ -69,6 +69,9 @@ describe("the embedders models.yaml names", () => {
     // Held: the same text again costs no call.
     expect(await bge.load(["Hello there, lighthouse."])).toBe(0);
     expect(ai.calls).toHaveLength(1);
+    // 100 KB of text is one bounded request; emoji and another script are text like any other.
+    await bge.load(["word ".repeat(20_000), "🎉🙂👍", "東京に行きました"]);
+    expect(ai.calls[1]!.text.map((t) => t.length)).toEqual([8192, 6, 8]);
   });
 
   it("an OpenAI-compatible /v1/embeddings: the key from its secret, answers put back in input order, the tokens it reports billed", async () => {
