@@ -3,8 +3,8 @@ import { AppError, isAppError } from "../core/errors";
 import { IdGenerator } from "../core/ids";
 import { FactsCache } from "../memory/facts-cache";
 import { loadWordTable } from "../embed/embedded";
-import { embedderOf, knowEmbedders } from "../pipeline/run-embed";
-import { EmbedCache } from "../embed/embed-cache";
+import { embedderOf, embedRecallQuery, knowEmbedders } from "../pipeline/run-embed";
+import { pendingUsage } from "../pipeline/usage";
 import { errorText, log } from "../core/log";
 import { PendingBookkeeping } from "../thread/pending-bookkeeping";
 import { BOOKKEEPING_FLUSH_MS, BOOKKEEPING_RETRY_MS, flushBookkeeping } from "./bookkeeping-flush";
@@ -258,14 +258,15 @@ export class ThreadDO extends DurableObject<Env> {
 
   /**
    * loadRecent with recall, once the embedded table is read (once per isolate: recall by meaning needs it; a failure leaves
-   * full-text alone) or a remote embedder's query vector fetched (a failure: logged, and the turns ranked by words).
+   * full-text alone) or a remote embedder's query vector fetched, billed to `tenant` (run-embed.ts embedRecallQuery).
    */
-  async recallRecent(maxTokens: number, opts: LoadRecentOptions): Promise<RpcResult<LoadRecentResult>> {
+  async recallRecent(maxTokens: number, opts: LoadRecentOptions, tenant?: string): Promise<RpcResult<LoadRecentResult>> {
     await loadWordTable(this.env.ASSETS);
-    const remote = this.#parts.log.vectors.embedderInUse();
-    if (remote instanceof EmbedCache && opts.recall && opts.recall.channels?.includes("dense") !== false) {
-      await remote.load([opts.recall.query]).catch((e: unknown) => log.warn("embedder", { message: errorText(e) }));
-    }
+    await embedRecallQuery(this.#parts.log, opts.recall, (u) => {
+      if (tenant === undefined) return;
+      this.#parts.bookkeeping.addUsage(pendingUsage(tenant, u));
+      this.#flushSoon();
+    });
     return this.loadRecent(maxTokens, opts);
   }
 

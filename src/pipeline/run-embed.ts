@@ -6,6 +6,7 @@ import { type ChosenEmbedder, embedderNamed, knowFactsEmbedder } from "../embed/
 import { compiled } from "../routing/models.generated";
 import type { RankOptions } from "../memory/types";
 import type { ThreadStore } from "../thread/thread-store";
+import type { RecallAsk } from "../thread/types";
 import type { UsageRecord } from "./usage";
 import type { RunIO } from "./run-io";
 
@@ -64,6 +65,22 @@ export async function embedForRun(
       rank: { ...rank, channels: words, ...(rank.recall ? { recall: { ...rank.recall, channels: words } } : {}) },
       warning: denseOffWarning(e),
     };
+  }
+}
+
+/**
+ * Before a recall outside a run (`POST /v1/memory/context`): the remote embedder in use fetches the query's vector,
+ * billed to `bill`. A failure is logged and the turns rank by words (that answer has no warnings to carry it).
+ */
+export async function embedRecallQuery(store: Pick<ThreadStore, "vectors">, ask: RecallAsk | undefined, bill: (u: UsageRecord) => void): Promise<void> {
+  const remote = store.vectors.embedderInUse();
+  if (!(remote instanceof EmbedCache) || !ask || ask.channels?.includes("dense") === false) return;
+  try {
+    const usage = embeddingUsage(remote, await remote.load([ask.query]));
+    if (usage) bill(usage);
+  } catch (e) {
+    if (!(e instanceof EmbedFailure)) throw e;
+    log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
   }
 }
 

@@ -45,7 +45,7 @@ export interface ThreadEndpoint {
   ): Answer<Checkpoint>;
   beginRun(opts: BeginRunOptions): Answer<LeaseGrant>;
   loadRecent(maxTokens: number, opts: LoadRecentOptions): Answer<LoadRecentResult>;
-  recallRecent(maxTokens: number, opts: LoadRecentOptions): Answer<LoadRecentResult>;
+  recallRecent(maxTokens: number, opts: LoadRecentOptions, tenant?: string): Answer<LoadRecentResult>;
   fork(checkpointId: string, run: { token?: string }, thread: ThreadName): Answer<Checkpoint>;
   renewRun(token: string, ttlMs?: number): Answer<Lease | null>;
   endRun(token: string): Answer<boolean>;
@@ -191,7 +191,7 @@ export class ThreadClient {
 
   /** Newest messages (oldest→newest) whose stored token estimates sum to at most maxTokens. */
   async loadRecent(maxTokens: number, opts: LoadRecentOptions = {}): Promise<LoadRecentResult> {
-    return unwrap(await (opts.recall ? this.stub.recallRecent(maxTokens, opts) : this.stub.loadRecent(maxTokens, opts)));
+    return unwrap(await (opts.recall ? this.stub.recallRecent(maxTokens, opts, this.tenant) : this.stub.loadRecent(maxTokens, opts)));
   }
 
   /** What a resent message list shares with the live path (compared by canonical text, src/thread/message-hash.ts). */

@@ -6,7 +6,7 @@ import { EMBEDDED_TURNS, loadWordTable } from "../../src/embed/embedded";
 import { EmbedFailure } from "../../src/embed/embedder";
 import { embedderNamed } from "../../src/embed/embedders";
 import { aiBinding } from "../../src/embed/workers-ai";
-import { embedderOf, embedForRun, embedMissing } from "../../src/pipeline/run-embed";
+import { embedderOf, embedForRun, embedMissing, embedRecallQuery } from "../../src/pipeline/run-embed";
 import { RunIO } from "../../src/pipeline/run-io";
 import type { UsageRecord } from "../../src/pipeline/usage";
 import { requireAgent } from "../../src/routing/bundled";
@@ -164,6 +164,33 @@ describe("a remote embedder in a thread", () => {
       expect(await embedMissing(store, () => undefined, 64, 4)).toBe(150);
       expect(vectorRows(sql)).toEqual({ n: 150, made: 150, by: swapped.turns.id });
       expect(byMeaning(store, "lighthouse stripes")).toContain("m20");
+    });
+  });
+
+  it("a recall outside a run (POST /v1/memory/context) fetches the query's vector, billed; a failure ranks by words and throws nothing", async () => {
+    await withStore(async (store) => {
+      const ai = fakeAi();
+      const bge = embedderOf(deployed(ai), "bge-small");
+      store.vectors.use(bge.turns);
+      store.settleRecallIndex();
+      await embedMissing(store, () => undefined, 64, 4);
+      const ask = { query: "who repaints the lighthouse stripes", share: 0.75, neighbours: 0 };
+      const bills: UsageRecord[] = [];
+      // Words only: nothing to fetch.
+      await embedRecallQuery(store, { ...ask, channels: ["full_text"] }, (u) => bills.push(u));
+      expect(bills).toEqual([]);
+      await embedRecallQuery(store, ask, (u) => bills.push(u));
+      expect(bills.map((b) => [b.model, b.cause, b.prompt_tokens > 0])).toEqual([["bge-small", "embedding", true]]);
+      expect(ai.calls.at(-1)!.text).toEqual([ask.query]);
+      expect(byMeaning(store, ask.query)).toContain("m20");
+
+      const failing = embedderOf(deployed(fakeAi("error")), "bge-small");
+      store.vectors.use(failing.turns);
+      const other = { ...ask, query: "lighthouse paint in spring" };
+      await embedRecallQuery(store, other, () => expect.unreachable("a failed call bills nothing"));
+      const recalled = store.recent(300, { recall: other }).recalled ?? [];
+      expect(recalled.map((t) => t.message.id)).toContain("m20");
+      expect(recalled.every((t) => t.channels?.dense === undefined)).toBe(true);
     });
   });
 
