@@ -2,7 +2,7 @@
  * One dependency direction for src/ (checked by `npm run check:deps`, part of `npm test`;
  * type-only imports count: scripts/check-deps.ts keeps them as edges).
  *
- *   core  ←  embed (recall by meaning), config  ←  thread ← memory ← auth      (the stores and who may reach them)
+ *   core  ←  config  ←  embed (recall by meaning)  ←  thread ← memory ← auth      (the stores and who may reach them)
  *                    ←  routing, providers, webhooks, queue (the task queue's wire contract)
  *   all of the above ←  pipeline (one agent run)  ←  tasks  ←  idempotency  ←  edge (what every route shares)
  *                    ←  {responses, anthropic, langgraph, mcp} (wire formats and route sets)  ←  http (routes, the app)  ←  index.ts
@@ -15,7 +15,7 @@
 const may = {
   core: [],
   // Recall by meaning: the embedded table, stored vectors, the fusion of channels (read by the stores below it).
-  embed: ["core"],
+  embed: ["core", "config"],
   "langgraph-client": [],
   config: ["core"],
   // The queue's wire contract: what a run enqueues and the consumer reads.

@@ -9,6 +9,7 @@ import { purgeTaskRecords } from "./tasks/store";
 import { rememberEnvSecrets } from "./core/log";
 import { purgeExpiredThreads } from "./thread/purge-expired";
 import { knowAssets } from "./embed/embedded";
+import { knowEmbedders } from "./pipeline/run-embed";
 
 // The thread object: its capabilities (src/thread/) and the agent run inside it.
 export { ThreadDO } from "./object/thread-object";
@@ -19,10 +20,12 @@ export default {
   queue: (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => {
     rememberEnvSecrets(env);
     knowAssets(env.ASSETS);
+    knowEmbedders(env);
     return batch.queue === DEAD_LETTER_QUEUE ? consumeDeadLetterBatch(batch, env) : consumeTaskBatch(batch, env, ctx);
   },
   scheduled: (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => {
     rememberEnvSecrets(env);
+    knowEmbedders(env);
     ctx.waitUntil(scheduledPurge(env));
     ctx.waitUntil(purgeExpiredItems(env.DB));
     ctx.waitUntil(purgeBookkeepingSends(env.DB));

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { EmbedderConfig, EmbedderRef, EMBEDDED_NAME } from "./embedder-config";
 import { MiddlewareSpec } from "./middleware-spec";
 import { SERVER_TOOL_NAMES } from "./tool-names";
 
@@ -177,6 +178,8 @@ export const AgentConfig = z
     context_schema: z.record(z.string(), z.unknown()).optional(),
     /** Preferred model: used when the request names none and it can serve the request. */
     model: ModelName.optional(),
+    /** What embeds its threads' turns for recall by meaning (docs/recall.md); absent: the file's `embedder`. Facts use the file's. */
+    embedder: EmbedderRef.optional(),
   })
   .superRefine((a, ctx) => {
     // A human_in_the_loop tool the agent does not have would never stop a run: a misspelling must not pass silently.
@@ -200,5 +203,9 @@ export const ModelsFile = z.object({
   models: z.array(ModelConfig).min(1),
   default_model: ModelName.nullish().transform((v) => v ?? null),
   agents: z.array(AgentConfig).default([]),
+  /** Embedders besides the built-in one (docs/recall.md). */
+  embedders: z.array(EmbedderConfig).default([]),
+  /** The embedder of facts, and of turns unless an agent names its own. */
+  embedder: EmbedderRef.default(EMBEDDED_NAME),
 });
 export type ModelsFile = z.infer<typeof ModelsFile>;

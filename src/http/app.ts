@@ -1,4 +1,5 @@
 import { knowAssets } from "../embed/embedded";
+import { knowEmbedders } from "../pipeline/run-embed";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
@@ -51,6 +52,7 @@ export function createApp() {
   app.use("*", async (c, next) => {
     rememberEnvSecrets(c.env);
     knowAssets(c.env.ASSETS);
+    knowEmbedders(c.env);
     c.set("timings", new Timings());
     await next();
     c.header("x-request-id", c.get("requestId"));

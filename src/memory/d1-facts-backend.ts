@@ -6,6 +6,8 @@ import { FactRoom, factTokens, fitWhole, type Fact, type FactWriter } from "./fa
 import { factTextHash } from "./fact-text-hash";
 import { searchTerms } from "../core/search-terms";
 import { EMBEDDED_ID, loadWordTable } from "../embed/embedded";
+import { factsEmbedder } from "../embed/embedders";
+import { remoteQueryVector } from "./fact-vectors";
 import { nearest, quantize } from "../embed/vectors";
 import { embedWords, type WordTable } from "../embed/word-table";
 import { markedText, tenantMark } from "./tenant-words";
@@ -28,15 +30,24 @@ export type RecalledFact = ScoredFact & { channels: Channels };
 
 type VectorRow = Fact & { vec: ArrayBuffer | number[] | null; vec_by: string | null };
 
-/** The rows closest in meaning to `query` (embedded vectors: another embedder's or a missing one is embedded from the text here). */
-function nearestFacts(table: WordTable, rows: readonly VectorRow[], query: Float32Array, limit: number): ScoredFact[] {
-  const items = rows.map(({ vec, vec_by, ...fact }) => ({
-    item: fact,
-    vec:
-      vec && vec_by === EMBEDDED_ID
-        ? new Int8Array(Array.isArray(vec) ? vec : new Uint8Array(vec))
-        : new Int8Array(quantize(embedWords(table, fact.text)).buffer),
-  }));
+const int8 = (vec: ArrayBuffer | number[]) => new Int8Array(Array.isArray(vec) ? vec : new Uint8Array(vec));
+
+/**
+ * The rows closest in meaning to `query`. The embedded table: another embedder's or a missing vector is embedded
+ * from the text here. A remote embedder (`remoteId`): only its own vectors count (the others wait for fact-vectors.ts).
+ */
+function nearestFacts(
+  table: WordTable | undefined,
+  remoteId: string | undefined,
+  rows: readonly VectorRow[],
+  query: Float32Array,
+  limit: number,
+): ScoredFact[] {
+  const items = rows.flatMap(({ vec, vec_by, ...fact }) => {
+    if (remoteId !== undefined) return vec && vec_by === remoteId ? [{ item: fact, vec: int8(vec) }] : [];
+    if (vec && vec_by === EMBEDDED_ID) return [{ item: fact, vec: int8(vec) }];
+    return table ? [{ item: fact, vec: new Int8Array(quantize(embedWords(table, fact.text)).buffer) }] : [];
+  });
   return nearest(items, query, limit).map(({ item, score }) => ({ ...item, score: Math.round(score * 1e6) / 1e6 }));
 }
 
@@ -210,9 +221,11 @@ export class D1FactsBackend implements MemoryBackend {
     return {
       firstRows: async (req) => {
         const terms = req.channels.includes("full_text") ? searchTerms(req.query) : [];
-        // The dense channel: the query's vector when the embedded table is ready and the query has a known word.
-        const table = req.channels.includes("dense") && req.query.trim() !== "" ? await loadWordTable() : undefined;
-        const query = table && embedWords(table, req.query);
+        // The dense channel: the query's vector when the embedder is ready (a remote one's: fetched) and the query has a meaning.
+        const wanted = req.channels.includes("dense") && req.query.trim() !== "";
+        const remote = factsEmbedder().remote;
+        const table = wanted && !remote ? await loadWordTable() : undefined;
+        const query = remote ? (wanted ? await remoteQueryVector(this.db, remote, this.tenant, req.query) : undefined) : table && embedWords(table, req.query);
         const dense = query?.some((x) => x !== 0) === true;
         const stmts: D1PreparedStatement[] = [recent(req.recentLimit, { updated_at: Number.MAX_SAFE_INTEGER, id: "" })];
         if (req.kinds.length > 0) stmts.push(ofKinds(req.kinds, req.limit, { created_at: -1, id: "" }));
@@ -227,7 +240,7 @@ export class D1FactsBackend implements MemoryBackend {
           recent: (r?.results ?? []) as Fact[],
           always: (always?.results ?? []) as Fact[],
           relevant: ((relevant?.results ?? []) as (Fact & { score: number })[]).map(scored),
-          near: table && query ? nearestFacts(table, withVectors, query, req.relevantLimit) : [],
+          near: query ? nearestFacts(table, remote?.id, withVectors, query, req.relevantLimit) : [],
         };
       },
       ofKinds: async (kinds, limit, after) => (await ofKinds(kinds, limit, after).all<Fact>()).results,
@@ -317,8 +330,10 @@ export class D1FactsBackend implements MemoryBackend {
     if ("scopes" in reach ? reach.scopes.length === 0 : reach.grants.length === 0 && !reach.withSystem) return [];
     const now = this.clock();
     const terms = searchTerms(query);
-    const table = query.trim() !== "" ? await loadWordTable() : undefined;
-    const q = table && embedWords(table, query);
+    // The dense channel as a run's: the file's embedder (a remote one's query vector fetched; failing, words alone).
+    const remote = factsEmbedder().remote;
+    const table = query.trim() !== "" && !remote ? await loadWordTable() : undefined;
+    const q = remote ? (query.trim() !== "" ? await remoteQueryVector(this.db, remote, this.tenant, query) : undefined) : table && embedWords(table, query);
     const dense = q?.some((x) => x !== 0) === true;
     const stmts: D1PreparedStatement[] = [];
     if (terms.length > 0) stmts.push(this.searchStatement(within, terms, RECALL_POOL, now));
@@ -330,7 +345,7 @@ export class D1FactsBackend implements MemoryBackend {
     if (stmts.length === 0) return [];
     const results = await this.batched(stmts);
     const words = terms.length > 0 ? ((results.shift()?.results ?? []) as (Fact & { score: number })[]).map(scored) : [];
-    const near = table && q && dense ? nearestFacts(table, (results.shift()?.results ?? []) as VectorRow[], q, RECALL_POOL) : [];
+    const near = q && dense ? nearestFacts(table, remote?.id, (results.shift()?.results ?? []) as VectorRow[], q, RECALL_POOL) : [];
     const byId = new Map([...words, ...near].map((f) => [f.id, f]));
     const fused = fuseScores(
       words.map((f) => ({ key: f.id, score: f.score })),
@@ -370,7 +385,8 @@ export class D1FactsBackend implements MemoryBackend {
     const writtenBy = opts.writtenBy ?? "model";
     const tokens = factTokens(text, { kind, scope: scope.toString(), written_by: writtenBy });
     // Its vector with it, when the embedded table is ready (else NULL: the ranking embeds it when it reads it).
-    const table = await loadWordTable();
+    // A remote embedder's comes later (fact-vectors.ts): no network inside a write.
+    const table = factsEmbedder().remote ? undefined : await loadWordTable();
     const vec = table ? quantize(embedWords(table, text)) : null;
     // The quota is checked inside the INSERT (D1 runs one write at a time), so concurrent writers cannot all pass
     // one count: a new fact needs room, a replacement of a live key or the same text again does not.

@@ -16,6 +16,8 @@ import { type DeferredBookkeeping, RunIO } from "../pipeline/run-io";
 import { encodeEvent, type FinalEvent, toRunError, type ObjectRunRequest, type RunEvent } from "../pipeline/run-wire";
 import { type ThreadCapabilities, ThreadRoom } from "../pipeline/thread-room";
 import { Timings } from "../pipeline/timings";
+import { embedMissing } from "../pipeline/run-embed";
+import { pendingUsage, type UsageRecord } from "../pipeline/usage";
 
 /** What the thread object hands the run: its bindings, its id, its capabilities, its lease queue and its runs in flight. */
 export type ObjectParts = {
@@ -213,6 +215,8 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
       await io.settle();
     } finally {
       settleRecall(room);
+      // A remote embedder's vectors for the turns that joined the index (bounded batches, billed to the tenant).
+      if (room?.log.vectors.embedderInUse()?.remote) await embedTurns(room, (u) => o.deferred.usage(pendingUsage(principal.tenant, u)));
       ended();
     }
   })();
@@ -228,6 +232,15 @@ function settleRecall(room: ThreadRoom | undefined): void {
     room?.log.settleRecallIndex();
   } catch (e) {
     log.error("recall-settle", { message: errorText(e) });
+  }
+}
+
+/** embedMissing (run-embed.ts) after the answer; a failure other than the embedder's (the thread deleted meanwhile) is logged, never the run's. */
+async function embedTurns(room: ThreadRoom, bill: (u: UsageRecord) => void): Promise<void> {
+  try {
+    await embedMissing(room.log, bill);
+  } catch (e) {
+    log.error("recall-embed", { message: errorText(e) });
   }
 }
 

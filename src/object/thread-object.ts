@@ -3,7 +3,9 @@ import { AppError } from "../core/errors";
 import { coded, codedAsync, type RpcResult } from "../core/wire-error";
 import { IdGenerator } from "../core/ids";
 import { FactsCache } from "../memory/facts-cache";
-import { EMBEDDED_TURNS, loadWordTable } from "../embed/embedded";
+import { loadWordTable } from "../embed/embedded";
+import { embedderOf, embedRecallQuery, knowEmbedders } from "../pipeline/run-embed";
+import { pendingUsage } from "../pipeline/usage";
 import { errorText, log } from "../core/log";
 import { PendingBookkeeping } from "../thread/pending-bookkeeping";
 import { BOOKKEEPING_FLUSH_MS, BOOKKEEPING_RETRY_MS, flushBookkeeping } from "./bookkeeping-flush";
@@ -97,6 +99,7 @@ export class ThreadDO extends DurableObject<Env> {
     this.#spans = spanExporter(env, (p) => ctx.waitUntil(p));
     // The embedded embedder's table, read in the background (recall awaits it; until then the vectors wait).
     void loadWordTable(env.ASSETS);
+    knowEmbedders(env);
     // Rows a run added just before the object went away, with no alarm set yet, leave soon.
     if (this.#opened.bookkeeping.pending()) this.#flushSoon();
   }
@@ -247,9 +250,17 @@ export class ThreadDO extends DurableObject<Env> {
     return coded(() => this.#parts.log.recent(maxTokens, opts));
   }
 
-  /** loadRecent with recall, once the embedded table is read (once per isolate: recall by meaning needs it; a failure leaves full-text alone). */
-  async recallRecent(maxTokens: number, opts: LoadRecentOptions): Promise<RpcResult<LoadRecentResult>> {
+  /**
+   * loadRecent with recall, once the embedded table is read (once per isolate: recall by meaning needs it; a failure leaves
+   * full-text alone) or a remote embedder's query vector fetched, billed to `tenant` (run-embed.ts embedRecallQuery).
+   */
+  async recallRecent(maxTokens: number, opts: LoadRecentOptions, tenant?: string): Promise<RpcResult<LoadRecentResult>> {
     await loadWordTable(this.env.ASSETS);
+    await embedRecallQuery(this.#parts.log, opts.recall, (u) => {
+      if (tenant === undefined) return;
+      this.#parts.bookkeeping.addUsage(pendingUsage(tenant, u));
+      this.#flushSoon();
+    });
     return this.loadRecent(maxTokens, opts);
   }
 
@@ -471,7 +482,8 @@ export class ThreadDO extends DurableObject<Env> {
     const limits = limitsOf(this.env);
     return {
       meta,
-      log: ThreadStore.of(storage, { meta, ids: this.#ids, limits, embedder: EMBEDDED_TURNS }),
+      // The file's embedder (a run's agent may name its own: run-embed.ts).
+      log: ThreadStore.of(storage, { meta, ids: this.#ids, limits, embedder: embedderOf(this.env).turns }),
       responses: new StoredResponses(storage.sql),
       runs: new RunRecords(storage.sql),
       bookkeeping: new PendingBookkeeping(storage.sql, meta),

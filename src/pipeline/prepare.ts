@@ -24,6 +24,7 @@ import { makeMessage, type AgentState, type Reducers } from "./state";
 import type { Tool } from "./tools/define";
 import { serverToolsFor } from "./server-tools";
 import { summarizerFor } from "./summarizer";
+import { embedForRun } from "./run-embed";
 import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
 import { describeIssues } from "../core/zod-issues";
@@ -294,7 +295,7 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
   const text = lastUser ? messageText(lastUser.content) : "";
   const recall = recallConfigOf(agent);
   const lent = recallQuery(text, thread);
-  const rank: RankOptions = {
+  const asked: RankOptions = {
     query: lent,
     alwaysKinds: agent?.always_kinds ?? [],
     recall: recall === false ? false : recall,
@@ -303,6 +304,8 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
     // The agent's channels rank its facts as they rank its turns.
     ...(recall !== false && recall.channels ? { channels: recall.channels } : {}),
   };
+  // A remote embedder's query vectors, fetched before the recall that reads them (failing: words alone, with a warning).
+  const { rank, warning: denseOff } = await embedForRun(deps, { tenant: principal.tenant, agent, rank: asked, facts: scopes.length > 0 });
   // The facts of the run's scopes and its thread's recalled earlier turns, as one memory search (docs/operations/tracing.md).
   const searched = {
     "gen_ai.operation.name": "search_memory",
@@ -321,6 +324,7 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
     });
     return l;
   });
+  if (denseOff !== undefined) loaded.warnings.unshift(denseOff);
   if (route.warning !== undefined) loaded.warnings.unshift(route.warning);
   // Before any model call: a tool result must answer a call the stored conversation (or this input) left open.
   checkToolAnswers(loaded.state.messages, toSave);

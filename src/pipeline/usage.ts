@@ -7,8 +7,8 @@ import { type PendingUsage, usageUpsertSql, usageValues } from "../thread/pendin
 
 /** Per-tenant, per-day, per-model, per-cause usage counters in D1: one row per provider call is added in. */
 
-/** What made a provider call: a turn (chat, invoke), a webhook delivery's turn, the summarization middleware, a summarize task. */
-export const UsageCause = z.enum(["turn", "webhook", "summarization", "summarize_task", "extraction"]);
+/** What made a provider call: a turn (chat, invoke), a webhook delivery's turn, the summarization middleware, a summarize task, fact extraction, a paid embedding. */
+export const UsageCause = z.enum(["turn", "webhook", "summarization", "summarize_task", "extraction", "embedding"]);
 export type UsageCause = z.infer<typeof UsageCause>;
 
 /** What one turn (or one provider call) used; `estimated` when a provider reported no usage. */

@@ -1,3 +1,4 @@
+import type { EmbedderConfig } from "../config/embedder-config";
 import type { AgentConfig, ModelConfig } from "../config/model-config";
 
 /** The shape of src/routing/models.generated.ts. */
@@ -5,6 +6,9 @@ export type CompiledModels = {
   models: ModelConfig[];
   defaultModel: string | null;
   agents: AgentConfig[];
+  /** models.yaml `embedders:` and the default `embedder` (docs/recall.md). */
+  embedders: EmbedderConfig[];
+  embedder: string;
   /** Unix seconds: when models.yaml last changed (OpenAI's `created`). */
   created: number;
 };

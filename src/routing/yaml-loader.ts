@@ -6,6 +6,7 @@
  */
 import { type Document, LineCounter, parseDocument } from "yaml";
 import { AppError, type ErrorCode } from "../core/errors";
+import { EMBEDDED_NAME } from "../config/embedder-config";
 import { AgentConfig, ModelConfigFields, ModelsFile } from "../config/model-config";
 import { aliasConflicts } from "./aliases";
 
@@ -53,6 +54,9 @@ export function loadModelsFromYaml(text: string, fileName = "models.yaml", optio
   }
   const file = parsed.data as ModelsFile;
 
+  const embedders = embedderProblems(file);
+  if (embedders.length > 0) fail("BEM-044", embedders);
+
   const dupes = [
     ...duplicates(
       file.models.map((m) => m.name),
@@ -87,6 +91,23 @@ export function loadModelsFromYaml(text: string, fileName = "models.yaml", optio
 
   if (options.onWarning) for (const w of unknownKeys(raw)) options.onWarning(`${at(w.path)}: ${w.message}`);
   return file;
+}
+
+/** An `embedder:` that names no embedder, or two embedders of one name: the file is refused (BEM-044, with the line). */
+function embedderProblems(file: ModelsFile): Problem[] {
+  const names = new Set([EMBEDDED_NAME]);
+  const out: Problem[] = [];
+  file.embedders.forEach((e, i) => {
+    if (names.has(e.name)) out.push({ path: ["embedders", i, "name"], message: `duplicate embedder name "${e.name}"` });
+    names.add(e.name);
+  });
+  const known = [...names].join(", ");
+  if (!names.has(file.embedder)) out.push({ path: ["embedder"], message: `names unknown embedder "${file.embedder}" (known: ${known})` });
+  file.agents.forEach((a, i) => {
+    if (a.embedder !== undefined && !names.has(a.embedder))
+      out.push({ path: ["agents", i, "embedder"], message: `agent ${a.name} names unknown embedder "${a.embedder}" (known: ${known})` });
+  });
+  return out;
 }
 
 const isKey = (k: PropertyKey): k is string | number => typeof k !== "symbol";

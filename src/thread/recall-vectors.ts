@@ -1,5 +1,6 @@
 import { INDEXED_ROLES, messageText } from "./recall-index";
 import type { RecallHit } from "./recall-index";
+import type { TurnEmbedder } from "../embed/embedder";
 import { quantize } from "../embed/vectors";
 
 /**
@@ -35,9 +36,6 @@ export const RECALL_VECTORS_DDL: readonly string[] = [
   `INSERT INTO recall_vectors (seq, vec) SELECT seq, NULL FROM messages WHERE role IN ${INDEXED_ROLES} AND seq <= (SELECT through FROM recall_indexed)`,
 ];
 
-/** A text embedder the object can call inside its own work (the embedded table: microseconds); undefined until it is ready. */
-export type TurnEmbedder = { readonly id: string; readonly dims: number; embed(text: string): Float32Array | undefined };
-
 /** Vectors filled in one call at most (an old thread's first recall embeds this many, the rest on later calls). */
 const FILL_ROWS = 8192;
 /** The common direction is computed again once the vectors grew by this share since. */
@@ -69,8 +67,8 @@ export class RecallVectors {
     this.meanCount = 0;
   }
 
-  /** Embeds the rows whose vector is missing (at most FILL_ROWS); how many it filled. The caller runs it in a transaction. */
-  fill(sql: SqlStorage, embedder: TurnEmbedder): number {
+  /** Embeds the rows whose vector is missing (at most `limit`); how many it filled. The caller runs it in a transaction. */
+  fill(sql: SqlStorage, embedder: TurnEmbedder, limit = FILL_ROWS): number {
     const by = sql.exec<{ embedder: string }>(`SELECT embedder FROM recall_vectors_by`).one().embedder;
     if (by !== embedder.id) {
       sql.exec(`UPDATE recall_vectors SET vec = NULL WHERE vec IS NOT NULL`);
@@ -80,19 +78,40 @@ export class RecallVectors {
     const rows = sql
       .exec<{ seq: number; text: string | null }>(
         `SELECT v.seq AS seq, ${messageText("m.json")} AS text FROM recall_vectors v JOIN messages m ON m.seq = v.seq WHERE v.vec IS NULL ORDER BY v.seq LIMIT ?`,
-        FILL_ROWS,
+        limit,
       )
       .toArray();
     let filled = 0;
     for (const r of rows) {
       const v = embedder.embed(r.text ?? "");
-      if (!v) break;
+      // Not ready (the table), or not fetched (a remote one's: its text changed since, or another batch has it).
+      if (!v) {
+        if (embedder.remote) continue;
+        break;
+      }
       sql.exec(`UPDATE recall_vectors SET vec = ? WHERE seq = ?`, quantize(v), r.seq);
       // A row below what memory holds (a vector filled late): memory reads them all again.
       if (r.seq <= this.upTo) this.clear();
       filled++;
     }
     return filled;
+  }
+
+  /** Whether the stored vectors are this embedder's (a remote one's recall reads none before its background work switched them). */
+  static current(sql: SqlStorage, embedder: TurnEmbedder): boolean {
+    return sql.exec<{ embedder: string }>(`SELECT embedder FROM recall_vectors_by`).one().embedder === embedder.id;
+  }
+
+  /** Texts of up to `limit` messages whose vector is missing, oldest first (all of them after a change of embedder). */
+  static missing(sql: SqlStorage, embedder: TurnEmbedder, limit: number): string[] {
+    const where = RecallVectors.current(sql, embedder) ? "WHERE v.vec IS NULL" : "";
+    return sql
+      .exec<{ text: string | null }>(
+        `SELECT ${messageText("m.json")} AS text FROM recall_vectors v JOIN messages m ON m.seq = v.seq ${where} ORDER BY v.seq LIMIT ?`,
+        limit,
+      )
+      .toArray()
+      .map((r) => r.text ?? "");
   }
 
   /** Reads the vectors above what memory holds (all of them at first, and after clear). */

@@ -3,7 +3,8 @@ import { RecallRows, recallOver, recallWindow } from "./recall";
 import { DENSE_WEIGHT, fuseScores } from "../embed/fusion";
 import { indexWaiting, liveRows, mergeRecallIndex, RECALL_BATCH_ROWS, recallIndexed, recallMatch, searchLive, WordCounts } from "./recall-index";
 import { RecallScores } from "./recall-scores";
-import { RecallVectors, type TurnEmbedder } from "./recall-vectors";
+import type { TurnEmbedder } from "../embed/embedder";
+import { RecallVectors } from "./recall-vectors";
 import type { Transaction } from "./sql-schema";
 import type { TailEntry } from "./tail-cache";
 import type { LoadRecentResult, RecallAsk } from "./types";
@@ -27,15 +28,32 @@ export class ThreadRecall {
   private waiting: number | undefined;
   /** Whether the index may have segments to merge: since the last merge that found nothing to do, something wrote it. */
   private mergeDue = true;
-  /** The dense channel's vectors in memory, for the embedder the store was given (none: full-text alone). */
-  private readonly vectors: RecallVectors | undefined;
+  /** The dense channel's vectors in memory, for the embedder in use (none: full-text alone). */
+  private vectors: RecallVectors | undefined;
 
   constructor(
     private readonly sql: SqlStorage,
     private readonly transaction: Transaction,
-    private readonly embedder?: TurnEmbedder,
+    private embedder?: TurnEmbedder,
   ) {
     this.vectors = embedder && new RecallVectors(embedder.dims);
+  }
+
+  /** The dense channel's embedder from now on (a run's agent may name its own): memory forgets another's vectors. */
+  use(embedder: TurnEmbedder): void {
+    if (embedder === this.embedder) return;
+    if (embedder.id !== this.embedder?.id) this.vectors = new RecallVectors(embedder.dims);
+    this.embedder = embedder;
+  }
+
+  /** The dense channel's embedder in use (none: full-text alone). */
+  embedderInUse(): TurnEmbedder | undefined {
+    return this.embedder;
+  }
+
+  /** Texts of up to `limit` messages whose vector the embedder in use has not made (a remote one fetches them ahead). */
+  missingVectors(limit: number): string[] {
+    return this.embedder ? RecallVectors.missing(this.sql, this.embedder, limit) : [];
   }
 
   /** The turns for `budget` tokens with recall; `recent` is the store's newest-window read (its tail cache). */
@@ -53,18 +71,23 @@ export class ThreadRecall {
   private dense(): ((query: string, before: number, limit: number) => { seq: number; score: number }[]) | undefined {
     const { embedder, vectors } = this;
     if (!embedder || !vectors || !embedder.embed("")) return undefined;
+    // A remote embedder's vectors are made in the background only: until it switched them, there are none of its own.
+    if (embedder.remote && !RecallVectors.current(this.sql, embedder)) return undefined;
     return (query, before, limit) => {
-      this.fillVectors();
+      if (!embedder.remote) this.fillVectors();
       return vectors.search(this.sql, embedder, query, before, limit);
     };
   }
 
-  /** Embeds the messages whose vector is missing, when the embedder is ready; a failure leaves them missing (filled on a later call). */
-  private fillVectors(): void {
+  /**
+   * Embeds the messages whose vector is missing (at most `limit`), when the embedder is ready; how many it filled.
+   * A failure leaves them missing (filled on a later call).
+   */
+  fillVectors(limit?: number): number {
     const { embedder, vectors } = this;
-    if (!embedder || !vectors || !embedder.embed("")) return;
+    if (!embedder || !vectors || !embedder.embed("")) return 0;
     try {
-      this.transaction(() => vectors.fill(this.sql, embedder));
+      return this.transaction(() => vectors.fill(this.sql, embedder, limit));
     } catch (e) {
       vectors.clear();
       throw e;
@@ -118,7 +141,7 @@ export class ThreadRecall {
       if (join) this.joinWaiting();
       this.mergeDue = mergeRecallIndex(this.sql);
     });
-    if (join) this.fillVectors();
+    if (join && !this.embedder?.remote) this.fillVectors();
   }
 
   /** A write other than appends (replace, remove, remove_all, fork, a rollback): what was learnt of older rows no longer holds. */

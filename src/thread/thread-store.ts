@@ -12,7 +12,7 @@ import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, redu
 import type { ThreadMeta } from "./meta";
 import { openThreadMeta, type Transaction } from "./sql-schema";
 import { ThreadRecall } from "./thread-recall";
-import type { TurnEmbedder } from "./recall-vectors";
+import type { TurnEmbedder } from "../embed/embedder";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
 import {
@@ -280,6 +280,11 @@ export class ThreadStore {
   /** The recall index's work a run's save leaves for after its answer (thread-recall.ts). */
   settleRecallIndex(): void {
     this.recall.settle();
+  }
+
+  /** The dense channel's embedder from now on, and its vectors' upkeep (thread-recall.ts): a remote one's are fetched ahead, in the background. */
+  get vectors(): Pick<ThreadRecall, "use" | "embedderInUse" | "missingVectors" | "fillVectors"> {
+    return this.recall;
   }
 
   /** Recall over a message list held in memory (a run's whole or replayed state), ranked by this thread's live index (recall.ts). */

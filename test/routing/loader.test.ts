@@ -129,6 +129,37 @@ describe("loadModelsFromYaml", () => {
     expect(loadError(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", "    recall: true")).code).toBe("BEM-044");
   });
 
+  it("embedders: the built-in one by default, remote ones listed and named by the file and per agent; a bad value a BEM-044 with its line", () => {
+    const head = ["models:", "  - name: m", "    provider: openai"];
+    const bge = ["embedders:", "  - name: bge", "    provider: workers-ai", '    model: "@cf/baai/bge-small-en-v1.5"', "    dims: 384"];
+    expect(loadModelsFromYaml(yaml(...head)).embedder).toBe("embedded");
+    const file = loadModelsFromYaml(yaml(...head, ...bge, "embedder: bge", "agents:", "  - name: a", "    embedder: embedded"));
+    expect(file.embedder).toBe("bge");
+    expect(file.embedders).toEqual([
+      { name: "bge", provider: "workers-ai", model: "@cf/baai/bge-small-en-v1.5", dims: 384, cost_per_1k_tokens: 0, timeout_ms: 3000 },
+    ]);
+    expect(file.agents[0]!.embedder).toBe("embedded");
+    // Unknown names, by the file (line 9) and by an agent (line 12).
+    const unknown = loadError(yaml(...head, ...bge, "embedder: bge-large", "agents:", "  - name: a", "    embedder: nope"));
+    expect(unknown.code).toBe("BEM-044");
+    expect(unknown.message).toContain('models.yaml:9: embedder: names unknown embedder "bge-large" (known: embedded, bge)');
+    expect(unknown.message).toContain('models.yaml:12: agents[0].embedder: agent a names unknown embedder "nope"');
+    // One entry a line from line 5: a provider no embedder has, no dims, the built-in name taken.
+    const entries = [
+      "{ name: x, provider: cohere, model: embed, dims: 8 }",
+      "{ name: y, provider: openai, base_url: https://example.com/v1, model: e }",
+      "{ name: embedded, provider: workers-ai, model: e, dims: 8 }",
+    ];
+    const bad = loadError(yaml(...head, "embedders:", ...entries.map((e) => `  - ${e}`)));
+    expect(bad.code).toBe("BEM-044");
+    expect(bad.message).toContain("models.yaml:5: embedders[0].provider");
+    expect(bad.message).toContain("models.yaml:6: embedders[1].dims");
+    expect(bad.message).toContain('models.yaml:7: embedders[2].name: "embedded" is the built-in embedder\'s name');
+    const twice = loadError(yaml(...head, ...bge, "  - name: bge", "    provider: workers-ai", "    model: m", "    dims: 8"));
+    expect(twice.code).toBe("BEM-044");
+    expect(twice.message).toContain('models.yaml:9: embedders[1].name: duplicate embedder name "bge"');
+  });
+
   it("an agent's recall channels: words, meaning or both; anything else a BEM-044 with its line", () => {
     const agents = (...lines: string[]) =>
       loadModelsFromYaml(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", ...lines)).agents[0]!;

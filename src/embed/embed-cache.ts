@@ -1,0 +1,47 @@
+import type { Embedder, TurnEmbedder } from "./embedder";
+
+/** Vectors one isolate keeps per remote embedder (the newest texts: queries, and rows about to be written). */
+const KEEP = 4096;
+
+/**
+ * A remote embedder as the thread object's dense channel needs it: synchronous, from vectors
+ * fetched ahead (`load`, awaited before the recall or the write that reads them). A text not
+ * loaded has no vector (undefined): its row stays missing and a recall leaves it to full-text.
+ */
+export class EmbedCache implements TurnEmbedder {
+  readonly id: string;
+  readonly dims: number;
+  readonly remote = true;
+  readonly #vectors = new Map<string, Float32Array>();
+
+  constructor(readonly embedder: Embedder) {
+    this.id = embedder.id;
+    this.dims = embedder.dims;
+  }
+
+  /** What `tokens` of its embedding cost (USD). */
+  cost(tokens: number): number {
+    return (tokens / 1000) * this.embedder.costPer1k;
+  }
+
+  embed(text: string): Float32Array | undefined {
+    return text.trim() === "" ? new Float32Array(this.dims) : this.#vectors.get(text);
+  }
+
+  /** Embeds the texts not held yet (one call); the tokens that cost (0: all held). Throws EmbedFailure. */
+  async load(texts: readonly string[]): Promise<number> {
+    const wanted = [...new Set(texts)].filter((t) => this.embed(t) === undefined);
+    if (wanted.length === 0) return 0;
+    const { vectors, tokens } = await this.embedder.embed(wanted);
+    for (const [i, t] of wanted.entries()) {
+      this.#vectors.delete(t);
+      this.#vectors.set(t, vectors[i]!);
+    }
+    // Oldest out first (a Map iterates in insertion order).
+    for (const t of this.#vectors.keys()) {
+      if (this.#vectors.size <= KEEP) break;
+      this.#vectors.delete(t);
+    }
+    return tokens;
+  }
+}

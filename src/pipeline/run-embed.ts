@@ -1,0 +1,121 @@
+import type { AgentConfig } from "../config/model-config";
+import { log } from "../core/log";
+import { denseOffWarning, EmbedFailure } from "../embed/embedder";
+import { EmbedCache } from "../embed/embed-cache";
+import { type ChosenEmbedder, embedderNamed, knowFactsEmbedder } from "../embed/embedders";
+import { compiled } from "../routing/models.generated";
+import type { RankOptions } from "../memory/types";
+import type { ThreadStore } from "../thread/thread-store";
+import type { RecallAsk } from "../thread/types";
+import type { UsageRecord } from "./usage";
+import type { RunIO } from "./run-io";
+
+/** The embedder models.yaml names `name` (absent: the file's `embedder`), with this deployment's bindings and secrets. */
+export const embedderOf = (env: object, name: string = compiled.embedder): ChosenEmbedder => embedderNamed(env, name, compiled.embedders);
+
+/** What `tokens` of embedding by a remote embedder cost, as a usage record under its name (cause "embedding"). */
+export function embeddingUsage(remote: EmbedCache, tokens: number): UsageRecord | undefined {
+  if (tokens === 0) return undefined;
+  return {
+    model: remote.embedder.name,
+    cause: "embedding",
+    prompt_tokens: tokens,
+    completion_tokens: 0,
+    cost: remote.cost(tokens),
+    requests: 1,
+    estimated_requests: 0,
+  };
+}
+
+/** This isolate's facts embedder, from the first env it sees (the Worker's requests, queue batches, the thread object). */
+export function knowEmbedders(env: object): void {
+  knowFactsEmbedder(embedderOf(env));
+}
+
+/**
+ * Recall by meaning in a run (docs/recall.md): its turns use the agent's embedder (the file's by
+ * default), its facts the file's. A remote embedder's query vector is fetched here, before the
+ * recall that reads it (billed as usage, cause "embedding"); when it fails, times out or answers
+ * the wrong length, the run ranks by words alone and its reply's warnings say so.
+ */
+export async function embedForRun(
+  deps: { env: object; io: RunIO; thread?: { log: Pick<ThreadStore, "vectors"> } },
+  run: { tenant: string; agent: AgentConfig | undefined; rank: RankOptions; facts: boolean },
+): Promise<{ rank: RankOptions; warning?: string }> {
+  const { tenant, agent, rank } = run;
+  const turns = embedderOf(deps.env, agent?.embedder);
+  deps.thread?.log.vectors.use(turns.turns);
+  if (rank.channels && !rank.channels.includes("dense")) return { rank };
+  // Only what this run ranks: its thread's turns (recall on), its scopes' facts.
+  const wanted = new Map<ChosenEmbedder, string[]>();
+  const want = (chosen: ChosenEmbedder, text: string) => void wanted.set(chosen, [...(wanted.get(chosen) ?? []), text]);
+  if (deps.thread && rank.recall !== false) want(turns, rank.recallQuery ?? rank.query ?? "");
+  if (run.facts) want(embedderOf(deps.env), rank.query ?? "");
+  try {
+    for (const [chosen, texts] of wanted) {
+      const usage = chosen.remote && embeddingUsage(chosen.remote, await chosen.remote.load(texts));
+      if (usage) deps.io.bill(tenant, usage);
+    }
+    return { rank };
+  } catch (e) {
+    if (!(e instanceof EmbedFailure)) throw e;
+    log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+    const words = ["full_text" as const];
+    return {
+      rank: { ...rank, channels: words, ...(rank.recall ? { recall: { ...rank.recall, channels: words } } : {}) },
+      warning: denseOffWarning(e),
+    };
+  }
+}
+
+/**
+ * Before a recall outside a run (`POST /v1/memory/context`): the remote embedder in use fetches the query's vector,
+ * billed to `bill`. A failure is logged and the turns rank by words (that answer has no warnings to carry it).
+ */
+export async function embedRecallQuery(store: Pick<ThreadStore, "vectors">, ask: RecallAsk | undefined, bill: (u: UsageRecord) => void): Promise<void> {
+  const remote = store.vectors.embedderInUse();
+  if (!(remote instanceof EmbedCache) || !ask || ask.channels?.includes("dense") === false) return;
+  try {
+    const usage = embeddingUsage(remote, await remote.load([ask.query]));
+    if (usage) bill(usage);
+  } catch (e) {
+    if (!(e instanceof EmbedFailure)) throw e;
+    log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+  }
+}
+
+/** Messages a remote embedder embeds per call, and calls per run at most (the rest: after later runs). */
+const FILL_BATCH = 64;
+const FILL_CALLS = 4;
+
+/**
+ * After a run's answer: the thread's messages with no vector of the remote embedder in use get one, in bounded
+ * batches (all of them, over runs, after a change of embedder), each billed to `bill`. A failure stops the work
+ * (logged; those messages are recalled by words until a later run fills them); each batch is written in one
+ * transaction and only for the texts it embedded, so nothing is half-written. How many it filled.
+ */
+export async function embedMissing(
+  store: Pick<ThreadStore, "vectors">,
+  bill: (u: UsageRecord) => void,
+  batch = FILL_BATCH,
+  calls = FILL_CALLS,
+): Promise<number> {
+  const remote = store.vectors.embedderInUse();
+  if (!(remote instanceof EmbedCache)) return 0;
+  let filled = 0;
+  for (let call = 0; call < calls; call++) {
+    const texts = store.vectors.missingVectors(batch);
+    if (texts.length === 0) break;
+    try {
+      const usage = embeddingUsage(remote, await remote.load(texts));
+      if (usage) bill(usage);
+    } catch (e) {
+      if (!(e instanceof EmbedFailure)) throw e;
+      log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+      break;
+    }
+    filled += store.vectors.fillVectors(batch);
+    if (texts.length < batch) break;
+  }
+  return filled;
+}
