@@ -138,6 +138,9 @@ export const catalog = {
   "BEM-170": { status: 401, meaning: "Two different API keys in Authorization and x-api-key" },
   "BEM-171": { status: 503, meaning: "The thread could not be deleted now (D1 did not take its usage or list removal); nothing was deleted, retry" },
 
+  "BEM-230": { status: 402, meaning: "A spend budget has no room for this model call's most possible cost; nothing was sent upstream" },
+  "BEM-231": { status: 404, meaning: "Budget not found" },
+  "BEM-232": { status: 413, meaning: "Tenant holds the maximum number of budgets (100)" },
   "BEM-220": { status: 422, meaning: "The model asked for more tool calls in one reply than a message holds (128); none of them ran" },
   "BEM-200": { status: 404, meaning: "Run not found on the thread (LangGraph API)" },
   "BEM-201": { status: 409, meaning: "Thread already exists (LangGraph API: POST /threads with if_exists raise, the default)" },
