@@ -161,24 +161,29 @@ export class AppError extends Error {
   readonly status: number;
   readonly internal?: string;
   readonly headers?: Record<string, string>;
+  /** Public fields beside code and message, for a client to act on (a refused budget's id and reset time). */
+  readonly details?: Record<string, unknown>;
 
-  constructor(code: ErrorCode, message?: string, opts: { internal?: string; headers?: Record<string, string> } = {}) {
+  constructor(code: ErrorCode, message?: string, opts: ErrorOptions = {}) {
     super(message ?? catalog[code].meaning);
     this.name = "AppError";
     this.code = code;
     this.status = catalog[code].status;
     this.internal = opts.internal;
     this.headers = opts.headers;
+    this.details = opts.details;
   }
 
   toJSON(): ErrorBody {
-    return { error: { code: this.code, message: this.message } };
+    return { error: { ...this.details, code: this.code, message: this.message } };
   }
 }
 
-export type ErrorBody = { error: { code: ErrorCode; message: string } };
+export type ErrorOptions = { internal?: string; headers?: Record<string, string>; details?: Record<string, unknown> };
 
-export function fail(code: ErrorCode, message?: string, opts?: { internal?: string; headers?: Record<string, string> }): never {
+export type ErrorBody = { error: { code: ErrorCode; message: string } & Record<string, unknown> };
+
+export function fail(code: ErrorCode, message?: string, opts?: ErrorOptions): never {
   throw new AppError(code, message, opts);
 }
 

@@ -1,4 +1,4 @@
-import { AppError, type ErrorCode } from "../core/errors";
+import { AppError, type ErrorCode, type ErrorOptions } from "../core/errors";
 import { FailoverError, type Attempt } from "../providers/failover";
 import { parseNdjson } from "../providers/ndjson";
 import type { DeltaEvent } from "../providers/types";
@@ -21,7 +21,7 @@ export type ObjectRunRequest = { input: Omit<TurnInput, "timings">; scopes: stri
 /** A run's result without the thread state (that stays in the object). */
 export type WireResult = Omit<TurnResult, "timings" | "state"> & { timings: [string, number][] };
 
-export type WireError = { code: ErrorCode; message: string; internal?: string; headers?: Record<string, string>; attempts?: Attempt[] };
+export type WireError = { code: ErrorCode; message: string; attempts?: Attempt[] } & ErrorOptions;
 
 export type RunEvent =
   | { t: "start"; model: ModelConfig; reason: string }
@@ -37,6 +37,7 @@ export function toWireError(e: unknown): WireError {
     const out: WireError = { code: e.code, message: e.message };
     if (e.internal !== undefined) out.internal = e.internal;
     if (e.headers !== undefined) out.headers = e.headers;
+    if (e.details !== undefined) out.details = e.details;
     if (e instanceof FailoverError) out.attempts = e.attempts;
     return out;
   }
@@ -45,7 +46,11 @@ export function toWireError(e: unknown): WireError {
 }
 
 export function fromWireError(w: WireError): AppError {
-  const opts = { ...(w.internal !== undefined ? { internal: w.internal } : {}), ...(w.headers !== undefined ? { headers: w.headers } : {}) };
+  const opts = {
+    ...(w.internal !== undefined ? { internal: w.internal } : {}),
+    ...(w.headers !== undefined ? { headers: w.headers } : {}),
+    ...(w.details !== undefined ? { details: w.details } : {}),
+  };
   return w.attempts !== undefined
     ? new FailoverError(w.code, w.message, w.attempts, opts)
     : new AppError(w.code, w.code === "BEM-001" ? undefined : w.message, opts);

@@ -17,6 +17,7 @@ import { approvalToolsOf, resumeWrites } from "./resume";
 import { scheduleExtraction } from "../tasks/messages";
 import { extractionWarning } from "./extraction-check";
 import { errorText, log } from "../core/log";
+import { type SpendGuard, spendGuard } from "../budgets/guard";
 
 export type { RunDeps, StreamHooks } from "./prepare";
 
@@ -31,10 +32,12 @@ export const DEFAULT_MAX_STEPS = 8;
  * saves the complete steps, as the caller asked for them to run.
  */
 export async function runTurn(deps: RunDeps, turn: { input: TurnInput; admission: Admission }, stream?: StreamHooks): Promise<TurnResult> {
-  return runPrepared(deps, await prepare(deps, turn.input, turn.admission), stream);
+  // Which budgets apply is read while the turn prepares (its thread, its facts).
+  const budget = spendGuard(deps.env, turn.input.principal, turn.input.threadId, deps.waitUntil);
+  return runPrepared(deps, await prepare(deps, turn.input, turn.admission), budget, stream);
 }
 
-async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream?: StreamHooks): Promise<TurnResult> {
+async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, budget: SpendGuard, stream?: StreamHooks): Promise<TurnResult> {
   let usage: TurnUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0, estimated: false };
   let attempts: Attempt[] = [];
   let model: ModelConfig = p.route.model;
@@ -113,6 +116,7 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
           first: calls === 0,
           step: texts.length,
           onCut: count,
+          budget,
         });
         count(call);
         texts.push(call.result.message.content ?? "");
