@@ -39,6 +39,23 @@ const completion = () =>
     usage: { ...USAGE, total_tokens: 2000 },
   });
 
+/** An OpenAI fake whose `n` answers wait for `release()`; `arrived()` counts the calls that reached it. */
+function gatedProvider(n: number) {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
+  const fake = fakeOpenAI();
+  let arrived = 0;
+  for (let i = 0; i < n; i++)
+    fake.respond(async () => {
+      arrived++;
+      await gate;
+      return completion();
+    });
+  return { fake, arrived: () => arrived, release };
+}
+
 describe("a budget's cap holds under concurrency", () => {
   it("12 parallel turns against a key budget with room for 3: exactly 3 reach the provider, the rest are 402, spend never passes the cap", async () => {
     // A tenant of its own: its usage rows are this test's alone.
@@ -46,22 +63,11 @@ describe("a budget's cap holds under concurrency", () => {
     const key = await createKey(t.tenant, { role: "admin", name: "capped" });
     const b = await makeBudget(t, { kind: "key", target: key.id, limit_usd: 0.0185 });
     // Every upstream call waits until all turns are in: the 3 holds are all in flight when the others ask.
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
-    const fake = fakeOpenAI();
-    let arrived = 0;
-    for (let i = 0; i < 12; i++)
-      fake.respond(async () => {
-        arrived++;
-        await gate;
-        return completion();
-      });
+    const { fake, arrived, release } = gatedProvider(12);
     const turns = Array.from({ length: 12 }, () => chat(key.key));
     const refused = await waitFor("the refusals", async () => {
       const s = await standing(t, b.id);
-      return arrived === 3 && s.reserved_usd > 0.018 ? s : undefined;
+      return arrived() === 3 && s.reserved_usd > 0.018 ? s : undefined;
     });
     expect(refused.remaining_usd).toBeLessThan(0.006);
     release();
@@ -85,20 +91,9 @@ describe("a budget's cap holds under concurrency", () => {
     const t = tenant();
     const b = await makeBudget(t, { kind: "tenant", limit_usd: 0.0125 });
     const other = await createKey(t.tenant, { role: "admin" });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
-    const fake = fakeOpenAI();
-    let arrived = 0;
-    for (let i = 0; i < 6; i++)
-      fake.respond(async () => {
-        arrived++;
-        await gate;
-        return completion();
-      });
+    const { arrived, release } = gatedProvider(6);
     const turns = [0, 1, 2].flatMap(() => [chat(t.adminKey), chat(other.key)]);
-    await waitFor("two held", async () => (arrived === 2 && (await standing(t, b.id)).reserved_usd > 0.012 ? true : undefined));
+    await waitFor("two held", async () => (arrived() === 2 && (await standing(t, b.id)).reserved_usd > 0.012 ? true : undefined));
     release();
     expect((await Promise.all(turns)).map((r) => r.status).sort()).toEqual([200, 200, 402, 402, 402, 402]);
     await api(`${budgets(t)}/${b.id}`, { method: "DELETE", key: t.adminKey });
