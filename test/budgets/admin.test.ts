@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api, createTenant } from "../support/tenants";
+import { api, createKey, createTenant } from "../support/tenants";
 
 const path = (tenant: string, id?: string) => `/v1/admin/tenants/${tenant}/budgets${id ? `/${id}` : ""}`;
 type Standing = {
@@ -120,5 +120,33 @@ describe("budget admin routes", () => {
     expect(badPatch.status).toBe(400);
     const list = (await (await api(path(t.tenant), { key: t.adminKey })).json()) as { budgets: Standing[] };
     expect(list.budgets.map((b) => b.limit_usd)).toEqual([2]);
+  });
+
+  it("/v1/usage shows the budgets over the caller: an admin all of the tenant's, a member the tenant's and its own key's", async () => {
+    const t = await createTenant();
+    const other = await createKey(t.tenant, { role: "member" });
+    const ids: Record<string, string> = {};
+    for (const [name, body] of [
+      ["tenant", { kind: "tenant", limit_usd: 10 }],
+      ["member", { kind: "key", target: t.memberKeyId, limit_usd: 2 }],
+      ["other", { kind: "key", target: other.id, limit_usd: 3 }],
+      ["thread", { kind: "thread", target: "th-1", limit_usd: 1 }],
+    ] as const)
+      ids[name] = ((await (await api(path(t.tenant), { key: t.adminKey, body })).json()) as Standing).id;
+    // Largest budget first (budgets made in one millisecond list in id order).
+    const seen = async (key: string) =>
+      ((await (await api("/v1/usage", { key })).json()) as { budgets: Standing[] }).budgets
+        .map((b) => [b.id, b.spent_usd, b.remaining_usd])
+        .sort((a, b) => Number(b[2]) - Number(a[2]));
+    expect(await seen(t.adminKey)).toEqual([
+      [ids.tenant, 0, 10],
+      [ids.other, 0, 3],
+      [ids.member, 0, 2],
+      [ids.thread, 0, 1],
+    ]);
+    expect(await seen(t.memberKey)).toEqual([
+      [ids.tenant, 0, 10],
+      [ids.member, 0, 2],
+    ]);
   });
 });
