@@ -5,7 +5,8 @@ import type { Principal } from "../core/principal";
 import type { ChatRequest } from "../providers/types";
 import { tokensOf } from "../pipeline/prompt";
 import { microUsdOf } from "../pipeline/usage";
-import { budgetObject, budgetsFor, type BudgetRow, termsOf } from "./store";
+import { budgetObject, budgetsFor, type BudgetRow } from "./store";
+import type { Reserved } from "./budget-object";
 
 /** One model call's reservation: settled once, to what the call really cost (0 if it never reached the provider). */
 export type Hold = { settle(micro: number): void };
@@ -31,16 +32,17 @@ export function mostCost(model: ModelConfig, request: ChatRequest): number {
 const usd = (micro: number) => `$${(micro / 1_000_000).toFixed(6)}`;
 
 /** The 402 for a refused call, naming the budget, what is left and when it resets, in the body and headers alike. */
-function refusal(b: BudgetRow, remaining: number, resets: number | null, asked: number): AppError {
-  const resets_at = resets === null ? null : new Date(resets).toISOString();
+function refusal(b: BudgetRow, no: Extract<Reserved, { ok: false }>, asked: number): AppError {
+  const resets_at = no.resets_at === null ? null : new Date(no.resets_at).toISOString();
+  const remaining = no.remaining_micro;
   const target = b.kind === "tenant" ? "the tenant" : `${b.kind} ${b.target}`;
   return new AppError(
     "BEM-230",
-    `Budget ${b.id}${b.name ? ` (${b.name})` : ""} on ${target} has ${usd(remaining)} left of ${usd(b.limit_micro)}; this call may cost up to ${usd(asked)}. ${
+    `Budget ${b.id}${b.name ? ` (${b.name})` : ""} on ${target} has ${usd(remaining)} left of ${usd(no.limit_micro)}; this call may cost up to ${usd(asked)}. ${
       resets_at ? `It resets at ${resets_at}.` : "It never resets: an admin may raise it."
     }`,
     {
-      details: { budget: { id: b.id, kind: b.kind, remaining_usd: remaining / 1_000_000, limit_usd: b.limit_micro / 1_000_000, resets_at } },
+      details: { budget: { id: b.id, kind: b.kind, remaining_usd: remaining / 1_000_000, limit_usd: no.limit_micro / 1_000_000, resets_at } },
       headers: { "x-edgeweave-budget": b.id, ...(resets_at ? { "x-edgeweave-budget-resets-at": resets_at } : {}) },
     },
   );
@@ -63,10 +65,10 @@ export function spendGuard(env: Env, principal: Principal, thread: string | unde
       const asked = mostCost(model, request);
       if (budgets.length === 0 || asked === 0) return NO_HOLD;
       await settling;
-      const answers = await Promise.all(budgets.map((b) => budgetObject(env, principal.tenant, b.id).reserve(termsOf(b), asked)));
+      const answers = await Promise.all(budgets.map((b) => budgetObject(env, principal.tenant, b.id).reserve(asked)));
       const held = budgets.flatMap((b, i) => {
         const a = answers[i]!;
-        return a.ok ? [{ b, hold: a.hold }] : [];
+        return a.ok && a.hold !== null ? [{ b, hold: a.hold }] : [];
       });
       const settle = (micro: number) => {
         const done = Promise.all(held.map((h) => budgetObject(env, principal.tenant, h.b.id).settle(h.hold, micro))).catch((e: unknown) =>
@@ -79,7 +81,7 @@ export function spendGuard(env: Env, principal: Principal, thread: string | unde
       const no = answers[refused];
       if (no && !no.ok) {
         settle(0);
-        throw refusal(budgets[refused]!, no.remaining_micro, no.resets_at, asked);
+        throw refusal(budgets[refused]!, no, asked);
       }
       let once = false;
       return {

@@ -116,6 +116,7 @@ export type BudgetStanding = z.infer<typeof BudgetStanding>;
 
 export const standingOf = (r: Row, s: Standing): BudgetStanding => ({
   ...budgetOf(r),
+  limit_usd: s.limit_micro / 1_000_000,
   spent_usd: s.spent_micro / 1_000_000,
   reserved_usd: s.reserved_micro / 1_000_000,
   remaining_usd: s.remaining_micro / 1_000_000,
@@ -142,12 +143,13 @@ async function checkTarget(db: D1Database, tenant: string, kind: BudgetKind, tar
   }
 }
 
-export async function createBudget(db: D1Database, tenant: string, input: z.infer<typeof CreateBudget>, now = Date.now()): Promise<Row> {
+/** A new budget, checked (nothing written yet: its object takes its terms first, src/http/budgets.ts). */
+export async function newBudget(db: D1Database, tenant: string, input: z.infer<typeof CreateBudget>, now = Date.now()): Promise<Row> {
   await checkTarget(db, tenant, input.kind, input.target);
   const count = await db.prepare("SELECT COUNT(*) AS n FROM budgets WHERE tenant_id = ?").bind(tenant).first<{ n: number }>();
   if ((count?.n ?? 0) >= MAX_BUDGETS_PER_TENANT)
     throw new AppError("BEM-232", `The tenant holds ${MAX_BUDGETS_PER_TENANT} budgets, the most it may; delete one first`);
-  const row: Row = {
+  return {
     id: `bud_${randomHex(12)}`,
     kind: input.kind,
     target: input.target ?? "",
@@ -159,11 +161,14 @@ export async function createBudget(db: D1Database, tenant: string, input: z.infe
     created_at: now,
     updated_at: now,
   };
+}
+
+export async function insertBudget(db: D1Database, tenant: string, row: Row): Promise<void> {
   await db
     .prepare(`INSERT INTO budgets (tenant_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
     .bind(tenant, row.id, row.kind, row.target, row.limit_micro, row.window, row.anchor_ms, row.time_zone, row.name, row.created_at, row.updated_at)
     .run();
-  return row;
+  forgetBudgets(tenant);
 }
 
 export async function getBudget(db: D1Database, tenant: string, id: string): Promise<Row> {
@@ -180,9 +185,10 @@ export async function listBudgets(db: D1Database, tenant: string): Promise<Row[]
   return results;
 }
 
-export async function patchBudget(db: D1Database, tenant: string, id: string, p: z.infer<typeof PatchBudget>, now = Date.now()): Promise<Row> {
+/** The budget as `p` changes it (nothing written yet). */
+export async function patchedBudget(db: D1Database, tenant: string, id: string, p: z.infer<typeof PatchBudget>, now = Date.now()): Promise<Row> {
   const old = await getBudget(db, tenant, id);
-  const row: Row = {
+  return {
     ...old,
     ...(p.limit_usd !== undefined ? { limit_micro: toMicro(p.limit_usd) } : {}),
     ...(p.window !== undefined ? { window: p.window } : {}),
@@ -191,28 +197,41 @@ export async function patchBudget(db: D1Database, tenant: string, id: string, p:
     ...(p.name !== undefined ? { name: p.name } : {}),
     updated_at: now,
   };
+}
+
+export async function updateBudget(db: D1Database, tenant: string, row: Row): Promise<void> {
   await db
     .prepare("UPDATE budgets SET limit_micro = ?, window = ?, anchor_ms = ?, time_zone = ?, name = ?, updated_at = ? WHERE tenant_id = ? AND id = ?")
-    .bind(row.limit_micro, row.window, row.anchor_ms, row.time_zone, row.name, row.updated_at, tenant, id)
+    .bind(row.limit_micro, row.window, row.anchor_ms, row.time_zone, row.name, row.updated_at, tenant, row.id)
     .run();
-  return row;
+  forgetBudgets(tenant);
 }
 
 export async function deleteBudget(db: D1Database, tenant: string, id: string): Promise<Row> {
   const row = await db.prepare(`DELETE FROM budgets WHERE tenant_id = ? AND id = ? RETURNING ${COLUMNS}`).bind(tenant, id).first<Row>();
   if (!row) throw new AppError("BEM-231", `Budget '${id}' not found in this tenant`);
+  forgetBudgets(tenant);
   return row;
 }
 
-/** The budgets a call by `keyId` (on `thread`, if any) spends from: one indexed read. */
-export async function budgetsFor(db: D1Database, tenant: string, keyId: string, thread: string | undefined): Promise<Row[]> {
-  const { results } = await db
-    .prepare(
-      `SELECT ${COLUMNS} FROM budgets WHERE tenant_id = ?1 AND ((kind = 'tenant' AND target = '') OR (kind = 'key' AND target = ?2) OR (kind = 'thread' AND target = ?3))`,
-    )
-    .bind(tenant, keyId, thread ?? null)
-    .all<Row>();
-  return results;
+/**
+ * Which budgets a tenant has, per isolate, for BUDGET_CACHE_MS: a turn then makes no D1 read for them. A new
+ * budget applies within that time everywhere (at once in the isolate that made it); a changed or deleted one
+ * at once, as each object holds its own terms.
+ */
+export const BUDGET_CACHE_MS = 10_000;
+const cached = new Map<string, { until: number; rows: Promise<Row[]> }>();
+const forgetBudgets = (tenant: string) => cached.delete(tenant);
+
+/** The budgets a call by `keyId` (on `thread`, if any) spends from. */
+export async function budgetsFor(db: D1Database, tenant: string, keyId: string, thread: string | undefined, now = Date.now()): Promise<Row[]> {
+  let entry = cached.get(tenant);
+  if (!entry || entry.until <= now) {
+    entry = { until: now + BUDGET_CACHE_MS, rows: listBudgets(db, tenant) };
+    cached.set(tenant, entry);
+    entry.rows.catch(() => forgetBudgets(tenant));
+  }
+  return (await entry.rows).filter((r) => r.kind === "tenant" || (r.kind === "key" && r.target === keyId) || (r.kind === "thread" && r.target === thread));
 }
 
 /** A budget's counter object: named by tenant and id, so no name another tenant can form reaches it. */

@@ -6,6 +6,7 @@ import type { AppEnv } from "../edge/app-env";
 import { jsonContent } from "../edge/openapi-errors";
 import { errors, TenantParam } from "./admin";
 import { validationHook } from "../edge/validation";
+import { spanAt } from "../budgets/window";
 import {
   Budget,
   BudgetStanding,
@@ -13,12 +14,14 @@ import {
   budgetOf,
   type BudgetRow,
   CreateBudget,
-  createBudget,
+  insertBudget,
+  newBudget,
   deleteBudget,
   getBudget,
   listBudgets,
   PatchBudget,
-  patchBudget,
+  patchedBudget,
+  updateBudget,
   standingOf,
   termsOf,
 } from "../budgets/store";
@@ -82,8 +85,19 @@ const deleteRouteDef = createRoute({
   responses: { 200: jsonContent(Budget, "The deleted budget"), ...errors("BEM-231") },
 });
 
-/** A budget with its object's count of the current window. */
-export const standing = async (env: Env, tenant: string, r: BudgetRow) => standingOf(r, await budgetObject(env, tenant, r.id).standing(termsOf(r)));
+/** A budget with its object's count of the current window (nothing counted yet if its object never took its terms). */
+export async function standing(env: Env, tenant: string, r: BudgetRow) {
+  const counted = await budgetObject(env, tenant, r.id).standing();
+  const none = { ...spanAt(termsOf(r), Date.now()), limit_micro: r.limit_micro, spent_micro: 0, reserved_micro: 0, remaining_micro: r.limit_micro };
+  return standingOf(r, counted ?? none);
+}
+
+/** Its object takes the budget's terms before D1 lists it: a listed budget is always enforced. */
+async function save(env: Env, tenant: string, r: BudgetRow, write: (db: D1Database, tenant: string, r: BudgetRow) => Promise<void>) {
+  await budgetObject(env, tenant, r.id).configure(termsOf(r));
+  await write(env.DB, tenant, r);
+  return standing(env, tenant, r);
+}
 
 /** Spend budgets: a tenant admin manages its own tenant's (docs/operations/budgets.md). */
 export const budgetRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
@@ -91,8 +105,7 @@ export const budgetRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const { tenant } = c.req.valid("param");
     authorize(c.get("principal"), "manage_budgets", { tenant });
     await requireTenant(c.env.DB, tenant);
-    const row = await createBudget(c.env.DB, tenant, c.req.valid("json"));
-    return c.json(await standing(c.env, tenant, row), 201);
+    return c.json(await save(c.env, tenant, await newBudget(c.env.DB, tenant, c.req.valid("json")), insertBudget), 201);
   })
   .openapi(listRouteDef, async (c) => {
     const { tenant } = c.req.valid("param");
@@ -108,7 +121,7 @@ export const budgetRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
   .openapi(patchRouteDef, async (c) => {
     const { tenant, id } = c.req.valid("param");
     authorize(c.get("principal"), "manage_budgets", { tenant });
-    return c.json(await standing(c.env, tenant, await patchBudget(c.env.DB, tenant, id, c.req.valid("json"))), 200);
+    return c.json(await save(c.env, tenant, await patchedBudget(c.env.DB, tenant, id, c.req.valid("json")), updateBudget), 200);
   })
   .openapi(deleteRouteDef, async (c) => {
     const { tenant, id } = c.req.valid("param");

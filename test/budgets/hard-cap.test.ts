@@ -161,6 +161,21 @@ describe("settling, resets and refusals", () => {
     expect(Date.parse(fresh.resets_at!)).toBe(Date.parse(b.resets_at!) + 86_400_000);
   });
 
+  it("a raised limit applies to the very next call, and a deleted budget refuses nothing more", async () => {
+    const t = tenant();
+    const key = await createKey(t.tenant, { role: "admin" });
+    fakeOpenAI().otherwise({ text: "ok", usage: USAGE });
+    expect((await chat(key.key)).status).toBe(200); // the tenant's budgets are now cached in this isolate
+    const b = await makeBudget(t, { kind: "key", target: key.id, limit_usd: 0.001 });
+    expect((await chat(key.key)).status).toBe(402);
+    await api(`${budgets(t)}/${b.id}`, { method: "PATCH", key: t.adminKey, body: { limit_usd: 0.01 } });
+    expect((await chat(key.key)).status).toBe(200);
+    await api(`${budgets(t)}/${b.id}`, { method: "PATCH", key: t.adminKey, body: { limit_usd: 0.001 } });
+    expect((await chat(key.key)).status).toBe(402);
+    await api(`${budgets(t)}/${b.id}`, { method: "DELETE", key: t.adminKey });
+    expect((await chat(key.key)).status).toBe(200);
+  });
+
   it("a thread budget caps turns on that thread only", async () => {
     const t = tenant();
     const thread = uniqueThread("capped");
