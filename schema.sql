@@ -284,3 +284,20 @@ CREATE TRIGGER tenant_counts_idempotency_bytes_delete AFTER DELETE ON idempotenc
 CREATE TRIGGER key_counts_idempotency_bytes_insert AFTER INSERT ON idempotency_keys WHEN instr(new.key, ' ') > 1 BEGIN INSERT OR IGNORE INTO tenant_counts (tenant_id, kind, n) VALUES (new.tenant_id, 'idempotency_bytes:' || substr(new.key, 1, instr(new.key, ' ') - 1), 0); UPDATE tenant_counts SET n = n + (ifnull(length(CAST(new.headers AS BLOB)), 0) + ifnull(length(CAST(new.response AS BLOB)), 0)) WHERE tenant_id = new.tenant_id AND kind = 'idempotency_bytes:' || substr(new.key, 1, instr(new.key, ' ') - 1); END;
 CREATE TRIGGER key_counts_idempotency_bytes_update AFTER UPDATE OF headers, response ON idempotency_keys WHEN instr(new.key, ' ') > 1 BEGIN UPDATE tenant_counts SET n = n - (ifnull(length(CAST(old.headers AS BLOB)), 0) + ifnull(length(CAST(old.response AS BLOB)), 0)) + (ifnull(length(CAST(new.headers AS BLOB)), 0) + ifnull(length(CAST(new.response AS BLOB)), 0)) WHERE tenant_id = new.tenant_id AND kind = 'idempotency_bytes:' || substr(new.key, 1, instr(new.key, ' ') - 1); END;
 CREATE TRIGGER key_counts_idempotency_bytes_delete AFTER DELETE ON idempotency_keys WHEN instr(old.key, ' ') > 1 BEGIN UPDATE tenant_counts SET n = n - (ifnull(length(CAST(old.headers AS BLOB)), 0) + ifnull(length(CAST(old.response AS BLOB)), 0)) WHERE tenant_id = old.tenant_id AND kind = 'idempotency_bytes:' || substr(old.key, 1, instr(old.key, ' ') - 1); END;
+-- Spend budgets (src/budgets/): what each one caps. Its counter lives in its own Durable Object
+-- (BudgetDO, named tenant/id); this table is the index a turn reads to know which objects to ask.
+CREATE TABLE budgets (
+  tenant_id   TEXT NOT NULL,
+  id          TEXT NOT NULL,
+  kind        TEXT NOT NULL CHECK (kind IN ('tenant', 'key', 'thread')),
+  target      TEXT NOT NULL,              -- '' for a tenant budget; the key id or thread id otherwise
+  limit_micro INTEGER NOT NULL,           -- micro-USD
+  window      TEXT,                       -- day | week | month; NULL: never resets
+  anchor_ms   INTEGER NOT NULL,
+  time_zone   TEXT NOT NULL,
+  name        TEXT,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, id)
+);
+CREATE INDEX budgets_target ON budgets (tenant_id, kind, target);

@@ -13,6 +13,8 @@ import { knowEmbedders } from "./pipeline/run-embed";
 
 // The thread object: its capabilities (src/thread/) and the agent run inside it.
 export { ThreadDO } from "./object/thread-object";
+// One spend budget's counter.
+export { BudgetDO } from "./budgets/budget-object";
 export type { App } from "./http/app";
 
 export default {

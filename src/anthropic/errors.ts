@@ -10,6 +10,7 @@ import type { AppError, ErrorCode } from "../core/errors";
 export type AnthropicErrorType =
   | "invalid_request_error"
   | "authentication_error"
+  | "billing_error"
   | "permission_error"
   | "not_found_error"
   | "request_too_large"
@@ -21,6 +22,7 @@ export type AnthropicErrorType =
 const BY_STATUS: Record<number, AnthropicErrorType> = {
   400: "invalid_request_error",
   401: "authentication_error",
+  402: "billing_error",
   403: "permission_error",
   404: "not_found_error",
   405: "invalid_request_error",
@@ -45,13 +47,13 @@ const BY_STATUS: Record<number, AnthropicErrorType> = {
 const CONFIGURATION: ReadonlySet<ErrorCode> = new Set(["BEM-042", "BEM-043", "BEM-044", "BEM-045", "BEM-048", "BEM-070", "BEM-073"]);
 const RETRIED = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500;
 
-export function anthropicError(e: Pick<AppError, "code" | "status" | "message">): {
+export function anthropicError(e: Pick<AppError, "code" | "status" | "message" | "details">): {
   status: number;
-  body: { type: "error"; error: { type: AnthropicErrorType; message: string; bem_code: string } };
+  body: { type: "error"; error: { type: AnthropicErrorType; message: string; bem_code: string } & Record<string, unknown> };
 } {
   const status = CONFIGURATION.has(e.code) && RETRIED(e.status) ? 424 : e.status;
   const type = BY_STATUS[status] ?? (status >= 500 ? "api_error" : "invalid_request_error");
-  return { status, body: { type: "error", error: { type, message: e.message, bem_code: e.code } } };
+  return { status, body: { type: "error", error: { ...e.details, type, message: e.message, bem_code: e.code } } };
 }
 
 /** Requests answered in Anthropic's error shape: the Messages routes, and model discovery from Anthropic clients. */

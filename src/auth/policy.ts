@@ -37,6 +37,7 @@ export const POLICY = {
   any_key: { what: "list models, dry-run routing, read the tenant's usage", operator: "yes", admin: "yes", member: "yes", webhook: "no" },
   manage_tenants: { what: "create and list tenants", operator: "yes", admin: "no", member: "no", webhook: "no" },
   manage_keys: { what: "create, list and revoke a tenant's keys", operator: "yes", admin: "own tenant", member: "no", webhook: "no" },
+  manage_budgets: { what: "create, list, change and delete the tenant's spend budgets", operator: "no", admin: "own tenant", member: "no", webhook: "no" },
   manage_webhooks: { what: "register, list and delete webhooks", operator: "no", admin: "yes", member: "no", webhook: "no" },
   queue_tasks: { what: "queue memory tasks; read task status and dead letters", operator: "yes", admin: "yes", member: "no", webhook: "no" },
   run: { what: "run an agent turn (chat, invoke, Responses, a webhook delivery)", operator: "no", admin: "yes", member: "yes", webhook: "yes" },

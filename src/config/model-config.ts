@@ -60,13 +60,19 @@ export const ModelAlias = z
   .max(128)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*\*?$/, "a model name, optionally ending in * (claude-sonnet-*)");
 
+/** USD per 1,000 tokens; past $1,000 is a typo (no model costs $1 a token). */
+const Price = z.number().finite().min(0).max(1000);
+
 /** The fields of one models.yaml `models:` entry as written. Unknown keys are ignored (stripped). */
 export const ModelConfigFields = z.object({
   name: ModelName,
   provider: Provider,
   modalities: z.array(Modality).min(1).default(["text"]),
   capabilities: z.array(Capability).default([]),
-  cost_per_1k_tokens: z.number().finite().min(0).default(0),
+  /** Both prices at once (the older form): input_cost_per_1k_tokens and output_cost_per_1k_tokens. */
+  cost_per_1k_tokens: Price.optional(),
+  input_cost_per_1k_tokens: Price.optional(),
+  output_cost_per_1k_tokens: Price.optional(),
   max_tokens: z.number().int().positive().default(4096),
   /** The most tokens the model produces in one answer; a request's max_tokens above it is clamped (with a warning). */
   max_output_tokens: z.number().int().positive().optional(),
@@ -85,10 +91,25 @@ export const ModelConfig = ModelConfigFields.superRefine((m, ctx) => {
   if (m.provider === "custom" && m.provider_config.base_url === undefined) {
     ctx.addIssue({ code: "custom", path: ["provider_config", "base_url"], message: "required for provider custom" });
   }
-}).transform((m) => {
+  // One price is read as both; two prices must both be given, or the other one would be a silent guess.
+  const both = m.cost_per_1k_tokens !== undefined;
+  for (const [field, other] of [
+    ["input_cost_per_1k_tokens", "output_cost_per_1k_tokens"],
+    ["output_cost_per_1k_tokens", "input_cost_per_1k_tokens"],
+  ] as const) {
+    if (m[field] === undefined) continue;
+    if (both) ctx.addIssue({ code: "custom", path: [field], message: "give cost_per_1k_tokens (both prices) or input and output prices, not both forms" });
+    else if (m[other] === undefined) ctx.addIssue({ code: "custom", path: [field], message: `${other} is missing (give both prices)` });
+  }
+}).transform(({ cost_per_1k_tokens, input_cost_per_1k_tokens, output_cost_per_1k_tokens, ...m }) => {
   const keyEnv = m.provider_config.api_key_env ?? DEFAULT_KEY_ENV[m.provider] ?? undefined;
+  const input = input_cost_per_1k_tokens ?? cost_per_1k_tokens ?? 0;
   return {
     ...m,
+    /** The input price: what the router compares. */
+    cost_per_1k_tokens: input,
+    input_cost_per_1k_tokens: input,
+    output_cost_per_1k_tokens: output_cost_per_1k_tokens ?? cost_per_1k_tokens ?? 0,
     provider_config: {
       ...m.provider_config,
       base_url: m.provider_config.base_url ?? DEFAULT_BASE_URL[m.provider] ?? "",

@@ -138,6 +138,9 @@ export const catalog = {
   "BEM-170": { status: 401, meaning: "Two different API keys in Authorization and x-api-key" },
   "BEM-171": { status: 503, meaning: "The thread could not be deleted now (D1 did not take its usage or list removal); nothing was deleted, retry" },
 
+  "BEM-230": { status: 402, meaning: "A spend budget has no room for this model call's most possible cost; nothing was sent upstream" },
+  "BEM-231": { status: 404, meaning: "Budget not found" },
+  "BEM-232": { status: 413, meaning: "Tenant holds the maximum number of budgets (100)" },
   "BEM-220": { status: 422, meaning: "The model asked for more tool calls in one reply than a message holds (128); none of them ran" },
   "BEM-200": { status: 404, meaning: "Run not found on the thread (LangGraph API)" },
   "BEM-201": { status: 409, meaning: "Thread already exists (LangGraph API: POST /threads with if_exists raise, the default)" },
@@ -158,24 +161,29 @@ export class AppError extends Error {
   readonly status: number;
   readonly internal?: string;
   readonly headers?: Record<string, string>;
+  /** Public fields beside code and message, for a client to act on (a refused budget's id and reset time). */
+  readonly details?: Record<string, unknown>;
 
-  constructor(code: ErrorCode, message?: string, opts: { internal?: string; headers?: Record<string, string> } = {}) {
+  constructor(code: ErrorCode, message?: string, opts: ErrorOptions = {}) {
     super(message ?? catalog[code].meaning);
     this.name = "AppError";
     this.code = code;
     this.status = catalog[code].status;
     this.internal = opts.internal;
     this.headers = opts.headers;
+    this.details = opts.details;
   }
 
   toJSON(): ErrorBody {
-    return { error: { code: this.code, message: this.message } };
+    return { error: { ...this.details, code: this.code, message: this.message } };
   }
 }
 
-export type ErrorBody = { error: { code: ErrorCode; message: string } };
+export type ErrorOptions = { internal?: string; headers?: Record<string, string>; details?: Record<string, unknown> };
 
-export function fail(code: ErrorCode, message?: string, opts?: { internal?: string; headers?: Record<string, string> }): never {
+export type ErrorBody = { error: { code: ErrorCode; message: string } & Record<string, unknown> };
+
+export function fail(code: ErrorCode, message?: string, opts?: ErrorOptions): never {
   throw new AppError(code, message, opts);
 }
 

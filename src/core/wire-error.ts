@@ -1,10 +1,10 @@
-import { AppError, type ErrorCode, isAppError } from "./errors";
+import { AppError, type ErrorCode, type ErrorOptions, isAppError } from "./errors";
 
 /**
  * An AppError as it crosses to the thread object and back. RPC keeps only an Error's message, so the
  * object answers its errors as values, in this one shape, for RPC results and run events alike.
  */
-export type WireError = { code: ErrorCode; message: string; internal?: string; headers?: Record<string, string> };
+export type WireError = { code: ErrorCode; message: string } & ErrorOptions;
 
 /** What an RPC method of the thread object answers: its value, or its AppError as a WireError. */
 export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: WireError };
@@ -15,12 +15,20 @@ export function toWireError(e: AppError): WireError {
     message: e.message,
     ...(e.internal !== undefined ? { internal: e.internal } : {}),
     ...(e.headers !== undefined ? { headers: e.headers } : {}),
+    ...(e.details !== undefined ? { details: e.details } : {}),
   };
 }
 
-/** The AppError a WireError was (its Retry-After and log detail kept; BEM-001's message is the catalog's). */
+/** The options a WireError carries back into an AppError. */
+export const wireOptions = (w: WireError): ErrorOptions => ({
+  ...(w.internal !== undefined ? { internal: w.internal } : {}),
+  ...(w.headers !== undefined ? { headers: w.headers } : {}),
+  ...(w.details !== undefined ? { details: w.details } : {}),
+});
+
+/** The AppError a WireError was (its Retry-After, details and log detail kept; BEM-001's message is the catalog's). */
 export function fromWireError(w: WireError): AppError {
-  const opts = { ...(w.internal !== undefined ? { internal: w.internal } : {}), ...(w.headers !== undefined ? { headers: w.headers } : {}) };
+  const opts = wireOptions(w);
   return new AppError(w.code, w.code === "BEM-001" ? undefined : w.message, opts);
 }
 

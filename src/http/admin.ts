@@ -10,9 +10,10 @@ import { validationHook } from "../edge/validation";
 import { assertRoom } from "../auth/quotas";
 import { pageOf, pageQuery, pageStart } from "./paging";
 
-const errors = (...codes: ErrorCode[]) => errorResponses("BEM-022", ...codes);
+/** An admin route's errors: the role check's 403 and `codes`. */
+export const errors = (...codes: ErrorCode[]) => errorResponses("BEM-022", ...codes);
 
-const TenantParam = z.object({ tenant: TenantId.openapi({ param: { name: "tenant", in: "path" } }) });
+export const TenantParam = z.object({ tenant: TenantId.openapi({ param: { name: "tenant", in: "path" } }) });
 const KeyParams = TenantParam.extend({
   id: z
     .string()

@@ -17,6 +17,7 @@ import { taskRoutes } from "./tasks";
 import { webhookRoutes } from "./webhooks";
 import { threadRoutes } from "./threads";
 import { adminRoutes } from "./admin";
+import { budgetRoutes } from "./budgets";
 import { memoryRoutes } from "./memory";
 import { modelRoutes } from "./models";
 import { routeRoutes } from "./route";
@@ -67,6 +68,7 @@ export function createApp() {
   const api = app
     .route("/", threadRoutes)
     .route("/", adminRoutes)
+    .route("/", budgetRoutes)
     .route("/", memoryRoutes)
     .route("/", modelRoutes)
     .route("/", routeRoutes)

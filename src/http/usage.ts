@@ -5,6 +5,8 @@ import { access } from "../edge/access";
 import type { AppEnv } from "../edge/app-env";
 import { errorResponses, jsonContent } from "../edge/openapi-errors";
 import { validationHook } from "../edge/validation";
+import { BudgetStanding, listBudgets } from "../budgets/store";
+import { standing } from "./budgets";
 
 /** A calendar day, YYYY-MM-DD (2026-13-01 or 2026-02-30 is a 400, not a range that matches nothing). */
 const Day = z.iso.date();
@@ -27,6 +29,9 @@ const UsageList = z
       }),
     ),
     total: z.object({ requests: z.number(), estimated_requests: z.number(), prompt_tokens: z.number(), completion_tokens: z.number(), cost: z.number() }),
+    budgets: z.array(BudgetStanding).openapi({
+      description: "The spend budgets over the caller, each with its current window (an admin sees all the tenant's; another key its tenant's and its own)",
+    }),
   })
   .openapi("UsageList");
 
@@ -46,7 +51,10 @@ export const usageRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
   const to = q.to ?? utcDay(Date.now());
   const from = q.from ?? utcDay(Date.now() - 30 * 86_400_000);
   if (from > to) throw new AppError("BEM-011", `from (${from}) is after to (${to})`);
-  const data = await listUsage(c.env.DB, c.get("principal").tenant, from, to);
+  const principal = c.get("principal");
+  const [data, rows] = await Promise.all([listUsage(c.env.DB, principal.tenant, from, to), listBudgets(c.env.DB, principal.tenant)]);
+  const mine = rows.filter((r) => principal.role === "admin" || r.kind === "tenant" || (r.kind === "key" && r.target === principal.keyId));
+  const budgets = await Promise.all(mine.map((r) => standing(c.env, principal.tenant, r)));
   const total = data.reduce(
     (t, r) => ({
       requests: t.requests + r.requests,
@@ -57,5 +65,5 @@ export const usageRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
     }),
     { requests: 0, estimated_requests: 0, prompt_tokens: 0, completion_tokens: 0, cost: 0 },
   );
-  return c.json({ from, to, data, total }, 200);
+  return c.json({ from, to, data, total, budgets }, 200);
 });

@@ -14,6 +14,7 @@ import { assemble } from "./prompt";
 import type { Tool } from "./tools/define";
 import { toolDefinitions } from "./tools/define";
 import { usageOf, type TurnUsage } from "./usage";
+import type { Hold, SpendGuard } from "../budgets/guard";
 import type { RunDeps, RunPlan, StreamHooks } from "./prepare";
 
 /** A request's max_tokens above what `m` can write (models.yaml max_output_tokens) is clamped to it: clients such as Claude Code ask for tens of thousands. */
@@ -52,11 +53,13 @@ export type RoutedCall = {
   step: number;
   /** A stream that began answering and was cut: billed all the same. */
   onCut?: (c: CutCall) => void;
+  /** The turn's spend budgets: each attempt reserves its most possible cost first and settles after. */
+  budget?: SpendGuard;
 };
 
 /** One model call over the routed candidates: failover, and for streams only before the first event. */
 export async function callRouted(call: RoutedCall): Promise<Call> {
-  const { deps, plan: p, system, messages, stream, first, onCut = () => undefined } = call;
+  const { deps, plan: p, system, messages, stream, first, onCut = () => undefined, budget } = call;
   const clientTools: FunctionTool[] = p.input.params?.tools ?? [];
   const tools = [...toolDefinitions(call.serverTools), ...clientTools];
   const instructions: ChatMessage[] = system !== null ? [{ role: "system", content: system }, ...p.clientSystem] : p.clientSystem;
@@ -85,20 +88,38 @@ export async function callRouted(call: RoutedCall): Promise<Call> {
   // A cancelled run's call stops: the signal's reason (BEM-204) ends the run, never retried (failover.ts).
   deps.signal?.throwIfAborted();
   const ctx = { env: deps.env, fetch: deps.fetch, ...(deps.signal ? { signal: deps.signal } : {}) };
+  // Each attempt (a retry, a failover candidate) holds its most possible cost until it settles to what it cost.
+  const holds = new Map<ModelConfig, Hold>();
+  const reserve = async (m: ModelConfig) => {
+    if (budget) holds.set(m, await budget.reserve(m, requestFor(m)));
+  };
+  const settle = (m: ModelConfig, usage: TurnUsage | null) => {
+    holds.get(m)?.settle(usage ? Math.round(usage.cost * 1_000_000) : 0);
+    holds.delete(m);
+  };
   // An upstream that answered 200 with a body it could not use charged the call: billed (estimated), then failed over as before.
   const billAnswered = (m: ModelConfig, e: unknown) => {
-    if (isProviderError(e) && e.answered) onCut({ model: m, usage: usageOf(requestFor(m).messages, m, NOTHING) });
+    const answered = isProviderError(e) && e.answered ? usageOf(requestFor(m).messages, m, NOTHING) : null;
+    if (answered) onCut({ model: m, usage: answered });
+    settle(m, answered);
   };
   if (!stream) {
-    const { value, model, attempts } = await runWithFailover(p.route.candidates, (m) =>
-      callModel(m, requestFor(m), ctx).catch((e: unknown) => {
+    const { value, model, attempts } = await runWithFailover(p.route.candidates, async (m) => {
+      await reserve(m);
+      return callModel(m, requestFor(m), ctx).catch((e: unknown) => {
         billAnswered(m, e);
         throw e;
-      }),
-    );
-    return { result: value, model, attempts, usage: usageOf(requestFor(model).messages, model, value) };
+      });
+    });
+    const usage = usageOf(requestFor(model).messages, model, value);
+    settle(model, usage);
+    return { result: value, model, attempts, usage };
   }
-  const opened = await openStreamWithFailover(p.route.candidates, (m) => billedBeforeFirst(streamModel(m, requestFor(m), ctx), (e) => billAnswered(m, e)));
+  const reserved = async function* (m: ModelConfig) {
+    await reserve(m);
+    yield* streamModel(m, requestFor(m), ctx);
+  };
+  const opened = await openStreamWithFailover(p.route.candidates, (m) => billedBeforeFirst(reserved(m), (e) => billAnswered(m, e)));
   if (first) await stream.start(opened.model, p.route);
   const acc = new StreamAccumulator();
   const sent = requestFor(opened.model).messages;
@@ -113,10 +134,14 @@ export async function callRouted(call: RoutedCall): Promise<Call> {
     result = acc.result(opened.model.name);
   } catch (e) {
     // The provider took the call and produced part of an answer: it bills that, so do we (estimated).
-    onCut({ model: opened.model, usage: usageOf(sent, opened.model, acc.partial()) });
+    const cut = usageOf(sent, opened.model, acc.partial());
+    onCut({ model: opened.model, usage: cut });
+    settle(opened.model, cut);
     throw e;
   }
-  return { result, model: opened.model, attempts: opened.attempts, usage: usageOf(sent, opened.model, result) };
+  const usage = usageOf(sent, opened.model, result);
+  settle(opened.model, usage);
+  return { result, model: opened.model, attempts: opened.attempts, usage };
 }
 
 /** What an unusable answer gave: nothing, so its usage is the prompt sent (usageOf estimates it). */

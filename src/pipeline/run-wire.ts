@@ -1,5 +1,5 @@
 import { AppError } from "../core/errors";
-import { fromWireError, toWireError, type WireError } from "../core/wire-error";
+import { fromWireError, toWireError, type WireError, wireOptions } from "../core/wire-error";
 import { FailoverError, type Attempt } from "../providers/failover";
 import { parseNdjson } from "../providers/ndjson";
 import type { DeltaEvent } from "../providers/types";
@@ -43,8 +43,7 @@ export function toRunError(e: unknown): RunError {
 
 export function fromRunError(w: RunError): AppError {
   if (w.attempts === undefined) return fromWireError(w);
-  const { attempts, internal, headers } = w;
-  return new FailoverError(w.code, w.message, attempts, { ...(internal !== undefined ? { internal } : {}), ...(headers !== undefined ? { headers } : {}) });
+  return new FailoverError(w.code, w.message, w.attempts, wireOptions(w));
 }
 
 const encoder = new TextEncoder();

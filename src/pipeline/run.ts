@@ -19,6 +19,7 @@ import { extractionWarning } from "./extraction-check";
 import { errorText, log } from "../core/log";
 import { inSpan } from "../core/trace";
 import { agentEnd, agentStart, tracedCall } from "./spans";
+import { type SpendGuard, spendGuard } from "../budgets/guard";
 
 export type { RunDeps, StreamHooks } from "./prepare";
 
@@ -33,16 +34,18 @@ export const DEFAULT_MAX_STEPS = 8;
  * saves the complete steps, as the caller asked for them to run.
  */
 export async function runTurn(deps: RunDeps, turn: { input: TurnInput; admission: Admission }, stream?: StreamHooks): Promise<TurnResult> {
+  // Which budgets apply is read while the turn prepares (its thread, its facts).
+  const budget = spendGuard(deps.env, turn.input.principal, turn.input.threadId, deps.waitUntil);
   const agent = agentStart(deps.trace, turn.input);
   return inSpan(deps.trace, agent.name, "internal", agent.attrs, async (span) => {
     const traced = span ? { ...deps, trace: span } : deps;
-    const r = await runPrepared(traced, await prepare(traced, turn.input, turn.admission), stream);
+    const r = await runPrepared(traced, await prepare(traced, turn.input, turn.admission), budget, stream);
     if (span) agentEnd(span, r);
     return r;
   });
 }
 
-async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream?: StreamHooks): Promise<TurnResult> {
+async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, budget: SpendGuard, stream?: StreamHooks): Promise<TurnResult> {
   let usage: TurnUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0, estimated: false };
   let attempts: Attempt[] = [];
   let model: ModelConfig = p.route.model;
@@ -123,6 +126,7 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, stream
             first: calls === 0,
             step: texts.length,
             onCut: count,
+            budget,
           },
           callRouted,
         );

@@ -97,7 +97,14 @@ export async function listUsage(db: D1Database, tenant: string, from: string, to
   return results;
 }
 
-export const costOf = (tokens: number, costPer1k: number): number => (tokens * costPer1k) / 1000;
+/**
+ * What `prompt` input and `completion` output tokens cost on `model`, in whole micro-USD (a price per 1,000
+ * tokens times 1,000 is micro-USD per token). Rounded, so budgets add integers; never less for more tokens.
+ */
+export const microUsdOf = (model: Pick<ModelConfig, "input_cost_per_1k_tokens" | "output_cost_per_1k_tokens">, prompt: number, completion: number): number =>
+  Math.round(prompt * model.input_cost_per_1k_tokens * 1000 + completion * model.output_cost_per_1k_tokens * 1000);
+
+export const usdOfMicro = (micro: number): number => micro / 1_000_000;
 
 export function usageOf(messages: ChatMessage[], model: ModelConfig, result: ChatResult): TurnUsage {
   const reported = result.usage;
@@ -108,7 +115,7 @@ export function usageOf(messages: ChatMessage[], model: ModelConfig, result: Cha
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    cost: costOf(prompt + completion, model.cost_per_1k_tokens),
+    cost: usdOfMicro(microUsdOf(model, prompt, completion)),
     estimated: reported === undefined,
     ...(reported?.cache_creation_input_tokens !== undefined || reported?.cache_read_input_tokens !== undefined
       ? { cache: { creation: reported.cache_creation_input_tokens ?? 0, read: reported.cache_read_input_tokens ?? 0 } }

@@ -1,4 +1,4 @@
-import { AppError, type ErrorCode, isAppError } from "../core/errors";
+import { AppError, type ErrorCode, type ErrorOptions, isAppError } from "../core/errors";
 import type { ModelConfig } from "../config/model-config";
 import { isProviderError, type ProviderError, streamCut } from "./provider-error";
 import { backoff } from "../core/backoff";
@@ -47,7 +47,7 @@ export type FailoverResult<T> = { value: T; model: ModelConfig; attempts: Attemp
 export class FailoverError extends AppError {
   readonly attempts: Attempt[];
 
-  constructor(code: ErrorCode, message: string, attempts: Attempt[], opts: { internal?: string; headers?: Record<string, string> } = {}) {
+  constructor(code: ErrorCode, message: string, attempts: Attempt[], opts: ErrorOptions = {}) {
     super(code, message, opts);
     this.attempts = attempts;
   }
@@ -106,7 +106,7 @@ export async function runWithFailover<T>(
       } catch (e) {
         if (!isProviderError(e) || e.disposition === "fatal") {
           attempts.push(recordFailure(model.name, "fatal", e));
-          if (isAppError(e)) throw new FailoverError(e.code, e.message, attempts, { internal: e.internal, headers: e.headers });
+          if (isAppError(e)) throw new FailoverError(e.code, e.message, attempts, { internal: e.internal, headers: e.headers, details: e.details });
           throw e; // not a provider failure (a bug, or the caller aborted): never retried
         }
         const asked = e.retryAfterMs;

@@ -75,6 +75,7 @@ afterAll(dropSnapshots);
 const WATCHED: { table: string; tenant: string; columns?: string }[] = [
   { table: "tenants", tenant: "id = ?" },
   { table: "api_keys", tenant: "tenant_id = ?" },
+  { table: "budgets", tenant: "tenant_id = ?" },
   { table: "facts", tenant: "tenant_id = ?" },
   { table: "fact_versions", tenant: "tenant_id = ?" },
   { table: "threads", tenant: "tenant_id = ?" },
@@ -156,6 +157,16 @@ const bearerOnly = (o: Outcome): Row["expect"] => ({ default: o, webhook: "deny"
 /** Tenant A's admin (and the operator's powers where noted); other tenants act on their own. */
 const adminOnly = (extra: Partial<Record<Who, Outcome>> = {}): Row["expect"] => ({ default: "deny", admin: "allow", other_admin: "own", ...extra });
 
+/** A call on a budget of tenant A, made for it by A's admin: only A's admin may read or change it. */
+const budgetCall = (method: string, body?: unknown): Row => ({
+  call: async () => {
+    const made = await api(`/v1/admin/tenants/${A.tenant}/budgets`, { key: A.adminKey, body: { kind: "tenant", limit_usd: 1 } });
+    const { id } = (await made.json()) as { id: string };
+    return { method, path: `/v1/admin/tenants/${A.tenant}/budgets/${id}`, ...(body !== undefined ? { body } : {}) };
+  },
+  expect: { default: "deny", admin: "allow" },
+});
+
 const page = (path: string): [string, Row] => [`GET ${path}`, { call: () => ({ method: "GET", path }), expect: all("allow") }];
 const say = (text: string) => [{ role: "user", content: text }];
 const freshFact = async () =>
@@ -236,6 +247,20 @@ const TABLE: Record<string, Row> = Object.fromEntries<Row>([
     "GET /v1/admin/tenants/:tenant/keys",
     { call: () => ({ method: "GET", path: `/v1/admin/tenants/${A.tenant}/keys` }), expect: { default: "deny", operator: "allow", admin: "allow" } },
   ],
+  [
+    "POST /v1/admin/tenants/:tenant/budgets",
+    {
+      call: () => ({ method: "POST", path: `/v1/admin/tenants/${A.tenant}/budgets`, body: { kind: "tenant", limit_usd: 1 } }),
+      expect: { default: "deny", admin: "allow" },
+    },
+  ],
+  [
+    "GET /v1/admin/tenants/:tenant/budgets",
+    { call: () => ({ method: "GET", path: `/v1/admin/tenants/${A.tenant}/budgets` }), expect: { default: "deny", admin: "allow" } },
+  ],
+  ["GET /v1/admin/tenants/:tenant/budgets/:id", budgetCall("GET")],
+  ["PATCH /v1/admin/tenants/:tenant/budgets/:id", budgetCall("PATCH", { limit_usd: 1000 })],
+  ["DELETE /v1/admin/tenants/:tenant/budgets/:id", budgetCall("DELETE")],
   [
     "DELETE /v1/admin/tenants/:tenant/keys/:id",
     {

@@ -54,6 +54,8 @@ describe("loadModelsFromYaml", () => {
       modalities: ["text"],
       capabilities: [],
       cost_per_1k_tokens: 0,
+      input_cost_per_1k_tokens: 0,
+      output_cost_per_1k_tokens: 0,
       max_tokens: 4096,
       provider_config: { base_url: "https://api.groq.com/openai/v1", api_key_env: "GROQ_API_KEY" },
       extra: {},
@@ -185,6 +187,40 @@ describe("loadModelsFromYaml", () => {
     expect(neg.message).toMatch(/^models\.yaml:4: models\[0\]\.cost_per_1k_tokens: /);
     const img = loadError(yaml("models:", "  - name: a", "    provider: openai", "    modalities: [text, smell]"));
     expect(img.message).toMatch(/^models\.yaml:4: models\[0\]\.modalities\[1\]: /);
+  });
+
+  it("reads input and output prices; one cost_per_1k_tokens is both; the router compares the input price", () => {
+    const f = loadModelsFromYaml(
+      yaml(
+        "models:",
+        "  - name: two",
+        "    provider: openai",
+        "    input_cost_per_1k_tokens: 0.003",
+        "    output_cost_per_1k_tokens: 0.015",
+        "  - name: one",
+        "    provider: openai",
+        "    cost_per_1k_tokens: 0.002",
+      ),
+    );
+    expect(f.models.map((m) => [m.cost_per_1k_tokens, m.input_cost_per_1k_tokens, m.output_cost_per_1k_tokens])).toEqual([
+      [0.003, 0.003, 0.015],
+      [0.002, 0.002, 0.002],
+    ]);
+  });
+
+  it("BEM-044 with the line for a bad price, a lone input or output price, or both forms at once", () => {
+    const model = (...lines: string[]) => loadError(yaml("models:", "  - name: a", "    provider: openai", ...lines));
+    for (const bad of ["-0.1", ".nan", ".inf", "1e9", '"cheap"']) {
+      const e = model(`    output_cost_per_1k_tokens: ${bad}`, "    input_cost_per_1k_tokens: 0.1");
+      expect(e.code).toBe("BEM-044");
+      expect(e.message).toMatch(/^models\.yaml:4: models\[0\]\.output_cost_per_1k_tokens: /);
+    }
+    expect(model("    cost_per_1k_tokens: 0.1", "    input_cost_per_1k_tokens: 0.2", "    output_cost_per_1k_tokens: 0.3").message).toContain(
+      "models.yaml:5: models[0].input_cost_per_1k_tokens: give cost_per_1k_tokens (both prices) or input and output prices, not both forms",
+    );
+    expect(model("    input_cost_per_1k_tokens: 0.2").message).toBe(
+      "models.yaml:4: models[0].input_cost_per_1k_tokens: output_cost_per_1k_tokens is missing (give both prices)",
+    );
   });
 
   it("BEM-044 for an empty file and for a custom provider without base_url", () => {

@@ -1,0 +1,112 @@
+import { DurableObject } from "cloudflare:workers";
+import { spanAt, type Span, type Terms } from "./window";
+
+/** A hold no one settled (its worker died mid-call) is charged whole after this long: longer than any provider call may run. */
+export const STALE_HOLD_MS = 15 * 60_000;
+
+/** `none`: the object holds no budget (deleted): nothing to reserve against. */
+export type Reserved = { ok: true; hold: string | null } | { ok: false; remaining_micro: number; limit_micro: number; resets_at: number | null };
+export type Standing = { limit_micro: number; spent_micro: number; reserved_micro: number; remaining_micro: number } & Span;
+
+/**
+ * One budget's counter: the spend and the in-flight reservations of each window. A Durable Object runs one
+ * call at a time and its SQL is synchronous, so a check and its reservation cannot interleave with another's:
+ * the cap holds under any concurrency. A hold is charged to the window it was reserved in. The object keeps
+ * its budget's terms itself, so a changed limit applies to the next call at once.
+ */
+export class BudgetDO extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.schema();
+  }
+
+  private schema(): void {
+    this.sql.exec(
+      `CREATE TABLE IF NOT EXISTS windows (start INTEGER PRIMARY KEY, spent INTEGER NOT NULL DEFAULT 0, reserved INTEGER NOT NULL DEFAULT 0);
+       CREATE TABLE IF NOT EXISTS holds (id TEXT PRIMARY KEY, start INTEGER NOT NULL, amount INTEGER NOT NULL, at INTEGER NOT NULL);
+       CREATE TABLE IF NOT EXISTS terms (k INTEGER PRIMARY KEY CHECK (k = 1), limit_micro INTEGER NOT NULL, window TEXT, anchor_ms INTEGER NOT NULL, time_zone TEXT NOT NULL);`,
+    );
+  }
+
+  /** Sets the budget's terms (on create and on every change). */
+  configure(t: Terms): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO terms (k, limit_micro, window, anchor_ms, time_zone) VALUES (1, ?1, ?2, ?3, ?4)",
+      t.limit_micro,
+      t.window,
+      t.anchor_ms,
+      t.time_zone,
+    );
+  }
+
+  /** Reserves `amount` micro-USD if the window has room for it beside what is spent and reserved. */
+  reserve(amount: number): Reserved {
+    const terms = this.terms();
+    if (!terms) return { ok: true, hold: null };
+    const span = this.current(terms);
+    const w = this.row(span.start);
+    const remaining = terms.limit_micro - w.spent - w.reserved;
+    if (amount > remaining)
+      return { ok: false, remaining_micro: Math.max(0, terms.limit_micro - w.spent), limit_micro: terms.limit_micro, resets_at: span.resets_at };
+    const hold = crypto.randomUUID();
+    this.sql.exec("UPDATE windows SET reserved = reserved + ?1 WHERE start = ?2", amount, span.start);
+    this.sql.exec("INSERT INTO holds (id, start, amount, at) VALUES (?1, ?2, ?3, ?4)", hold, span.start, amount, Date.now());
+    return { ok: true, hold };
+  }
+
+  /** Ends a hold: `spent` micro-USD are charged to its window and the rest of its reservation is released. Settling twice charges once. */
+  settle(hold: string, spent: number): void {
+    const h = this.sql.exec<{ start: number; amount: number }>("SELECT start, amount FROM holds WHERE id = ?1", hold).toArray()[0];
+    if (!h) return;
+    this.charge(hold, h.start, h.amount, spent);
+  }
+
+  /** What the budget has spent and holds in its current window (null: no budget here). */
+  standing(): Standing | null {
+    const terms = this.terms();
+    if (!terms) return null;
+    const span = this.current(terms);
+    const w = this.row(span.start);
+    return {
+      ...span,
+      limit_micro: terms.limit_micro,
+      spent_micro: w.spent,
+      reserved_micro: w.reserved,
+      remaining_micro: Math.max(0, terms.limit_micro - w.spent - w.reserved),
+    };
+  }
+
+  /** The budget was deleted: its counters go with it. */
+  async wipe(): Promise<void> {
+    await this.ctx.storage.deleteAll();
+    // A turn that still lists the budget (its isolate's cache) may ask once more: it finds no terms.
+    this.schema();
+  }
+
+  private terms(): Terms | null {
+    return this.sql.exec<Terms>("SELECT limit_micro, window, anchor_ms, time_zone FROM terms").toArray()[0] ?? null;
+  }
+
+  private charge(hold: string, start: number, amount: number, spent: number): void {
+    this.sql.exec("UPDATE windows SET reserved = reserved - ?1, spent = spent + ?2 WHERE start = ?3", amount, spent, start);
+    this.sql.exec("DELETE FROM holds WHERE id = ?1", hold);
+  }
+
+  /** The window now falls in; stale holds charged whole, and past windows without holds forgotten. */
+  private current(terms: Terms): Span {
+    const now = Date.now();
+    const span = spanAt(terms, now);
+    for (const h of this.sql.exec<{ id: string; start: number; amount: number }>("SELECT id, start, amount FROM holds WHERE at < ?1", now - STALE_HOLD_MS))
+      this.charge(h.id, h.start, h.amount, h.amount);
+    this.sql.exec("DELETE FROM windows WHERE start < ?1 AND start NOT IN (SELECT start FROM holds)", span.start);
+    return span;
+  }
+
+  private row(start: number): { spent: number; reserved: number } {
+    this.sql.exec("INSERT OR IGNORE INTO windows (start) VALUES (?1)", start);
+    return this.sql.exec<{ spent: number; reserved: number }>("SELECT spent, reserved FROM windows WHERE start = ?1", start).one();
+  }
+}

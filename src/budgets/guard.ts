@@ -1,0 +1,96 @@
+import type { ModelConfig } from "../config/model-config";
+import { AppError } from "../core/errors";
+import { errorText, log } from "../core/log";
+import type { Principal } from "../core/principal";
+import type { ChatRequest } from "../providers/types";
+import { tokensOf } from "../pipeline/prompt";
+import { microUsdOf } from "../pipeline/usage";
+import { budgetObject, budgetsFor, type BudgetRow } from "./store";
+import type { Reserved } from "./budget-object";
+
+/** One model call's reservation: settled once, to what the call really cost (0 if it never reached the provider). */
+export type Hold = { settle(micro: number): void };
+
+/** Reserves each model call of a turn against every budget the turn spends from. */
+export type SpendGuard = { reserve(model: ModelConfig, request: ChatRequest): Promise<Hold> };
+
+const NO_HOLD: Hold = { settle: () => undefined };
+
+/**
+ * Our prompt count is an estimate and the provider's tokenizer may count more: the reservation takes a
+ * quarter more, so a call that costs more than its hold is rare (and is still charged in full).
+ */
+const PROMPT_MARGIN = 1.25;
+
+/** The most `request` can cost on `model`: its prompt as sent, and the output it may write (max_tokens, else the model's limit). */
+export function mostCost(model: ModelConfig, request: ChatRequest): number {
+  const prompt = Math.ceil(tokensOf(request.messages) * PROMPT_MARGIN);
+  const output = request.max_output_tokens ?? model.max_output_tokens ?? Math.max(0, model.max_tokens - prompt);
+  return microUsdOf(model, prompt, output);
+}
+
+const usd = (micro: number) => `$${(micro / 1_000_000).toFixed(6)}`;
+
+/** The 402 for a refused call, naming the budget, what is left and when it resets, in the body and headers alike. */
+function refusal(b: BudgetRow, no: Extract<Reserved, { ok: false }>, asked: number): AppError {
+  const resets_at = no.resets_at === null ? null : new Date(no.resets_at).toISOString();
+  const remaining = no.remaining_micro;
+  const target = b.kind === "tenant" ? "the tenant" : `${b.kind} ${b.target}`;
+  return new AppError(
+    "BEM-230",
+    `Budget ${b.id}${b.name ? ` (${b.name})` : ""} on ${target} has ${usd(remaining)} left of ${usd(no.limit_micro)}; this call may cost up to ${usd(asked)}. ${
+      resets_at ? `It resets at ${resets_at}.` : "It never resets: an admin may raise it."
+    }`,
+    {
+      details: { budget: { id: b.id, kind: b.kind, remaining_usd: remaining / 1_000_000, limit_usd: no.limit_micro / 1_000_000, resets_at } },
+      headers: { "x-edgeweave-budget": b.id, ...(resets_at ? { "x-edgeweave-budget-resets-at": resets_at } : {}) },
+    },
+  );
+}
+
+/**
+ * The guard of one turn. Which budgets apply is read from D1 at once, while the turn loads its thread
+ * and facts; each model call then asks those budgets' objects in parallel (one round trip). A call one
+ * budget refuses releases what the others granted and is refused with 402, before anything goes upstream.
+ * Settles go out after the call without delaying the answer; the turn's next reservation waits for them.
+ */
+export function spendGuard(env: Env, principal: Principal, thread: string | undefined, waitUntil: (p: Promise<unknown>) => void): SpendGuard {
+  const applicable = budgetsFor(env.DB, principal.tenant, principal.keyId, thread);
+  // Read when the first call reserves; a failure meanwhile must not surface as an unhandled rejection.
+  applicable.catch(() => undefined);
+  let settling: Promise<unknown> = Promise.resolve();
+  return {
+    async reserve(model, request) {
+      const budgets = await applicable;
+      const asked = mostCost(model, request);
+      if (budgets.length === 0 || asked === 0) return NO_HOLD;
+      await settling;
+      const answers = await Promise.all(budgets.map((b) => budgetObject(env, principal.tenant, b.id).reserve(asked)));
+      const held = budgets.flatMap((b, i) => {
+        const a = answers[i]!;
+        return a.ok && a.hold !== null ? [{ b, hold: a.hold }] : [];
+      });
+      const settle = (micro: number) => {
+        const done = Promise.all(held.map((h) => budgetObject(env, principal.tenant, h.b.id).settle(h.hold, micro))).catch((e: unknown) =>
+          log.error("budget settle", { message: errorText(e) }),
+        );
+        settling = done;
+        waitUntil(done);
+      };
+      const refused = answers.findIndex((a) => !a.ok);
+      const no = answers[refused];
+      if (no && !no.ok) {
+        settle(0);
+        throw refusal(budgets[refused]!, no, asked);
+      }
+      let once = false;
+      return {
+        settle(micro) {
+          if (once) return;
+          once = true;
+          settle(micro);
+        },
+      };
+    },
+  };
+}
