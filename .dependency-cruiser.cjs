@@ -4,6 +4,7 @@
  *
  *   core  ←  config  ←  embed (recall by meaning)  ←  thread ← memory ← auth      (the stores and who may reach them)
  *                    ←  routing, providers, webhooks, queue (the task queue's wire contract)
+ *                    ←  budgets (spend caps: records, windows, the object holding spend)
  *   all of the above ←  pipeline (one agent run)  ←  tasks  ←  idempotency  ←  edge (what every route shares)
  *                    ←  {responses, anthropic, langgraph, mcp} (wire formats and route sets)  ←  http (routes, the app)  ←  index.ts
  *   pipeline, responses ←  object (the thread's Durable Object: its capabilities and the run inside it)  ←  index.ts
@@ -26,19 +27,36 @@ const may = {
   routing: ["core", "config"],
   providers: ["core", "config"],
   webhooks: ["core", "config", "auth"],
-  pipeline: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "queue"],
+  // Spend budgets: their records, windows and the object that holds each budget's spend (the run's guard is in pipeline).
+  budgets: ["core", "config", "thread"],
+  pipeline: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "queue", "budgets"],
   tasks: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline"],
   // Kept Idempotency-Key results (D1), under the middleware in edge.
-  idempotency: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "tasks"],
+  idempotency: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "budgets", "pipeline", "tasks"],
   // What every route shares: the app's Hono env, the declared access (auth, rate limit, body limits, Idempotency-Key),
   // validation and the error shapes, and the chat and Responses request schemas the wire formats build on.
-  edge: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "tasks", "idempotency"],
+  edge: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "budgets", "pipeline", "tasks", "idempotency"],
   // Route sets and wire formats on edge's helpers; http mounts them (app.ts, mcp.ts) and routes to them.
-  mcp: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "tasks", "edge"],
-  responses: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "tasks", "edge"],
-  anthropic: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "tasks", "edge"],
+  mcp: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "budgets", "pipeline", "tasks", "edge"],
+  responses: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "budgets", "pipeline", "tasks", "edge"],
+  anthropic: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "budgets", "pipeline", "tasks", "edge"],
   // LangGraph's server API (threads, assistants, runs): its conversions and records; the routes are in http.
-  "agent-protocol": ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "tasks", "edge"],
+  "agent-protocol": [
+    "core",
+    "embed",
+    "config",
+    "thread",
+    "memory",
+    "auth",
+    "routing",
+    "providers",
+    "webhooks",
+    "queue",
+    "budgets",
+    "pipeline",
+    "tasks",
+    "edge",
+  ],
   langgraph: [
     "core",
     "embed",
@@ -50,6 +68,7 @@ const may = {
     "providers",
     "webhooks",
     "queue",
+    "budgets",
     "pipeline",
     "tasks",
     "edge",
@@ -67,6 +86,7 @@ const may = {
     "providers",
     "webhooks",
     "queue",
+    "budgets",
     "pipeline",
     "tasks",
     "idempotency",
@@ -78,7 +98,7 @@ const may = {
     "anthropic",
   ],
   // The thread's Durable Object composes the thread capabilities with the run, and renders the stored Responses record in the run's save.
-  object: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline", "responses"],
+  object: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "budgets", "pipeline", "responses"],
   // The inspector is a browser bundle: it shares the wire types only.
   ui: ["core", "thread"],
 };

@@ -18,7 +18,10 @@ const UsageList = z
       z.object({
         day: Day,
         model: z.string(),
-        cause: UsageCause.openapi({ description: "What made the provider calls: turn, webhook, summarization (middleware), summarize_task, extraction, embedding (a remote embedder, docs/recall.md)" }),
+        cause: UsageCause.openapi({
+          description:
+            "What made the provider calls: turn, webhook, summarization (middleware), summarize_task, extraction, embedding (a remote embedder, docs/recall.md)",
+        }),
         requests: z.number(),
         estimated_requests: z
           .number()

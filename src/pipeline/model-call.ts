@@ -14,7 +14,7 @@ import { assemble } from "./prompt";
 import type { Tool } from "./tools/define";
 import { toolDefinitions } from "./tools/define";
 import { usageOf, type TurnUsage } from "./usage";
-import type { Hold, SpendGuard } from "../budgets/guard";
+import type { Hold, SpendGuard } from "./spend-guard";
 import type { RunDeps, RunPlan, StreamHooks } from "./prepare";
 
 /** A request's max_tokens above what `m` can write (models.yaml max_output_tokens) is clamped to it: clients such as Claude Code ask for tens of thousands. */

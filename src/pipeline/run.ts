@@ -19,7 +19,7 @@ import { extractionWarning } from "./extraction-check";
 import { errorText, log } from "../core/log";
 import { inSpan } from "../core/trace";
 import { agentEnd, agentStart, tracedCall } from "./spans";
-import { type SpendGuard, spendGuard } from "../budgets/guard";
+import { type SpendGuard, spendGuard } from "./spend-guard";
 
 export type { RunDeps, StreamHooks } from "./prepare";
 

@@ -362,16 +362,16 @@ export function recallWindow(
     if (p.indexed < p.start - 1) catchUp();
     return (at = p);
   };
-  const useDense = (ask.channels?.includes("dense") ?? true) ? dense : undefined;
+  const byMeaning = (ask.channels?.includes("dense") ?? true) ? dense : undefined;
   const match = (ask.channels?.includes("full_text") ?? true) ? recallMatch(sql, ask.query, counts, () => positions().highest) : null;
-  if (match === null && !useDense) return plain;
+  if (match === null && !byMeaning) return plain;
   const room = budget - window.tokens - EXCERPT_HEADER_TOKENS;
   if (room < EXCERPT_GROUP_TOKENS) return plain;
   const { start, highest } = positions();
   const limit = Math.min(MAX_HITS, 16 + Math.ceil(room / 16));
   // The same hits either way: scored here from what FTS5 said before (a thread up to LEARNT_ROWS), else by FTS5.
   const lexical = match === null ? [] : ((highest <= LEARNT_ROWS ? scores.search(sql, match, start, limit) : null) ?? searchRecall(sql, match, start, limit));
-  const near = useDense ? useDense(ask.query, start, limit) : [];
+  const near = byMeaning ? byMeaning(ask.query, start, limit) : [];
   const fused = near.length > 0 ? fuseHits(lexical, near) : undefined;
   if (!fused && lexical.length === 0) return plain;
   const found = fused?.hits ?? lexical;

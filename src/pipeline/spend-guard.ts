@@ -3,10 +3,10 @@ import { AppError } from "../core/errors";
 import { errorText, log } from "../core/log";
 import type { Principal } from "../core/principal";
 import type { ChatRequest } from "../providers/types";
-import { tokensOf } from "../pipeline/prompt";
-import { microUsdOf } from "../pipeline/usage";
-import { budgetObject, budgetsFor, type BudgetRow } from "./store";
-import type { Reserved } from "./budget-object";
+import { tokensOf } from "./prompt";
+import { microUsdOf } from "./usage";
+import { budgetObject, budgetsFor, type BudgetRow } from "../budgets/store";
+import type { Reserved } from "../budgets/budget-object";
 
 /** One model call's reservation: settled once, to what the call really cost (0 if it never reached the provider). */
 export type Hold = { settle(micro: number): void };
