@@ -30,7 +30,8 @@ describe("POST /v1/invoke (the seed's native shape)", () => {
     expect(body.message).toEqual({ role: "assistant", content: "Release notes drafted." });
     expect(body.model).toBe("claude-3-5-haiku");
     expect(body.routing.model).toBe("claude-3-5-haiku");
-    expect(body.usage).toEqual({ prompt_tokens: 1000, completion_tokens: 200, cost: (1200 * 0.0008) / 1000, estimated: false });
+    // Input and output at their own prices (models.yaml: 0.0008 and 0.004 per 1k).
+    expect(body.usage).toEqual({ prompt_tokens: 1000, completion_tokens: 200, cost: (1000 * 0.0008 + 200 * 0.004) / 1000, estimated: false });
     // Anthropic wire: the agent prompt is split out into `system`.
     expect(fake.last.url).toBe("https://api.anthropic.com/v1/messages");
     expect(typeof fake.last.body.system === "string" ? fake.last.body.system : JSON.stringify(fake.last.body.system)).toContain("helpful, concise assistant");
