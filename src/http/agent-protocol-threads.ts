@@ -28,8 +28,13 @@ const Thread = z.looseObject({ thread_id: z.string(), status: z.string(), metada
 const State = z.looseObject({ values: Obj, checkpoint: Obj }).openapi("LangGraphThreadState");
 
 const jsonBody = <T extends z.ZodType>(schema: T) => ({ required: true, content: { "application/json": { schema } } });
-/** The SDK sends some of these bodies only when it has fields to send: absent is the defaults. */
+/**
+ * The SDK sends some of these bodies only when it has fields to send: absent is the defaults. A request that is
+ * not JSON reaches the handler as an unparsed `{}` (zod-openapi skips an optional body), so handlers read it
+ * through `sent`, which applies the defaults.
+ */
 const optionalJsonBody = <T extends z.ZodType>(schema: T) => ({ required: false, content: { "application/json": { schema } } });
+const sent = <T extends z.ZodType>(schema: T, body: unknown): z.output<T> => schema.parse(body);
 
 const ThreadParam = z.object({ thread_id: z.string().openapi({ param: { name: "thread_id", in: "path" }, description: "The thread's id" }) });
 const AssistantParam = z.object({ assistant_id: z.string().openapi({ param: { name: "assistant_id", in: "path" }, description: "assistant_id or graph_id" }) });
@@ -53,6 +58,17 @@ const info = createRoute({
   responses: { 200: jsonContent(Obj, "Version and flags"), ...errorResponses() },
 });
 
+const AssistantSearch = z.object({
+  graph_id: z.string().max(64).optional(),
+  name: z.string().max(64).optional(),
+  metadata: Metadata.optional(),
+  limit: z.number().int().min(1).max(1000).default(10),
+  offset: z.number().int().min(0).default(0),
+  sort_by: z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]).optional(),
+  sort_order: z.enum(["asc", "desc"]).optional(),
+  select: z.array(z.string().max(64)).max(16).optional(),
+});
+
 const searchAssistants = createRoute({
   method: "post",
   path: `${AP}/assistants/search`,
@@ -60,18 +76,7 @@ const searchAssistants = createRoute({
   tags: ["langgraph-api"],
   summary: "The assistants: one per agent of models.yaml (graph_id = the agent's name)",
   request: {
-    body: optionalJsonBody(
-      z.object({
-        graph_id: z.string().max(64).optional(),
-        name: z.string().max(64).optional(),
-        metadata: Metadata.optional(),
-        limit: z.number().int().min(1).max(1000).default(10),
-        offset: z.number().int().min(0).default(0),
-        sort_by: z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]).optional(),
-        sort_order: z.enum(["asc", "desc"]).optional(),
-        select: z.array(z.string().max(64)).max(16).optional(),
-      }),
-    ),
+    body: optionalJsonBody(AssistantSearch),
   },
   responses: { 200: jsonContent(z.array(Assistant), "Matching assistants"), ...errorResponses() },
 });
@@ -96,6 +101,14 @@ const assistantSchemas = createRoute({
   responses: { 200: jsonContent(Obj, "JSON schemas"), ...errorResponses("BEM-047") },
 });
 
+const ThreadCreate = z.object({
+  thread_id: z.string().optional(),
+  metadata: Metadata.optional(),
+  if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
+  supersteps: Unserved,
+  ttl: Unserved,
+});
+
 const createThread = createRoute({
   method: "post",
   path: `${AP}/threads`,
@@ -103,17 +116,22 @@ const createThread = createRoute({
   tags: ["langgraph-api"],
   summary: "Create a thread (listed at once; its object is written by its first run)",
   request: {
-    body: optionalJsonBody(
-      z.object({
-        thread_id: z.string().optional(),
-        metadata: Metadata.optional(),
-        if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
-        supersteps: Unserved,
-        ttl: Unserved,
-      }),
-    ),
+    body: optionalJsonBody(ThreadCreate),
   },
   responses: { 200: jsonContent(Thread, "The thread"), ...errorResponses("BEM-017", "BEM-022", "BEM-025", "BEM-030", "BEM-201", "BEM-202") },
+});
+
+const ThreadSearch = z.object({
+  metadata: Metadata.optional(),
+  ids: z.array(z.string().max(128)).max(100).optional(),
+  limit: z.number().int().min(1).max(100).default(10),
+  offset: z.number().int().min(0).max(100_000).default(0),
+  sort_by: SortBy.default("updated_at"),
+  sort_order: z.enum(["asc", "desc"]).default("desc"),
+  select: z.array(z.string().max(64)).max(16).optional(),
+  status: Unserved,
+  values: Unserved,
+  extract: Unserved,
 });
 
 const searchThreads = createRoute({
@@ -123,20 +141,7 @@ const searchThreads = createRoute({
   tags: ["langgraph-api"],
   summary: "The caller's threads whose metadata holds the given keys and values (Agent Chat UI's history: graph_id)",
   request: {
-    body: optionalJsonBody(
-      z.object({
-        metadata: Metadata.optional(),
-        ids: z.array(z.string().max(128)).max(100).optional(),
-        limit: z.number().int().min(1).max(100).default(10),
-        offset: z.number().int().min(0).max(100_000).default(0),
-        sort_by: SortBy.default("updated_at"),
-        sort_order: z.enum(["asc", "desc"]).default("desc"),
-        select: z.array(z.string().max(64)).max(16).optional(),
-        status: Unserved,
-        values: Unserved,
-        extract: Unserved,
-      }),
-    ),
+    body: optionalJsonBody(ThreadSearch),
   },
   responses: { 200: jsonContent(z.array(Thread), "A page of threads"), ...errorResponses("BEM-202") },
 });
@@ -230,6 +235,21 @@ const updateState = createRoute({
   },
 });
 
+const HistoryQuery = z.object({
+  limit: z.number().int().min(1).max(100).default(10),
+  before: z
+    .union([
+      CheckpointId,
+      z.object({ configurable: CheckpointRef }).transform((v) => v.configurable.checkpoint_id ?? undefined),
+      CheckpointRef.transform((v) => v.checkpoint_id ?? undefined),
+    ])
+    .optional()
+    .openapi({ description: "A checkpoint id, a checkpoint, or a config with configurable.checkpoint_id (the SDK's)" }),
+  checkpoint: CheckpointRef.optional(),
+  metadata: Unserved,
+  select: Unserved,
+});
+
 const history = createRoute({
   method: "post",
   path: `${AP}/threads/{thread_id}/history`,
@@ -238,22 +258,7 @@ const history = createRoute({
   summary: "The thread's checkpoints of every branch, newest first, each with its state",
   request: {
     params: ThreadParam,
-    body: optionalJsonBody(
-      z.object({
-        limit: z.number().int().min(1).max(100).default(10),
-        before: z
-          .union([
-            CheckpointId,
-            z.object({ configurable: CheckpointRef }).transform((v) => v.configurable.checkpoint_id ?? undefined),
-            CheckpointRef.transform((v) => v.checkpoint_id ?? undefined),
-          ])
-          .optional()
-          .openapi({ description: "A checkpoint id, a checkpoint, or a config with configurable.checkpoint_id (the SDK's)" }),
-        checkpoint: CheckpointRef.optional(),
-        metadata: Unserved,
-        select: Unserved,
-      }),
-    ),
+    body: optionalJsonBody(HistoryQuery),
   },
   responses: { 200: jsonContent(z.array(State), "States, newest first"), ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-032", "BEM-036", "BEM-202") },
 });
@@ -284,7 +289,7 @@ function updateOps(values: Record<string, unknown>) {
 export const threadApiRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(info, (c) => c.json({ version: "edgeweave", langgraph_py_version: null, flags: { assistants: true, crons: false, langsmith: false } }, 200))
   .openapi(searchAssistants, async (c) => {
-    const q = c.req.valid("json") ?? { limit: 10, offset: 0 };
+    const q = sent(AssistantSearch, c.req.valid("json"));
     let list = await allAssistants();
     if (q.graph_id) list = list.filter((a) => a.graph_id === q.graph_id);
     if (q.name) list = list.filter((a) => a.name.includes(q.name!));
@@ -302,7 +307,7 @@ export const threadApiRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
   .openapi(assistantSchemas, async (c) => c.json(schemasOf((await requireAssistant(c.req.valid("param").assistant_id)).agent), 200))
   .openapi(createThread, async (c) => {
     const p = c.get("principal");
-    const body = c.req.valid("json") ?? { if_exists: "raise" as const };
+    const body = sent(ThreadCreate, c.req.valid("json"));
     refuseUnserved(body, { supersteps: "run the thread, or POST /threads/{id}/state", ttl: "threads stay until deleted (DELETE /threads/{id})" });
     const threadId = parseThreadId(body.thread_id ?? crypto.randomUUID());
     authorizeThread(p, threadId, false);
@@ -316,7 +321,7 @@ export const threadApiRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
   })
   .openapi(searchThreads, async (c) => {
     const p = c.get("principal");
-    const q = c.req.valid("json") ?? { limit: 10, offset: 0, sort_by: "updated_at" as const, sort_order: "desc" as const };
+    const q = sent(ThreadSearch, c.req.valid("json"));
     refuseUnserved(q, {
       status: "search by metadata; GET /threads/{id} tells a thread's status",
       values: "search by metadata",
@@ -388,7 +393,7 @@ export const threadApiRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
   })
   .openapi(history, async (c) => {
     const p = c.get("principal");
-    const body = c.req.valid("json") ?? { limit: 10 };
+    const body = sent(HistoryQuery, c.req.valid("json"));
     refuseUnserved(body, { metadata: "read the history and filter it", select: "read whole states" });
     const { client } = await existingThread(c.env, p, c.req.valid("param").thread_id);
     const before = body.before;

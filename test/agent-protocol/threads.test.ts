@@ -1,3 +1,4 @@
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
 import { openaiClient, tenantForRuns, uniqueThread } from "../support/runs";
@@ -42,6 +43,33 @@ describe("LangGraph's API: threads, through the SDK's Client", () => {
     // Listed by edgeweave's own thread list too.
     const listed = (await (await api(`/v1/threads?query=${id}`, { key: tenant().adminKey })).json()) as { threads: { thread_id: string }[] };
     expect(listed.threads.map((x) => x.thread_id)).toEqual([id]);
+  });
+
+  it("a body left out is the defaults: search lists, create makes a thread, history pages", async () => {
+    const key = tenant().adminKey;
+    const id = crypto.randomUUID();
+    await sdkClient(key).threads.create({ threadId: id });
+    // No body and no content-type, as curl -X POST sends it.
+    const bare = (path: string) => exports.default.fetch(`http://x/v1/agent-protocol${path}`, { method: "POST", headers: { authorization: `Bearer ${key}` } });
+    const search = await bare("/threads/search");
+    expect(search.status, await search.clone().text()).toBe(200);
+    expect(((await search.json()) as unknown[]).length).toBeGreaterThan(0);
+    expect((await bare("/assistants/search")).status).toBe(200);
+    expect((await bare(`/threads/${id}/history`)).status).toBe(200);
+    const created = await bare("/threads");
+    expect(created.status).toBe(200);
+    expect(((await created.json()) as { thread_id: string }).thread_id).not.toBe(id);
+  });
+
+  it("a PATCH that changes no metadata leaves the thread's updated_at; one that does moves it", async () => {
+    const client = sdkClient(tenant().adminKey);
+    const t = await client.threads.create({ metadata: { owner: "ann" } });
+    await new Promise((r) => setTimeout(r, 5));
+    expect((await client.threads.update(t.thread_id, { metadata: {} })).updated_at).toBe(t.updated_at);
+    expect((await client.threads.update(t.thread_id, { metadata: { owner: "ann" } })).updated_at).toBe(t.updated_at);
+    const moved = await client.threads.update(t.thread_id, { metadata: { owner: "bob" } });
+    expect(moved.metadata).toEqual({ owner: "bob" });
+    expect(moved.updated_at).not.toBe(t.updated_at);
   });
 
   it("searches by metadata (the UI's graph_id), pages with limit/offset and sorts", async () => {
