@@ -47,12 +47,14 @@ export async function insertRecord(db: D1Database, tenant: string, threadId: str
 /**
  * Merges `patch` into the thread's metadata (top-level keys, as LangGraph's PATCH does), listing the
  * thread if it is not yet (a thread a run just started, whose list entry may still be on its way).
+ * A patch that changes nothing leaves the thread as it was, its updated_at too.
  */
 export async function mergeMetadata(db: D1Database, tenant: string, threadId: string, patch: Record<string, unknown>, now = Date.now()): Promise<void> {
   await db
     .prepare(
       `INSERT INTO threads (tenant_id, thread_id, created_at, updated_at, metadata) VALUES (?1, ?2, ?3, ?3, ?4)
-       ON CONFLICT (tenant_id, thread_id) DO UPDATE SET metadata = json_patch(COALESCE(threads.metadata, '{}'), ?4), updated_at = MAX(threads.updated_at, ?3)`,
+       ON CONFLICT (tenant_id, thread_id) DO UPDATE SET metadata = json_patch(COALESCE(threads.metadata, '{}'), ?4), updated_at = MAX(threads.updated_at, ?3)
+       WHERE json_patch(COALESCE(threads.metadata, '{}'), ?4) IS NOT json(COALESCE(threads.metadata, '{}'))`,
     )
     .bind(tenant, threadId, now, JSON.stringify(patch))
     .run();
