@@ -55,7 +55,7 @@ export const CreateBudget = z
       .openapi({ description: "Required for kind key (a key id of the tenant) and thread (a thread id); absent for tenant" }),
     limit_usd: LimitUsd,
     window: BudgetWindow.nullable().default(null),
-    anchor: Anchor.optional().openapi({ description: "Default: now. Not in the future" }),
+    anchor: Anchor.optional().openapi({ description: "Default: now. Not in the future, nor before 2000-01-01T00:00:00Z" }),
     time_zone: TimeZone.default("UTC"),
     name: z.string().max(200).optional(),
   })
@@ -124,11 +124,15 @@ export const standingOf = (r: Row, s: Standing): BudgetStanding => ({
   resets_at: s.resets_at === null ? null : new Date(s.resets_at).toISOString(),
 });
 
-/** An anchor given by the client: now or earlier (a future one would count nothing until then). */
+/** Every reserve counts windows from the anchor, so an older one would cost each call CPU in proportion to its age. */
+const EARLIEST_ANCHOR = "2000-01-01T00:00:00Z";
+
+/** An anchor given by the client: now or earlier (a future one would count nothing until then), from 2000 on. */
 function anchorMs(iso: string | undefined, now: number): number {
   if (iso === undefined) return now;
   const ms = Date.parse(iso);
   if (ms > now) throw new AppError("BEM-011", `anchor ${iso} is in the future: give the start of a window that has begun`);
+  if (ms < Date.parse(EARLIEST_ANCHOR)) throw new AppError("BEM-011", `anchor ${iso} is before ${EARLIEST_ANCHOR}: give a recent window start`);
   return ms;
 }
 
