@@ -147,12 +147,13 @@ async function checkTarget(db: D1Database, tenant: string, kind: BudgetKind, tar
   }
 }
 
+const tooMany = () => new AppError("BEM-232", `The tenant holds ${MAX_BUDGETS_PER_TENANT} budgets, the most it may; delete one first`);
+
 /** A new budget, checked (nothing written yet: its object takes its terms first, src/http/budgets.ts). */
 export async function newBudget(db: D1Database, tenant: string, input: z.infer<typeof CreateBudget>, now = Date.now()): Promise<Row> {
   await checkTarget(db, tenant, input.kind, input.target);
   const count = await db.prepare("SELECT COUNT(*) AS n FROM budgets WHERE tenant_id = ?").bind(tenant).first<{ n: number }>();
-  if ((count?.n ?? 0) >= MAX_BUDGETS_PER_TENANT)
-    throw new AppError("BEM-232", `The tenant holds ${MAX_BUDGETS_PER_TENANT} budgets, the most it may; delete one first`);
+  if ((count?.n ?? 0) >= MAX_BUDGETS_PER_TENANT) throw tooMany();
   return {
     id: `bud_${randomHex(12)}`,
     kind: input.kind,
@@ -167,11 +168,27 @@ export async function newBudget(db: D1Database, tenant: string, input: z.infer<t
   };
 }
 
+/** Inserts the budget if the tenant has room: the count is checked in the insert itself, so concurrent creates cannot pass it together. */
 export async function insertBudget(db: D1Database, tenant: string, row: Row): Promise<void> {
-  await db
-    .prepare(`INSERT INTO budgets (tenant_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-    .bind(tenant, row.id, row.kind, row.target, row.limit_micro, row.window, row.anchor_ms, row.time_zone, row.name, row.created_at, row.updated_at)
+  const { meta } = await db
+    .prepare(`INSERT INTO budgets (tenant_id, ${COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT COUNT(*) FROM budgets WHERE tenant_id = ?) < ?`)
+    .bind(
+      tenant,
+      row.id,
+      row.kind,
+      row.target,
+      row.limit_micro,
+      row.window,
+      row.anchor_ms,
+      row.time_zone,
+      row.name,
+      row.created_at,
+      row.updated_at,
+      tenant,
+      MAX_BUDGETS_PER_TENANT,
+    )
     .run();
+  if (meta.changes === 0) throw tooMany();
   forgetBudgets(tenant);
 }
 
