@@ -77,6 +77,7 @@ describe("budget admin routes", () => {
       await api(path(a.tenant), { key: b.adminKey, body: { kind: "tenant", limit_usd: 9 } }),
     ]) {
       expect(res.status).toBe(403);
+      expect(await res.json()).toEqual({ error: { code: "BEM-022", message: "An admin key manages only its own tenant" } });
     }
     for (const res of [
       await api(path(b.tenant, budget.id), { key: b.adminKey }),
