@@ -122,7 +122,7 @@ export function turnOf(
   if (messages.length === 0 && !resume) throw new AppError("BEM-011", "input.messages: send at least one message for the agent to answer");
   const { model, ...rest } = body.config?.configurable ?? {};
   if (model !== undefined && typeof model !== "string") throw new AppError("BEM-011", "config.configurable.model: a model name (or auto)");
-  if (model !== undefined) requireKnownModel(model);
+  if (model !== undefined) requireKnownModel(model, "edgeweave");
   const configurable = Object.fromEntries(Object.entries(rest).filter(([k]) => !LANGGRAPH_KEYS.has(k) && !k.startsWith("__")));
   const context = { ...configurable, ...(body.context ?? {}) };
   const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? body.config?.configurable?.checkpoint_id;
