@@ -17,6 +17,8 @@ import { notServed, refuseUnserved, Unserved } from "./served";
 export const STREAM_MODES = ["values", "updates", "messages", "messages-tuple", "custom"] as const;
 export type StreamMode = (typeof STREAM_MODES)[number];
 const ANY_MODE = z.enum([...STREAM_MODES, "events", "debug", "tasks", "checkpoints", "tools"]);
+/** LangGraph's `stream_mode`: one mode or a list (runs and join streams). */
+export const StreamModes = z.union([ANY_MODE, z.array(ANY_MODE).max(10)]);
 
 const CheckpointRef = z.object({ checkpoint_id: CheckpointId.nullish() }).loose();
 
@@ -47,7 +49,7 @@ export const RunBody = z
       .nullish(),
     context: z.record(z.string().max(128), z.unknown()).nullish(),
     metadata: Unserved,
-    stream_mode: z.union([ANY_MODE, z.array(ANY_MODE).max(10)]).nullish(),
+    stream_mode: StreamModes.nullish(),
     stream_subgraphs: z.boolean().nullish().openapi({ description: "Accepted: an agent has no subgraphs, so there is nothing more to stream" }),
     stream_resumable: z.boolean().nullish(),
     checkpoint: CheckpointRef.nullish(),
@@ -93,7 +95,12 @@ export function checkRunBody(body: RunBody): StreamMode[] {
     tags: "LangSmith tracing is not served; the routing trace is in X-Edgeweave-Route",
     recursion_limit: "a run makes at most 8 model calls (steps), as every edgeweave run",
   });
-  const modes = body.stream_mode === undefined || body.stream_mode === null ? ["values"] : [body.stream_mode].flat();
+  return servedModes(body.stream_mode ?? "values");
+}
+
+/** The stream modes served, distinct; a mode not served is refused by name. */
+export function servedModes(asked: z.infer<typeof StreamModes>): StreamMode[] {
+  const modes = [asked].flat();
   for (const m of modes)
     if (!(STREAM_MODES as readonly string[]).includes(m)) notServed(`stream_mode ${m}`, `the stream modes served are ${STREAM_MODES.join(", ")}`);
   return [...new Set(modes)] as StreamMode[];
@@ -122,7 +129,7 @@ export function turnOf(
   if (messages.length === 0 && !resume) throw new AppError("BEM-011", "input.messages: send at least one message for the agent to answer");
   const { model, ...rest } = body.config?.configurable ?? {};
   if (model !== undefined && typeof model !== "string") throw new AppError("BEM-011", "config.configurable.model: a model name (or auto)");
-  if (model !== undefined) requireKnownModel(model);
+  if (model !== undefined) requireKnownModel(model, "edgeweave");
   const configurable = Object.fromEntries(Object.entries(rest).filter(([k]) => !LANGGRAPH_KEYS.has(k) && !k.startsWith("__")));
   const context = { ...configurable, ...(body.context ?? {}) };
   const checkpointId = body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? body.config?.configurable?.checkpoint_id;

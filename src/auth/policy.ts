@@ -84,7 +84,7 @@ const deny = (code: "BEM-022" | "BEM-023" | "BEM-025", message: string): Decisio
 /** The decision for one action on what the request names (omit the resource for the role check alone). */
 export function decide(p: Principal, action: Action, r: Resource = {}): Decision {
   const rule: Rule = POLICY[action][p.role];
-  const who = p.role === "operator" ? "The operator key" : `A ${p.role === "webhook" ? "webhook" : `${p.role} key`}`;
+  const who = p.role === "operator" ? "The operator key" : p.role === "admin" ? "An admin key" : `A ${p.role === "webhook" ? "webhook" : `${p.role} key`}`;
   const scope = r.scope ?? (r.thread !== undefined ? MemoryScope.session(r.thread) : undefined);
   const onThread = r.thread !== undefined;
   const outside = (): Decision =>

@@ -31,8 +31,12 @@ export class BudgetDO extends DurableObject<Env> {
     );
   }
 
-  /** Sets the budget's terms (on create and on every change). */
+  /** Sets the budget's terms (on create and on every change); a new window, anchor or time zone counts afresh. */
   configure(t: Terms): void {
+    const old = this.terms();
+    // Windows are keyed by their start, and a budget that never resets always starts at 0: its spend would carry over.
+    if (old && (old.window !== t.window || old.anchor_ms !== t.anchor_ms || old.time_zone !== t.time_zone))
+      this.sql.exec("DELETE FROM windows; DELETE FROM holds;");
     this.sql.exec(
       "INSERT OR REPLACE INTO terms (k, limit_micro, window, anchor_ms, time_zone) VALUES (1, ?1, ?2, ?3, ?4)",
       t.limit_micro,

@@ -55,7 +55,7 @@ export const CreateBudget = z
       .openapi({ description: "Required for kind key (a key id of the tenant) and thread (a thread id); absent for tenant" }),
     limit_usd: LimitUsd,
     window: BudgetWindow.nullable().default(null),
-    anchor: Anchor.optional().openapi({ description: "Default: now. Not in the future" }),
+    anchor: Anchor.optional().openapi({ description: "Default: now. Not in the future, nor before 2000-01-01T00:00:00Z" }),
     time_zone: TimeZone.default("UTC"),
     name: z.string().max(200).optional(),
   })
@@ -124,11 +124,15 @@ export const standingOf = (r: Row, s: Standing): BudgetStanding => ({
   resets_at: s.resets_at === null ? null : new Date(s.resets_at).toISOString(),
 });
 
-/** An anchor given by the client: now or earlier (a future one would count nothing until then). */
+/** Every reserve counts windows from the anchor, so an older one would cost each call CPU in proportion to its age. */
+const EARLIEST_ANCHOR = "2000-01-01T00:00:00Z";
+
+/** An anchor given by the client: now or earlier (a future one would count nothing until then), from 2000 on. */
 function anchorMs(iso: string | undefined, now: number): number {
   if (iso === undefined) return now;
   const ms = Date.parse(iso);
   if (ms > now) throw new AppError("BEM-011", `anchor ${iso} is in the future: give the start of a window that has begun`);
+  if (ms < Date.parse(EARLIEST_ANCHOR)) throw new AppError("BEM-011", `anchor ${iso} is before ${EARLIEST_ANCHOR}: give a recent window start`);
   return ms;
 }
 
@@ -143,12 +147,13 @@ async function checkTarget(db: D1Database, tenant: string, kind: BudgetKind, tar
   }
 }
 
+const tooMany = () => new AppError("BEM-232", `The tenant holds ${MAX_BUDGETS_PER_TENANT} budgets, the most it may; delete one first`);
+
 /** A new budget, checked (nothing written yet: its object takes its terms first, src/http/budgets.ts). */
 export async function newBudget(db: D1Database, tenant: string, input: z.infer<typeof CreateBudget>, now = Date.now()): Promise<Row> {
   await checkTarget(db, tenant, input.kind, input.target);
   const count = await db.prepare("SELECT COUNT(*) AS n FROM budgets WHERE tenant_id = ?").bind(tenant).first<{ n: number }>();
-  if ((count?.n ?? 0) >= MAX_BUDGETS_PER_TENANT)
-    throw new AppError("BEM-232", `The tenant holds ${MAX_BUDGETS_PER_TENANT} budgets, the most it may; delete one first`);
+  if ((count?.n ?? 0) >= MAX_BUDGETS_PER_TENANT) throw tooMany();
   return {
     id: `bud_${randomHex(12)}`,
     kind: input.kind,
@@ -163,11 +168,27 @@ export async function newBudget(db: D1Database, tenant: string, input: z.infer<t
   };
 }
 
+/** Inserts the budget if the tenant has room: the count is checked in the insert itself, so concurrent creates cannot pass it together. */
 export async function insertBudget(db: D1Database, tenant: string, row: Row): Promise<void> {
-  await db
-    .prepare(`INSERT INTO budgets (tenant_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-    .bind(tenant, row.id, row.kind, row.target, row.limit_micro, row.window, row.anchor_ms, row.time_zone, row.name, row.created_at, row.updated_at)
+  const { meta } = await db
+    .prepare(`INSERT INTO budgets (tenant_id, ${COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT COUNT(*) FROM budgets WHERE tenant_id = ?) < ?`)
+    .bind(
+      tenant,
+      row.id,
+      row.kind,
+      row.target,
+      row.limit_micro,
+      row.window,
+      row.anchor_ms,
+      row.time_zone,
+      row.name,
+      row.created_at,
+      row.updated_at,
+      tenant,
+      MAX_BUDGETS_PER_TENANT,
+    )
     .run();
+  if (meta.changes === 0) throw tooMany();
   forgetBudgets(tenant);
 }
 

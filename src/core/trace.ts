@@ -133,10 +133,34 @@ export function publicMessage(e: unknown): string {
 /** Content attributes are capped: a span is for reading, and a collector refuses huge ones. */
 const MAX_CONTENT_CHARS = 16_384;
 
-/** A content attribute (JSON of prompts, answers, tool arguments), set only when the tenant opted in; `value` is built only then. */
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/** `value` with every string longer than `max` cut to it. */
+function cutStrings(value: unknown, max: number): unknown {
+  if (typeof value === "string") return cut(value, max);
+  if (Array.isArray(value)) return value.map((v) => cutStrings(v, max));
+  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cutStrings(v, max)]));
+  return value;
+}
+
+/**
+ * JSON of at most MAX_CONTENT_CHARS that still parses (collectors read the messages as JSON): long texts are cut
+ * inside it, shorter and shorter, and a list too long even so keeps its newest items.
+ */
+function fittedJson(value: unknown): string {
+  let json = JSON.stringify(value);
+  for (let max = MAX_CONTENT_CHARS / 4; json.length > MAX_CONTENT_CHARS && max >= 64; max /= 2) json = JSON.stringify(cutStrings(value, max));
+  let items = Array.isArray(value) ? (cutStrings(value, 64) as unknown[]) : [];
+  while (json.length > MAX_CONTENT_CHARS && items.length > 1) {
+    items = items.slice(Math.ceil(items.length / 4));
+    json = JSON.stringify(items);
+  }
+  return json.length > MAX_CONTENT_CHARS ? JSON.stringify(cut(json, MAX_CONTENT_CHARS / 2)) : json;
+}
+
+/** A content attribute (text, or JSON of prompts, answers, tool arguments), set only when the tenant opted in; `value` is built only then. */
 export function contentOf(parent: SpanParent | undefined, value: () => unknown): string | undefined {
   if (!parent?.content) return undefined;
   const built = value();
-  const text = typeof built === "string" ? built : JSON.stringify(built);
-  return text.length > MAX_CONTENT_CHARS ? `${text.slice(0, MAX_CONTENT_CHARS)}…` : text;
+  return typeof built === "string" ? cut(built, MAX_CONTENT_CHARS) : fittedJson(built);
 }

@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { servedModes, StreamModes } from "../agent-protocol/run-body";
 import { AP, notServed } from "../agent-protocol/served";
 import { AppError } from "../core/errors";
 import type { Principal } from "../core/principal";
@@ -127,7 +128,7 @@ const joinStream = createRoute({
     }),
     query: z.object({
       cancel_on_disconnect: z.string().max(8).optional(),
-      stream_mode: z.union([z.string().max(32), z.array(z.string().max(32)).max(10)]).optional(),
+      stream_mode: StreamModes.optional(),
     }),
   },
   responses: { 200: jsonOrEventStream(z.string(), "The run's events"), ...errorResponses(...READ_ERRORS, "BEM-011", "BEM-202") },
@@ -175,7 +176,7 @@ export const runRecordRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validation
     // "-1" is LangGraph's "from the start": useStream rejoins with it after a reload.
     const after = last === undefined || last === "" || last === "-1" ? -1 : eventIndex(run.run_id, last);
     if (after === undefined) throw new AppError("BEM-011", `Last-Event-ID '${last}' is not an event of run '${run.run_id}'`);
-    const modes = q.stream_mode === undefined ? undefined : [q.stream_mode].flat();
+    const modes = q.stream_mode === undefined ? undefined : servedModes(q.stream_mode);
     const feed = feedOf(client, run.run_id, after);
     return sseResponse(
       async (out) => {

@@ -99,13 +99,23 @@ async function save(env: Env, tenant: string, r: BudgetRow, write: (db: D1Databa
   return standing(env, tenant, r);
 }
 
+/** A create refused at the insert (the tenant filled up meanwhile) leaves no configured counter behind. */
+const insertOrWipe = (env: Env) => async (db: D1Database, tenant: string, r: BudgetRow) => {
+  try {
+    await insertBudget(db, tenant, r);
+  } catch (e) {
+    await budgetObject(env, tenant, r.id).wipe();
+    throw e;
+  }
+};
+
 /** Spend budgets: a tenant admin manages its own tenant's (docs/operations/budgets.md). */
 export const budgetRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
   .openapi(createRouteDef, async (c) => {
     const { tenant } = c.req.valid("param");
     authorize(c.get("principal"), "manage_budgets", { tenant });
     await requireTenant(c.env.DB, tenant);
-    return c.json(await save(c.env, tenant, await newBudget(c.env.DB, tenant, c.req.valid("json")), insertBudget), 201);
+    return c.json(await save(c.env, tenant, await newBudget(c.env.DB, tenant, c.req.valid("json")), insertOrWipe(c.env)), 201);
   })
   .openapi(listRouteDef, async (c) => {
     const { tenant } = c.req.valid("param");

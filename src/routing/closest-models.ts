@@ -15,12 +15,12 @@ export const closestModels = (name: string, n = 3): string[] =>
  * OpenAI clients see `code: "model_not_found"`, and our catalog code in `bem_code`:
  * {"error":{"code":"model_not_found","bem_code":"BEM-105","type":"invalid_request_error","param":"model","message":"…"}}
  */
+const notFound = (model: string) =>
+  `The model '${model.slice(0, 128)}' does not exist here. Closest configured: ${closestModels(model).join(", ")} (or "auto" to route; GET /v1/models lists them)`;
+
 export class ModelNotFoundError extends AppError {
   constructor(readonly model: string) {
-    super(
-      "BEM-105",
-      `The model '${model.slice(0, 128)}' does not exist here. Closest configured: ${closestModels(model).join(", ")} (or "auto" to route; GET /v1/models lists them)`,
-    );
+    super("BEM-105", notFound(model));
   }
 
   override toJSON(): ErrorBody {
@@ -29,7 +29,11 @@ export class ModelNotFoundError extends AppError {
   }
 }
 
-/** On chat and Responses, a typo is not a routing decision: `auto` or a configured name, else 404 model_not_found. */
-export function requireKnownModel(model: string): void {
-  if (model !== "auto" && modelByName(model) === undefined) throw new ModelNotFoundError(model);
+/**
+ * A typo is not a routing decision: `auto` or a configured name, else 404 — model_not_found in OpenAI's
+ * shape on its compatible routes, edgeweave's own `{code: "BEM-105"}` elsewhere (the LangGraph API).
+ */
+export function requireKnownModel(model: string, shape: "openai" | "edgeweave" = "openai"): void {
+  if (model === "auto" || modelByName(model) !== undefined) return;
+  throw shape === "openai" ? new ModelNotFoundError(model) : new AppError("BEM-105", notFound(model));
 }

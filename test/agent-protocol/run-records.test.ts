@@ -126,6 +126,17 @@ describe("LangGraph runs kept in the thread: background, join, rejoin", () => {
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("BEM-011");
+    // A join stream's stream_mode is checked as a run's is: it took any word and streamed the metadata alone.
+    for (const [mode, code] of [
+      ["bogus", "BEM-011"],
+      ["debug", "BEM-202"],
+    ]) {
+      const join = await api(`/v1/agent-protocol/threads/${thread_id}/runs/${b.run_id}/stream?stream_mode=${mode}`, { key: tenant().adminKey });
+      expect([mode, join.status]).toEqual([mode, 400]);
+      expect(((await join.json()) as { error: { code: string } }).error.code).toBe(code);
+    }
+    const values = await api(`/v1/agent-protocol/threads/${thread_id}/runs/${b.run_id}/stream?stream_mode=values`, { key: tenant().adminKey });
+    expect(await values.text()).toMatch(/^event: metadata\n[\s\S]*event: values\n/);
     expect((await client.runs.list(thread_id)).map((r) => [r.run_id, r.status])).toEqual([
       [b.run_id, "success"],
       [a.run_id, "success"],

@@ -148,6 +148,26 @@ describe("LangGraph runs: bad input is a clear 4xx and changes nothing", () => {
     expect(await client.threads.getHistory(thread_id)).toEqual([]);
   });
 
+  it("an unknown config.configurable.model: 404 BEM-105 in this API's error shape, and if_not_exists create makes no thread", async () => {
+    const thread = crypto.randomUUID();
+    const res = await api(`/v1/agent-protocol/threads/${thread}/runs/wait`, {
+      key: tenant().adminKey,
+      body: {
+        assistant_id: "assistant",
+        if_not_exists: "create",
+        input: { messages: [{ type: "human", content: "x" }] },
+        config: { configurable: { model: "gpt-4o-mnii" } },
+      },
+    });
+    // It answered OpenAI's shape ({code: "model_not_found", bem_code, type, param}), which only the OpenAI-compatible routes document.
+    expect(res.status).toBe(404);
+    const body = (await res.json()) as { error: Record<string, unknown> };
+    expect(Object.keys(body.error)).toEqual(["code", "message"]);
+    expect(body.error.code).toBe("BEM-105");
+    expect(body.error.message).toContain("Closest configured: gpt-4o-mini");
+    await expect(sdkClient(tenant().adminKey).threads.get(thread)).rejects.toMatchObject({ status: 404 });
+  });
+
   it("a checkpoint of another thread: 404, nothing written", async () => {
     fakeOpenAI().reply("elsewhere");
     const client = sdkClient(tenant().adminKey);

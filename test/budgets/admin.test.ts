@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, createKey, createTenant } from "../support/tenants";
 
@@ -76,6 +77,7 @@ describe("budget admin routes", () => {
       await api(path(a.tenant), { key: b.adminKey, body: { kind: "tenant", limit_usd: 9 } }),
     ]) {
       expect(res.status).toBe(403);
+      expect(await res.json()).toEqual({ error: { code: "BEM-022", message: "An admin key manages only its own tenant" } });
     }
     for (const res of [
       await api(path(b.tenant, budget.id), { key: b.adminKey }),
@@ -102,6 +104,9 @@ describe("budget admin routes", () => {
       [{ kind: "tenant", limit_usd: 1, window: "fortnight" }, 400, "BEM-011"],
       [{ kind: "tenant", limit_usd: 1, window: "day", anchor: future }, 400, "BEM-011"],
       [{ kind: "tenant", limit_usd: 1, window: "day", anchor: "yesterday" }, 400, "BEM-011"],
+      // Each call counts windows from the anchor: one in year 1 cost a reserve ~40 s of CPU (and Date.UTC read years 0-99 as 19xx).
+      [{ kind: "tenant", limit_usd: 1, window: "day", anchor: "0001-01-31T00:00:00Z", time_zone: "America/New_York" }, 400, "BEM-011"],
+      [{ kind: "tenant", limit_usd: 1, window: "week", anchor: "1999-12-31T23:59:59Z" }, 400, "BEM-011"],
       [{ kind: "tenant", limit_usd: 1, time_zone: "Mars/Olympus_Mons" }, 400, "BEM-011"],
       [{ kind: "tenant", limit_usd: 1, target: "x" }, 400, "BEM-011"],
       [{ kind: "thread", limit_usd: 1 }, 400, "BEM-011"],
@@ -120,6 +125,17 @@ describe("budget admin routes", () => {
     expect(badPatch.status).toBe(400);
     const list = (await (await api(path(t.tenant), { key: t.adminKey })).json()) as { budgets: Standing[] };
     expect(list.budgets.map((b) => b.limit_usd)).toEqual([2]);
+  });
+
+  it("at most 100 budgets a tenant, also when the creates race: the rest are 413 BEM-232 and stored nowhere", async () => {
+    const t = await createTenant();
+    // The count was read before the insert, so concurrent creates all passed it (125 of 130 stored, 100 listed).
+    const created = await Promise.all(Array.from({ length: 120 }, () => api(path(t.tenant), { key: t.adminKey, body: { kind: "tenant", limit_usd: 1 } })));
+    const refused = created.filter((r) => r.status === 413);
+    expect([created.filter((r) => r.status === 201).length, refused.length]).toEqual([100, 20]);
+    for (const r of refused) expect(await r.json()).toMatchObject({ error: { code: "BEM-232" } });
+    const stored = await env.DB.prepare("SELECT COUNT(*) AS n FROM budgets WHERE tenant_id = ?").bind(t.tenant).first<{ n: number }>();
+    expect(stored?.n).toBe(100);
   });
 
   it("/v1/usage shows the budgets over the caller: an admin all of the tenant's, a member the tenant's and its own key's", async () => {

@@ -176,6 +176,25 @@ describe("settling, resets and refusals", () => {
     expect((await chat(key.key)).status).toBe(200);
   });
 
+  it("a changed window, anchor or time zone counts afresh, also on a budget that never resets", async () => {
+    const t = tenant();
+    const key = await createKey(t.tenant, { role: "admin" });
+    const b = await makeBudget(t, { kind: "key", target: key.id, limit_usd: 0.01 });
+    fakeOpenAI().otherwise({ text: "ok", usage: USAGE });
+    const patch = (body: Record<string, unknown>) => api(`${budgets(t)}/${b.id}`, { method: "PATCH", key: t.adminKey, body });
+    for (const change of [{ time_zone: "Europe/Paris" }, { anchor: new Date(Date.now() - 60_000).toISOString() }, { window: "month" }]) {
+      expect((await chat(key.key)).status).toBe(200);
+      expect(Math.round((await settled(t, b.id)).spent_usd * 1e6)).toBe(750);
+      // A window of null always starts at 0, so its spend carried over every change.
+      expect(await (await patch(change)).json()).toMatchObject({ spent_usd: 0, remaining_usd: 0.01 });
+      expect((await standing(t, b.id)).spent_usd).toBe(0);
+    }
+    // A change of the limit or the name alone keeps the window's spend.
+    expect((await chat(key.key)).status).toBe(200);
+    await settled(t, b.id);
+    expect(await (await patch({ limit_usd: 0.02, name: "renamed" })).json()).toMatchObject({ spent_usd: 0.00075 });
+  });
+
   it("a thread budget caps turns on that thread only", async () => {
     const t = tenant();
     const thread = uniqueThread("capped");

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { fakeOpenAI } from "../support/fake-openai";
-import { failCollector, heldCount, type ReceivedSpan, receivedExports, restoreCollector, waitForTraces } from "../support/fake-otlp";
+import { failCollector, heldCount, type ReceivedSpan, receivedExports, restoreCollector, tracesOf, waitForTraces } from "../support/fake-otlp";
 import { loggedLines } from "../support/logs";
 import { readSse, tenantForRuns, uniqueThread } from "../support/runs";
-import { api, createTenant } from "../support/tenants";
+import { api, createTenant, type TestTenant } from "../support/tenants";
 
 /**
  * A turn's spans as the OTLP collector receives them (docs/operations/tracing.md): the agent
@@ -278,8 +278,12 @@ describe("tool loop and memory operations", () => {
 });
 
 describe("content is opt-in per tenant", () => {
+  // The one tenant vitest.config.ts lists in OTEL_CAPTURE_CONTENT_TENANTS, made once for the file.
+  let made: Promise<TestTenant> | undefined;
+  const contentTenant = () => (made ??= createTenant({ id: "t-trace-content" }));
+
   it("a tenant in OTEL_CAPTURE_CONTENT_TENANTS gets prompts, answers, tool arguments and memory records", async () => {
-    const t = await createTenant({ id: "t-trace-content" });
+    const t = await contentTenant();
     fakeOpenAI()
       .reply(call2("remember", { kind: "profile", text: "The user's cat is Pixel." }))
       .reply("Noted, Pixel.");
@@ -298,6 +302,44 @@ describe("content is opt-in per tenant", () => {
     expect(JSON.parse(tool.attributes["gen_ai.tool.call.arguments"] as string)).toEqual({ kind: "profile", text: "The user's cat is Pixel." });
     expect(tool.attributes["gen_ai.tool.call.result"]).toContain('"kind":"profile"');
     expect(one(trace!, "create_memory").attributes["gen_ai.memory.records"]).toContain("Pixel");
+  });
+
+  it("a long prompt and answer are cut inside the messages, so each content attribute stays JSON a collector can read", async () => {
+    const t = await contentTenant();
+    const before = tracesOf(t.tenant).length;
+    const long = "word ".repeat(8_000);
+    fakeOpenAI().reply(`Echo ${long}`);
+    const res = await chat(t.adminKey, { thread_id: uniqueThread(), messages: say(`Read ${long}`) });
+    expect(res.status).toBe(200);
+    const trace = (await waitForTraces(t.tenant, before + 1))[before];
+    // The JSON was cut as a string at 16,384 characters, so it no longer parsed.
+    for (const s of trace!)
+      for (const k of ["gen_ai.input.messages", "gen_ai.output.messages"]) {
+        const v = s.attributes[k];
+        if (typeof v !== "string") continue;
+        expect(v.length, `${s.name} ${k}`).toBeLessThanOrEqual(16_384);
+        expect(() => JSON.parse(v), `${s.name} ${k}`).not.toThrow();
+      }
+    const root = expectWellFormed(trace!);
+    const input = JSON.parse(root.attributes["gen_ai.input.messages"] as string) as { role: string; parts: { content: string }[] }[];
+    expect(input[0]!.role).toBe("user");
+    expect(input[0]!.parts[0]!.content).toMatch(/^Read word word .*…$/);
+  });
+
+  it("a prompt of 900 messages keeps its newest ones, still JSON under the cap", async () => {
+    const t = await contentTenant();
+    const before = tracesOf(t.tenant).length;
+    fakeOpenAI().reply("ok");
+    const messages = Array.from({ length: 900 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `message number ${i}` }));
+    messages.push({ role: "user", content: "the newest question" });
+    const res = await chat(t.adminKey, { messages });
+    expect(res.status).toBe(200);
+    const trace = (await waitForTraces(t.tenant, before + 1))[before]!;
+    const sent = one(trace, "chat gpt-4o-mini").attributes["gen_ai.input.messages"] as string;
+    expect(sent.length).toBeLessThanOrEqual(16_384);
+    const kept = JSON.parse(sent) as { parts: { content: string }[] }[];
+    expect(kept.length).toBeLessThan(901);
+    expect(kept.at(-1)!.parts[0]!.content).toBe("the newest question");
   });
 });
 
