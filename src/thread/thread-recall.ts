@@ -30,6 +30,12 @@ export class ThreadRecall {
   private mergeDue = true;
   /** The dense channel's vectors in memory, for the embedder in use (none: full-text alone). */
   private vectors: RecallVectors | undefined;
+  /**
+   * Whether every indexed row has its vector, as this object followed its writes since it last filled them all:
+   * a recall then skips the fill (its transaction and reads). Rows lose or lack one only when they join the index,
+   * on another write, or with another embedder, and each of those clears it.
+   */
+  private vectorsFull = false;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -42,7 +48,10 @@ export class ThreadRecall {
   /** The dense channel's embedder from now on (a run's agent may name its own): memory forgets another's vectors. */
   use(embedder: TurnEmbedder): void {
     if (embedder === this.embedder) return;
-    if (embedder.id !== this.embedder?.id) this.vectors = new RecallVectors(embedder.dims);
+    if (embedder.id !== this.embedder?.id) {
+      this.vectors = new RecallVectors(embedder.dims);
+      this.vectorsFull = false;
+    }
     this.embedder = embedder;
   }
 
@@ -74,7 +83,7 @@ export class ThreadRecall {
     // A remote embedder's vectors are made in the background only: until it switched them, there are none of its own.
     if (embedder.remote && !RecallVectors.current(this.sql, embedder)) return undefined;
     return (query, before, limit) => {
-      if (!embedder.remote) this.fillVectors();
+      if (!embedder.remote && !this.vectorsFull) this.fillVectors();
       return vectors.search(this.sql, embedder, query, before, limit);
     };
   }
@@ -87,9 +96,12 @@ export class ThreadRecall {
     const { embedder, vectors } = this;
     if (!embedder || !vectors || !embedder.embed("")) return 0;
     try {
-      return this.transaction(() => vectors.fill(this.sql, embedder, limit));
+      const { filled, left } = this.transaction(() => vectors.fill(this.sql, embedder, limit));
+      this.vectorsFull = !left;
+      return filled;
     } catch (e) {
       vectors.clear();
+      this.vectorsFull = false;
       throw e;
     }
   }
@@ -149,6 +161,7 @@ export class ThreadRecall {
     this.known.clear();
     this.scores.clear();
     this.vectors?.clear();
+    this.vectorsFull = false;
     // The triggers keep indexed rows in step in such writes (new segments); what waits is read again.
     this.waiting = undefined;
     this.mergeDue = true;
@@ -161,6 +174,7 @@ export class ThreadRecall {
 
   private joinWaiting(): void {
     indexWaiting(this.sql);
+    this.vectorsFull = false;
     this.waiting = 0;
     this.mergeDue = true;
   }
@@ -172,6 +186,7 @@ export class ThreadRecall {
     } catch (e) {
       this.waiting = undefined;
       this.mergeDue = true;
+      this.vectorsFull = false;
       throw e;
     }
   }
@@ -186,6 +201,8 @@ export class ThreadRecall {
       if (this.waiting < 0 && entries.length > 0) this.mergeDue = true;
       this.waiting += entries.length;
     }
+    // Appended at or below the index's reach (or where it stands unknown), a row joins it at once, its vector missing.
+    if (entries.length > 0 && (this.waiting === undefined || this.waiting - entries.length < 0)) this.vectorsFull = false;
     if (entries.length === 0 || !this.known.used) return;
     const at = this.sql
       .exec<{ first: number | null; last: number | null }>(
