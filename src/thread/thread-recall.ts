@@ -9,6 +9,9 @@ import type { Transaction } from "./sql-schema";
 import type { TailEntry } from "./tail-cache";
 import type { LoadRecentResult, RecallAsk } from "./types";
 
+/** The lowest and highest position an update's INSERT gave its new rows. */
+export type Positions = { first: number; last: number };
+
 /**
  * The thread log's recall of earlier turns (README "Recall of earlier turns"), as its store keeps it:
  * what recall learnt between queries — query words' document counts (recall-index.ts), the rows older
@@ -192,10 +195,10 @@ export class ThreadRecall {
   }
 
   /**
-   * Rows an update appended (its only writes to messages), kept for recall when it reads older rows at all.
-   * They went in, in order, so their positions run from the first's to the last's.
+   * Rows an update appended (its only writes to messages), kept for recall when it reads older rows at all;
+   * `positions`: what its INSERT gave them (asked for when keepsAppended). They went in in order, so from the first's to the last's.
    */
-  appended(entries: readonly TailEntry[]): void {
+  appended(entries: readonly TailEntry[], positions: Positions | undefined): void {
     // Appends take the positions after the highest: each waits for the index, unless at or below its reach (a trigger indexes it: a segment).
     if (this.waiting !== undefined) {
       if (this.waiting < 0 && entries.length > 0) this.mergeDue = true;
@@ -203,14 +206,12 @@ export class ThreadRecall {
     }
     // Appended at or below the index's reach (or where it stands unknown), a row joins it at once, its vector missing.
     if (entries.length > 0 && (this.waiting === undefined || this.waiting - entries.length < 0)) this.vectorsFull = false;
-    if (entries.length === 0 || !this.known.used) return;
-    const at = this.sql
-      .exec<{ first: number | null; last: number | null }>(
-        `SELECT (SELECT seq FROM messages WHERE id = ?) AS first, (SELECT seq FROM messages WHERE id = ?) AS last`,
-        entries[0]!.message.id,
-        entries[entries.length - 1]!.message.id,
-      )
-      .one();
-    if (at.first !== null && at.last !== null && at.last - at.first + 1 === entries.length) this.known.appended(at.last, entries);
+    if (entries.length === 0 || !this.known.used || !positions) return;
+    if (positions.last - positions.first + 1 === entries.length) this.known.appended(positions.last, entries);
+  }
+
+  /** Whether appended() keeps the rows by position (recall has read older rows): the save then reports the positions its INSERT gave them. */
+  get keepsAppended(): boolean {
+    return this.known.used;
   }
 }
