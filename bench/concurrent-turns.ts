@@ -115,6 +115,7 @@ async function main() {
         rps: r2(floorRps),
         cpu_ms_per_turn: r2(floorCpu),
         round_p50: rounds[0]!.map((x) => r2(percentile(x.ms, 50))),
+        round_cpu: rounds[0]!.map((x) => r2(x.cpu)),
       },
       edgeweave: sides.slice(1).map((s, i) => {
         const rs = rounds[i + 1]!;
@@ -126,6 +127,7 @@ async function main() {
           rps: r2(median(rs.map((x) => x.rps))),
           cpu_ms_per_turn: r2(median(rs.map((x) => x.cpu))),
           round_p50: rs.map((x) => r2(percentile(x.ms, 50))),
+          round_cpu: rs.map((x) => r2(x.cpu)),
           p50_ratio: +(p50 / floorP50).toFixed(3),
           // Round r of this side against round r of the floor, which ran next to it.
           p50_ratio_paired_median: +median(rs.map((x, r) => percentile(x.ms, 50) / percentile(rounds[0]![r]!.ms, 50))).toFixed(3),

@@ -67,8 +67,11 @@ export class RecallVectors {
     this.meanCount = 0;
   }
 
-  /** Embeds the rows whose vector is missing (at most `limit`); how many it filled. The caller runs it in a transaction. */
-  fill(sql: SqlStorage, embedder: TurnEmbedder, limit = FILL_ROWS): number {
+  /**
+   * Embeds the rows whose vector is missing (at most `limit`): how many it filled, and whether any may still be missing
+   * (the limit reached, or a row it could not embed). The caller runs it in a transaction.
+   */
+  fill(sql: SqlStorage, embedder: TurnEmbedder, limit = FILL_ROWS): { filled: number; left: boolean } {
     const by = sql.exec<{ embedder: string }>(`SELECT embedder FROM recall_vectors_by`).one().embedder;
     if (by !== embedder.id) {
       sql.exec(`UPDATE recall_vectors SET vec = NULL WHERE vec IS NOT NULL`);
@@ -94,7 +97,7 @@ export class RecallVectors {
       if (r.seq <= this.upTo) this.clear();
       filled++;
     }
-    return filled;
+    return { filled, left: rows.length === limit || filled < rows.length };
   }
 
   /** Whether the stored vectors are this embedder's (a remote one's recall reads none before its background work switched them). */

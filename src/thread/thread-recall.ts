@@ -9,6 +9,9 @@ import type { Transaction } from "./sql-schema";
 import type { TailEntry } from "./tail-cache";
 import type { LoadRecentResult, RecallAsk } from "./types";
 
+/** The lowest and highest position an update's INSERT gave its new rows. */
+export type Positions = { first: number; last: number };
+
 /**
  * The thread log's recall of earlier turns (README "Recall of earlier turns"), as its store keeps it:
  * what recall learnt between queries — query words' document counts (recall-index.ts), the rows older
@@ -30,6 +33,12 @@ export class ThreadRecall {
   private mergeDue = true;
   /** The dense channel's vectors in memory, for the embedder in use (none: full-text alone). */
   private vectors: RecallVectors | undefined;
+  /**
+   * Whether every indexed row has its vector, as this object followed its writes since it last filled them all:
+   * a recall then skips the fill (its transaction and reads). Rows lose or lack one only when they join the index,
+   * on another write, or with another embedder, and each of those clears it.
+   */
+  private vectorsFull = false;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -42,7 +51,10 @@ export class ThreadRecall {
   /** The dense channel's embedder from now on (a run's agent may name its own): memory forgets another's vectors. */
   use(embedder: TurnEmbedder): void {
     if (embedder === this.embedder) return;
-    if (embedder.id !== this.embedder?.id) this.vectors = new RecallVectors(embedder.dims);
+    if (embedder.id !== this.embedder?.id) {
+      this.vectors = new RecallVectors(embedder.dims);
+      this.vectorsFull = false;
+    }
     this.embedder = embedder;
   }
 
@@ -74,7 +86,7 @@ export class ThreadRecall {
     // A remote embedder's vectors are made in the background only: until it switched them, there are none of its own.
     if (embedder.remote && !RecallVectors.current(this.sql, embedder)) return undefined;
     return (query, before, limit) => {
-      if (!embedder.remote) this.fillVectors();
+      if (!embedder.remote && !this.vectorsFull) this.fillVectors();
       return vectors.search(this.sql, embedder, query, before, limit);
     };
   }
@@ -87,9 +99,12 @@ export class ThreadRecall {
     const { embedder, vectors } = this;
     if (!embedder || !vectors || !embedder.embed("")) return 0;
     try {
-      return this.transaction(() => vectors.fill(this.sql, embedder, limit));
+      const { filled, left } = this.transaction(() => vectors.fill(this.sql, embedder, limit));
+      this.vectorsFull = !left;
+      return filled;
     } catch (e) {
       vectors.clear();
+      this.vectorsFull = false;
       throw e;
     }
   }
@@ -149,6 +164,7 @@ export class ThreadRecall {
     this.known.clear();
     this.scores.clear();
     this.vectors?.clear();
+    this.vectorsFull = false;
     // The triggers keep indexed rows in step in such writes (new segments); what waits is read again.
     this.waiting = undefined;
     this.mergeDue = true;
@@ -161,6 +177,7 @@ export class ThreadRecall {
 
   private joinWaiting(): void {
     indexWaiting(this.sql);
+    this.vectorsFull = false;
     this.waiting = 0;
     this.mergeDue = true;
   }
@@ -172,28 +189,29 @@ export class ThreadRecall {
     } catch (e) {
       this.waiting = undefined;
       this.mergeDue = true;
+      this.vectorsFull = false;
       throw e;
     }
   }
 
   /**
-   * Rows an update appended (its only writes to messages), kept for recall when it reads older rows at all.
-   * They went in, in order, so their positions run from the first's to the last's.
+   * Rows an update appended (its only writes to messages), kept for recall when it reads older rows at all;
+   * `positions`: what its INSERT gave them (asked for when keepsAppended). They went in in order, so from the first's to the last's.
    */
-  appended(entries: readonly TailEntry[]): void {
+  appended(entries: readonly TailEntry[], positions: Positions | undefined): void {
     // Appends take the positions after the highest: each waits for the index, unless at or below its reach (a trigger indexes it: a segment).
     if (this.waiting !== undefined) {
       if (this.waiting < 0 && entries.length > 0) this.mergeDue = true;
       this.waiting += entries.length;
     }
-    if (entries.length === 0 || !this.known.used) return;
-    const at = this.sql
-      .exec<{ first: number | null; last: number | null }>(
-        `SELECT (SELECT seq FROM messages WHERE id = ?) AS first, (SELECT seq FROM messages WHERE id = ?) AS last`,
-        entries[0]!.message.id,
-        entries[entries.length - 1]!.message.id,
-      )
-      .one();
-    if (at.first !== null && at.last !== null && at.last - at.first + 1 === entries.length) this.known.appended(at.last, entries);
+    // Appended at or below the index's reach (or where it stands unknown), a row joins it at once, its vector missing.
+    if (entries.length > 0 && (this.waiting === undefined || this.waiting - entries.length < 0)) this.vectorsFull = false;
+    if (entries.length === 0 || !this.known.used || !positions) return;
+    if (positions.last - positions.first + 1 === entries.length) this.known.appended(positions.last, entries);
+  }
+
+  /** Whether appended() keeps the rows by position (recall has read older rows): the save then reports the positions its INSERT gave them. */
+  get keepsAppended(): boolean {
+    return this.known.used;
   }
 }

@@ -11,7 +11,7 @@ import { TailCache, type TailEntry } from "./tail-cache";
 import { applyWrite, checkReducerValue, emptyReplayState, type ReplayState, reduce } from "./reducers";
 import type { ThreadMeta } from "./meta";
 import { openThreadMeta, type Transaction } from "./sql-schema";
-import { ThreadRecall } from "./thread-recall";
+import { type Positions, ThreadRecall } from "./thread-recall";
 import type { TurnEmbedder } from "../embed/embedder";
 import { CheckpointRow, decodeMessage, decodeWrite, type EncodedMessage, encodeMessage, type Head, toCheckpoint } from "./thread-rows";
 import { openToolCalls, ToolAnswerCheck } from "./tool-answers";
@@ -476,8 +476,10 @@ export class ThreadStore {
     // their terms once per statement, so one row per statement cost ~4x per row. Anything that reads or
     // deletes stored messages, and the checkpoint, sends them first.
     const pending = new Map<string, NewRow>();
+    // The positions the last INSERT gave its rows, when recall keeps appended rows by position (no read back after).
+    let inserted: Positions | undefined;
     const flush = () => {
-      if (pending.size > 0) this.insertMessages([...pending.values()]);
+      if (pending.size > 0) inserted = this.insertMessages([...pending.values()], this.recall.keepsAppended);
       pending.clear();
     };
 
@@ -574,7 +576,7 @@ export class ThreadStore {
       this.recall.forget();
     } else {
       this.tailCache?.append(appended);
-      this.recall.appended(appended);
+      this.recall.appended(appended, inserted);
     }
     return cp;
   }
@@ -635,15 +637,23 @@ export class ThreadStore {
    * array (a statement binds at most 100 values, and SQLite takes no string over 2 MB); a row larger
    * than that on its own, with its values bound.
    */
-  private insertMessages(rows: readonly NewRow[]): void {
+  /** Inserts the rows in order; with `positions`, the lowest and highest position they took (from the statements themselves). */
+  private insertMessages(rows: readonly NewRow[], positions = false): Positions | undefined {
+    let at: Positions | undefined;
+    const returning = positions ? " RETURNING seq" : "";
+    const took = (cursor: SqlStorageCursor<{ seq: number }>) => {
+      if (!positions) return;
+      for (const { seq } of cursor) at = { first: Math.min(at?.first ?? seq, seq), last: Math.max(at?.last ?? seq, seq) };
+    };
     inJsonBatches(
       rows.map(({ entry: e, text }) => JSON.stringify([e.message.id, e.role, text, e.tokens, e.bytes, e.message.created_at, e.hash, e.cp])),
-      (json) => this.sql.exec(INSERT_MESSAGES_JSON, json),
+      (json) => took(this.sql.exec(INSERT_MESSAGES_JSON + returning, json)),
       (i) => {
         const { entry: e, text } = rows[i]!;
-        this.sql.exec(INSERT_MESSAGE, e.message.id, e.role, text, e.tokens, e.bytes, e.message.created_at, e.hash, e.cp);
+        took(this.sql.exec(INSERT_MESSAGE + returning, e.message.id, e.role, text, e.tokens, e.bytes, e.message.created_at, e.hash, e.cp));
       },
     );
+    return at;
   }
 
   /** Writes the checkpoint row and its writes, and moves the head in memory (inside the caller's transaction, which then writes the head row). */

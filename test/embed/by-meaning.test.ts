@@ -6,6 +6,7 @@ import { searchTerms } from "../../src/core/search-terms";
 import { EMBEDDED_TURNS, loadWordTable } from "../../src/embed/embedded";
 import { embedWords, type WordTable } from "../../src/embed/word-table";
 import { RecallVectors } from "../../src/thread/recall-vectors";
+import { openThreadMeta } from "../../src/thread/sql-schema";
 import { ThreadStore } from "../../src/thread/thread-store";
 import { unique } from "../thread/support";
 import { OTHER, planted } from "../support/by-meaning";
@@ -131,6 +132,41 @@ describe("recall by meaning (embedded default)", () => {
       expect(vectors()).toHaveLength(399);
       store.update({ ops: [{ op: "remove_all" }] }, "update");
       expect(vectors()).toEqual([]);
+    });
+  });
+
+  it("a recall with every row's vector made opens no transaction to fill them; rows that join the index later get theirs", async () => {
+    await withStore((_store, storage) => {
+      let transactions = 0;
+      const store = new ThreadStore(storage.sql, {
+        meta: openThreadMeta(storage),
+        embedder: EMBEDDED_TURNS,
+        transaction: (fn) => {
+          transactions++;
+          return storage.transactionSync(fn);
+        },
+      });
+      store.update({ ops: [{ op: "append", messages: thread() }] }, "update");
+      expect(recalledIds(store, "Is anyone unwell?")).toContain("p3");
+      const afterFill = transactions;
+      expect(recalledIds(store, "Is anyone unwell?")).toContain("p3");
+      expect(recalledIds(store, "What pet does the family own?")).toContain("p2");
+      expect(transactions).toBe(afterFill);
+      // A turn appended after the fill, pushed out of the window by later talk: found by meaning once it joins the
+      // index (the newest of equal texts is the one recalled), whether the recall or the run's settle brings it in.
+      const later = (from: number, n: number): MessageInput[] =>
+        Array.from({ length: n }, (_, i) => ({
+          id: `l${from + i}`,
+          role: i % 2 ? "assistant" : "user",
+          content: `${OTHER[(from + i) % OTHER.length]} (${from + i})`,
+        }));
+      store.update({ ops: [{ op: "append", messages: [{ id: "late3", role: "user", content: planted[3]!.turn }, ...later(0, 40)] }] }, "update");
+      expect(recalledIds(store, "Is anyone unwell?")).toContain("late3");
+      store.update({ ops: [{ op: "append", messages: [{ id: "late2", role: "user", content: planted[2]!.turn }, ...later(40, 40)] }] }, "update");
+      store.settleRecallIndex();
+      const settled = transactions;
+      expect(recalledIds(store, "What pet does the family own?")).toContain("late2");
+      expect(transactions).toBe(settled);
     });
   });
 

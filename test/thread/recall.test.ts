@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { MessageInput } from "../../src/core/message";
 import { indexWaiting, recallMatch, searchRecall, WordCounts } from "../../src/thread/recall-index";
 import { RecallScores } from "../../src/thread/recall-scores";
-import { MIGRATIONS } from "../../src/thread/sql-schema";
+import { MIGRATIONS, openThreadMeta } from "../../src/thread/sql-schema";
 import { ThreadStore } from "../../src/thread/thread-store";
 import type { LoadRecentResult, RecallAsk } from "../../src/thread/types";
 import { unique } from "./support";
@@ -225,6 +225,45 @@ describe("recall index and recall inside the thread object", () => {
         expect(ids(r).some((id) => id.startsWith("k"))).toBe(true);
         expect(what(r)).toEqual(what(recall(ThreadStore.of(storage), 600, ask(`kayak number ${k} moored pier`))));
       }
+    });
+  });
+
+  it("keeping appended turns for recall costs their save no statement: the INSERT reports the positions it gave them", async () => {
+    const stub = env.THREADS.get(env.THREADS.idFromName(unique("recall")));
+    await runInDurableObject(stub, async (_live, state) => {
+      await state.storage.deleteAll();
+      let statements = 0;
+      const sql = state.storage.sql;
+      const counted: SqlStorage = Object.assign(Object.create(sql), {
+        exec: <T extends Record<string, SqlStorageValue>>(query: string, ...bindings: unknown[]) => {
+          statements++;
+          return sql.exec<T>(query, ...bindings);
+        },
+      });
+      const store = new ThreadStore(counted, { meta: openThreadMeta(state.storage), transaction: (fn) => state.storage.transactionSync(fn) });
+      store.update({ ops: [{ op: "append", messages: [...filler(4), ...planted, ...filler(100, 4)] }] }, "update");
+      store.recent(400);
+      const save = (k: number) => {
+        const before = statements;
+        store.update(
+          {
+            ops: [
+              {
+                op: "append",
+                messages: [
+                  { id: `u${k}`, role: "user", content: `bicycle ${k}?` },
+                  { id: `r${k}`, role: "assistant", content: `Parked ${k}.` },
+                ],
+              },
+            ],
+          },
+          "update",
+        );
+        return statements - before;
+      };
+      const unkept = save(1);
+      expect(ids(recall(store, 400, ask("bicycle")))).toContain("q1");
+      expect(save(2)).toBe(unkept);
     });
   });
 
