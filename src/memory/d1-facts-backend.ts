@@ -250,7 +250,7 @@ export class D1FactsBackend implements MemoryBackend {
 
   /**
    * BM25 search over the given scopes' live facts, best first (score: relative to the best
-   * match, relativeScores). The query is tokenized here, never passed to FTS5 as syntax.
+   * match, relativeScores): words alone. The query is tokenized here, never passed to FTS5 as syntax.
    */
   async search(
     scopes: readonly { owner: string; scope: string }[],
@@ -274,15 +274,12 @@ export class D1FactsBackend implements MemoryBackend {
     return bm25Statement(this.db, F_COLUMNS, reach, terms, limit, now, filter);
   }
 
-  /** Search within scopes of this tenant (system included, read from the operator's rows), optionally one kind and/or key. */
-  searchScopes(scopes: readonly MemoryScope[], query: string, limit: number, filter: ListFilter = {}): Promise<ScoredFact[]> {
-    return this.search(
-      scopes.map((s) => ({ owner: ownerTenant(s, this.tenant), scope: s.toString() })),
-      query,
-      limit,
-      this.clock(),
-      filter,
-    );
+  /**
+   * `GET /v1/memory/facts?q=`: the scopes' facts (system included, read from the operator's rows) ranked for `query`
+   * as the memory tools' recall ranks them, by words and meaning fused; optionally one kind and/or key.
+   */
+  searchScopes(scopes: readonly MemoryScope[], query: string, limit: number, filter: ListFilter = {}): Promise<RecalledFact[]> {
+    return this.recall({ scopes }, query, limit, filter);
   }
 
   /**
@@ -322,6 +319,7 @@ export class D1FactsBackend implements MemoryBackend {
     reach: { scopes: readonly MemoryScope[] } | { grants: readonly string[]; withSystem: boolean },
     query: string,
     limit: number,
+    filter: ListFilter = {},
   ): Promise<RecalledFact[]> {
     const within =
       "scopes" in reach
@@ -336,16 +334,21 @@ export class D1FactsBackend implements MemoryBackend {
     const q = remote ? (query.trim() !== "" ? await remoteQueryVector(this.db, remote, this.tenant, query) : undefined) : table && embedWords(table, query);
     const dense = q?.some((x) => x !== 0) === true;
     const stmts: D1PreparedStatement[] = [];
-    if (terms.length > 0) stmts.push(this.searchStatement(within, terms, RECALL_POOL, now));
+    // Each channel's pool holds the answer's `limit` at least (a search answers up to 200).
+    const pool = Math.max(RECALL_POOL, limit);
+    if (terms.length > 0) stmts.push(this.searchStatement(within, terms, pool, now, filter));
     if (dense) {
       const p = new Params();
-      const sql = `SELECT ${COLUMNS}, vec, vec_by FROM facts WHERE (${within.where(p)}) AND (expires_at IS NULL OR expires_at > ${p.ref(now)}) ORDER BY updated_at DESC, id DESC LIMIT ${p.ref(DENSE_SCAN)}`;
+      const only = [filter.kind !== undefined ? `AND kind = ${p.ref(filter.kind)}` : "", filter.key !== undefined ? `AND key = ${p.ref(filter.key)}` : ""].join(
+        " ",
+      );
+      const sql = `SELECT ${COLUMNS}, vec, vec_by FROM facts WHERE (${within.where(p)}) ${only} AND (expires_at IS NULL OR expires_at > ${p.ref(now)}) ORDER BY updated_at DESC, id DESC LIMIT ${p.ref(DENSE_SCAN)}`;
       stmts.push(this.db.prepare(sql).bind(...p.values));
     }
     if (stmts.length === 0) return [];
     const results = await this.batched(stmts);
     const words = terms.length > 0 ? ((results.shift()?.results ?? []) as (Fact & { score: number })[]).map(scored) : [];
-    const near = q && dense ? nearestFacts(table, remote?.id, (results.shift()?.results ?? []) as VectorRow[], q, RECALL_POOL) : [];
+    const near = q && dense ? nearestFacts(table, remote?.id, (results.shift()?.results ?? []) as VectorRow[], q, pool) : [];
     const byId = new Map([...words, ...near].map((f) => [f.id, f]));
     const fused = fuseScores(
       words.map((f) => ({ key: f.id, score: f.score })),
