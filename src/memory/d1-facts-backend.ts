@@ -9,7 +9,7 @@ import { EMBEDDED_ID, loadWordTable } from "../embed/embedded";
 import { factsEmbedder } from "../embed/embedders";
 import { remoteQueryVector } from "./fact-vectors";
 import { nearest, quantize } from "../embed/vectors";
-import { embedWords, type WordTable } from "../embed/word-table";
+import { backgroundVectors, embedWords, type WordTable } from "../embed/word-table";
 import { markedText, tenantMark } from "./tenant-words";
 import { bm25Statement, PREFIX_MAX_FACTS, Params, type Reach } from "./bm25-search";
 import { type Channels, DENSE_WEIGHT, fuseScores } from "../embed/fusion";
@@ -42,13 +42,15 @@ function nearestFacts(
   rows: readonly VectorRow[],
   query: Float32Array,
   limit: number,
-): ScoredFact[] {
+): { near: ScoredFact[]; floor?: number } {
   const items = rows.flatMap(({ vec, vec_by, ...fact }) => {
     if (remoteId !== undefined) return vec && vec_by === remoteId ? [{ item: fact, vec: int8(vec) }] : [];
     if (vec && vec_by === EMBEDDED_ID) return [{ item: fact, vec: int8(vec) }];
     return table ? [{ item: fact, vec: new Int8Array(quantize(embedWords(table, fact.text)).buffer) }] : [];
   });
-  return nearest(items, query, limit).map(({ item, score }) => ({ ...item, score: Math.round(score * 1e6) / 1e6 }));
+  // The embedded table's background ranks a small set (vectors.ts nearest); a remote embedder has none here.
+  const { hits, floor } = nearest(items, query, limit, remoteId === undefined && table ? backgroundVectors(table) : undefined);
+  return { near: hits.map(({ item, score }) => ({ ...item, score: Math.round(score * 1e6) / 1e6 })), ...(floor !== undefined ? { floor } : {}) };
 }
 
 /** Exact scopes, each with its owning tenant (system facts are the operator's). */
@@ -240,7 +242,7 @@ export class D1FactsBackend implements MemoryBackend {
           recent: (r?.results ?? []) as Fact[],
           always: (always?.results ?? []) as Fact[],
           relevant: ((relevant?.results ?? []) as (Fact & { score: number })[]).map(scored),
-          near: query ? nearestFacts(table, remote?.id, withVectors, query, req.relevantLimit) : [],
+          ...(query ? nearestFacts(table, remote?.id, withVectors, query, req.relevantLimit) : { near: [] }),
         };
       },
       ofKinds: async (kinds, limit, after) => (await ofKinds(kinds, limit, after).all<Fact>()).results,
@@ -348,12 +350,13 @@ export class D1FactsBackend implements MemoryBackend {
     if (stmts.length === 0) return [];
     const results = await this.batched(stmts);
     const words = terms.length > 0 ? ((results.shift()?.results ?? []) as (Fact & { score: number })[]).map(scored) : [];
-    const near = q && dense ? nearestFacts(table, remote?.id, (results.shift()?.results ?? []) as VectorRow[], q, pool) : [];
+    const { near, floor } = q && dense ? nearestFacts(table, remote?.id, (results.shift()?.results ?? []) as VectorRow[], q, pool) : { near: [] };
     const byId = new Map([...words, ...near].map((f) => [f.id, f]));
     const fused = fuseScores(
       words.map((f) => ({ key: f.id, score: f.score })),
       near.map((f) => ({ key: f.id, score: f.score })),
       DENSE_WEIGHT,
+      floor,
     ).slice(0, limit);
     const best = fused[0]?.score ?? 0;
     return fused.map(({ key, score, channels }) => {

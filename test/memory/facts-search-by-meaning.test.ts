@@ -67,3 +67,20 @@ describe("GET /v1/memory/facts?q= by words and meaning", () => {
     expect((await search(t.adminKey, `scope=${scope}&q=${q3}&kind=family&limit=20`)).map((h) => h.key)).not.toContain("p3");
   });
 });
+
+describe("a small set by meaning", () => {
+  it("a scope holding one fact: it is found by meaning alone when close, and an unrelated one is not", async () => {
+    const t = await createTenant();
+    const one = `docset:one${uid()}`;
+    const other = `docset:other${uid()}`;
+    const sick = planted[3]!;
+    expect((await api("/v1/memory/facts", { key: t.adminKey, body: { scope: one, kind: "note", text: sick.turn } })).status).toBe(201);
+    expect((await api("/v1/memory/facts", { key: t.adminKey, body: { scope: other, kind: "note", text: OTHER[11]! } })).status).toBe(201);
+    const q = encodeURIComponent(sick.question);
+    const [hit] = await search(t.adminKey, `scope=${one}&q=${q}`);
+    expect(hit?.text).toBe(sick.turn);
+    expect(hit?.channels?.dense?.score).toBeGreaterThan(0);
+    expect(hit?.channels?.full_text).toBeUndefined();
+    expect(await search(t.adminKey, `scope=${other}&q=${q}`)).toEqual([]);
+  });
+});
