@@ -7,12 +7,11 @@
 // has an early and a late thread); LoCoMo's questions are asked alternately, each question's two
 // turns back to back in alternating order, on the offline model.
 //   npx tsx bench/recall-turn-http.ts [questions]       (default 320; LOCOMO_DIR as bench/locomo)
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadConversations } from "./locomo/data.ts";
+import { loadConversations, locomoDir } from "./locomo/data.ts";
 import { buildWithAgents } from "./support/recall-twins.ts";
 import { json } from "./support/turn-setup.ts";
 import { percentile, run, startWranglerDev } from "./support/wrangler-dev.ts";
@@ -22,14 +21,6 @@ const QUESTIONS = Number(process.argv[2] ?? 320);
 const CONFIG = "wrangler.recall-bench.toml";
 const OPERATOR = "recall-bench-operator";
 
-function locomoDir(): string {
-  if (process.env.LOCOMO_DIR) return process.env.LOCOMO_DIR;
-  const here = join(ROOT, "../shared/data/locomo-dev");
-  if (existsSync(here)) return here;
-  const common = execFileSync("git", ["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: ROOT, encoding: "utf8" }).trim();
-  return join(dirname(common), "../shared/data/locomo-dev");
-}
-
 const iqm = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.slice(Math.floor(s.length / 4), s.length - Math.floor(s.length / 4));
@@ -37,9 +28,9 @@ const iqm = (xs: number[]) => {
 };
 
 async function main() {
-  const conv = loadConversations(locomoDir())[0]!;
+  const conv = loadConversations(locomoDir(ROOT))[0]!;
   const turns = conv.turns.map((t) => ({ role: t.speaker === conv.speakerA ? "user" : "assistant", content: `${t.speaker}: ${t.text}`, created_at: t.at }));
-  const questions = loadConversations(locomoDir())
+  const questions = loadConversations(locomoDir(ROOT))
     .flatMap((c) => c.questions.filter((q) => q.category >= 1 && q.category <= 4).map((q) => q.question))
     .slice(0, QUESTIONS);
   const tmp = mkdtempSync(join(tmpdir(), "edgeweave-recall-bench-"));

@@ -1,25 +1,15 @@
-import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import { loadConversations } from "./locomo/data.ts";
+import { loadConversations, locomoDir } from "./locomo/data.ts";
 
 /**
  * Recall over LoCoMo turns (bench/recall-locomo.bench.ts: inside the object; bench/recall-turn.bench.ts: whole turns), in workerd
  * with real Durable Object SQLite: npx vitest run -c bench/recall-vitest.config.ts
  * The conversations are read here (Node) from LOCOMO_DIR and handed to the bench as a binding.
  */
-function locomoDir(): string {
-  if (process.env.LOCOMO_DIR) return process.env.LOCOMO_DIR;
-  const root = resolve(import.meta.dirname, "..");
-  const here = join(root, "../shared/data/locomo-dev");
-  if (existsSync(here)) return here;
-  const common = execFileSync("git", ["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: root, encoding: "utf8" }).trim();
-  return join(dirname(common), "../shared/data/locomo-dev");
-}
 
-const convs = loadConversations(locomoDir()).map((c) => {
+const convs = loadConversations(locomoDir(resolve(import.meta.dirname, ".."))).map((c) => {
   const asked = c.questions.filter((q) => q.category >= 1 && q.category <= 4);
   return {
     id: c.id,

@@ -14,9 +14,17 @@
 // Two agents added to the build for the run, alike but for `recall: false`, each on its own 1,000-message thread,
 // give issue 23's turn path without recall (recall has its own budget against `recall: false`, issue 21) and
 // recall's cost in the same run.
+// The dense channel's cost (issue 33) is measured on realistic text as well: the same two agents, one recalling by
+// words and meaning (shipped) and one by words alone, each on a thread of 1,000 LoCoMo messages, asked LoCoMo's
+// questions (LOCOMO_DIR as bench/locomo; left out when the data is absent).
 // Run: npx tsx bench/turn-latency.ts [turns]
+//   BENCH_ONLY=dense: only the dense on/off pair on realistic text (and the filler threads' pair), no floors.
+//   BENCH_PORT=n: edgeweave on n, the pass-through on n+1, their inspectors on n+2 and n+3 (default: any free ones).
 import { cpus, loadavg } from "node:os";
-import { json, startTurnBench, turnBody } from "./support/turn-setup.ts";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadConversations, locomoDir } from "./locomo/data.ts";
+import { json, startTurnBench, turnBody, type TurnBench } from "./support/turn-setup.ts";
 import { percentile, timed } from "./support/wrangler-dev.ts";
 
 const TURNS = Number(process.argv[2] ?? 200);
@@ -24,6 +32,67 @@ const WARMUP = 20;
 const CONCURRENCY = 8;
 const CONC_PER_LANE = Number(process.env.BENCH_CONC_TURNS ?? 25);
 const STREAM_TURNS = Number(process.env.BENCH_STREAM_TURNS ?? 100);
+const ONLY_DENSE = process.env.BENCH_ONLY === "dense";
+const PORT = process.env.BENCH_PORT ? Number(process.env.BENCH_PORT) : undefined;
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** 1,000 messages of LoCoMo's conversations in order, and their questions; undefined without the data. */
+function locomoText(): { messages: { role: string; content: string }[]; questions: string[] } | undefined {
+  let convs: ReturnType<typeof loadConversations>;
+  try {
+    convs = loadConversations(locomoDir(ROOT));
+  } catch {
+    return undefined;
+  }
+  const messages = convs
+    .flatMap((c) => c.turns.map((t) => ({ role: t.speaker === c.speakerA ? "user" : "assistant", content: `${t.speaker}: ${t.text}` })))
+    .slice(0, 1000);
+  const questions = convs.flatMap((c) => c.questions.filter((q) => q.category >= 1 && q.category <= 4).map((q) => q.question));
+  return { messages, questions };
+}
+
+/**
+ * The dense channel on and off on realistic text: `bench-recall` (words and meaning) and `bench-words` (words alone),
+ * each on its own thread of LoCoMo messages, asked the same LoCoMo question in turn; undefined without the data.
+ */
+async function realisticPair(bench: TurnBench) {
+  const text = locomoText();
+  if (!text) return undefined;
+  const { ew, key } = bench;
+  for (const agent of ["bench-recall", "bench-words"]) {
+    await json(`${ew.url}/v1/threads/real-${agent}/state`, { key, body: { ops: [{ op: "append", messages: text.messages }] } });
+  }
+  let asked = 0;
+  const turn = (agent: string, q: string) => () =>
+    json(`${ew.url}/v1/chat/completions`, {
+      key,
+      body: { model: "llama3.2", memory_scopes: ["session", "organization:acme"], thread_id: `real-${agent}`, agent, messages: [{ role: "user", content: q }] },
+    });
+  const on: number[] = [];
+  const off: number[] = [];
+  /** One question to both, in alternating order; `record`: false for the warm-up. */
+  const step = async (record = true) => {
+    const q = text.questions[asked++ % text.questions.length]!;
+    const a = turn("bench-recall", q);
+    const b = turn("bench-words", q);
+    if (asked % 2) {
+      const x = await timed(a);
+      const y = await timed(b);
+      if (record) on.push(x), off.push(y);
+    } else {
+      const y = await timed(b);
+      const x = await timed(a);
+      if (record) on.push(x), off.push(y);
+    }
+  };
+  const report = () => {
+    const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y);
+    const p50on = percentile(sorted(on), 50);
+    const p50off = percentile(sorted(off), 50);
+    return { turns: on.length, dense_on_p50_ms: +p50on.toFixed(2), dense_off_p50_ms: +p50off.toFixed(2), dense_p50_ratio: +(p50on / p50off).toFixed(3) };
+  };
+  return { step, report };
+}
 
 /** Milliseconds from sending the request to the first byte of its body; the rest is read to the end. */
 async function firstByte(url: string, body: unknown, key?: string): Promise<number> {
@@ -47,7 +116,8 @@ async function main() {
   // Two agents alike but for recall: issue 23's turn path is measured without recall (recall has its own cost
   // budget against `recall: false`, issue 21), beside the shipped turn, which recalls by default.
   const bench = await startTurnBench({
-    platformFloor: true,
+    platformFloor: !ONLY_DENSE,
+    ...(PORT ? { ports: { edgeweave: PORT, passthrough: PORT + 1, inspectors: [PORT + 2, PORT + 3] as [number, number] } } : {}),
     agents: [
       { name: "bench-recall", set: {} },
       { name: "bench-norecall", set: { recall: false } },
@@ -68,6 +138,38 @@ async function main() {
     await bench.seedThread(`${thread}-bench-norecall`);
     const recallWords = agentTurn("bench-words");
     await bench.seedThread(`${thread}-bench-words`);
+    const real = await realisticPair(bench);
+    if (ONLY_DENSE) {
+      for (let i = 0; i < WARMUP; i++) {
+        await real?.step(false);
+        await recallOn();
+        await recallWords();
+      }
+      const on: number[] = [];
+      const words: number[] = [];
+      for (let i = 0; i < TURNS; i++) {
+        await real?.step();
+        if (i % 2) on.push(await timed(recallOn)), words.push(await timed(recallWords));
+        else words.push(await timed(recallWords)), on.push(await timed(recallOn));
+      }
+      load.push(loadavg()[0]!);
+      on.sort((x, y) => x - y);
+      words.sort((x, y) => x - y);
+      const dense = {
+        date: new Date().toISOString(),
+        machine: `${cpus().length} cores, ${cpus()[0]?.model ?? "unknown"}`,
+        load_avg_1m: { start: +load[0]!.toFixed(2), end: +load[1]!.toFixed(2) },
+        realistic: real?.report() ?? "no LoCoMo data (LOCOMO_DIR)",
+        filler: {
+          turns: TURNS,
+          dense_on_p50_ms: +percentile(on, 50).toFixed(2),
+          dense_off_p50_ms: +percentile(words, 50).toFixed(2),
+          dense_p50_ratio: +(percentile(on, 50) / percentile(words, 50)).toFixed(3),
+        },
+      };
+      console.log(`BENCH turn-latency-dense ${JSON.stringify(dense)}`);
+      return;
+    }
     // The same turn through the Responses API, on the same thread seen as a conversation (issue 14: ratio ≤ 1.1 vs chat).
     const responsesTurn = () =>
       json(`${ew.url}/v1/responses`, {
@@ -125,6 +227,7 @@ async function main() {
       await recallOn();
       await recallOff();
       await recallWords();
+      await real?.step(false);
       await responsesTurn();
       await passthrough();
       await floor();
@@ -155,6 +258,7 @@ async function main() {
         words.push(await timed(recallWords));
         on.push(await timed(recallOn));
       }
+      await real?.step();
       r.push(await timed(responsesTurn));
       b.push(await timed(passthrough));
       c.push(await timed(passthroughContext));
@@ -263,6 +367,8 @@ async function main() {
         // Recall with the dense channel (shipped) against words alone, same run (issue 33: ≤ 1.1).
         recall_words_ms: { p50: +percentile(words, 50).toFixed(2), p99: +percentile(words, 99).toFixed(2) },
         dense_p50_ratio: +(percentile(on, 50) / percentile(words, 50)).toFixed(3),
+        // The same on realistic text (LoCoMo messages and questions).
+        realistic: real?.report() ?? "no LoCoMo data (LOCOMO_DIR)",
         recall_off_vs_floor_context: +(percentile(off, 50) / percentile(fc, 50)).toFixed(2),
         recall_off_vs_floor_context_platform: +(percentile(off, 50) / percentile(fcp, 50)).toFixed(2),
       },
@@ -308,7 +414,10 @@ async function main() {
         `  the turn path without recall (agent with recall: false): p50 ${twins.recall_off_ms.p50} ms → ${twins.recall_off_vs_floor_context}× the bare floor ` +
         `(${mark(twins.recall_off_vs_floor_context <= 1.3)}), ${twins.recall_off_vs_floor_context_platform}× the same-platform floor ` +
         `(${mark(twins.recall_off_vs_floor_context_platform <= 1.3)}); its twin with recall ${twins.recall_on_ms.p50} ms → recall's cost ${twins.recall_p50_ratio}× (issue 21: ≤ 1.1 ${mark(twins.recall_p50_ratio <= 1.1)})\n` +
-        `  recall by words alone (recall.channels: [full_text]): p50 ${twins.recall_words_ms.p50} ms → the dense channel's cost ${twins.dense_p50_ratio}× (issue 33: ≤ 1.1 ${mark(twins.dense_p50_ratio <= 1.1)})`,
+        `  recall by words alone (recall.channels: [full_text]): p50 ${twins.recall_words_ms.p50} ms → the dense channel's cost ${twins.dense_p50_ratio}× (issue 33: ≤ 1.1 ${mark(twins.dense_p50_ratio <= 1.1)})` +
+        (typeof twins.realistic === "string"
+          ? ""
+          : `; on LoCoMo text ${twins.realistic.dense_on_p50_ms} vs ${twins.realistic.dense_off_p50_ms} ms → ${twins.realistic.dense_p50_ratio}× (${mark(twins.realistic.dense_p50_ratio <= 1.1)})`),
     );
   } finally {
     await bench.stop();

@@ -2,8 +2,9 @@
 // published shape: one file per conversation (the `locomo10_v2` folder: speaker_a, session_N,
 // session_N_date_time, session_N_observation, qa at the top level), or `data/locomo10.json` (an
 // array of {sample_id, conversation: {...sessions}, observation: {...}, qa}).
+import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 export type Turn = { dia: string; speaker: string; text: string; session: number; at: number };
 export type Observation = { text: string; dias: string[] };
@@ -74,4 +75,13 @@ export function loadConversations(dir: string): Conversation[] {
     }
   }
   return out;
+}
+
+/** LOCOMO_DIR, else the shared data beside the checkout `root` (a worktree's: beside the main checkout). */
+export function locomoDir(root: string): string {
+  if (process.env.LOCOMO_DIR) return process.env.LOCOMO_DIR;
+  const here = join(root, "../shared/data/locomo-dev");
+  if (existsSync(here)) return here;
+  const common = execFileSync("git", ["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: root, encoding: "utf8" }).trim();
+  return join(dirname(common), "../shared/data/locomo-dev");
 }

@@ -35,19 +35,21 @@ export const DENSE_MIN_SCORE = 0.2;
 
 /**
  * Full-text scores over their best plus `weight` × dense scores above a floor (the one at
- * DENSE_FLOOR_RANK of its list, or its last) over the best's margin: each channel in [0, 1],
+ * DENSE_FLOOR_RANK of its list, or its last; a small set's `smallSetFloor` when the embedder gives one,
+ * vectors.ts nearest) over the best's margin: each channel in [0, 1],
  * its strength kept (a full-text match far ahead stays ahead; a near-tie in meaning adds little).
  * Measured against reciprocal-rank fusion on the LoCoMo bench, where it kept more of full-text's
  * ranking (docs/recall.md).
  */
-export function fuseScores<K>(fullText: readonly Ranked<K>[], dense: readonly Ranked<K>[], weight: number): Fused<K>[] {
+export function fuseScores<K>(fullText: readonly Ranked<K>[], dense: readonly Ranked<K>[], weight: number, smallSetFloor?: number): Fused<K>[] {
   const out = new Map<K, Fused<K>>();
   const top = fullText[0]?.score ?? 0;
   for (const [i, h] of fullText.entries()) {
     out.set(h.key, { key: h.key, score: top > 0 ? h.score / top : 0, channels: { full_text: { rank: i + 1, score: round(h.score) } } });
   }
   const best = dense[0]?.score ?? 0;
-  const floor = Math.max(DENSE_MIN_SCORE, dense[Math.min(DENSE_FLOOR_RANK, dense.length - 1)]?.score ?? 0);
+  const own = dense[Math.min(DENSE_FLOOR_RANK, dense.length - 1)]?.score ?? 0;
+  const floor = Math.max(DENSE_MIN_SCORE, smallSetFloor ?? own);
   for (const [i, h] of dense.entries()) {
     const add = best > floor ? (weight * Math.max(0, h.score - floor)) / (best - floor) : 0;
     let f = out.get(h.key);

@@ -96,3 +96,27 @@ export function embedWords(table: WordTable, text: string, out: Float32Array = n
   }
   return out;
 }
+
+/** Texts of the background (backgroundVectors), and words in each. */
+const BACKGROUND_TEXTS = 256;
+const BACKGROUND_WORDS = 12;
+const background = new WeakMap<WordTable, Float32Array[]>();
+
+/**
+ * The embedder's own random English: BACKGROUND_TEXTS texts of words drawn by the table's Zipf frequencies (a fixed
+ * seed, so every isolate draws the same), embedded as any text is. A set too small to rank against itself (a scope of
+ * one fact) is ranked against these (vectors.ts nearest): its common direction and its floor come from them.
+ */
+export function backgroundVectors(table: WordTable): Float32Array[] {
+  let out = background.get(table);
+  if (out) return out;
+  const words = [...table.index.keys()];
+  let seed = 1;
+  // A linear congruential generator: deterministic, and good enough to draw words.
+  const draw = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  // Zipf's inverse CDF over the table's ranks (p(rank) ∝ 1 / (rank + 1)).
+  const word = () => words[Math.min(words.length - 1, Math.floor(Math.exp(draw() * Math.log(words.length + 1)) - 1))]!;
+  out = Array.from({ length: BACKGROUND_TEXTS }, () => embedWords(table, Array.from({ length: BACKGROUND_WORDS }, word).join(" ")));
+  background.set(table, out);
+  return out;
+}

@@ -4,7 +4,7 @@ import { BOOKMARK_HEADER, factsSession, parseBookmark } from "../memory/bookmark
 import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { Fact, publicFact, RememberOptionFields, rememberInput, validateKey, validateKind } from "../memory/facts";
 import { memoryFor } from "../memory/for-tenant";
-import { FactReport, RecallReport } from "../memory/report";
+import { FactReport, RankChannels, RecallReport } from "../memory/report";
 import { MemoryScope, ScopeInput } from "../memory/scope";
 import type { LoadedContext as MemoryContext } from "../memory/types";
 import { authorize, decide } from "../auth/policy";
@@ -42,10 +42,10 @@ const Remembered = Fact.omit({ text: true })
   })
   .openapi("RememberedFact");
 const ScoredFact = Fact.extend({
-  score: z
-    .number()
-    .optional()
-    .openapi({ description: "Relevance to `q` next to the best hit's (BM25 ratio: 1 for the best, lower for weaker hits; comparable within one answer)" }),
+  score: z.number().optional().openapi({
+    description: "Relevance to `q` next to the best hit's (words and meaning fused: 1 for the best, lower for weaker hits; comparable within one answer)",
+  }),
+  channels: RankChannels.optional().openapi({ description: "With `q`: its rank and score in each channel that found it (`full_text`, `dense`)" }),
 });
 const FactPage = z.object({ facts: z.array(ScoredFact), next_cursor: z.string().nullable() }).openapi("FactPage");
 const FactHistory = z
@@ -142,7 +142,8 @@ const listFacts = createRoute({
   middleware: access("read_scope"),
   tags: ["memory"],
   summary: "List a scope's live facts in creation order (paged), or search them",
-  description: "`kind` and `key` filter; `q` searches the text (BM25, best first, with `score`; one page, no cursor). Expired facts are never listed.",
+  description:
+    "`kind` and `key` filter; `q` searches the facts by words and meaning, fused as the memory tools' `recall` ranks them (best first, with `score` and `channels`; one page, no cursor). Expired facts are never listed.",
   request: {
     query: z.object({
       scope: z.string().openapi({ example: "organization:acme" }),
@@ -247,7 +248,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     if (q.q !== undefined) {
       if (q.cursor !== undefined) throw new AppError("BEM-142", "A search (q) is one page, best first; it takes no cursor");
       const hits = await store.searchScopes([scope], q.q, limit, filter);
-      return c.json({ facts: hits.map((f) => ({ ...publicFact(f), score: f.score })), next_cursor: null }, 200, bookmarkHeader(session));
+      return c.json({ facts: hits.map((f) => ({ ...publicFact(f), score: f.score, channels: f.channels })), next_cursor: null }, 200, bookmarkHeader(session));
     }
     const { items: facts, next_cursor } = pageOf("facts", await store.list(scope, limit + 1, pageStart("facts", q.cursor), filter), limit);
     return c.json({ facts: facts.map(publicFact), next_cursor }, 200, bookmarkHeader(session));

@@ -2,7 +2,7 @@ import { bm25Scores } from "../embed/bm25";
 import { EMBEDDED_ID } from "../embed/embedded";
 import { DENSE_WEIGHT, fuseScores, type Ranked } from "../embed/fusion";
 import { nearest, quantize } from "../embed/vectors";
-import { embedWords, type WordTable } from "../embed/word-table";
+import { backgroundVectors, embedWords, type WordTable } from "../embed/word-table";
 
 /**
  * The LangGraph store's index (docs/guides/langgraph.md, "Search by meaning"): which texts of an
@@ -122,16 +122,19 @@ export function rankCandidates(candidates: readonly Candidate[], query: string, 
     .sort((a, b) => b.score - a.score);
   const q = table ? embedWords(table, query) : undefined;
   const dense: Ranked<number>[] = [];
+  let floor: number | undefined;
   if (table && q?.some((x) => x !== 0)) {
     const vectors = indexed.flatMap((x) => storedVectors(table, x.c, x.texts).map((vec) => ({ item: x.i, vec })));
     const seen = new Set<number>();
-    for (const { item, score } of nearest(vectors, q, vectors.length)) {
+    const near = nearest(vectors, q, vectors.length, backgroundVectors(table));
+    floor = near.floor;
+    for (const { item, score } of near.hits) {
       if (seen.has(item)) continue; // an item counts by its closest text
       seen.add(item);
       dense.push({ key: item, score });
     }
   }
-  const fused = new Map(fuseScores(fullText, dense, DENSE_WEIGHT).map((f) => [f.key, f.score]));
+  const fused = new Map(fuseScores(fullText, dense, DENSE_WEIGHT, floor).map((f) => [f.key, f.score]));
   const closeness = new Map(dense.map((d, rank) => [d.key, rank]));
   const ranked = indexed
     .map((x) => ({ i: x.i, fused: fused.get(x.i) ?? 0, close: closeness.get(x.i) ?? Number.MAX_SAFE_INTEGER }))

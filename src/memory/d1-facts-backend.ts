@@ -9,7 +9,7 @@ import { EMBEDDED_ID, loadWordTable } from "../embed/embedded";
 import { factsEmbedder } from "../embed/embedders";
 import { remoteQueryVector } from "./fact-vectors";
 import { nearest, quantize } from "../embed/vectors";
-import { embedWords, type WordTable } from "../embed/word-table";
+import { backgroundVectors, embedWords, type WordTable } from "../embed/word-table";
 import { markedText, tenantMark } from "./tenant-words";
 import { bm25Statement, PREFIX_MAX_FACTS, Params, type Reach } from "./bm25-search";
 import { type Channels, DENSE_WEIGHT, fuseScores } from "../embed/fusion";
@@ -42,13 +42,15 @@ function nearestFacts(
   rows: readonly VectorRow[],
   query: Float32Array,
   limit: number,
-): ScoredFact[] {
+): { near: ScoredFact[]; floor?: number } {
   const items = rows.flatMap(({ vec, vec_by, ...fact }) => {
     if (remoteId !== undefined) return vec && vec_by === remoteId ? [{ item: fact, vec: int8(vec) }] : [];
     if (vec && vec_by === EMBEDDED_ID) return [{ item: fact, vec: int8(vec) }];
     return table ? [{ item: fact, vec: new Int8Array(quantize(embedWords(table, fact.text)).buffer) }] : [];
   });
-  return nearest(items, query, limit).map(({ item, score }) => ({ ...item, score: Math.round(score * 1e6) / 1e6 }));
+  // The embedded table's background ranks a small set (vectors.ts nearest); a remote embedder has none here.
+  const { hits, floor } = nearest(items, query, limit, remoteId === undefined && table ? backgroundVectors(table) : undefined);
+  return { near: hits.map(({ item, score }) => ({ ...item, score: Math.round(score * 1e6) / 1e6 })), ...(floor !== undefined ? { floor } : {}) };
 }
 
 /** Exact scopes, each with its owning tenant (system facts are the operator's). */
@@ -240,7 +242,7 @@ export class D1FactsBackend implements MemoryBackend {
           recent: (r?.results ?? []) as Fact[],
           always: (always?.results ?? []) as Fact[],
           relevant: ((relevant?.results ?? []) as (Fact & { score: number })[]).map(scored),
-          near: query ? nearestFacts(table, remote?.id, withVectors, query, req.relevantLimit) : [],
+          ...(query ? nearestFacts(table, remote?.id, withVectors, query, req.relevantLimit) : { near: [] }),
         };
       },
       ofKinds: async (kinds, limit, after) => (await ofKinds(kinds, limit, after).all<Fact>()).results,
@@ -250,7 +252,7 @@ export class D1FactsBackend implements MemoryBackend {
 
   /**
    * BM25 search over the given scopes' live facts, best first (score: relative to the best
-   * match, relativeScores). The query is tokenized here, never passed to FTS5 as syntax.
+   * match, relativeScores): words alone. The query is tokenized here, never passed to FTS5 as syntax.
    */
   async search(
     scopes: readonly { owner: string; scope: string }[],
@@ -274,15 +276,12 @@ export class D1FactsBackend implements MemoryBackend {
     return bm25Statement(this.db, F_COLUMNS, reach, terms, limit, now, filter);
   }
 
-  /** Search within scopes of this tenant (system included, read from the operator's rows), optionally one kind and/or key. */
-  searchScopes(scopes: readonly MemoryScope[], query: string, limit: number, filter: ListFilter = {}): Promise<ScoredFact[]> {
-    return this.search(
-      scopes.map((s) => ({ owner: ownerTenant(s, this.tenant), scope: s.toString() })),
-      query,
-      limit,
-      this.clock(),
-      filter,
-    );
+  /**
+   * `GET /v1/memory/facts?q=`: the scopes' facts (system included, read from the operator's rows) ranked for `query`
+   * as the memory tools' recall ranks them, by words and meaning fused; optionally one kind and/or key.
+   */
+  searchScopes(scopes: readonly MemoryScope[], query: string, limit: number, filter: ListFilter = {}): Promise<RecalledFact[]> {
+    return this.recall({ scopes }, query, limit, filter);
   }
 
   /**
@@ -322,6 +321,7 @@ export class D1FactsBackend implements MemoryBackend {
     reach: { scopes: readonly MemoryScope[] } | { grants: readonly string[]; withSystem: boolean },
     query: string,
     limit: number,
+    filter: ListFilter = {},
   ): Promise<RecalledFact[]> {
     const within =
       "scopes" in reach
@@ -336,21 +336,27 @@ export class D1FactsBackend implements MemoryBackend {
     const q = remote ? (query.trim() !== "" ? await remoteQueryVector(this.db, remote, this.tenant, query) : undefined) : table && embedWords(table, query);
     const dense = q?.some((x) => x !== 0) === true;
     const stmts: D1PreparedStatement[] = [];
-    if (terms.length > 0) stmts.push(this.searchStatement(within, terms, RECALL_POOL, now));
+    // Each channel's pool holds the answer's `limit` at least (a search answers up to 200).
+    const pool = Math.max(RECALL_POOL, limit);
+    if (terms.length > 0) stmts.push(this.searchStatement(within, terms, pool, now, filter));
     if (dense) {
       const p = new Params();
-      const sql = `SELECT ${COLUMNS}, vec, vec_by FROM facts WHERE (${within.where(p)}) AND (expires_at IS NULL OR expires_at > ${p.ref(now)}) ORDER BY updated_at DESC, id DESC LIMIT ${p.ref(DENSE_SCAN)}`;
+      const only = [filter.kind !== undefined ? `AND kind = ${p.ref(filter.kind)}` : "", filter.key !== undefined ? `AND key = ${p.ref(filter.key)}` : ""].join(
+        " ",
+      );
+      const sql = `SELECT ${COLUMNS}, vec, vec_by FROM facts WHERE (${within.where(p)}) ${only} AND (expires_at IS NULL OR expires_at > ${p.ref(now)}) ORDER BY updated_at DESC, id DESC LIMIT ${p.ref(DENSE_SCAN)}`;
       stmts.push(this.db.prepare(sql).bind(...p.values));
     }
     if (stmts.length === 0) return [];
     const results = await this.batched(stmts);
     const words = terms.length > 0 ? ((results.shift()?.results ?? []) as (Fact & { score: number })[]).map(scored) : [];
-    const near = q && dense ? nearestFacts(table, remote?.id, (results.shift()?.results ?? []) as VectorRow[], q, RECALL_POOL) : [];
+    const { near, floor } = q && dense ? nearestFacts(table, remote?.id, (results.shift()?.results ?? []) as VectorRow[], q, pool) : { near: [] };
     const byId = new Map([...words, ...near].map((f) => [f.id, f]));
     const fused = fuseScores(
       words.map((f) => ({ key: f.id, score: f.score })),
       near.map((f) => ({ key: f.id, score: f.score })),
       DENSE_WEIGHT,
+      floor,
     ).slice(0, limit);
     const best = fused[0]?.score ?? 0;
     return fused.map(({ key, score, channels }) => {

@@ -21,6 +21,8 @@ export type FactSource = {
     relevant: ScoredFact[];
     /** The facts closest in meaning to the query, best first (empty without a dense channel). */
     near: ScoredFact[];
+    /** A small set's floor for the dense scores (vectors.ts nearest), when the embedder gives one. */
+    floor?: number;
     recent: Fact[];
   }>;
   /** Further always-kind rows in creation order, after a position. */
@@ -92,6 +94,7 @@ export async function rankedLayer(src: FactSource, room: number, opts: RankOptio
           first.relevant.map((f) => ({ key: f.id, score: f.score })),
           first.near.map((f) => ({ key: f.id, score: f.score })),
           DENSE_WEIGHT,
+          first.floor,
         )
       : first.relevant.map((f) => ({ key: f.id, score: f.score, channels: undefined }));
   for (const { key, score, channels } of fused) {

@@ -109,6 +109,11 @@ describe("the embedders models.yaml names", () => {
     expect(await reason(embedderOf({}, "openai-small").remote!.load(["a"]))).toBe("unavailable");
     mockUpstream("https://api.openai.com", () => Response.json({ error: { message: "overloaded" } }, { status: 503 }));
     expect(await reason(embedderOf({ OPENAI_API_KEY: "k" }, "openai-small").remote!.load(["a"]))).toBe("failed");
+    // The endpoint answering vectors of another length, or not an embeddings list.
+    mockUpstream("https://api.openai.com", () => Response.json({ data: [{ index: 0, embedding: [0.1, 0.2, 0.3] }] }));
+    expect(await reason(embedderOf({ OPENAI_API_KEY: "k" }, "openai-small").remote!.load(["b"]))).toBe("dimension");
+    mockUpstream("https://api.openai.com", () => Response.json({ answer: "no" }));
+    expect(await reason(embedderOf({ OPENAI_API_KEY: "k" }, "openai-small").remote!.load(["c"]))).toBe("failed");
     // bge-small's timeout is the default 3 s: a binding that never answers fails then, not never.
     const started = Date.now();
     expect(await reason(embedderOf(deployed(fakeAi("hang")), "bge-small").remote!.load(["a"]))).toBe("timeout");
@@ -191,6 +196,25 @@ describe("a remote embedder in a thread", () => {
       const recalled = store.recent(300, { recall: other }).recalled ?? [];
       expect(recalled.map((t) => t.message.id)).toContain("m20");
       expect(recalled.every((t) => t.channels?.dense === undefined)).toBe(true);
+    });
+  });
+
+  it("no AI binding, or no key for an OpenAI-compatible one: the turn ranks by words and says so", async () => {
+    const asked = { query: "lighthouse stripes", recallQuery: "lighthouse stripes", recall: { share: 0.75, neighbours: 1 } };
+    const io = new RunIO(env.DB, undefined);
+    await withStore(async (store) => {
+      for (const embedder of ["bge-small", "openai-small"]) {
+        const agent = { ...requireAgent("assistant"), embedder };
+        // A fresh env each time (embedders are kept per env): neither the AI binding nor OPENAI_API_KEY in it.
+        const { rank, warning } = await embedForRun({ env: {}, io, thread: { log: store } }, { tenant: "t", agent, rank: asked, facts: true });
+        expect(warning).toBe(`recall by meaning was off for this turn (embedder ${embedder}: unavailable); it ran on full-text search`);
+        expect(rank.channels).toEqual(["full_text"]);
+        expect(
+          store
+            .recent(300, { recall: { query: "lighthouse stripes", share: 0.75, neighbours: 0, channels: rank.channels } })
+            .recalled?.map((t) => t.message.id),
+        ).toContain("m20");
+      }
     });
   });
 

@@ -36,6 +36,19 @@ describe("LangGraph store search by query", () => {
     expect(scored.length).toBeGreaterThanOrEqual(3);
   });
 
+  it("a namespace holding one item: it scores by meaning when close (no word in common), an unrelated one does not", async () => {
+    const t = await createTenant();
+    const store = storeFor(t.adminKey, ["text"]);
+    const sick = planted[3]!;
+    await store.put(["organization", "acme", "one"], "p3", { text: sick.turn });
+    await store.put(["organization", "acme", "other"], "o11", { text: OTHER[11]! });
+    const [close] = await store.search(["organization", "acme", "one"], { query: sick.question });
+    expect(close?.key).toBe("p3");
+    expect(close?.score).toBeGreaterThan(0);
+    const [unrelated] = await store.search(["organization", "acme", "other"], { query: sick.question });
+    expect(unrelated?.score).toBe(0);
+  });
+
   it("ranks a word match first, every item with a score, best first; without a query, newest first and no score", async () => {
     const t = await createTenant();
     const store = storeFor(t.adminKey, ["text"]);

@@ -90,7 +90,7 @@ describe("relevance-ranked loading", () => {
     expect(await ask("Which trains leave early?")).toEqual([]);
   });
 
-  it("a long word's first half finds forms the stemmer keeps apart ('allergies' / 'allergic', 'educaton' / 'education'), after whole-word matches; a search answer stays exact", async () => {
+  it("a long word's first half finds forms the stemmer keeps apart ('allergies' / 'allergic', 'educaton' / 'education'), after whole-word matches; a search matches whole words (and meaning)", async () => {
     const scope = MemoryScope.new("docset", `p-${uid()}`);
     const [allergic, education, allergies] = await seed(tenant().tenant, scope, [
       ["note", "She is allergic to most animals with fur."],
@@ -103,14 +103,17 @@ describe("relevance-ranked loading", () => {
     expect(await ask("Which allergies?")).toEqual([allergies!.id, allergic!.id]);
     expect(await ask("What educaton?")).toEqual([education!.id]);
     expect(await ask("Which trains leave early?")).toEqual([]);
-    // GET /v1/memory/facts?q= lists what matches the words themselves.
+    // GET /v1/memory/facts?q= matches whole words only: "allergic" comes after the word match, by meaning alone.
     const search = async (q: string) =>
       (
         (await (await api(`/v1/memory/facts?scope=${encodeURIComponent(scope.toString())}&q=${encodeURIComponent(q)}`, { key: tenant().adminKey })).json()) as {
-          facts: { id: string }[];
+          facts: { id: string; channels: { full_text?: unknown; dense?: unknown } }[];
         }
-      ).facts.map((f) => f.id);
-    expect(await search("allergies")).toEqual([allergies!.id]);
+      ).facts.map((f) => [f.id, Object.keys(f.channels).sort()]);
+    expect((await search("allergies")).slice(0, 2)).toEqual([
+      [allergies!.id, ["dense", "full_text"]],
+      [allergic!.id, ["dense"]],
+    ]);
     expect(await search("educaton")).toEqual([]);
   });
 
