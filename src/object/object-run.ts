@@ -223,9 +223,8 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
 }
 
 /**
- * The recall index's work its save no longer does (recall-index.ts: a batch of new messages joins it, its segments
- * merge), after the answer left, so the answer's commit does not carry those pages. A failure (the thread deleted
- * meanwhile: no index) is logged, never the run's.
+ * The recall index's work (new messages join it, its segments merge), after the answer left so the answer's commit
+ * does not carry those pages. A failure (the thread deleted meanwhile: no index) is logged, never the run's.
  */
 function settleRecall(room: ThreadRoom | undefined): void {
   try {

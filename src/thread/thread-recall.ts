@@ -126,8 +126,8 @@ export class ThreadRecall {
   }
 
   /**
-   * What the recall index no longer does inside a run's save (recall-index.ts), called after its answer:
-   * the waiting messages join it once RECALL_BATCH_ROWS positions wait, and its segments merge.
+   * The recall index's work kept out of a run's save, called after its answer: the waiting messages join it once
+   * RECALL_BATCH_ROWS positions wait, and its segments merge.
    */
   settle(): void {
     if (this.waiting === undefined) {
