@@ -46,7 +46,7 @@ const SearchBody = z.strictObject({
   filter: Filter,
   limit: z.number().int().min(1).max(1000).default(10),
   offset: z.number().int().min(0).default(0),
-  query: z.string().nullable().optional().openapi({ description: "Rank by this text: full-text and meaning, fused (docs/recall.md)" }),
+  query: z.string().nullable().optional().openapi({ description: "Rank by this text: full-text and meaning, fused (docs/concepts/recall-by-meaning.md)" }),
   refresh_ttl: z.boolean().nullable().optional(),
 });
 const NamespacesBody = z.strictObject({
