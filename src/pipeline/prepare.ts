@@ -1,5 +1,6 @@
 import { untruncated } from "./truncation";
 import { z } from "@hono/zod-openapi";
+import { authorizeThread } from "../auth/policy";
 import { AppError } from "../core/errors";
 import { memoryFor } from "../memory/for-tenant";
 import type { SessionThread } from "../memory/session-backend";
@@ -133,9 +134,11 @@ function readingThread<T>(read: () => T): T {
 function planRun(deps: RunDeps, input: TurnInput) {
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
   const thread = deps.thread;
-  if ((input.threadId !== undefined) !== (thread !== undefined) || (thread && thread.threadId !== input.threadId))
-    throw new AppError("BEM-001", undefined, { internal: "a stateful turn runs in its own thread's object, a stateless one without a thread" });
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
+  // Every rewrite the turn plans is decided by now (checkpoint_id, a resend that branches or empties the head, a
+  // previous_response_id behind the head, middleware that replaces messages): the one check, before anything is read.
+  if (thread && (input.checkpointId !== undefined || input.fromEmpty === true || middlewares.some((m) => m.rewritesHistory === true)))
+    authorizeThread(input.principal, thread.threadId, true);
   const agentTools = serverToolsFor(agent);
   const tools = middlewareTools(middlewares, agentTools);
   const reducers = collectReducers(middlewares, tools);

@@ -1,4 +1,4 @@
-import { authorizeThread, decide } from "../auth/policy";
+import { decide } from "../auth/policy";
 import type { Principal } from "../core/principal";
 import { AppError } from "../core/errors";
 import { isServerToolBlock } from "../core/message";
@@ -31,8 +31,6 @@ export function reconcileTurn(input: TurnInput, room: ThreadRoom): { input: Turn
   if (fresh.length === 0)
     throw new AppError("BEM-109", `All ${rest.length} messages are already in thread '${room.threadId}'; send a new message (or checkpoint_id to branch)`);
   refuseUnreceivedBlocks(fresh, room.threadId, input.principal);
-  // Branching, or emptying the head, is a rewrite, decided here: the same right as a checkpoint_id (admission checked the reach).
-  if (r.reset || r.branch_from !== null) authorizeThread(input.principal, room.threadId, true);
   // The divergence lies inside the thread's first checkpoint: the run starts from an empty thread, which its own
   // save makes so (history keeps the old path); nothing is written before the model answers.
   const systems = input.messages.filter((m) => m.role === "system");
