@@ -15,7 +15,7 @@ import { chargeOps } from "../auth/rate-limit";
  * text/event-stream … or else 405"), and DELETE ends a session there is none of (405 allowed).
  * Both are 405 BEM-003 with `Allow: POST`, after the key is checked, as a wrong method on /v1.
  */
-export const mcpRoutes = new Hono<AppEnv>().all("/mcp", access("any_key", "run"), async (c) => {
+export const mcpRoutes = new Hono<AppEnv>().all("/mcp", access("any_key", "conversation"), async (c) => {
   const raw = c.req.raw;
   if (raw.method !== "POST") throw new AppError("BEM-003", `${raw.method} is not served here; use POST`, { headers: { allow: "POST" } });
   // The access gate has read (and checked) the body; the transport gets it back from Hono's cache.

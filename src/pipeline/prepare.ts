@@ -33,7 +33,7 @@ import { checkToolAnswers } from "../thread/tool-answers";
 import type { Admission } from "./admit";
 import type { RunIO } from "./run-io";
 import { inSpan, contentOf, type SpanParent } from "../core/trace";
-import type { ThreadRoom } from "./thread-room";
+import type { HeldThread } from "./held-thread";
 
 export type RunDeps = {
   env: Env;
@@ -45,9 +45,9 @@ export type RunDeps = {
   io: RunIO;
   /**
    * The run's thread, present exactly when the turn is stateful: a stateful turn runs only
-   * inside its thread's object (object-run.ts), which holds the thread's lease for it.
+   * inside its thread's object (turn-in-object.ts), which holds the thread's lease for it.
    */
-  thread?: ThreadRoom;
+  thread?: HeldThread;
   /** Where the run's spans start (the agent span while it runs); none when the deployment does not trace. */
   trace?: SpanParent;
 };
@@ -63,7 +63,7 @@ export type RunPlan = {
   input: TurnInput;
   agent?: AgentConfig;
   /** The run's thread, inside its object (present exactly when the turn is stateful). */
-  thread?: ThreadRoom;
+  thread?: HeldThread;
   route: RouteResult;
   /** The memory scopes this run loads (`name` or `name:id`), recorded with its routing. */
   scopes: string[];
@@ -239,7 +239,7 @@ async function loadMemory(
 }
 
 /** The run's own thread as its session layer: the window `loadRecent` reads, and appends through the run's room. */
-const sessionOf = (thread: ThreadRoom, loadRecent: SessionThread["loadRecent"]) => ({
+const sessionOf = (thread: HeldThread, loadRecent: SessionThread["loadRecent"]) => ({
   threadId: thread.threadId,
   thread: {
     loadRecent,
@@ -254,7 +254,7 @@ const toStored = (toSave: ParsedMessageInput[], runtime: Runtime): Message[] => 
 function runtimeFor(
   deps: RunDeps,
   principal: TurnInput["principal"],
-  run: { route: RouteResult; agent?: AgentConfig; context: Record<string, unknown>; thread?: ThreadRoom; scopes: MemoryScope[] },
+  run: { route: RouteResult; agent?: AgentConfig; context: Record<string, unknown>; thread?: HeldThread; scopes: MemoryScope[] },
 ): Runtime {
   const { route, agent, thread } = run;
   return {

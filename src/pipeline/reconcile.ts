@@ -2,7 +2,7 @@ import { decide } from "../auth/policy";
 import type { Principal } from "../core/principal";
 import { AppError } from "../core/errors";
 import { isServerToolBlock } from "../core/message";
-import type { ThreadRoom } from "./thread-room";
+import type { HeldThread } from "./held-thread";
 import type { ReconcileReport, TurnInput } from "./turn";
 
 export type { ReconcileReport } from "./turn";
@@ -15,7 +15,7 @@ export type { ReconcileReport } from "./turn";
  * Costs one read of O(incoming) rows, and nothing for a request of one new message. Runs in
  * the thread's object, as the run's first step, under its lease.
  */
-export function reconcileTurn(input: TurnInput, room: ThreadRoom): { input: TurnInput; report: ReconcileReport | null } {
+export function reconcileTurn(input: TurnInput, room: HeldThread): { input: TurnInput; report: ReconcileReport | null } {
   const rest = input.messages.filter((m) => m.role !== "system");
   if (input.checkpointId !== undefined) {
     refuseUnreceivedBlocks(rest, room.threadId, input.principal);
@@ -25,7 +25,7 @@ export function reconcileTurn(input: TurnInput, room: ThreadRoom): { input: Turn
     refuseUnreceivedBlocks(rest, room.threadId, input.principal);
     return { input, report: { matched: 0, appended: rest.length, branched_from: null } };
   }
-  // The thread's reach was checked where the run was admitted (run-in-object.ts), before it was handed here.
+  // The thread's reach was checked where the run was admitted (dispatch-turn.ts), before it was handed here.
   const r = room.log.reconcile(rest);
   const fresh = rest.slice(r.append_from);
   if (fresh.length === 0)
