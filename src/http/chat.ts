@@ -100,7 +100,7 @@ const chatFormat: WireFormat<Body, Plan> = {
         ...(body.verbosity != null ? { verbosity: body.verbosity } : {}),
         ...openAIParams(body),
       },
-      // Clients that resend the whole history store only what is new (README "Resent history"): decided in the thread's object.
+      // Clients that resend the whole history store only what is new (docs/concepts/resent-history.md): decided in the thread's object.
       resent: true,
     };
     if (body.store === false && turn.threadId !== undefined)

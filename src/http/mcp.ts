@@ -43,7 +43,7 @@ const JsonRpc = z
   .openapi("JsonRpcMessage");
 
 /**
- * POST /mcp in /openapi.json, as the README's route table lists it. Only documented here: the `all` route above
+ * POST /mcp in /openapi.json, as docs/reference/api.md lists it. Only documented here: the `all` route above
  * serves it (and answers GET and DELETE with 405), and MCP's own schema is the protocol's, not ours.
  */
 export const mcpDoc = createRoute({

@@ -153,7 +153,7 @@ const messagesFormat: WireFormat<Body, Plan> = {
       memoryScopes: bodyOrHeader("memory_scopes", "X-Edgeweave-Memory-Scopes", body.memory_scopes, scopesHeader(h["x-edgeweave-memory-scopes"]), scopeList),
       context: body.context,
       params,
-      // Clients resend the whole conversation: stored once, an edit branches (README "Resent history").
+      // Clients resend the whole conversation: stored once, an edit branches (docs/concepts/resent-history.md).
       resent: true,
       // Memory after the conversation, so the client's cached prefix reaches Anthropic byte for byte.
       factsLast: true,

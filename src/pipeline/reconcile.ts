@@ -8,7 +8,7 @@ import type { ReconcileReport, TurnInput } from "./turn";
 export type { ReconcileReport } from "./turn";
 
 /**
- * Resent-history reconciliation (README "Resent history"): a stateful request that repeats
+ * Resent-history reconciliation (docs/concepts/resent-history.md): a stateful request that repeats
  * messages the thread holds stores only the new part; one that diverges from the stored path
  * continues as a branch from the last common checkpoint. System messages are per-call
  * instructions and take no part. An explicit checkpoint_id wins (no reconciliation).

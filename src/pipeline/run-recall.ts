@@ -9,7 +9,7 @@ import type { Middleware } from "./middleware/types";
 import type { HeldThread } from "./held-thread";
 
 /**
- * Recall in a run (README "Recall of earlier turns"): the agent's setting (models.yaml
+ * Recall in a run (docs/concepts/recall.md): the agent's setting (models.yaml
  * `recall`, on by default), the query — the new input, or the newest turns' words when the
  * input has no search word of its own ("and then?") — and, for a run that holds
  * the whole state (middleware that rewrites it, or a branch replayed from a checkpoint), the

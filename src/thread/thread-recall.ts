@@ -10,7 +10,7 @@ import type { TailEntry } from "./tail-cache";
 import type { LoadRecentResult, RecallAsk } from "./types";
 
 /**
- * The thread log's recall of earlier turns (README "Recall of earlier turns"), as its store keeps it:
+ * The thread log's recall of earlier turns (docs/concepts/recall.md), as its store keeps it:
  * what recall learnt between queries — query words' document counts (recall-index.ts), the rows older
  * than the window it read (recall.ts RecallRows) and what FTS5 said of each word's rows (recall-scores.ts)
  * — and the index's upkeep around a run (waiting messages join it, its segments merge). The store tells
