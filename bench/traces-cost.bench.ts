@@ -4,7 +4,7 @@ import { expect, it } from "vitest";
 import type { Principal } from "../src/core/principal";
 import { memoryFor } from "../src/memory/for-tenant";
 import { MemoryScope } from "../src/memory/scope";
-import { runAnyTurn } from "../src/pipeline/run-in-object";
+import { dispatchTurn } from "../src/pipeline/dispatch-turn";
 
 /**
  * A turn with traces on against the same turn with traces off, interleaved in one run (issue 35:
@@ -60,7 +60,7 @@ it("a turn with traces on vs off", async () => {
     const turn = async (which: "on" | "off", i: number) => {
       const after: Promise<unknown>[] = [];
       const t0 = performance.now();
-      await runAnyTurn(
+      await dispatchTurn(
         { env: envs[which], waitUntil: (p) => after.push(p) },
         { principal, model: "gpt-4o-mini", memoryScopes: ["organization:acme"], messages: [{ role: "user", content: `Question ${i}?` }] },
       );

@@ -121,7 +121,7 @@ async function main() {
     agents: [
       { name: "bench-recall", set: {} },
       { name: "bench-norecall", set: { recall: false } },
-      // The dense channel off (docs/recall.md): recall by words alone, as before it.
+      // The dense channel off (docs/concepts/recall-by-meaning.md): recall by words alone, as before it.
       { name: "bench-words", set: { recall: { channels: ["full_text"] } } },
     ],
   });

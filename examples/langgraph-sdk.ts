@@ -1,6 +1,6 @@
 /**
  * edgeweave from LangGraph's own SDK: a thread, then a streamed run of the `assistant` agent
- * (LangGraph's server API, under /v1/agent-protocol; docs/langgraph-sdk.md).
+ * (LangGraph's server API, under /v1/agent-protocol; docs/guides/langgraph-sdk.md).
  *
  *   npm start                                    # in another terminal
  *   EDGEWEAVE_KEY=<tenant key> npx tsx examples/langgraph-sdk.ts

@@ -4,7 +4,7 @@ import { AppError } from "../core/errors";
 /** Where LangGraph's server API is served (the SDK's `apiUrl` is the origin plus this). */
 export const AP = "/v1/agent-protocol";
 
-/** The routes served under AP, for the messages of what is not (docs/langgraph-sdk.md has the table). */
+/** The routes served under AP, for the messages of what is not (docs/guides/langgraph-sdk.md has the table). */
 export const SERVED_ROUTES =
   "GET /info; POST /assistants/search, GET /assistants/{id}, /assistants/{id}/schemas; " +
   "POST /threads, /threads/search, GET/PATCH/DELETE /threads/{id}, GET/POST /threads/{id}/state, GET /threads/{id}/state/{checkpoint_id}, " +

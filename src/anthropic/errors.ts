@@ -3,7 +3,7 @@ import type { AppError, ErrorCode } from "../core/errors";
 /**
  * Our errors in Anthropic's shape, for Messages API clients:
  * `{"type":"error","error":{"type":"not_found_error","message":"…","bem_code":"BEM-105"}}`.
- * The type follows the status (README "Errors in Anthropic's shape" has the table). Statuses
+ * The type follows the status (docs/guides/anthropic-and-claude-code.md "Errors in Anthropic's shape" has the table). Statuses
  * Anthropic has no type for keep their status with the closest type. A configuration error is
  * never answered with a status the SDK retries (408, 409, 429, 5xx): it would only repeat.
  */

@@ -122,7 +122,7 @@ const MessagesFields = z.looseObject({
   metadata: z.looseObject({ user_id: z.string().max(512).nullable().optional() }).optional(),
   thinking: z.looseObject({ type: z.string().max(32) }).optional(),
   stream: z.boolean().optional(),
-  // edgeweave's extensions (README "Use with the Anthropic SDK and Claude Code").
+  // edgeweave's extensions (docs/guides/anthropic-and-claude-code.md).
   thread_id: ThreadIdField.optional(),
   agent: z.string().min(1).max(64).optional(),
   memory_scopes: RequestedScopes.optional(),
@@ -164,7 +164,7 @@ export const KNOWN_FIELDS = new Set(Object.keys(MessagesFields.shape));
 export const EXTENSION_FIELDS = new Set(["thread_id", "agent", "memory_scopes", "capabilities", "context"]);
 
 /**
- * count_tokens counts the request as sent (README: an estimate of it). edgeweave's body extensions name a
+ * count_tokens counts the request as sent (docs/guides/anthropic-and-claude-code.md: an estimate of it). edgeweave's body extensions name a
  * thread, agent or memory to load, which it never loads: they were accepted and did nothing, so a count
  * that looked like what the model would see left out the thread and its facts. Each is a 400 naming it.
  * (Headers such as X-Thread-Id are ignored: Claude Code sends its custom headers on every call.)

@@ -2,7 +2,7 @@ import { hashString } from "../thread/message-hash";
 import type { MessageParam } from "./schema";
 
 /**
- * Claude Code session threads (opt-in: README "Use with the Anthropic SDK and Claude Code").
+ * Claude Code session threads (opt-in: docs/guides/anthropic-and-claude-code.md).
  * Claude Code names its session in `x-claude-code-session-id`; with `x-edgeweave-claude-session:
  * thread` each conversation of the session is kept in thread `cc-<session>-<digest>`, where the
  * digest is that of the conversation's first message. So `--continue` (same session, same first

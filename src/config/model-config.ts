@@ -162,7 +162,7 @@ export const RecallSetting = z.union([
   z.strictObject({
     share: z.number().min(0).max(0.95).default(0.75),
     neighbours: z.number().int().min(0).max(8).default(2),
-    /** What ranks earlier turns and facts (docs/recall.md): words, meaning, or both fused (absent: both). */
+    /** What ranks earlier turns and facts (docs/concepts/recall-by-meaning.md): words, meaning, or both fused (absent: both). */
     channels: z
       .array(z.enum(["full_text", "dense"]))
       .min(1)
@@ -199,7 +199,7 @@ export const AgentConfig = z
     context_schema: z.record(z.string(), z.unknown()).optional(),
     /** Preferred model: used when the request names none and it can serve the request. */
     model: ModelName.optional(),
-    /** What embeds its threads' turns for recall by meaning (docs/recall.md); absent: the file's `embedder`. Facts use the file's. */
+    /** What embeds its threads' turns for recall by meaning (docs/concepts/recall-by-meaning.md); absent: the file's `embedder`. Facts use the file's. */
     embedder: EmbedderRef.optional(),
   })
   .superRefine((a, ctx) => {
@@ -224,7 +224,7 @@ export const ModelsFile = z.object({
   models: z.array(ModelConfig).min(1),
   default_model: ModelName.nullish().transform((v) => v ?? null),
   agents: z.array(AgentConfig).default([]),
-  /** Embedders besides the built-in one (docs/recall.md). */
+  /** Embedders besides the built-in one (docs/concepts/recall-by-meaning.md). */
   embedders: z.array(EmbedderConfig).default([]),
   /** The embedder of facts, and of turns unless an agent names its own. */
   embedder: EmbedderRef.default(EMBEDDED_NAME),

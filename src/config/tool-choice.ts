@@ -8,11 +8,9 @@ import { SERVER_TOOL_NAMES } from "./tool-names";
 const RUN_TOOLS: ReadonlySet<string> = new Set<string>([...SERVER_TOOL_NAMES, "write_todos"]);
 
 /**
- * A request's client tools against its tool_choice (chat, Responses, Messages), before anything runs.
- * Two tools of one name, or a tool_choice naming a tool the request does not send, used to go on as sent:
- * the offline model ignored them and a provider refused the call — 502 `BEM-073`, which the SDKs retry —
- * though the mistake was the request's. Each is a 400 naming the tool. `names` are the client tools in
- * order; `chosen` the tool a named tool_choice forces (undefined for auto, none, required).
+ * A request's client tools against its tool_choice (chat, Responses, Messages), before anything runs: two tools
+ * of one name, or a tool_choice naming a tool not sent, is the request's mistake, so a 400 naming the tool (not a
+ * provider's refusal the SDKs would retry). `chosen`: the tool a named tool_choice forces (undefined otherwise).
  */
 export function checkToolChoice(
   names: readonly string[],

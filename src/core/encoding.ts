@@ -10,10 +10,10 @@ export function fromHex(hex: string): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-/** Unpadded base64url (RFC 4648 §5), for short values such as API keys. */
 /** `bytes` random bytes as lowercase hex (ids, secrets): the one random-hex helper. */
 export const randomHex = (bytes = 16): string => toHex(crypto.getRandomValues(new Uint8Array(bytes)));
 
+/** Unpadded base64url (RFC 4648 §5), for short values such as API keys. */
 export function toBase64url(bytes: Uint8Array): string {
   let bin = "";
   for (const b of bytes) bin += String.fromCharCode(b);

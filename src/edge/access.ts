@@ -42,7 +42,7 @@ export function access(need: Access, body: BodySize = "none", opts: { rate?: "la
     return next();
   });
   const chain: MiddlewareHandler<AppEnv>[] = [gate, capBody(BODY_LIMITS[body])];
-  if (body === "small" || body === "run") chain.push(guardJson);
+  if (body === "small" || body === "conversation") chain.push(guardJson);
   if (body === "langgraph") chain.push(guardLangGraphJson);
   if (body === "messages") chain.push(guardMessagesJson);
   const idempotent = opts.idempotent === true;

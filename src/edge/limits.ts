@@ -17,7 +17,7 @@ export const BODY_LIMITS = {
   /** GET and DELETE: no body. */
   none: 0,
   /** chat, invoke, route, thread state: conversations are big. */
-  run: 1 * MiB,
+  conversation: 1 * MiB,
   /**
    * Anthropic Messages (POST /v1/messages, count_tokens): Claude Code resends its whole session on
    * every call and outgrows 1 MiB within an hour (Anthropic takes 32 MB). 16 MiB: the whole request

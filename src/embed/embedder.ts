@@ -1,5 +1,5 @@
 /**
- * The one interface every embedder has (docs/recall.md): texts in, unit vectors of `dims` out, in
+ * The one interface every embedder has (docs/concepts/recall-by-meaning.md): texts in, unit vectors of `dims` out, in
  * order, with the tokens they cost. `id` is what stored vectors record: vectors of two ids are
  * never compared.
  */

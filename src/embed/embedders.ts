@@ -6,7 +6,7 @@ import { openAiEmbedder } from "./openai-embeddings";
 import { aiBinding, workersAiEmbedder } from "./workers-ai";
 
 /**
- * The embedders models.yaml names (docs/recall.md), as this deployment runs them: the built-in one
+ * The embedders models.yaml names (docs/concepts/recall-by-meaning.md), as this deployment runs them: the built-in one
  * (the embedded table, synchronous) or a remote one behind its cache. One per name per isolate.
  */
 export type ChosenEmbedder = { name: string; turns: TurnEmbedder; remote?: EmbedCache };

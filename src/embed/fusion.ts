@@ -1,11 +1,11 @@
 /**
- * Fusion of ranked channels (docs/recall.md): full-text and dense rankings of the same items
+ * Fusion of ranked channels (docs/concepts/recall-by-meaning.md): full-text and dense rankings of the same items
  * merged by weighted reciprocal rank, Σ weight / (k + rank). Ranks, not scores: BM25 and cosine
  * are on scales that do not compare, and a rank fusion needs no calibration per thread or scope.
  */
 export const FUSION_K = 60;
 
-/** Weight of the dense channel against full-text in fuseScores (docs/recall.md: measured on the LoCoMo bench). */
+/** Weight of the dense channel against full-text in fuseScores (docs/concepts/recall-by-meaning.md: measured on the LoCoMo bench). */
 export const DENSE_WEIGHT = 0.4;
 
 export type Channel = "full_text" | "dense";
@@ -28,7 +28,7 @@ export function fuseRanks<K>(lists: readonly { channel: Channel; hits: readonly 
   return [...out.values()].sort((a, b) => b.score - a.score);
 }
 
-/** The dense score counted from the one at this rank of its list (the rest add nothing): measured on the LoCoMo bench (docs/recall.md). */
+/** The dense score counted from the one at this rank of its list (the rest add nothing): measured on the LoCoMo bench (docs/concepts/recall-by-meaning.md). */
 export const DENSE_FLOOR_RANK = 50;
 /** And from this similarity at least: below it nothing is close in meaning (0.2 cost nothing on LoCoMo; 0.3 cost 3 points). */
 export const DENSE_MIN_SCORE = 0.2;
@@ -39,7 +39,7 @@ export const DENSE_MIN_SCORE = 0.2;
  * vectors.ts nearest) over the best's margin: each channel in [0, 1],
  * its strength kept (a full-text match far ahead stays ahead; a near-tie in meaning adds little).
  * Measured against reciprocal-rank fusion on the LoCoMo bench, where it kept more of full-text's
- * ranking (docs/recall.md).
+ * ranking (docs/concepts/recall-by-meaning.md).
  */
 export function fuseScores<K>(fullText: readonly Ranked<K>[], dense: readonly Ranked<K>[], weight: number, smallSetFloor?: number): Fused<K>[] {
   const out = new Map<K, Fused<K>>();

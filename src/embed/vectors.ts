@@ -1,5 +1,5 @@
 /**
- * Stored vectors (docs/recall.md): unit vectors as int8, and the similarity every dense channel
+ * Stored vectors (docs/concepts/recall-by-meaning.md): unit vectors as int8, and the similarity every dense channel
  * ranks by — cosine once the items' common direction (their mean: a thread's speakers, a scope's
  * subject) is left out of both sides, which otherwise makes every item look alike.
  */

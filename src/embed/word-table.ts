@@ -1,5 +1,5 @@
 /**
- * The embedded embedder's word vectors (docs/recall.md): a static table of the most frequent
+ * The embedded embedder's word vectors (docs/concepts/recall-by-meaning.md): a static table of the most frequent
  * English words' GloVe vectors (built by scripts/build-word-vectors.ts, served through the ASSETS
  * binding, decoded once per isolate), and a text's vector as their weighted mean.
  *

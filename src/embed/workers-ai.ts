@@ -19,7 +19,7 @@ const isRunner = (v: unknown): v is AiRunner => typeof v === "object" && v !== n
 /** Workers AI through the `AI` binding; without one, every call fails as "unavailable" (recall then runs on words). */
 export function workersAiEmbedder(config: EmbedderConfig, ai: AiRunner | undefined): Embedder {
   return remoteEmbedder(config, async (texts) => {
-    if (!ai) throw new EmbedFailure(config.name, "unavailable", "no AI binding in this environment (see docs/recall.md)");
+    if (!ai) throw new EmbedFailure(config.name, "unavailable", "no AI binding in this environment (see docs/concepts/recall-by-meaning.md)");
     const answer = AiEmbeddings.safeParse(await ai.run(config.model, { text: texts }));
     if (!answer.success) throw new EmbedFailure(config.name, "failed", "the AI binding's answer is not { data: number[][] }");
     return { vectors: answer.data.data };

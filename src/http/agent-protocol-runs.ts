@@ -10,7 +10,7 @@ import { validationHook } from "../edge/validation";
 import { stateFor } from "./memory-view";
 import { streamRun } from "./stream-run";
 import { RUN_ERRORS } from "./turn-edge";
-import { runAnyTurn } from "../pipeline/run-in-object";
+import { dispatchTurn } from "../pipeline/dispatch-turn";
 import type { TurnResult } from "../pipeline/turn";
 import { ThreadClient } from "../thread/client";
 import { parseThreadId } from "../thread/thread-id";
@@ -47,7 +47,7 @@ const waitResponses = {
   200: jsonContent(z.looseObject({}).openapi({ type: "object" }), "The thread's values when the run is done"),
   ...errorResponses(...RUN_API_ERRORS),
 };
-const common = { method: "post" as const, middleware: access("run", "run", { idempotent: true }), tags: ["langgraph-api"] };
+const common = { method: "post" as const, middleware: access("run", "conversation", { idempotent: true }), tags: ["langgraph-api"] };
 
 const threadStream = createRoute({
   ...common,
@@ -181,7 +181,7 @@ async function streamed(c: Context<AppEnv>, rawThread: string | undefined, b: Ru
 /** The run to its end: the thread's values. */
 async function waited(c: Context<AppEnv>, rawThread: string | undefined, b: RunBody) {
   const { turn, view, deps, location, runLog } = await admitRun(c, rawThread, b);
-  const r = await runAnyTurn(deps, turn).catch(async (e: unknown) => {
+  const r = await dispatchTurn(deps, turn).catch(async (e: unknown) => {
     await runLog?.end(failedStatus(e), publicError(e));
     throw e;
   });
@@ -198,7 +198,7 @@ async function background(c: Context<AppEnv>, rawThread: string, b: RunBody) {
   const render = recorded(runRenderer(view), runLog);
   const out: SseWriter = { clientGone: true, send: async () => undefined, onGone: () => undefined };
   deps.waitUntil(
-    runAnyTurn(deps, turn, { start: (m) => render.start(out, m), delta: (ev) => render.delta(out, ev) }).then(
+    dispatchTurn(deps, turn, { start: (m) => render.start(out, m), delta: (ev) => render.delta(out, ev) }).then(
       (r) => render.done(out, r),
       (e: unknown) => render.error(out, e),
     ),

@@ -215,7 +215,7 @@ const postStateAt = createRoute({
 const updateState = createRoute({
   method: "post",
   path: `${AP}/threads/{thread_id}/state`,
-  middleware: access("rewrite_thread", "run"),
+  middleware: access("rewrite_thread", "conversation"),
   tags: ["langgraph-api"],
   summary: "Update the state: append or replace messages (by id), write other channels; one checkpoint",
   request: {

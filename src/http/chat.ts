@@ -9,7 +9,7 @@ import { ChatCompletionRequest, ChatCompletionResponse, openAIParams, TraceHeade
 import { AppError } from "../core/errors";
 import { errorResponses, jsonOrEventStream } from "../edge/openapi-errors";
 import { namedThread } from "./thread-choice";
-import { RUN_ERRORS, runTurnRoute, streamErrorBody, type WireFormat } from "./turn-edge";
+import { RUN_ERRORS, serveTurn, streamErrorBody, type WireFormat } from "./turn-edge";
 import { validationHook } from "../edge/validation";
 import { randomHex } from "../core/encoding";
 import type { SseWriter } from "./sse";
@@ -17,7 +17,7 @@ import type { SseWriter } from "./sse";
 const chatCompletion = createRoute({
   method: "post",
   path: "/v1/chat/completions",
-  middleware: access("run", "run", { idempotent: true }),
+  middleware: access("run", "conversation", { idempotent: true }),
   tags: ["chat"],
   summary: "Chat completion (OpenAI-compatible; stateful with thread_id)",
   request: {
@@ -100,7 +100,7 @@ const chatFormat: WireFormat<Body, Plan> = {
         ...(body.verbosity != null ? { verbosity: body.verbosity } : {}),
         ...openAIParams(body),
       },
-      // Clients that resend the whole history store only what is new (README "Resent history"): decided in the thread's object.
+      // Clients that resend the whole history store only what is new (docs/concepts/resent-history.md): decided in the thread's object.
       resent: true,
     };
     if (body.store === false && turn.threadId !== undefined)
@@ -199,5 +199,5 @@ const chatFormat: WireFormat<Body, Plan> = {
 
 /** POST /v1/chat/completions: OpenAI-compatible, so the official clients work unchanged. */
 export const chatRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(chatCompletion, (c) =>
-  runTurnRoute(c, chatFormat, { json: c.req.valid("json"), threadHeader: c.req.valid("header")["x-thread-id"] }),
+  serveTurn(c, chatFormat, { json: c.req.valid("json"), threadHeader: c.req.valid("header")["x-thread-id"] }),
 );

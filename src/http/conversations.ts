@@ -54,7 +54,7 @@ const route = <M extends "get" | "post" | "delete", P extends string>(method: M,
 });
 
 const create = createRoute({
-  ...route("post", "/v1/conversations", "Create a conversation (a new thread), optionally with items and metadata", "reach_thread", "run"),
+  ...route("post", "/v1/conversations", "Create a conversation (a new thread), optionally with items and metadata", "reach_thread", "conversation"),
   request: {
     body: {
       content: { "application/json": { schema: z.strictObject({ items: Items.nullable().optional(), metadata: Metadata.nullable().optional() }) } },
@@ -90,7 +90,7 @@ const listItems = createRoute({
   responses: { 200: jsonContent(ItemList, "Items"), ...errorResponses(...ERRORS) },
 });
 const addItems = createRoute({
-  ...route("post", "/v1/conversations/{id}/items", "Append items (one checkpoint)", "reach_thread", "run"),
+  ...route("post", "/v1/conversations/{id}/items", "Append items (one checkpoint)", "reach_thread", "conversation"),
   request: { params: IdParam, body: { content: { "application/json": { schema: z.object({ items: Items.min(1) }) } }, required: true } },
   responses: { 200: jsonContent(ItemList, "The added items"), ...errorResponses(...ERRORS) },
 });

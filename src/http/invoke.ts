@@ -4,13 +4,13 @@ import { access } from "../edge/access";
 import type { AppEnv } from "../edge/app-env";
 import { InvokeRequest, InvokeResponse, TraceHeader } from "../edge/chat-schemas";
 import { errorResponses, jsonOrEventStream } from "../edge/openapi-errors";
-import { RUN_ERRORS, runTurnRoute, streamErrorBody, type WireFormat } from "./turn-edge";
+import { RUN_ERRORS, serveTurn, streamErrorBody, type WireFormat } from "./turn-edge";
 import { validationHook } from "../edge/validation";
 
 const invokeTurn = createRoute({
   method: "post",
   path: "/v1/invoke",
-  middleware: access("run", "run", { idempotent: true }),
+  middleware: access("run", "conversation", { idempotent: true }),
   tags: ["chat"],
   summary: "Run an agent turn (native shape)",
   request: { headers: TraceHeader, body: { content: { "application/json": { schema: InvokeRequest } }, required: true } },
@@ -70,5 +70,5 @@ const invokeFormat: WireFormat<Body, TraceLevel> = {
 
 /** POST /v1/invoke: the seed's native request shape; always stateful (session_id is the thread). */
 export const invokeRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook }).openapi(invokeTurn, (c) =>
-  runTurnRoute(c, invokeFormat, c.req.valid("json")),
+  serveTurn(c, invokeFormat, c.req.valid("json")),
 );

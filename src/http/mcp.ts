@@ -15,7 +15,7 @@ import { chargeOps } from "../auth/rate-limit";
  * text/event-stream … or else 405"), and DELETE ends a session there is none of (405 allowed).
  * Both are 405 BEM-003 with `Allow: POST`, after the key is checked, as a wrong method on /v1.
  */
-export const mcpRoutes = new Hono<AppEnv>().all("/mcp", access("any_key", "run"), async (c) => {
+export const mcpRoutes = new Hono<AppEnv>().all("/mcp", access("any_key", "conversation"), async (c) => {
   const raw = c.req.raw;
   if (raw.method !== "POST") throw new AppError("BEM-003", `${raw.method} is not served here; use POST`, { headers: { allow: "POST" } });
   // The access gate has read (and checked) the body; the transport gets it back from Hono's cache.
@@ -43,7 +43,7 @@ const JsonRpc = z
   .openapi("JsonRpcMessage");
 
 /**
- * POST /mcp in /openapi.json, as the README's route table lists it. Only documented here: the `all` route above
+ * POST /mcp in /openapi.json, as docs/reference/api.md lists it. Only documented here: the `all` route above
  * serves it (and answers GET and DELETE with 405), and MCP's own schema is the protocol's, not ours.
  */
 export const mcpDoc = createRoute({

@@ -86,7 +86,8 @@ const ContextBody = z
       .max(2)
       .optional()
       .openapi({
-        description: "What ranks earlier turns and facts for `query`: words (full_text), meaning (dense), or both fused (the default; docs/recall.md)",
+        description:
+          "What ranks earlier turns and facts for `query`: words (full_text), meaning (dense), or both fused (the default; docs/concepts/recall-by-meaning.md)",
       }),
   })
   .openapi("LoadContext");

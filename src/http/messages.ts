@@ -17,7 +17,7 @@ import { requireKnownModel } from "../routing/closest-models";
 import { access } from "../edge/access";
 import type { AppEnv } from "../edge/app-env";
 import { namedThread } from "./thread-choice";
-import { RUN_ERRORS, runTurnRoute, type WireFormat } from "./turn-edge";
+import { RUN_ERRORS, serveTurn, type WireFormat } from "./turn-edge";
 import { type RequestedScopes, TraceLevel as TraceLevelSchema } from "../edge/chat-schemas";
 import { jsonContent, jsonOrEventStream } from "../edge/openapi-errors";
 import { validationHook } from "../edge/validation";
@@ -153,7 +153,7 @@ const messagesFormat: WireFormat<Body, Plan> = {
       memoryScopes: bodyOrHeader("memory_scopes", "X-Edgeweave-Memory-Scopes", body.memory_scopes, scopesHeader(h["x-edgeweave-memory-scopes"]), scopeList),
       context: body.context,
       params,
-      // Clients resend the whole conversation: stored once, an edit branches (README "Resent history").
+      // Clients resend the whole conversation: stored once, an edit branches (docs/concepts/resent-history.md).
       resent: true,
       // Memory after the conversation, so the client's cached prefix reaches Anthropic byte for byte.
       factsLast: true,
@@ -185,7 +185,7 @@ const messagesFormat: WireFormat<Body, Plan> = {
 };
 
 export const messagesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
-  .openapi(createMessage, (c) => runTurnRoute(c, messagesFormat, { json: c.req.valid("json"), headers: c.req.valid("header") }))
+  .openapi(createMessage, (c) => serveTurn(c, messagesFormat, { json: c.req.valid("json"), headers: c.req.valid("header") }))
   .openapi(countTokens, (c) => {
     const body = c.req.valid("json");
     requireKnownModel(body.model);

@@ -18,7 +18,7 @@ import { listPage } from "./paging";
 import { errorResponses, jsonContent, jsonOrEventStream } from "../edge/openapi-errors";
 import { IdParam, ListQuery, ResponseCreateRequest, ResponseObject } from "../edge/responses-schemas";
 import { responsesRenderer } from "./responses-stream";
-import { RUN_ERRORS, runTurnRoute, streamErrorBody, type WireFormat } from "./turn-edge";
+import { RUN_ERRORS, serveTurn, streamErrorBody, type WireFormat } from "./turn-edge";
 import { validationHook } from "../edge/validation";
 import { randomHex } from "../core/encoding";
 
@@ -27,7 +27,7 @@ const RESPONSE_ERRORS = [...RUN_ERRORS, "BEM-025", "BEM-030", "BEM-100", "BEM-10
 const create = createRoute({
   method: "post",
   path: "/v1/responses",
-  middleware: access("run", "run", { idempotent: true }),
+  middleware: access("run", "conversation", { idempotent: true }),
   tags: ["responses"],
   summary: "Create a response (OpenAI Responses API; a response is a checkpoint of a thread)",
   request: {
@@ -162,7 +162,7 @@ const responsesFormat: WireFormat<{ json: ResponseCreateRequest; threadHeader: s
 
 /** POST/GET/DELETE /v1/responses: OpenAI's stateful API over threads and checkpoints. */
 export const responsesRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook })
-  .openapi(create, (c) => runTurnRoute(c, responsesFormat, { json: c.req.valid("json"), threadHeader: c.req.valid("header")["x-thread-id"] }))
+  .openapi(create, (c) => serveTurn(c, responsesFormat, { json: c.req.valid("json"), threadHeader: c.req.valid("header")["x-thread-id"] }))
   .openapi(retrieve, async (c) => {
     const rec = await reachableResponse(c, c.req.valid("param").id);
     return c.json(responseFor(c.get("principal"), rec.body) as z.infer<typeof ResponseObject>, 200);

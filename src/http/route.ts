@@ -48,7 +48,7 @@ const RouteResponse = z
 const routeDryRun = createRoute({
   method: "post",
   path: "/v1/route",
-  middleware: access("any_key", "run"),
+  middleware: access("any_key", "conversation"),
   tags: ["models"],
   summary: "Dry run: the model that would answer, the failover candidates and every strategy's trace",
   request: { body: { content: { "application/json": { schema: RouteBody } }, required: true } },

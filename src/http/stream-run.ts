@@ -1,4 +1,4 @@
-import { runAnyTurn, type WorkerDeps } from "../pipeline/run-in-object";
+import { dispatchTurn, type WorkerDeps } from "../pipeline/dispatch-turn";
 import type { TurnInput, TurnResult } from "../pipeline/turn";
 import type { DeltaEvent } from "../providers/types";
 import type { ModelConfig } from "../config/model-config";
@@ -27,7 +27,7 @@ export function streamRun(deps: WorkerDeps, input: TurnInput, render: StreamRend
     let out: SseWriter | undefined;
     let finish: () => void = () => undefined;
     const finished = new Promise<void>((r) => (finish = r));
-    const run = runAnyTurn(deps, input, {
+    const run = dispatchTurn(deps, input, {
       async start(model: ModelConfig, route: Pick<RouteResult, "reason">) {
         resolve(
           sseResponse(

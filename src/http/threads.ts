@@ -80,7 +80,7 @@ const getHistory = createRoute({
 const updateState = createRoute({
   method: "post",
   path: "/v1/threads/{id}/state",
-  middleware: access("rewrite_thread", "run", { idempotent: true }),
+  middleware: access("rewrite_thread", "conversation", { idempotent: true }),
   tags: ["threads"],
   summary: "Apply channel operations (administrative repair); writes one checkpoint",
   request: {

@@ -3,7 +3,7 @@ import { isAppError } from "../core/errors";
 import { errorText, log } from "../core/log";
 import type { Principal } from "../core/principal";
 import { BOOKMARK_HEADER, parseBookmark } from "../memory/bookmark";
-import { runAnyTurn } from "../pipeline/run-in-object";
+import { dispatchTurn } from "../pipeline/dispatch-turn";
 import type { Timings } from "../pipeline/timings";
 import type { TraceLevel, TurnInput, TurnResult } from "../pipeline/turn";
 import { isFailoverError } from "../providers/failover";
@@ -15,7 +15,7 @@ import { type StreamRenderer, streamRun } from "./stream-run";
 /**
  * The HTTP edge of an agent turn: one path for every wire format. A route file owns its
  * OpenAPI route (schema, access, error codes) and a `WireFormat`, and hands the validated
- * body to `runTurnRoute`; the edge adds what every format shares — the caller, the request's
+ * body to `serveTurn`; the edge adds what every format shares — the caller, the request's
  * clock, the facts bookmark header, the trace level — runs the turn (in its thread's object
  * when it has one) and answers it: JSON with the route and Server-Timing headers, or SSE.
  *
@@ -61,7 +61,7 @@ export type EdgeContext = {
 };
 
 /** Runs one turn request in `format` and answers it. */
-export async function runTurnRoute<Body, Plan>(c: Context<AppEnv>, format: WireFormat<Body, Plan>, body: Body): Promise<Response> {
+export async function serveTurn<Body, Plan>(c: Context<AppEnv>, format: WireFormat<Body, Plan>, body: Body): Promise<Response> {
   try {
     const principal: Principal = c.get("principal");
     const timings: Timings = c.get("timings");
@@ -78,7 +78,7 @@ export async function runTurnRoute<Body, Plan>(c: Context<AppEnv>, format: WireF
     refuseForcedCallWithoutTools(turn);
     const deps = { env: c.env, waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p) };
     if (stream) return await streamRun(deps, turn, format.stream(plan));
-    const r = await runAnyTurn(deps, turn);
+    const r = await dispatchTurn(deps, turn);
     return c.json(format.render(r, plan) as object, 200, {
       ...routeHeaders({ model: r.model, reason: r.route.reason }),
       ...(format.headers?.(r, plan) ?? {}),

@@ -20,7 +20,7 @@ const UsageList = z
         model: z.string(),
         cause: UsageCause.openapi({
           description:
-            "What made the provider calls: turn, webhook, summarization (middleware), summarize_task, extraction, embedding (a remote embedder, docs/recall.md)",
+            "What made the provider calls: turn, webhook, summarization (middleware), summarize_task, extraction, embedding (a remote embedder, docs/concepts/recall-by-meaning.md)",
         }),
         requests: z.number(),
         estimated_requests: z

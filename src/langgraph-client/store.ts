@@ -10,7 +10,7 @@ type WireItem = { namespace: string[]; key: string; value: Record<string, unknow
 /**
  * The store's index, as LangGraph's stores take it: `fields`, the paths of a value whose texts a
  * search's `query` ranks by (a put's own `index` wins; without either, the whole value). The server
- * embeds with its own embedder (docs/recall.md), so `dims` and `embeddings` / `embed` are refused
+ * embeds with its own embedder (docs/concepts/recall-by-meaning.md), so `dims` and `embeddings` / `embed` are refused
  * rather than ignored.
  */
 export type EdgeweaveStoreIndex = { fields?: string[]; dims?: number; embeddings?: unknown; embed?: unknown };
@@ -50,7 +50,9 @@ export class EdgeweaveStore extends BaseStore {
     super();
     for (const name of ["dims", "embeddings", "embed"] as const) {
       if (index?.[name] !== undefined) {
-        throw new TypeError(`EdgeweaveStore index.${name}: the server embeds with its own embedder (edgeweave docs/recall.md); pass index.fields only`);
+        throw new TypeError(
+          `EdgeweaveStore index.${name}: the server embeds with its own embedder (edgeweave docs/concepts/recall-by-meaning.md); pass index.fields only`,
+        );
       }
     }
     this.fields = index?.fields;

@@ -9,9 +9,9 @@ const SERVED =
   "PUT/GET/DELETE /v1/langgraph/store/items, POST /v1/langgraph/store/items/search, /v1/langgraph/store/namespaces, /v1/langgraph/store/batch";
 
 /**
- * A pointer for the LangGraph SDK's requests that match no route (issue 24.10): a Client whose
+ * A pointer for the LangGraph SDK's requests that match no route: a Client whose
  * `apiUrl` is the server's root, or the store's base path while it calls the server API (threads,
- * assistants, runs: under AP), and what the server API under AP does not serve (issue 34).
+ * assistants, runs: under AP), and what the server API under AP does not serve.
  * `GET /v1/langgraph/threads/{id}` and `POST …/threads/search` (the SDK's `threads.get` and
  * `threads.search`) share a path with the checkpointer's DELETE: they are 404 with what exists, not
  * a 405 that suggests DELETE. Undefined: not one of these (the caller answers 404 or 405).

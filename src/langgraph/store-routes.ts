@@ -46,7 +46,7 @@ const SearchBody = z.strictObject({
   filter: Filter,
   limit: z.number().int().min(1).max(1000).default(10),
   offset: z.number().int().min(0).default(0),
-  query: z.string().nullable().optional().openapi({ description: "Rank by this text: full-text and meaning, fused (docs/recall.md)" }),
+  query: z.string().nullable().optional().openapi({ description: "Rank by this text: full-text and meaning, fused (docs/concepts/recall-by-meaning.md)" }),
   refresh_ttl: z.boolean().nullable().optional(),
 });
 const NamespacesBody = z.strictObject({
@@ -71,7 +71,7 @@ const json = <T extends z.ZodType>(schema: T) => ({ body: { required: true, cont
 const putItem = createRoute({
   method: "put",
   path: "/v1/langgraph/store/items",
-  middleware: access("reach_namespace", "run", { rate: "langgraph" }),
+  middleware: access("reach_namespace", "conversation", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "Put (upsert) an item; a null value deletes it",
   request: json(PutBody),
@@ -89,7 +89,7 @@ const getItem = createRoute({
 const deleteItem = createRoute({
   method: "delete",
   path: "/v1/langgraph/store/items",
-  middleware: access("reach_namespace", "run", { rate: "langgraph" }),
+  middleware: access("reach_namespace", "conversation", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "Delete an item",
   request: json(z.strictObject({ namespace: Namespace, key: Key })),
@@ -98,7 +98,7 @@ const deleteItem = createRoute({
 const searchItems = createRoute({
   method: "post",
   path: "/v1/langgraph/store/items/search",
-  middleware: access("reach_namespace", "run", { rate: "langgraph" }),
+  middleware: access("reach_namespace", "conversation", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "Items under a namespace prefix, filtered by value fields ($eq $ne $gt $gte $lt $lte $in $nin), ranked by `query`",
   request: json(SearchBody),
@@ -107,7 +107,7 @@ const searchItems = createRoute({
 const listNamespaces = createRoute({
   method: "post",
   path: "/v1/langgraph/store/namespaces",
-  middleware: access("reach_namespace", "run", { rate: "langgraph" }),
+  middleware: access("reach_namespace", "conversation", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "Namespaces the key reaches, by prefix / suffix, cut to max_depth",
   request: json(NamespacesBody),
@@ -116,7 +116,7 @@ const listNamespaces = createRoute({
 const batch = createRoute({
   method: "post",
   path: "/v1/langgraph/store/batch",
-  middleware: access("reach_namespace", "run", { rate: "langgraph" }),
+  middleware: access("reach_namespace", "conversation", { rate: "langgraph" }),
   tags: ["langgraph store"],
   summary: "Several store operations in one call (EdgeweaveStore.batch); results in order",
   request: json(BatchBody),

@@ -6,7 +6,7 @@ import { quantize } from "../embed/vectors";
 import { usageUpsertSql, usageValues } from "../thread/pending-bookkeeping";
 
 /**
- * Fact vectors of a remote embedder (docs/recall.md): a fact is written without one (no network in a
+ * Fact vectors of a remote embedder (docs/concepts/recall-by-meaning.md): a fact is written without one (no network in a
  * write), and the scheduled task embeds the facts whose vector is missing or another embedder's, in
  * bounded batches, billed to each fact's tenant. Until then a fact is ranked by its words alone.
  */

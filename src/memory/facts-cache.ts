@@ -3,8 +3,7 @@ import type { Fact } from "./facts";
 
 /**
  * How long a thread's object serves a scope's facts from what its last read returned. Replicas
- * already lag the primary by up to about a second (README, "Where a turn runs, and how fresh its
- * facts are"); this adds at most as much again for facts written without their bookmark.
+ * already lag the primary by up to about a second (docs/concepts/where-a-turn-runs.md); this adds at most as much again for facts written without their bookmark.
  */
 export const FACTS_CACHE_MS = 1_000;
 /** Scopes one object keeps (a run loads a few; the cap only bounds memory): past it, the least recently used goes. */

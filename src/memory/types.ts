@@ -11,13 +11,6 @@ export type MemoryItem = { type: "turn"; message: Message } | { type: "fact"; ki
 /** A message with the token estimate stored when it was written. */
 export type TokenedMessage = { message: Message; tokens: number };
 
-/**
- * Token budgets for one layer load; an absent kind is not touched at all.
- * Facts come oldest-first while they fit `facts`, stopping at the first that does
- * not; turns are the NEWEST that fit `turns`, returned oldest→newest. So loading
- * costs O(what is kept). A budget of 0 returns nothing but still reports whether
- * anything was left out (facts counted, turns: whether any exist).
- */
 /** Recall of earlier turns, per agent (models.yaml `recall`): share of the turn budget, turns either side of a match. */
 export type RecallConfig = { share: number; neighbours: number; channels?: readonly Channel[] | undefined };
 

@@ -42,10 +42,10 @@ import type {
   StatePageOptions,
   ThreadUpdate,
 } from "../thread/types";
-import { answerInObject, holdThread, type ObjectParts, RunsInFlight, runInObject } from "./object-run";
+import { answerTurnInObject, holdThread, type ObjectHost, RunsInFlight, streamTurnInObject } from "./turn-in-object";
 import { type SpanExporter, spanExporter } from "../core/otlp";
 import type { FinalEvent, ObjectRunRequest } from "../pipeline/run-wire";
-import type { ThreadCapabilities } from "../pipeline/thread-room";
+import type { ThreadCapabilities } from "../pipeline/held-thread";
 import type { SummarizeThreadTask } from "../queue/messages";
 import type { z } from "@hono/zod-openapi";
 import { summaryOf } from "./summarize";
@@ -55,7 +55,7 @@ import { summaryOf } from "./summarize";
  * their tables and methods: the thread log (src/thread/thread-store.ts), the run lease
  * (run-lease.ts), LangGraph checkpoints (langgraph-checkpoints.ts), stored Responses
  * (stored-responses.ts) and the meta rows (meta.ts: schema version, head, facts bookmark).
- * A stateful turn (runTurn, object-run.ts) and a summary (summarize) run inside it and call
+ * A stateful turn (streamTurn and answerTurn, turn-in-object.ts) and a summary (summarize) run inside it and call
  * the capabilities directly; everything else reaches them through the RPC methods below.
  *
  * Every RPC method returns RpcResult (errors as codes, since RPC drops custom error
@@ -110,8 +110,8 @@ export class ThreadDO extends DurableObject<Env> {
    * Runs one stateful turn; answers a stream of RunEvents (run-wire.ts). The run does not
    * depend on the stream being read: a caller that goes away does not stop the save.
    */
-  runTurn(req: ObjectRunRequest): ReadableStream<Uint8Array> {
-    return runInObject(this.#runParts(), req);
+  streamTurn(req: ObjectRunRequest): ReadableStream<Uint8Array> {
+    return streamTurnInObject(this.#host(), req);
   }
 
   /**
@@ -119,17 +119,17 @@ export class ThreadDO extends DurableObject<Env> {
    * what the run writes after its answer goes on here, under the object's waitUntil.
    */
   answerTurn(req: ObjectRunRequest): Promise<FinalEvent> {
-    return answerInObject(this.#runParts(), req);
+    return answerTurnInObject(this.#host(), req);
   }
 
-  #runParts(): ObjectParts {
+  #host(): ObjectHost {
     const self = this;
-    // `parts` is read when the run uses it, after its lease: a delete before then re-creates them.
-    const parts: ObjectParts = {
+    // `capabilities` is read when the turn uses it, after its lease: a delete before then re-creates them.
+    const host: ObjectHost = {
       env: this.env,
       id: this.ctx.id,
-      get parts() {
-        return self.#parts;
+      get capabilities() {
+        return self.#capabilities;
       },
       leases: this.leases,
       inFlight: this.#inFlight,
@@ -139,17 +139,17 @@ export class ThreadDO extends DurableObject<Env> {
       spans: this.#spans,
       deferred: {
         usage: (u) => {
-          self.#parts.bookkeeping.addUsage(u);
+          self.#capabilities.bookkeeping.addUsage(u);
           self.#deferIfRecent();
         },
         listed: (l) => {
-          self.#parts.bookkeeping.listed(l);
+          self.#capabilities.bookkeeping.listed(l);
           self.#deferIfRecent();
         },
         settle: () => self.#settle(),
       },
     };
-    return parts;
+    return host;
   }
 
   /**
@@ -222,12 +222,12 @@ export class ThreadDO extends DurableObject<Env> {
    * big the thread. ThreadClient.getState reads every page of one checkpoint.
    */
   getState(checkpointId?: string | null, page: StatePageOptions = {}): RpcResult<StatePage> {
-    return coded(() => this.#parts.log.statePage(checkpointId, page));
+    return coded(() => this.#capabilities.log.statePage(checkpointId, page));
   }
 
   /** Checkpoints of every branch, newest first; `before` is the previous page's `next_before`. */
   getHistory(opts: HistoryOptions = {}): RpcResult<History> {
-    return coded(() => this.#parts.log.history(opts));
+    return coded(() => this.#capabilities.log.history(opts));
   }
 
   /**
@@ -238,8 +238,8 @@ export class ThreadDO extends DurableObject<Env> {
    */
   write(input: ThreadUpdate, source: Source, thread: ThreadName, opts: { redactRemoved?: boolean } = {}): Promise<RpcResult<Checkpoint>> {
     return codedAsync(() =>
-      holdThread(this.#runParts(), this.#named(thread), (room) => {
-        const { log, responses } = room.parts;
+      holdThread(this.#host(), this.#named(thread), (room) => {
+        const { log, responses } = room.capabilities;
         return room.write(input, source, { endRun: true, ...(opts.redactRemoved ? { alongside: (cp) => responses.redact(log.redactRemoved(cp)) } : {}) });
       }),
     );
@@ -247,7 +247,7 @@ export class ThreadDO extends DurableObject<Env> {
 
   /** The newest messages whose token estimates fit the budget; reads only what it returns. */
   loadRecent(maxTokens: number, opts: LoadRecentOptions = {}): RpcResult<LoadRecentResult> {
-    return coded(() => this.#parts.log.recent(maxTokens, opts));
+    return coded(() => this.#capabilities.log.recent(maxTokens, opts));
   }
 
   /**
@@ -256,9 +256,9 @@ export class ThreadDO extends DurableObject<Env> {
    */
   async recallRecent(maxTokens: number, opts: LoadRecentOptions, tenant?: string): Promise<RpcResult<LoadRecentResult>> {
     await loadWordTable(this.env.ASSETS);
-    await embedRecallQuery(this.#parts.log, opts.recall, (u) => {
+    await embedRecallQuery(this.#capabilities.log, opts.recall, (u) => {
       if (tenant === undefined) return;
-      this.#parts.bookkeeping.addUsage(pendingUsage(tenant, u));
+      this.#capabilities.bookkeeping.addUsage(pendingUsage(tenant, u));
       this.#flushSoon();
     });
     return this.loadRecent(maxTokens, opts);
@@ -266,12 +266,12 @@ export class ThreadDO extends DurableObject<Env> {
 
   /** Resent-history reconciliation: what an incoming message list shares with the live path (thread-store.ts). */
   reconcile(messages: ReconcileInput[]): RpcResult<Reconciled> {
-    return coded(() => this.#parts.log.reconcile(messages));
+    return coded(() => this.#capabilities.log.reconcile(messages));
   }
 
   /** Continues from an old checkpoint: a new head whose parent is that checkpoint. The old branch stays in history. */
   fork(checkpointId: string, thread: ThreadName): Promise<RpcResult<Checkpoint>> {
-    return codedAsync(() => holdThread(this.#runParts(), this.#named(thread), (room) => room.fork(checkpointId)));
+    return codedAsync(() => holdThread(this.#host(), this.#named(thread), (room) => room.fork(checkpointId)));
   }
 
   /**
@@ -280,7 +280,7 @@ export class ThreadDO extends DurableObject<Env> {
    */
   summarize(task: z.infer<typeof SummarizeThreadTask>): Promise<RpcResult<{ summarized: number }>> {
     return codedAsync(() =>
-      holdThread(this.#runParts(), this.#named({ tenant: task.tenant, threadId: task.thread_id }), async (room) => {
+      holdThread(this.#host(), this.#named({ tenant: task.tenant, threadId: task.thread_id }), async (room) => {
         const { ops, summarized } = await summaryOf(this.env, task, room.log.state().channels.messages);
         if (ops.length > 0) await room.write({ ops }, "update", { endRun: true });
         return { summarized };
@@ -331,40 +331,40 @@ export class ThreadDO extends DurableObject<Env> {
   // ---- LangGraph checkpoints (src/thread/langgraph-checkpoints.ts) ----
 
   lgApply(ops: LgOp[], writer: Writer): RpcResult<{ created: boolean }> {
-    return coded(() => this.#parts.langgraph.apply(ops, writer));
+    return coded(() => this.#capabilities.langgraph.apply(ops, writer));
   }
   lgGet(q: GetQuery): RpcResult<{ tuple: StoredTuple; history?: DeltaHistory } | null> {
-    return coded(() => this.#parts.langgraph.get(q));
+    return coded(() => this.#capabilities.langgraph.get(q));
   }
   lgList(q: ListQuery): RpcResult<TuplePage> {
-    return coded(() => this.#parts.langgraph.list(q));
+    return coded(() => this.#capabilities.langgraph.list(q));
   }
   lgHeads(q: ListQuery): RpcResult<Head[]> {
-    return coded(() => this.#parts.langgraph.heads(q));
+    return coded(() => this.#capabilities.langgraph.heads(q));
   }
   lgTuples(heads: Head[], maxBytes: number, atLeastOne: boolean): RpcResult<StoredTuple[]> {
-    return coded(() => this.#parts.langgraph.tuples(heads, maxBytes, atLeastOne));
+    return coded(() => this.#capabilities.langgraph.tuples(heads, maxBytes, atLeastOne));
   }
   lgPrune(q: PruneQuery): RpcResult<{ deleted: number; kept: number }> {
-    return coded(() => this.#parts.langgraph.prune(q));
+    return coded(() => this.#capabilities.langgraph.prune(q));
   }
   lgDeltaHistory(q: DeltaQuery): RpcResult<DeltaHistory> {
-    return coded(() => this.#parts.langgraph.deltaHistory(q));
+    return coded(() => this.#capabilities.langgraph.deltaHistory(q));
   }
   lgDelete(): RpcResult<{ existed: boolean }> {
-    return coded(() => this.#parts.langgraph.deleteAll());
+    return coded(() => this.#capabilities.langgraph.deleteAll());
   }
   lgStoredBytes(): RpcResult<number> {
-    return coded(() => this.#parts.langgraph.storedBytes());
+    return coded(() => this.#capabilities.langgraph.storedBytes());
   }
 
   // ---- stored Responses (src/thread/stored-responses.ts; a turn's record is written by its own save) ----
 
   getResponse(id: string): RpcResult<StoredResponse | null> {
-    return coded(() => this.#parts.responses.get(id));
+    return coded(() => this.#capabilities.responses.get(id));
   }
   deleteResponse(id: string): RpcResult<boolean> {
-    return coded(() => this.#parts.responses.delete(id));
+    return coded(() => this.#capabilities.responses.delete(id));
   }
 
   // ---- the LangGraph API's runs (src/thread/run-records.ts) ----
@@ -379,7 +379,7 @@ export class ThreadDO extends DurableObject<Env> {
   /** What LangGraph's thread read needs, in one call: the head state's first page, its checkpoint's entry, whether a run holds the thread, its last run. */
   apiThreadView(): RpcResult<ApiThreadView> {
     return coded(() => {
-      const parts = this.#parts;
+      const parts = this.#capabilities;
       const page = parts.log.statePage(null);
       const entry = page.checkpoint_id === null ? null : (parts.log.history({ from: page.checkpoint_id, limit: 1 }).checkpoints[0] ?? null);
       const [last] = parts.runs.list({ limit: 1, offset: 0 });
@@ -390,7 +390,7 @@ export class ThreadDO extends DurableObject<Env> {
   /** LangGraph's POST /threads made the thread: it exists before its first run writes a checkpoint. */
   apiThreadCreated(): RpcResult<null> {
     return coded(() => {
-      this.#parts.meta.setValue("api_thread", "1");
+      this.#capabilities.meta.setValue("api_thread", "1");
       return null;
     });
   }
@@ -401,7 +401,7 @@ export class ThreadDO extends DurableObject<Env> {
    */
   runAdmit(r: Omit<RunRecord, "updated_at" | "error">, opts: { reject: boolean; create: boolean; interrupt?: boolean }): RpcResult<RunAdmission> {
     return coded(() => {
-      const parts = this.#parts;
+      const parts = this.#capabilities;
       const exists = parts.meta.head() !== null || parts.meta.value("api_thread") === "1";
       if (!exists && !opts.create) return { refused: "missing" } as const;
       if (opts.reject && this.leases.live() !== null) return { refused: "busy" } as const;
@@ -414,16 +414,16 @@ export class ThreadDO extends DurableObject<Env> {
   }
   runGet(runId: string): RpcResult<RunRecord | null> {
     return coded(() => {
-      const run = this.#parts.runs.get(runId);
+      const run = this.#capabilities.runs.get(runId);
       return run && this.#settleStale(run);
     });
   }
   runList(opts: { limit: number; offset: number; status?: RunStatus }): RpcResult<RunRecord[]> {
-    return coded(() => this.#parts.runs.list(opts).map((r) => this.#settleStale(r)));
+    return coded(() => this.#capabilities.runs.list(opts).map((r) => this.#settleStale(r)));
   }
   runAppend(runId: string, events: { event: string; data: string }[], end?: { status: RunStatus; error?: string }): RpcResult<null> {
     return coded(() => {
-      this.#parts.runs.append(runId, events, end);
+      this.#capabilities.runs.append(runId, events, end);
       return null;
     });
   }
@@ -450,12 +450,12 @@ export class ThreadDO extends DurableObject<Env> {
             stop(); // the reader went away
           }
         };
-        const run = this.#parts.runs.get(runId);
+        const run = this.#capabilities.runs.get(runId);
         if (run) this.#settleStale(run);
-        following = this.#parts.runs.follow(runId, after, feed);
+        following = this.#capabilities.runs.follow(runId, after, feed);
         // A follower of a run whose worker goes away meanwhile is ended too, not left waiting.
         watch = setInterval(() => {
-          const now = this.#parts.runs.get(runId);
+          const now = this.#capabilities.runs.get(runId);
           if (now) this.#settleStale(now);
         }, STALE_RUN_MS / 3);
       },
@@ -470,8 +470,11 @@ export class ThreadDO extends DurableObject<Env> {
   #settleStale(run: RunRecord): RunRecord {
     if (FINISHED.includes(run.status) || this.leases.live() !== null || Date.now() - run.updated_at < STALE_RUN_MS) return run;
     const error = "BEM-001: The run stopped before its end (its worker went away); the thread is at its last checkpoint";
-    this.#parts.runs.append(run.run_id, [{ event: "error", data: JSON.stringify({ error: "BEM-001", message: error.slice(9) }) }], { status: "error", error });
-    return this.#parts.runs.get(run.run_id) ?? run;
+    this.#capabilities.runs.append(run.run_id, [{ event: "error", data: JSON.stringify({ error: "BEM-001", message: error.slice(9) }) }], {
+      status: "error",
+      error,
+    });
+    return this.#capabilities.runs.get(run.run_id) ?? run;
   }
 
   // ---- internals ---------------------------------------------------------
@@ -495,7 +498,7 @@ export class ThreadDO extends DurableObject<Env> {
   }
 
   /** The capabilities, re-created (tables and all) on the first call after a delete. */
-  get #parts(): ThreadCapabilities {
+  get #capabilities(): ThreadCapabilities {
     this.#opened ??= this.#open();
     return this.#opened;
   }

@@ -28,7 +28,7 @@ export function outputLimitWarning(m: ModelConfig, asked: number | undefined): s
   return limit !== asked ? [`max_tokens ${asked} clamped to ${limit}, the most ${m.name} writes (max_output_tokens)`] : [];
 }
 
-/** The fields the answering model's provider did not get (README "Use with the Anthropic SDK and Claude Code", chat's sampling fields). */
+/** The fields the answering model's provider did not get (docs/guides/anthropic-and-claude-code.md, chat's sampling fields). */
 export function droppedWarning(m: ModelConfig, input: RunPlan["input"]): string[] {
   const dropped = droppedFor(m.provider, { ...paramsFor(m, input.params), messages: input.messages });
   return dropped.length > 0 ? [`not sent to ${m.name} (${m.provider}): ${dropped.join(", ")}`] : [];

@@ -1,5 +1,6 @@
 import { untruncated } from "./truncation";
 import { z } from "@hono/zod-openapi";
+import { authorizeThread } from "../auth/policy";
 import { AppError } from "../core/errors";
 import { memoryFor } from "../memory/for-tenant";
 import type { SessionThread } from "../memory/session-backend";
@@ -32,7 +33,7 @@ import { checkToolAnswers } from "../thread/tool-answers";
 import type { Admission } from "./admit";
 import type { RunIO } from "./run-io";
 import { inSpan, contentOf, type SpanParent } from "../core/trace";
-import type { ThreadRoom } from "./thread-room";
+import type { HeldThread } from "./held-thread";
 
 export type RunDeps = {
   env: Env;
@@ -44,9 +45,9 @@ export type RunDeps = {
   io: RunIO;
   /**
    * The run's thread, present exactly when the turn is stateful: a stateful turn runs only
-   * inside its thread's object (object-run.ts), which holds the thread's lease for it.
+   * inside its thread's object (turn-in-object.ts), which holds the thread's lease for it.
    */
-  thread?: ThreadRoom;
+  thread?: HeldThread;
   /** Where the run's spans start (the agent span while it runs); none when the deployment does not trace. */
   trace?: SpanParent;
 };
@@ -62,7 +63,7 @@ export type RunPlan = {
   input: TurnInput;
   agent?: AgentConfig;
   /** The run's thread, inside its object (present exactly when the turn is stateful). */
-  thread?: ThreadRoom;
+  thread?: HeldThread;
   route: RouteResult;
   /** The memory scopes this run loads (`name` or `name:id`), recorded with its routing. */
   scopes: string[];
@@ -133,9 +134,11 @@ function readingThread<T>(read: () => T): T {
 function planRun(deps: RunDeps, input: TurnInput) {
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
   const thread = deps.thread;
-  if ((input.threadId !== undefined) !== (thread !== undefined) || (thread && thread.threadId !== input.threadId))
-    throw new AppError("BEM-001", undefined, { internal: "a stateful turn runs in its own thread's object, a stateless one without a thread" });
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
+  // Every rewrite the turn plans is decided by now (checkpoint_id, a resend that branches or empties the head, a
+  // previous_response_id behind the head, middleware that replaces messages): the one check, before anything is read.
+  if (thread && (input.checkpointId !== undefined || input.fromEmpty === true || middlewares.some((m) => m.rewritesHistory === true)))
+    authorizeThread(input.principal, thread.threadId, true);
   const agentTools = serverToolsFor(agent);
   const tools = middlewareTools(middlewares, agentTools);
   const reducers = collectReducers(middlewares, tools);
@@ -236,7 +239,7 @@ async function loadMemory(
 }
 
 /** The run's own thread as its session layer: the window `loadRecent` reads, and appends through the run's room. */
-const sessionOf = (thread: ThreadRoom, loadRecent: SessionThread["loadRecent"]) => ({
+const sessionOf = (thread: HeldThread, loadRecent: SessionThread["loadRecent"]) => ({
   threadId: thread.threadId,
   thread: {
     loadRecent,
@@ -251,7 +254,7 @@ const toStored = (toSave: ParsedMessageInput[], runtime: Runtime): Message[] => 
 function runtimeFor(
   deps: RunDeps,
   principal: TurnInput["principal"],
-  run: { route: RouteResult; agent?: AgentConfig; context: Record<string, unknown>; thread?: ThreadRoom; scopes: MemoryScope[] },
+  run: { route: RouteResult; agent?: AgentConfig; context: Record<string, unknown>; thread?: HeldThread; scopes: MemoryScope[] },
 ): Runtime {
   const { route, agent, thread } = run;
   return {

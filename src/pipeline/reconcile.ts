@@ -1,21 +1,21 @@
-import { authorizeThread, decide } from "../auth/policy";
+import { decide } from "../auth/policy";
 import type { Principal } from "../core/principal";
 import { AppError } from "../core/errors";
 import { isServerToolBlock } from "../core/message";
-import type { ThreadRoom } from "./thread-room";
+import type { HeldThread } from "./held-thread";
 import type { ReconcileReport, TurnInput } from "./turn";
 
 export type { ReconcileReport } from "./turn";
 
 /**
- * Resent-history reconciliation (README "Resent history"): a stateful request that repeats
+ * Resent-history reconciliation (docs/concepts/resent-history.md): a stateful request that repeats
  * messages the thread holds stores only the new part; one that diverges from the stored path
  * continues as a branch from the last common checkpoint. System messages are per-call
  * instructions and take no part. An explicit checkpoint_id wins (no reconciliation).
  * Costs one read of O(incoming) rows, and nothing for a request of one new message. Runs in
  * the thread's object, as the run's first step, under its lease.
  */
-export function reconcileTurn(input: TurnInput, room: ThreadRoom): { input: TurnInput; report: ReconcileReport | null } {
+export function reconcileTurn(input: TurnInput, room: HeldThread): { input: TurnInput; report: ReconcileReport | null } {
   const rest = input.messages.filter((m) => m.role !== "system");
   if (input.checkpointId !== undefined) {
     refuseUnreceivedBlocks(rest, room.threadId, input.principal);
@@ -25,14 +25,12 @@ export function reconcileTurn(input: TurnInput, room: ThreadRoom): { input: Turn
     refuseUnreceivedBlocks(rest, room.threadId, input.principal);
     return { input, report: { matched: 0, appended: rest.length, branched_from: null } };
   }
-  // The thread's reach was checked where the run was admitted (run-in-object.ts), before it was handed here.
+  // The thread's reach was checked where the run was admitted (dispatch-turn.ts), before it was handed here.
   const r = room.log.reconcile(rest);
   const fresh = rest.slice(r.append_from);
   if (fresh.length === 0)
     throw new AppError("BEM-109", `All ${rest.length} messages are already in thread '${room.threadId}'; send a new message (or checkpoint_id to branch)`);
   refuseUnreceivedBlocks(fresh, room.threadId, input.principal);
-  // Branching, or emptying the head, is a rewrite, decided here: the same right as a checkpoint_id (admission checked the reach).
-  if (r.reset || r.branch_from !== null) authorizeThread(input.principal, room.threadId, true);
   // The divergence lies inside the thread's first checkpoint: the run starts from an empty thread, which its own
   // save makes so (history keeps the old path); nothing is written before the model answers.
   const systems = input.messages.filter((m) => m.role === "system");

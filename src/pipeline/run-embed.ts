@@ -33,7 +33,7 @@ export function knowEmbedders(env: object): void {
 }
 
 /**
- * Recall by meaning in a run (docs/recall.md): its turns use the agent's embedder (the file's by
+ * Recall by meaning in a run (docs/concepts/recall-by-meaning.md): its turns use the agent's embedder (the file's by
  * default), its facts the file's. A remote embedder's query vector is fetched here, before the
  * recall that reads it (billed as usage, cause "embedding"); when it fails, times out or answers
  * the wrong length, the run ranks by words alone and its reply's warnings say so.

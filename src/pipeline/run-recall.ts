@@ -6,10 +6,10 @@ import type { MemoryReport } from "../memory/report";
 import type { RecallConfig } from "../memory/types";
 import type { RecallAsk } from "../thread/types";
 import type { Middleware } from "./middleware/types";
-import type { ThreadRoom } from "./thread-room";
+import type { HeldThread } from "./held-thread";
 
 /**
- * Recall in a run (README "Recall of earlier turns"): the agent's setting (models.yaml
+ * Recall in a run (docs/concepts/recall.md): the agent's setting (models.yaml
  * `recall`, on by default), the query — the new input, or the newest turns' words when the
  * input has no search word of its own ("and then?") — and, for a run that holds
  * the whole state (middleware that rewrites it, or a branch replayed from a checkpoint), the
@@ -21,7 +21,7 @@ export const recallConfigOf = (agent: AgentConfig | undefined): RecallConfig | f
 /** Turns the newest ones lend a short input's query. */
 const LENDING_TURNS = 2;
 
-export function recallQuery(input: string, thread: ThreadRoom | undefined): string {
+export function recallQuery(input: string, thread: HeldThread | undefined): string {
   if (!thread || searchTerms(input).length > 0) return input;
   const newest = thread.log.recent(Number.MAX_SAFE_INTEGER, { maxMessages: LENDING_TURNS }).messages;
   return [input, ...newest.map((m) => messageText(m.content))].join("\n");
@@ -38,7 +38,7 @@ export function windowTokens(middlewares: readonly Middleware[]): number | undef
  * live index ranks for `ask` among this state's own messages (a branch recalls only its own),
  * as one excerpt message before the window. Each call records what it recalled in `report`.
  */
-export function wholeStateView(thread: ThreadRoom, ask: RecallAsk, room: number, report: MemoryReport): (messages: Message[]) => Message[] {
+export function wholeStateView(thread: HeldThread, ask: RecallAsk, room: number, report: MemoryReport): (messages: Message[]) => Message[] {
   return (messages) => {
     const r = thread.log.recallOver(messages, room, ask);
     const recalled = r.recalled ?? [];

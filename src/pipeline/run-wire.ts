@@ -6,17 +6,15 @@ import type { DeltaEvent } from "../providers/types";
 import type { ModelConfig } from "../config/model-config";
 import type { TurnInput, TurnResult } from "./turn";
 
+// How a stateful run travels between the Worker and its thread object: the request is one RPC argument; the answer
+// is one byte stream of NDJSON events (RPC streams carry bytes), so deltas reach the client as they come and the
+// object keeps running — and saving — whether or not anyone still reads.
+
 /**
- * How a stateful run travels between the Worker and its thread object: the request is
- * one RPC argument; the answer is one byte stream of newline-delimited JSON events
- * (RPC streams carry bytes), so deltas reach the client as they come and the object
- * keeps running — and saving — whether or not anyone still reads.
- */
-/**
- * `threadQuota`: the Worker's MAX_THREADS_PER_TENANT, checked in the object when the run would create the thread
+ * `scopes`: the memory layers the Worker admitted (pipeline/admit.ts), so the object checks nothing twice.
+ * `threadQuota`: MAX_THREADS_PER_TENANT, checked in the object when the run would create the thread
  * (`responseThreadQuota`, MAX_RESPONSE_THREADS_PER_TENANT, when a one-off Responses call would).
  */
-/** `scopes`: the memory layers the Worker admitted (pipeline/admit.ts), so the object checks nothing twice. */
 export type ObjectRunRequest = { input: Omit<TurnInput, "timings">; scopes: string[]; stream: boolean; threadQuota: number; responseThreadQuota: number };
 
 /** A run's result without the thread state (that stays in the object). */

@@ -12,7 +12,7 @@ import { callRouted, droppedWarning, outputLimitWarning } from "./model-call";
 import { addUsage, type TurnUsage } from "./usage";
 import type { Admission } from "./admit";
 import { type SaveRun, saveRun } from "./save-run";
-import type { ThreadRoom } from "./thread-room";
+import type { HeldThread } from "./held-thread";
 import { approvalToolsOf, resumeWrites } from "./resume";
 import { scheduleExtraction } from "../queue/messages";
 import { extractionWarning } from "./extraction-check";
@@ -66,7 +66,7 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, budget
 
   let loop: { state: AgentState; steps: LoopStep[] };
   // The run's steps as its thread's checkpoints (the first with the input and the routing record).
-  const saving = (thread: ThreadRoom, steps: LoopStep[]): SaveRun => ({
+  const saving = (thread: HeldThread, steps: LoopStep[]): SaveRun => ({
     thread,
     principal: p.input.principal,
     ...(p.input.checkpointId !== undefined ? { branchFrom: p.input.checkpointId } : {}),

@@ -8,7 +8,7 @@ import type { Principal } from "../core/principal";
 import { LAST_ROUTE, type MemoryReport } from "../memory/report";
 import type { RouteResult } from "../routing/router";
 import type { Reducers } from "./state";
-import type { ThreadRoom } from "./thread-room";
+import type { HeldThread } from "./held-thread";
 import { routeSummary } from "./turn";
 
 /**
@@ -26,7 +26,7 @@ export const storedReport = (m: MemoryReport) => {
 
 /** What saving a run needs: its thread, who runs it, where it branches, its reducers, what its first checkpoint records, its writes. */
 export type SaveRun = {
-  thread: ThreadRoom;
+  thread: HeldThread;
   principal: Principal;
   /** The run continues from this checkpoint: the thread forks there first. */
   branchFrom?: string;

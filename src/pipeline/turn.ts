@@ -152,12 +152,6 @@ export function routingOf(r: Pick<TurnResult, "model" | "route" | "attempts">, l
 }
 
 /**
- * The one run summary every wire format renders (chat's and Responses' `edgeweave`, invoke's
- * body): the thread and checkpoint, routing at the asked level, cost, warnings, the facts
- * report and, after a resend, what reconciliation did. `stored: false` (a Responses turn with
- * store:false) reports no thread; `memory` lets a format cap the report it stores.
- */
-/**
  * What of an Anthropic upstream's reply a format without Anthropic's blocks leaves out (chat, Responses,
  * invoke render its text and tool calls): its server-tool blocks and any block new to us, by type, and
  * its text's citations. The thread keeps them all.
@@ -169,7 +163,11 @@ export function unrenderedWarning(reply: TurnResult["reply"]): string[] {
   return blocks.length > 0 ? [`not in this format, kept in the thread: the reply's ${blocks.join(", ")}`] : [];
 }
 
-/** `blocks`: the format renders an Anthropic reply's blocks whole (the Messages API); else unrenderedWarning says what it left out. */
+/**
+ * The one run summary every wire format renders (chat's and Responses' `edgeweave`, invoke's body).
+ * `stored: false` (Responses with store:false) reports no thread; `memory` lets a format cap the report it stores;
+ * `blocks`: the format renders an Anthropic reply's blocks whole (the Messages API), else unrenderedWarning says what it left out.
+ */
 export function runSummary(
   r: Omit<TurnResult, "state" | "timings">,
   opts: { trace?: TraceLevel; stored?: boolean; memory?: (m: MemoryReport) => unknown; blocks?: boolean } = {},

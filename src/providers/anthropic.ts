@@ -110,7 +110,7 @@ type System = { blocks: Block[]; asBlocks: boolean };
 /**
  * System messages before the conversation are the system prompt (text blocks when the client sent
  * blocks, so its cache breakpoints stay where it put them; else one string, as before). A system
- * message after the conversation began (memory placed at the tail, README "Prompt caching") goes
+ * message after the conversation began (memory placed at the tail, docs/guides/anthropic-and-claude-code.md) goes
  * into the user turn it precedes or follows, after the client's blocks, so the cached prefix is unchanged.
  */
 function toWire(messages: ChatMessage[], target: Target): { system: System; messages: WireMessage[] } {

@@ -79,7 +79,7 @@ export function stopFor(provider: Provider, stop: ChatRequest["stop"]): ChatRequ
 
 /**
  * The parts of a request that `provider` does not get: Anthropic-only ones elsewhere, OpenAI's
- * own fields at Anthropic and Ollama (the turn's warnings and X-Edgeweave-Warnings name them; README lists them).
+ * own fields at Anthropic and Ollama (the turn's warnings and X-Edgeweave-Warnings name them; docs/reference/openai-fields.md lists them).
  * Anthropic takes safety_identifier as its metadata.user_id.
  */
 export function droppedFor(

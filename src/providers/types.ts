@@ -31,8 +31,8 @@ export type ToolChoice = z.infer<typeof ToolChoice>;
 
 /**
  * Anthropic Messages fields with no counterpart in other providers: sent only when the routed model's
- * provider is Anthropic, dropped for the others (named in the turn's warnings; README "Use with the
- * Anthropic SDK and Claude Code"). `version`/`beta` are the client's anthropic-version/anthropic-beta
+ * provider is Anthropic, dropped for the others (named in the turn's warnings; docs/guides/anthropic-and-claude-code.md).
+ * `version`/`beta` are the client's anthropic-version/anthropic-beta
  * headers, forwarded unchanged; `body` holds other top-level fields passed through as sent.
  */
 export const AnthropicExtras = z.object({

@@ -6,7 +6,7 @@ export type CompiledModels = {
   models: ModelConfig[];
   defaultModel: string | null;
   agents: AgentConfig[];
-  /** models.yaml `embedders:` and the default `embedder` (docs/recall.md). */
+  /** models.yaml `embedders:` and the default `embedder` (docs/concepts/recall-by-meaning.md). */
   embedders: EmbedderConfig[];
   embedder: string;
   /** Unix seconds: when models.yaml last changed (OpenAI's `created`). */

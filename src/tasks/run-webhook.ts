@@ -1,5 +1,5 @@
 import type { Principal } from "../core/principal";
-import { runAnyTurn } from "../pipeline/run-in-object";
+import { dispatchTurn } from "../pipeline/dispatch-turn";
 import type { RunWebhookTask } from "../queue/messages";
 import type { z } from "@hono/zod-openapi";
 import { allowPrivateCallbacks, callbackUrlProblem } from "../webhooks/callback-url";
@@ -48,7 +48,7 @@ export async function runWebhookDelivery(
   let summary: RunSummary;
   if (delivery.status === "accepted") {
     // In the thread's object, like every stateful turn: facts as fresh as the thread's previous turn, no quota read on an existing thread.
-    const r = await runAnyTurn(
+    const r = await dispatchTurn(
       { env, waitUntil },
       {
         principal: webhookPrincipal(hook),

@@ -73,7 +73,7 @@ export class ThreadClient {
     return unwrap(await this.stub.getHistory(opts));
   }
 
-  /** The LangGraph API's runs of this thread (src/thread/run-records.ts). */
+  // The LangGraph API's runs of this thread (src/thread/run-records.ts).
   /** Stops the run if it runs in the thread's object now; false when it does not. */
   async runCancel(runId: string): Promise<boolean> {
     return unwrap(await this.stub.runCancel(runId));

@@ -1,16 +1,13 @@
 import type { MessageInput } from "../core/message";
 
-/**
- * A message's identity for resent-history reconciliation, stored per message at
- * write time. It ignores what clients change when they resend: ids, timestamps,
- * metadata, `name`, null vs "" content, a single text part vs a string, cache breakpoints, where a tool
- * call sits among the text. Tool
- * traffic matches by id: an assistant message that calls tools is its call ids
- * (plus its text), a tool result is its tool_call_id.
- */
 /** What reconciliation compares of a message. */
 export type ReconcileInput = Pick<MessageInput, "role" | "content" | "tool_calls" | "tool_call_id">;
 
+/**
+ * A message's identity for resent-history reconciliation, stored per message at write time. It ignores what
+ * clients change when they resend (ids, timestamps, metadata, `name`, null vs "" content, a lone text part vs a
+ * string, cache breakpoints, where a tool call sits among the text); tool traffic matches by call id.
+ */
 export function canonicalMessage(m: ReconcileInput): string {
   if (m.role === "tool") return `tool\u0000${m.tool_call_id ?? ""}`;
   // A call's place among the text (a `tool_call` part) comes with a breakpoint on it or text after it; the calls match by id below.

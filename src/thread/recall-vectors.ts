@@ -4,7 +4,7 @@ import type { TurnEmbedder } from "../embed/embedder";
 import { quantize } from "../embed/vectors";
 
 /**
- * The dense channel of turn recall (docs/recall.md): one vector per live user and assistant
+ * The dense channel of turn recall (docs/concepts/recall-by-meaning.md): one vector per live user and assistant
  * message, in `recall_vectors` beside the full-text index and kept in step with it the same way
  * (v14): triggers on `messages` null a row's vector when its text changes and drop it with its
  * message (replace, remove, remove_all, fork, any repair), and waiting messages get their row

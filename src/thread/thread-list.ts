@@ -1,10 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { decodeCursor, encodeCursor } from "../core/cursor";
 
-/**
- * D1 index of the threads a tenant has written, for listing (the Durable
- * Object holds the content). Every query is bound to the tenant.
- */
+// D1 index of the threads a tenant has written, for listing (the Durable Object holds the content). Every query is bound to the tenant.
+
 /**
  * What a thread is for: a `conversation` (chat, invoke, Conversations, a named thread) or the thread of a
  * one-off Responses call (`response`: no conversation, previous_response_id or X-Thread-Id), which is kept

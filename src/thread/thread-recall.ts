@@ -13,7 +13,7 @@ import type { LoadRecentResult, RecallAsk } from "./types";
 export type Positions = { first: number; last: number };
 
 /**
- * The thread log's recall of earlier turns (README "Recall of earlier turns"), as its store keeps it:
+ * The thread log's recall of earlier turns (docs/concepts/recall.md), as its store keeps it:
  * what recall learnt between queries — query words' document counts (recall-index.ts), the rows older
  * than the window it read (recall.ts RecallRows) and what FTS5 said of each word's rows (recall-scores.ts)
  * — and the index's upkeep around a run (waiting messages join it, its segments merge). The store tells
@@ -141,8 +141,8 @@ export class ThreadRecall {
   }
 
   /**
-   * What the recall index no longer does inside a run's save (recall-index.ts), called after its answer:
-   * the waiting messages join it once RECALL_BATCH_ROWS positions wait, and its segments merge.
+   * The recall index's work kept out of a run's save, called after its answer: the waiting messages join it once
+   * RECALL_BATCH_ROWS positions wait, and its segments merge.
    */
   settle(): void {
     if (this.waiting === undefined) {

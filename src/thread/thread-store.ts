@@ -308,7 +308,7 @@ export class ThreadStore {
     const found = reconcileLive(this.sql, incoming.map(messageHash), total, replyFollows(incoming));
     if (found.matched > 0 && found.branch_from === null && !found.reset) return found;
     // A continuation (open calls answered, or the thread's end without its replies) is tried before a divergence,
-    // as the README orders the rules: [Q1, Q2, Q3] on [Q1, Q2, A2] also starts like the thread and then differs (Q3 ≠ A2),
+    // as docs/concepts/resent-history.md orders the rules: [Q1, Q2, Q3] on [Q1, Q2, A2] also starts like the thread and then differs (Q3 ≠ A2),
     // but it continues the thread; read as a divergence it branched and dropped A2 from the head.
     return anchorOnOpenCalls(this.sql, incoming, total) ?? overlapWithoutReplies(this.sql, incoming, total) ?? found;
   }

@@ -16,7 +16,7 @@ const WHY: Record<FactReportRow["reason"], string> = {
   "didn't fit": "didn't fit",
 };
 
-/** A score and, when channels were fused, each one's rank and own score (docs/recall.md); without them the score is BM25's. */
+/** A score and, when channels were fused, each one's rank and own score (docs/concepts/recall-by-meaning.md); without them the score is BM25's. */
 function scoreText(score: number, channels: RankChannelsRow | undefined): string {
   if (!channels) return `BM25 score ${score.toFixed(3)}`;
   const parts = [`score ${score.toFixed(3)}`];

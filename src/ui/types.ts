@@ -27,7 +27,7 @@ export type LastRoute = {
   memory_scopes?: string[];
   /** Scopes the run loaded that the reading key cannot read: left out of memory_scopes, counted (src/http/memory-view.ts). */
   memory_scopes_hidden?: number;
-  /** Which facts the run loaded and why (written since issue 16's inspector view). */
+  /** Which facts the run loaded and why (absent on checkpoints older than the inspector view). */
   memory?: StoredMemoryReport;
 };
 

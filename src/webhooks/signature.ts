@@ -60,7 +60,7 @@ export async function callbackHeaders(secret: string, body: string, now = Date.n
   return { [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: await signCallback(secret, timestamp, body) };
 }
 
-/** What a callback receiver checks (constant time); the reference for the README's receiver recipe. */
+/** What a callback receiver checks (constant time); the reference for docs/guides/webhooks.md's receiver recipe. */
 export async function verifyCallback(secret: string, timestamp: string, body: string, header: string): Promise<boolean> {
   const hex = CALLBACK_SIGNATURE.exec(header)?.[1];
   if (!hex) return false;

@@ -8,7 +8,7 @@ import { ThreadClient } from "../../src/thread/client";
 import { deliver, deliveryCount } from "../webhooks/helpers";
 import { snapshot } from "../support/runs";
 import { api, createKey, createTenant, type TestTenant } from "../support/tenants";
-import { inThreadRoom } from "../support/thread-room";
+import { inHeldThread } from "../support/held-thread";
 import { settleBookkeeping } from "../support/bookkeeping";
 
 /**
@@ -165,7 +165,7 @@ describe("finding 4, behind the declared check: saved writes that remove stored 
     const steps = [{ index: 0, toolErrors: [], writes: [{ source: "undeclared", update: { messages: [remove("m1")] } }] }];
     const route = routerFor(env).resolve({ content: "x", model_override: "offline-echo" });
     const save = (principal: Principal) =>
-      inThreadRoom(t.tenant, id, (thread) =>
+      inHeldThread(t.tenant, id, (thread) =>
         saveRun({ thread, principal, reducers: {}, record: { model: route.model, route, attempts: [], scopes: [] }, prefix: [], steps }),
       );
     await expect(save(member)).rejects.toMatchObject({ code: "BEM-022" });

@@ -15,10 +15,10 @@ type Send = { body?: BodyInit; contentType?: string | null; contentLength?: bool
 
 /** One route per group, each with the limit it should enforce. */
 const routes = () => [
-  { name: "chat", path: "/v1/chat/completions", limit: BODY_LIMITS.run },
-  { name: "invoke", path: "/v1/invoke", limit: BODY_LIMITS.run },
-  { name: "thread state", path: "/v1/threads/limits-th/state", limit: BODY_LIMITS.run },
-  { name: "route", path: "/v1/route", limit: BODY_LIMITS.run },
+  { name: "chat", path: "/v1/chat/completions", limit: BODY_LIMITS.conversation },
+  { name: "invoke", path: "/v1/invoke", limit: BODY_LIMITS.conversation },
+  { name: "thread state", path: "/v1/threads/limits-th/state", limit: BODY_LIMITS.conversation },
+  { name: "route", path: "/v1/route", limit: BODY_LIMITS.conversation },
   { name: "memory facts", path: "/v1/memory/facts", limit: BODY_LIMITS.small },
   { name: "memory tasks", path: "/v1/memory/tasks", limit: BODY_LIMITS.small },
   { name: "admin keys", path: `/v1/admin/tenants/${t.tenant}/keys`, limit: BODY_LIMITS.small },
@@ -106,7 +106,7 @@ describe("limits on every route group, before parsing; nothing stored", () => {
     const bodied = new Set(["DELETE /v1/langgraph/store/items"]);
     for (const r of appRoutes().filter((r) => (r.method === "GET" || r.method === "DELETE") && !bodied.has(`${r.method} ${r.path}`)))
       expect(r.declared?.body, `${r.method} ${r.path}`).toBe("none");
-    expect(declaredFor("DELETE", "/v1/langgraph/store/items")?.body).toBe("run");
+    expect(declaredFor("DELETE", "/v1/langgraph/store/items")?.body).toBe("conversation");
     // A path no route serves has no limit of its own: it is a 404 (after the key check).
     expect((await api("/v1/invoker", { key: t.adminKey, body: {} })).status).toBe(404);
   });

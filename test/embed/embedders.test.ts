@@ -16,7 +16,7 @@ import { BGE_DIMS, bagOfWords, deployed, fakeAi } from "../support/fake-ai";
 import { clearUpstream, mockUpstream, upstreamRequests } from "../support/upstream";
 
 /**
- * Embedders beyond the embedded table (docs/recall.md): Workers AI through the `AI` binding (faked
+ * Embedders beyond the embedded table (docs/concepts/recall-by-meaning.md): Workers AI through the `AI` binding (faked
  * here as the binding answers `run` for @cf/baai/bge-small-en-v1.5: `{ shape, data }`) and any
  * OpenAI-compatible `/v1/embeddings` (the fake upstream). Their failures — an error, no answer in
  * time, vectors of the wrong length — leave a turn on full-text recall with a warning, write nothing

@@ -9,7 +9,7 @@ import { unique } from "../thread/support";
 import { BGE_DIMS, deployed, fakeAi } from "../support/fake-ai";
 
 /**
- * Facts with a remote embedder (docs/recall.md, src/memory/fact-vectors.ts): written with no vector
+ * Facts with a remote embedder (docs/concepts/recall-by-meaning.md, src/memory/fact-vectors.ts): written with no vector
  * (no network inside a write), embedded by the scheduled task in bounded batches and billed to
  * their tenant, ranked by meaning only with that embedder's own vectors; an embedder that fails
  * leaves them ranked by words.

@@ -80,7 +80,7 @@ describe("recall in runs", () => {
     expect(s.channels.messages[4]!.id).toBe("bike-q");
   });
 
-  // By meaning the nearest turns come back for any question (docs/recall.md): what an unrelated one must not bring is a match by words.
+  // By meaning the nearest turns come back for any question (docs/concepts/recall-by-meaning.md): what an unrelated one must not bring is a match by words.
   it("an unrelated question recalls no turn by its words: only the dense channel's nearest, each reported as such", async () => {
     const thread = await longThread();
     const fake = fakeOpenAI().reply("No idea.");

@@ -57,7 +57,8 @@ async function ioDuring(thread: string, fn: () => Promise<unknown>): Promise<Cou
   }
   for (const p of new Set([stmt, sessionStmt])) for (const m of ["first", "all", "run", "raw"]) count(p, m, () => c.d1Trips.push(m));
   count(Object.getPrototypeOf(env.RATE_LIMIT_ADMIN) as object, "limit", () => c.rateLimits++);
-  for (const m of ["runTurn", "answerTurn", "getState", "write", "loadRecent", "reconcile", "getResponse"]) count(ThreadDO.prototype, m, () => c.rpc.push(m));
+  for (const m of ["streamTurn", "answerTurn", "getState", "write", "loadRecent", "reconcile", "getResponse"])
+    count(ThreadDO.prototype, m, () => c.rpc.push(m));
   // The SqlStorage prototype, reached through the thread's own object; only its statements count (other
   // files' thread objects in this shared runtime may be sending their bookkeeping meanwhile).
   const own = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant().tenant, thread)));

@@ -37,7 +37,7 @@ class EdgeweaveStore extends langgraph_checkpoint_1.BaseStore {
         super();
         for (const name of ["dims", "embeddings", "embed"]) {
             if (index?.[name] !== undefined) {
-                throw new TypeError(`EdgeweaveStore index.${name}: the server embeds with its own embedder (edgeweave docs/recall.md); pass index.fields only`);
+                throw new TypeError(`EdgeweaveStore index.${name}: the server embeds with its own embedder (edgeweave docs/concepts/recall-by-meaning.md); pass index.fields only`);
             }
         }
         this.fields = index?.fields;

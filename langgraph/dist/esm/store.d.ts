@@ -3,7 +3,7 @@ import { type EdgeweaveClientOptions } from "./http.js";
 /**
  * The store's index, as LangGraph's stores take it: `fields`, the paths of a value whose texts a
  * search's `query` ranks by (a put's own `index` wins; without either, the whole value). The server
- * embeds with its own embedder (docs/recall.md), so `dims` and `embeddings` / `embed` are refused
+ * embeds with its own embedder (docs/concepts/recall-by-meaning.md), so `dims` and `embeddings` / `embed` are refused
  * rather than ignored.
  */
 export type EdgeweaveStoreIndex = {

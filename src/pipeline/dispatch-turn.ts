@@ -19,7 +19,7 @@ export type WorkerDeps = { env: Env; waitUntil: (p: Promise<unknown>) => void; f
  * turn answers an event stream, any other its result as one value), a stateless one here in
  * the Worker. Same contract as runTurn.
  */
-export function runAnyTurn(deps: WorkerDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
+export function dispatchTurn(deps: WorkerDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
   return input.threadId === undefined ? runStateless(deps, input, stream) : runInThreadObject(deps, input, stream);
 }
 
@@ -59,7 +59,7 @@ async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: St
     if (ev.t === "done") return toResult(ev, timings);
     throw fromRunError(ev.error);
   }
-  const body = await stub.runTurn(req);
+  const body = await stub.streamTurn(req);
 
   let settle!: { ok: (r: TurnResult) => void; fail: (e: unknown) => void };
   const answer = new Promise<TurnResult>((ok, fail) => (settle = { ok, fail }));

@@ -1,5 +1,4 @@
 import { loadWordTable } from "../embed/embedded";
-import { authorizeThread } from "../auth/policy";
 import { assertThreadRoom } from "../auth/quotas";
 import { AppError } from "../core/errors";
 import { errorText, log } from "../core/log";
@@ -14,16 +13,16 @@ import { storedResponse } from "../responses/body";
 import { runTurn, type StreamHooks } from "../pipeline/run";
 import { type DeferredBookkeeping, RunIO } from "../pipeline/run-io";
 import { encodeEvent, type FinalEvent, toRunError, type ObjectRunRequest, type RunEvent } from "../pipeline/run-wire";
-import { type ThreadCapabilities, ThreadRoom } from "../pipeline/thread-room";
+import { type ThreadCapabilities, HeldThread } from "../pipeline/held-thread";
 import { Timings } from "../pipeline/timings";
 import { embedMissing } from "../pipeline/run-embed";
 import { pendingUsage, type UsageRecord } from "../pipeline/usage";
 
 /** What the thread object hands the run: its bindings, its id, its capabilities, its lease queue and its runs in flight. */
-export type ObjectParts = {
+export type ObjectHost = {
   env: Env;
   id: DurableObjectId;
-  parts: ThreadCapabilities;
+  capabilities: ThreadCapabilities;
   leases: RunLeases;
   inFlight: RunsInFlight;
   /** Facts the object's last reads returned, served to its next runs while fresh (memory/facts-cache.ts). */
@@ -40,15 +39,15 @@ export type ObjectParts = {
 
 /**
  * A run in the object that is not a turn (a write from outside, a fork, a summary): it takes the thread's
- * lease in turn and works through a ThreadRoom as a turn does, so its save lists the thread and hands the
+ * lease in turn and works through a HeldThread as a turn does, so its save lists the thread and hands the
  * lease on the same way.
  */
-export async function holdThread<T>(o: ObjectParts, thread: { tenant: string; threadId: string }, fn: (room: ThreadRoom) => Promise<T>): Promise<T> {
+export async function holdThread<T>(o: ObjectHost, thread: { tenant: string; threadId: string }, fn: (room: HeldThread) => Promise<T>): Promise<T> {
   const lease = await o.leases.take();
   const ended = o.inFlight.begin();
   // Its list entry leaves on its own right after the write (a reader listing threads next sees it), not with the turns' batch.
   const io = new RunIO(o.env.DB, undefined);
-  const room = new ThreadRoom({ ...thread, parts: o.parts, leases: o.leases, lease, env: o.env, io });
+  const room = new HeldThread({ ...thread, capabilities: o.capabilities, leases: o.leases, lease, env: o.env, io });
   try {
     return await fn(room);
   } finally {
@@ -93,7 +92,7 @@ type TurnRequest = ObjectRunRequest["input"];
  * all happen here, against the object's own SQLite, without further hops. Answers a
  * stream of RunEvents; the run does not depend on the stream being read.
  */
-export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStream<Uint8Array> {
+export function streamTurnInObject(o: ObjectHost, req: ObjectRunRequest): ReadableStream<Uint8Array> {
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
   let gone = false;
@@ -111,7 +110,7 @@ export function runInObject(o: ObjectParts, req: ObjectRunRequest): ReadableStre
  * no event stream to encode and parse. What the run does after its answer (the facts bookmark,
  * work it left behind, its bookkeeping) goes on under the object's waitUntil.
  */
-export function answerInObject(o: ObjectParts, req: ObjectRunRequest): Promise<FinalEvent> {
+export function answerTurnInObject(o: ObjectHost, req: ObjectRunRequest): Promise<FinalEvent> {
   return new Promise<FinalEvent>((answer) => {
     const work = runIn(o, { ...req, stream: false }, (ev) => {
       if (ev.t === "done" || ev.t === "error") answer(ev);
@@ -128,22 +127,22 @@ export function answerInObject(o: ObjectParts, req: ObjectRunRequest): Promise<F
 }
 
 /** The run itself; `send` gets its events in order (start and deltas only when streamed), then done or error. */
-function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => void): Promise<void> {
+function runIn(o: ObjectHost, req: ObjectRunRequest, send: (ev: RunEvent) => void): Promise<void> {
   return (async () => {
     const { input } = req;
     const { threadId, principal } = input;
-    // The Worker names this object from (tenant, thread); a run for another thread never runs here.
+    // The turn's one identity check: the Worker names this object from (tenant, thread), and the room below is this thread's.
     if (threadId === undefined || principal.kind === "operator" || !o.id.equals(o.env.THREADS.idFromName(threadObjectName(principal.tenant, threadId)))) {
       send({ t: "error", error: { code: "BEM-001", message: "Internal error", internal: "run sent to the wrong thread object" } });
       return;
     }
     // Facts at least as fresh as this thread's previous turn and as the client's own writes.
-    const bookmark = newerBookmark(o.parts.meta.factsBookmark(), input.bookmark);
+    const bookmark = newerBookmark(o.capabilities.meta.factsBookmark(), input.bookmark);
     const io = new RunIO(o.env.DB, bookmark, { cache: o.facts, deferred: o.deferred });
     const hooks: StreamHooks | undefined = req.stream
       ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
       : undefined;
-    let room: ThreadRoom | undefined;
+    let room: HeldThread | undefined;
     let report: ReconcileReport | null = null;
     const cancel = input.cancelKey !== undefined ? new AbortController() : undefined;
     if (cancel && input.cancelKey !== undefined) o.cancels.set(input.cancelKey, cancel);
@@ -162,13 +161,13 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
         ? (r: Parameters<typeof storedResponse>[1]) => {
             const { body, record } = storedResponse(template, { ...r, reconciled: report });
             // The record is the thread's history too: counted against MAX_THREAD_HISTORY_BYTES (413 BEM-019 rolls the save back).
-            o.parts.log.chargeAlongside(o.parts.responses.put(record));
+            o.capabilities.log.chargeAlongside(o.capabilities.responses.put(record));
             return body;
           }
         : undefined;
       ended = o.inFlight.begin();
       const kind = input.responses?.oneOff ? "response" : "conversation";
-      room = new ThreadRoom({ tenant: principal.tenant, threadId, parts: o.parts, leases: o.leases, lease, env: o.env, io, keep, kind });
+      room = new HeldThread({ tenant: principal.tenant, threadId, capabilities: o.capabilities, leases: o.leases, lease, env: o.env, io, keep, kind });
       // A run that would create the thread must fit the tenant's thread quota (413 BEM-017, nothing written); existing threads always take turns.
       if (room.log.headId() === null) {
         // A named conversation with history exists; only an empty one needs its D1 record (no read on a turn of a live one).
@@ -204,9 +203,9 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
     // or another database's) fails that turn alone instead of becoming every later turn's constraint, whoever runs it.
     // A failed run's own writes (memory tools) stand, and the primary issued their bookmark: the next turn reads them.
     const written = io.writtenBookmark();
-    const seen = answered ? newerBookmark(bookmark, io.bookmark()) : written && newerBookmark(o.parts.meta.factsBookmark(), written);
+    const seen = answered ? newerBookmark(bookmark, io.bookmark()) : written && newerBookmark(o.capabilities.meta.factsBookmark(), written);
     try {
-      if (seen) o.parts.meta.setFactsBookmark(seen);
+      if (seen) o.capabilities.meta.setFactsBookmark(seen);
     } catch {
       // The thread was deleted meanwhile: nothing to keep the bookmark for.
     }
@@ -223,11 +222,10 @@ function runIn(o: ObjectParts, req: ObjectRunRequest, send: (ev: RunEvent) => vo
 }
 
 /**
- * The recall index's work its save no longer does (recall-index.ts: a batch of new messages joins it, its segments
- * merge), after the answer left, so the answer's commit does not carry those pages. A failure (the thread deleted
- * meanwhile: no index) is logged, never the run's.
+ * The recall index's work (new messages join it, its segments merge), after the answer left so the answer's commit
+ * does not carry those pages. A failure (the thread deleted meanwhile: no index) is logged, never the run's.
  */
-function settleRecall(room: ThreadRoom | undefined): void {
+function settleRecall(room: HeldThread | undefined): void {
   try {
     room?.log.settleRecallIndex();
   } catch (e) {
@@ -236,7 +234,7 @@ function settleRecall(room: ThreadRoom | undefined): void {
 }
 
 /** embedMissing (run-embed.ts) after the answer; a failure other than the embedder's (the thread deleted meanwhile) is logged, never the run's. */
-async function embedTurns(room: ThreadRoom, bill: (u: UsageRecord) => void): Promise<void> {
+async function embedTurns(room: HeldThread, bill: (u: UsageRecord) => void): Promise<void> {
   try {
     await embedMissing(room.log, bill);
   } catch (e) {
@@ -245,8 +243,8 @@ async function embedTurns(room: ThreadRoom, bill: (u: UsageRecord) => void): Pro
 }
 
 /** A run continuing a stored Response continues from its checkpoint; the input may answer only the calls that response made. */
-function afterResponse(room: ThreadRoom, input: TurnRequest, previous: { id: string; answers: string[] }): TurnRequest {
-  const stored = room.parts.responses.get(previous.id);
+function afterResponse(room: HeldThread, input: TurnRequest, previous: { id: string; answers: string[] }): TurnRequest {
+  const stored = room.capabilities.responses.get(previous.id);
   if (!stored) throw new AppError("BEM-100", `No response '${previous.id.slice(0, 80)}'`);
   const unknown = previous.answers.find((id) => !stored.call_ids.includes(id));
   if (unknown !== undefined)
@@ -256,10 +254,8 @@ function afterResponse(room: ThreadRoom, input: TurnRequest, previous: { id: str
 }
 
 /** `continueFrom` at the head is a plain continuation; anywhere else it is a branch there (prepare then checks the rewrite right). */
-function continued(room: ThreadRoom, input: TurnRequest): TurnRequest {
+function continued(room: HeldThread, input: TurnRequest): TurnRequest {
   const continueFrom = input.responses?.continueFrom;
   if (continueFrom === undefined || continueFrom === room.log.headId()) return input;
-  // A branch, decided here against the head: it needs the rewrite right (admission checked the reach).
-  authorizeThread(input.principal, room.threadId, true);
   return { ...input, checkpointId: continueFrom };
 }

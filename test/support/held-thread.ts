@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { RunIO } from "../../src/pipeline/run-io";
-import { ThreadRoom } from "../../src/pipeline/thread-room";
+import { HeldThread } from "../../src/pipeline/held-thread";
 import { LangGraphCheckpoints } from "../../src/thread/langgraph-checkpoints";
 import { openThreadMeta } from "../../src/thread/sql-schema";
 import { RunLeases } from "../../src/thread/run-lease";
@@ -12,12 +12,12 @@ import { threadObjectName } from "../../src/thread/thread-id";
 import { ThreadStore } from "../../src/thread/thread-store";
 
 /**
- * Runs `fn` inside thread (tenant, threadId)'s object with a ThreadRoom over its storage,
+ * Runs `fn` inside thread (tenant, threadId)'s object with a HeldThread over its storage,
  * as a run inside the object holds one (the lease taken, bookkeeping settled after `fn`).
  * The capabilities are a second set over the same SQLite, so read the thread afterwards
  * through its RPC methods (ThreadClient), which re-read the rows.
  */
-export function inThreadRoom<T>(tenant: string, threadId: string, fn: (room: ThreadRoom) => Promise<T>): Promise<T> {
+export function inHeldThread<T>(tenant: string, threadId: string, fn: (room: HeldThread) => Promise<T>): Promise<T> {
   const stub = env.THREADS.get(env.THREADS.idFromName(threadObjectName(tenant, threadId)));
   return runInDurableObject(stub, async (_live, state) => {
     const meta = openThreadMeta(state.storage);
@@ -31,7 +31,7 @@ export function inThreadRoom<T>(tenant: string, threadId: string, fn: (room: Thr
     };
     const leases = new RunLeases();
     const io = new RunIO(env.DB, undefined);
-    const room = new ThreadRoom({ tenant, threadId, parts, leases, lease: await leases.take(0), env, io });
+    const room = new HeldThread({ tenant, threadId, capabilities: parts, leases, lease: await leases.take(0), env, io });
     try {
       return await fn(room);
     } finally {

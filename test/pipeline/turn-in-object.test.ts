@@ -25,7 +25,7 @@ describe("the run inside the thread object", () => {
   it("answers start, deltas and done on one stream, and the turn is saved in the object", async () => {
     fakeOpenAI().reply({ text: "Hello there", chunks: ["Hello ", "there"] });
     const thread = uniqueThread("obj");
-    const body = await stubFor(tenant().tenant, thread).runTurn({
+    const body = await stubFor(tenant().tenant, thread).streamTurn({
       input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
       stream: true,
       threadQuota: 100_000,
@@ -45,7 +45,7 @@ describe("the run inside the thread object", () => {
     const thread = uniqueThread("obj");
     const wrongObject = stubFor(tenant().tenant, `${thread}-other`);
     const evs = await events(
-      await wrongObject.runTurn({
+      await wrongObject.streamTurn({
         input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
         stream: false,
         threadQuota: 100_000,
@@ -72,7 +72,7 @@ describe("the run inside the thread object", () => {
     });
     const thread = uniqueThread("obj");
     const stub = stubFor(tenant().tenant, thread);
-    const body = await stub.runTurn({
+    const body = await stub.streamTurn({
       input: { principal: principal(), threadId: thread, model: "gpt-4o-mini", messages: [{ role: "user", content: "stay" }] },
       stream: false,
       threadQuota: 100_000,

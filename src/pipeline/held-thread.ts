@@ -25,10 +25,10 @@ export type ThreadCapabilities = {
 };
 
 /** What a run in the thread's object holds it with: whose thread, its capabilities, the lease it took, and where its bookkeeping goes. */
-export type RoomOptions = {
+export type HeldThreadOptions = {
   tenant: string;
   threadId: string;
-  parts: ThreadCapabilities;
+  capabilities: ThreadCapabilities;
   leases: RunLeases;
   /** The run's lease, taken in the object (run-lease.ts). */
   lease: Lease;
@@ -49,22 +49,22 @@ export type RoomOptions = {
  * before it is planned until its last save, so what it continues from is decided
  * against the head it extends, and turn N+1 sees turn N.
  */
-export class ThreadRoom {
+export class HeldThread {
   #held = true;
   readonly tenant: string;
   readonly threadId: string;
-  readonly parts: ThreadCapabilities;
+  readonly capabilities: ThreadCapabilities;
   readonly lease: Lease;
-  readonly keep: RoomOptions["keep"];
+  readonly keep: HeldThreadOptions["keep"];
   readonly kind: ThreadKind;
   readonly #leases: RunLeases;
   readonly #env: Env;
   readonly #io: RunIO;
 
-  constructor(o: RoomOptions) {
+  constructor(o: HeldThreadOptions) {
     this.tenant = o.tenant;
     this.threadId = o.threadId;
-    this.parts = o.parts;
+    this.capabilities = o.capabilities;
     this.lease = o.lease;
     this.keep = o.keep;
     this.kind = o.kind ?? "conversation";
@@ -74,7 +74,7 @@ export class ThreadRoom {
   }
 
   get log(): ThreadStore {
-    return this.parts.log;
+    return this.capabilities.log;
   }
 
   /**
