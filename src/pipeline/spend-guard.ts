@@ -7,6 +7,7 @@ import { tokensOf } from "./prompt";
 import { microUsdOf } from "./usage";
 import { budgetObject, budgetsFor, type BudgetRow } from "../budgets/store";
 import type { Reserved } from "../budgets/budget-object";
+import { sendAlerts } from "../budgets/alert";
 
 /** One model call's reservation: settled once, to what the call really cost (0 if it never reached the provider). */
 export type Hold = { settle(micro: number): void };
@@ -71,15 +72,19 @@ export function spendGuard(env: Env, principal: Principal, thread: string | unde
         return a.ok && a.hold !== null ? [{ b, hold: a.hold }] : [];
       });
       const settle = (micro: number) => {
-        const done = Promise.all(held.map((h) => budgetObject(env, principal.tenant, h.b.id).settle(h.hold, micro))).catch((e: unknown) =>
-          log.error("budget settle", { message: errorText(e) }),
-        );
+        const done = Promise.all(held.map((h) => budgetObject(env, principal.tenant, h.b.id).settle(h.hold, micro))).catch((e: unknown) => {
+          log.error("budget settle", { message: errorText(e) });
+          return [];
+        });
         settling = done;
         waitUntil(done);
+        // Thresholds reached go out after the settle; the turn's next reservation does not wait for them.
+        waitUntil(done.then((reached) => Promise.all(held.map((h, i) => sendAlerts(principal.tenant, h.b, reached[i] ?? [])))));
       };
       const refused = answers.findIndex((a) => !a.ok);
       const no = answers[refused];
       if (no && !no.ok) {
+        waitUntil(sendAlerts(principal.tenant, budgets[refused]!, no.alerts));
         settle(0);
         throw refusal(budgets[refused]!, no, asked);
       }
