@@ -2,9 +2,9 @@ import type { ModelConfig } from "../config/model-config";
 import { AppError } from "../core/errors";
 import { errorText, log } from "../core/log";
 import type { Principal } from "../core/principal";
-import type { ChatRequest } from "../providers/types";
+import type { ChatRequest, ChatResult } from "../providers/types";
 import { tokensOf } from "./prompt";
-import { microUsdOf } from "./usage";
+import { microUsdOf, usageOf } from "./usage";
 import { budgetObject, budgetsFor, type BudgetRow } from "../budgets/store";
 import type { Reserved } from "../budgets/budget-object";
 import { sendAlerts } from "../budgets/alert";
@@ -55,7 +55,12 @@ function refusal(b: BudgetRow, no: Extract<Reserved, { ok: false }>, asked: numb
  * budget refuses releases what the others granted and is refused with 402, before anything goes upstream.
  * Settles go out after the call without delaying the answer; the turn's next reservation waits for them.
  */
-export function spendGuard(env: Env, principal: Principal, thread: string | undefined, waitUntil: (p: Promise<unknown>) => void): SpendGuard {
+export function spendGuard(
+  env: Env,
+  principal: Pick<Principal, "tenant" | "keyId">,
+  thread: string | undefined,
+  waitUntil: (p: Promise<unknown>) => void,
+): SpendGuard {
   const applicable = budgetsFor(env.DB, principal.tenant, principal.keyId, thread);
   // Read when the first call reserves; a failure meanwhile must not surface as an unhandled rejection.
   applicable.catch(() => undefined);
@@ -98,4 +103,20 @@ export function spendGuard(env: Env, principal: Principal, thread: string | unde
       };
     },
   };
+}
+
+/**
+ * A model call beside a turn's own (a summary, a fact extraction) held against the budgets like any other:
+ * reserved before it goes upstream (a refusal is BEM-230), settled to the cost its usage row bills, or to 0 if it failed.
+ */
+export async function heldCall(guard: SpendGuard, model: ModelConfig, request: ChatRequest, call: () => Promise<ChatResult>): Promise<ChatResult> {
+  const hold = await guard.reserve(model, request);
+  try {
+    const value = await call();
+    hold.settle(Math.round(usageOf(request.messages, model, value).cost * 1_000_000));
+    return value;
+  } catch (e) {
+    hold.settle(0);
+    throw e;
+  }
 }
