@@ -6,8 +6,8 @@ import { BudgetWindow, type Config, isTimeZone } from "./window";
 import type { Standing } from "./budget-object";
 import { allowPrivateCallbacks, callbackUrlProblem } from "../webhooks/callback-url";
 
-/** What a budget caps: the whole tenant, one API key, or one thread. */
-export const BudgetKind = z.enum(["tenant", "key", "thread"]);
+/** What a budget caps: the whole tenant, one API key, one thread, or one end user (the `user` a request names). */
+export const BudgetKind = z.enum(["tenant", "key", "thread", "user"]);
 export type BudgetKind = z.infer<typeof BudgetKind>;
 
 /** A tenant's budgets are few (each turn asks every one that applies to it). */
@@ -44,7 +44,7 @@ export const Budget = z
   .object({
     id: z.string(),
     kind: BudgetKind,
-    target: z.string().nullable().openapi({ description: "The key id (kind key) or thread id (kind thread); null for a tenant budget" }),
+    target: z.string().nullable().openapi({ description: "The key id (kind key), thread id (kind thread) or end user (kind user); null for a tenant budget" }),
     limit_usd: z.number(),
     window: BudgetWindow.nullable().openapi({ description: "day, week or month; null: the budget never resets" }),
     anchor: z.string().openapi({ description: "When the windows are counted from (ISO 8601, UTC)" }),
@@ -61,11 +61,10 @@ export type Budget = z.infer<typeof Budget>;
 export const CreateBudget = z
   .strictObject({
     kind: BudgetKind,
-    target: z
-      .string()
-      .max(128)
-      .optional()
-      .openapi({ description: "Required for kind key (a key id of the tenant) and thread (a thread id); absent for tenant" }),
+    target: z.string().max(128).optional().openapi({
+      description:
+        "Required for kind key (a key id of the tenant), thread (a thread id) and user (the end user: OpenAI's `user`, Anthropic's `metadata.user_id`); absent for tenant",
+    }),
     limit_usd: LimitUsd,
     window: BudgetWindow.nullable().default(null),
     anchor: Anchor.optional().openapi({ description: "Default: now. Not in the future, nor before 2000-01-01T00:00:00Z" }),
@@ -182,6 +181,7 @@ async function checkTarget(db: D1Database, tenant: string, kind: BudgetKind, tar
   if ((kind === "tenant") !== (target === undefined))
     throw new AppError("BEM-011", kind === "tenant" ? "target: a tenant budget names no target" : `target: required for a ${kind} budget`);
   if (kind === "thread") parseThreadId(target);
+  if (kind === "user" && target === "") throw new AppError("BEM-011", "target: the end user's id, as requests send it in `user`");
   if (kind === "key") {
     const key = await db.prepare("SELECT 1 AS ok FROM api_keys WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL").bind(tenant, target).first();
     if (!key) throw new AppError("BEM-052", `target: '${target}' is no live API key of this tenant`);
@@ -315,15 +315,19 @@ export const BUDGET_CACHE_MS = 10_000;
 const cached = new Map<string, { until: number; rows: Promise<Row[]> }>();
 const forgetBudgets = (tenant: string) => cached.delete(tenant);
 
-/** The budgets a call by `keyId` (on `thread`, if any) spends from. */
-export async function budgetsFor(db: D1Database, tenant: string, keyId: string, thread: string | undefined, now = Date.now()): Promise<Row[]> {
+/** Who a call is for: its key, its thread and the end user it names, if any. */
+export type Payer = { keyId: string; thread?: string | undefined; user?: string | undefined };
+
+/** The budgets a call spends from. */
+export async function budgetsFor(db: D1Database, tenant: string, payer: Payer, now = Date.now()): Promise<Row[]> {
   let entry = cached.get(tenant);
   if (!entry || entry.until <= now) {
     entry = { until: now + BUDGET_CACHE_MS, rows: listBudgets(db, tenant) };
     cached.set(tenant, entry);
     entry.rows.catch(() => forgetBudgets(tenant));
   }
-  return (await entry.rows).filter((r) => r.kind === "tenant" || (r.kind === "key" && r.target === keyId) || (r.kind === "thread" && r.target === thread));
+  const target: Record<BudgetKind, string | undefined> = { tenant: "", key: payer.keyId, thread: payer.thread, user: payer.user };
+  return (await entry.rows).filter((r) => target[r.kind] === r.target);
 }
 
 /** A budget's counter object: named by tenant and id, so no name another tenant can form reaches it. */

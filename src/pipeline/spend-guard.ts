@@ -60,8 +60,9 @@ export function spendGuard(
   principal: Pick<Principal, "tenant" | "keyId">,
   thread: string | undefined,
   waitUntil: (p: Promise<unknown>) => void,
+  user?: string,
 ): SpendGuard {
-  const applicable = budgetsFor(env.DB, principal.tenant, principal.keyId, thread);
+  const applicable = budgetsFor(env.DB, principal.tenant, { keyId: principal.keyId, thread, user });
   // Read when the first call reserves; a failure meanwhile must not surface as an unhandled rejection.
   applicable.catch(() => undefined);
   let settling: Promise<unknown> = Promise.resolve();
