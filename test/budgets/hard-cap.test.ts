@@ -114,7 +114,7 @@ describe("settling, resets and refusals", () => {
     const { arrived, release } = gatedProvider(1);
     const both = [chat(key.key), chat(key.key)];
     expect((await Promise.race(both)).status).toBe(402);
-    expect(arrived()).toBe(1);
+    await waitFor("the held call upstream", async () => (arrived() === 1 ? true : undefined));
     release();
     expect((await Promise.all(both)).map((r) => r.status).sort()).toEqual([200, 402]);
   });
