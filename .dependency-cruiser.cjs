@@ -4,7 +4,7 @@
  *
  *   core  ←  config  ←  embed (recall by meaning)  ←  thread ← memory ← auth      (the stores and who may reach them)
  *                    ←  routing, providers, webhooks, queue (the task queue's wire contract)
- *                    ←  budgets (spend caps: records, windows, the object holding spend)
+ *                    ←  budgets (spend caps: records, windows, the object holding spend; its threshold events signed as webhooks sign)
  *   all of the above ←  pipeline (one agent run)  ←  tasks  ←  idempotency  ←  edge (what every route shares)
  *                    ←  {responses, anthropic, langgraph, mcp} (wire formats and route sets)  ←  http (routes, the app)  ←  index.ts
  *   pipeline, responses ←  object (the thread's Durable Object: its capabilities and the run inside it)  ←  index.ts
@@ -27,8 +27,9 @@ const may = {
   routing: ["core", "config"],
   providers: ["core", "config"],
   webhooks: ["core", "config", "auth"],
-  // Spend budgets: their records, windows and the object that holds each budget's spend (the run's guard is in pipeline).
-  budgets: ["core", "config", "thread"],
+  // Spend budgets: their records, windows and the object that holds each budget's spend (the run's guard is in pipeline);
+  // threshold events use webhooks' signing, sending and URL rules.
+  budgets: ["core", "config", "thread", "auth", "webhooks"],
   pipeline: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "queue", "budgets"],
   tasks: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline"],
   // Kept Idempotency-Key results (D1), under the middleware in edge.

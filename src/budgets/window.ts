@@ -6,6 +6,8 @@ export type BudgetWindow = z.infer<typeof BudgetWindow>;
 
 /** The terms a budget's counter works by (its object computes the window on its own clock: one clock, no race at a reset). */
 export type Terms = { limit_micro: number; window: BudgetWindow | null; anchor_ms: number; time_zone: string };
+/** A budget's terms with its soft thresholds: fractions of the limit that each raise an event once per window. */
+export type Config = Terms & { thresholds: number[] };
 
 /** The span a spend counts in: from `start` until `resets_at` (null: the budget never resets). */
 export type Span = { start: number; resets_at: number | null };

@@ -23,7 +23,7 @@ import {
   patchedBudget,
   updateBudget,
   standingOf,
-  termsOf,
+  configOf,
 } from "../budgets/store";
 
 const BudgetParams = TenantParam.extend({
@@ -35,6 +35,11 @@ const BudgetParams = TenantParam.extend({
 
 const PATH = "/v1/admin/tenants/{tenant}/budgets";
 
+/** The secret that signs the budget's threshold events: shown once, when it is made (with a new alert_url). */
+const WithSecret = BudgetStanding.extend({
+  alert_secret: z.string().optional().openapi({ description: "Signs the threshold events (scheme b1); shown only when made" }),
+}).openapi("BudgetWithSecret");
+
 const createRouteDef = createRoute({
   method: "post",
   path: PATH,
@@ -42,7 +47,10 @@ const createRouteDef = createRoute({
   tags: ["budgets"],
   summary: "Create a spend budget on the tenant, one of its keys, or a thread (tenant admins)",
   request: { params: TenantParam, body: { content: { "application/json": { schema: CreateBudget } }, required: true } },
-  responses: { 201: jsonContent(BudgetStanding, "The budget and its current window"), ...errors("BEM-051", "BEM-052", "BEM-030", "BEM-232") },
+  responses: {
+    201: jsonContent(WithSecret, "The budget and its current window (alert_secret shown here only)"),
+    ...errors("BEM-051", "BEM-052", "BEM-030", "BEM-094", "BEM-232"),
+  },
 });
 
 const listRouteDef = createRoute({
@@ -72,7 +80,7 @@ const patchRouteDef = createRoute({
   tags: ["budgets"],
   summary: "Change a budget's limit, window, anchor, time zone or name (a new window, anchor or zone counts afresh)",
   request: { params: BudgetParams, body: { content: { "application/json": { schema: PatchBudget } }, required: true } },
-  responses: { 200: jsonContent(BudgetStanding, "The budget as changed"), ...errors("BEM-231") },
+  responses: { 200: jsonContent(WithSecret, "The budget as changed (alert_secret shown when alert_url changed)"), ...errors("BEM-094", "BEM-231") },
 });
 
 const deleteRouteDef = createRoute({
@@ -88,15 +96,16 @@ const deleteRouteDef = createRoute({
 /** A budget with its object's count of the current window (nothing counted yet if its object never took its terms). */
 export async function standing(env: Env, tenant: string, r: BudgetRow) {
   const counted = await budgetObject(env, tenant, r.id).standing();
-  const none = { ...spanAt(termsOf(r), Date.now()), limit_micro: r.limit_micro, spent_micro: 0, reserved_micro: 0, remaining_micro: r.limit_micro };
+  const none = { ...spanAt(r, Date.now()), limit_micro: r.limit_micro, spent_micro: 0, reserved_micro: 0, remaining_micro: r.limit_micro, alerts: [] };
   return standingOf(r, counted ?? none);
 }
 
 /** Its object takes the budget's terms before D1 lists it: a listed budget is always enforced. */
-async function save(env: Env, tenant: string, r: BudgetRow, write: (db: D1Database, tenant: string, r: BudgetRow) => Promise<void>) {
-  await budgetObject(env, tenant, r.id).configure(termsOf(r));
+async function save(env: Env, tenant: string, r: BudgetRow, write: (db: D1Database, tenant: string, r: BudgetRow) => Promise<void>, secretWas?: string | null) {
+  await budgetObject(env, tenant, r.id).configure(configOf(r));
   await write(env.DB, tenant, r);
-  return standing(env, tenant, r);
+  const shown = r.alert_secret !== null && r.alert_secret !== secretWas ? { alert_secret: r.alert_secret } : {};
+  return { ...(await standing(env, tenant, r)), ...shown };
 }
 
 /** A create refused at the insert (the tenant filled up meanwhile) leaves no configured counter behind. */
@@ -115,7 +124,7 @@ export const budgetRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const { tenant } = c.req.valid("param");
     authorize(c.get("principal"), "manage_budgets", { tenant });
     await requireTenant(c.env.DB, tenant);
-    return c.json(await save(c.env, tenant, await newBudget(c.env.DB, tenant, c.req.valid("json")), insertOrWipe(c.env)), 201);
+    return c.json(await save(c.env, tenant, await newBudget(c.env, tenant, c.req.valid("json")), insertOrWipe(c.env)), 201);
   })
   .openapi(listRouteDef, async (c) => {
     const { tenant } = c.req.valid("param");
@@ -131,7 +140,8 @@ export const budgetRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
   .openapi(patchRouteDef, async (c) => {
     const { tenant, id } = c.req.valid("param");
     authorize(c.get("principal"), "manage_budgets", { tenant });
-    return c.json(await save(c.env, tenant, await patchedBudget(c.env.DB, tenant, id, c.req.valid("json")), updateBudget), 200);
+    const old = await getBudget(c.env.DB, tenant, id);
+    return c.json(await save(c.env, tenant, await patchedBudget(c.env, tenant, id, c.req.valid("json")), updateBudget, old.alert_secret), 200);
   })
   .openapi(deleteRouteDef, async (c) => {
     const { tenant, id } = c.req.valid("param");

@@ -21,7 +21,7 @@ export async function summaryOf(env: Env, task: z.infer<typeof SummarizeThreadTa
     context: {},
     agent: { name: "summarize_thread" },
     now: Date.now,
-    summarize: summarizerFor({ env }, task, "summarize_task"),
+    summarize: summarizerFor({ env }, { tenant: task.tenant, keyId: "" }, "summarize_task", task.thread_id),
   };
   const mw = summarization({
     trigger: { messages: task.keep_messages + 1 },

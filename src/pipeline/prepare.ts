@@ -261,7 +261,7 @@ function runtimeFor(
     model: { name: route.model.name, max_tokens: route.model.max_tokens },
     context: run.context,
     agent: { name: agent?.name ?? "default" },
-    summarize: summarizerFor(deps, principal, "summarization"),
+    summarize: summarizerFor(deps, principal, "summarization", thread?.threadId),
     now: () => Date.now(),
     ...(deps.trace ? { trace: deps.trace } : {}),
     caller: {

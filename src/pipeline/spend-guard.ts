@@ -2,11 +2,12 @@ import type { ModelConfig } from "../config/model-config";
 import { AppError } from "../core/errors";
 import { errorText, log } from "../core/log";
 import type { Principal } from "../core/principal";
-import type { ChatRequest } from "../providers/types";
+import type { ChatRequest, ChatResult } from "../providers/types";
 import { tokensOf } from "./prompt";
-import { microUsdOf } from "./usage";
+import { microUsdOf, usageOf } from "./usage";
 import { budgetObject, budgetsFor, type BudgetRow } from "../budgets/store";
 import type { Reserved } from "../budgets/budget-object";
+import { sendAlerts } from "../budgets/alert";
 
 /** One model call's reservation: settled once, to what the call really cost (0 if it never reached the provider). */
 export type Hold = { settle(micro: number): void };
@@ -54,8 +55,14 @@ function refusal(b: BudgetRow, no: Extract<Reserved, { ok: false }>, asked: numb
  * budget refuses releases what the others granted and is refused with 402, before anything goes upstream.
  * Settles go out after the call without delaying the answer; the turn's next reservation waits for them.
  */
-export function spendGuard(env: Env, principal: Principal, thread: string | undefined, waitUntil: (p: Promise<unknown>) => void): SpendGuard {
-  const applicable = budgetsFor(env.DB, principal.tenant, principal.keyId, thread);
+export function spendGuard(
+  env: Env,
+  principal: Pick<Principal, "tenant" | "keyId">,
+  thread: string | undefined,
+  waitUntil: (p: Promise<unknown>) => void,
+  user?: string,
+): SpendGuard {
+  const applicable = budgetsFor(env.DB, principal.tenant, { keyId: principal.keyId, thread, user });
   // Read when the first call reserves; a failure meanwhile must not surface as an unhandled rejection.
   applicable.catch(() => undefined);
   let settling: Promise<unknown> = Promise.resolve();
@@ -71,15 +78,19 @@ export function spendGuard(env: Env, principal: Principal, thread: string | unde
         return a.ok && a.hold !== null ? [{ b, hold: a.hold }] : [];
       });
       const settle = (micro: number) => {
-        const done = Promise.all(held.map((h) => budgetObject(env, principal.tenant, h.b.id).settle(h.hold, micro))).catch((e: unknown) =>
-          log.error("budget settle", { message: errorText(e) }),
-        );
+        const done = Promise.all(held.map((h) => budgetObject(env, principal.tenant, h.b.id).settle(h.hold, micro))).catch((e: unknown) => {
+          log.error("budget settle", { message: errorText(e) });
+          return [];
+        });
         settling = done;
         waitUntil(done);
+        // Thresholds reached go out after the settle; the turn's next reservation does not wait for them.
+        waitUntil(done.then((reached) => Promise.all(held.map((h, i) => sendAlerts(principal.tenant, h.b, reached[i] ?? [])))));
       };
       const refused = answers.findIndex((a) => !a.ok);
       const no = answers[refused];
       if (no && !no.ok) {
+        waitUntil(sendAlerts(principal.tenant, budgets[refused]!, no.alerts));
         settle(0);
         throw refusal(budgets[refused]!, no, asked);
       }
@@ -93,4 +104,20 @@ export function spendGuard(env: Env, principal: Principal, thread: string | unde
       };
     },
   };
+}
+
+/**
+ * A model call beside a turn's own (a summary, a fact extraction) held against the budgets like any other:
+ * reserved before it goes upstream (a refusal is BEM-230), settled to the cost its usage row bills, or to 0 if it failed.
+ */
+export async function heldCall(guard: SpendGuard, model: ModelConfig, request: ChatRequest, call: () => Promise<ChatResult>): Promise<ChatResult> {
+  const hold = await guard.reserve(model, request);
+  try {
+    const value = await call();
+    hold.settle(Math.round(usageOf(request.messages, model, value).cost * 1_000_000));
+    return value;
+  } catch (e) {
+    hold.settle(0);
+    throw e;
+  }
 }

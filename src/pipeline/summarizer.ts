@@ -7,6 +7,7 @@ import type { ChatMessage } from "../providers/types";
 import { routerFor } from "../routing/bundled";
 import { messageText, type Message } from "../core/message";
 import { callRecord, recordUsage, usageOf, type UsageCause } from "./usage";
+import { heldCall, spendGuard } from "./spend-guard";
 
 /**
  * The one summarizer: the summarization middleware (during a turn) and the
@@ -31,9 +32,19 @@ function transcript(messages: readonly Message[]): string {
 export type SummarizerDeps = { env: Env; fetch?: typeof fetch; waitUntil?: (p: Promise<unknown>) => void };
 export type Summarize = (messages: Message[], opts: { model?: string }) => Promise<string>;
 
-/** A summarize function for one tenant and cause (what Runtime.summarize expects). */
-export function summarizerFor(deps: SummarizerDeps, principal: Pick<Principal, "tenant">, cause: UsageCause = "summarization"): Summarize {
+/**
+ * A summarize function for one tenant and cause (what Runtime.summarize expects). Its call spends from the budgets
+ * over the key (none for a task without one: keyId "") and the thread: a refused summary leaves the thread as it is.
+ */
+export function summarizerFor(
+  deps: SummarizerDeps,
+  principal: Pick<Principal, "tenant" | "keyId">,
+  cause: UsageCause = "summarization",
+  thread?: string,
+): Summarize {
   return async (messages, opts) => {
+    const after: Promise<unknown>[] = [];
+    const guard = spendGuard(deps.env, principal, thread, deps.waitUntil ?? ((p) => after.push(p)));
     const text = transcript(messages);
     const request = {
       messages: [
@@ -46,7 +57,9 @@ export function summarizerFor(deps: SummarizerDeps, principal: Pick<Principal, "
       model_override: opts.model,
       min_context_tokens: request.messages.reduce((n, m) => n + estimateTokens(m), 0),
     });
-    const { value, model } = await runWithFailover(route.candidates, (m) => callModel(m, request, { env: deps.env, fetch: deps.fetch }));
+    const { value, model } = await runWithFailover(route.candidates, (m) =>
+      heldCall(guard, m, request, () => callModel(m, request, { env: deps.env, fetch: deps.fetch })),
+    ).finally(() => Promise.all(after));
     const usage = usageOf(request.messages, model, value);
     const recorded = recordUsage(deps.env.DB, principal.tenant, callRecord(model.name, cause, usage)).catch((e: unknown) =>
       log.error("usage", { cause, message: errorText(e) }),

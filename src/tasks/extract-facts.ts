@@ -14,6 +14,7 @@ import { callRecord, recordUsage, usageOf } from "../pipeline/usage";
 import { callModel } from "../providers/call";
 import { factExtractionFormat } from "../providers/offline-structured";
 import { runWithFailover } from "../providers/failover";
+import { heldCall, spendGuard } from "../pipeline/spend-guard";
 import type { ChatMessage } from "../providers/types";
 import { isOfflineModel } from "../config/model-config";
 import { agentByName, routerFor } from "../routing/bundled";
@@ -162,7 +163,17 @@ export async function extractFacts(env: Env, task: z.infer<typeof ExtractFactsTa
   });
   // Offline (npm start, no keys) the offline model extracts, from the extraction's own schema (offline-structured.ts).
   const request = { messages: prompt, response_format: route.candidates.every(isOfflineModel) ? factExtractionFormat(config.kinds) : { type: "json_object" } };
-  const { value, model } = await runWithFailover(route.candidates, (m) => callModel(m, request, { env }));
+  // The extraction spends from the budgets over the key that ran the turn and its thread; a refusal skips it.
+  const after: Promise<unknown>[] = [];
+  const guard = spendGuard(env, { tenant: task.tenant, keyId: task.key.id }, task.thread_id, (p) => after.push(p));
+  const called = await runWithFailover(route.candidates, (m) => heldCall(guard, m, request, () => callModel(m, request, { env })))
+    .catch((e: unknown) => {
+      if (e instanceof AppError && e.code === "BEM-230") return { skipped: e.message };
+      throw e;
+    })
+    .finally(() => Promise.all(after));
+  if ("skipped" in called) return called;
+  const { value, model } = called;
   // Billed before the output is judged: the call was made whether or not its facts are kept.
   const usage = usageOf(request.messages, model, value);
   await recordUsage(env.DB, task.tenant, callRecord(model.name, "extraction", usage));

@@ -32,14 +32,24 @@ const retryable = (status: number) => status >= 500 || status === 408 || status 
  * by the queue; the turn itself is not run again (the delivery row says so).
  */
 export async function sendCallback(url: string, secret: string, payload: CallbackPayload, opts: CallbackOptions = {}): Promise<CallbackOutcome> {
+  const body = JSON.stringify(payload);
+  return postSigned(url, body, (now) => callbackHeaders(secret, body, now), opts);
+}
+
+/** POSTs `body` signed by `sign` (fresh at each attempt), with the callbacks' retries; CallbackFailed when every attempt failed transiently. */
+export async function postSigned(
+  url: string,
+  body: string,
+  sign: (now: number) => Promise<Record<string, string>>,
+  opts: CallbackOptions = {},
+): Promise<CallbackOutcome> {
   const attempts = opts.attempts ?? 3;
   const doFetch = opts.fetch ?? fetch;
-  const body = JSON.stringify(payload);
   let last = "no attempt";
   for (let i = 1; i <= attempts; i++) {
     if (i > 1) await sleep(backoff(i - 2, { base: opts.baseDelayMs ?? 250, max: 30_000 }));
     try {
-      const headers = { "content-type": "application/json", ...(await callbackHeaders(secret, body, (opts.now ?? Date.now)())) };
+      const headers = { "content-type": "application/json", ...(await sign((opts.now ?? Date.now)())) };
       const res = await doFetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000) });
       await res.body?.cancel();
       if (res.status >= 200 && res.status < 300) return { status: "sent", http_status: res.status, attempts: i };

@@ -1,8 +1,10 @@
 /**
  * Webhook signatures, with the hook's secret, plus `X-Edgeweave-Timestamp` (unix seconds):
  * - deliveries (inbound, scheme v1): `X-Edgeweave-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">`;
- * - callbacks (outbound, scheme v2): `X-Edgeweave-Signature: v2=<hex HMAC-SHA256 of "callback.<timestamp>.<raw body>">`.
- * The two signed strings never coincide (a delivery's starts with a digit), so a received callback
+ * - callbacks (outbound, scheme v2): `X-Edgeweave-Signature: v2=<hex HMAC-SHA256 of "callback.<timestamp>.<raw body>">`;
+ * - budget events (outbound, scheme b1, a budget's own secret): `X-Edgeweave-Signature: b1=<hex HMAC-SHA256 of
+ *   "budget.<timestamp>.<event id>.<raw body>">`, the event id also in `X-Edgeweave-Event`.
+ * The signed strings never coincide (a delivery's starts with a digit), so a received callback
  * posted back to the hook cannot pass as a delivery, whatever its header says, nor a captured
  * delivery as a callback; the header's label says which scheme a receiver verifies.
  */
@@ -65,6 +67,38 @@ export async function verifyCallback(secret: string, timestamp: string, body: st
   const hex = CALLBACK_SIGNATURE.exec(header)?.[1];
   if (!hex) return false;
   return crypto.subtle.verify("HMAC", await hmacKey(secret, "verify"), fromHex(hex), encoder.encode(`${CALLBACK_PREFIX}${timestamp}.${body}`));
+}
+
+const BUDGET_SIGNATURE = /^b1=([0-9a-f]{64})$/;
+export const EVENT_HEADER = "x-edgeweave-event";
+const budgetSigned = (timestamp: string, event: string, body: string) => encoder.encode(`budget.${timestamp}.${event}.${body}`);
+
+/** Headers for an outbound budget event (scheme b1): the MAC covers the timestamp and the event id, so a receiver can refuse a replay. */
+export async function budgetEventHeaders(secret: string, event: string, body: string, now = Date.now()): Promise<Record<string, string>> {
+  const timestamp = String(Math.floor(now / 1000));
+  const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret, "sign"), budgetSigned(timestamp, event, body));
+  return { [TIMESTAMP_HEADER]: timestamp, [EVENT_HEADER]: event, [SIGNATURE_HEADER]: `b1=${toHex(mac)}` };
+}
+
+/**
+ * What a budget event's receiver checks (docs/operations/budgets.md): the MAC (constant time), a timestamp within
+ * REPLAY_WINDOW_SECONDS, and an event id it has not seen (`seen` must keep ids for REPLAY_RECORD_MS). True: accept it once.
+ */
+export async function verifyBudgetEvent(
+  secret: string,
+  headers: Headers,
+  body: string,
+  seen: { has(id: string): boolean; add(id: string): unknown },
+  now = Date.now(),
+): Promise<boolean> {
+  const timestamp = headers.get(TIMESTAMP_HEADER) ?? "";
+  const event = headers.get(EVENT_HEADER) ?? "";
+  const hex = BUDGET_SIGNATURE.exec(headers.get(SIGNATURE_HEADER) ?? "")?.[1];
+  const at = parseTimestamp(timestamp);
+  if (!hex || at === null || !withinReplayWindow(at, now) || seen.has(event)) return false;
+  if (!(await crypto.subtle.verify("HMAC", await hmacKey(secret, "verify"), fromHex(hex), budgetSigned(timestamp, event, body)))) return false;
+  seen.add(event);
+  return true;
 }
 
 /** A well-formed timestamp header as seconds, or null. */

@@ -110,9 +110,13 @@ describe("settling, resets and refusals", () => {
       expect((await chat(key.key)).status).toBe(200);
       expect(Math.round((await settled(t, b.id)).spent_usd * 1e6)).toBe(i * 750);
     }
-    // Two calls at once: one holds $0.006+, the other does not fit beside it.
-    const both = await Promise.all([chat(key.key), chat(key.key)]);
-    expect(both.map((r) => r.status).sort()).toEqual([200, 402]);
+    // Two calls at once: one holds $0.006+ while its provider waits, the other does not fit beside it.
+    const { arrived, release } = gatedProvider(1);
+    const both = [chat(key.key), chat(key.key)];
+    expect((await Promise.race(both)).status).toBe(402);
+    await waitFor("the held call upstream", async () => (arrived() === 1 ? true : undefined));
+    release();
+    expect((await Promise.all(both)).map((r) => r.status).sort()).toEqual([200, 402]);
   });
 
   it("failover and retries: each attempt reserves at its model's prices, a failed one is released, the answer is charged", async () => {

@@ -90,7 +90,7 @@ function streamResponse(parts: string[], contentType: string, stall: boolean): R
 export class FakeProvider {
   readonly calls: RecordedCall[] = [];
   readonly #queue: Behaviour[] = [];
-  #fallback: Behaviour | undefined;
+  #fallback: ((body: unknown) => Behaviour | Promise<Behaviour>) | undefined;
   readonly #format: WireFormat;
 
   constructor(origin: string, format: WireFormat) {
@@ -127,7 +127,17 @@ export class FakeProvider {
 
   /** What to do once the queue is empty (default: fail the call loudly). */
   otherwise(reply: string | FakeReply): this {
-    this.#fallback = { kind: "reply", reply: typeof reply === "string" ? { text: reply } : reply };
+    const behaviour: Behaviour = { kind: "reply", reply: typeof reply === "string" ? { text: reply } : reply };
+    this.#fallback = () => behaviour;
+    return this;
+  }
+
+  /** Once the queue is empty, a reply or an HTTP status chosen per request: concurrent calls of different kinds, in no set order. */
+  otherwiseBy(choose: (body: unknown) => FakeReply | number | Promise<FakeReply | number>): this {
+    this.#fallback = async (body) => {
+      const c = await choose(body);
+      return typeof c === "number" ? { kind: "status", status: c, headers: {}, body: undefined } : { kind: "reply", reply: c };
+    };
     return this;
   }
 
@@ -157,7 +167,7 @@ export class FakeProvider {
     }
     this.calls.push({ url: req.url, method: req.method, headers: Object.fromEntries(req.headers), body });
     if (req.method !== "POST" || !this.#format.isChat(url)) return Response.json(this.#format.errorBody(404), { status: 404 });
-    const behaviour = this.#queue.shift() ?? this.#fallback;
+    const behaviour = this.#queue.shift() ?? (await this.#fallback?.(body));
     if (!behaviour) throw new Error(`fake provider: no scripted behaviour left for ${req.method} ${req.url}`);
     const format = this.#format;
     switch (behaviour.kind) {
