@@ -104,7 +104,7 @@ const background = new WeakMap<WordTable, Float32Array[]>();
 
 /**
  * The embedder's own random English: BACKGROUND_TEXTS texts of words drawn by the table's Zipf frequencies (a fixed
- * seed, so every isolate draws the same), embedded as any text is. A set too small to rank against itself (a scope of
+ * seed, so every isolate draws the same), embedded like every other text. A set too small to rank against itself (a scope of
  * one fact) is ranked against these (vectors.ts nearest): its common direction and its floor come from them.
  */
 export function backgroundVectors(table: WordTable): Float32Array[] {
