@@ -1,49 +1,78 @@
-import { z } from "zod";
+import otlp from "@opentelemetry/otlp-transformer/build/src/generated/root";
+import protobuf from "protobufjs/minimal";
 import { standingUpstream } from "./upstream";
 
 /**
  * An OTLP/HTTP collector at the far side of the network (vitest.config.ts points every turn's
- * export at it). Each request is decoded against OTLP's JSON encoding of ExportTraceServiceRequest
- * (strict: an unknown field or a wrong type is a malformed export, kept as such), so a test reads
- * the spans as a collector would. A test makes the collector fail for its own tenant only.
+ * export at it). Each request is checked and decoded by OpenTelemetry's own protobuf class for
+ * ExportTraceServiceRequest, generated from the OTLP protos in @opentelemetry/otlp-transformer
+ * (pinned at 0.216.0, the last release that ships it: later ones only encode), as a collector reads
+ * it: a field of the wrong type or an id of the wrong length is a malformed export, kept as such.
+ * A test makes the collector fail for its own tenant only.
  */
 
 type Value = string | number | boolean | Value[];
-const AnyValue: z.ZodType<
-  { stringValue: string } | { intValue: string } | { doubleValue: number } | { boolValue: boolean } | { arrayValue: { values: unknown[] } }
-> = z.lazy(() =>
-  z.union([
-    z.strictObject({ stringValue: z.string() }),
-    z.strictObject({ intValue: z.string().regex(/^-?\d+$/) }),
-    z.strictObject({ doubleValue: z.number() }),
-    z.strictObject({ boolValue: z.boolean() }),
-    z.strictObject({ arrayValue: z.strictObject({ values: z.array(AnyValue) }) }),
-  ]),
-);
-const KeyValue = z.strictObject({ key: z.string().min(1), value: AnyValue });
-const Nanos = z.string().regex(/^\d{19}$/);
-const SpanJson = z.strictObject({
-  traceId: z.string().regex(/^[0-9a-f]{32}$/),
-  spanId: z.string().regex(/^[0-9a-f]{16}$/),
-  parentSpanId: z
-    .string()
-    .regex(/^[0-9a-f]{16}$/)
-    .optional(),
-  name: z.string().min(1),
-  kind: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(4), z.literal(5)]),
-  startTimeUnixNano: Nanos,
-  endTimeUnixNano: Nanos,
-  attributes: z.array(KeyValue),
-  status: z.strictObject({ code: z.literal(2).optional(), message: z.string().optional() }),
-});
-const ExportRequest = z.strictObject({
-  resourceSpans: z.array(
-    z.strictObject({
-      resource: z.strictObject({ attributes: z.array(KeyValue) }),
-      scopeSpans: z.array(z.strictObject({ scope: z.strictObject({ name: z.string() }), spans: z.array(SpanJson) })),
-    }),
-  ),
-});
+/** A decoded AnyValue (`toObject` with 64-bit integers as decimal strings): one of its fields is set. */
+type AnyValue = { stringValue?: string; intValue?: string; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: AnyValue[] } };
+type KeyValue = { key: string; value?: AnyValue };
+type Span = {
+  traceId: Uint8Array;
+  spanId: Uint8Array;
+  parentSpanId?: Uint8Array;
+  name: string;
+  kind?: number;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  attributes?: KeyValue[];
+  status?: { code?: number; message?: string };
+};
+type Decoded = { resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: Span[] }[] }[] };
+/** The generated static class's methods used here (its typings only declare a protobufjs Root). */
+type MessageClass = {
+  verify(message: unknown): string | null;
+  fromObject(object: unknown): object;
+  encode(message: object, writer: protobuf.Writer): protobuf.Writer;
+  decode(bytes: Uint8Array): object;
+  toObject(message: object, options: { longs: StringConstructor; enums: NumberConstructor }): Decoded;
+};
+const ExportTraceServiceRequest: MessageClass = (
+  otlp as unknown as { opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: MessageClass } } } } } }
+).opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+
+/** OTLP/JSON's ids are hex, not protobuf JSON's base64; their length is the proto's (16 bytes a trace, 8 a span). */
+const ID_BYTES: Record<string, number> = { traceId: 16, spanId: 8, parentSpanId: 8 };
+
+/** A 64-bit integer as protobufjs's Long-like `{ low, high }` (32-bit halves), which `verify` and `fromObject` take. */
+function longBits(n: bigint, unsigned: boolean) {
+  const bits = BigInt.asUintN(64, n);
+  return { low: Number(bits & 0xffffffffn) | 0, high: Number(bits >> 32n) | 0, unsigned };
+}
+
+/** OTLP/JSON as protobufjs's message objects take it: hex ids as bytes, 64-bit integers' decimal strings as Long halves (anything else left for `verify` to judge). */
+function messageForm(value: unknown, key = ""): unknown {
+  if (Array.isArray(value)) return value.map((v) => messageForm(v));
+  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, messageForm(v, k)]));
+  if (typeof value !== "string") return value;
+  const bytes = ID_BYTES[key];
+  if (bytes !== undefined) {
+    if (!/^([0-9a-f]{2})*$/i.test(value) || (value.length !== bytes * 2 && !(key === "parentSpanId" && value === "")))
+      throw new Error(`${key}: ${bytes} bytes in hex expected, got '${value}'`);
+    return Uint8Array.from(value.match(/../g) ?? [], (h) => Number.parseInt(h, 16));
+  }
+  if ((key === "intValue" || key.endsWith("UnixNano")) && /^-?\d+$/.test(value)) return longBits(BigInt(value), key !== "intValue");
+  return value;
+}
+
+/** The export as OpenTelemetry's classes decode it (through protobuf's wire form), or throws why they refuse it. */
+function officialDecode(body: unknown): Decoded {
+  const form = messageForm(body);
+  const wrong = ExportTraceServiceRequest.verify(form);
+  if (wrong) throw new Error(wrong);
+  // protobufjs's plain writer: its Buffer one writes long strings with Buffer#utf8Write, which workerd's
+  // Buffer implements with another default length (it throws past offset 0).
+  const bytes = ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject(form), new protobuf.Writer()).finish();
+  return ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(bytes), { longs: String, enums: Number });
+}
 
 export type ReceivedSpan = {
   traceId: string;
@@ -58,15 +87,16 @@ export type ReceivedSpan = {
   service: Value | undefined;
 };
 
-type Wire = z.infer<typeof AnyValue>;
-function decodeValue(v: Wire): Value {
-  if ("stringValue" in v) return v.stringValue;
-  if ("intValue" in v) return Number(v.intValue);
-  if ("doubleValue" in v) return v.doubleValue;
-  if ("boolValue" in v) return v.boolValue;
-  return v.arrayValue.values.map((x) => decodeValue(x as Wire));
+function decodeValue(v: AnyValue | undefined): Value {
+  if (v?.stringValue !== undefined) return v.stringValue;
+  if (v?.intValue !== undefined) return Number(v.intValue);
+  if (v?.doubleValue !== undefined) return v.doubleValue;
+  if (v?.boolValue !== undefined) return v.boolValue;
+  if (v?.arrayValue !== undefined) return (v.arrayValue.values ?? []).map(decodeValue);
+  throw new Error("an attribute without a value");
 }
-const attributesOf = (kvs: z.infer<typeof KeyValue>[]) => Object.fromEntries(kvs.map((kv) => [kv.key, decodeValue(kv.value)]));
+const attributesOf = (kvs: KeyValue[] = []) => Object.fromEntries(kvs.map((kv) => [kv.key, decodeValue(kv.value)]));
+const hex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 
 /** What the collector was sent: each request's headers and spans, or why it was not a valid export. */
 export type Export = { authorization: string | null; contentType: string | null; spans: ReceivedSpan[]; malformed?: string };
@@ -80,28 +110,33 @@ const holding = new Map<string, number>();
 
 function decode(req: Request, body: unknown): Export {
   const base = { authorization: req.headers.get("authorization"), contentType: req.headers.get("content-type") };
-  const parsed = ExportRequest.safeParse(body);
-  if (!parsed.success) return { ...base, spans: [], malformed: parsed.error.message };
-  const spans = parsed.data.resourceSpans.flatMap((rs) => {
-    const service = attributesOf(rs.resource.attributes)["service.name"];
-    return rs.scopeSpans.flatMap((ss) =>
-      ss.spans.map(
+  try {
+    return { ...base, spans: spansOf(officialDecode(body)) };
+  } catch (e) {
+    return { ...base, spans: [], malformed: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+function spansOf(decoded: Decoded): ReceivedSpan[] {
+  return (decoded.resourceSpans ?? []).flatMap((rs) => {
+    const service = attributesOf(rs.resource?.attributes)["service.name"];
+    return (rs.scopeSpans ?? []).flatMap((ss) =>
+      (ss.spans ?? []).map(
         (s): ReceivedSpan => ({
-          traceId: s.traceId,
-          spanId: s.spanId,
-          parentSpanId: s.parentSpanId,
+          traceId: hex(s.traceId),
+          spanId: hex(s.spanId),
+          parentSpanId: s.parentSpanId?.length ? hex(s.parentSpanId) : undefined,
           name: s.name,
           kind: s.kind === 1 ? "internal" : s.kind === 3 ? "client" : "other",
           startNs: BigInt(s.startTimeUnixNano),
           endNs: BigInt(s.endTimeUnixNano),
           attributes: attributesOf(s.attributes),
-          error: s.status.code === 2 ? (s.status.message ?? "") : undefined,
+          error: s.status?.code === 2 ? (s.status.message ?? "") : undefined,
           service,
         }),
       ),
     );
   });
-  return { ...base, spans };
 }
 
 async function collect(req: Request): Promise<Response> {
@@ -147,7 +182,9 @@ export async function waitForTraces(tenant: string, count: number, ms = 10_000):
   for (;;) {
     const traces = tracesOf(tenant);
     if (traces.length >= count) return traces;
-    if (Date.now() > until) throw new Error(`expected ${count} trace(s) of ${tenant}, got ${traces.length}`);
+    const malformed = exported.flatMap((e) => e.malformed ?? []);
+    if (Date.now() > until)
+      throw new Error(`expected ${count} trace(s) of ${tenant}, got ${traces.length}; malformed exports: ${malformed.join("; ") || "none"}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
