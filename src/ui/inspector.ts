@@ -2,16 +2,17 @@
  * The thread inspector (/ui), bundled by scripts/build-assets.ts into dist/public/ui/inspector.js.
  * Threads (searchable by id), the messages and channels at any checkpoint, the checkpoint timeline
  * with its branches, fork, the routing of the last turn up to the viewed checkpoint and the facts it
- * loaded (and why), memory for any scopes, and — on its own tab — a thread's LangGraph checkpoints
- * (read-only). Ids are shown whole, each with a Copy button. No framework; data reaches the page
+ * loaded (and why), memory for any scopes, and — on their own tabs — a thread's LangGraph checkpoints
+ * and the spend budgets over the key (both read-only). Ids are shown whole, each with a Copy button. No framework; data reaches the page
  * only as text (see dom.ts), the key only sessionStorage (see api.ts).
  */
 import { api, ApiError, dropKey, getKey, setKey } from "./api";
+import { budgetRows, budgetSummary } from "./budgets";
 import { byId, clear, copyable, el, pretty, when } from "./dom";
 import { checkpointView } from "./langgraph";
 import { lanes } from "./lanes";
 import { reportRows, reportSummary } from "./memory-report";
-import type { History, HistoryEntry, LangGraphTuple, LastRoute, LoadedContext, Message, ThreadList, ThreadState, Write } from "./types";
+import type { History, HistoryEntry, LangGraphTuple, LastRoute, LoadedContext, Message, ThreadList, ThreadState, Usage, Write } from "./types";
 
 const view: {
   thread: string | null;
@@ -369,6 +370,28 @@ function renderCheckpoint(t: LangGraphTuple): HTMLElement {
   ]);
 }
 
+// ---- spend budgets (read-only: GET /v1/usage lists those over the key, as the access policy lets it see them) ----
+async function loadBudgets(): Promise<void> {
+  const { budgets } = await api<Usage>("GET", "/v1/usage");
+  const box = byId("budgets");
+  clear(box);
+  box.append(el("p", { class: "muted", text: budgetSummary(budgets) }));
+  if (budgets.length === 0) return;
+  const head = el(
+    "tr",
+    {},
+    ["budget", "over", "limit", "window", "spent", "held", "left", "resets", "thresholds"].map((h) => el("th", { text: h })),
+  );
+  const body = budgetRows(budgets).map((r) =>
+    el("tr", { class: r.exhausted ? "exhausted" : "", "data-budget": r.id }, [
+      el("td", {}, [copyable(r.id)]),
+      ...[r.over, r.limit, r.window, r.spent, r.held, r.left, r.resets, r.thresholds].map((text) => el("td", { text })),
+    ]),
+  );
+  box.append(el("table", { class: "report budgets" }, [el("thead", {}, [head]), el("tbody", {}, body)]));
+  say(`Loaded ${budgets.length} budget(s).`);
+}
+
 // ---- key ----
 function keyChanged(): void {
   const has = getKey() !== null;
@@ -384,6 +407,7 @@ function forgetKey(): void {
   dropKey();
   clear(byId("threads"));
   clear(byId("lg-checkpoints"));
+  clear(byId("budgets"));
   for (const more of ["more-threads", "more-history", "more-lg"]) byId(more).hidden = true;
   byId("thread").hidden = true;
   Object.assign(view, { thread: null, checkpoint: null, history: [], historyBefore: null, threadsBefore: null, lg: null });
@@ -404,13 +428,15 @@ function operatorKeyAdvice(err: unknown): unknown {
   );
 }
 
-// ---- tabs: the thread view, or the LangGraph checkpoints (each reachable from the top of the page) ----
-function showTab(tab: "thread" | "langgraph"): void {
+// ---- tabs: the thread view, the LangGraph checkpoints or the budgets (each reachable from the top of the page) ----
+function showTab(tab: "thread" | "langgraph" | "budgets"): void {
   byId("thread-view").hidden = tab !== "thread";
   byId("langgraph-panel").hidden = tab !== "langgraph";
+  byId("budgets-panel").hidden = tab !== "budgets";
   for (const [id, name] of [
     ["tab-thread", "thread"],
     ["tab-langgraph", "langgraph"],
+    ["tab-budgets", "budgets"],
   ] as const) {
     byId(id).classList.toggle("active", tab === name);
     byId(id).setAttribute("aria-selected", String(tab === name));
@@ -467,6 +493,15 @@ document.addEventListener("DOMContentLoaded", () => {
   );
   byId("tab-thread").addEventListener("click", () => showTab("thread"));
   byId("tab-langgraph").addEventListener("click", () => showTab("langgraph"));
+  // Opening the tab asks afresh: spend moves with every turn.
+  byId("tab-budgets").addEventListener(
+    "click",
+    guarded(() => {
+      showTab("budgets");
+      return loadBudgets();
+    }),
+  );
+  byId("refresh-budgets").addEventListener("click", guarded(loadBudgets));
   byId("more-history").addEventListener(
     "click",
     guarded(() => loadHistory(true)),

@@ -57,6 +57,27 @@ export type StoredMemoryReport = {
 /** An earlier turn recall put before the recent window (src/memory/report.ts RecallReport): ids, never text. */
 export type RecallReportRow = { id: string; tokens: number; reason: "match" | "neighbour"; score: number; channels?: RankChannelsRow };
 
+/** One of GET /v1/usage's `budgets` (src/budgets/store.ts BudgetStanding): a budget and its current window. */
+export type BudgetStanding = {
+  id: string;
+  kind: "tenant" | "key" | "thread" | "user";
+  target: string | null;
+  name: string | null;
+  limit_usd: number;
+  window: "day" | "week" | "month" | null;
+  anchor: string;
+  time_zone: string;
+  thresholds: number[];
+  spent_usd: number;
+  reserved_usd: number;
+  remaining_usd: number;
+  window_start: string | null;
+  resets_at: string | null;
+  thresholds_reached: { threshold: number; event_id: string; at: string; spent_usd: number }[];
+};
+/** GET /v1/usage, the part the inspector shows. */
+export type Usage = { budgets: BudgetStanding[] };
+
 /** A serialized LangGraph value on the wire (src/langgraph/checkpoint-types.ts TypedWire). */
 export type TypedValue = { t: string; b: string };
 /** POST /v1/langgraph/threads/{id}/list → tuples (src/langgraph/checkpoint-routes.ts TupleWire). */

@@ -1,9 +1,12 @@
 import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
+import { budgetRows, budgetSummary } from "../../src/ui/budgets";
 import { checkpointView, decodeTyped } from "../../src/ui/langgraph";
 import { reportRows, reportSummary } from "../../src/ui/memory-report";
-import type { LangGraphTuple, StoredMemoryReport } from "../../src/ui/types";
+import type { LangGraphTuple, StoredMemoryReport, Usage } from "../../src/ui/types";
+import { fakeOpenAI } from "../support/fake-openai";
 import { api, createTenant } from "../support/tenants";
+import { mockUpstream } from "../support/upstream";
 import { saverFor } from "../langgraph/support";
 
 // The inspector's pure view code (src/ui), fed what the API really answers. The page itself is
@@ -122,5 +125,67 @@ describe("the inspector's memory report of the last run", () => {
     };
     expect(reportRows(state.channels.last_route.memory)).toEqual(reportRows(answered));
     expect(reportRows(answered)).toContainEqual(expect.objectContaining({ kind: "style", loaded: true, why: "fits (the whole scope fit its share)" }));
+  });
+});
+
+describe("the inspector's budgets tab (read-only, from GET /v1/usage)", () => {
+  it("an admin sees every budget of its tenant; a member only the tenant's and its own key's, each with its window, spend, hold and thresholds", async () => {
+    const t = await createTenant();
+    mockUpstream("https://alerts.example", () => new Response(null, { status: 204 }));
+    const make = async (body: Record<string, unknown>) => {
+      const res = await api(`/v1/admin/tenants/${t.tenant}/budgets`, { key: t.adminKey, body });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const tenantBudget = await make({
+      kind: "tenant",
+      limit_usd: 0.003,
+      window: "day",
+      time_zone: "Europe/Lisbon",
+      name: "team",
+      thresholds: [1, 0.5],
+      alert_url: "https://alerts.example/budget",
+    });
+    const keyBudget = await make({ kind: "key", target: t.memberKeyId, limit_usd: 0.0015 });
+    const threadBudget = await make({ kind: "thread", target: "th-budget-view", limit_usd: 5, window: "month" });
+    // gpt-4o-mini at 1,000 + 1,000 tokens: 750 micro-USD a call; two calls spend the key budget and half the tenant's.
+    fakeOpenAI().otherwise({ text: "ok", usage: { prompt_tokens: 1000, completion_tokens: 1000 } });
+    for (let i = 0; i < 2; i++) {
+      const res = await api("/v1/chat/completions", {
+        key: t.memberKey,
+        body: { model: "gpt-4o-mini", max_tokens: 1000, messages: [{ role: "user", content: "hi" }] },
+      });
+      expect(res.status).toBe(200);
+    }
+    const usage = async (key: string) => {
+      const res = await api("/v1/usage", { key });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as Usage).budgets;
+    };
+
+    const all = await usage(t.adminKey);
+    const rows = budgetRows(all);
+    expect(rows.map((r) => r.id)).toEqual([tenantBudget, keyBudget, threadBudget]);
+    const [team, member, thread] = rows;
+    expect(team).toMatchObject({ over: "tenant (team)", limit: "$0.0030", spent: "$0.0015", held: "$0.00", left: "$0.0015", exhausted: false });
+    expect(team!.window).toMatch(/^day, from \d{4}-\d\d-\d\dT[\d:.]+Z \(Europe\/Lisbon\)$/);
+    expect(team!.resets).toBe(all[0]!.resets_at);
+    expect(Date.parse(team!.resets)).toBeGreaterThan(Date.now());
+    const reached = all[0]!.thresholds_reached[0]!;
+    expect(team!.thresholds).toBe(`50% reached ${reached.at} ($0.0015); 100% not reached`);
+    expect(member).toMatchObject({ over: `key ${t.memberKeyId}`, limit: "$0.0015", spent: "$0.0015", left: "$0.00", exhausted: true });
+    expect(member!.window).toBe("none (never resets)");
+    expect(member!.resets).toBe("never");
+    expect(member!.thresholds).toBe("none set");
+    expect(thread).toMatchObject({ over: "thread th-budget-view", limit: "$5.00", spent: "$0.00", exhausted: false });
+    expect(budgetSummary(all)).toBe("3 budget(s), 1 with nothing left (spent or held): calls under them are refused (402) until they reset.");
+
+    // The member key: the access policy's view, not the tenant's (no thread budget).
+    const mine = await usage(t.memberKey);
+    expect(budgetRows(mine).map((r) => r.id)).toEqual([tenantBudget, keyBudget]);
+    // A tenant without budgets says so.
+    const empty = await createTenant();
+    expect(budgetRows(await usage(empty.adminKey))).toEqual([]);
+    expect(budgetSummary(await usage(empty.memberKey))).toMatch(/^No spend budget applies to this key/);
   });
 });
