@@ -8,7 +8,8 @@
  * playwright-core: the operator key gets advice, a failed key clears the list, the thread search
  * asks the server, enter the key, open the thread, read messages and history (ids whole, copyable), fork
  * from the first checkpoint and see the new branch, read the memory report of the last run (which
- * facts loaded and why) and a LangGraph thread's checkpoints (stored by the real EdgeweaveSaver);
+ * facts loaded and why), a LangGraph thread's checkpoints (stored by the real EdgeweaveSaver) and the
+ * tenant's spend budget;
  * then follow the landing page's link to
  * /docs and see the API reference rendered from this origin, without Scalar's hosted features.
  * Saves test-artifacts/inspector.png and docs.png.
@@ -132,6 +133,7 @@ type Seeded = {
   fact: string;
   orgFact: string;
   graph: { thread: string; id: string; parent: string };
+  budget: string;
 };
 
 async function seed(base: string): Promise<Seeded> {
@@ -167,7 +169,10 @@ async function seed(base: string): Promise<Seeded> {
   const c2 = await saver.put(c1, cp2, { source: "loop", step: 0, parents: {} }, { topic: 2 });
   await saver.putWrites(c2, [["topic", "<i>escalate</i>"]], "task-e2e");
   await saver.getTuple(c2); // a read stores the queued writes first
-  return { key, thread, first, second, fact, orgFact, graph: { thread: graphThread, id: cp2.id, parent: cp1.id } };
+  const budget = (
+    await call<{ id: string }>(base, "POST", `/v1/admin/tenants/${tenant}/budgets`, key, { kind: "tenant", limit_usd: 5, window: "day", name: "e2e" })
+  ).id;
+  return { key, thread, first, second, fact, orgFact, graph: { thread: graphThread, id: cp2.id, parent: cp1.id }, budget };
 }
 
 async function drive(page: Page, base: string, s: Seeded): Promise<void> {
@@ -309,6 +314,17 @@ async function drive(page: Page, base: string, s: Seeded): Promise<void> {
   check((await page.locator("#lg-checkpoints i").count()) === 0, "no markup injected from LangGraph values");
   check((await lgHead.locator(".lg-versions").innerText()).includes("topic"), "the channel versions");
   check((await lgHead.locator("code.lg-id").innerText()) === s.graph.id, "the LangGraph checkpoint id is shown whole");
+
+  // The spend budgets over the key (read-only), on their own tab, asked for when it opens.
+  await page.click("#tab-budgets");
+  const budget = page.locator(`#budgets tr[data-budget="${s.budget}"]`);
+  await budget.waitFor();
+  check(await page.locator("#langgraph-panel").isHidden(), "the Budgets tab replaces the LangGraph panel");
+  const cells = await budget.locator("td").allInnerTexts();
+  check(cells[1] === "tenant (e2e)" && cells[2] === "$5.00" && cells[3]?.startsWith("day, from "), `the budget's row: ${cells.join(" | ")}`);
+  check(cells[7] !== "never" && Date.parse(cells[7] ?? "") > Date.now(), `the budget resets tomorrow: ${cells[7]}`);
+  await page.click("#refresh-budgets");
+  await page.locator("#status").filter({ hasText: "Loaded 1 budget(s)." }).waitFor();
   await page.click("#tab-thread");
   await page.locator("#thread").waitFor({ state: "visible" });
 }
