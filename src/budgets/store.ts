@@ -51,7 +51,10 @@ export const Budget = z
     time_zone: z.string(),
     name: z.string().nullable(),
     thresholds: z.array(z.number()),
-    alert_url: z.string().nullable(),
+    alert_url: z
+      .string()
+      .nullable()
+      .openapi({ description: "Where threshold events go; in /v1/usage, null to a key that may not manage budgets (it may carry a token)" }),
     created_at: z.number().int(),
     updated_at: z.number().int(),
   })

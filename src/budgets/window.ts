@@ -22,7 +22,7 @@ export const isTimeZone = (tz: string): boolean => {
   }
 };
 
-type Wall = { y: number; mo: number; d: number; h: number; mi: number; s: number };
+type Wall = { y: number; mo: number; d: number; h: number; mi: number; s: number; ms: number };
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 function wallClock(ms: number, tz: string): Wall {
@@ -41,10 +41,10 @@ function wallClock(ms: number, tz: string): Wall {
     formats.set(tz, f);
   }
   const part = (type: string) => Number(f.formatToParts(ms).find((p) => p.type === type)?.value ?? 0);
-  return { y: part("year"), mo: part("month"), d: part("day"), h: part("hour"), mi: part("minute"), s: part("second") };
+  return { y: part("year"), mo: part("month"), d: part("day"), h: part("hour"), mi: part("minute"), s: part("second"), ms: ms % 1000 };
 }
 
-const asUtc = (w: Wall) => Date.UTC(w.y, w.mo - 1, w.d, w.h, w.mi, w.s);
+const asUtc = (w: Wall) => Date.UTC(w.y, w.mo - 1, w.d, w.h, w.mi, w.s, w.ms);
 
 /** The instant the wall clock of `tz` reads `w` (twice corrected, for the offset at that instant). */
 function instantOf(w: Wall, tz: string): number {

@@ -5,6 +5,7 @@ import { access } from "../edge/access";
 import type { AppEnv } from "../edge/app-env";
 import { errorResponses, jsonContent } from "../edge/openapi-errors";
 import { validationHook } from "../edge/validation";
+import { decide } from "../auth/policy";
 import { BudgetStanding, listBudgets } from "../budgets/store";
 import { standing } from "./budgets";
 
@@ -57,7 +58,14 @@ export const usageRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHook
   const principal = c.get("principal");
   const [data, rows] = await Promise.all([listUsage(c.env.DB, principal.tenant, from, to), listBudgets(c.env.DB, principal.tenant)]);
   const mine = rows.filter((r) => principal.role === "admin" || r.kind === "tenant" || (r.kind === "key" && r.target === principal.keyId));
-  const budgets = await Promise.all(mine.map((r) => standing(c.env, principal.tenant, r)));
+  // Where threshold events go may carry a token: only a key that manages budgets sees it.
+  const manages = decide(principal, "manage_budgets", { tenant: principal.tenant }).allow;
+  const budgets = await Promise.all(
+    mine.map(async (r) => {
+      const s = await standing(c.env, principal.tenant, r);
+      return manages ? s : { ...s, alert_url: null };
+    }),
+  );
   const total = data.reduce(
     (t, r) => ({
       requests: t.requests + r.requests,

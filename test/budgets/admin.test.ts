@@ -143,7 +143,7 @@ describe("budget admin routes", () => {
     const other = await createKey(t.tenant, { role: "member" });
     const ids: Record<string, string> = {};
     for (const [name, body] of [
-      ["tenant", { kind: "tenant", limit_usd: 10 }],
+      ["tenant", { kind: "tenant", limit_usd: 10, thresholds: [0.5], alert_url: "https://alerts.example/hook?token=s3cret" }],
       ["member", { kind: "key", target: t.memberKeyId, limit_usd: 2 }],
       ["other", { kind: "key", target: other.id, limit_usd: 3 }],
       ["thread", { kind: "thread", target: "th-1", limit_usd: 1 }],
@@ -164,5 +164,20 @@ describe("budget admin routes", () => {
       [ids.tenant, 0, 10],
       [ids.member, 0, 2],
     ]);
+    // Where threshold events go may carry a token: only a key that manages budgets reads it.
+    const alertUrl = async (key: string) =>
+      ((await (await api("/v1/usage", { key })).json()) as { budgets: { id: string; alert_url: string | null }[] }).budgets.find((b) => b.id === ids.tenant)
+        ?.alert_url;
+    expect(await alertUrl(t.adminKey)).toBe("https://alerts.example/hook?token=s3cret");
+    expect(await alertUrl(t.memberKey)).toBeNull();
+  });
+
+  it("a window anchored at a fraction of a second resets at that same fraction", async () => {
+    const t = await createTenant();
+    const anchor = "2026-01-01T02:53:19.549Z";
+    const res = await api(path(t.tenant), { key: t.adminKey, body: { kind: "tenant", limit_usd: 1, window: "day", anchor } });
+    const b = (await res.json()) as Standing & { window_start: string };
+    expect(b.window_start.slice(10)).toBe("T02:53:19.549Z");
+    expect(b.resets_at?.slice(10)).toBe("T02:53:19.549Z");
   });
 });
