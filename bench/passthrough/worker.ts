@@ -79,6 +79,7 @@ export class FloorThread extends DurableObject<Env> {
       for (const m of messages) this.storeMessage(m, Date.now());
     });
     this.seed(messages);
+    this.counts = { turns: 0, read: 0, written: 0 }; // the turns' rows, not the seed's
   }
 
   private storeMessage(m: Message, now: number): void {
