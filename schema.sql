@@ -74,8 +74,9 @@ CREATE INDEX fact_scope_stats_by_tenant_span ON fact_scope_stats (tenant_id, spa
 
 -- Fact text for BM25 search: rowid = the scope's span * 2^36 + facts.rowid (0018), so a search matches
 -- inside its scopes' rowid ranges only; it joins back to facts for tenant, scope and expiry. It indexes
--- fts_text, each word behind its tenant's mark (0031), so no query reads another tenant's terms.
-CREATE VIRTUAL TABLE facts_fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
+-- fts_text, each word behind its tenant's mark (0031), so no query reads another tenant's terms. Marks (category M)
+-- are word characters (0035): Devanagari's and Tamil's vowel signs are inside a word.
+CREATE VIRTUAL TABLE facts_fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2 categories ''L* N* Co M*''');
 
 CREATE TRIGGER facts_after_insert AFTER INSERT ON facts BEGIN INSERT INTO fact_scope_stats (tenant_id, scope, n, tokens, span) SELECT new.tenant_id, new.scope, 0, 0, CASE WHEN last % 32 < 31 THEN last + 1 ELSE (SELECT COALESCE(MAX(span), -1) FROM fact_scope_stats) / 32 * 32 + 32 END FROM (SELECT COALESCE(MAX(span), 31) AS last FROM fact_scope_stats WHERE tenant_id = new.tenant_id) WHERE NOT EXISTS (SELECT 1 FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope); UPDATE fact_scope_stats SET n = n + 1, tokens = tokens + new.tokens WHERE tenant_id = new.tenant_id AND scope = new.scope; SELECT RAISE(ABORT, 'facts_fts: facts.rowid or the scope span is past its range (migrations/0018)') FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope AND (new.rowid >= 68719476736 OR span >= 134217728); INSERT INTO facts_fts (rowid, text) SELECT span * 68719476736 + new.rowid, new.fts_text FROM fact_scope_stats WHERE tenant_id = new.tenant_id AND scope = new.scope; END;
 CREATE TRIGGER facts_after_delete AFTER DELETE ON facts BEGIN DELETE FROM facts_fts WHERE rowid = (SELECT span FROM fact_scope_stats WHERE tenant_id = old.tenant_id AND scope = old.scope) * 68719476736 + old.rowid; DELETE FROM fact_versions WHERE fact_id = old.id; UPDATE fact_scope_stats SET n = n - 1, tokens = tokens - old.tokens WHERE tenant_id = old.tenant_id AND scope = old.scope; DELETE FROM fact_scope_stats WHERE tenant_id = old.tenant_id AND scope = old.scope AND n = 0; END;

@@ -27,7 +27,12 @@ export default defineConfig(async () => ({
           OTEL_EXPORTER_OTLP_HEADERS: "Authorization=Basic%20cGstbGYtdGVzdDpzay1sZi10ZXN0",
           OTEL_CAPTURE_CONTENT_TENANTS: "t-trace-content",
         },
-        d1Databases: { DB: "edgeweave-test", SCHEMA_CHECK_DB: "edgeweave-schema-check", MIGRATION_CHECK_DB: "edgeweave-migration-check" },
+        d1Databases: {
+          DB: "edgeweave-test",
+          SCHEMA_CHECK_DB: "edgeweave-schema-check",
+          MIGRATION_CHECK_DB: "edgeweave-migration-check",
+          MARKS_MIGRATION_DB: "edgeweave-marks-migration",
+        },
         // A batch is delivered as soon as it has a message, not after wrangler.toml's 1 s (5 s for the
         // dead-letter queue) of waiting for more: tests that wait for a task waited that out each time.
         queueConsumers: { "edgeweave-tasks": { maxBatchTimeout: 0 }, "edgeweave-tasks-dlq": { maxBatchTimeout: 0 } },

@@ -1,6 +1,8 @@
 // Issue 36: a turn at 8 connections against its floor, like for like. One or more checkouts of edgeweave and the
-// context floor (bench/passthrough/worker.ts `/object-context`: the rate-limit call, one RPC, the thread's 1,000
-// messages and the question sent upstream, the turn stored in one write) on the same platform config (edgeweave's
+// stored floor (bench/passthrough/worker.ts `/object-stored`: the rate-limit call, one RPC, the thread's 1,000
+// messages and the question sent upstream, as `/object-context`; and the storage a turn does: a recall through an
+// FTS5 index and a window read from an indexed log, the turn's rows written in one transaction, one D1 statement;
+// its rows read and written per turn are printed) on the same platform config (edgeweave's
 // [assets] router in front, minified: bench/passthrough/wrangler.platform.toml; with BENCH_NO_ASSETS=1 both without
 // it). Each side gets 8 threads of 1,000 messages; rounds of 8 connections × LANE turns alternate between the
 // sides (the order rotated every round) and every request's latency is kept. Prints each side's 8-thread p50, req/s
@@ -79,7 +81,7 @@ async function main() {
       name: "floor",
       inspector: PORT + 1,
       group: floorDev.group,
-      turn: (lane) => json(`${floorDev.url}/object-context?thread=fc-${lane}`, { body: floorBody }),
+      turn: (lane) => json(`${floorDev.url}/object-stored?thread=fc-${lane}`, { body: floorBody }),
     };
     const sides: Side[] = [floor];
     for (const [i, dir] of CHECKOUTS.entries()) {
@@ -88,7 +90,7 @@ async function main() {
       for (let lane = 0; lane < CONNECTIONS; lane++) await ew.seedThread(`conc-${lane}`);
       sides.push({ name: dir, inspector: PORT + 3 + 2 * i, group: ew.group, turn: (lane) => ew.turn(`conc-${lane}`) });
     }
-    for (let lane = 0; lane < CONNECTIONS; lane++) await json(`${floorDev.url}/object-seed?thread=fc-${lane}`, { body: THREAD_SEED });
+    for (let lane = 0; lane < CONNECTIONS; lane++) await json(`${floorDev.url}/object-stored-seed?thread=fc-${lane}`, { body: THREAD_SEED });
     for (const s of sides) await round(s); // warm-up: compiled code, caches, each thread object loaded
     const rounds = sides.map(() => [] as Round[]);
     for (let r = 0; r < ROUNDS; r++)
@@ -97,6 +99,14 @@ async function main() {
         rounds[j]!.push(await round(sides[j]!));
       }
     load.push(loadavg()[0]!);
+    // The floor's SQLite rows per turn, as its cursors counted them over every turn so far (warm-up included).
+    const stored = { turns: 0, read: 0, written: 0 };
+    for (let lane = 0; lane < CONNECTIONS; lane++) {
+      const c = (await (await fetch(`${floorDev.url}/object-stored-counts?thread=fc-${lane}`)).json()) as typeof stored;
+      stored.turns += c.turns;
+      stored.read += c.read;
+      stored.written += c.written;
+    }
     const pooled = rounds.map((rs) => rs.flatMap((x) => x.ms).sort((a, b) => a - b));
     const floorP50 = percentile(pooled[0]!, 50);
     const floorRps = median(rounds[0]!.map((x) => x.rps));
@@ -116,6 +126,8 @@ async function main() {
         cpu_ms_per_turn: r2(floorCpu),
         round_p50: rounds[0]!.map((x) => r2(percentile(x.ms, 50))),
         round_cpu: rounds[0]!.map((x) => r2(x.cpu)),
+        sqlite_rows_per_turn: { read: r2(stored.read / stored.turns), written: r2(stored.written / stored.turns) },
+        d1_statements_per_turn: 1,
       },
       edgeweave: sides.slice(1).map((s, i) => {
         const rs = rounds[i + 1]!;

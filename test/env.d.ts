@@ -4,6 +4,8 @@ declare namespace Cloudflare {
     SCHEMA_CHECK_DB: D1Database;
     /** A database of its own for a test that migrates data written under older migrations. */
     MIGRATION_CHECK_DB: D1Database;
+    /** Another, for migration 0035's (test/memory/fts-marks-migration.test.ts): each migrates from its own starting point. */
+    MARKS_MIGRATION_DB: D1Database;
   }
 }
 

@@ -1,4 +1,4 @@
-import { searchTerms } from "../core/search-terms";
+import { searchTerms, WORD } from "../core/search-terms";
 
 /**
  * Okapi BM25 over a set of texts held in memory, with the statistics of that set alone: for
@@ -8,11 +8,7 @@ import { searchTerms } from "../core/search-terms";
 const K1 = 1.2;
 const B = 0.75;
 
-const words = (text: string): string[] =>
-  text
-    .normalize("NFKC")
-    .toLowerCase()
-    .match(/[\p{L}\p{N}]+/gu) ?? [];
+const words = (text: string): string[] => text.normalize("NFKC").toLowerCase().match(WORD) ?? [];
 
 /** Each text's BM25 for the query (0 when it holds none of its words), in the texts' order. */
 export function bm25Scores(query: string, texts: readonly string[]): number[] {

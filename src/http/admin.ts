@@ -58,7 +58,7 @@ const listTenantsRoute = createRoute({
   tags: ["admin"],
   summary: "List tenants (operator), by id",
   request: {
-    query: z.object({
+    query: z.strictObject({
       limit: z.coerce.number().int().min(1).max(1000).optional(),
       after: z.string().max(64).optional().openapi({ description: "next_after of the previous page (a tenant id; another string is 400 BEM-011)" }),
     }),
@@ -84,7 +84,7 @@ const listKeysRoute = createRoute({
   summary: "List a tenant's keys in creation order, paged (never the keys or their hashes)",
   request: {
     params: TenantParam,
-    query: z.object(pageQuery("Keys", 1000, 100)),
+    query: z.strictObject(pageQuery("Keys", 1000, 100)),
   },
   responses: {
     200: jsonContent(

@@ -146,7 +146,7 @@ const listFacts = createRoute({
   description:
     "`kind` and `key` filter; `q` searches the facts by words and meaning, fused as the memory tools' `recall` ranks them (best first, with `score` and `channels`; one page, no cursor). Expired facts are never listed.",
   request: {
-    query: z.object({
+    query: z.strictObject({
       scope: z.string().openapi({ example: "organization:acme" }),
       kind: z.string().max(32).optional(),
       key: z.string().max(200).optional(),
@@ -277,6 +277,8 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const scopes = body.scopes.map((s) => MemoryScope.parse(s));
     for (const scope of scopes) authorize(principal, "read_scope", { scope });
     const session = factsSession(c.env.DB, parseBookmark(c.req.header(BOOKMARK_HEADER)));
+    if (body.channels && body.query === undefined)
+      throw new AppError("BEM-011", "channels: they rank facts and earlier turns for query; send query with them, or leave channels out");
     const rank = {
       ...(body.query !== undefined ? { query: body.query } : {}),
       ...(body.always_kinds ? { alwaysKinds: body.always_kinds.map(validateKind) } : {}),

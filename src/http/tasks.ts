@@ -92,7 +92,7 @@ const listDeadLettersRoute = createRoute({
   middleware: access("queue_tasks"),
   tags: ["tasks"],
   summary: "The tenant's dead-lettered tasks, newest first",
-  request: { query: z.object(pageQuery("Dead letters", 200, 50)) },
+  request: { query: z.strictObject(pageQuery("Dead letters", 200, 50)) },
   responses: {
     200: jsonContent(z.object({ dead_letters: z.array(DeadLetterView), next_cursor: z.string().nullable() }).openapi("DeadLetterPage"), "A page"),
     ...errorResponses("BEM-022"),

@@ -47,7 +47,7 @@ const listThreadsRoute = createRoute({
   tags: ["threads"],
   summary: "List the threads the key may reach (all of the tenant's for an admin), most recently updated first",
   request: {
-    query: z.object({
+    query: z.strictObject({
       limit: Limit,
       before: z.string().max(200).optional(),
       query: z.string().max(128).optional().openapi({ description: "Only ids containing this text (any case); ids only, never message text" }),
@@ -63,7 +63,7 @@ const getState = createRoute({
   middleware: access("reach_thread"),
   tags: ["threads"],
   summary: "Thread state at the head, or at any checkpoint",
-  request: { params: ThreadParam, query: z.object({ checkpoint_id: CheckpointId.optional() }) },
+  request: { params: ThreadParam, query: z.strictObject({ checkpoint_id: CheckpointId.optional() }) },
   responses: { 200: jsonContent(ThreadState, "Channels at the checkpoint"), ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-032", "BEM-036") },
 });
 
@@ -73,7 +73,7 @@ const getHistory = createRoute({
   middleware: access("reach_thread"),
   tags: ["threads"],
   summary: "Checkpoints of every branch, newest first, paged",
-  request: { params: ThreadParam, query: z.object({ limit: Limit, before: CheckpointId.optional() }) },
+  request: { params: ThreadParam, query: z.strictObject({ limit: Limit, before: CheckpointId.optional() }) },
   responses: { 200: jsonContent(History, "A page of checkpoints"), ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-036") },
 });
 

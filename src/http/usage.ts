@@ -45,7 +45,7 @@ const listUsageRoute = createRoute({
   middleware: access("any_key"),
   tags: ["usage"],
   summary: "Usage per day, model and cause for the caller's tenant (every provider call is counted)",
-  request: { query: z.object({ from: Day.optional(), to: Day.optional() }) },
+  request: { query: z.strictObject({ from: Day.optional(), to: Day.optional() }) },
   responses: { 200: jsonContent(UsageList, "Usage rows, oldest day first"), ...errorResponses() },
 });
 

@@ -174,7 +174,7 @@ const listWebhooksRoute = createRoute({
   tags: ["webhooks"],
   summary: "List the tenant's webhooks in creation order, paged (secrets are never shown again)",
   request: {
-    query: z.object(pageQuery("Hooks", 200, 50)),
+    query: z.strictObject(pageQuery("Hooks", 200, 50)),
   },
   responses: {
     200: jsonContent(

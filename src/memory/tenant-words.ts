@@ -1,3 +1,5 @@
+import { WORD } from "../core/search-terms";
+
 /**
  * facts_fts is one FTS5 index for every tenant, and FTS5 keeps one term dictionary per index. So each
  * tenant's words are indexed under a mark of its own ("<mark>quaternion"): no query form a tenant can send,
@@ -31,9 +33,9 @@ export function tenantMark(tenant: string): Promise<string> {
 }
 
 /**
- * A fact's text as facts_fts indexes it: its words (FTS5's unicode61 token characters: letters, digits,
- * private use), each behind the mark. Nothing else is left, so the tokenizer finds exactly these words.
+ * A fact's text as facts_fts indexes it: its words (WORD, the tokenizer's word characters), each behind the
+ * mark. Nothing else is left, so the tokenizer finds exactly these words.
  */
 export function markedText(mark: string, text: string): string {
-  return Array.from(text.normalize("NFKC").matchAll(/[\p{L}\p{N}\p{Co}]+/gu), (m) => mark + m[0]).join(" ");
+  return Array.from(text.normalize("NFKC").matchAll(WORD), (m) => mark + m[0]).join(" ");
 }

@@ -7,15 +7,15 @@
  *
  * - Contentless (`content=''`) with `contentless_delete=1`: the text is stored once, in
  *   messages.json; the index holds only terms and positions, and rows delete by rowid.
- * - Tokenizer `porter unicode61 remove_diacritics 2`: FTS5's built-in Porter stemmer over
- *   Unicode words, the same as facts_fts in D1 (migrations/0013), so "painted" finds "painting".
+ * - Tokenizer FTS_TOKENIZE (v15): FTS5's built-in Porter stemmer over Unicode words, marks included,
+ *   the same as facts_fts in D1 (migrations/0013, 0035), so "painted" finds "painting".
  *   Both are part of FTS5 itself, which Durable Objects' SQLite ships (checked in workerd, whose
  *   SQLite build deployed objects run).
  * - Only the live rows are indexed, and live rows are the current branch: a fork rebuilds them,
  *   so the branch it left is never recalled, and a removed message is gone from the index.
  */
 
-import { matchExpression, searchTerms } from "../core/search-terms";
+import { FTS_TOKENIZE, matchExpression, searchTerms } from "../core/search-terms";
 import { messageHash } from "./message-hash";
 import { decodeMessage } from "./thread-rows";
 
@@ -91,6 +91,18 @@ export const RECALL_BATCHED_DDL: readonly string[] = [
      DELETE FROM recall_fts WHERE rowid = old.seq AND old.role IN ${INDEXED_ROLES};
      INSERT INTO recall_fts (rowid, text) SELECT new.seq, ${messageText("new.json")} WHERE new.role IN ${INDEXED_ROLES};
    END`,
+];
+
+/**
+ * v15: the index rebuilt with marks as word characters (FTS_TOKENIZE): unicode61 took only letters and digits,
+ * so a Devanagari or Tamil word was indexed as its consonants apart and never found. The same rows as before
+ * (the live messages up to `through`), merging still left to settleRecallIndex.
+ */
+export const RECALL_MARKS_DDL: readonly string[] = [
+  `DROP TABLE recall_fts`,
+  `CREATE VIRTUAL TABLE recall_fts USING fts5(text, content = '', contentless_delete = 1, tokenize = ${FTS_TOKENIZE})`,
+  ...RECALL_AUTOMERGE_OFF_DDL,
+  `INSERT INTO recall_fts (rowid, text) SELECT seq, ${messageText("json")} FROM messages WHERE role IN ${INDEXED_ROLES} AND seq <= (SELECT through FROM recall_indexed) ORDER BY seq`,
 ];
 
 /** Positions that wait before a run's answer brings them into the index (4 turns of a user and an assistant message). */

@@ -1,7 +1,7 @@
 import { LANGGRAPH_BLOB_WRITER_DDL, LANGGRAPH_CHILDREN_DDL, LANGGRAPH_DDL, LANGGRAPH_WRITER_DDL } from "./langgraph-checkpoints";
 import { ThreadMeta } from "./meta";
 import { PENDING_BOOKKEEPING_DDL, SENDING_BOOKKEEPING_DDL } from "./pending-bookkeeping";
-import { RECALL_AUTOMERGE_OFF_DDL, RECALL_BATCHED_DDL, RECALL_DDL } from "./recall-index";
+import { RECALL_AUTOMERGE_OFF_DDL, RECALL_BATCHED_DDL, RECALL_DDL, RECALL_MARKS_DDL } from "./recall-index";
 import { RECALL_VECTORS_DDL } from "./recall-vectors";
 import { RUN_RECORDS_DDL } from "./run-records";
 import { STORED_RESPONSES_DDL } from "./stored-responses";
@@ -45,6 +45,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   RUN_RECORDS_DDL,
   // v14: each indexed message's vector for recall by meaning, kept in step like the full-text index (src/thread/recall-vectors.ts).
   RECALL_VECTORS_DDL,
+  // v15: the recall index rebuilt with marks as word characters (Devanagari, Tamil: src/thread/recall-index.ts).
+  RECALL_MARKS_DDL,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -248,3 +248,48 @@ describe("image and video links", () => {
     expect((await errorOf(video)).code).toBe("BEM-041");
   });
 });
+
+describe("memory context: channels rank for query", () => {
+  it("channels without query is 400 BEM-011 naming channels: it ranked nothing and was accepted", async () => {
+    const res = await api("/v1/memory/context", {
+      key: tenant().adminKey,
+      body: { scopes: ["organization:acme"], max_tokens: 500, channels: ["dense"] },
+    });
+    const e = await errorOf(res);
+    expect(e).toMatchObject({ status: 400, code: "BEM-011" });
+    expect(e.message).toContain("channels");
+    expect(e.message).toContain("query");
+  });
+
+  it("channels with query loads", async () => {
+    const res = await api("/v1/memory/context", {
+      key: tenant().adminKey,
+      body: { scopes: ["organization:acme"], max_tokens: 500, query: "refunds", channels: ["full_text"] },
+    });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe("an unknown query parameter on edgeweave's own GET routes is 400 BEM-011 naming it", () => {
+  // Ignored, a misspelt filter (`?form=` for `from`) answered a different list than the one asked for.
+  it.each([
+    "/v1/usage?form=2026-01-01",
+    "/v1/memory/facts?scope=organization:acme&kinds=note",
+    "/v1/threads?serach=a",
+    "/v1/threads/out-none/state?checkpoint=1",
+    "/v1/threads/out-none/history?limt=2",
+    "/v1/webhooks?page=2",
+    "/v1/tasks/dead-letters?page=2",
+  ])("%s", async (path) => {
+    const e = await errorOf(await api(path, { key: tenant().adminKey }));
+    expect(e).toMatchObject({ status: 400, code: "BEM-011" });
+    const name = new URL(path, "http://x").searchParams;
+    const known = new Set(["scope"]);
+    for (const k of name.keys()) if (!known.has(k)) expect(e.message).toContain(k);
+  });
+
+  it("the known ones still answer", async () => {
+    for (const path of ["/v1/usage?from=2026-01-01", "/v1/memory/facts?scope=organization:acme&kind=note", "/v1/threads?query=a", "/v1/webhooks?limit=2"])
+      expect((await api(path, { key: tenant().adminKey })).status, path).toBe(200);
+  });
+});

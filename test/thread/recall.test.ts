@@ -435,4 +435,29 @@ describe("recall index and recall inside the thread object", () => {
       expect(ids(recall(store, 200, ask("bicycle")))).toContain("old");
     });
   });
+
+  it("a thread indexed before v15 (marks split words) is indexed again: its Hindi word is recalled", async () => {
+    await withStore((_store, storage) => {
+      for (const t of storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'").toArray())
+        storage.sql.exec(`DROP TABLE IF EXISTS "${t.name}"`);
+      for (const ddl of MIGRATIONS.slice(0, 14).flat()) storage.sql.exec(ddl);
+      storage.sql.exec(`INSERT INTO meta (key, value) VALUES ('schema_version', '14')`);
+      for (let i = 1; i < 60; i++) {
+        const content = i === 1 ? "रवि को हिन्दी संगीत पसंद है" : "nothing here at all";
+        storage.sql.exec(
+          `INSERT INTO messages (seq, id, role, json, tokens, bytes, created_at) VALUES (?, ?, ?, ?, 20, 100, 1)`,
+          i,
+          `n${i}`,
+          i % 2 ? "user" : "assistant",
+          JSON.stringify({ id: `n${i}`, role: i % 2 ? "user" : "assistant", content, created_at: 1 }),
+        );
+      }
+      storage.transactionSync(() => indexWaiting(storage.sql));
+      // At v14 the word is its consonants apart: ह, न, द.
+      expect(storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM recall_fts WHERE recall_fts MATCH '"ह"'`).one().n).toBe(1);
+      const store = ThreadStore.of(storage);
+      expect(ids(recall(store, 200, ask("हिन्दी")))).toContain("n1");
+      expect(storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM recall_fts WHERE recall_fts MATCH '"ह"'`).one().n).toBe(0);
+    });
+  });
 });
