@@ -330,8 +330,17 @@ export class ThreadDO extends DurableObject<Env> {
 
   // ---- LangGraph checkpoints (src/thread/langgraph-checkpoints.ts) ----
 
-  lgApply(ops: LgOp[], writer: Writer): RpcResult<{ created: boolean }> {
-    return coded(() => this.#capabilities.langgraph.apply(ops, writer));
+  /**
+   * A checkpointer batch, held like a turn's save: its index row lands under the lease, before any delete behind it
+   * (held-thread.ts). `threadQuota`: MAX_THREADS_PER_TENANT as the Worker reads it, as a turn's hand-off carries it.
+   */
+  lgApply(ops: LgOp[], writer: Writer, thread: ThreadName & { threadQuota: number }): Promise<RpcResult<null>> {
+    return codedAsync(() =>
+      holdThread(this.#host(), this.#named(thread), async (room) => {
+        await room.applyLangGraph(ops, writer, thread.threadQuota);
+        return null;
+      }),
+    );
   }
   lgGet(q: GetQuery): RpcResult<{ tuple: StoredTuple; history?: DeltaHistory } | null> {
     return coded(() => this.#capabilities.langgraph.get(q));
@@ -351,8 +360,8 @@ export class ThreadDO extends DurableObject<Env> {
   lgDeltaHistory(q: DeltaQuery): RpcResult<DeltaHistory> {
     return coded(() => this.#capabilities.langgraph.deltaHistory(q));
   }
-  lgDelete(): RpcResult<{ existed: boolean }> {
-    return coded(() => this.#capabilities.langgraph.deleteAll());
+  lgDelete(thread: ThreadName): Promise<RpcResult<{ existed: boolean }>> {
+    return codedAsync(() => holdThread(this.#host(), this.#named(thread), (room) => room.deleteLangGraph()));
   }
   lgStoredBytes(): RpcResult<number> {
     return coded(() => this.#capabilities.langgraph.storedBytes());

@@ -1,4 +1,7 @@
+import { assertRoom } from "../auth/quotas";
 import { errorText, log } from "../core/log";
+import type { LgOp, Writer } from "../thread/langgraph-checkpoint-types";
+import { indexThread, unindexThread } from "../thread/langgraph-index";
 import type { LangGraphCheckpoints } from "../thread/langgraph-checkpoints";
 import type { PendingBookkeeping } from "../thread/pending-bookkeeping";
 import type { ThreadMeta } from "../thread/meta";
@@ -97,6 +100,25 @@ export class HeldThread {
     const cp = await this.#leases.exclusive(this.#held ? this.lease.token : undefined, () => this.log.fork(checkpointId));
     await this.#list(cp);
     return cp;
+  }
+
+  /**
+   * LangGraph checkpointer ops, applied under the lease. A put that creates the thread's LangGraph side must fit
+   * the tenant's thread quota (413 BEM-017, nothing written) and is indexed before the lease moves on, as a
+   * first write is listed: a delete queued behind it removes the row with the checkpoints.
+   */
+  async applyLangGraph(ops: LgOp[], writer: Writer, threadQuota: number): Promise<void> {
+    const { langgraph } = this.capabilities;
+    const creates = langgraph.creates(ops);
+    if (creates) await assertRoom(this.#env, this.tenant, "threads", threadQuota);
+    await this.#leases.exclusive(this.#held ? this.lease.token : undefined, () => langgraph.apply(ops, writer));
+    if (creates) await indexThread(this.#env.DB, this.tenant, this.threadId);
+  }
+
+  /** Removes the thread's LangGraph side under the lease: its index row first (it must land), then its checkpoints. */
+  async deleteLangGraph(): Promise<{ existed: boolean }> {
+    await unindexThread(this.#env.DB, this.tenant, this.threadId);
+    return this.#leases.exclusive(this.#held ? this.lease.token : undefined, () => this.capabilities.langgraph.deleteAll());
   }
 
   /** Gives the thread to the next run (a save with endRun did already: then nothing). */
