@@ -1,4 +1,4 @@
-import { storedReport } from "../pipeline/save-run";
+import { storedReport } from "../pipeline/save-turn";
 import { type ResponseTemplate, runSummary, type TurnResult } from "../pipeline/turn";
 import type { ResponseCreateRequest } from "../edge/responses-schemas";
 import { replyToOutput, type OutputItem } from "./convert";
