@@ -99,7 +99,7 @@ const batch = createRoute({
   request: { params: ThreadParam, ...body(BatchBody) },
   responses: {
     200: jsonContent(z.object({ ok: z.literal(true) }), "Stored"),
-    ...errorResponses("BEM-017", "BEM-022", "BEM-025", "BEM-030", "BEM-147", "BEM-148"),
+    ...errorResponses("BEM-017", "BEM-022", "BEM-025", "BEM-030", "BEM-038", "BEM-147", "BEM-148"),
   },
 });
 const getTuple = createRoute({
@@ -151,7 +151,7 @@ const deleteThread = createRoute({
   tags: ["langgraph"],
   summary: "Delete the thread's LangGraph checkpoints (edgeweave's own turns stay); rewrites history",
   request: { params: ThreadParam },
-  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-036") },
+  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-036", "BEM-038") },
 });
 const pruneThread = createRoute({
   method: "post",

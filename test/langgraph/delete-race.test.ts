@@ -1,11 +1,15 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { app } from "../../src/http/app";
 import { EdgeweaveSaver } from "../../src/langgraph-client/saver";
-import { createTenant } from "../support/tenants";
-import { BASE_URL } from "./support";
+import { api, createTenant } from "../support/tenants";
+import { BASE_URL, saverFor } from "./support";
+import { completionAfter, fakeOpenAI } from "../support/fake-openai";
+import { uniqueThread } from "../support/runs";
+import { clearUpstream } from "../support/upstream";
+import { waitFor } from "../webhooks/helpers";
 
 /**
  * A LangGraph thread's D1 index row is ordered with a delete as a turn's thread-list entry is: written inside the
@@ -14,6 +18,8 @@ import { BASE_URL } from "./support";
  * (an empty thread listed, counted against the quota) until someone deleted it again.
  */
 describe("a LangGraph put racing a thread delete", () => {
+  afterEach(clearUpstream);
+
   it("a delete that lands as the object answers a put creating the thread leaves no index row and no count", async () => {
     const t = await createTenant();
     const threadId = "lg-raced";
@@ -57,5 +63,29 @@ describe("a LangGraph put racing a thread delete", () => {
     expect(row).toBeNull();
     const counted = await env.DB.prepare("SELECT n FROM tenant_counts WHERE tenant_id = ? AND kind = 'threads'").bind(t.tenant).first<{ n: number }>();
     expect(counted?.n ?? 0).toBe(0);
+  });
+
+  it("a put to a thread id a turn is running on waits for the turn's save, as every write ordered with a delete does", async () => {
+    const t = await createTenant();
+    const threadId = uniqueThread("lg-behind");
+    let open!: () => void;
+    const opened = new Promise<void>((r) => (open = r));
+    const provider = fakeOpenAI().respond(completionAfter(() => opened, "held"));
+    const turn = api("/v1/chat/completions", {
+      key: t.adminKey,
+      body: { model: "gpt-4o-mini", thread_id: threadId, messages: [{ role: "user", content: "hi" }] },
+    });
+    await waitFor("the turn to reach its provider", async () => (provider.calls.length === 1 ? true : undefined));
+    const cp = { ...emptyCheckpoint(), id: uuid6(-1) };
+    let landed = false;
+    const put = saverFor(t.adminKey)
+      .put({ configurable: { thread_id: threadId, checkpoint_ns: "" } }, cp, { source: "input", step: -1, parents: {} }, {})
+      .then(() => (landed = true));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(landed).toBe(false);
+    open();
+    expect((await turn).status).toBe(200);
+    await put;
+    expect(await saverFor(t.adminKey).getTuple({ configurable: { thread_id: threadId } })).toBeDefined();
   });
 });
