@@ -16,7 +16,7 @@ import { DEFAULT_RECALL } from "../memory/recall-excerpts";
 import { recallConfigOf, recallQuery, wholeStateView, windowTokens } from "./run-recall";
 import { messageText, type Message, type MessageInput, type ParsedMessageInput } from "../core/message";
 import type { RecallAsk, UpdateSource } from "../thread/types";
-import { collectReducers, middlewareTools, validateRunContext } from "./middleware/compose";
+import { collectReducers, middlewareTools, validateTurnContext } from "./middleware/compose";
 import { middlewaresFromConfig } from "./middleware/from-config";
 import type { Middleware } from "./middleware/types";
 import type { Runtime } from "./runtime";
@@ -131,7 +131,7 @@ function readingThread<T>(read: () => T): T {
 }
 
 /** The agent, thread, middleware and tools a run uses, checked before anything is read or written. */
-function planRun(deps: TurnDeps, input: TurnInput) {
+function planTurn(deps: TurnDeps, input: TurnInput) {
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
   const thread = deps.thread;
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
@@ -142,7 +142,7 @@ function planRun(deps: TurnDeps, input: TurnInput) {
   const agentTools = serverToolsFor(agent);
   const tools = middlewareTools(middlewares, agentTools);
   const reducers = collectReducers(middlewares, tools);
-  const context = validateRunContext(middlewares, input.context ?? {});
+  const context = validateTurnContext(middlewares, input.context ?? {});
   validateAgentContext(agent, context);
   return { agent, thread, middlewares, agentTools, tools, reducers, context };
 }
@@ -157,7 +157,7 @@ function splitInput(messages: readonly ParsedMessageInput[], resuming: boolean):
 }
 
 /** Routes on what is certain to be sent (system + new input); the rest of the model's window is the memory budget. */
-function routeRun(env: Env, input: TurnInput, agent: AgentConfig | undefined, clientSystem: ChatMessage[], toSave: ParsedMessageInput[]) {
+function routeTurn(env: Env, input: TurnInput, agent: AgentConfig | undefined, clientSystem: ChatMessage[], toSave: ParsedMessageInput[]) {
   const system: ChatMessage[] = agent?.system_prompt ? [{ role: "system", content: agent.system_prompt }, ...clientSystem] : clientSystem;
   const newInput = toSave.map(toChat);
   const lastUser = [...newInput].reverse().find((m) => m.role === "user");
@@ -281,12 +281,12 @@ export async function prepare(deps: TurnDeps, input: TurnInput, admission: Admis
   const timings = input.timings ?? new Timings();
   timings.lap("request");
   const { principal } = input;
-  const { context, ...plan } = planRun(deps, input);
+  const { context, ...plan } = planTurn(deps, input);
   const { agent, thread, middlewares } = plan;
   const { clientSystem, toSave } = splitInput(input.messages, input.resume !== undefined);
   // Every layer, the agent's or the client's, was checked against the caller's grants when the turn was admitted (admit.ts).
   const scopes = admission.scopes.map((s) => MemoryScope.parse(s));
-  const { route, lastUser, budget } = routeRun(env, input, agent, clientSystem, toSave);
+  const { route, lastUser, budget } = routeTurn(env, input, agent, clientSystem, toSave);
   timings.lap("route");
 
   // Middleware that only bounds the model's view (trim) needs no more than the window.
