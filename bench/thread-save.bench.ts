@@ -4,7 +4,7 @@ import type { ThreadDO } from "../src/object/thread-object";
 import { line, logOf, median, mustUpdate, report, seedMessages, stubFor } from "./thread-support";
 
 /**
- * The save of one stateful chat turn in its thread's object, as a run makes it (pipeline/save-run.ts):
+ * The save of one stateful chat turn in its thread's object, as a run makes it (pipeline/save-turn.ts):
  * the question and the reply as two appends, with the ids the run gave them, and the routing record
  * as a `last_route` channel set, in one update, on a 1,000-message thread (the recall index's triggers
  * included). Times SAVES saves one after another in one object: no RPC, no lease, only the store.

@@ -46,12 +46,11 @@ function quotaFull(kind: QuotaKind, held: number, max: number): AppError {
   return new AppError(q.code, `This tenant holds ${held} ${q.what}; the limit is ${max} (${q.variable}). Remove some to make room.`);
 }
 
-/** Throws the kind's 413 when the tenant cannot take `adding` more. */
-export async function assertRoom(env: Env, tenant: string, kind: QuotaKind, adding = 1): Promise<void> {
+/** Throws the kind's 413 when the tenant cannot take one more (`max`: the Worker's quota, when checked in a thread's object). */
+export async function assertRoom(env: Env, tenant: string, kind: QuotaKind, max = quotaOf(env, kind)): Promise<void> {
   if (tenant === OPERATOR_TENANT) return; // the operator's system facts: not a tenant's, and the operator sets the quotas
-  const max = quotaOf(env, kind);
   const held = await countOf(env.DB, tenant, kind);
-  if (held + adding > max) throw quotaFull(kind, held, max);
+  if (held + 1 > max) throw quotaFull(kind, held, max);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { runSummary, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
+import { turnSummary, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
 import type { DeltaEvent } from "../providers/types";
 import { requireKnownModel } from "../routing/closest-models";
 import type { ParsedMessageInput } from "../core/message";
@@ -123,7 +123,7 @@ const chatFormat: WireFormat<Body, Plan> = {
       },
     ],
     usage: usageOf(r),
-    edgeweave: runSummary(r, { trace: plan.trace }),
+    edgeweave: turnSummary(r, { trace: plan.trace }),
   }),
 
   stream(plan) {
@@ -175,7 +175,7 @@ const chatFormat: WireFormat<Body, Plan> = {
         // An upstream that answered with its end alone: the role chunk says what the answer holds.
         if (!opened) await open(out, r.reply.content === null ? null : "");
         // The finishing chunk names the model and why (and the checkpoint), with or without include_usage.
-        await out.send(chunk(r.model.name, {}, r.finishReason, { edgeweave: runSummary(r, { trace: plan.trace }) }));
+        await out.send(chunk(r.model.name, {}, r.finishReason, { edgeweave: turnSummary(r, { trace: plan.trace }) }));
         if (plan.includeUsage) {
           await out.send(
             JSON.stringify({
@@ -185,7 +185,7 @@ const chatFormat: WireFormat<Body, Plan> = {
               model: r.model.name,
               choices: [],
               usage: usageOf(r),
-              edgeweave: runSummary(r, { trace: plan.trace }),
+              edgeweave: turnSummary(r, { trace: plan.trace }),
             }),
           );
         }

@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, type z } from "@hono/zod-openapi";
-import { runSummary, type TraceLevel, type TurnResult } from "../pipeline/turn";
+import { turnSummary, type TraceLevel, type TurnResult } from "../pipeline/turn";
 import { access } from "../edge/access";
 import type { AppEnv } from "../edge/app-env";
 import { InvokeRequest, InvokeResponse, TraceHeader } from "../edge/chat-schemas";
@@ -27,7 +27,7 @@ type Body = z.infer<typeof InvokeRequest>;
 
 /** The native invoke body: the run summary with the reply, under the native names. */
 function summary(r: TurnResult, trace: TraceLevel) {
-  const { thread_id, checkpoint_id, routing, warnings, memory } = runSummary(r, { trace });
+  const { thread_id, checkpoint_id, routing, warnings, memory } = turnSummary(r, { trace });
   return {
     session_id: thread_id ?? "",
     checkpoint_id,

@@ -11,7 +11,7 @@ import { MessageStream } from "../anthropic/stream";
 import { messagesToTurn } from "../anthropic/to-turn";
 import { droppedWarning, outputLimitWarning } from "../pipeline/model-call";
 import { toChat, tokensOf } from "../pipeline/prompt";
-import { runSummary, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
+import { turnSummary, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
 import type { ModelConfig } from "../config/model-config";
 import { requireKnownModel } from "../routing/closest-models";
 import { access } from "../edge/access";
@@ -136,7 +136,7 @@ type Body = { json: z.infer<typeof MessagesRequest>; headers: MessagesHeaders };
 type Plan = { trace: TraceLevel; id: string; turn: TurnInput; maxOutput: number | undefined; messages: TurnInput["messages"] };
 
 // Messages renders an Anthropic reply's blocks whole: nothing of it to warn about.
-const summaryOf = (r: TurnResult, trace: TraceLevel) => runSummary(r, { trace, blocks: true });
+const summaryOf = (r: TurnResult, trace: TraceLevel) => turnSummary(r, { trace, blocks: true });
 
 /** Anthropic's Messages API as a wire format (src/http/turn-edge.ts). */
 const messagesFormat: WireFormat<Body, Plan> = {

@@ -24,7 +24,7 @@ import { type StreamRenderer, streamRun } from "./stream-run";
  * - `parse(body, edge)`: the request as a TurnInput (the format's own fields; the edge's are in
  *   `edge.base()`) and whatever rendering needs later (`plan`). Bad input throws a coded AppError.
  * - `render(result, plan)`: the finished turn as the format's JSON body, its run summary included
- *   (pipeline/turn.ts runSummary is the one summary every format renders from); `headers(result,
+ *   (pipeline/turn.ts turnSummary is the one summary every format renders from); `headers(result,
  *   plan)` (optional) adds the format's own response headers.
  * - `stream(plan)`: the turn as the format's SSE events — start, each delta, done, and an error
  *   after output began (`streamErrorBody` is the shared error body; a format may use its own) —

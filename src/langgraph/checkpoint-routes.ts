@@ -8,6 +8,7 @@ import { validationHook } from "../edge/validation";
 import { fromBase64, toBase64 } from "../langgraph-client/base64";
 import { parseThreadId, threadStub } from "../thread/thread-id";
 import { unwrap } from "../core/wire-error";
+import { quotaOf } from "../auth/quotas";
 import { openCursor, sealCursor } from "../core/cursor";
 import { langgraphTenant, mayReachThread, refuseIdsAhead, requireThread, writerOf } from "./access";
 import {
@@ -28,8 +29,7 @@ import {
 } from "../thread/langgraph-checkpoint-types";
 import { LG_PAGE_BYTES, sizeOfTuple } from "../thread/langgraph-checkpoints";
 import { authorize, readableThreads } from "../auth/policy";
-import { indexedThreads, indexThread, unindexThread } from "./thread-index";
-import { assertRoom } from "../auth/quotas";
+import { indexedThreads } from "../thread/langgraph-index";
 
 const ThreadParam = z.object({
   thread_id: z.string().openapi({ param: { name: "thread_id", in: "path" }, description: "1-128 chars of A-Z a-z 0-9 . _ : -" }),
@@ -99,7 +99,7 @@ const batch = createRoute({
   request: { params: ThreadParam, ...body(BatchBody) },
   responses: {
     200: jsonContent(z.object({ ok: z.literal(true) }), "Stored"),
-    ...errorResponses("BEM-017", "BEM-022", "BEM-025", "BEM-030", "BEM-147", "BEM-148"),
+    ...errorResponses("BEM-017", "BEM-022", "BEM-025", "BEM-030", "BEM-038", "BEM-147", "BEM-148"),
   },
 });
 const getTuple = createRoute({
@@ -151,7 +151,7 @@ const deleteThread = createRoute({
   tags: ["langgraph"],
   summary: "Delete the thread's LangGraph checkpoints (edgeweave's own turns stay); rewrites history",
   request: { params: ThreadParam },
-  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-036") },
+  responses: { 204: { description: "Deleted" }, ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-036", "BEM-038") },
 });
 const pruneThread = createRoute({
   method: "post",
@@ -209,19 +209,8 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
           }
         : { ...op, writes: op.writes.map((w) => ({ channel: w.channel, idx: w.idx, value: fromWire(w.value) })) },
     );
-    const { created } = unwrap(await stub.lgApply(ops, writer));
-    if (created) {
-      // A new LangGraph thread counts against the tenant's thread quota. Checked once the object
-      // says the thread is new (no D1 read on every checkpointer call); past the quota, what was
-      // just written is removed again and the answer is 413 BEM-017.
-      try {
-        await assertRoom(c.env, tenant, "threads");
-      } catch (e) {
-        await stub.lgDelete();
-        throw e;
-      }
-      await indexThread(c.env.DB, tenant, threadId);
-    }
+    // A put that creates the thread is checked against the thread quota and indexed in the object, under its lease.
+    unwrap(await stub.lgApply(ops, writer, { tenant, threadId, threadQuota: quotaOf(c.env, "threads") }));
     return c.json({ ok: true as const }, 200);
   })
   .openapi(getTuple, async (c) => {
@@ -301,8 +290,7 @@ export const checkpointRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validatio
   .openapi(deleteThread, async (c) => {
     const { tenant, threadId, stub } = threadFor(c, c.req.valid("param").thread_id);
     authorize(c.get("principal"), "rewrite_thread", { thread: threadId });
-    const { existed } = unwrap(await stub.lgDelete());
-    await unindexThread(c.env.DB, tenant, threadId);
+    const { existed } = unwrap(await stub.lgDelete({ tenant, threadId }));
     if (!existed) throw new AppError("BEM-036", `No LangGraph checkpoints in thread '${threadId}'`);
     return c.body(null, 204);
   });

@@ -15,7 +15,7 @@ import { bm25Statement, PREFIX_MAX_FACTS, Params, type Reach } from "./bm25-sear
 import { type Channels, DENSE_WEIGHT, fuseScores } from "../embed/fusion";
 import { rankedLayer, type FactSource, type ScoredFact } from "./rank";
 import { ownerTenant, type MemoryScope } from "./scope";
-import type { RunFactsCache } from "./facts-cache";
+import type { TurnFactsCache } from "./facts-cache";
 import { emptyLayer, type LayerLimits, type LayerLoad, type MemoryBackend, type MemoryItem } from "./types";
 
 const ids = new IdGenerator();
@@ -118,7 +118,7 @@ export class D1FactsBackend implements MemoryBackend {
     readonly tenant: string,
     private readonly clock: () => number = Date.now,
     /** A run's view of its thread object's cache (facts-cache.ts): scopes read whole are served from it while fresh. */
-    private readonly cache?: RunFactsCache,
+    private readonly cache?: TurnFactsCache,
   ) {}
 
   /**

@@ -12,7 +12,7 @@ const MAX_SCOPES = 64;
 type Entry = { facts: readonly Fact[]; readAt: number; bookmark: string | undefined };
 
 /** One run's view of its object's cache (d1-facts-backend.ts reads and fills it). */
-export type RunFactsCache = {
+export type TurnFactsCache = {
   /** The scope's live facts as last read, when that read is fresh enough for this run; else undefined. */
   get(owner: string, scope: string): readonly Fact[] | undefined;
   /** Keeps a read, issued at `readAt`, that returned the scope's every live fact (at the run's session bookmark). */
@@ -46,7 +46,7 @@ export class FactsCache {
   }
 
   /** The view of one run that must read facts at least as fresh as `need`; `seen` is its session's bookmark after a read. */
-  forRun(need: string | undefined, seen: () => string | undefined): RunFactsCache {
+  forRun(need: string | undefined, seen: () => string | undefined): TurnFactsCache {
     const keyOf = (owner: string, scope: string) => `${owner}\u0000${scope}`;
     return {
       get: (owner, scope) => {

@@ -1,7 +1,7 @@
 import { AppError } from "../core/errors";
 import { ThreadClient } from "../thread/client";
 import { D1FactsBackend } from "./d1-facts-backend";
-import type { RunFactsCache } from "./facts-cache";
+import type { TurnFactsCache } from "./facts-cache";
 import { MemoryManager, type MemoryManagerOptions } from "./manager";
 import { SessionBackend, type SessionThread } from "./session-backend";
 import type { ContextStrategy, MemoryBackend } from "./types";
@@ -24,7 +24,7 @@ export function memoryFor(
     /** Where facts are read and written: a D1 session (memory/bookmark.ts); env.DB when absent. */
     facts?: Pick<D1Database, "prepare" | "batch">;
     /** A run's view of its thread object's facts cache (facts-cache.ts). */
-    factsCache?: RunFactsCache;
+    factsCache?: TurnFactsCache;
   } = {},
 ): MemoryManager {
   const own = opts.session;

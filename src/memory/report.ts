@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 
-/** The channel a run keeps its routing summary, the scopes it loaded and this report in (src/pipeline/save-run.ts). */
+/** The channel a run keeps its routing summary, the scopes it loaded and this report in (src/pipeline/save-turn.ts). */
 export const LAST_ROUTE = "last_route";
 
 /** A recalled turn's or ranked fact's place in each channel that found it (src/embed/fusion.ts). */

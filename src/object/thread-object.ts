@@ -25,7 +25,7 @@ import { LangGraphCheckpoints } from "../thread/langgraph-checkpoints";
 import type { ReconcileInput } from "../thread/message-hash";
 import { openThreadMeta } from "../thread/sql-schema";
 import type { Reconciled } from "../thread/reconcile-live";
-import { LEASE, RunLeases } from "../thread/run-lease";
+import { LEASE, ThreadLeases } from "../thread/thread-lease";
 import { type ApiThreadView, FINISHED, type RunAdmission, type RunFeed, type RunRecord, RunRecords, type RunStatus, STALE_RUN_MS } from "../thread/run-records";
 import { type StoredResponse, StoredResponses } from "../thread/stored-responses";
 import { DEFAULT_LIMITS, type StoreLimits, ThreadStore } from "../thread/thread-store";
@@ -42,9 +42,9 @@ import type {
   StatePageOptions,
   ThreadUpdate,
 } from "../thread/types";
-import { answerTurnInObject, holdThread, type ObjectHost, RunsInFlight, streamTurnInObject } from "./turn-in-object";
+import { answerTurnInObject, holdThread, type ObjectHost, HoldsInFlight, streamTurnInObject } from "./turn-in-object";
 import { type SpanExporter, spanExporter } from "../core/otlp";
-import type { FinalEvent, ObjectRunRequest } from "../pipeline/run-wire";
+import type { FinalEvent, ObjectTurnRequest } from "../pipeline/turn-wire";
 import type { ThreadCapabilities } from "../pipeline/held-thread";
 import type { SummarizeThreadTask } from "../queue/messages";
 import type { z } from "@hono/zod-openapi";
@@ -52,8 +52,8 @@ import { summaryOf } from "./summarize";
 
 /**
  * One conversation thread as a Durable Object, composed of capabilities that each own
- * their tables and methods: the thread log (src/thread/thread-store.ts), the run lease
- * (run-lease.ts), LangGraph checkpoints (langgraph-checkpoints.ts), stored Responses
+ * their tables and methods: the thread log (src/thread/thread-store.ts), the lease
+ * (thread-lease.ts), LangGraph checkpoints (langgraph-checkpoints.ts), stored Responses
  * (stored-responses.ts) and the meta rows (meta.ts: schema version, head, facts bookmark).
  * A stateful turn (streamTurn and answerTurn, turn-in-object.ts) and a summary (summarize) run inside it and call
  * the capabilities directly; everything else reaches them through the RPC methods below.
@@ -73,12 +73,12 @@ export class ThreadDO extends DurableObject<Env> {
   readonly #ids = new IdGenerator();
   /** Undefined only between a delete of the storage and the next call (which re-creates the tables). */
   #opened: ThreadCapabilities | undefined;
-  /** The thread's run lease and its queue: one per live object (a delete re-creates the tables, not the queue). An instance field, which RPC does not reach. */
-  readonly leases: RunLeases;
+  /** The thread's lease and its queue: one per live object (a delete re-creates the tables, not the queue). An instance field, which RPC does not reach. */
+  readonly leases: ThreadLeases;
   /** The runs in this object a cancel can stop (LangGraph API), by their cancel key; memory only, as the runs are. */
   readonly #cancels = new Map<string, AbortController>();
   /** Runs whose bookkeeping is still to land (a delete waits for them). */
-  readonly #inFlight = new RunsInFlight();
+  readonly #inFlight = new HoldsInFlight();
   /** The facts its runs read last, served to the next runs while fresh (memory/facts-cache.ts; memory only). */
   readonly #facts = new FactsCache();
   /** The runs' spans, batched across turns and sent under the object's waitUntil (core/otlp.ts). */
@@ -95,7 +95,7 @@ export class ThreadDO extends DurableObject<Env> {
     super(ctx, env);
     // SQLite calls are synchronous: the tables are current before the first call is delivered.
     this.#opened = this.#open();
-    this.leases = new RunLeases(Date.now, Number(env.MAX_RUN_LEASE_MS) || LEASE.defaultMaxHoldMs);
+    this.leases = new ThreadLeases(Date.now, Number(env.MAX_RUN_LEASE_MS) || LEASE.defaultMaxHoldMs);
     this.#spans = spanExporter(env, (p) => ctx.waitUntil(p));
     // The embedded embedder's table, read in the background (recall awaits it; until then the vectors wait).
     void loadWordTable(env.ASSETS);
@@ -107,10 +107,10 @@ export class ThreadDO extends DurableObject<Env> {
   // ---- the agent run -----------------------------------------------------
 
   /**
-   * Runs one stateful turn; answers a stream of RunEvents (run-wire.ts). The run does not
+   * Runs one stateful turn; answers a stream of TurnEvents (turn-wire.ts). The run does not
    * depend on the stream being read: a caller that goes away does not stop the save.
    */
-  streamTurn(req: ObjectRunRequest): ReadableStream<Uint8Array> {
+  streamTurn(req: ObjectTurnRequest): ReadableStream<Uint8Array> {
     return streamTurnInObject(this.#host(), req);
   }
 
@@ -118,7 +118,7 @@ export class ThreadDO extends DurableObject<Env> {
    * Runs one turn that streams nothing and answers its result (or error) as one value, once saved;
    * what the run writes after its answer goes on here, under the object's waitUntil.
    */
-  answerTurn(req: ObjectRunRequest): Promise<FinalEvent> {
+  answerTurn(req: ObjectTurnRequest): Promise<FinalEvent> {
     return answerTurnInObject(this.#host(), req);
   }
 
@@ -240,7 +240,7 @@ export class ThreadDO extends DurableObject<Env> {
     return codedAsync(() =>
       holdThread(this.#host(), this.#named(thread), (room) => {
         const { log, responses } = room.capabilities;
-        return room.write(input, source, { endRun: true, ...(opts.redactRemoved ? { alongside: (cp) => responses.redact(log.redactRemoved(cp)) } : {}) });
+        return room.write(input, source, { end: true, ...(opts.redactRemoved ? { alongside: (cp) => responses.redact(log.redactRemoved(cp)) } : {}) });
       }),
     );
   }
@@ -282,7 +282,7 @@ export class ThreadDO extends DurableObject<Env> {
     return codedAsync(() =>
       holdThread(this.#host(), this.#named({ tenant: task.tenant, threadId: task.thread_id }), async (room) => {
         const { ops, summarized } = await summaryOf(this.env, task, room.log.state().channels.messages);
-        if (ops.length > 0) await room.write({ ops }, "update", { endRun: true });
+        if (ops.length > 0) await room.write({ ops }, "update", { end: true });
         return { summarized };
       }),
     );
@@ -330,8 +330,17 @@ export class ThreadDO extends DurableObject<Env> {
 
   // ---- LangGraph checkpoints (src/thread/langgraph-checkpoints.ts) ----
 
-  lgApply(ops: LgOp[], writer: Writer): RpcResult<{ created: boolean }> {
-    return coded(() => this.#capabilities.langgraph.apply(ops, writer));
+  /**
+   * A checkpointer batch, held like a turn's save: its index row lands under the lease, before any delete behind it
+   * (held-thread.ts). `threadQuota`: MAX_THREADS_PER_TENANT as the Worker reads it, as a turn's hand-off carries it.
+   */
+  lgApply(ops: LgOp[], writer: Writer, thread: ThreadName & { threadQuota: number }): Promise<RpcResult<null>> {
+    return codedAsync(() =>
+      holdThread(this.#host(), this.#named(thread), async (room) => {
+        await room.applyLangGraph(ops, writer, thread.threadQuota);
+        return null;
+      }),
+    );
   }
   lgGet(q: GetQuery): RpcResult<{ tuple: StoredTuple; history?: DeltaHistory } | null> {
     return coded(() => this.#capabilities.langgraph.get(q));
@@ -351,8 +360,8 @@ export class ThreadDO extends DurableObject<Env> {
   lgDeltaHistory(q: DeltaQuery): RpcResult<DeltaHistory> {
     return coded(() => this.#capabilities.langgraph.deltaHistory(q));
   }
-  lgDelete(): RpcResult<{ existed: boolean }> {
-    return coded(() => this.#capabilities.langgraph.deleteAll());
+  lgDelete(thread: ThreadName): Promise<RpcResult<{ existed: boolean }>> {
+    return codedAsync(() => holdThread(this.#host(), this.#named(thread), (room) => room.deleteLangGraph()));
   }
   lgStoredBytes(): RpcResult<number> {
     return coded(() => this.#capabilities.langgraph.storedBytes());

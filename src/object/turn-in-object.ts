@@ -5,14 +5,14 @@ import { errorText, log } from "../core/log";
 import type { SpanExporter } from "../core/otlp";
 import { newerBookmark } from "../memory/bookmark";
 import type { FactsCache } from "../memory/facts-cache";
-import type { RunLeases } from "../thread/run-lease";
+import type { ThreadLeases } from "../thread/thread-lease";
 import { conversationExists } from "../thread/thread-list";
 import { threadObjectName } from "../thread/thread-id";
 import { type ReconcileReport, reconcileTurn } from "../pipeline/reconcile";
 import { storedResponse } from "../responses/body";
 import { runTurn, type StreamHooks } from "../pipeline/run";
-import { type DeferredBookkeeping, RunIO } from "../pipeline/run-io";
-import { encodeEvent, type FinalEvent, toRunError, type ObjectRunRequest, type RunEvent } from "../pipeline/run-wire";
+import { type DeferredBookkeeping, TurnIO } from "../pipeline/turn-io";
+import { encodeEvent, type FinalEvent, toTurnError, type ObjectTurnRequest, type TurnEvent } from "../pipeline/turn-wire";
 import { type ThreadCapabilities, HeldThread } from "../pipeline/held-thread";
 import { Timings } from "../pipeline/timings";
 import { embedMissing } from "../pipeline/run-embed";
@@ -23,8 +23,8 @@ export type ObjectHost = {
   env: Env;
   id: DurableObjectId;
   capabilities: ThreadCapabilities;
-  leases: RunLeases;
-  inFlight: RunsInFlight;
+  leases: ThreadLeases;
+  inFlight: HoldsInFlight;
   /** Facts the object's last reads returned, served to its next runs while fresh (memory/facts-cache.ts). */
   facts: FactsCache;
   /** Where the runs' usage and thread-list writes wait for the object's next batch to D1. */
@@ -46,7 +46,7 @@ export async function holdThread<T>(o: ObjectHost, thread: { tenant: string; thr
   const lease = await o.leases.take();
   const ended = o.inFlight.begin();
   // Its list entry leaves on its own right after the write (a reader listing threads next sees it), not with the turns' batch.
-  const io = new RunIO(o.env.DB, undefined);
+  const io = new TurnIO(o.env.DB, undefined);
   const room = new HeldThread({ ...thread, capabilities: o.capabilities, leases: o.leases, lease, env: o.env, io });
   try {
     return await fn(room);
@@ -62,7 +62,7 @@ export async function holdThread<T>(o: ObjectHost, thread: { tenant: string; thr
  * lease and then waits for them, so nothing a run admitted before the delete writes lands after
  * it — the thread never comes back. Runs admitted after the delete wait for the delete's lease.
  */
-export class RunsInFlight {
+export class HoldsInFlight {
   #running = 0;
   #waiting: (() => void)[] = [];
 
@@ -83,24 +83,24 @@ export class RunsInFlight {
   }
 }
 
-type TurnRequest = ObjectRunRequest["input"];
+type TurnRequest = ObjectTurnRequest["input"];
 
 /**
  * A stateful turn inside its thread's object, the one way every principal that may run
  * a turn runs one (chat, invoke, Responses, a webhook delivery): the lease, the window,
  * the facts (D1, from here), middleware, the provider calls, server tools and the save
  * all happen here, against the object's own SQLite, without further hops. Answers a
- * stream of RunEvents; the run does not depend on the stream being read.
+ * stream of TurnEvents; the run does not depend on the stream being read.
  */
-export function streamTurnInObject(o: ObjectHost, req: ObjectRunRequest): ReadableStream<Uint8Array> {
+export function streamTurnInObject(o: ObjectHost, req: ObjectTurnRequest): ReadableStream<Uint8Array> {
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
   let gone = false;
   // Not awaited: the writer queues in order, and a reader that stopped must not stall the run.
-  const send = (ev: RunEvent) => {
+  const send = (ev: TurnEvent) => {
     if (!gone) writer.write(encodeEvent(ev)).catch(() => (gone = true));
   };
-  const work = runIn(o, req, send);
+  const work = turnIn(o, req, send);
   work.finally(() => writer.close().catch(() => undefined)).catch(() => undefined);
   return readable;
 }
@@ -110,9 +110,9 @@ export function streamTurnInObject(o: ObjectHost, req: ObjectRunRequest): Readab
  * no event stream to encode and parse. What the run does after its answer (the facts bookmark,
  * work it left behind, its bookkeeping) goes on under the object's waitUntil.
  */
-export function answerTurnInObject(o: ObjectHost, req: ObjectRunRequest): Promise<FinalEvent> {
+export function answerTurnInObject(o: ObjectHost, req: ObjectTurnRequest): Promise<FinalEvent> {
   return new Promise<FinalEvent>((answer) => {
-    const work = runIn(o, { ...req, stream: false }, (ev) => {
+    const work = turnIn(o, { ...req, stream: false }, (ev) => {
       if (ev.t === "done" || ev.t === "error") answer(ev);
     });
     // Settled once the answer went: a run that ended without one (never expected) answers BEM-001.
@@ -127,7 +127,7 @@ export function answerTurnInObject(o: ObjectHost, req: ObjectRunRequest): Promis
 }
 
 /** The run itself; `send` gets its events in order (start and deltas only when streamed), then done or error. */
-function runIn(o: ObjectHost, req: ObjectRunRequest, send: (ev: RunEvent) => void): Promise<void> {
+function turnIn(o: ObjectHost, req: ObjectTurnRequest, send: (ev: TurnEvent) => void): Promise<void> {
   return (async () => {
     const { input } = req;
     const { threadId, principal } = input;
@@ -138,7 +138,7 @@ function runIn(o: ObjectHost, req: ObjectRunRequest, send: (ev: RunEvent) => voi
     }
     // Facts at least as fresh as this thread's previous turn and as the client's own writes.
     const bookmark = newerBookmark(o.capabilities.meta.factsBookmark(), input.bookmark);
-    const io = new RunIO(o.env.DB, bookmark, { cache: o.facts, deferred: o.deferred });
+    const io = new TurnIO(o.env.DB, bookmark, { cache: o.facts, deferred: o.deferred });
     const hooks: StreamHooks | undefined = req.stream
       ? { start: (model, route) => send({ t: "start", model, reason: route.reason }), delta: (ev) => send({ t: "delta", ev }) }
       : undefined;
@@ -191,11 +191,11 @@ function runIn(o: ObjectHost, req: ObjectRunRequest, send: (ev: RunEvent) => voi
       send({ t: "done", result: { ...rest, reconciled: report, timings: timings.entries } });
       answered = true;
     } catch (e) {
-      send({ t: "error", error: toRunError(e) });
+      send({ t: "error", error: toTurnError(e) });
     } finally {
       // After the answer left: the export never holds the lease, the answer or a delete waiting for this run.
       if (trace) o.spans?.add(trace.spans);
-      // A save with endRun released it already (then this does nothing); any failure gives it back here.
+      // A save with end released it already (then this does nothing); any failure gives it back here.
       room?.end();
       if (input.cancelKey !== undefined) o.cancels.delete(input.cancelKey);
     }

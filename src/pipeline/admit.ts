@@ -8,7 +8,7 @@ export type Admission = { scopes: string[] };
 /**
  * What a turn may do, asked once in the Worker before the turn is handed to its thread's object: the right to run,
  * the thread's reach, a known agent, memory layers within the caller's grants (BEM-022/023/025/041).
- * The rewrite right is asked in the object, where every rewrite the turn plans is known (prepare.ts planRun).
+ * The rewrite right is asked in the object, where every rewrite the turn plans is known (prepare.ts planTurn).
  */
 export function admitTurn(input: TurnInput): Admission {
   const { principal } = input;

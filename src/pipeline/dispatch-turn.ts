@@ -4,8 +4,8 @@ import { quotaOf } from "../auth/quotas";
 import { parseThreadId, threadStub } from "../thread/thread-id";
 import { admitTurn } from "./admit";
 import { runTurn, type StreamHooks } from "./run";
-import { RunIO } from "./run-io";
-import { fromRunError, readEvents, type RunEvent } from "./run-wire";
+import { TurnIO } from "./turn-io";
+import { fromTurnError, readEvents, type TurnEvent } from "./turn-wire";
 import { Timings } from "./timings";
 import type { TurnInput, TurnResult } from "./turn";
 
@@ -26,7 +26,7 @@ export function dispatchTurn(deps: WorkerDeps, input: TurnInput, stream?: Stream
 /** A turn without a thread, in the Worker: its D1 bookkeeping leaves as one batch after the answer. */
 async function runStateless(deps: WorkerDeps, input: TurnInput, stream?: StreamHooks): Promise<TurnResult> {
   const admission = admitTurn(input);
-  const io = new RunIO(deps.env.DB, input.bookmark);
+  const io = new TurnIO(deps.env.DB, input.bookmark);
   const spans = spanExporter(deps.env, deps.waitUntil);
   const trace = spans?.trace(input.principal.tenant);
   try {
@@ -57,7 +57,7 @@ async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: St
     // Nothing to stream: the answer is one RPC value; what the run writes after it goes on in the object.
     const ev = await stub.answerTurn(req);
     if (ev.t === "done") return toResult(ev, timings);
-    throw fromRunError(ev.error);
+    throw fromTurnError(ev.error);
   }
   const body = await stub.streamTurn(req);
 
@@ -74,7 +74,7 @@ async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: St
         else {
           answered = true;
           if (ev.t === "done") settle.ok(toResult(ev, timings));
-          else settle.fail(fromRunError(ev.error));
+          else settle.fail(fromTurnError(ev.error));
         }
       }
       if (!answered) settle.fail(new AppError("BEM-001", undefined, { internal: "thread object's run stream ended without an answer" }));
@@ -86,7 +86,7 @@ async function runInThreadObject(deps: WorkerDeps, input: TurnInput, stream?: St
   return answer;
 }
 
-function toResult(ev: RunEvent & { t: "done" }, timings: Timings): TurnResult {
+function toResult(ev: TurnEvent & { t: "done" }, timings: Timings): TurnResult {
   const { timings: phases, ...result } = ev.result;
   timings.add(phases.filter(([name]) => name !== "request"));
   // The thread state stays in the object; over HTTP only the reply and the summary are returned.

@@ -1,14 +1,17 @@
+import { assertRoom } from "../auth/quotas";
 import { errorText, log } from "../core/log";
+import type { LgOp, Writer } from "../thread/langgraph-checkpoint-types";
+import { indexThread, unindexThread } from "../thread/langgraph-index";
 import type { LangGraphCheckpoints } from "../thread/langgraph-checkpoints";
 import type { PendingBookkeeping } from "../thread/pending-bookkeeping";
 import type { ThreadMeta } from "../thread/meta";
-import type { Lease, RunLeases } from "../thread/run-lease";
+import type { Lease, ThreadLeases } from "../thread/thread-lease";
 import type { RunRecords } from "../thread/run-records";
 import type { StoredResponses } from "../thread/stored-responses";
 import { type ThreadKind, touchThread } from "../thread/thread-list";
 import type { ThreadStore } from "../thread/thread-store";
 import type { Checkpoint, Source, ThreadUpdate } from "../thread/types";
-import type { RunIO } from "./run-io";
+import type { TurnIO } from "./turn-io";
 import type { TurnResult } from "./turn";
 
 /** The thread object's capabilities (src/object/thread-object.ts), each owning its tables and methods. */
@@ -29,11 +32,11 @@ export type HeldThreadOptions = {
   tenant: string;
   threadId: string;
   capabilities: ThreadCapabilities;
-  leases: RunLeases;
-  /** The run's lease, taken in the object (run-lease.ts). */
+  leases: ThreadLeases;
+  /** The run's lease, taken in the object (thread-lease.ts). */
   lease: Lease;
   env: Env;
-  io: RunIO;
+  io: TurnIO;
   /**
    * Stores what the turn's last save keeps beside its checkpoint (a Responses request's record),
    * inside that save's transaction, and returns it as stored; none for other runs.
@@ -57,9 +60,9 @@ export class HeldThread {
   readonly lease: Lease;
   readonly keep: HeldThreadOptions["keep"];
   readonly kind: ThreadKind;
-  readonly #leases: RunLeases;
+  readonly #leases: ThreadLeases;
   readonly #env: Env;
-  readonly #io: RunIO;
+  readonly #io: TurnIO;
 
   constructor(o: HeldThreadOptions) {
     this.tenant = o.tenant;
@@ -79,13 +82,13 @@ export class HeldThread {
 
   /**
    * Applies one write as a checkpoint under the run's lease (a lease that lapsed past
-   * MAX_RUN_LEASE_MS queues it behind the newer holder). `endRun` releases the lease in the
+   * MAX_RUN_LEASE_MS queues it behind the newer holder). `end` releases the lease in the
    * same synchronous event as the save, so the next run starts right on it.
    */
-  async write(update: ThreadUpdate, source: Source, opts: { endRun?: boolean; alongside?: (cp: Checkpoint) => void } = {}): Promise<Checkpoint> {
+  async write(update: ThreadUpdate, source: Source, opts: { end?: boolean; alongside?: (cp: Checkpoint) => void } = {}): Promise<Checkpoint> {
     const cp = await this.#leases.exclusive(this.#held ? this.lease.token : undefined, () => {
       const saved = this.log.update(update, source, opts.alongside);
-      if (opts.endRun) this.end();
+      if (opts.end) this.end();
       return saved;
     });
     await this.#list(cp);
@@ -99,7 +102,26 @@ export class HeldThread {
     return cp;
   }
 
-  /** Gives the thread to the next run (a save with endRun did already: then nothing). */
+  /**
+   * LangGraph checkpointer ops, applied under the lease. A put that creates the thread's LangGraph side must fit
+   * the tenant's thread quota (413 BEM-017, nothing written) and is indexed before the lease moves on, as a
+   * first write is listed: a delete queued behind it removes the row with the checkpoints.
+   */
+  async applyLangGraph(ops: LgOp[], writer: Writer, threadQuota: number): Promise<void> {
+    const { langgraph } = this.capabilities;
+    const creates = langgraph.creates(ops);
+    if (creates) await assertRoom(this.#env, this.tenant, "threads", threadQuota);
+    await this.#leases.exclusive(this.#held ? this.lease.token : undefined, () => langgraph.apply(ops, writer));
+    if (creates) await indexThread(this.#env.DB, this.tenant, this.threadId);
+  }
+
+  /** Removes the thread's LangGraph side under the lease: its index row first (it must land), then its checkpoints. */
+  async deleteLangGraph(): Promise<{ existed: boolean }> {
+    await unindexThread(this.#env.DB, this.tenant, this.threadId);
+    return this.#leases.exclusive(this.#held ? this.lease.token : undefined, () => this.capabilities.langgraph.deleteAll());
+  }
+
+  /** Gives the thread to the next run (a save with end did already: then nothing). */
   end(): void {
     if (!this.#held) return;
     this.#held = false;

@@ -15,7 +15,7 @@ import type { Tool } from "./tools/define";
 import { toolDefinitions } from "./tools/define";
 import { usageOf, type TurnUsage } from "./usage";
 import type { Hold, SpendGuard } from "./spend-guard";
-import type { RunDeps, RunPlan, StreamHooks } from "./prepare";
+import type { TurnDeps, TurnPlan, StreamHooks } from "./prepare";
 
 /** A request's max_tokens above what `m` can write (models.yaml max_output_tokens) is clamped to it: clients such as Claude Code ask for tens of thousands. */
 export function outputLimit(m: ModelConfig, asked: number | undefined): number | undefined {
@@ -29,7 +29,7 @@ export function outputLimitWarning(m: ModelConfig, asked: number | undefined): s
 }
 
 /** The fields the answering model's provider did not get (docs/guides/anthropic-and-claude-code.md, chat's sampling fields). */
-export function droppedWarning(m: ModelConfig, input: RunPlan["input"]): string[] {
+export function droppedWarning(m: ModelConfig, input: TurnPlan["input"]): string[] {
   const dropped = droppedFor(m.provider, { ...paramsFor(m, input.params), messages: input.messages });
   return dropped.length > 0 ? [`not sent to ${m.name} (${m.provider}): ${dropped.join(", ")}`] : [];
 }
@@ -40,8 +40,8 @@ export type CutCall = { model: ModelConfig; usage: TurnUsage };
 
 /** One model call of a run: what it sends (the system prompt, the conversation, the server tools) and where the answer streams. */
 export type RoutedCall = {
-  deps: Pick<RunDeps, "env" | "fetch" | "signal">;
-  plan: Pick<RunPlan, "input" | "clientSystem" | "route">;
+  deps: Pick<TurnDeps, "env" | "fetch" | "signal">;
+  plan: Pick<TurnPlan, "input" | "clientSystem" | "route">;
   facts: Message[];
   system: string | null;
   messages: Message[];

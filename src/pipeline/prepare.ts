@@ -16,7 +16,7 @@ import { DEFAULT_RECALL } from "../memory/recall-excerpts";
 import { recallConfigOf, recallQuery, wholeStateView, windowTokens } from "./run-recall";
 import { messageText, type Message, type MessageInput, type ParsedMessageInput } from "../core/message";
 import type { RecallAsk, UpdateSource } from "../thread/types";
-import { collectReducers, middlewareTools, validateRunContext } from "./middleware/compose";
+import { collectReducers, middlewareTools, validateTurnContext } from "./middleware/compose";
 import { middlewaresFromConfig } from "./middleware/from-config";
 import type { Middleware } from "./middleware/types";
 import type { Runtime } from "./runtime";
@@ -31,18 +31,18 @@ import type { TurnInput } from "./turn";
 import { describeIssues } from "../core/zod-issues";
 import { checkToolAnswers } from "../thread/tool-answers";
 import type { Admission } from "./admit";
-import type { RunIO } from "./run-io";
+import type { TurnIO } from "./turn-io";
 import { inSpan, contentOf, type SpanParent } from "../core/trace";
 import type { HeldThread } from "./held-thread";
 
-export type RunDeps = {
+export type TurnDeps = {
   env: Env;
   waitUntil: (p: Promise<unknown>) => void;
   fetch?: typeof fetch;
   /** Cancels the run (its provider calls stop; nothing of it is saved): the LangGraph API's cancel. */
   signal?: AbortSignal;
   /** The run's D1 traffic: facts through one session, bookkeeping batched after the answer. */
-  io: RunIO;
+  io: TurnIO;
   /**
    * The run's thread, present exactly when the turn is stateful: a stateful turn runs only
    * inside its thread's object (turn-in-object.ts), which holds the thread's lease for it.
@@ -59,7 +59,7 @@ export type StreamHooks = {
 };
 
 /** What a run does, decided before anything is read: who asks what, of which agent, on which thread and model, with which middleware and tools. */
-export type RunPlan = {
+export type TurnPlan = {
   input: TurnInput;
   agent?: AgentConfig;
   /** The run's thread, inside its object (present exactly when the turn is stateful). */
@@ -82,7 +82,7 @@ export type RunPlan = {
 };
 
 /** What the run was given to work with, loaded under its lease: the facts, and the thread's state. Nothing has been written yet. */
-export type RunContext = {
+export type TurnContext = {
   facts: Message[];
   /** Which facts loaded and why, and which earlier turns recall brought (the response's `memory`). */
   memory: MemoryReport;
@@ -97,7 +97,7 @@ export type RunContext = {
 };
 
 /** Everything decided and loaded before the first provider call. */
-export type Prepared = { plan: RunPlan; context: RunContext };
+export type Prepared = { plan: TurnPlan; context: TurnContext };
 
 const isInstruction = (m: ParsedMessageInput) => m.role === "system";
 
@@ -131,7 +131,7 @@ function readingThread<T>(read: () => T): T {
 }
 
 /** The agent, thread, middleware and tools a run uses, checked before anything is read or written. */
-function planRun(deps: RunDeps, input: TurnInput) {
+function planTurn(deps: TurnDeps, input: TurnInput) {
   const agent = input.agentName !== undefined ? requireAgent(input.agentName) : undefined;
   const thread = deps.thread;
   const middlewares = middlewaresFromConfig(agent?.middleware ?? []);
@@ -142,7 +142,7 @@ function planRun(deps: RunDeps, input: TurnInput) {
   const agentTools = serverToolsFor(agent);
   const tools = middlewareTools(middlewares, agentTools);
   const reducers = collectReducers(middlewares, tools);
-  const context = validateRunContext(middlewares, input.context ?? {});
+  const context = validateTurnContext(middlewares, input.context ?? {});
   validateAgentContext(agent, context);
   return { agent, thread, middlewares, agentTools, tools, reducers, context };
 }
@@ -157,7 +157,7 @@ function splitInput(messages: readonly ParsedMessageInput[], resuming: boolean):
 }
 
 /** Routes on what is certain to be sent (system + new input); the rest of the model's window is the memory budget. */
-function routeRun(env: Env, input: TurnInput, agent: AgentConfig | undefined, clientSystem: ChatMessage[], toSave: ParsedMessageInput[]) {
+function routeTurn(env: Env, input: TurnInput, agent: AgentConfig | undefined, clientSystem: ChatMessage[], toSave: ParsedMessageInput[]) {
   const system: ChatMessage[] = agent?.system_prompt ? [{ role: "system", content: agent.system_prompt }, ...clientSystem] : clientSystem;
   const newInput = toSave.map(toChat);
   const lastUser = [...newInput].reverse().find((m) => m.role === "user");
@@ -173,7 +173,7 @@ function routeRun(env: Env, input: TurnInput, agent: AgentConfig | undefined, cl
   return { route, lastUser, budget: Math.max(0, route.model.max_tokens - fixedTokens) };
 }
 
-type Loaded = RunContext;
+type Loaded = TurnContext;
 
 /** The run's facts and what its response reports about them (and a warning when some did not fit). */
 function factsOf(loaded: LoadedContext, model: ModelConfig): Omit<Loaded, "state"> {
@@ -192,7 +192,7 @@ function factsOf(loaded: LoadedContext, model: ModelConfig): Omit<Loaded, "state
  * usually holds it decoded).
  */
 async function loadMemory(
-  deps: RunDeps,
+  deps: TurnDeps,
   input: TurnInput,
   run: { wholeState: boolean; middlewares: Middleware[] },
   scopes: MemoryScope[],
@@ -252,7 +252,7 @@ const toStored = (toSave: ParsedMessageInput[], runtime: Runtime): Message[] => 
 
 /** What middleware, tools and the summarizer see of the run. */
 function runtimeFor(
-  deps: RunDeps,
+  deps: TurnDeps,
   principal: TurnInput["principal"],
   run: { route: RouteResult; agent?: AgentConfig; context: Record<string, unknown>; thread?: HeldThread; scopes: MemoryScope[] },
 ): Runtime {
@@ -276,17 +276,17 @@ function runtimeFor(
 }
 
 /** Everything before the first provider call, in order: plan, route, take the thread's turn and load memory, build the runtime. */
-export async function prepare(deps: RunDeps, input: TurnInput, admission: Admission): Promise<Prepared> {
+export async function prepare(deps: TurnDeps, input: TurnInput, admission: Admission): Promise<Prepared> {
   const { env } = deps;
   const timings = input.timings ?? new Timings();
   timings.lap("request");
   const { principal } = input;
-  const { context, ...plan } = planRun(deps, input);
+  const { context, ...plan } = planTurn(deps, input);
   const { agent, thread, middlewares } = plan;
   const { clientSystem, toSave } = splitInput(input.messages, input.resume !== undefined);
   // Every layer, the agent's or the client's, was checked against the caller's grants when the turn was admitted (admit.ts).
   const scopes = admission.scopes.map((s) => MemoryScope.parse(s));
-  const { route, lastUser, budget } = routeRun(env, input, agent, clientSystem, toSave);
+  const { route, lastUser, budget } = routeTurn(env, input, agent, clientSystem, toSave);
   timings.lap("route");
 
   // Middleware that only bounds the model's view (trim) needs no more than the window.

@@ -1,7 +1,7 @@
 import { AppError } from "../core/errors";
 import type { Message, ToolCall } from "../core/message";
 import type { Middleware } from "./middleware/types";
-import type { RunPlan } from "./prepare";
+import type { TurnPlan } from "./prepare";
 import { type AgentState, applyUpdate, makeMessage } from "./state";
 import type { StepWrite } from "./tools/loop";
 import { executeToolCalls } from "./tools/execute";
@@ -22,7 +22,7 @@ export function waitingCalls(messages: readonly Message[], approvalTools: readon
  * rejected ones answered with the person's message; 400 BEM-011 when no call waits, or the decisions
  * do not match the waiting calls one to one. Decided under the run's lease, on the state it extends.
  */
-export async function resumeWrites(p: RunPlan, state: AgentState, decisions: readonly Decision[]): Promise<{ state: AgentState; writes: StepWrite[] }> {
+export async function resumeWrites(p: TurnPlan, state: AgentState, decisions: readonly Decision[]): Promise<{ state: AgentState; writes: StepWrite[] }> {
   const waiting = waitingCalls(state.messages, approvalToolsOf(p.middlewares));
   if (waiting.length === 0) throw new AppError("BEM-011", "command.resume: no tool call waits for a decision on this thread");
   if (decisions.length !== waiting.length)

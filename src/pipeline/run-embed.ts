@@ -8,7 +8,7 @@ import type { RankOptions } from "../memory/types";
 import type { ThreadStore } from "../thread/thread-store";
 import type { RecallAsk } from "../thread/types";
 import type { UsageRecord } from "./usage";
-import type { RunIO } from "./run-io";
+import type { TurnIO } from "./turn-io";
 
 /** The embedder models.yaml names `name` (absent: the file's `embedder`), with this deployment's bindings and secrets. */
 export const embedderOf = (env: object, name: string = compiled.embedder): ChosenEmbedder => embedderNamed(env, name, compiled.embedders);
@@ -39,7 +39,7 @@ export function knowEmbedders(env: object): void {
  * the wrong length, the run ranks by words alone and its reply's warnings say so.
  */
 export async function embedForRun(
-  deps: { env: object; io: RunIO; thread?: { log: Pick<ThreadStore, "vectors"> } },
+  deps: { env: object; io: TurnIO; thread?: { log: Pick<ThreadStore, "vectors"> } },
   run: { tenant: string; agent: AgentConfig | undefined; rank: RankOptions; facts: boolean },
 ): Promise<{ rank: RankOptions; warning?: string }> {
   const { tenant, agent, rank } = run;

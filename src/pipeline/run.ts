@@ -7,11 +7,11 @@ import { prepareModelRequest, runAfterModel, runBeforeModel } from "./middleware
 import { applyUpdate, makeMessage, type AgentState } from "./state";
 import { runToolLoop, StepsExhaustedError, type LoopStep, type StepWrite } from "./tools/loop";
 import type { TurnInput, TurnResult } from "./turn";
-import { prepare, type Prepared, type RunDeps, type StreamHooks } from "./prepare";
+import { prepare, type Prepared, type TurnDeps, type StreamHooks } from "./prepare";
 import { callRouted, droppedWarning, outputLimitWarning } from "./model-call";
 import { addUsage, type TurnUsage } from "./usage";
 import type { Admission } from "./admit";
-import { type SaveRun, saveRun } from "./save-run";
+import { type SaveTurn, saveTurn } from "./save-turn";
 import type { HeldThread } from "./held-thread";
 import { approvalToolsOf, resumeWrites } from "./resume";
 import { scheduleExtraction } from "../queue/messages";
@@ -21,7 +21,7 @@ import { inSpan } from "../core/trace";
 import { agentEnd, agentStart, tracedCall } from "./spans";
 import { type SpendGuard, spendGuard } from "./spend-guard";
 
-export type { RunDeps, StreamHooks } from "./prepare";
+export type { TurnDeps, StreamHooks } from "./prepare";
 
 /** Model calls one run may make (model → tools → model …). */
 export const DEFAULT_MAX_STEPS = 8;
@@ -33,7 +33,7 @@ export const DEFAULT_MAX_STEPS = 8;
  * the run completes saves nothing — except BEM-081 (steps exhausted), which
  * saves the complete steps, as the caller asked for them to run.
  */
-export async function runTurn(deps: RunDeps, turn: { input: TurnInput; admission: Admission }, stream?: StreamHooks): Promise<TurnResult> {
+export async function runTurn(deps: TurnDeps, turn: { input: TurnInput; admission: Admission }, stream?: StreamHooks): Promise<TurnResult> {
   // Which budgets apply is read while the turn prepares (its thread, its facts).
   const budget = spendGuard(deps.env, turn.input.principal, turn.input.threadId, deps.waitUntil, turn.input.params?.user);
   const agent = agentStart(deps.trace, turn.input);
@@ -45,7 +45,7 @@ export async function runTurn(deps: RunDeps, turn: { input: TurnInput; admission
   });
 }
 
-async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, budget: SpendGuard, stream?: StreamHooks): Promise<TurnResult> {
+async function runPrepared(deps: TurnDeps, { plan: p, context }: Prepared, budget: SpendGuard, stream?: StreamHooks): Promise<TurnResult> {
   let usage: TurnUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0, estimated: false };
   let attempts: Attempt[] = [];
   let model: ModelConfig = p.route.model;
@@ -66,7 +66,7 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, budget
 
   let loop: { state: AgentState; steps: LoopStep[] };
   // The run's steps as its thread's checkpoints (the first with the input and the routing record).
-  const saving = (thread: HeldThread, steps: LoopStep[]): SaveRun => ({
+  const saving = (thread: HeldThread, steps: LoopStep[]): SaveTurn => ({
     thread,
     principal: p.input.principal,
     ...(p.input.checkpointId !== undefined ? { branchFrom: p.input.checkpointId } : {}),
@@ -157,7 +157,7 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, budget
     });
   } catch (e) {
     bill();
-    if (e instanceof StepsExhaustedError && p.thread) await saveRun(saving(p.thread, e.steps));
+    if (e instanceof StepsExhaustedError && p.thread) await saveTurn(saving(p.thread, e.steps));
     throw e;
   }
   bill();
@@ -189,7 +189,7 @@ async function runPrepared(deps: RunDeps, { plan: p, context }: Prepared, budget
   const keep = p.thread?.keep;
   let kept: Record<string, unknown> | undefined;
   const checkpointId = p.thread
-    ? await saveRun({ ...saving(p.thread, loop.steps), ...(keep ? { alongside: (cp) => void (kept = keep({ ...outcome, checkpointId: cp.id })) } : {}) })
+    ? await saveTurn({ ...saving(p.thread, loop.steps), ...(keep ? { alongside: (cp) => void (kept = keep({ ...outcome, checkpointId: cp.id })) } : {}) })
     : null;
   p.timings.lap("save");
 

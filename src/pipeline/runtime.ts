@@ -33,7 +33,7 @@ export type ToolCaller = {
   threadId?: string;
   scopes: readonly string[];
   /**
-   * Where memory tools read and write facts: the primary, through a session of the run's (RunIO.writer),
+   * Where memory tools read and write facts: the primary, through a session of the run's (TurnIO.writer),
    * so the bookmark the thread keeps after the run is past their writes and its next turn reads them on any replica.
    */
   facts?: () => D1DatabaseSession;

@@ -164,11 +164,11 @@ export function unrenderedWarning(reply: TurnResult["reply"]): string[] {
 }
 
 /**
- * The one run summary every wire format renders (chat's and Responses' `edgeweave`, invoke's body).
+ * The one turn summary every wire format renders (chat's and Responses' `edgeweave`, invoke's body).
  * `stored: false` (Responses with store:false) reports no thread; `memory` lets a format cap the report it stores;
  * `blocks`: the format renders an Anthropic reply's blocks whole (the Messages API), else unrenderedWarning says what it left out.
  */
-export function runSummary(
+export function turnSummary(
   r: Omit<TurnResult, "state" | "timings">,
   opts: { trace?: TraceLevel; stored?: boolean; memory?: (m: MemoryReport) => unknown; blocks?: boolean } = {},
 ) {

@@ -14,9 +14,10 @@ const base = {
   tenant: z.string().max(64),
 };
 
-export const RememberMemoryTask = z.object({
-  ...base,
-  kind: z.literal("remember_memory"),
+/** One kind of task: its own fields beside the id, the tenant and the kind every task carries. */
+const task = <K extends string, F extends z.ZodRawShape>(kind: K, fields: F) => z.object({ ...base, kind: z.literal(kind), ...fields });
+
+export const RememberMemoryTask = task("remember_memory", {
   scope: z.string().min(1).max(200),
   fact_kind: z.string().min(1).max(32),
   text: z.string().min(1).max(16_384),
@@ -27,20 +28,16 @@ export const RememberMemoryTask = z.object({
   written_by: z.enum(["operator", "admin", "member", "webhook"]).optional(),
 });
 
-export const ForgetMemoryTask = z.object({ ...base, kind: z.literal("forget_memory"), fact_id: z.string().min(1).max(200) });
+export const ForgetMemoryTask = task("forget_memory", { fact_id: z.string().min(1).max(200) });
 
-export const SummarizeThreadTask = z.object({
-  ...base,
-  kind: z.literal("summarize_thread"),
+export const SummarizeThreadTask = task("summarize_thread", {
   thread_id: z.string().min(1).max(128),
   /** Newest messages kept verbatim after the summary. */
   keep_messages: z.number().int().min(1).max(1000).default(6),
   model: z.string().max(128).optional(),
 });
 
-export const RunWebhookTask = z.object({
-  ...base,
-  kind: z.literal("run_webhook"),
+export const RunWebhookTask = task("run_webhook", {
   webhook_id: z.string().min(1).max(64),
   delivery_id: z.string().min(1).max(128),
 });
@@ -49,9 +46,7 @@ export const RunWebhookTask = z.object({
  * Facts from a saved turn (src/tasks/extract-facts.ts), written with the CURRENT grants of the key
  * (or hook) that ran it: `key.id` is looked up again when the task runs; the rest is a record.
  */
-export const ExtractFactsTask = z.object({
-  ...base,
-  kind: z.literal("extract_facts"),
+export const ExtractFactsTask = task("extract_facts", {
   agent: z.string().min(1).max(64),
   thread_id: z.string().min(1).max(128),
   checkpoint_id: z.string().min(1).max(64),

@@ -1,5 +1,5 @@
-import { storedReport } from "../pipeline/save-run";
-import { type ResponseTemplate, runSummary, type TurnResult } from "../pipeline/turn";
+import { storedReport } from "../pipeline/save-turn";
+import { type ResponseTemplate, turnSummary, type TurnResult } from "../pipeline/turn";
 import type { ResponseCreateRequest } from "../edge/responses-schemas";
 import { replyToOutput, type OutputItem } from "./convert";
 import type { ResponsePlan } from "./plan";
@@ -79,7 +79,7 @@ export function responseBody(
         }
       : null,
     // Which facts the model was given and why, as on chat; capped like the checkpoint's copy, since this body is stored too.
-    ...(r ? { edgeweave: runSummary(r, { stored, memory: storedReport }) } : {}),
+    ...(r ? { edgeweave: turnSummary(r, { stored, memory: storedReport }) } : {}),
   };
 }
 

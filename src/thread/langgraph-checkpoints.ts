@@ -142,16 +142,15 @@ export class LangGraphCheckpoints {
   }
 
   /**
-   * Applies puts and writes in order, atomically. `created`: the thread had no LangGraph checkpoint before.
+   * Applies puts and writes in order, atomically.
    * Writing new checkpoints (after the namespace's newest) and writes is a run; replacing a checkpoint
    * (same id), placing a new one below the newest (langgraph-order.ts) or replacing a special pending
    * write that another key wrote rewrites history, which needs `writer.rewrite` (BEM-022 otherwise).
    * Past MAX_THREAD_HISTORY_BYTES (everything stored, 413 BEM-019) or a checkpoint's values and
    * writes past MAX_THREAD_BYTES (413 BEM-097), nothing of the batch is stored.
    */
-  apply(ops: LgOp[], writer: Writer): { created: boolean } {
-    return this.storage.transactionSync(() => {
-      const created = this.sql.exec(`SELECT 1 FROM lg_checkpoints LIMIT 1`).toArray().length === 0;
+  apply(ops: LgOp[], writer: Writer): void {
+    this.storage.transactionSync(() => {
       const held = this.heldBytes();
       this.added = 0;
       const touched = new Map<string, Head>();
@@ -177,8 +176,12 @@ export class LangGraphCheckpoints {
         }
       }
       this.setHeldBytes(held + this.added);
-      return { created: created && ops.some((o) => o.op === "put") };
     });
+  }
+
+  /** Whether these ops would give a thread with no LangGraph checkpoint its first (the thread's LangGraph side is created). */
+  creates(ops: LgOp[]): boolean {
+    return ops.some((o) => o.op === "put") && this.sql.exec(`SELECT 1 FROM lg_checkpoints LIMIT 1`).toArray().length === 0;
   }
 
   private put(op: Put, writer: Writer): void {

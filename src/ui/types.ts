@@ -15,7 +15,7 @@ export type ThreadList = {
 /** POST /v1/memory/context (src/http/memory.ts LoadedContext). */
 export type LoadedContext = { messages: import("../core/message").Message[]; tokens: number; dropped: { facts: number; turns: boolean } };
 
-/** The `last_route` channel a run writes (src/pipeline/save-run.ts): its routing summary and the scopes it loaded. */
+/** The `last_route` channel a run writes (src/pipeline/save-turn.ts): its routing summary and the scopes it loaded. */
 export type LastRoute = {
   model: string;
   reason: string;
@@ -45,7 +45,7 @@ export type FactReportRow = {
 };
 /** Where each channel ranked an item (src/memory/report.ts RankChannels); its `score` is their fusion. */
 export type RankChannelsRow = { full_text?: { rank: number; score: number }; dense?: { rank: number; score: number } };
-/** last_route.memory (src/pipeline/save-run.ts): the response's report, its first entries only. */
+/** last_route.memory (src/pipeline/save-turn.ts): the response's report, its first entries only. */
 export type StoredMemoryReport = {
   facts: FactReportRow[];
   dropped_facts: number;

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/core/principal";
-import { saveRun } from "../../src/pipeline/save-run";
+import { saveTurn } from "../../src/pipeline/save-turn";
 import { remove } from "../../src/pipeline/state";
 import { routerFor } from "../../src/routing/bundled";
 import { ThreadClient } from "../../src/thread/client";
@@ -166,7 +166,7 @@ describe("finding 4, behind the declared check: saved writes that remove stored 
     const route = routerFor(env).resolve({ content: "x", model_override: "offline-echo" });
     const save = (principal: Principal) =>
       inHeldThread(t.tenant, id, (thread) =>
-        saveRun({ thread, principal, reducers: {}, record: { model: route.model, route, attempts: [], scopes: [] }, prefix: [], steps }),
+        saveTurn({ thread, principal, reducers: {}, record: { model: route.model, route, attempts: [], scopes: [] }, prefix: [], steps }),
       );
     await expect(save(member)).rejects.toMatchObject({ code: "BEM-022" });
     expect(await thread.getHistory({ limit: 10 })).toEqual(before);

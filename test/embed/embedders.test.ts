@@ -7,7 +7,7 @@ import { EmbedFailure } from "../../src/embed/embedder";
 import { embedderNamed } from "../../src/embed/embedders";
 import { aiBinding } from "../../src/embed/workers-ai";
 import { embedderOf, embedForRun, embedMissing, embedRecallQuery } from "../../src/pipeline/run-embed";
-import { RunIO } from "../../src/pipeline/run-io";
+import { TurnIO } from "../../src/pipeline/turn-io";
 import type { UsageRecord } from "../../src/pipeline/usage";
 import { requireAgent } from "../../src/routing/bundled";
 import { ThreadStore } from "../../src/thread/thread-store";
@@ -201,7 +201,7 @@ describe("a remote embedder in a thread", () => {
 
   it("no AI binding, or no key for an OpenAI-compatible one: the turn ranks by words and says so", async () => {
     const asked = { query: "lighthouse stripes", recallQuery: "lighthouse stripes", recall: { share: 0.75, neighbours: 1 } };
-    const io = new RunIO(env.DB, undefined);
+    const io = new TurnIO(env.DB, undefined);
     await withStore(async (store) => {
       for (const embedder of ["bge-small", "openai-small"]) {
         const agent = { ...requireAgent("assistant"), embedder };
@@ -221,7 +221,7 @@ describe("a remote embedder in a thread", () => {
   it("an embedder that fails, times out or answers the wrong length: the turn ranks by words and says so; nothing half-written; a later run fills the vectors", async () => {
     const agent = { ...requireAgent("assistant"), embedder: "bge-small" };
     const asked = { query: "lighthouse stripes", recallQuery: "lighthouse stripes", recall: { share: 0.75, neighbours: 1 } };
-    const io = new RunIO(env.DB, undefined);
+    const io = new TurnIO(env.DB, undefined);
     await withStore(async (store) => {
       for (const [behave, said] of [
         ["error", "failed"],

@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { readEvents, type RunEvent } from "../../src/pipeline/run-wire";
+import { readEvents, type TurnEvent } from "../../src/pipeline/turn-wire";
 import { ThreadClient } from "../../src/thread/client";
 import { threadObjectName } from "../../src/thread/thread-id";
 import { fakeOpenAI } from "../support/fake-openai";
@@ -15,8 +15,8 @@ const stubFor = (tenantId: string, thread: string) => env.THREADS.get(env.THREAD
 const contents = async (thread: string) => (await new ThreadClient(env, tenant().tenant, thread).getState()).channels.messages.map((m) => m.content);
 const principal = () => ({ kind: "tenant" as const, tenant: tenant().tenant, role: "admin" as const, keyId: "k-test", grants: ["*"] });
 
-async function events(body: ReadableStream<Uint8Array>): Promise<RunEvent[]> {
-  const out: RunEvent[] = [];
+async function events(body: ReadableStream<Uint8Array>): Promise<TurnEvent[]> {
+  const out: TurnEvent[] = [];
   for await (const ev of readEvents(body)) out.push(ev);
   return out;
 }
@@ -34,7 +34,7 @@ describe("the run inside the thread object", () => {
     });
     const evs = await events(body);
     expect(evs.map((e) => e.t)).toEqual(["start", "delta", "delta", "done"]);
-    const done = evs.at(-1) as RunEvent & { t: "done" };
+    const done = evs.at(-1) as TurnEvent & { t: "done" };
     expect(done.result.reply.content).toBe("Hello there");
     expect(done.result.threadId).toBe(thread);
     expect(await contents(thread)).toEqual(["hi", "Hello there"]);

@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { RunIO } from "../../src/pipeline/run-io";
+import { TurnIO } from "../../src/pipeline/turn-io";
 import { HeldThread } from "../../src/pipeline/held-thread";
 import { LangGraphCheckpoints } from "../../src/thread/langgraph-checkpoints";
 import { openThreadMeta } from "../../src/thread/sql-schema";
-import { RunLeases } from "../../src/thread/run-lease";
+import { ThreadLeases } from "../../src/thread/thread-lease";
 import { PendingBookkeeping } from "../../src/thread/pending-bookkeeping";
 import { RunRecords } from "../../src/thread/run-records";
 import { StoredResponses } from "../../src/thread/stored-responses";
@@ -29,8 +29,8 @@ export function inHeldThread<T>(tenant: string, threadId: string, fn: (room: Hel
       bookkeeping: new PendingBookkeeping(state.storage.sql, meta),
       runs: new RunRecords(state.storage.sql),
     };
-    const leases = new RunLeases();
-    const io = new RunIO(env.DB, undefined);
+    const leases = new ThreadLeases();
+    const io = new TurnIO(env.DB, undefined);
     const room = new HeldThread({ tenant, threadId, capabilities: parts, leases, lease: await leases.take(0), env, io });
     try {
       return await fn(room);

@@ -88,7 +88,7 @@ export function prepareModelRequest(
 }
 
 /** Validates the per-run context (a record the request schema parsed) against every middleware's context schema (BEM-083 on failure). */
-export function validateRunContext(middlewares: readonly Middleware[], context: Record<string, unknown>): Record<string, unknown> {
+export function validateTurnContext(middlewares: readonly Middleware[], context: Record<string, unknown>): Record<string, unknown> {
   const problems: string[] = [];
   for (const m of middlewares) {
     if (!m.contextSchema) continue;

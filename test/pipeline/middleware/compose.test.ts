@@ -5,7 +5,7 @@ import {
   prepareModelRequest,
   runAfterModel,
   runBeforeModel,
-  validateRunContext,
+  validateTurnContext,
 } from "../../../src/pipeline/middleware/compose";
 import { dynamicPrompt, promptTemplate } from "../../../src/pipeline/middleware/dynamic-prompt";
 import { filterToolNoise } from "../../../src/pipeline/middleware/filter-tool-noise";
@@ -102,9 +102,9 @@ describe("dynamic prompt", () => {
 
   it("validates the run context against the template's fields (BEM-083)", () => {
     const mw = promptTemplate("Address the user as {{user_name}}.");
-    expect(validateRunContext([mw], { user_name: "Ann", extra: 1 })).toEqual({ user_name: "Ann", extra: 1 });
-    expect(() => validateRunContext([mw], {})).toThrow(expect.objectContaining({ code: "BEM-083", message: expect.stringContaining("context.user_name") }));
-    expect(() => validateRunContext([mw], { user_name: { nested: true } })).toThrow(expect.objectContaining({ code: "BEM-083" }));
+    expect(validateTurnContext([mw], { user_name: "Ann", extra: 1 })).toEqual({ user_name: "Ann", extra: 1 });
+    expect(() => validateTurnContext([mw], {})).toThrow(expect.objectContaining({ code: "BEM-083", message: expect.stringContaining("context.user_name") }));
+    expect(() => validateTurnContext([mw], { user_name: { nested: true } })).toThrow(expect.objectContaining({ code: "BEM-083" }));
   });
 
   it("rejects a malformed placeholder at configuration time", () => {

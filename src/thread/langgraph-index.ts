@@ -1,8 +1,9 @@
-import { threadFilterSql, type ThreadFilter } from "../thread/thread-list";
+import { threadFilterSql, type ThreadFilter } from "./thread-list";
 
 /**
- * D1 index of the threads that hold LangGraph checkpoints, per tenant: what
- * `list` without a thread id walks (the checkpoints live in each thread's object).
+ * D1 index of the threads that hold LangGraph checkpoints, per tenant: what `list` without a thread id walks
+ * (the checkpoints live in each thread's object). Written and removed inside that object under the thread's
+ * lease, as the thread list is, so a delete queued behind a put removes the row the put wrote.
  */
 export async function indexThread(db: D1Database, tenant: string, threadId: string, now = Date.now()): Promise<void> {
   await db

@@ -18,7 +18,7 @@ export const LEASE = {
 type Waiter = { settle: (lease: Lease | null) => void; timer: ReturnType<typeof setTimeout> };
 
 /**
- * One thread's run lease and its queue, inside the thread's Durable Object. At most one holder at a
+ * One thread's lease and its queue, inside the thread's Durable Object. At most one holder at a
  * time; callers that find it held wait in arrival order and are handed the lease directly on release
  * or at its bound (no barging, so runs start in the order they were accepted in).
  *
@@ -26,7 +26,7 @@ type Waiter = { settle: (lease: Lease | null) => void; timer: ReturnType<typeof 
  * memory only: an eviction or restart ends the holder and its lease together, and the waiters are
  * in-flight calls that fail with it.
  */
-export class RunLeases {
+export class ThreadLeases {
   #lease: Lease | null = null;
   readonly #waiters: Waiter[] = [];
   #expiryTimer: ReturnType<typeof setTimeout> | undefined;

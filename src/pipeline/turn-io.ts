@@ -1,6 +1,6 @@
 import { errorText, log } from "../core/log";
 import { factsSession, newerBookmark } from "../memory/bookmark";
-import type { FactsCache, RunFactsCache } from "../memory/facts-cache";
+import type { FactsCache, TurnFactsCache } from "../memory/facts-cache";
 import type { PendingListing, PendingUsage } from "../thread/pending-bookkeeping";
 import { touchStatement } from "../thread/thread-list";
 import { pendingUsage, type UsageRecord, usageRowStatement } from "./usage";
@@ -22,10 +22,10 @@ export type DeferredBookkeeping = {
  * owed after the answer (usage, the thread list) leave together as one batch when a run in the
  * Worker settles, or join the thread object's pending rows (`deferred`) for its next batch.
  */
-export class RunIO {
+export class TurnIO {
   readonly facts: D1DatabaseSession;
   /** The thread object's facts, as fresh as this run must read them (facts-cache.ts); none for a run in the Worker. */
-  readonly factsCache: RunFactsCache | undefined;
+  readonly factsCache: TurnFactsCache | undefined;
   readonly #db: D1Database;
   readonly #writes: { stmt: D1PreparedStatement; what: string }[] = [];
   readonly #after: Promise<unknown>[] = [];

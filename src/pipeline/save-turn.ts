@@ -25,7 +25,7 @@ export const storedReport = (m: MemoryReport) => {
 };
 
 /** What saving a run needs: its thread, who runs it, where it branches, its reducers, what its first checkpoint records, its writes. */
-export type SaveRun = {
+export type SaveTurn = {
   thread: HeldThread;
   principal: Principal;
   /** The run continues from this checkpoint: the thread forks there first. */
@@ -43,7 +43,7 @@ export type SaveRun = {
 };
 
 /** Writes the run's steps as checkpoints (the first with the input and the routing record); returns the last one's id. */
-export async function saveRun(s: SaveRun): Promise<string | null> {
+export async function saveTurn(s: SaveTurn): Promise<string | null> {
   const { thread, record } = s;
   if (s.steps.length === 0) return null;
   const saves: { ops: UpdateOp[]; source: "input" | "loop" }[] = [];
@@ -74,7 +74,7 @@ export async function saveRun(s: SaveRun): Promise<string | null> {
   // The last save ends the run in the same event, so the next run starts right on it.
   for (const [i, w] of saves.entries()) {
     const last = i === saves.length - 1;
-    checkpointId = (await thread.write({ ops: w.ops }, w.source, { endRun: last, ...(last && s.alongside ? { alongside: s.alongside } : {}) })).id;
+    checkpointId = (await thread.write({ ops: w.ops }, w.source, { end: last, ...(last && s.alongside ? { alongside: s.alongside } : {}) })).id;
   }
   return checkpointId;
 }

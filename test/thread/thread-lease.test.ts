@@ -7,7 +7,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ThreadDO } from "../../src/object/thread-object";
-import type { Lease } from "../../src/thread/run-lease";
+import type { Lease } from "../../src/thread/thread-lease";
 import type { ThreadClient } from "../../src/thread/client";
 import { codeOf, newThread, stubOf, user } from "./support";
 

@@ -8,14 +8,14 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../src/core/errors";
-import { LEASE, type Lease, RunLeases } from "../../src/thread/run-lease";
+import { LEASE, type Lease, ThreadLeases } from "../../src/thread/thread-lease";
 import { ThreadDO } from "../../src/object/thread-object";
 import { newThread, stubOf } from "./support";
 
 describe("run lease bound and Retry-After", () => {
   it("a holder loses the lease at its hard bound; the waiter gets it then", async () => {
     let now = 1_000;
-    const leases = new RunLeases(() => now, 1_000);
+    const leases = new ThreadLeases(() => now, 1_000);
     const holder = leases.acquire(0) as Lease;
     expect(holder.until).toBe(2_000);
     const waiter = leases.acquire(10_000) as Promise<Lease | null>;
@@ -31,7 +31,7 @@ describe("run lease bound and Retry-After", () => {
   });
 
   it("the default bound is LEASE.defaultMaxHoldMs (120 s) and wrangler.toml says the same", () => {
-    const leases = new RunLeases(() => 0);
+    const leases = new ThreadLeases(() => 0);
     expect((leases.acquire(0) as Lease).until).toBe(LEASE.defaultMaxHoldMs);
     expect(Number(env.MAX_RUN_LEASE_MS)).toBe(LEASE.defaultMaxHoldMs);
   });
