@@ -12,8 +12,11 @@ import { sendAlerts } from "../budgets/alert";
 /** One model call's reservation: settled once, to what the call really cost (0 if it never reached the provider). */
 export type Hold = { settle(micro: number): void };
 
-/** Reserves each model call of a turn against every budget the turn spends from. */
-export type SpendGuard = { reserve(model: ModelConfig, request: ChatRequest): Promise<Hold> };
+/**
+ * Reserves each model call of a turn against every budget the turn spends from (`reserve`), or any other
+ * priced call, such as a remote embedder's, for the most it can cost in micro-USD (`hold`).
+ */
+export type SpendGuard = { reserve(model: ModelConfig, request: ChatRequest): Promise<Hold>; hold(asked: number): Promise<Hold> };
 
 const NO_HOLD: Hold = { settle: () => undefined };
 
@@ -61,15 +64,16 @@ export function spendGuard(
   thread: string | undefined,
   waitUntil: (p: Promise<unknown>) => void,
   user?: string,
+  tags?: Readonly<Record<string, string>>,
 ): SpendGuard {
-  const applicable = budgetsFor(env.DB, principal.tenant, { keyId: principal.keyId, thread, user });
+  const applicable = budgetsFor(env.DB, principal.tenant, { keyId: principal.keyId, thread, user, tags });
   // Read when the first call reserves; a failure meanwhile must not surface as an unhandled rejection.
   applicable.catch(() => undefined);
   let settling: Promise<unknown> = Promise.resolve();
-  return {
-    async reserve(model, request) {
+  const guard: SpendGuard = {
+    reserve: (model, request) => guard.hold(mostCost(model, request)),
+    async hold(asked) {
       const budgets = await applicable;
-      const asked = mostCost(model, request);
       if (budgets.length === 0 || asked === 0) return NO_HOLD;
       await settling;
       const answers = await Promise.all(budgets.map((b) => budgetObject(env, principal.tenant, b.id).reserve(asked)));
@@ -104,6 +108,7 @@ export function spendGuard(
       };
     },
   };
+  return guard;
 }
 
 /**
