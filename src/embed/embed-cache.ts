@@ -19,9 +19,19 @@ export class EmbedCache implements TurnEmbedder {
     this.dims = embedder.dims;
   }
 
+  /** What `tokens` of its embedding cost, in whole micro-USD (rounded as a model call's cost is, so a budget settles to the usage row). */
+  micro(tokens: number): number {
+    return Math.round(tokens * this.embedder.costPer1k * 1000);
+  }
+
   /** What `tokens` of its embedding cost (USD). */
   cost(tokens: number): number {
-    return (tokens / 1000) * this.embedder.costPer1k;
+    return this.micro(tokens) / 1_000_000;
+  }
+
+  /** The texts not held yet: what `load` would send. */
+  missing(texts: readonly string[]): string[] {
+    return [...new Set(texts)].filter((t) => this.embed(t) === undefined);
   }
 
   embed(text: string): Float32Array | undefined {
@@ -30,7 +40,7 @@ export class EmbedCache implements TurnEmbedder {
 
   /** Embeds the texts not held yet (one call); the tokens that cost (0: all held). Throws EmbedFailure. */
   async load(texts: readonly string[]): Promise<number> {
-    const wanted = [...new Set(texts)].filter((t) => this.embed(t) === undefined);
+    const wanted = this.missing(texts);
     if (wanted.length === 0) return 0;
     const { vectors, tokens } = await this.embedder.embed(wanted);
     for (const [i, t] of wanted.entries()) {

@@ -25,6 +25,7 @@ import { makeMessage, type AgentState, type Reducers } from "./state";
 import type { Tool } from "./tools/define";
 import { serverToolsFor } from "./server-tools";
 import { summarizerFor } from "./summarizer";
+import type { SpendGuard } from "./spend-guard";
 import { embedForRun } from "./run-embed";
 import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
@@ -275,8 +276,8 @@ function runtimeFor(
   };
 }
 
-/** Everything before the first provider call, in order: plan, route, take the thread's turn and load memory, build the runtime. */
-export async function prepare(deps: RunDeps, input: TurnInput, admission: Admission): Promise<Prepared> {
+/** Everything before the first provider call, in order: plan, route, take the thread's turn and load memory, build the runtime. `guard` holds a remote embedder's calls against the turn's budgets. */
+export async function prepare(deps: RunDeps, input: TurnInput, admission: Admission, guard?: SpendGuard): Promise<Prepared> {
   const { env } = deps;
   const timings = input.timings ?? new Timings();
   timings.lap("request");
@@ -308,7 +309,7 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
     ...(recall !== false && recall.channels ? { channels: recall.channels } : {}),
   };
   // A remote embedder's query vectors, fetched before the recall that reads them (failing: words alone, with a warning).
-  const { rank, warning: denseOff } = await embedForRun(deps, { tenant: principal.tenant, agent, rank: asked, facts: scopes.length > 0 });
+  const { rank, warning: denseOff } = await embedForRun(deps, { tenant: principal.tenant, agent, rank: asked, facts: scopes.length > 0, guard });
   // The facts of the run's scopes and its thread's recalled earlier turns, as one memory search (docs/operations/tracing.md).
   const searched = {
     "gen_ai.operation.name": "search_memory",

@@ -9,6 +9,8 @@ import type { ThreadStore } from "../thread/thread-store";
 import type { RecallAsk } from "../thread/types";
 import type { UsageRecord } from "./usage";
 import type { RunIO } from "./run-io";
+import { type AppError, isAppError } from "../core/errors";
+import { mostEmbeddingCost, type SpendGuard } from "./spend-guard";
 
 /** The embedder models.yaml names `name` (absent: the file's `embedder`), with this deployment's bindings and secrets. */
 export const embedderOf = (env: object, name: string = compiled.embedder): ChosenEmbedder => embedderNamed(env, name, compiled.embedders);
@@ -27,6 +29,34 @@ export function embeddingUsage(remote: EmbedCache, tokens: number): UsageRecord 
   };
 }
 
+/**
+ * One call of a remote embedder for the texts it does not hold yet, held against the budgets over it when there
+ * are any (`guard`): reserved for the most it can cost, settled to what its usage row bills (0 if it failed).
+ * A budget with no room refuses it (BEM-230) before anything goes out.
+ */
+export async function heldLoad(remote: EmbedCache, texts: readonly string[], guard: SpendGuard | undefined): Promise<UsageRecord | undefined> {
+  const wanted = remote.missing(texts);
+  if (wanted.length === 0) return undefined;
+  const hold = await guard?.hold(mostEmbeddingCost(remote.embedder.costPer1k, wanted));
+  let tokens = 0;
+  try {
+    tokens = await remote.load(wanted);
+  } finally {
+    hold?.settle(remote.micro(tokens));
+  }
+  return embeddingUsage(remote, tokens);
+}
+
+/** The warning of a turn whose embedding a budget refused: it recalls by words, never silently. */
+const refusedWarning = (embedder: string, e: AppError) =>
+  `recall by meaning was off for this turn (embedder ${embedder}: ${e.message}); it ran on full-text search`;
+
+/** The run ranks by words alone, and its reply says why. */
+function wordsOnly(rank: RankOptions, warning: string): { rank: RankOptions; warning: string } {
+  const words = ["full_text" as const];
+  return { rank: { ...rank, channels: words, ...(rank.recall ? { recall: { ...rank.recall, channels: words } } : {}) }, warning };
+}
+
 /** This isolate's facts embedder, from the first env it sees (the Worker's requests, queue batches, the thread object). */
 export function knowEmbedders(env: object): void {
   knowFactsEmbedder(embedderOf(env));
@@ -40,7 +70,7 @@ export function knowEmbedders(env: object): void {
  */
 export async function embedForRun(
   deps: { env: object; io: RunIO; thread?: { log: Pick<ThreadStore, "vectors"> } },
-  run: { tenant: string; agent: AgentConfig | undefined; rank: RankOptions; facts: boolean },
+  run: { tenant: string; agent: AgentConfig | undefined; rank: RankOptions; facts: boolean; guard?: SpendGuard },
 ): Promise<{ rank: RankOptions; warning?: string }> {
   const { tenant, agent, rank } = run;
   const turns = embedderOf(deps.env, agent?.embedder);
@@ -51,20 +81,21 @@ export async function embedForRun(
   const want = (chosen: ChosenEmbedder, text: string) => void wanted.set(chosen, [...(wanted.get(chosen) ?? []), text]);
   if (deps.thread && rank.recall !== false) want(turns, rank.recallQuery ?? rank.query ?? "");
   if (run.facts) want(embedderOf(deps.env), rank.query ?? "");
+  let embedder = "";
   try {
     for (const [chosen, texts] of wanted) {
-      const usage = chosen.remote && embeddingUsage(chosen.remote, await chosen.remote.load(texts));
+      embedder = chosen.name;
+      const usage = chosen.remote && (await heldLoad(chosen.remote, texts, run.guard));
       if (usage) deps.io.bill(tenant, usage);
     }
     return { rank };
   } catch (e) {
-    if (!(e instanceof EmbedFailure)) throw e;
-    log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
-    const words = ["full_text" as const];
-    return {
-      rank: { ...rank, channels: words, ...(rank.recall ? { recall: { ...rank.recall, channels: words } } : {}) },
-      warning: denseOffWarning(e),
-    };
+    if (e instanceof EmbedFailure) {
+      log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+      return wordsOnly(rank, denseOffWarning(e));
+    }
+    if (isAppError(e) && e.code === "BEM-230") return wordsOnly(rank, refusedWarning(embedder, e));
+    throw e;
   }
 }
 

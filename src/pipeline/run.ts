@@ -39,7 +39,7 @@ export async function runTurn(deps: RunDeps, turn: { input: TurnInput; admission
   const agent = agentStart(deps.trace, turn.input);
   return inSpan(deps.trace, agent.name, "internal", agent.attrs, async (span) => {
     const traced = span ? { ...deps, trace: span } : deps;
-    const r = await runPrepared(traced, await prepare(traced, turn.input, turn.admission), budget, stream);
+    const r = await runPrepared(traced, await prepare(traced, turn.input, turn.admission, budget), budget, stream);
     if (span) agentEnd(span, r);
     return r;
   });

@@ -8,6 +8,8 @@ import { microUsdOf, usageOf } from "./usage";
 import { budgetObject, budgetsFor, type BudgetRow } from "../budgets/store";
 import type { Reserved } from "../budgets/budget-object";
 import { sendAlerts } from "../budgets/alert";
+import { estimateTextTokens } from "../core/tokens";
+import { MAX_CHARS } from "../embed/remote";
 
 /** One model call's reservation: settled once, to what the call really cost (0 if it never reached the provider). */
 export type Hold = { settle(micro: number): void };
@@ -31,6 +33,15 @@ export function mostCost(model: ModelConfig, request: ChatRequest): number {
   const prompt = Math.ceil(tokensOf(request.messages) * PROMPT_MARGIN);
   const output = request.max_output_tokens ?? model.max_output_tokens ?? Math.max(0, model.max_tokens - prompt);
   return microUsdOf(model, prompt, output);
+}
+
+/**
+ * The most a remote embedder's call on `texts` can cost: their tokens as sent, with the same margin, rounded up
+ * so a priced call always holds something (and a spent budget refuses it).
+ */
+export function mostEmbeddingCost(costPer1k: number, texts: readonly string[]): number {
+  const tokens = texts.reduce((n, t) => n + estimateTextTokens(t.slice(0, MAX_CHARS)), 0);
+  return Math.ceil(tokens * PROMPT_MARGIN * costPer1k * 1000);
 }
 
 const usd = (micro: number) => `$${(micro / 1_000_000).toFixed(6)}`;

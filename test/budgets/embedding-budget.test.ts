@@ -1,0 +1,87 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { EMBEDDED_TURNS } from "../../src/embed/embedded";
+import { embedForRun } from "../../src/pipeline/run-embed";
+import { RunIO } from "../../src/pipeline/run-io";
+import { spendGuard } from "../../src/pipeline/spend-guard";
+import type { UsageRecord } from "../../src/pipeline/usage";
+import { requireAgent } from "../../src/routing/bundled";
+import { ThreadStore } from "../../src/thread/thread-store";
+import { unique } from "../thread/support";
+import { deployed, fakeAi } from "../support/fake-ai";
+import { api, createTenant, type TestTenant } from "../support/tenants";
+
+/**
+ * Issue 35: a remote embedder's calls (cause `embedding`) are held against the turn's budgets like its model
+ * calls: reserved before the call, settled to what the usage row bills; a budget with no room refuses the call
+ * before it goes out, and the turn recalls by words with a warning.
+ */
+const agent = { ...requireAgent("assistant"), embedder: "bge-small" };
+
+async function withThread<T>(fn: (store: ThreadStore) => Promise<T>): Promise<T> {
+  const stub = env.THREADS.get(env.THREADS.idFromName(unique("embed-budget")));
+  return runInDurableObject(stub, async (_live, state) => {
+    const store = ThreadStore.of(state.storage, { embedder: EMBEDDED_TURNS });
+    store.update({ ops: [{ op: "append", messages: [{ id: "m0", role: "user", content: "The lighthouse keeper repaints the stripes." }] }] }, "update");
+    return fn(store);
+  });
+}
+
+async function tenantBudget(t: TestTenant, limit_usd: number): Promise<string> {
+  const res = await api(`/v1/admin/tenants/${t.tenant}/budgets`, { key: t.adminKey, body: { kind: "tenant", limit_usd } });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { id: string }).id;
+}
+
+const standing = async (t: TestTenant, id: string) =>
+  (await (await api(`/v1/admin/tenants/${t.tenant}/budgets/${id}`, { key: t.adminKey })).json()) as { spent_usd: number; reserved_usd: number };
+
+/** A run's embedding step on `t`'s budgets, with the fake AI binding; what it billed and what went out. */
+async function embedUnder(t: TestTenant, query: string) {
+  const after: Promise<unknown>[] = [];
+  const guard = spendGuard(env, { tenant: t.tenant, keyId: t.adminKeyId }, undefined, (p) => after.push(p));
+  const ai = fakeAi();
+  const bills: UsageRecord[] = [];
+  const io = new RunIO(env.DB, undefined);
+  io.bill = (_tenant, u) => void bills.push(u);
+  const rank = { query, recallQuery: query, recall: { share: 0.75, neighbours: 0 } };
+  const run = await withThread((store) =>
+    embedForRun({ env: deployed(ai), io, thread: { log: store } }, { tenant: t.tenant, agent, rank, facts: false, guard }),
+  );
+  await Promise.all(after);
+  return { run, ai, bills };
+}
+
+describe("a remote embedder's calls under budgets", () => {
+  it("a spent tenant budget: the embedder is not called, the turn recalls by words and says which budget", async () => {
+    const t = await createTenant();
+    const id = await tenantBudget(t, 0.000001);
+    // Spend the budget whole, through its own object.
+    const exhaust = spendGuard(env, { tenant: t.tenant, keyId: t.adminKeyId }, undefined, () => undefined);
+    (await exhaust.hold(1)).settle(1);
+    await expect.poll(async () => (await standing(t, id)).spent_usd).toBe(0.000001);
+
+    const { run, ai, bills } = await embedUnder(t, "lighthouse stripes");
+    expect(ai.calls).toEqual([]);
+    expect(bills).toEqual([]);
+    expect(run.rank.channels).toEqual(["full_text"]);
+    expect(run.warning).toContain("recall by meaning was off for this turn (embedder bge-small: Budget");
+    expect(run.warning).toContain(id);
+    expect(run.warning).toContain("it ran on full-text search");
+    expect(await standing(t, id)).toMatchObject({ spent_usd: 0.000001, reserved_usd: 0 });
+  });
+
+  it("a budget with room: the call goes out, and the budget is charged exactly what the usage row bills", async () => {
+    const t = await createTenant();
+    const id = await tenantBudget(t, 1);
+    // About 750 tokens at $0.02 per million: 15 micro-USD.
+    const query = "lighthouse ".repeat(273);
+    const { run, ai, bills } = await embedUnder(t, query);
+    expect(run.warning).toBeUndefined();
+    expect(ai.calls).toHaveLength(1);
+    expect(bills).toHaveLength(1);
+    expect(bills[0]!.cost).toBeGreaterThan(0);
+    expect(await standing(t, id)).toEqual(expect.objectContaining({ spent_usd: bills[0]!.cost, reserved_usd: 0 }));
+  });
+});
