@@ -101,18 +101,31 @@ export async function embedForRun(
 
 /**
  * Before a recall outside a run (`POST /v1/memory/context`): the remote embedder in use fetches the query's vector,
- * billed to `bill`. A failure is logged and the turns rank by words (that answer has no warnings to carry it).
+ * billed to `bill` and held against `guard`'s budgets. A failure or a budget's refusal is logged and the turns rank
+ * by words (that answer has no warnings to carry it).
  */
-export async function embedRecallQuery(store: Pick<ThreadStore, "vectors">, ask: RecallAsk | undefined, bill: (u: UsageRecord) => void): Promise<void> {
+export async function embedRecallQuery(
+  store: Pick<ThreadStore, "vectors">,
+  ask: RecallAsk | undefined,
+  bill: (u: UsageRecord) => void,
+  guard?: SpendGuard,
+): Promise<void> {
   const remote = store.vectors.embedderInUse();
   if (!(remote instanceof EmbedCache) || !ask || ask.channels?.includes("dense") === false) return;
   try {
-    const usage = embeddingUsage(remote, await remote.load([ask.query]));
+    const usage = await heldLoad(remote, [ask.query], guard);
     if (usage) bill(usage);
   } catch (e) {
-    if (!(e instanceof EmbedFailure)) throw e;
-    log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+    if (!logUnembedded(remote, e)) throw e;
   }
+}
+
+/** Logs an embedder's failure or a budget's refusal (the caller then ranks by words); false for anything else. */
+function logUnembedded(remote: EmbedCache, e: unknown): boolean {
+  if (e instanceof EmbedFailure) log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+  else if (isAppError(e) && e.code === "BEM-230") log.warn("embedder", { embedder: remote.embedder.name, reason: "budget", message: e.message });
+  else return false;
+  return true;
 }
 
 /** Messages a remote embedder embeds per call, and calls per run at most (the rest: after later runs). */
@@ -121,13 +134,15 @@ const FILL_CALLS = 4;
 
 /**
  * After a run's answer: the thread's messages with no vector of the remote embedder in use get one, in bounded
- * batches (all of them, over runs, after a change of embedder), each billed to `bill`. A failure stops the work
- * (logged; those messages are recalled by words until a later run fills them); each batch is written in one
- * transaction and only for the texts it embedded, so nothing is half-written. How many it filled.
+ * batches (all of them, over runs, after a change of embedder), each billed to `bill` and held against `guard`'s
+ * budgets. A failure or a budget's refusal stops the work (logged; those messages are recalled by words until a
+ * later run fills them); each batch is written in one transaction and only for the texts it embedded, so nothing
+ * is half-written. How many it filled.
  */
 export async function embedMissing(
   store: Pick<ThreadStore, "vectors">,
   bill: (u: UsageRecord) => void,
+  guard?: SpendGuard,
   batch = FILL_BATCH,
   calls = FILL_CALLS,
 ): Promise<number> {
@@ -138,11 +153,10 @@ export async function embedMissing(
     const texts = store.vectors.missingVectors(batch);
     if (texts.length === 0) break;
     try {
-      const usage = embeddingUsage(remote, await remote.load(texts));
+      const usage = await heldLoad(remote, texts, guard);
       if (usage) bill(usage);
     } catch (e) {
-      if (!(e instanceof EmbedFailure)) throw e;
-      log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+      if (!logUnembedded(remote, e)) throw e;
       break;
     }
     filled += store.vectors.fillVectors(batch);

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EMBEDDED_TURNS } from "../../src/embed/embedded";
-import { embedForRun } from "../../src/pipeline/run-embed";
+import { embedderOf, embedForRun, embedMissing, embedRecallQuery } from "../../src/pipeline/run-embed";
 import { RunIO } from "../../src/pipeline/run-io";
 import { spendGuard } from "../../src/pipeline/spend-guard";
 import type { UsageRecord } from "../../src/pipeline/usage";
@@ -53,14 +53,19 @@ async function embedUnder(t: TestTenant, query: string) {
   return { run, ai, bills };
 }
 
+/** A tenant with a budget of $0.000001, spent whole through its own object. */
+async function spentTenant(): Promise<{ t: TestTenant; id: string }> {
+  const t = await createTenant();
+  const id = await tenantBudget(t, 0.000001);
+  const exhaust = spendGuard(env, { tenant: t.tenant, keyId: t.adminKeyId }, undefined, () => undefined);
+  (await exhaust.hold(1)).settle(1);
+  await expect.poll(async () => (await standing(t, id)).spent_usd).toBe(0.000001);
+  return { t, id };
+}
+
 describe("a remote embedder's calls under budgets", () => {
   it("a spent tenant budget: the embedder is not called, the turn recalls by words and says which budget", async () => {
-    const t = await createTenant();
-    const id = await tenantBudget(t, 0.000001);
-    // Spend the budget whole, through its own object.
-    const exhaust = spendGuard(env, { tenant: t.tenant, keyId: t.adminKeyId }, undefined, () => undefined);
-    (await exhaust.hold(1)).settle(1);
-    await expect.poll(async () => (await standing(t, id)).spent_usd).toBe(0.000001);
+    const { t, id } = await spentTenant();
 
     const { run, ai, bills } = await embedUnder(t, "lighthouse stripes");
     expect(ai.calls).toEqual([]);
@@ -83,5 +88,21 @@ describe("a remote embedder's calls under budgets", () => {
     expect(bills).toHaveLength(1);
     expect(bills[0]!.cost).toBeGreaterThan(0);
     expect(await standing(t, id)).toEqual(expect.objectContaining({ spent_usd: bills[0]!.cost, reserved_usd: 0 }));
+  });
+
+  it("inside the thread's object (the fill after a run, a recall outside one) the tenant's and the thread's budgets hold: a spent one stops the call", async () => {
+    const { t, id } = await spentTenant();
+    const ai = fakeAi();
+    const bills: UsageRecord[] = [];
+    const filled = await withThread(async (store) => {
+      store.vectors.use(embedderOf(deployed(ai), "bge-small").turns);
+      const guard = spendGuard(env, { tenant: t.tenant, keyId: "" }, undefined, () => undefined);
+      await embedRecallQuery(store, { query: "lighthouse stripes", share: 0.75, neighbours: 0 }, (u) => bills.push(u), guard);
+      return embedMissing(store, (u) => bills.push(u), guard);
+    });
+    expect(filled).toBe(0);
+    expect(ai.calls).toEqual([]);
+    expect(bills).toEqual([]);
+    expect(await standing(t, id)).toMatchObject({ spent_usd: 0.000001, reserved_usd: 0 });
   });
 });
