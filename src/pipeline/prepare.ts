@@ -255,7 +255,7 @@ const toStored = (toSave: ParsedMessageInput[], runtime: Runtime): Message[] => 
 function runtimeFor(
   deps: RunDeps,
   principal: TurnInput["principal"],
-  run: { route: RouteResult; agent?: AgentConfig; context: Record<string, unknown>; thread?: HeldThread; scopes: MemoryScope[] },
+  run: { route: RouteResult; agent?: AgentConfig; context: Record<string, unknown>; thread?: HeldThread; scopes: MemoryScope[]; guard?: SpendGuard },
 ): Runtime {
   const { route, agent, thread } = run;
   return {
@@ -272,6 +272,7 @@ function runtimeFor(
       scopes: run.scopes.map(String),
       facts: () => deps.io.writer(),
       ...(deps.io.factsCache ? { factsWritten: deps.io.factsCache.clear } : {}),
+      ...(run.guard ? { budget: run.guard } : {}),
     },
   };
 }
@@ -334,7 +335,7 @@ export async function prepare(deps: RunDeps, input: TurnInput, admission: Admiss
   checkToolAnswers(loaded.state.messages, toSave);
   timings.lap("memory");
 
-  const runtime = runtimeFor(deps, principal, { route, agent, context, thread, scopes });
+  const runtime = runtimeFor(deps, principal, { route, agent, context, thread, scopes, ...(guard ? { guard } : {}) });
   return {
     plan: { input, ...plan, route, scopes: scopes.map(String), clientSystem, inputMessages: toStored(toSave, runtime), runtime, timings },
     context: loaded,

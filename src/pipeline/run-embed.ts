@@ -10,7 +10,7 @@ import type { RecallAsk } from "../thread/types";
 import type { UsageRecord } from "./usage";
 import type { RunIO } from "./run-io";
 import { type AppError, isAppError } from "../core/errors";
-import { mostEmbeddingCost, type SpendGuard } from "./spend-guard";
+import type { SpendGuard } from "./spend-guard";
 
 /** The embedder models.yaml names `name` (absent: the file's `embedder`), with this deployment's bindings and secrets. */
 export const embedderOf = (env: object, name: string = compiled.embedder): ChosenEmbedder => embedderNamed(env, name, compiled.embedders);
@@ -29,23 +29,9 @@ export function embeddingUsage(remote: EmbedCache, tokens: number): UsageRecord 
   };
 }
 
-/**
- * One call of a remote embedder for the texts it does not hold yet, held against the budgets over it when there
- * are any (`guard`): reserved for the most it can cost, settled to what its usage row bills (0 if it failed).
- * A budget with no room refuses it (BEM-230) before anything goes out.
- */
-export async function heldLoad(remote: EmbedCache, texts: readonly string[], guard: SpendGuard | undefined): Promise<UsageRecord | undefined> {
-  const wanted = remote.missing(texts);
-  if (wanted.length === 0) return undefined;
-  const hold = await guard?.hold(mostEmbeddingCost(remote.embedder.costPer1k, wanted));
-  let tokens = 0;
-  try {
-    tokens = await remote.load(wanted);
-  } finally {
-    hold?.settle(remote.micro(tokens));
-  }
-  return embeddingUsage(remote, tokens);
-}
+/** One call of a remote embedder, held against `guard`'s budgets (EmbedCache.loadHeld), as its usage record. */
+const heldLoad = async (remote: EmbedCache, texts: readonly string[], guard: SpendGuard | undefined): Promise<UsageRecord | undefined> =>
+  embeddingUsage(remote, await remote.loadHeld(texts, guard));
 
 /** The warning of a turn whose embedding a budget refused: it recalls by words, never silently. */
 const refusedWarning = (embedder: string, e: AppError) =>

@@ -7,12 +7,12 @@ import { tokensOf } from "./prompt";
 import { microUsdOf, usageOf } from "./usage";
 import { budgetObject, budgetsFor, type BudgetRow } from "../budgets/store";
 import type { Reserved } from "../budgets/budget-object";
+import type { EmbedHold } from "../embed/embed-cache";
 import { sendAlerts } from "../budgets/alert";
-import { estimateTextTokens } from "../core/tokens";
-import { MAX_CHARS } from "../embed/remote";
+import { ESTIMATE_MARGIN } from "../core/tokens";
 
 /** One model call's reservation: settled once, to what the call really cost (0 if it never reached the provider). */
-export type Hold = { settle(micro: number): void };
+export type Hold = EmbedHold;
 
 /**
  * Reserves each model call of a turn against every budget the turn spends from (`reserve`), or any other
@@ -22,26 +22,11 @@ export type SpendGuard = { reserve(model: ModelConfig, request: ChatRequest): Pr
 
 const NO_HOLD: Hold = { settle: () => undefined };
 
-/**
- * Our prompt count is an estimate and the provider's tokenizer may count more: the reservation takes a
- * quarter more, so a call that costs more than its hold is rare (and is still charged in full).
- */
-const PROMPT_MARGIN = 1.25;
-
 /** The most `request` can cost on `model`: its prompt as sent, and the output it may write (max_tokens, else the model's limit). */
 export function mostCost(model: ModelConfig, request: ChatRequest): number {
-  const prompt = Math.ceil(tokensOf(request.messages) * PROMPT_MARGIN);
+  const prompt = Math.ceil(tokensOf(request.messages) * ESTIMATE_MARGIN);
   const output = request.max_output_tokens ?? model.max_output_tokens ?? Math.max(0, model.max_tokens - prompt);
   return microUsdOf(model, prompt, output);
-}
-
-/**
- * The most a remote embedder's call on `texts` can cost: their tokens as sent, with the same margin, rounded up
- * so a priced call always holds something (and a spent budget refuses it).
- */
-export function mostEmbeddingCost(costPer1k: number, texts: readonly string[]): number {
-  const tokens = texts.reduce((n, t) => n + estimateTextTokens(t.slice(0, MAX_CHARS)), 0);
-  return Math.ceil(tokens * PROMPT_MARGIN * costPer1k * 1000);
 }
 
 const usd = (micro: number) => `$${(micro / 1_000_000).toFixed(6)}`;

@@ -1,7 +1,11 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { EMBEDDED_TURNS } from "../../src/embed/embedded";
+import { factsEmbedder, knowFactsEmbedder } from "../../src/embed/embedders";
+import { D1FactsBackend } from "../../src/memory/d1-facts-backend";
+import { embedOlderFacts } from "../../src/memory/fact-vectors";
+import { MemoryScope } from "../../src/memory/scope";
 import { embedderOf, embedForRun, embedMissing, embedRecallQuery } from "../../src/pipeline/run-embed";
 import { RunIO } from "../../src/pipeline/run-io";
 import { spendGuard } from "../../src/pipeline/spend-guard";
@@ -63,6 +67,8 @@ async function spentTenant(): Promise<{ t: TestTenant; id: string }> {
   return { t, id };
 }
 
+afterEach(() => knowFactsEmbedder(embedderOf(env)));
+
 describe("a remote embedder's calls under budgets", () => {
   it("a spent tenant budget: the embedder is not called, the turn recalls by words and says which budget", async () => {
     const { t, id } = await spentTenant();
@@ -104,5 +110,30 @@ describe("a remote embedder's calls under budgets", () => {
     expect(ai.calls).toEqual([]);
     expect(bills).toEqual([]);
     expect(await standing(t, id)).toMatchObject({ spent_usd: 0.000001, reserved_usd: 0 });
+  });
+
+  it("facts: the scheduled fill holds each tenant against its budgets (a spent one is left, another embedded), and so does a search in a run", async () => {
+    const spent = await spentTenant();
+    const fresh = await createTenant();
+    const ai = fakeAi();
+    knowFactsEmbedder(embedderOf(deployed(ai), "bge-small"));
+    const scope = MemoryScope.new("organization", unique("o"));
+    const spentStore = new D1FactsBackend(env.DB, spent.t.tenant);
+    await spentStore.remember(scope, "note", "The spent tenant's lighthouse is red.");
+    await new D1FactsBackend(env.DB, fresh.tenant).remember(scope, "note", "The fresh tenant's lighthouse is blue.");
+    const holderFor = (tenant: string) => spendGuard(env, { tenant, keyId: "" }, undefined, () => undefined);
+    const vecBy = async (tenant: string) =>
+      (await env.DB.prepare("SELECT vec_by FROM facts WHERE tenant_id = ?").bind(tenant).first<{ vec_by: string | null }>())?.vec_by;
+    for (let i = 0; i < 10 && (await vecBy(fresh.tenant)) === null; i++) await embedOlderFacts(env.DB, factsEmbedder(), holderFor, 64, 1);
+    expect(await vecBy(fresh.tenant)).toBe(factsEmbedder().turns.id);
+    expect(await vecBy(spent.t.tenant)).toBeNull();
+    const sent = () => ai.calls.flatMap((c) => c.text);
+    expect(sent()).not.toContain("The spent tenant's lighthouse is red.");
+
+    // A memory tool's search by meaning in a run holds its query's call against the run's budgets.
+    const inRun = new D1FactsBackend(env.DB, spent.t.tenant, Date.now, undefined, holderFor(spent.t.tenant));
+    await inRun.loadLayer(scope, { facts: 60, rank: { query: "which colour is the lighthouse", channels: ["dense"] } });
+    expect(sent()).not.toContain("which colour is the lighthouse");
+    expect(await standing(spent.t, spent.id)).toMatchObject({ spent_usd: 0.000001, reserved_usd: 0 });
   });
 });
