@@ -28,8 +28,8 @@ const may = {
   providers: ["core", "config"],
   webhooks: ["core", "config", "auth"],
   // Spend budgets: their records, windows and the object that holds each budget's spend (the run's guard is in pipeline);
-  // threshold events use webhooks' signing, sending and URL rules.
-  budgets: ["core", "config", "thread", "auth", "webhooks"],
+  // threshold events use webhooks' signing, sending and URL rules; the metadata keys budgets may be on are models.yaml's, compiled in routing.
+  budgets: ["core", "config", "thread", "auth", "webhooks", "routing"],
   pipeline: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "queue", "budgets"],
   tasks: ["core", "embed", "config", "thread", "memory", "auth", "routing", "providers", "webhooks", "queue", "pipeline"],
   // Kept Idempotency-Key results (D1), under the middleware in edge.

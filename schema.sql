@@ -290,8 +290,8 @@ CREATE TRIGGER key_counts_idempotency_bytes_delete AFTER DELETE ON idempotency_k
 CREATE TABLE budgets (
   tenant_id    TEXT NOT NULL,
   id           TEXT NOT NULL,
-  kind         TEXT NOT NULL CHECK (kind IN ('tenant', 'key', 'thread', 'user')),
-  target       TEXT NOT NULL,             -- '' for a tenant budget; the key id, thread id or end user otherwise
+  kind         TEXT NOT NULL CHECK (kind IN ('tenant', 'key', 'thread', 'user', 'metadata')),
+  target       TEXT NOT NULL,             -- '' for a tenant budget; the key id, thread id, end user or key=value otherwise
   limit_micro  INTEGER NOT NULL,          -- micro-USD
   window       TEXT,                      -- day | week | month; NULL: never resets
   anchor_ms    INTEGER NOT NULL,

@@ -1,4 +1,5 @@
 import { app } from "./http/app";
+import { spendGuard } from "./pipeline/spend-guard";
 import { scheduledPurge } from "./memory/purge";
 import { purgeExpiredItems } from "./langgraph/store";
 import { purgeBookkeepingSends } from "./object/bookkeeping-flush";
@@ -28,7 +29,7 @@ export default {
   scheduled: (_controller: ScheduledController, env: Env, ctx: ExecutionContext) => {
     rememberEnvSecrets(env);
     knowEmbedders(env);
-    ctx.waitUntil(scheduledPurge(env));
+    ctx.waitUntil(scheduledPurge(env, Date.now(), (tenant) => spendGuard(env, { tenant, keyId: "" }, undefined, (p) => ctx.waitUntil(p))));
     ctx.waitUntil(purgeExpiredItems(env.DB));
     ctx.waitUntil(purgeBookkeepingSends(env.DB));
     ctx.waitUntil(purgeDeliveries(env.DB));

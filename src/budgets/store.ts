@@ -5,9 +5,13 @@ import { parseThreadId } from "../thread/thread-id";
 import { BudgetWindow, type Config, isTimeZone } from "./window";
 import type { Standing } from "./budget-object";
 import { allowPrivateCallbacks, callbackUrlProblem } from "../webhooks/callback-url";
+import { checkTagTarget } from "./tags";
 
-/** What a budget caps: the whole tenant, one API key, one thread, or one end user (the `user` a request names). */
-export const BudgetKind = z.enum(["tenant", "key", "thread", "user"]);
+/**
+ * What a budget caps: the whole tenant, one API key, one thread, one end user (the `user` a request names), or
+ * one metadata value a request sends (`key=value`, the key declared in models.yaml).
+ */
+export const BudgetKind = z.enum(["tenant", "key", "thread", "user", "metadata"]);
 export type BudgetKind = z.infer<typeof BudgetKind>;
 
 /** A tenant's budgets are few (each turn asks every one that applies to it). */
@@ -44,7 +48,9 @@ export const Budget = z
   .object({
     id: z.string(),
     kind: BudgetKind,
-    target: z.string().nullable().openapi({ description: "The key id (kind key), thread id (kind thread) or end user (kind user); null for a tenant budget" }),
+    target: z.string().nullable().openapi({
+      description: "The key id (kind key), thread id (kind thread), end user (kind user) or `key=value` (kind metadata); null for a tenant budget",
+    }),
     limit_usd: z.number(),
     window: BudgetWindow.nullable().openapi({ description: "day, week or month; null: the budget never resets" }),
     anchor: z.string().openapi({ description: "When the windows are counted from (ISO 8601, UTC)" }),
@@ -66,7 +72,7 @@ export const CreateBudget = z
     kind: BudgetKind,
     target: z.string().max(128).optional().openapi({
       description:
-        "Required for kind key (a key id of the tenant), thread (a thread id) and user (the end user: OpenAI's `user`, Anthropic's `metadata.user_id`); absent for tenant",
+        "Required for kind key (a key id of the tenant), thread (a thread id), user (the end user: OpenAI's `user`, Anthropic's `metadata.user_id`) and metadata (`key=value`, the key one of models.yaml `budget_metadata_keys`); absent for tenant",
     }),
     limit_usd: LimitUsd,
     window: BudgetWindow.nullable().default(null),
@@ -185,6 +191,7 @@ async function checkTarget(db: D1Database, tenant: string, kind: BudgetKind, tar
     throw new AppError("BEM-011", kind === "tenant" ? "target: a tenant budget names no target" : `target: required for a ${kind} budget`);
   if (kind === "thread") parseThreadId(target);
   if (kind === "user" && target === "") throw new AppError("BEM-011", "target: the end user's id, as requests send it in `user`");
+  if (kind === "metadata" && target !== undefined) checkTagTarget(target);
   if (kind === "key") {
     const key = await db.prepare("SELECT 1 AS ok FROM api_keys WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL").bind(tenant, target).first();
     if (!key) throw new AppError("BEM-052", `target: '${target}' is no live API key of this tenant`);
@@ -318,8 +325,8 @@ export const BUDGET_CACHE_MS = 10_000;
 const cached = new Map<string, { until: number; rows: Promise<Row[]> }>();
 const forgetBudgets = (tenant: string) => cached.delete(tenant);
 
-/** Who a call is for: its key, its thread and the end user it names, if any. */
-export type Payer = { keyId: string; thread?: string | undefined; user?: string | undefined };
+/** Who a call is for: its key, its thread, the end user it names and the budget tags its metadata sends, if any. */
+export type Payer = { keyId: string; thread?: string | undefined; user?: string | undefined; tags?: Readonly<Record<string, string>> | undefined };
 
 /** The budgets a call spends from. */
 export async function budgetsFor(db: D1Database, tenant: string, payer: Payer, now = Date.now()): Promise<Row[]> {
@@ -329,8 +336,10 @@ export async function budgetsFor(db: D1Database, tenant: string, payer: Payer, n
     cached.set(tenant, entry);
     entry.rows.catch(() => forgetBudgets(tenant));
   }
-  const target: Record<BudgetKind, string | undefined> = { tenant: "", key: payer.keyId, thread: payer.thread, user: payer.user };
-  return (await entry.rows).filter((r) => target[r.kind] === r.target);
+  const target: Record<Exclude<BudgetKind, "metadata">, string | undefined> = { tenant: "", key: payer.keyId, thread: payer.thread, user: payer.user };
+  // A declared key holds no `=`, so `key=value` names one pair.
+  const tagged = new Set(Object.entries(payer.tags ?? {}).map(([k, v]) => `${k}=${v}`));
+  return (await entry.rows).filter((r) => (r.kind === "metadata" ? tagged.has(r.target) : target[r.kind] === r.target));
 }
 
 /** A budget's counter object: named by tenant and id, so no name another tenant can form reaches it. */

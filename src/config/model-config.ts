@@ -219,6 +219,15 @@ export const AgentConfig = z
   });
 export type AgentConfig = z.infer<typeof AgentConfig>;
 
+/** Keys the wire formats use for their own fields, so no budget tag can take them. */
+const RESERVED_METADATA_KEYS = ["user_id", "capabilities", "memory_scopes"];
+
+/** A request metadata key budgets may be on: as OpenAI's metadata keys (at most 64 characters), without `=` (a budget's target is `key=value`). */
+const BudgetMetadataKey = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:-]{1,64}$/, "letters, digits, _ . : - (at most 64)")
+  .refine((k) => !RESERVED_METADATA_KEYS.includes(k), { message: `not one of ${RESERVED_METADATA_KEYS.join(", ")} (each wire format's own field)` });
+
 /** The whole models.yaml. */
 export const ModelsFile = z.object({
   models: z.array(ModelConfig).min(1),
@@ -228,5 +237,7 @@ export const ModelsFile = z.object({
   embedders: z.array(EmbedderConfig).default([]),
   /** The embedder of facts, and of turns unless an agent names its own. */
   embedder: EmbedderRef.default(EMBEDDED_NAME),
+  /** The request `metadata` keys budgets may be on (docs/operations/budgets.md). */
+  budget_metadata_keys: z.array(BudgetMetadataKey).max(16).default([]),
 });
 export type ModelsFile = z.infer<typeof ModelsFile>;

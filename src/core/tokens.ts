@@ -26,3 +26,9 @@ export const estimateTokens: TokenEstimator = (m) => {
 };
 
 export const estimateTextTokens = (text: string): number => Math.ceil(text.length / 4);
+
+/**
+ * Our counts are estimates and a provider's tokenizer may count more: a budget's reservation takes a quarter
+ * more, so a call that costs more than its hold is rare (and is still charged in full).
+ */
+export const ESTIMATE_MARGIN = 1.25;

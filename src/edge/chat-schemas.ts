@@ -4,6 +4,9 @@ import { checkPartsForRole, ClientContent, ClientContentPart, ToolCall } from ".
 import { checkToolChoice } from "../config/tool-choice";
 import { REASONING_EFFORTS } from "../providers/openai-fields";
 
+/** OpenAI's metadata: at most 16 string pairs (keys up to 64 characters, values up to 512). */
+export const Metadata = z.record(z.string().max(64), z.string().max(512)).refine((m) => Object.keys(m).length <= 16, { message: "at most 16 keys" });
+
 // Checked by the thread layer, so a bad id gets its own code (BEM-030) as on the thread routes.
 const ThreadIdField = z.string().min(1).max(512).openapi({ description: "1-128 characters of A-Z a-z 0-9 . _ : -, not only dots (else BEM-030)" });
 const ScopeString = z.string().min(1).max(200);
@@ -98,15 +101,14 @@ export const ChatCompletionRequest = z
     verbosity: Verbosity.nullable().optional(),
     ...OpenAIRequestFields,
     // Not kept or produced here, so refused rather than ignored: a stored completion is read back from
-    // OpenAI (GET /v1/chat/completions/{id}, not served; a thread keeps its turns), metadata tags one,
-    // and no model here answers in audio.
+    // OpenAI (GET /v1/chat/completions/{id}, not served; a thread keeps its turns), and no model here answers in audio.
     store: z
       .literal(false, { error: "chat completions are not stored for reading back here; send a thread_id (the thread keeps its turns) or use /v1/responses" })
       .nullable()
       .optional(),
-    metadata: z
-      .null({ error: "metadata tags a stored chat completion (store: true), which is not kept here; use /v1/responses, whose responses keep it" })
-      .optional(),
+    metadata: Metadata.nullable()
+      .optional()
+      .openapi({ description: "Budget tags only: the keys of models.yaml `budget_metadata_keys` (a completion is not stored, so no other key is kept)" }),
     modalities: z
       .array(z.literal("text", { error: 'only text is answered here; leave modalities out or ["text"]' }))
       .max(1)
@@ -204,7 +206,11 @@ export const InvokeRequest = z
       .min(1)
       .max(64)
       .superRefine((content, ctx) => checkPartsForRole({ role: "user", content }, ctx, [])),
-    metadata: z.strictObject({ capabilities: z.array(z.string().max(64)).max(32).optional(), memory_scopes: RequestedScopes.optional() }).optional(),
+    // Besides its own two fields, budget tags: the keys of models.yaml `budget_metadata_keys` (others are refused, src/budgets/tags.ts).
+    metadata: z
+      .object({ capabilities: z.array(z.string().max(64)).max(32).optional(), memory_scopes: RequestedScopes.optional() })
+      .catchall(z.string().max(512))
+      .optional(),
     model_override: z.string().max(128).optional(),
     stream: z.boolean().optional(),
     checkpoint_id: z.string().max(64).optional(),

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { mediaUrl } from "../core/message";
 import { checkToolChoice } from "../config/tool-choice";
-import { OpenAIRequestFields, ReasoningEffort, RequestedScopes, TraceLevel, Verbosity } from "./chat-schemas";
+import { Metadata, OpenAIRequestFields, ReasoningEffort, RequestedScopes, TraceLevel, Verbosity } from "./chat-schemas";
 
 /**
  * OpenAI Responses request shapes (as the official `openai` npm client types
@@ -76,7 +76,7 @@ export const TextFormat = z.discriminatedUnion("type", [
   }),
 ]);
 
-export const Metadata = z.record(z.string().max(64), z.string().max(512)).refine((m) => Object.keys(m).length <= 16, { message: "at most 16 keys" });
+export { Metadata } from "./chat-schemas";
 
 export const ResponseCreateRequest = z
   .object({

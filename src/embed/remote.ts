@@ -3,7 +3,7 @@ import { estimateTextTokens } from "../core/tokens";
 import { checkedVectors, type Embedder, type Embedding, within } from "./embedder";
 
 /** Characters of one text sent at most (100 KB of text is still one bounded request; models read a few hundred tokens). */
-const MAX_CHARS = 8192;
+export const MAX_CHARS = 8192;
 
 /** One call to the far side: the texts (each non-empty) in, raw vectors and, when it says, the tokens they cost. */
 export type EmbedCall = (texts: string[], signal: AbortSignal) => Promise<{ vectors: number[][]; tokens?: number }>;

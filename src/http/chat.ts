@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { budgetTags } from "../budgets/tags";
 import { turnSummary, type TraceLevel, type TurnInput, type TurnResult } from "../pipeline/turn";
 import type { DeltaEvent } from "../providers/types";
 import { requireKnownModel } from "../routing/closest-models";
@@ -81,6 +82,7 @@ const chatFormat: WireFormat<Body, Plan> = {
       memoryScopes: body.memory_scopes,
       checkpointId: body.checkpoint_id,
       context: body.context,
+      budgetTags: budgetTags(body.metadata),
       params: {
         ...(body.tools ? { tools: body.tools } : {}),
         ...(body.tool_choice ? { tool_choice: body.tool_choice } : {}),

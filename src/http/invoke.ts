@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, type z } from "@hono/zod-openapi";
+import { budgetTags } from "../budgets/tags";
 import { turnSummary, type TraceLevel, type TurnResult } from "../pipeline/turn";
 import { access } from "../edge/access";
 import type { AppEnv } from "../edge/app-env";
@@ -51,6 +52,7 @@ const invokeFormat: WireFormat<Body, TraceLevel> = {
       model: body.model_override,
       capabilities: body.metadata?.capabilities,
       memoryScopes: body.metadata?.memory_scopes,
+      budgetTags: budgetTags(body.metadata, { own: ["capabilities", "memory_scopes"] }),
       checkpointId: body.checkpoint_id,
       context: body.context,
     },

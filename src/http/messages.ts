@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { budgetTags } from "../budgets/tags";
 import { fail, isAppError } from "../core/errors";
 import { errorText, log } from "../core/log";
 import { estimateTextTokens } from "../core/tokens";
@@ -153,6 +154,8 @@ const messagesFormat: WireFormat<Body, Plan> = {
       memoryScopes: bodyOrHeader("memory_scopes", "X-Edgeweave-Memory-Scopes", body.memory_scopes, scopesHeader(h["x-edgeweave-memory-scopes"]), scopeList),
       context: body.context,
       params,
+      // Anthropic itself takes only user_id (the end user); the declared keys besides it are budget tags.
+      budgetTags: budgetTags(body.metadata, { own: ["user_id"] }),
       // Clients resend the whole conversation: stored once, an edit branches (docs/concepts/resent-history.md).
       resent: true,
       // Memory after the conversation, so the client's cached prefix reaches Anthropic byte for byte.

@@ -1,4 +1,5 @@
 import { OPERATOR_TENANT } from "../core/principal";
+import type { EmbedHolder } from "../embed/embed-cache";
 import { AppError } from "../core/errors";
 import { balanced } from "../core/sql-tree";
 import { IdGenerator } from "../core/ids";
@@ -119,6 +120,8 @@ export class D1FactsBackend implements MemoryBackend {
     private readonly clock: () => number = Date.now,
     /** A run's view of its thread object's cache (facts-cache.ts): scopes read whole are served from it while fresh. */
     private readonly cache?: TurnFactsCache,
+    /** The budgets a remote embedder's query call is held against (a run's); none outside a run. */
+    private readonly holder?: EmbedHolder,
   ) {}
 
   /**
@@ -227,7 +230,11 @@ export class D1FactsBackend implements MemoryBackend {
         const wanted = req.channels.includes("dense") && req.query.trim() !== "";
         const remote = factsEmbedder().remote;
         const table = wanted && !remote ? await loadWordTable() : undefined;
-        const query = remote ? (wanted ? await remoteQueryVector(this.db, remote, this.tenant, req.query) : undefined) : table && embedWords(table, req.query);
+        const query = remote
+          ? wanted
+            ? await remoteQueryVector(this.db, remote, this.tenant, req.query, this.holder)
+            : undefined
+          : table && embedWords(table, req.query);
         const dense = query?.some((x) => x !== 0) === true;
         const stmts: D1PreparedStatement[] = [recent(req.recentLimit, { updated_at: Number.MAX_SAFE_INTEGER, id: "" })];
         if (req.kinds.length > 0) stmts.push(ofKinds(req.kinds, req.limit, { created_at: -1, id: "" }));
@@ -333,7 +340,11 @@ export class D1FactsBackend implements MemoryBackend {
     // The dense channel as a run's: the file's embedder (a remote one's query vector fetched; failing, words alone).
     const remote = factsEmbedder().remote;
     const table = query.trim() !== "" && !remote ? await loadWordTable() : undefined;
-    const q = remote ? (query.trim() !== "" ? await remoteQueryVector(this.db, remote, this.tenant, query) : undefined) : table && embedWords(table, query);
+    const q = remote
+      ? query.trim() !== ""
+        ? await remoteQueryVector(this.db, remote, this.tenant, query, this.holder)
+        : undefined
+      : table && embedWords(table, query);
     const dense = q?.some((x) => x !== 0) === true;
     const stmts: D1PreparedStatement[] = [];
     // Each channel's pool holds the answer's `limit` at least (a search answers up to 200).

@@ -1,5 +1,6 @@
 import { errorText, log } from "../core/log";
-import type { EmbedCache } from "../embed/embed-cache";
+import { isAppError } from "../core/errors";
+import type { EmbedCache, EmbedHolder } from "../embed/embed-cache";
 import { EmbedFailure } from "../embed/embedder";
 import type { ChosenEmbedder } from "../embed/embedders";
 import { quantize } from "../embed/vectors";
@@ -31,13 +32,14 @@ function billStatement(db: Db, remote: EmbedCache, tenant: string, tokens: numbe
 
 /**
  * The query's vector by a remote embedder: held when the run fetched it ahead (and billed it), else fetched
- * here and billed to `tenant`; undefined when the embedder fails (logged: the facts rank by words).
+ * here, held against `holder`'s budgets and billed to `tenant`; undefined when the embedder fails or a budget
+ * refuses the call (logged: the facts rank by words).
  */
-export async function remoteQueryVector(db: Db, remote: EmbedCache, tenant: string, query: string): Promise<Float32Array | undefined> {
+export async function remoteQueryVector(db: Db, remote: EmbedCache, tenant: string, query: string, holder?: EmbedHolder): Promise<Float32Array | undefined> {
   const held = remote.embed(query);
   if (held) return held;
   try {
-    const tokens = await remote.load([query]);
+    const tokens = await remote.loadHeld([query], holder);
     if (tokens > 0) await billStatement(db, remote, tenant, tokens).run();
   } catch (e) {
     log.warn("embedder", { message: errorText(e) });
@@ -49,45 +51,66 @@ type Unembedded = { r: number; tenant_id: string; text: string };
 
 /**
  * Embeds up to `maxBatches` × `batch` facts whose vector is not `chosen`'s (none for the built-in embedder, whose
- * vectors are made at write and from the text when read). Each batch is one call per tenant, written in one D1 batch
- * with its usage, and only where the text is still the one embedded; the newest first (the likeliest read). A failure
- * stops the work until the next run.
+ * vectors are made at write and from the text when read). Each batch is one call per tenant, held against that
+ * tenant's budgets (`holderFor`), written in one D1 batch with its usage, and only where the text is still the one
+ * embedded; the newest first (the likeliest read). A tenant whose budget refuses is left for the next run (its
+ * facts rank by words meanwhile); a failure writes what was embedded and stops the work until the next run.
  */
-export async function embedOlderFacts(db: Db, chosen: ChosenEmbedder, batch = 64, maxBatches = 8): Promise<number> {
+export async function embedOlderFacts(
+  db: Db,
+  chosen: ChosenEmbedder,
+  holderFor?: (tenant: string) => EmbedHolder,
+  batch = 64,
+  maxBatches = 8,
+): Promise<number> {
   const remote = chosen.remote;
   if (!remote) return 0;
   let embedded = 0;
+  const refused: string[] = [];
   for (let i = 0; i < maxBatches; i++) {
     const { results } = await db
-      .prepare("SELECT rowid AS r, tenant_id, text FROM facts WHERE vec_by IS NULL OR vec_by != ? ORDER BY rowid DESC LIMIT ?")
-      .bind(remote.id, batch)
+      .prepare(
+        "SELECT rowid AS r, tenant_id, text FROM facts WHERE (vec_by IS NULL OR vec_by != ?) AND tenant_id NOT IN (SELECT value FROM json_each(?)) ORDER BY rowid DESC LIMIT ?",
+      )
+      .bind(remote.id, JSON.stringify(refused), batch)
       .all<Unembedded>();
     if (results.length === 0) break;
     const tenants = new Map<string, Unembedded[]>();
     for (const row of results) tenants.set(row.tenant_id, [...(tenants.get(row.tenant_id) ?? []), row]);
     const statements: D1PreparedStatement[] = [];
     const usage: D1PreparedStatement[] = [];
-    try {
-      for (const [tenant, rows] of tenants) {
-        const tokens = await remote.load(rows.map((row) => row.text));
-        for (const row of rows) {
-          const vec = remote.embed(row.text);
-          if (!vec) continue;
-          statements.push(
-            db.prepare("UPDATE facts SET vec = ?, vec_by = ? WHERE rowid = ? AND text = ?").bind(quantize(vec).buffer, remote.id, row.r, row.text),
-          );
+    let failed = false;
+    for (const [tenant, rows] of tenants) {
+      let tokens: number;
+      try {
+        tokens = await remote.loadHeld(
+          rows.map((row) => row.text),
+          holderFor?.(tenant),
+        );
+      } catch (e) {
+        if (isAppError(e) && e.code === "BEM-230") {
+          log.warn("embedder", { embedder: remote.embedder.name, reason: "budget", message: e.message });
+          refused.push(tenant);
+          continue;
         }
-        if (tokens > 0) usage.push(billStatement(db, remote, tenant, tokens));
+        if (!(e instanceof EmbedFailure)) throw e;
+        log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+        failed = true;
+        break;
       }
-    } catch (e) {
-      if (!(e instanceof EmbedFailure)) throw e;
-      log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
-      break;
+      for (const row of rows) {
+        const vec = remote.embed(row.text);
+        if (!vec) continue;
+        statements.push(db.prepare("UPDATE facts SET vec = ?, vec_by = ? WHERE rowid = ? AND text = ?").bind(quantize(vec).buffer, remote.id, row.r, row.text));
+      }
+      if (tokens > 0) usage.push(billStatement(db, remote, tenant, tokens));
     }
-    // One transaction: the vectors and what they cost land together.
-    const done = await db.batch([...statements, ...usage]);
-    embedded += done.slice(0, statements.length).reduce((n, d) => n + d.meta.changes, 0);
-    if (results.length < batch) break;
+    // One transaction: the vectors and what they cost land together (a budget charged for a call is billed for it).
+    if (statements.length + usage.length > 0) {
+      const done = await db.batch([...statements, ...usage]);
+      embedded += done.slice(0, statements.length).reduce((n, d) => n + d.meta.changes, 0);
+    }
+    if (failed || results.length < batch) break;
   }
   return embedded;
 }

@@ -2,6 +2,7 @@ import { purgeExpiredFacts } from "./d1-facts-backend";
 import { hashOlderFacts, markOlderFacts } from "./fact-backfill";
 import { embedOlderFacts } from "./fact-vectors";
 import { factsEmbedder } from "../embed/embedders";
+import type { EmbedHolder } from "../embed/embed-cache";
 import { log } from "../core/log";
 
 /**
@@ -15,6 +16,8 @@ import { log } from "../core/log";
 export async function scheduledPurge(
   env: Pick<Env, "DB">,
   now = Date.now(),
+  /** Holds each tenant's embedder calls against its budgets (the tenant's own: the task runs for no key or thread). */
+  holderFor?: (tenant: string) => EmbedHolder,
 ): Promise<{ purged: number; hashed: number; duplicates: number; marked: number; embedded: number }> {
   const purged = await purgeExpiredFacts(env.DB, now);
   if (purged > 0) log.info("purge", { purged });
@@ -23,7 +26,7 @@ export async function scheduledPurge(
   const marked = await markOlderFacts(env.DB);
   if (marked > 0) log.info("facts indexed under their tenant's marks", { marked });
   // A remote facts embedder's vectors for the facts written since, or all of them after a change of embedder.
-  const embedded = await embedOlderFacts(env.DB, factsEmbedder());
+  const embedded = await embedOlderFacts(env.DB, factsEmbedder(), holderFor);
   if (embedded > 0) log.info("fact vectors", { embedded });
   return { purged, hashed, duplicates, marked, embedded };
 }

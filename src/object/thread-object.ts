@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { spendGuard } from "../pipeline/spend-guard";
 import { AppError } from "../core/errors";
 import { coded, codedAsync, type RpcResult } from "../core/wire-error";
 import { IdGenerator } from "../core/ids";
@@ -252,15 +253,22 @@ export class ThreadDO extends DurableObject<Env> {
 
   /**
    * loadRecent with recall, once the embedded table is read (once per isolate: recall by meaning needs it; a failure leaves
-   * full-text alone) or a remote embedder's query vector fetched, billed to `tenant` (run-embed.ts embedRecallQuery).
+   * full-text alone) or a remote embedder's query vector fetched, billed to the thread's tenant and held against its and
+   * the thread's budgets (run-embed.ts embedRecallQuery).
    */
-  async recallRecent(maxTokens: number, opts: LoadRecentOptions, tenant?: string): Promise<RpcResult<LoadRecentResult>> {
+  async recallRecent(maxTokens: number, opts: LoadRecentOptions, thread?: ThreadName): Promise<RpcResult<LoadRecentResult>> {
     await loadWordTable(this.env.ASSETS);
-    await embedRecallQuery(this.#capabilities.log, opts.recall, (u) => {
-      if (tenant === undefined) return;
-      this.#capabilities.bookkeeping.addUsage(pendingUsage(tenant, u));
-      this.#flushSoon();
-    });
+    const guard = thread && spendGuard(this.env, { tenant: thread.tenant, keyId: "" }, thread.threadId, (p) => this.ctx.waitUntil(p));
+    await embedRecallQuery(
+      this.#capabilities.log,
+      opts.recall,
+      (u) => {
+        if (thread === undefined) return;
+        this.#capabilities.bookkeeping.addUsage(pendingUsage(thread.tenant, u));
+        this.#flushSoon();
+      },
+      guard,
+    );
     return this.loadRecent(maxTokens, opts);
   }
 

@@ -15,6 +15,7 @@ import { type DeferredBookkeeping, TurnIO } from "../pipeline/turn-io";
 import { encodeEvent, type FinalEvent, toTurnError, type ObjectTurnRequest, type TurnEvent } from "../pipeline/turn-wire";
 import { type ThreadCapabilities, HeldThread } from "../pipeline/held-thread";
 import { Timings } from "../pipeline/timings";
+import { type SpendGuard, spendGuard } from "../pipeline/spend-guard";
 import { embedMissing } from "../pipeline/run-embed";
 import { pendingUsage, type UsageRecord } from "../pipeline/usage";
 
@@ -214,8 +215,14 @@ function turnIn(o: ObjectHost, req: ObjectTurnRequest, send: (ev: TurnEvent) => 
       await io.settle();
     } finally {
       settleRecall(room);
-      // A remote embedder's vectors for the turns that joined the index (bounded batches, billed to the tenant).
-      if (room?.log.vectors.embedderInUse()?.remote) await embedTurns(room, (u) => o.deferred.usage(pendingUsage(principal.tenant, u)));
+      // A remote embedder's vectors for the turns that joined the index (bounded batches, billed to the tenant and held
+      // against its and the thread's budgets: the fill serves the thread, whoever wrote its messages, so no key's).
+      if (room?.log.vectors.embedderInUse()?.remote) {
+        const settles: Promise<unknown>[] = [];
+        const guard = spendGuard(o.env, { tenant: principal.tenant, keyId: "" }, threadId, (p) => settles.push(p));
+        await embedTurns(room, guard, (u) => o.deferred.usage(pendingUsage(principal.tenant, u)));
+        await Promise.allSettled(settles);
+      }
       ended();
     }
   })();
@@ -234,9 +241,9 @@ function settleRecall(room: HeldThread | undefined): void {
 }
 
 /** embedMissing (run-embed.ts) after the answer; a failure other than the embedder's (the thread deleted meanwhile) is logged, never the run's. */
-async function embedTurns(room: HeldThread, bill: (u: UsageRecord) => void): Promise<void> {
+async function embedTurns(room: HeldThread, guard: SpendGuard, bill: (u: UsageRecord) => void): Promise<void> {
   try {
-    await embedMissing(room.log, bill);
+    await embedMissing(room.log, bill, guard);
   } catch (e) {
     log.error("recall-embed", { message: errorText(e) });
   }

@@ -25,6 +25,7 @@ import { makeMessage, type AgentState, type Reducers } from "./state";
 import type { Tool } from "./tools/define";
 import { serverToolsFor } from "./server-tools";
 import { summarizerFor } from "./summarizer";
+import type { SpendGuard } from "./spend-guard";
 import { embedForRun } from "./run-embed";
 import { Timings } from "./timings";
 import type { TurnInput } from "./turn";
@@ -254,7 +255,7 @@ const toStored = (toSave: ParsedMessageInput[], runtime: Runtime): Message[] => 
 function runtimeFor(
   deps: TurnDeps,
   principal: TurnInput["principal"],
-  run: { route: RouteResult; agent?: AgentConfig; context: Record<string, unknown>; thread?: HeldThread; scopes: MemoryScope[] },
+  run: { route: RouteResult; agent?: AgentConfig; context: Record<string, unknown>; thread?: HeldThread; scopes: MemoryScope[]; guard?: SpendGuard },
 ): Runtime {
   const { route, agent, thread } = run;
   return {
@@ -271,12 +272,13 @@ function runtimeFor(
       scopes: run.scopes.map(String),
       facts: () => deps.io.writer(),
       ...(deps.io.factsCache ? { factsWritten: deps.io.factsCache.clear } : {}),
+      ...(run.guard ? { budget: run.guard } : {}),
     },
   };
 }
 
-/** Everything before the first provider call, in order: plan, route, take the thread's turn and load memory, build the runtime. */
-export async function prepare(deps: TurnDeps, input: TurnInput, admission: Admission): Promise<Prepared> {
+/** Everything before the first provider call, in order: plan, route, take the thread's turn and load memory, build the runtime. `guard` holds a remote embedder's calls against the turn's budgets. */
+export async function prepare(deps: TurnDeps, input: TurnInput, admission: Admission, guard?: SpendGuard): Promise<Prepared> {
   const { env } = deps;
   const timings = input.timings ?? new Timings();
   timings.lap("request");
@@ -308,7 +310,7 @@ export async function prepare(deps: TurnDeps, input: TurnInput, admission: Admis
     ...(recall !== false && recall.channels ? { channels: recall.channels } : {}),
   };
   // A remote embedder's query vectors, fetched before the recall that reads them (failing: words alone, with a warning).
-  const { rank, warning: denseOff } = await embedForRun(deps, { tenant: principal.tenant, agent, rank: asked, facts: scopes.length > 0 });
+  const { rank, warning: denseOff } = await embedForRun(deps, { tenant: principal.tenant, agent, rank: asked, facts: scopes.length > 0, guard });
   // The facts of the run's scopes and its thread's recalled earlier turns, as one memory search (docs/operations/tracing.md).
   const searched = {
     "gen_ai.operation.name": "search_memory",
@@ -333,7 +335,7 @@ export async function prepare(deps: TurnDeps, input: TurnInput, admission: Admis
   checkToolAnswers(loaded.state.messages, toSave);
   timings.lap("memory");
 
-  const runtime = runtimeFor(deps, principal, { route, agent, context, thread, scopes });
+  const runtime = runtimeFor(deps, principal, { route, agent, context, thread, scopes, ...(guard ? { guard } : {}) });
   return {
     plan: { input, ...plan, route, scopes: scopes.map(String), clientSystem, inputMessages: toStored(toSave, runtime), runtime, timings },
     context: loaded,

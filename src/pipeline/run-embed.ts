@@ -9,6 +9,8 @@ import type { ThreadStore } from "../thread/thread-store";
 import type { RecallAsk } from "../thread/types";
 import type { UsageRecord } from "./usage";
 import type { TurnIO } from "./turn-io";
+import { type AppError, isAppError } from "../core/errors";
+import type { SpendGuard } from "./spend-guard";
 
 /** The embedder models.yaml names `name` (absent: the file's `embedder`), with this deployment's bindings and secrets. */
 export const embedderOf = (env: object, name: string = compiled.embedder): ChosenEmbedder => embedderNamed(env, name, compiled.embedders);
@@ -27,6 +29,20 @@ export function embeddingUsage(remote: EmbedCache, tokens: number): UsageRecord 
   };
 }
 
+/** One call of a remote embedder, held against `guard`'s budgets (EmbedCache.loadHeld), as its usage record. */
+const heldLoad = async (remote: EmbedCache, texts: readonly string[], guard: SpendGuard | undefined): Promise<UsageRecord | undefined> =>
+  embeddingUsage(remote, await remote.loadHeld(texts, guard));
+
+/** The warning of a turn whose embedding a budget refused: it recalls by words, never silently. */
+const refusedWarning = (embedder: string, e: AppError) =>
+  `recall by meaning was off for this turn (embedder ${embedder}: ${e.message}); it ran on full-text search`;
+
+/** The run ranks by words alone, and its reply says why. */
+function wordsOnly(rank: RankOptions, warning: string): { rank: RankOptions; warning: string } {
+  const words = ["full_text" as const];
+  return { rank: { ...rank, channels: words, ...(rank.recall ? { recall: { ...rank.recall, channels: words } } : {}) }, warning };
+}
+
 /** This isolate's facts embedder, from the first env it sees (the Worker's requests, queue batches, the thread object). */
 export function knowEmbedders(env: object): void {
   knowFactsEmbedder(embedderOf(env));
@@ -40,7 +56,7 @@ export function knowEmbedders(env: object): void {
  */
 export async function embedForRun(
   deps: { env: object; io: TurnIO; thread?: { log: Pick<ThreadStore, "vectors"> } },
-  run: { tenant: string; agent: AgentConfig | undefined; rank: RankOptions; facts: boolean },
+  run: { tenant: string; agent: AgentConfig | undefined; rank: RankOptions; facts: boolean; guard?: SpendGuard },
 ): Promise<{ rank: RankOptions; warning?: string }> {
   const { tenant, agent, rank } = run;
   const turns = embedderOf(deps.env, agent?.embedder);
@@ -51,37 +67,51 @@ export async function embedForRun(
   const want = (chosen: ChosenEmbedder, text: string) => void wanted.set(chosen, [...(wanted.get(chosen) ?? []), text]);
   if (deps.thread && rank.recall !== false) want(turns, rank.recallQuery ?? rank.query ?? "");
   if (run.facts) want(embedderOf(deps.env), rank.query ?? "");
+  let embedder = "";
   try {
     for (const [chosen, texts] of wanted) {
-      const usage = chosen.remote && embeddingUsage(chosen.remote, await chosen.remote.load(texts));
+      embedder = chosen.name;
+      const usage = chosen.remote && (await heldLoad(chosen.remote, texts, run.guard));
       if (usage) deps.io.bill(tenant, usage);
     }
     return { rank };
   } catch (e) {
-    if (!(e instanceof EmbedFailure)) throw e;
-    log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
-    const words = ["full_text" as const];
-    return {
-      rank: { ...rank, channels: words, ...(rank.recall ? { recall: { ...rank.recall, channels: words } } : {}) },
-      warning: denseOffWarning(e),
-    };
+    if (e instanceof EmbedFailure) {
+      log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+      return wordsOnly(rank, denseOffWarning(e));
+    }
+    if (isAppError(e) && e.code === "BEM-230") return wordsOnly(rank, refusedWarning(embedder, e));
+    throw e;
   }
 }
 
 /**
  * Before a recall outside a run (`POST /v1/memory/context`): the remote embedder in use fetches the query's vector,
- * billed to `bill`. A failure is logged and the turns rank by words (that answer has no warnings to carry it).
+ * billed to `bill` and held against `guard`'s budgets. A failure or a budget's refusal is logged and the turns rank
+ * by words (that answer has no warnings to carry it).
  */
-export async function embedRecallQuery(store: Pick<ThreadStore, "vectors">, ask: RecallAsk | undefined, bill: (u: UsageRecord) => void): Promise<void> {
+export async function embedRecallQuery(
+  store: Pick<ThreadStore, "vectors">,
+  ask: RecallAsk | undefined,
+  bill: (u: UsageRecord) => void,
+  guard?: SpendGuard,
+): Promise<void> {
   const remote = store.vectors.embedderInUse();
   if (!(remote instanceof EmbedCache) || !ask || ask.channels?.includes("dense") === false) return;
   try {
-    const usage = embeddingUsage(remote, await remote.load([ask.query]));
+    const usage = await heldLoad(remote, [ask.query], guard);
     if (usage) bill(usage);
   } catch (e) {
-    if (!(e instanceof EmbedFailure)) throw e;
-    log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+    if (!logUnembedded(remote, e)) throw e;
   }
+}
+
+/** Logs an embedder's failure or a budget's refusal (the caller then ranks by words); false for anything else. */
+function logUnembedded(remote: EmbedCache, e: unknown): boolean {
+  if (e instanceof EmbedFailure) log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+  else if (isAppError(e) && e.code === "BEM-230") log.warn("embedder", { embedder: remote.embedder.name, reason: "budget", message: e.message });
+  else return false;
+  return true;
 }
 
 /** Messages a remote embedder embeds per call, and calls per run at most (the rest: after later runs). */
@@ -90,13 +120,15 @@ const FILL_CALLS = 4;
 
 /**
  * After a run's answer: the thread's messages with no vector of the remote embedder in use get one, in bounded
- * batches (all of them, over runs, after a change of embedder), each billed to `bill`. A failure stops the work
- * (logged; those messages are recalled by words until a later run fills them); each batch is written in one
- * transaction and only for the texts it embedded, so nothing is half-written. How many it filled.
+ * batches (all of them, over runs, after a change of embedder), each billed to `bill` and held against `guard`'s
+ * budgets. A failure or a budget's refusal stops the work (logged; those messages are recalled by words until a
+ * later run fills them); each batch is written in one transaction and only for the texts it embedded, so nothing
+ * is half-written. How many it filled.
  */
 export async function embedMissing(
   store: Pick<ThreadStore, "vectors">,
   bill: (u: UsageRecord) => void,
+  guard?: SpendGuard,
   batch = FILL_BATCH,
   calls = FILL_CALLS,
 ): Promise<number> {
@@ -107,11 +139,10 @@ export async function embedMissing(
     const texts = store.vectors.missingVectors(batch);
     if (texts.length === 0) break;
     try {
-      const usage = embeddingUsage(remote, await remote.load(texts));
+      const usage = await heldLoad(remote, texts, guard);
       if (usage) bill(usage);
     } catch (e) {
-      if (!(e instanceof EmbedFailure)) throw e;
-      log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+      if (!logUnembedded(remote, e)) throw e;
       break;
     }
     filled += store.vectors.fillVectors(batch);

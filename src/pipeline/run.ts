@@ -35,11 +35,11 @@ export const DEFAULT_MAX_STEPS = 8;
  */
 export async function runTurn(deps: TurnDeps, turn: { input: TurnInput; admission: Admission }, stream?: StreamHooks): Promise<TurnResult> {
   // Which budgets apply is read while the turn prepares (its thread, its facts).
-  const budget = spendGuard(deps.env, turn.input.principal, turn.input.threadId, deps.waitUntil, turn.input.params?.user);
+  const budget = spendGuard(deps.env, turn.input.principal, turn.input.threadId, deps.waitUntil, turn.input.params?.user, turn.input.budgetTags);
   const agent = agentStart(deps.trace, turn.input);
   return inSpan(deps.trace, agent.name, "internal", agent.attrs, async (span) => {
     const traced = span ? { ...deps, trace: span } : deps;
-    const r = await runPrepared(traced, await prepare(traced, turn.input, turn.admission), budget, stream);
+    const r = await runPrepared(traced, await prepare(traced, turn.input, turn.admission, budget), budget, stream);
     if (span) agentEnd(span, r);
     return r;
   });

@@ -1,6 +1,7 @@
 import type { Message } from "../core/message";
 import type { Principal } from "../core/principal";
 import type { SpanParent } from "../core/trace";
+import type { EmbedHolder } from "../embed/embed-cache";
 
 /** What a hook sees besides the state. Built by the pipeline once per run. */
 export type Runtime = {
@@ -39,4 +40,6 @@ export type ToolCaller = {
   facts?: () => D1DatabaseSession;
   /** A tool wrote or deleted facts: the thread object's facts cache must not serve what it read before (memory/facts-cache.ts). */
   factsWritten?: () => void;
+  /** The run's budgets: a memory tool's search by meaning holds its embedder call against them. */
+  budget?: EmbedHolder;
 };

@@ -7,25 +7,24 @@ import { tokensOf } from "./prompt";
 import { microUsdOf, usageOf } from "./usage";
 import { budgetObject, budgetsFor, type BudgetRow } from "../budgets/store";
 import type { Reserved } from "../budgets/budget-object";
+import type { EmbedHold } from "../embed/embed-cache";
 import { sendAlerts } from "../budgets/alert";
+import { ESTIMATE_MARGIN } from "../core/tokens";
 
 /** One model call's reservation: settled once, to what the call really cost (0 if it never reached the provider). */
-export type Hold = { settle(micro: number): void };
+export type Hold = EmbedHold;
 
-/** Reserves each model call of a turn against every budget the turn spends from. */
-export type SpendGuard = { reserve(model: ModelConfig, request: ChatRequest): Promise<Hold> };
+/**
+ * Reserves each model call of a turn against every budget the turn spends from (`reserve`), or any other
+ * priced call, such as a remote embedder's, for the most it can cost in micro-USD (`hold`).
+ */
+export type SpendGuard = { reserve(model: ModelConfig, request: ChatRequest): Promise<Hold>; hold(asked: number): Promise<Hold> };
 
 const NO_HOLD: Hold = { settle: () => undefined };
 
-/**
- * Our prompt count is an estimate and the provider's tokenizer may count more: the reservation takes a
- * quarter more, so a call that costs more than its hold is rare (and is still charged in full).
- */
-const PROMPT_MARGIN = 1.25;
-
 /** The most `request` can cost on `model`: its prompt as sent, and the output it may write (max_tokens, else the model's limit). */
 export function mostCost(model: ModelConfig, request: ChatRequest): number {
-  const prompt = Math.ceil(tokensOf(request.messages) * PROMPT_MARGIN);
+  const prompt = Math.ceil(tokensOf(request.messages) * ESTIMATE_MARGIN);
   const output = request.max_output_tokens ?? model.max_output_tokens ?? Math.max(0, model.max_tokens - prompt);
   return microUsdOf(model, prompt, output);
 }
@@ -61,15 +60,16 @@ export function spendGuard(
   thread: string | undefined,
   waitUntil: (p: Promise<unknown>) => void,
   user?: string,
+  tags?: Readonly<Record<string, string>>,
 ): SpendGuard {
-  const applicable = budgetsFor(env.DB, principal.tenant, { keyId: principal.keyId, thread, user });
+  const applicable = budgetsFor(env.DB, principal.tenant, { keyId: principal.keyId, thread, user, tags });
   // Read when the first call reserves; a failure meanwhile must not surface as an unhandled rejection.
   applicable.catch(() => undefined);
   let settling: Promise<unknown> = Promise.resolve();
-  return {
-    async reserve(model, request) {
+  const guard: SpendGuard = {
+    reserve: (model, request) => guard.hold(mostCost(model, request)),
+    async hold(asked) {
       const budgets = await applicable;
-      const asked = mostCost(model, request);
       if (budgets.length === 0 || asked === 0) return NO_HOLD;
       await settling;
       const answers = await Promise.all(budgets.map((b) => budgetObject(env, principal.tenant, b.id).reserve(asked)));
@@ -104,6 +104,7 @@ export function spendGuard(
       };
     },
   };
+  return guard;
 }
 
 /**

@@ -94,6 +94,8 @@ export type TurnInput = {
   timings?: Timings;
   /** Facts go after the conversation, not before it (Anthropic Messages: keeps the client's cached prefix; prompt.ts). */
   factsLast?: boolean;
+  /** The request metadata's values of the keys budgets may be on (src/budgets/tags.ts): the metadata budgets it spends from. */
+  budgetTags?: Record<string, string>;
   /** Passed through to the provider: tools, tool_choice, response_format, temperature… */
   params?: Omit<ChatRequest, "messages">;
   /** Responses' `truncation: "disabled"`: a conversation that does not fit the model's window is 400 BEM-112, not cut to its newest turns. */

@@ -1,4 +1,5 @@
 import { authorizeThread } from "../auth/policy";
+import { budgetTags } from "../budgets/tags";
 import type { Principal } from "../core/principal";
 import { AppError } from "../core/errors";
 import type { Timings } from "../pipeline/timings";
@@ -109,6 +110,8 @@ export async function planResponse(
     memoryScopes: body.memory_scopes,
     context: body.context,
     params: toChatParams(body),
+    // A response echoes (and keeps) all its metadata: the declared keys are also budget tags.
+    budgetTags: budgetTags(body.metadata, { stored: true }),
     ...(body.truncation === "disabled" ? { truncation: "disabled" as const } : {}),
     ...(body.max_tool_calls != null ? { maxToolCalls: body.max_tool_calls } : {}),
   };

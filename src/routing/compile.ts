@@ -7,7 +7,15 @@ import { type LoadOptions, loadModelsFromYaml } from "./yaml-loader";
 
 export function compileModels(text: string, fileName: string, created: number, options: LoadOptions = {}): CompiledModels {
   const file = loadModelsFromYaml(text, fileName, options);
-  return { models: file.models, defaultModel: file.default_model, agents: file.agents, embedders: file.embedders, embedder: file.embedder, created };
+  return {
+    models: file.models,
+    defaultModel: file.default_model,
+    agents: file.agents,
+    embedders: file.embedders,
+    embedder: file.embedder,
+    budgetMetadataKeys: file.budget_metadata_keys,
+    created,
+  };
 }
 
 export function renderCompiledModule(data: CompiledModels, source: string): string {

@@ -9,6 +9,8 @@ export type CompiledModels = {
   /** models.yaml `embedders:` and the default `embedder` (docs/concepts/recall-by-meaning.md). */
   embedders: EmbedderConfig[];
   embedder: string;
+  /** models.yaml `budget_metadata_keys`: the request metadata keys budgets may be on. */
+  budgetMetadataKeys: string[];
   /** Unix seconds: when models.yaml last changed (OpenAI's `created`). */
   created: number;
 };

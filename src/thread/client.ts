@@ -121,7 +121,7 @@ export class ThreadClient {
 
   /** Newest messages (oldest→newest) whose stored token estimates sum to at most maxTokens. */
   async loadRecent(maxTokens: number, opts: LoadRecentOptions = {}): Promise<LoadRecentResult> {
-    return unwrap(await (opts.recall ? this.stub.recallRecent(maxTokens, opts, this.tenant) : this.stub.loadRecent(maxTokens, opts)));
+    return unwrap(await (opts.recall ? this.stub.recallRecent(maxTokens, opts, this.#name) : this.stub.loadRecent(maxTokens, opts)));
   }
 
   /** What a resent message list shares with the live path (compared by canonical text, src/thread/message-hash.ts). */

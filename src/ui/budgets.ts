@@ -8,7 +8,7 @@ import type { BudgetStanding } from "./types";
 
 export type BudgetRow = {
   id: string;
-  /** What the budget caps: its kind, and the key, thread or end user it is on. */
+  /** What the budget caps: its kind, and the key, thread, end user or metadata value (key=value) it is on. */
   over: string;
   limit: string;
   window: string;

@@ -135,9 +135,9 @@ describe("a remote embedder in a thread", () => {
       // Until its background work switched the thread, recall by meaning compares nothing: never the other embedder's vectors.
       expect(byMeaning(store, "lighthouse stripes")).toEqual([]);
       const bills: UsageRecord[] = [];
-      expect(await embedMissing(store, (u) => bills.push(u), 64, 1)).toBe(64);
+      expect(await embedMissing(store, (u) => bills.push(u), undefined, 64, 1)).toBe(64);
       expect(vectorRows(sql)).toEqual({ n: 150, made: 64, by: bge.turns.id });
-      expect(await embedMissing(store, (u) => bills.push(u), 64, 4)).toBe(86);
+      expect(await embedMissing(store, (u) => bills.push(u), undefined, 64, 4)).toBe(86);
       expect(vectorRows(sql)).toEqual({ n: 150, made: 150, by: bge.turns.id });
       expect(sql.exec<{ len: number }>("SELECT DISTINCT length(vec) AS len FROM recall_vectors").toArray()).toEqual([{ len: BGE_DIMS }]);
       // Two calls of 64 and one of 22 (the query was held already), each billed under the embedder's name.
@@ -147,7 +147,8 @@ describe("a remote embedder in a thread", () => {
         ["bge-small", "embedding"],
         ["bge-small", "embedding"],
       ]);
-      expect(bills.every((b) => b.prompt_tokens > 0 && b.cost === (b.prompt_tokens / 1000) * 0.00002)).toBe(true);
+      // In whole micro-USD, as a model call's cost (a budget settles to exactly this).
+      expect(bills.every((b) => b.prompt_tokens > 0 && b.cost === Math.round(b.prompt_tokens * 0.00002 * 1000) / 1_000_000)).toBe(true);
       expect(byMeaning(store, "lighthouse stripes")).toContain("m20");
     });
   });
@@ -158,7 +159,7 @@ describe("a remote embedder in a thread", () => {
       store.vectors.use(bge.turns);
       // As after a run's answer: the new messages join the index, then get their vectors.
       store.settleRecallIndex();
-      await embedMissing(store, () => undefined, 64, 4);
+      await embedMissing(store, () => undefined, undefined, 64, 4);
       expect(vectorRows(sql)).toEqual({ n: 150, made: 150, by: bge.turns.id });
       // Another model answering 384 numbers too (a different one: its own id).
       const other = { name: "other", provider: "workers-ai" as const, model: "@cf/other/model", dims: BGE_DIMS, cost_per_1k_tokens: 0, timeout_ms: 3000 };
@@ -166,7 +167,7 @@ describe("a remote embedder in a thread", () => {
       store.vectors.use(swapped.turns);
       await swapped.remote!.load(["lighthouse stripes"]);
       expect(byMeaning(store, "lighthouse stripes")).toEqual([]);
-      expect(await embedMissing(store, () => undefined, 64, 4)).toBe(150);
+      expect(await embedMissing(store, () => undefined, undefined, 64, 4)).toBe(150);
       expect(vectorRows(sql)).toEqual({ n: 150, made: 150, by: swapped.turns.id });
       expect(byMeaning(store, "lighthouse stripes")).toContain("m20");
     });
@@ -178,7 +179,7 @@ describe("a remote embedder in a thread", () => {
       const bge = embedderOf(deployed(ai), "bge-small");
       store.vectors.use(bge.turns);
       store.settleRecallIndex();
-      await embedMissing(store, () => undefined, 64, 4);
+      await embedMissing(store, () => undefined, undefined, 64, 4);
       const ask = { query: "who repaints the lighthouse stripes", share: 0.75, neighbours: 0 };
       const bills: UsageRecord[] = [];
       // Words only: nothing to fetch.
@@ -260,7 +261,7 @@ describe("a remote embedder in a thread", () => {
       // A later run, the endpoint answering again: the missing vectors are filled.
       const working = embedderOf(deployed(fakeAi()), "bge-small");
       store.vectors.use(working.turns);
-      expect(await embedMissing(store, () => undefined, 64, 4)).toBe(150);
+      expect(await embedMissing(store, () => undefined, undefined, 64, 4)).toBe(150);
       expect(vectorRows(sql)).toEqual({ n: 150, made: 150, by: working.turns.id });
     });
   });

@@ -44,7 +44,7 @@ describe("facts with a remote embedder", () => {
     expect(await byMeaning(store, scope, "lighthouse stripes")).toEqual([]);
 
     // Other tests' facts may be newer: batches until this tenant's are done (each bounded).
-    for (let i = 0; i < 20 && (await rowsOf(tenant)).some((r) => r.vec_by === null); i++) await embedOlderFacts(env.DB, factsEmbedder(), 64, 1);
+    for (let i = 0; i < 20 && (await rowsOf(tenant)).some((r) => r.vec_by === null); i++) await embedOlderFacts(env.DB, factsEmbedder(), undefined, 64, 1);
     const rows = await rowsOf(tenant);
     expect(rows.every((r) => r.vec_by === factsEmbedder().turns.id && r.bytes === BGE_DIMS)).toBe(true);
     expect(await byMeaning(store, scope, "lighthouse stripes")).toContain(TARGET);
@@ -62,7 +62,7 @@ describe("facts with a remote embedder", () => {
     const scope = MemoryScope.new("organization", unique("o"));
     const store = new D1FactsBackend(env.DB, tenant);
     for (const text of [...filler(30), TARGET]) await store.remember(scope, "note", text);
-    expect(await embedOlderFacts(env.DB, factsEmbedder(), 64, 1)).toBe(0);
+    expect(await embedOlderFacts(env.DB, factsEmbedder(), undefined, 64, 1)).toBe(0);
     expect((await rowsOf(tenant)).every((r) => r.bytes === null)).toBe(true);
     const both = await store.loadLayer(scope, { facts: 60, rank: { query: "lighthouse stripes" } });
     expect(both.facts.filter((f) => f.why?.reason === "relevant").map((f) => f.text)).toContain(TARGET);
@@ -70,7 +70,7 @@ describe("facts with a remote embedder", () => {
     const usage = await env.DB.prepare("SELECT count(*) AS n FROM usage WHERE tenant_id = ?").bind(tenant).first<{ n: number }>();
     expect(usage?.n).toBe(0);
     knowFactsEmbedder(embedderOf(deployed(fakeAi()), "bge-small"));
-    for (let i = 0; i < 20 && (await rowsOf(tenant)).some((r) => r.vec_by === null); i++) await embedOlderFacts(env.DB, factsEmbedder(), 64, 1);
+    for (let i = 0; i < 20 && (await rowsOf(tenant)).some((r) => r.vec_by === null); i++) await embedOlderFacts(env.DB, factsEmbedder(), undefined, 64, 1);
     expect(await byMeaning(store, scope, "lighthouse stripes")).toContain(TARGET);
   });
 });

@@ -131,6 +131,17 @@ describe("loadModelsFromYaml", () => {
     expect(loadError(yaml("models:", "  - name: m", "    provider: openai", "agents:", "  - name: a", "    recall: true")).code).toBe("BEM-044");
   });
 
+  it("budget_metadata_keys: none by default; a key holding = or a wire format's own field is a BEM-044 with its line", () => {
+    const head = ["models:", "  - name: m", "    provider: openai"];
+    expect(loadModelsFromYaml(yaml(...head)).budget_metadata_keys).toEqual([]);
+    expect(loadModelsFromYaml(yaml(...head, "budget_metadata_keys: [team, cost.center]")).budget_metadata_keys).toEqual(["team", "cost.center"]);
+    for (const bad of ["a=b", "user_id", "capabilities", ""]) {
+      const e = loadError(yaml(...head, `budget_metadata_keys: ["${bad}"]`));
+      expect(e.code, bad).toBe("BEM-044");
+      expect(e.message, bad).toContain("models.yaml:4: budget_metadata_keys[0]");
+    }
+  });
+
   it("embedders: the built-in one by default, remote ones listed and named by the file and per agent; a bad value a BEM-044 with its line", () => {
     const head = ["models:", "  - name: m", "    provider: openai"];
     const bge = ["embedders:", "  - name: bge", "    provider: workers-ai", '    model: "@cf/baai/bge-small-en-v1.5"', "    dims: 384"];

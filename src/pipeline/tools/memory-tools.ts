@@ -50,8 +50,11 @@ function defaultWriteScope(caller: ToolCaller): MemoryScope {
   throw new AppError("BEM-023", "No memory layer of this run is writable with this key; name a scope the key is granted");
 }
 
-/** On the primary, through a session of the run's when there is one: the thread's kept bookmark then covers the tool's writes. */
-const store = (caller: ToolCaller) => new D1FactsBackend(caller.facts?.() ?? caller.env.DB, caller.principal.tenant);
+/**
+ * On the primary, through a session of the run's when there is one: the thread's kept bookmark then covers the tool's writes.
+ * A search by meaning holds its embedder call against the run's budgets.
+ */
+const store = (caller: ToolCaller) => new D1FactsBackend(caller.facts?.() ?? caller.env.DB, caller.principal.tenant, Date.now, undefined, caller.budget);
 
 export const rememberTool = defineTool({
   name: "remember",
