@@ -1,8 +1,9 @@
 import { errorText, log } from "../core/log";
 import type { EmbedCache } from "../embed/embed-cache";
-import { EmbedFailure } from "../embed/embedder";
+import { denseOffWarning, EmbedFailure } from "../embed/embedder";
 import type { ChosenEmbedder } from "../embed/embedders";
 import { quantize } from "../embed/vectors";
+import type { RankOptions } from "./types";
 import { usageUpsertSql, usageValues } from "../thread/pending-bookkeeping";
 
 /**
@@ -29,20 +30,39 @@ function billStatement(db: Db, remote: EmbedCache, tenant: string, tokens: numbe
   return db.prepare(usageUpsertSql("usage")).bind(...usageValues(row));
 }
 
-/**
- * The query's vector by a remote embedder: held when the run fetched it ahead (and billed it), else fetched
- * here and billed to `tenant`; undefined when the embedder fails (logged: the facts rank by words).
- */
+/** The query's vector by a remote embedder, unless held (a run fetched it ahead and billed it): fetched, billed to `tenant`. */
+async function fetchQueryVector(db: Db, remote: EmbedCache, tenant: string, query: string): Promise<void> {
+  if (remote.embed(query)) return;
+  const tokens = await remote.load([query]);
+  if (tokens > 0) await billStatement(db, remote, tenant, tokens).run();
+}
+
+/** The query's vector by a remote embedder (fetchQueryVector); undefined when the embedder fails (logged: the facts rank by words). */
 export async function remoteQueryVector(db: Db, remote: EmbedCache, tenant: string, query: string): Promise<Float32Array | undefined> {
-  const held = remote.embed(query);
-  if (held) return held;
   try {
-    const tokens = await remote.load([query]);
-    if (tokens > 0) await billStatement(db, remote, tenant, tokens).run();
+    await fetchQueryVector(db, remote, tenant, query);
   } catch (e) {
     log.warn("embedder", { message: errorText(e) });
   }
   return remote.embed(query);
+}
+
+/**
+ * Before a recall outside a run (`POST /v1/memory/context`), as embedForRun before a run's: the facts embedder's query
+ * vector when it is a remote one, fetched ahead and billed. When it fails, the recall runs on words alone (fetching nothing
+ * again) and the answer's warnings say so.
+ */
+export async function embedFactsQuery(db: Db, chosen: ChosenEmbedder, tenant: string, rank: RankOptions): Promise<{ rank: RankOptions; warning?: string }> {
+  const query = rank.query ?? "";
+  if (!chosen.remote || query.trim() === "" || rank.channels?.includes("dense") === false) return { rank };
+  try {
+    await fetchQueryVector(db, chosen.remote, tenant, query);
+    return { rank };
+  } catch (e) {
+    if (!(e instanceof EmbedFailure)) throw e;
+    log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+    return { rank: { ...rank, channels: ["full_text"] }, warning: denseOffWarning(e) };
+  }
 }
 
 type Unembedded = { r: number; tenant_id: string; text: string };

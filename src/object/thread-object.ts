@@ -252,16 +252,18 @@ export class ThreadDO extends DurableObject<Env> {
 
   /**
    * loadRecent with recall, once the embedded table is read (once per isolate: recall by meaning needs it; a failure leaves
-   * full-text alone) or a remote embedder's query vector fetched, billed to `tenant` (run-embed.ts embedRecallQuery).
+   * full-text alone) or a remote embedder's query vector fetched, billed to `tenant` (run-embed.ts embedRecallQuery; failing, the
+   * result's `warning` says so).
    */
   async recallRecent(maxTokens: number, opts: LoadRecentOptions, tenant?: string): Promise<RpcResult<LoadRecentResult>> {
     await loadWordTable(this.env.ASSETS);
-    await embedRecallQuery(this.#capabilities.log, opts.recall, (u) => {
+    const warning = await embedRecallQuery(this.#capabilities.log, opts.recall, (u) => {
       if (tenant === undefined) return;
       this.#capabilities.bookkeeping.addUsage(pendingUsage(tenant, u));
       this.#flushSoon();
     });
-    return this.loadRecent(maxTokens, opts);
+    const loaded = this.loadRecent(maxTokens, opts);
+    return loaded.ok && warning !== undefined ? { ok: true, value: { ...loaded.value, warning } } : loaded;
   }
 
   /** Resent-history reconciliation: what an incoming message list shares with the live path (thread-store.ts). */

@@ -70,17 +70,23 @@ export async function embedForRun(
 
 /**
  * Before a recall outside a run (`POST /v1/memory/context`): the remote embedder in use fetches the query's vector,
- * billed to `bill`. A failure is logged and the turns rank by words (that answer has no warnings to carry it).
+ * billed to `bill`. A failure is logged and the turns rank by words; the warning that says so (undefined: none).
  */
-export async function embedRecallQuery(store: Pick<ThreadStore, "vectors">, ask: RecallAsk | undefined, bill: (u: UsageRecord) => void): Promise<void> {
+export async function embedRecallQuery(
+  store: Pick<ThreadStore, "vectors">,
+  ask: RecallAsk | undefined,
+  bill: (u: UsageRecord) => void,
+): Promise<string | undefined> {
   const remote = store.vectors.embedderInUse();
-  if (!(remote instanceof EmbedCache) || !ask || ask.channels?.includes("dense") === false) return;
+  if (!(remote instanceof EmbedCache) || !ask || ask.channels?.includes("dense") === false) return undefined;
   try {
     const usage = embeddingUsage(remote, await remote.load([ask.query]));
     if (usage) bill(usage);
+    return undefined;
   } catch (e) {
     if (!(e instanceof EmbedFailure)) throw e;
     log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+    return denseOffWarning(e);
   }
 }
 
