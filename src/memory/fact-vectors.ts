@@ -30,10 +30,13 @@ function billStatement(db: Db, remote: EmbedCache, tenant: string, tokens: numbe
   return db.prepare(usageUpsertSql("usage")).bind(...usageValues(row));
 }
 
-/** The query's vector by a remote embedder, unless held (a run fetched it ahead and billed it): fetched, billed to `tenant`. */
+/**
+ * The query's vector by a remote embedder, unless held (a run fetched it ahead and billed it): fetched, billed to `tenant`;
+ * with the embedder's background the first time (a small scope ranks against it: vectors.ts nearest).
+ */
 async function fetchQueryVector(db: Db, remote: EmbedCache, tenant: string, query: string): Promise<void> {
-  if (remote.embed(query)) return;
-  const tokens = await remote.load([query]);
+  if (remote.embed(query) && remote.background()) return;
+  const tokens = await remote.load([query], true);
   if (tokens > 0) await billStatement(db, remote, tenant, tokens).run();
 }
 

@@ -50,10 +50,12 @@ export async function embedForRun(
   const wanted = new Map<ChosenEmbedder, string[]>();
   const want = (chosen: ChosenEmbedder, text: string) => void wanted.set(chosen, [...(wanted.get(chosen) ?? []), text]);
   if (deps.thread && rank.recall !== false) want(turns, rank.recallQuery ?? rank.query ?? "");
-  if (run.facts) want(embedderOf(deps.env), rank.query ?? "");
+  const facts = embedderOf(deps.env);
+  if (run.facts) want(facts, rank.query ?? "");
   try {
     for (const [chosen, texts] of wanted) {
-      const usage = chosen.remote && embeddingUsage(chosen.remote, await chosen.remote.load(texts));
+      // The facts' embedder brings its background in the same call, the first time (a small scope ranks against it).
+      const usage = chosen.remote && embeddingUsage(chosen.remote, await chosen.remote.load(texts, run.facts && chosen === facts));
       if (usage) deps.io.bill(tenant, usage);
     }
     return { rank };
