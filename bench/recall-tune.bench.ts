@@ -44,6 +44,10 @@ type Variant = {
   soft?: { theta: number; exact: boolean };
   /** false: no recall by time (recall-time.ts). */
   time?: false;
+  /** Rocchio feedback on the dense query: its vector plus `beta` × the mean of the top `k` full-text hits' vectors. */
+  rocchio?: { k: number; beta: number };
+  /** The recent window: the newest `messages` messages, within [min, max] of the budget (instead of 1 − share of it). */
+  recentMessages?: { messages: number; min: number; max: number };
 };
 
 const shippedFuse = (w: number) => (l: Ranked<number>[], d: Ranked<number>[]) => fuseScores(l, d, w);
@@ -80,7 +84,8 @@ const threadSif = (a: number) => (table: WordTable, df: Map<string, number>, n: 
 
 /** The store's defaults (replica), then what was tried against them (bench/README.md, "Recall's method, offline"). */
 const VARIANTS: Variant[] = [
-  { name: "replica", fuse: shippedFuse(0.4), neighbours: 2 },
+  { name: "replica", fuse: shippedFuse(0.4), neighbours: 2, rocchio: { k: 5, beta: 0.5 } },
+  { name: "no feedback (before)", fuse: shippedFuse(0.4), neighbours: 2 },
   { name: "no time", fuse: shippedFuse(0.4), neighbours: 2, time: false },
   { name: "one neighbour, no time (before)", fuse: shippedFuse(0.4), neighbours: 1, time: false },
   { name: "words only", fuse: (l) => l, neighbours: 2 },
@@ -95,6 +100,15 @@ const VARIANTS: Variant[] = [
   { name: "the thread's SIF (a = 0.01)", fuse: shippedFuse(0.4), neighbours: 2, embed: threadSif(0.01) },
   { name: "dense smoothed over neighbours (0.5)", fuse: shippedFuse(0.4), neighbours: 2, denseSmooth: 0.5 },
   { name: "soft word matching (cos >= 0.5)", fuse: shippedFuse(0.4), neighbours: 2, soft: { theta: 0.5, exact: false } },
+  { name: "Rocchio: + 1 x mean of top-10 full-text hits", fuse: shippedFuse(0.4), neighbours: 2, rocchio: { k: 10, beta: 1 } },
+  { name: "recent = last 8 messages, 10-25% of budget", fuse: shippedFuse(0.4), neighbours: 2, recentMessages: { messages: 8, min: 0.1, max: 0.25 } },
+  {
+    name: "Rocchio top-5 0.5 + recent last 8",
+    fuse: shippedFuse(0.4),
+    neighbours: 2,
+    rocchio: { k: 5, beta: 0.5 },
+    recentMessages: { messages: 8, min: 0.1, max: 0.25 },
+  },
 ];
 
 type Score = { any: number; all: number };
@@ -147,9 +161,20 @@ it("recall variants over LoCoMo", async () => {
         denseCache.set(key, d);
         return { d, e };
       };
-      const denseSearch = (v: Variant, q: string, before: number, limit: number): RecallHit[] => {
+      const denseSearch = (v: Variant, q: string, before: number, limit: number, feedback: readonly number[] = []): RecallHit[] => {
         const { d, e } = denseOf(v);
-        const qv = e(q);
+        let qv = e(q);
+        if (v.rocchio && feedback.length > 0 && qv.some((x) => x !== 0)) {
+          const at = new Map(d.seqs.map((s, i) => [s, i]));
+          const fb = feedback.slice(0, v.rocchio.k).flatMap((s) => (at.has(s) ? [d.vecs[at.get(s)!]!] : []));
+          if (fb.length > 0) {
+            const moved = Float32Array.from(qv);
+            for (const x of fb) for (let k = 0; k < moved.length; k++) moved[k]! += (v.rocchio.beta * x[k]!) / fb.length;
+            const n = Math.hypot(...moved);
+            if (n > 0) for (let k = 0; k < moved.length; k++) moved[k]! /= n;
+            qv = moved;
+          }
+        }
         let qn = 0;
         let qm = 0;
         for (let k = 0; k < qv.length; k++) {
@@ -234,13 +259,25 @@ it("recall variants over LoCoMo", async () => {
         const full = store.recent(b);
         if (!full.truncated) return new Set(ids(full.messages));
         const share = v.share ?? 0.75;
-        const window = store.recent(Math.floor(b * (1 - share)));
+        const rm = v.recentMessages;
+        const lastN = rm ? store.recent(b, { maxMessages: rm.messages }).tokens : 0;
+        const window = store.recent(rm ? Math.floor(Math.min(rm.max * b, Math.max(rm.min * b, lastN))) : Math.floor(b * (1 - share)));
         const start = seqOf.get(window.messages[0]!.id)!;
         const room = b - window.tokens - EXCERPT_HEADER_TOKENS;
         const limit = Math.min(128, 16 + Math.ceil(room / 16));
         const match = recallMatch(sql, q, counts);
         const lexical = match === null ? [] : searchRecall(sql, match, start, limit);
-        const dense = v.soft ? softSearch(v, q, start, limit) : v.fuse ? denseSearch(v, q, start, v.denseLimit ? v.denseLimit(limit) : limit) : [];
+        const dense = v.soft
+          ? softSearch(v, q, start, limit)
+          : v.fuse
+            ? denseSearch(
+                v,
+                q,
+                start,
+                v.denseLimit ? v.denseLimit(limit) : limit,
+                lexical.map((h) => h.seq),
+              )
+            : [];
         const fused = (v.fuse ?? ((l: Ranked<number>[]) => l))(
           lexical.map((h) => ({ key: h.seq, score: h.score })),
           dense.map((h) => ({ key: h.seq, score: h.score })),

@@ -19,6 +19,7 @@ import { json } from "../support/turn-setup.ts";
 import { percentile, run, startWranglerDev, type DevServer } from "../support/wrangler-dev.ts";
 import { type Conversation, loadConversations } from "./data.ts";
 import { Bm25, fill, newest, type Unit } from "./reference.ts";
+import { cell, pairCell, type Score } from "./cells.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const BUDGETS = [1000, 2000, 4000];
@@ -40,7 +41,6 @@ function defaultDir(): string {
   return here;
 }
 
-type Score = { any: number; all: number };
 /** edgeweave's ranking as shipped (both channels fused), by words alone (today's lexical ranking), by meaning alone. */
 const VARIANTS = { ew: undefined, lexical: ["full_text"], dense: ["dense"] } as const;
 type Variant = keyof typeof VARIANTS;
@@ -48,7 +48,8 @@ type Row = {
   conv: string;
   category: number;
   turns: Record<number, Record<Variant, Score> & { newest: Score; bm25: Score }>;
-  facts: Record<number, Record<Variant, Score> & { bm25: Score }>;
+  /** Words only and meaning only are measured for facts with LOCOMO_FACT_CHANNELS=1 (absent otherwise). */
+  facts: Record<number, { ew: Score; lexical?: Score; dense?: Score; bm25: Score }>;
   ceiling: Score;
 };
 
@@ -166,8 +167,7 @@ async function main(): Promise<void> {
             return ctx.messages;
           };
           const turns = { newest: score(q.evidence, newest(turnUnits, b)), bm25: score(q.evidence, fill(rankedTurns, b)) } as Row["turns"][number];
-          const none = { any: Number.NaN, all: Number.NaN };
-          const facts = { bm25: score(q.evidence, covered(fill(rankedFacts, b - header))), lexical: none, dense: none } as Row["facts"][number];
+          const facts = { bm25: score(q.evidence, covered(fill(rankedFacts, b - header))) } as Row["facts"][number];
           for (const [v, channels] of Object.entries(VARIANTS) as [Variant, readonly string[] | undefined][]) {
             const turnMsgs = await ask([`session:loc-${c.id}`], b, channels);
             // Recalled turns travel in one system message whose metadata names them.
@@ -191,9 +191,7 @@ async function main(): Promise<void> {
 }
 
 function report(convs: Conversation[], rows: Row[], t: { turnsMs: number; factsMs: number; queryMs: number[]; factQueryMs: number[] }): void {
-  const mean = (xs: number[]) => (xs.length === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / xs.length);
-  const f = (x: number) => x.toFixed(3);
-  const pair = (sel: (r: Row) => Score, rs: Row[] = rows) => `${f(mean(rs.map((r) => sel(r).any)))} / ${f(mean(rs.map((r) => sel(r).all)))}`;
+  const pair = (sel: (r: Row) => Score | undefined, rs: Row[] = rows) => pairCell(rs.map(sel));
   const sorted = [...t.queryMs].sort((a, b) => a - b);
   const factSorted = [...t.factQueryMs].sort((a, b) => a - b);
   console.log(
@@ -218,8 +216,8 @@ function report(convs: Conversation[], rows: Row[], t: { turnsMs: number; factsM
     );
   // Each cell: fused / words only / plain BM25, recall_any; the turns at 2,000 tokens also recall_all (fused / words only).
   const cells = (rs: Row[]) => {
-    const m = (sel: (r: Row) => number) => f(mean(rs.map(sel)));
-    const three = (t: "turns" | "facts", b: number) => `${m((r) => r[t][b]!.ew.any)} / ${m((r) => r[t][b]!.lexical.any)} / ${m((r) => r[t][b]!.bm25.any)}`;
+    const m = (sel: (r: Row) => number | undefined) => cell(rs.map(sel));
+    const three = (t: "turns" | "facts", b: number) => `${m((r) => r[t][b]!.ew.any)} / ${m((r) => r[t][b]!.lexical?.any)} / ${m((r) => r[t][b]!.bm25.any)}`;
     const all2000 = `${m((r) => r.turns[2000]!.ew.all)} / ${m((r) => r.turns[2000]!.lexical.all)}`;
     return `${BUDGETS.map((b) => three("turns", b)).join(" | ")} | ${all2000} | ${BUDGETS.map((b) => three("facts", b)).join(" | ")}`;
   };

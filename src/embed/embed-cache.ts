@@ -1,4 +1,5 @@
 import { ESTIMATE_MARGIN, estimateTextTokens } from "../core/tokens";
+import { BACKGROUND_SENTENCES } from "./background-sentences";
 import type { Embedder, TurnEmbedder } from "./embedder";
 import { MAX_CHARS } from "./remote";
 
@@ -20,6 +21,8 @@ export class EmbedCache implements TurnEmbedder {
   readonly dims: number;
   readonly remote = true;
   readonly #vectors = new Map<string, Float32Array>();
+  /** BACKGROUND_SENTENCES' vectors, once loaded (kept apart from the texts: never pushed out). */
+  #background: Float32Array[] | undefined;
 
   constructor(readonly embedder: Embedder) {
     this.id = embedder.id;
@@ -45,31 +48,45 @@ export class EmbedCache implements TurnEmbedder {
     return text.trim() === "" ? new Float32Array(this.dims) : this.#vectors.get(text);
   }
 
+  /** The embedder's background (background-sentences.ts, for a small set: vectors.ts nearest); undefined until a load brought it. */
+  background(): readonly Float32Array[] | undefined {
+    return this.#background;
+  }
+
+  /** What `load` would send: the texts not held yet, and the background when asked for and not held yet. */
+  #toSend(texts: readonly string[], withBackground: boolean): { wanted: string[]; extra: readonly string[] } {
+    return { wanted: this.missing(texts), extra: withBackground && !this.#background ? BACKGROUND_SENTENCES : [] };
+  }
+
   /**
-   * `load`, held against `holder`'s budgets when there is one: reserved for the most the texts not held yet can cost
-   * (their tokens as sent, with the estimate's margin, rounded up so a priced call always holds something and a
+   * `load`, held against `holder`'s budgets when there is one: reserved for the most what it sends can cost
+   * (its tokens, with the estimate's margin, rounded up so a priced call always holds something and a
    * spent budget refuses it), settled to what the call's usage bills (0 if it failed). A refusal throws BEM-230 before
    * anything goes out.
    */
-  async loadHeld(texts: readonly string[], holder: EmbedHolder | undefined): Promise<number> {
-    const wanted = this.missing(texts);
-    if (wanted.length === 0) return 0;
-    const tokens = wanted.reduce((n, t) => n + estimateTextTokens(t.slice(0, MAX_CHARS)), 0);
+  async loadHeld(texts: readonly string[], holder: EmbedHolder | undefined, withBackground = false): Promise<number> {
+    const { wanted, extra } = this.#toSend(texts, withBackground);
+    if (wanted.length === 0 && extra.length === 0) return 0;
+    const tokens = [...wanted, ...extra].reduce((n, t) => n + estimateTextTokens(t.slice(0, MAX_CHARS)), 0);
     const hold = await holder?.hold(Math.ceil(tokens * ESTIMATE_MARGIN * this.embedder.costPer1k * 1000));
     let spent = 0;
     try {
-      spent = await this.load(wanted);
+      spent = await this.load(wanted, withBackground);
     } finally {
       hold?.settle(this.micro(spent));
     }
     return spent;
   }
 
-  /** Embeds the texts not held yet (one call); the tokens that cost (0: all held). Throws EmbedFailure. */
-  async load(texts: readonly string[]): Promise<number> {
-    const wanted = this.missing(texts);
-    if (wanted.length === 0) return 0;
-    const { vectors, tokens } = await this.embedder.embed(wanted);
+  /**
+   * Embeds the texts not held yet (one call); the tokens that cost (0: all held). `withBackground`: the background too, in
+   * the same call, when it is not held yet (once per isolate). Throws EmbedFailure.
+   */
+  async load(texts: readonly string[], withBackground = false): Promise<number> {
+    const { wanted, extra } = this.#toSend(texts, withBackground);
+    if (wanted.length === 0 && extra.length === 0) return 0;
+    const { vectors, tokens } = await this.embedder.embed([...wanted, ...extra]);
+    if (extra.length > 0) this.#background = vectors.slice(wanted.length);
     for (const [i, t] of wanted.entries()) {
       this.#vectors.delete(t);
       this.#vectors.set(t, vectors[i]!);

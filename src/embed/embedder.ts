@@ -40,6 +40,10 @@ export class EmbedFailure extends Error {
 export const denseOffWarning = (e: EmbedFailure): string =>
   `recall by meaning was off for this turn (embedder ${e.embedder}: ${e.reason === "dimension" ? "wrong vector length" : e.reason}); it ran on full-text search`;
 
+/** The warning of a recall whose embedding a budget refused: it ranked by words, never silently. */
+export const budgetOffWarning = (embedder: string, refusal: string): string =>
+  `recall by meaning was off for this turn (embedder ${embedder}: ${refusal}); it ran on full-text search`;
+
 /** `v` scaled to unit length (all zeros stays zeros). */
 export function unit(v: readonly number[]): Float32Array {
   const out = Float32Array.from(v);

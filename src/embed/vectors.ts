@@ -5,6 +5,7 @@
  */
 
 import { DENSE_FLOOR_RANK } from "./fusion";
+import { BACKGROUND_TEXTS } from "./word-table";
 
 /** A unit vector as int8 bytes (scaled so its largest component is ±127). */
 export function quantize(v: Float32Array): Uint8Array {
@@ -22,10 +23,10 @@ type Vec = ArrayLike<number>;
 
 /**
  * The items closest to `query` without their common direction, best first, at most `limit`; none when the query is all
- * zeros. With the embedder's `background` (word-table.ts backgroundVectors: random text), a set of fewer than SMALL_SET
+ * zeros. With the embedder's `background` (word-table.ts backgroundVectors: random text; a remote one's: background-sentences.ts), a set of fewer than SMALL_SET
  * items takes the rest of its common direction from the background (a set of one would otherwise leave out itself and
  * score 0), and answers a `floor` for fuseScores, having no rank 50 of its own: the background's score at that rank
- * (DENSE_FLOOR_RANK), so random text sets the bar the set cannot.
+ * (DENSE_FLOOR_RANK) of the table's, or the same share of a smaller one, so text about nothing in particular sets the bar the set cannot.
  */
 export function nearest<T>(
   items: readonly { item: T; vec: Int8Array }[],
@@ -46,7 +47,8 @@ export function nearest<T>(
     .slice(0, limit);
   if (random.length === 0) return { hits };
   const bar = random.map(score).sort((a, b) => b - a);
-  return { hits, floor: bar[Math.min(DENSE_FLOOR_RANK, bar.length - 1)] };
+  // The same share of any background as rank 50 is of the table's (its top fifth): a remote embedder's is smaller.
+  return { hits, floor: bar[Math.min(bar.length - 1, Math.round((DENSE_FLOOR_RANK * bar.length) / BACKGROUND_TEXTS))] };
 }
 
 /** Cosine with `query` once the common direction of `vecs` (their unit vectors' weighted mean) is left out of both; undefined when the query lies along it. */

@@ -98,7 +98,7 @@ export function embedWords(table: WordTable, text: string, out: Float32Array = n
 }
 
 /** Texts of the background (backgroundVectors), and words in each. */
-const BACKGROUND_TEXTS = 256;
+export const BACKGROUND_TEXTS = 256;
 const BACKGROUND_WORDS = 12;
 const background = new WeakMap<WordTable, Float32Array[]>();
 

@@ -4,6 +4,9 @@ import { BOOKMARK_HEADER, factsSession, parseBookmark } from "../memory/bookmark
 import { D1FactsBackend } from "../memory/d1-facts-backend";
 import { Fact, publicFact, RememberOptionFields, rememberInput, validateKey, validateKind } from "../memory/facts";
 import { memoryFor } from "../memory/for-tenant";
+import { embedFactsQuery } from "../memory/fact-vectors";
+import { factsEmbedder } from "../embed/embedders";
+import { spendGuard } from "../pipeline/spend-guard";
 import { FactReport, RankChannels, RecallReport } from "../memory/report";
 import { MemoryScope, ScopeInput } from "../memory/scope";
 import type { LoadedContext as MemoryContext } from "../memory/types";
@@ -104,6 +107,10 @@ const LoadedContext = z
     recalled: z.array(RecallReport).openapi({
       description: "Earlier turns of the session recalled for `query` (the system message `recalled` before the recent turns carries them), oldest first",
     }),
+    warnings: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: "What the answer ran without, as a run's reply says it: recall by meaning when a remote embedder failed (absent: nothing)" }),
   })
   .openapi("LoadedContext");
 
@@ -114,6 +121,7 @@ const contextBody = (ctx: MemoryContext): z.infer<typeof LoadedContext> => ({
   facts: ctx.report,
   recalled: ctx.recalled,
   dropped: ctx.dropped,
+  ...(ctx.warnings.length > 0 ? { warnings: ctx.warnings } : {}),
 });
 
 /** The session's bookmark as a response header (none before its first query). */
@@ -279,11 +287,16 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const session = factsSession(c.env.DB, parseBookmark(c.req.header(BOOKMARK_HEADER)));
     if (body.channels && body.query === undefined)
       throw new AppError("BEM-011", "channels: they rank facts and earlier turns for query; send query with them, or leave channels out");
-    const rank = {
+    const asked = {
       ...(body.query !== undefined ? { query: body.query } : {}),
       ...(body.always_kinds ? { alwaysKinds: body.always_kinds.map(validateKind) } : {}),
       ...(body.channels ? { channels: body.channels } : {}),
     };
+    // A remote facts embedder's query vector first (failing: words alone, and the answer says so).
+    const chosen = factsEmbedder();
+    const holder = chosen.remote ? spendGuard(c.env, principal, undefined, (p) => c.executionCtx.waitUntil(p)) : undefined;
+    const { rank, warning } = await embedFactsQuery(session, chosen, principal.tenant, asked, holder);
     const ctx = await memoryFor(c.env, principal.tenant, { facts: session }).loadContext(scopes, body.max_tokens, rank);
+    if (warning !== undefined && !ctx.warnings.includes(warning)) ctx.warnings.unshift(warning);
     return c.json(contextBody(ctx), 200, bookmarkHeader(session));
   });

@@ -9,6 +9,7 @@ import { searchTerms } from "../core/search-terms";
 import { EMBEDDED_ID, loadWordTable } from "../embed/embedded";
 import { factsEmbedder } from "../embed/embedders";
 import { remoteQueryVector } from "./fact-vectors";
+import type { EmbedCache } from "../embed/embed-cache";
 import { nearest, quantize } from "../embed/vectors";
 import { backgroundVectors, embedWords, type WordTable } from "../embed/word-table";
 import { markedText, tenantMark } from "./tenant-words";
@@ -39,18 +40,18 @@ const int8 = (vec: ArrayBuffer | number[]) => new Int8Array(Array.isArray(vec) ?
  */
 function nearestFacts(
   table: WordTable | undefined,
-  remoteId: string | undefined,
+  remote: EmbedCache | undefined,
   rows: readonly VectorRow[],
   query: Float32Array,
   limit: number,
 ): { near: ScoredFact[]; floor?: number } {
   const items = rows.flatMap(({ vec, vec_by, ...fact }) => {
-    if (remoteId !== undefined) return vec && vec_by === remoteId ? [{ item: fact, vec: int8(vec) }] : [];
+    if (remote) return vec && vec_by === remote.id ? [{ item: fact, vec: int8(vec) }] : [];
     if (vec && vec_by === EMBEDDED_ID) return [{ item: fact, vec: int8(vec) }];
     return table ? [{ item: fact, vec: new Int8Array(quantize(embedWords(table, fact.text)).buffer) }] : [];
   });
-  // The embedded table's background ranks a small set (vectors.ts nearest); a remote embedder has none here.
-  const { hits, floor } = nearest(items, query, limit, remoteId === undefined && table ? backgroundVectors(table) : undefined);
+  // The embedder's background ranks a small set (vectors.ts nearest): the table's random text, a remote one's sentences.
+  const { hits, floor } = nearest(items, query, limit, remote ? remote.background() : table && backgroundVectors(table));
   return { near: hits.map(({ item, score }) => ({ ...item, score: Math.round(score * 1e6) / 1e6 })), ...(floor !== undefined ? { floor } : {}) };
 }
 
@@ -249,7 +250,7 @@ export class D1FactsBackend implements MemoryBackend {
           recent: (r?.results ?? []) as Fact[],
           always: (always?.results ?? []) as Fact[],
           relevant: ((relevant?.results ?? []) as (Fact & { score: number })[]).map(scored),
-          ...(query ? nearestFacts(table, remote?.id, withVectors, query, req.relevantLimit) : { near: [] }),
+          ...(query ? nearestFacts(table, remote, withVectors, query, req.relevantLimit) : { near: [] }),
         };
       },
       ofKinds: async (kinds, limit, after) => (await ofKinds(kinds, limit, after).all<Fact>()).results,
@@ -361,7 +362,7 @@ export class D1FactsBackend implements MemoryBackend {
     if (stmts.length === 0) return [];
     const results = await this.batched(stmts);
     const words = terms.length > 0 ? ((results.shift()?.results ?? []) as (Fact & { score: number })[]).map(scored) : [];
-    const { near, floor } = q && dense ? nearestFacts(table, remote?.id, (results.shift()?.results ?? []) as VectorRow[], q, pool) : { near: [] };
+    const { near, floor } = q && dense ? nearestFacts(table, remote, (results.shift()?.results ?? []) as VectorRow[], q, pool) : { near: [] };
     const byId = new Map([...words, ...near].map((f) => [f.id, f]));
     const fused = fuseScores(
       words.map((f) => ({ key: f.id, score: f.score })),

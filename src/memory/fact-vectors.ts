@@ -1,9 +1,10 @@
 import { errorText, log } from "../core/log";
 import { isAppError } from "../core/errors";
 import type { EmbedCache, EmbedHolder } from "../embed/embed-cache";
-import { EmbedFailure } from "../embed/embedder";
+import { budgetOffWarning, denseOffWarning, EmbedFailure } from "../embed/embedder";
 import type { ChosenEmbedder } from "../embed/embedders";
 import { quantize } from "../embed/vectors";
+import type { RankOptions } from "./types";
 import { usageUpsertSql, usageValues } from "../thread/pending-bookkeeping";
 
 /**
@@ -31,20 +32,55 @@ function billStatement(db: Db, remote: EmbedCache, tenant: string, tokens: numbe
 }
 
 /**
- * The query's vector by a remote embedder: held when the run fetched it ahead (and billed it), else fetched
- * here, held against `holder`'s budgets and billed to `tenant`; undefined when the embedder fails or a budget
- * refuses the call (logged: the facts rank by words).
+ * The query's vector by a remote embedder, unless held (a run fetched it ahead and billed it): fetched, held against
+ * `holder`'s budgets and billed to `tenant`; with the embedder's background the first time (a small scope ranks against
+ * it: vectors.ts nearest).
  */
+async function fetchQueryVector(db: Db, remote: EmbedCache, tenant: string, query: string, holder?: EmbedHolder): Promise<void> {
+  if (remote.embed(query) && remote.background()) return;
+  const tokens = await remote.loadHeld([query], holder, true);
+  if (tokens > 0) await billStatement(db, remote, tenant, tokens).run();
+}
+
+/** The query's vector by a remote embedder (fetchQueryVector); undefined when the embedder fails or a budget refuses the call (logged: the facts rank by words). */
 export async function remoteQueryVector(db: Db, remote: EmbedCache, tenant: string, query: string, holder?: EmbedHolder): Promise<Float32Array | undefined> {
-  const held = remote.embed(query);
-  if (held) return held;
   try {
-    const tokens = await remote.loadHeld([query], holder);
-    if (tokens > 0) await billStatement(db, remote, tenant, tokens).run();
+    await fetchQueryVector(db, remote, tenant, query, holder);
   } catch (e) {
     log.warn("embedder", { message: errorText(e) });
   }
   return remote.embed(query);
+}
+
+/**
+ * Before a recall outside a run (`POST /v1/memory/context`), as embedForRun before a run's: the facts embedder's query
+ * vector when it is a remote one, fetched ahead and billed. When it fails, the recall runs on words alone (fetching nothing
+ * again) and the answer's warnings say so.
+ */
+export async function embedFactsQuery(
+  db: Db,
+  chosen: ChosenEmbedder,
+  tenant: string,
+  rank: RankOptions,
+  holder?: EmbedHolder,
+): Promise<{ rank: RankOptions; warning?: string }> {
+  const query = rank.query ?? "";
+  if (!chosen.remote || query.trim() === "" || rank.channels?.includes("dense") === false) return { rank };
+  try {
+    await fetchQueryVector(db, chosen.remote, tenant, query, holder);
+    return { rank };
+  } catch (e) {
+    const words = { ...rank, channels: ["full_text" as const] };
+    if (e instanceof EmbedFailure) {
+      log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+      return { rank: words, warning: denseOffWarning(e) };
+    }
+    if (isAppError(e) && e.code === "BEM-230") {
+      log.warn("embedder", { embedder: chosen.name, reason: "budget", message: e.message });
+      return { rank: words, warning: budgetOffWarning(chosen.name, e.message) };
+    }
+    throw e;
+  }
 }
 
 type Unembedded = { r: number; tenant_id: string; text: string };

@@ -45,6 +45,7 @@ export function memoryFor(
         turns: t.turns,
         turnsTruncated: t.turnsTruncated,
         ...(t.recalled ? { recalled: t.recalled } : {}),
+        ...(t.warnings ? { warnings: t.warnings } : {}),
       };
     },
     async appendLayer(scope, item) {

@@ -121,6 +121,7 @@ export class MemoryManager {
     const turnTokens = turns.reduce((n, m) => n + (stored.get(m) ?? 0), 0);
 
     const kept = excerpt !== undefined && turns[0] === excerpt ? recalled : [];
+    const warnings = [...new Set([...factLoads, ...(lastTurns ? [lastTurns] : [])].flatMap((l) => l.warnings ?? []))];
     return {
       facts,
       turns,
@@ -128,6 +129,7 @@ export class MemoryManager {
       report,
       recalled: recallReport(kept),
       dropped: { facts: droppedFacts, turns: droppedTurns },
+      warnings,
     };
   }
 

@@ -39,6 +39,7 @@ export class SessionBackend implements MemoryBackend {
     out.turns = recent.messages.map((message) => ({ message, tokens: this.estimate(message) }));
     out.turnsTruncated = recent.truncated;
     if (recent.recalled?.length) out.recalled = recent.recalled;
+    if (recent.warning !== undefined) out.warnings = [recent.warning];
     return out;
   }
 

@@ -51,6 +51,8 @@ export type LayerLoad = {
   turnsTruncated: boolean;
   /** Earlier turns recalled (oldest first), all older than `turns`. */
   recalled?: RecalledTurn[];
+  /** What the caller's answer should say about this load (recall by meaning was off). */
+  warnings?: string[];
 };
 
 export interface MemoryBackend {
@@ -86,6 +88,8 @@ export type LoadedContext = {
     /** Whether older turns were left out (counting them would cost O(history)). */
     turns: boolean;
   };
+  /** What the loads said (recall by meaning was off), once each. */
+  warnings: string[];
 };
 
 export const emptyLayer = (): LayerLoad => ({ facts: [], factsDropped: 0, turns: [], turnsTruncated: false });

@@ -254,12 +254,12 @@ export class ThreadDO extends DurableObject<Env> {
   /**
    * loadRecent with recall, once the embedded table is read (once per isolate: recall by meaning needs it; a failure leaves
    * full-text alone) or a remote embedder's query vector fetched, billed to the thread's tenant and held against its and
-   * the thread's budgets (run-embed.ts embedRecallQuery).
+   * the thread's budgets (run-embed.ts embedRecallQuery; failing or refused, the result's `warning` says so).
    */
   async recallRecent(maxTokens: number, opts: LoadRecentOptions, thread?: ThreadName): Promise<RpcResult<LoadRecentResult>> {
     await loadWordTable(this.env.ASSETS);
     const guard = thread && spendGuard(this.env, { tenant: thread.tenant, keyId: "" }, thread.threadId, (p) => this.ctx.waitUntil(p));
-    await embedRecallQuery(
+    const warning = await embedRecallQuery(
       this.#capabilities.log,
       opts.recall,
       (u) => {
@@ -269,7 +269,8 @@ export class ThreadDO extends DurableObject<Env> {
       },
       guard,
     );
-    return this.loadRecent(maxTokens, opts);
+    const loaded = this.loadRecent(maxTokens, opts);
+    return loaded.ok && warning !== undefined ? { ok: true, value: { ...loaded.value, warning } } : loaded;
   }
 
   /** Resent-history reconciliation: what an incoming message list shares with the live path (thread-store.ts). */

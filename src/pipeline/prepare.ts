@@ -182,7 +182,7 @@ function factsOf(loaded: LoadedContext, model: ModelConfig): Omit<Loaded, "state
   return {
     facts: loaded.facts,
     memory: { facts: loaded.report, dropped_facts: dropped, ...(loaded.recalled.length > 0 ? { recalled: loaded.recalled } : {}) },
-    warnings: dropped > 0 ? [`${dropped} fact(s) did not fit the facts share of ${model.name}'s budget`] : [],
+    warnings: [...loaded.warnings, ...(dropped > 0 ? [`${dropped} fact(s) did not fit the facts share of ${model.name}'s budget`] : [])],
   };
 }
 
@@ -329,7 +329,7 @@ export async function prepare(deps: TurnDeps, input: TurnInput, admission: Admis
     });
     return l;
   });
-  if (denseOff !== undefined) loaded.warnings.unshift(denseOff);
+  if (denseOff !== undefined && !loaded.warnings.includes(denseOff)) loaded.warnings.unshift(denseOff);
   if (route.warning !== undefined) loaded.warnings.unshift(route.warning);
   // Before any model call: a tool result must answer a call the stored conversation (or this input) left open.
   checkToolAnswers(loaded.state.messages, toSave);

@@ -1,6 +1,6 @@
 import type { AgentConfig } from "../config/model-config";
 import { log } from "../core/log";
-import { denseOffWarning, EmbedFailure } from "../embed/embedder";
+import { budgetOffWarning, denseOffWarning, EmbedFailure } from "../embed/embedder";
 import { EmbedCache } from "../embed/embed-cache";
 import { type ChosenEmbedder, embedderNamed, knowFactsEmbedder } from "../embed/embedders";
 import { compiled } from "../routing/models.generated";
@@ -9,7 +9,7 @@ import type { ThreadStore } from "../thread/thread-store";
 import type { RecallAsk } from "../thread/types";
 import type { UsageRecord } from "./usage";
 import type { TurnIO } from "./turn-io";
-import { type AppError, isAppError } from "../core/errors";
+import { isAppError } from "../core/errors";
 import type { SpendGuard } from "./spend-guard";
 
 /** The embedder models.yaml names `name` (absent: the file's `embedder`), with this deployment's bindings and secrets. */
@@ -30,12 +30,12 @@ export function embeddingUsage(remote: EmbedCache, tokens: number): UsageRecord 
 }
 
 /** One call of a remote embedder, held against `guard`'s budgets (EmbedCache.loadHeld), as its usage record. */
-const heldLoad = async (remote: EmbedCache, texts: readonly string[], guard: SpendGuard | undefined): Promise<UsageRecord | undefined> =>
-  embeddingUsage(remote, await remote.loadHeld(texts, guard));
-
-/** The warning of a turn whose embedding a budget refused: it recalls by words, never silently. */
-const refusedWarning = (embedder: string, e: AppError) =>
-  `recall by meaning was off for this turn (embedder ${embedder}: ${e.message}); it ran on full-text search`;
+const heldLoad = async (
+  remote: EmbedCache,
+  texts: readonly string[],
+  guard: SpendGuard | undefined,
+  withBackground = false,
+): Promise<UsageRecord | undefined> => embeddingUsage(remote, await remote.loadHeld(texts, guard, withBackground));
 
 /** The run ranks by words alone, and its reply says why. */
 function wordsOnly(rank: RankOptions, warning: string): { rank: RankOptions; warning: string } {
@@ -66,52 +66,59 @@ export async function embedForRun(
   const wanted = new Map<ChosenEmbedder, string[]>();
   const want = (chosen: ChosenEmbedder, text: string) => void wanted.set(chosen, [...(wanted.get(chosen) ?? []), text]);
   if (deps.thread && rank.recall !== false) want(turns, rank.recallQuery ?? rank.query ?? "");
-  if (run.facts) want(embedderOf(deps.env), rank.query ?? "");
+  const facts = embedderOf(deps.env);
+  if (run.facts) want(facts, rank.query ?? "");
   let embedder = "";
   try {
     for (const [chosen, texts] of wanted) {
       embedder = chosen.name;
-      const usage = chosen.remote && (await heldLoad(chosen.remote, texts, run.guard));
+      // The facts' embedder brings its background in the same call, the first time (a small scope ranks against it).
+      const usage = chosen.remote && (await heldLoad(chosen.remote, texts, run.guard, run.facts && chosen === facts));
       if (usage) deps.io.bill(tenant, usage);
     }
     return { rank };
   } catch (e) {
-    if (e instanceof EmbedFailure) {
-      log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
-      return wordsOnly(rank, denseOffWarning(e));
-    }
-    if (isAppError(e) && e.code === "BEM-230") return wordsOnly(rank, refusedWarning(embedder, e));
-    throw e;
+    const warning = unembedded(embedder, e);
+    if (warning === undefined) throw e;
+    return wordsOnly(rank, warning);
   }
 }
 
 /**
  * Before a recall outside a run (`POST /v1/memory/context`): the remote embedder in use fetches the query's vector,
  * billed to `bill` and held against `guard`'s budgets. A failure or a budget's refusal is logged and the turns rank
- * by words (that answer has no warnings to carry it).
+ * by words; the warning that says so (undefined: none).
  */
 export async function embedRecallQuery(
   store: Pick<ThreadStore, "vectors">,
   ask: RecallAsk | undefined,
   bill: (u: UsageRecord) => void,
   guard?: SpendGuard,
-): Promise<void> {
+): Promise<string | undefined> {
   const remote = store.vectors.embedderInUse();
-  if (!(remote instanceof EmbedCache) || !ask || ask.channels?.includes("dense") === false) return;
+  if (!(remote instanceof EmbedCache) || !ask || ask.channels?.includes("dense") === false) return undefined;
   try {
     const usage = await heldLoad(remote, [ask.query], guard);
     if (usage) bill(usage);
+    return undefined;
   } catch (e) {
-    if (!logUnembedded(remote, e)) throw e;
+    const warning = unembedded(remote.embedder.name, e);
+    if (warning === undefined) throw e;
+    return warning;
   }
 }
 
-/** Logs an embedder's failure or a budget's refusal (the caller then ranks by words); false for anything else. */
-function logUnembedded(remote: EmbedCache, e: unknown): boolean {
-  if (e instanceof EmbedFailure) log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
-  else if (isAppError(e) && e.code === "BEM-230") log.warn("embedder", { embedder: remote.embedder.name, reason: "budget", message: e.message });
-  else return false;
-  return true;
+/** An embedder's failure or a budget's refusal, logged, as the warning of a recall by words; undefined for anything else. */
+function unembedded(embedder: string, e: unknown): string | undefined {
+  if (e instanceof EmbedFailure) {
+    log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+    return denseOffWarning(e);
+  }
+  if (isAppError(e) && e.code === "BEM-230") {
+    log.warn("embedder", { embedder, reason: "budget", message: e.message });
+    return budgetOffWarning(embedder, e.message);
+  }
+  return undefined;
 }
 
 /** Messages a remote embedder embeds per call, and calls per run at most (the rest: after later runs). */
@@ -142,7 +149,7 @@ export async function embedMissing(
       const usage = await heldLoad(remote, texts, guard);
       if (usage) bill(usage);
     } catch (e) {
-      if (!logUnembedded(remote, e)) throw e;
+      if (unembedded(remote.embedder.name, e) === undefined) throw e;
       break;
     }
     filled += store.vectors.fillVectors(batch);

@@ -177,17 +177,17 @@ export function searchRecall(sql: SqlStorage, m: RecallMatch, beforeSeq: number,
 }
 
 /** The best matches among all live messages, by id and content hash (recall over a list held in memory: recall.ts recallOver). */
-export function searchLive(sql: SqlStorage, m: RecallMatch, limit: number): { id: string; hash: string; score: number }[] {
+export function searchLive(sql: SqlStorage, m: RecallMatch, limit: number): { seq: number; id: string; hash: string; score: number }[] {
   const { select, args } = rankedRows(m, "", []);
   return sql
-    .exec<{ id: string; hash: string | null; json: string | null; bm: number }>(
-      `SELECT m.id AS id, m.hash AS hash, CASE WHEN m.hash IS NULL THEN m.json END AS json, h.bm AS bm ` +
+    .exec<{ seq: number; id: string; hash: string | null; json: string | null; bm: number }>(
+      `SELECT h.seq AS seq, m.id AS id, m.hash AS hash, CASE WHEN m.hash IS NULL THEN m.json END AS json, h.bm AS bm ` +
         `FROM (${select} ORDER BY bm, seq DESC LIMIT ?) AS h JOIN messages m ON m.seq = h.seq ORDER BY h.bm, h.seq DESC`,
       ...args,
       limit,
     )
     .toArray()
-    .map((r) => ({ id: r.id, hash: r.hash ?? messageHash(decodeMessage(r.json ?? "{}")), score: -r.bm }));
+    .map((r) => ({ seq: r.seq, id: r.id, hash: r.hash ?? messageHash(decodeMessage(r.json ?? "{}")), score: -r.bm }));
 }
 
 /** The live messages at `seqs`, by position: their id and content hash (as searchLive gives them). */

@@ -36,6 +36,14 @@ export const RECALL_VECTORS_DDL: readonly string[] = [
   `INSERT INTO recall_vectors (seq, vec) SELECT seq, NULL FROM messages WHERE role IN ${INDEXED_ROLES} AND seq <= (SELECT through FROM recall_indexed)`,
 ];
 
+/**
+ * Rocchio's pseudo-relevance feedback: the query's vector plus FEEDBACK_WEIGHT × the mean of the best FEEDBACK_HITS
+ * full-text hits' unit vectors, so a turn saying what the best word matches say, in other words, ranks by meaning too.
+ * Textbook values (a handful of hits, half weight), measured on LoCoMo (docs/concepts/recall-by-meaning.md), not fitted.
+ */
+const FEEDBACK_HITS = 5;
+const FEEDBACK_WEIGHT = 0.5;
+
 /** Vectors filled in one call at most (an old thread's first recall embeds this many, the rest on later calls). */
 const FILL_ROWS = 8192;
 /** The common direction is computed again once the vectors grew by this share since. */
@@ -175,15 +183,51 @@ export class RecallVectors {
     }
   }
 
+  /** `query` moved toward the first FEEDBACK_HITS of the `feedback` rows held (a query with no known word stays all zeros). */
+  private withFeedback(query: Float32Array, feedback: readonly number[]): Float32Array {
+    if (!query.some((x) => x !== 0)) return query;
+    const rows = feedback.slice(0, FEEDBACK_HITS).flatMap((seq) => {
+      const i = this.rowOf(seq);
+      return i === undefined || this.norm2[i]! === 0 ? [] : [i];
+    });
+    if (rows.length === 0) return query;
+    const dims = this.dims;
+    const out = Float32Array.from(query);
+    for (const i of rows) {
+      const k = FEEDBACK_WEIGHT / rows.length / Math.sqrt(this.norm2[i]!);
+      for (let d = 0; d < dims; d++) out[d] = out[d]! + k * this.data[i * dims + d]!;
+    }
+    let n = 0;
+    for (const x of out) n += x * x;
+    const inv = 1 / Math.sqrt(n);
+    for (let d = 0; d < dims; d++) out[d] = out[d]! * inv;
+    return out;
+  }
+
+  /** The row holding `seq` (the rows are in ascending seq), if it has a vector. */
+  private rowOf(seq: number): number | undefined {
+    let lo = 0;
+    let hi = this.count - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const at = this.seqs[mid]!;
+      if (at === seq) return mid;
+      if (at < seq) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return undefined;
+  }
+
   /**
    * The `limit` rows older than `beforeSeq` closest to `query` (cosine without the common direction), best first;
    * [] when the query has no known word. Missing vectors are filled first.
    */
-  search(sql: SqlStorage, embedder: TurnEmbedder, query: string, beforeSeq: number, limit: number): RecallHit[] {
-    const q = embedder.embed(query);
-    if (!q) return [];
+  search(sql: SqlStorage, embedder: TurnEmbedder, query: string, beforeSeq: number, limit: number, feedback: readonly number[] = []): RecallHit[] {
+    const asked = embedder.embed(query);
+    if (!asked) return [];
     this.load(sql);
     if (this.count === 0) return [];
+    const q = this.withFeedback(asked, feedback);
     const dims = this.dims;
     let qn = 0;
     let qm = 0;

@@ -319,8 +319,11 @@ function positionsOf(sql: SqlStorage, id: string | undefined): { start: number; 
   return { start: r.start ?? r.highest + 1, highest: r.highest, indexed: r.indexed };
 }
 
-/** The dense channel: the rows older than `before` closest in meaning to `query`, best first (thread-recall.ts). */
-export type DenseSearch = (query: string, before: number, limit: number) => RecallHit[];
+/**
+ * The dense channel: the rows older than `before` closest in meaning to `query`, best first (thread-recall.ts); `feedback`,
+ * the full-text channel's hits (best first), moves the query toward what its words found (recall-vectors.ts search).
+ */
+export type DenseSearch = (query: string, before: number, limit: number, feedback: readonly number[]) => RecallHit[];
 
 /** What a store keeps between recalls, how it brings waiting messages into the index, and its dense channel when it has one (ThreadStore). */
 export type RecallKept = { counts: WordCounts; known: RecallRows; scores: RecallScores; catchUp: () => void; dense?: DenseSearch };
@@ -371,7 +374,14 @@ export function recallWindow(
   const limit = Math.min(MAX_HITS, 16 + Math.ceil(room / 16));
   // The same hits either way: scored here from what FTS5 said before (a thread up to LEARNT_ROWS), else by FTS5.
   const lexical = match === null ? [] : ((highest <= LEARNT_ROWS ? scores.search(sql, match, start, limit) : null) ?? searchRecall(sql, match, start, limit));
-  const near = byMeaning ? byMeaning(ask.query, start, limit) : [];
+  const near = byMeaning
+    ? byMeaning(
+        ask.query,
+        start,
+        limit,
+        lexical.map((h) => h.seq),
+      )
+    : [];
   const fused = near.length > 0 ? fuseHits(lexical, near) : undefined;
   if (!fused && lexical.length === 0) return plain;
   const found = fused?.hits ?? lexical;

@@ -1,5 +1,5 @@
 import type { Message } from "../core/message";
-import { RecallRows, recallOver, recallWindow } from "./recall";
+import { type DenseSearch, RecallRows, recallOver, recallWindow } from "./recall";
 import { DENSE_WEIGHT, fuseScores } from "../embed/fusion";
 import { indexWaiting, liveRows, mergeRecallIndex, RECALL_BATCH_ROWS, recallIndexed, recallMatch, searchLive, WordCounts } from "./recall-index";
 import { RecallScores } from "./recall-scores";
@@ -80,14 +80,14 @@ export class ThreadRecall {
   }
 
   /** The dense search when the embedder is ready: missing vectors filled first (their own transaction), then a scan in memory. */
-  private dense(): ((query: string, before: number, limit: number) => { seq: number; score: number }[]) | undefined {
+  private dense(): DenseSearch | undefined {
     const { embedder, vectors } = this;
     if (!embedder || !vectors || !embedder.embed("")) return undefined;
     // A remote embedder's vectors are made in the background only: until it switched them, there are none of its own.
     if (embedder.remote && !RecallVectors.current(this.sql, embedder)) return undefined;
-    return (query, before, limit) => {
+    return (query, before, limit, feedback) => {
       if (!embedder.remote && !this.vectorsFull) this.fillVectors();
-      return vectors.search(this.sql, embedder, query, before, limit);
+      return vectors.search(this.sql, embedder, query, before, limit, feedback);
     };
   }
 
@@ -121,7 +121,14 @@ export class ThreadRecall {
         const lexical = match === null ? [] : searchLive(this.sql, match, limit);
         // By meaning too, over every live message, fused as in the thread's own window (recall.ts fuseHits).
         const dense = (ask.channels?.includes("dense") ?? true) ? this.dense() : undefined;
-        const near = dense ? dense(query, highest + 1, limit) : [];
+        const near = dense
+          ? dense(
+              query,
+              highest + 1,
+              limit,
+              lexical.map((h) => h.seq),
+            )
+          : [];
         if (near.length === 0) return lexical;
         const rows = liveRows(
           this.sql,

@@ -136,6 +136,8 @@ export const LoadRecentResult = z.object({
   /** With `recall`: earlier turns recalled for its query, oldest first, and what they cost (framing included). */
   recalled: z.array(RecalledTurn).optional(),
   recalled_tokens: z.number().int().optional(),
+  /** With `recall`: why it ran without the dense channel (a remote embedder failed), as a reply's warnings say it. */
+  warning: z.string().optional(),
 });
 export type LoadRecentResult = z.infer<typeof LoadRecentResult>;
 

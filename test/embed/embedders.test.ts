@@ -173,7 +173,7 @@ describe("a remote embedder in a thread", () => {
     });
   });
 
-  it("a recall outside a run (POST /v1/memory/context) fetches the query's vector, billed; a failure ranks by words and throws nothing", async () => {
+  it("a recall outside a run (POST /v1/memory/context) fetches the query's vector, billed; a failure ranks by words, throws nothing and answers the warning", async () => {
     await withStore(async (store) => {
       const ai = fakeAi();
       const bge = embedderOf(deployed(ai), "bge-small");
@@ -185,7 +185,7 @@ describe("a remote embedder in a thread", () => {
       // Words only: nothing to fetch.
       await embedRecallQuery(store, { ...ask, channels: ["full_text"] }, (u) => bills.push(u));
       expect(bills).toEqual([]);
-      await embedRecallQuery(store, ask, (u) => bills.push(u));
+      expect(await embedRecallQuery(store, ask, (u) => bills.push(u))).toBeUndefined();
       expect(bills.map((b) => [b.model, b.cause, b.prompt_tokens > 0])).toEqual([["bge-small", "embedding", true]]);
       expect(ai.calls.at(-1)!.text).toEqual([ask.query]);
       expect(byMeaning(store, ask.query)).toContain("m20");
@@ -193,7 +193,9 @@ describe("a remote embedder in a thread", () => {
       const failing = embedderOf(deployed(fakeAi("error")), "bge-small");
       store.vectors.use(failing.turns);
       const other = { ...ask, query: "lighthouse paint in spring" };
-      await embedRecallQuery(store, other, () => expect.unreachable("a failed call bills nothing"));
+      expect(await embedRecallQuery(store, other, () => expect.unreachable("a failed call bills nothing"))).toBe(
+        "recall by meaning was off for this turn (embedder bge-small: failed); it ran on full-text search",
+      );
       const recalled = store.recent(300, { recall: other }).recalled ?? [];
       expect(recalled.map((t) => t.message.id)).toContain("m20");
       expect(recalled.every((t) => t.channels?.dense === undefined)).toBe(true);

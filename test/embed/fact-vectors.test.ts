@@ -30,21 +30,29 @@ async function byMeaning(store: D1FactsBackend, scope: MemoryScope, query: strin
   return layer.facts.filter((f) => f.why?.reason === "relevant").map((f) => f.text);
 }
 
+/** A fresh tenant's scope with `ai` as the facts' embedder (Workers AI's bge-small). */
+function remoteScope(name: string, ai: ReturnType<typeof fakeAi>) {
+  knowFactsEmbedder(embedderOf(deployed(ai), "bge-small"));
+  const tenant = unique(name);
+  return { tenant, scope: MemoryScope.new("organization", unique("o")), store: new D1FactsBackend(env.DB, tenant) };
+}
+
+/** Scheduled-task batches until this tenant's facts have vectors (other tests' facts may be newer; each batch bounded). */
+async function embedAll(tenant: string): Promise<void> {
+  for (let i = 0; i < 20 && (await rowsOf(tenant)).some((r) => r.vec_by === null); i++) await embedOlderFacts(env.DB, factsEmbedder(), undefined, 64, 1);
+}
+
 describe("facts with a remote embedder", () => {
   it("written without a vector; the scheduled task embeds them, billed to their tenant; then they rank by meaning", async () => {
     const ai = fakeAi();
-    knowFactsEmbedder(embedderOf(deployed(ai), "bge-small"));
-    const tenant = unique("facts-remote");
-    const scope = MemoryScope.new("organization", unique("o"));
-    const store = new D1FactsBackend(env.DB, tenant);
+    const { tenant, scope, store } = remoteScope("facts-remote", ai);
     for (const text of [...filler(20), TARGET, ...filler(20).map((t) => `${t} Again.`)]) await store.remember(scope, "note", text);
     expect(ai.calls).toEqual([]);
     expect((await rowsOf(tenant)).every((r) => r.bytes === null && r.vec_by === null)).toBe(true);
     // No vector of its own yet: nothing by meaning.
     expect(await byMeaning(store, scope, "lighthouse stripes")).toEqual([]);
 
-    // Other tests' facts may be newer: batches until this tenant's are done (each bounded).
-    for (let i = 0; i < 20 && (await rowsOf(tenant)).some((r) => r.vec_by === null); i++) await embedOlderFacts(env.DB, factsEmbedder(), undefined, 64, 1);
+    await embedAll(tenant);
     const rows = await rowsOf(tenant);
     expect(rows.every((r) => r.vec_by === factsEmbedder().turns.id && r.bytes === BGE_DIMS)).toBe(true);
     expect(await byMeaning(store, scope, "lighthouse stripes")).toContain(TARGET);
@@ -70,7 +78,25 @@ describe("facts with a remote embedder", () => {
     const usage = await env.DB.prepare("SELECT count(*) AS n FROM usage WHERE tenant_id = ?").bind(tenant).first<{ n: number }>();
     expect(usage?.n).toBe(0);
     knowFactsEmbedder(embedderOf(deployed(fakeAi()), "bge-small"));
-    for (let i = 0; i < 20 && (await rowsOf(tenant)).some((r) => r.vec_by === null); i++) await embedOlderFacts(env.DB, factsEmbedder(), undefined, 64, 1);
+    await embedAll(tenant);
     expect(await byMeaning(store, scope, "lighthouse stripes")).toContain(TARGET);
+  });
+
+  it("a scope of one fact ranks by meaning against the embedder's background (neutral sentences, embedded once with a query)", async () => {
+    const ai = fakeAi();
+    const { tenant, scope, store } = remoteScope("facts-small-set", ai);
+    await store.remember(scope, "note", TARGET);
+    await embedAll(tenant);
+    // Closer to the question than neutral text is: close in meaning (the fake sentence model: in words), though it is the whole
+    // set (alone, its own mean left it nothing: a score of 0).
+    const found = await store.recall({ scopes: [scope] }, "lighthouse stripes", 10);
+    expect(found.map((f) => f.text)).toEqual([TARGET]);
+    expect(found[0]!.channels.dense!.score).toBeGreaterThan(0.2);
+    // A question it has nothing to do with: not.
+    expect(await store.recall({ scopes: [scope] }, "quarterly invoices", 10)).toEqual([]);
+    // The background came with the first query, once: later queries send only themselves.
+    const sent = ai.calls.slice(-2).map((c) => c.text.length);
+    expect(sent[0]).toBeGreaterThan(1);
+    expect(sent[1]).toBe(1);
   });
 });
