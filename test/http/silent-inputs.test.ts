@@ -288,6 +288,25 @@ describe("an unknown query parameter on edgeweave's own GET routes is 400 BEM-01
     for (const k of name.keys()) if (!known.has(k)) expect(e.message).toContain(k);
   });
 
+  it("the budget admin routes too: a ?kind= filter answered every budget, as if it had filtered", async () => {
+    const base = `/v1/admin/tenants/${tenant().tenant}/budgets`;
+    for (const path of [`${base}?kind=metadata`, `${base}/bud_000000000000000000000000?x=1`]) {
+      const res = await api(path, { key: tenant().adminKey });
+      expect(res.status, path).toBe(400);
+      const e = await errorOf(res);
+      expect(e.code).toBe("BEM-011");
+      expect(e.message).toContain(path.includes("kind=") ? '"kind"' : '"x"');
+    }
+    expect((await api(base, { key: tenant().adminKey })).status).toBe(200);
+  });
+
+  it("the message says the parameter is in the query, not the body", async () => {
+    // It read `(body): Unrecognized key: "form"` for a GET that has no body.
+    const e = await errorOf(await api("/v1/usage?form=2026-01-01", { key: tenant().adminKey }));
+    expect(e.message).toContain("(query)");
+    expect(e.message).not.toContain("(body)");
+  });
+
   it("the known ones still answer", async () => {
     for (const path of ["/v1/usage?from=2026-01-01", "/v1/memory/facts?scope=organization:acme&kind=note", "/v1/threads?query=a", "/v1/webhooks?limit=2"])
       expect((await api(path, { key: tenant().adminKey })).status, path).toBe(200);
