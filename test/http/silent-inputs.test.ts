@@ -261,6 +261,17 @@ describe("memory context: channels rank for query", () => {
     expect(e.message).toContain("query");
   });
 
+  it("channels with a blank query is 400 too: a query of spaces ranks nothing either", async () => {
+    for (const query of ["", "   "]) {
+      const res = await api("/v1/memory/context", {
+        key: tenant().adminKey,
+        body: { scopes: ["organization:acme"], max_tokens: 500, query, channels: ["full_text"] },
+      });
+      expect(res.status, JSON.stringify(query)).toBe(400);
+      expect((await errorOf(res)).message).toContain("channels");
+    }
+  });
+
   it("channels with query loads", async () => {
     const res = await api("/v1/memory/context", {
       key: tenant().adminKey,
