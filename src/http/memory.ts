@@ -189,6 +189,7 @@ const factHistory = createRoute({
     "Versions are kept when remembering with the fact's key replaced its text. A fact of another tenant, in a scope the key cannot read, or an expired one, is 404.",
   request: {
     params: FactIdParam,
+    query: z.strictObject({}),
   },
   responses: { 200: jsonContent(FactHistory, "The fact and its versions"), ...errorResponses("BEM-061") },
 });

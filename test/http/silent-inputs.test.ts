@@ -291,6 +291,8 @@ describe("an unknown query parameter on edgeweave's own GET routes is 400 BEM-01
     "/v1/threads/out-none/history?limt=2",
     "/v1/webhooks?page=2",
     "/v1/tasks/dead-letters?page=2",
+    "/v1/tasks/task-none?wait=5",
+    "/v1/memory/facts/01M94Q1E0P000000T5PM/history?limit=1",
   ])("%s", async (path) => {
     const e = await errorOf(await api(path, { key: tenant().adminKey }));
     expect(e).toMatchObject({ status: 400, code: "BEM-011" });
