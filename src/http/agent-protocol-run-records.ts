@@ -68,7 +68,8 @@ const listRuns = createRoute({
       limit: z.coerce.number().int().min(1).max(100).default(10),
       offset: z.coerce.number().int().min(0).default(0),
       status: RunStatus.optional(),
-      select: z.string().max(64).optional(),
+      // The SDK sends an array as the parameter repeated, which arrives as an array of strings.
+      select: z.union([z.string().max(64), z.array(z.string().max(64)).max(32)]).optional(),
     }),
   },
   responses: { 200: jsonContent(z.array(Run), "Runs"), ...errorResponses("BEM-022", "BEM-025", "BEM-030", "BEM-036", "BEM-202") },

@@ -59,7 +59,7 @@ const listRouteDef = createRoute({
   middleware: access("manage_budgets"),
   tags: ["budgets"],
   summary: "List the tenant's budgets (at most 100), each with its current window's spend",
-  request: { params: TenantParam },
+  request: { params: TenantParam, query: z.strictObject({}) },
   responses: { 200: jsonContent(z.object({ budgets: z.array(BudgetStanding) }).openapi("BudgetList"), "The budgets, oldest first"), ...errors("BEM-051") },
 });
 
@@ -69,7 +69,7 @@ const getRouteDef = createRoute({
   middleware: access("manage_budgets"),
   tags: ["budgets"],
   summary: "A budget with its current window's spend, reservations and reset time",
-  request: { params: BudgetParams },
+  request: { params: BudgetParams, query: z.strictObject({}) },
   responses: { 200: jsonContent(BudgetStanding, "The budget"), ...errors("BEM-231") },
 });
 

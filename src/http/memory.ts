@@ -189,6 +189,7 @@ const factHistory = createRoute({
     "Versions are kept when remembering with the fact's key replaced its text. A fact of another tenant, in a scope the key cannot read, or an expired one, is 404.",
   request: {
     params: FactIdParam,
+    query: z.strictObject({}),
   },
   responses: { 200: jsonContent(FactHistory, "The fact and its versions"), ...errorResponses("BEM-061") },
 });
@@ -285,7 +286,7 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const scopes = body.scopes.map((s) => MemoryScope.parse(s));
     for (const scope of scopes) authorize(principal, "read_scope", { scope });
     const session = factsSession(c.env.DB, parseBookmark(c.req.header(BOOKMARK_HEADER)));
-    if (body.channels && body.query === undefined)
+    if (body.channels && !body.query?.trim())
       throw new AppError("BEM-011", "channels: they rank facts and earlier turns for query; send query with them, or leave channels out");
     const asked = {
       ...(body.query !== undefined ? { query: body.query } : {}),

@@ -63,7 +63,7 @@ const anthropicShape = createMiddleware<AppEnv>(async (c, next) => {
   const name = c.req.param("name");
   if (name === undefined) {
     const page = AnthropicPage.safeParse(c.req.query());
-    if (!page.success) throw new AppError("BEM-011", issueSummary(page.error, c.req.query()));
+    if (!page.success) throw new AppError("BEM-011", issueSummary(page.error, c.req.query(), "query"));
     return c.json(AnthropicModelList.parse(anthropicPage(models, page.data)), 200);
   }
   const m = modelByName(name);

@@ -113,6 +113,7 @@ const getTaskStatus = createRoute({
         .max(200)
         .openapi({ param: { name: "id", in: "path" } }),
     }),
+    query: z.strictObject({}),
   },
   responses: { 200: jsonContent(TaskStatus, "The status"), ...errorResponses("BEM-022") },
 });

@@ -52,14 +52,15 @@ export const MAX_SKIPPED_REPORTED = 16;
  */
 export async function rankedLayer(src: FactSource, room: number, opts: RankOptions, live: { n: number; tokens: number }): Promise<LayerLoad> {
   const out = emptyLayer();
-  const skipped: Fact[] = [];
+  const skipped = new Map<string, Fact>();
   const taken = new Set<string>();
   // Each kind's header (facts.ts) is charged with the first fact of that kind.
   const left = new FactRoom(room);
   const take = (f: Fact, why: FactWhy): boolean => {
     if (taken.has(f.id)) return true;
     if (!left.take(f)) {
-      if (skipped.length < MAX_SKIPPED_REPORTED) skipped.push(f);
+      // A relevant fact that did not fit is met again as a recent one: it is reported once.
+      if (skipped.size < MAX_SKIPPED_REPORTED) skipped.set(f.id, f);
       return false;
     }
     out.facts.push({ ...f, why } satisfies LoadedFact);
@@ -117,6 +118,6 @@ export async function rankedLayer(src: FactSource, room: number, opts: RankOptio
   }
 
   out.factsDropped = Math.max(0, live.n - out.facts.length);
-  out.skipped = skipped;
+  out.skipped = [...skipped.values()];
   return out;
 }

@@ -207,6 +207,18 @@ describe("LangGraph runs: bad input is a clear 4xx and changes nothing", () => {
     expect(await client.threads.getHistory(thread_id)).toEqual([]);
   });
 
+  it("the runs list's select is refused by name whether the SDK sends one field or several", async () => {
+    // Several fields (select=run_id&select=status, as runs.list sends an array) were 400 BEM-011 "expected string".
+    const { thread_id } = await sdkClient(tenant().adminKey).threads.create();
+    for (const query of ["select=run_id", "select=run_id&select=status"]) {
+      const res = await api(`/v1/agent-protocol/threads/${thread_id}/runs?${query}`, { key: tenant().adminKey });
+      expect(res.status, query).toBe(400);
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      expect(error.code, query).toBe("BEM-202");
+      expect(error.message).toContain("select");
+    }
+  });
+
   it("a busy thread: reject is 409; enqueue waits its turn", async () => {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));

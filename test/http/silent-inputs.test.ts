@@ -261,6 +261,17 @@ describe("memory context: channels rank for query", () => {
     expect(e.message).toContain("query");
   });
 
+  it("channels with a blank query is 400 too: a query of spaces ranks nothing either", async () => {
+    for (const query of ["", "   "]) {
+      const res = await api("/v1/memory/context", {
+        key: tenant().adminKey,
+        body: { scopes: ["organization:acme"], max_tokens: 500, query, channels: ["full_text"] },
+      });
+      expect(res.status, JSON.stringify(query)).toBe(400);
+      expect((await errorOf(res)).message).toContain("channels");
+    }
+  });
+
   it("channels with query loads", async () => {
     const res = await api("/v1/memory/context", {
       key: tenant().adminKey,
@@ -280,12 +291,33 @@ describe("an unknown query parameter on edgeweave's own GET routes is 400 BEM-01
     "/v1/threads/out-none/history?limt=2",
     "/v1/webhooks?page=2",
     "/v1/tasks/dead-letters?page=2",
+    "/v1/tasks/task-none?wait=5",
+    "/v1/memory/facts/01M94Q1E0P000000T5PM/history?limit=1",
   ])("%s", async (path) => {
     const e = await errorOf(await api(path, { key: tenant().adminKey }));
     expect(e).toMatchObject({ status: 400, code: "BEM-011" });
     const name = new URL(path, "http://x").searchParams;
     const known = new Set(["scope"]);
     for (const k of name.keys()) if (!known.has(k)) expect(e.message).toContain(k);
+  });
+
+  it("the budget admin routes too: a ?kind= filter answered every budget, as if it had filtered", async () => {
+    const base = `/v1/admin/tenants/${tenant().tenant}/budgets`;
+    for (const path of [`${base}?kind=metadata`, `${base}/bud_000000000000000000000000?x=1`]) {
+      const res = await api(path, { key: tenant().adminKey });
+      expect(res.status, path).toBe(400);
+      const e = await errorOf(res);
+      expect(e.code).toBe("BEM-011");
+      expect(e.message).toContain(path.includes("kind=") ? '"kind"' : '"x"');
+    }
+    expect((await api(base, { key: tenant().adminKey })).status).toBe(200);
+  });
+
+  it("the message says the parameter is in the query, not the body", async () => {
+    // It read `(body): Unrecognized key: "form"` for a GET that has no body.
+    const e = await errorOf(await api("/v1/usage?form=2026-01-01", { key: tenant().adminKey }));
+    expect(e.message).toContain("(query)");
+    expect(e.message).not.toContain("(body)");
   });
 
   it("the known ones still answer", async () => {

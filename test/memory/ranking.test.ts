@@ -180,6 +180,20 @@ describe("relevance-ranked loading", () => {
     expect(byId.get(facts[2]!.id)).toMatchObject({ loaded: true, reason: "relevant" });
   });
 
+  it("a fact that fits neither as relevant nor as recent is reported once", async () => {
+    // The newest fact, matching the query and too big for the room, was examined by both stages and listed twice.
+    const scope = MemoryScope.new("organization", `o-${uid()}`);
+    const facts = await seed(tenant().tenant, scope, [
+      ["note", "Plants are watered on Mondays."],
+      ["shipping", `Shipping: ${"parcels to islands travel by ferry and take longer; ".repeat(20)}`],
+    ]);
+    const ctx = await context(tenant().adminKey, { scopes: [scope.toString()], max_tokens: 60, query: "islands ferry" });
+    const big = ctx.facts.filter((f) => f.id === facts[1]!.id);
+    expect(big).toHaveLength(1);
+    expect(big[0]).toMatchObject({ loaded: false, reason: "didn't fit" });
+    expect(new Set(ctx.facts.map((f) => f.id)).size).toBe(ctx.facts.length);
+  });
+
   it("a run's response says which facts were loaded and why; the agent's always-kinds come first", async () => {
     const t = tenant();
     const scope = MemoryScope.new("organization", "acme");
