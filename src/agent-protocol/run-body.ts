@@ -80,7 +80,8 @@ export function checkRunBody(body: RunBody): StreamMode[] {
     goto: "an agent has no graph nodes to go to",
   });
   refuseUnserved(body, {
-    metadata: "a run keeps no metadata of its own: put it on the thread (metadata of POST /threads or PATCH /threads/{id})",
+    metadata:
+      "a run keeps no metadata of its own: put it on the thread (metadata of POST /threads or PATCH /threads/{id}); budgets on metadata values are not read from either, so cap LangGraph runs with a key or thread budget",
     interrupt_before: "an agent has no graph nodes to stop at",
     interrupt_after: "an agent has no graph nodes to stop at",
     webhook: "register a webhook with POST /v1/webhooks",
