@@ -23,7 +23,7 @@ export const mcpRoutes = new Hono<AppEnv>().all("/mcp", access("any_key", "conve
   // Each tool call counts as one request would (a request without any counts once): a batch of n is
   // checked n - 1 more times before any runs; past the allowance none of its calls run.
   await chargeOps(c.env, c.get("principal"), toolCallsIn(body), { per: 1 });
-  return handleMcp(new Request(raw.url, { method: raw.method, headers: raw.headers, body }), c.env, c.get("principal"));
+  return handleMcp(new Request(raw.url, { method: raw.method, headers: raw.headers, body }), c.env, c.get("principal"), (p) => c.executionCtx.waitUntil(p));
 });
 
 /** The JSON-RPC requests of a body (one message or a batch) that call a tool; anything unparsable counts none (the transport refuses it). */

@@ -6,7 +6,7 @@ import { Fact, publicFact, RememberOptionFields, rememberInput, validateKey, val
 import { memoryFor } from "../memory/for-tenant";
 import { embedFactsQuery } from "../memory/fact-vectors";
 import { factsEmbedder } from "../embed/embedders";
-import { spendGuard } from "../pipeline/spend-guard";
+import { factsQueryHolder } from "../pipeline/spend-guard";
 import { FactReport, RankChannels, RecallReport } from "../memory/report";
 import { MemoryScope, ScopeInput } from "../memory/scope";
 import type { LoadedContext as MemoryContext } from "../memory/types";
@@ -254,7 +254,8 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
     const filter = { ...(q.kind !== undefined ? { kind: validateKind(q.kind) } : {}), ...(q.key !== undefined ? { key: validateKey(q.key) } : {}) };
     const limit = q.limit ?? 50;
     const session = factsSession(c.env.DB, parseBookmark(c.req.header(BOOKMARK_HEADER)));
-    const store = new D1FactsBackend(session, principal.tenant);
+    const holder = q.q !== undefined ? factsQueryHolder(c.env, principal, (p) => c.executionCtx.waitUntil(p)) : undefined;
+    const store = new D1FactsBackend(session, principal.tenant, Date.now, undefined, holder);
     if (q.q !== undefined) {
       if (q.cursor !== undefined) throw new AppError("BEM-142", "A search (q) is one page, best first; it takes no cursor");
       const hits = await store.searchScopes([scope], q.q, limit, filter);
@@ -294,9 +295,8 @@ export const memoryRoutes = new OpenAPIHono<AppEnv>({ defaultHook: validationHoo
       ...(body.channels ? { channels: body.channels } : {}),
     };
     // A remote facts embedder's query vector first (failing: words alone, and the answer says so).
-    const chosen = factsEmbedder();
-    const holder = chosen.remote ? spendGuard(c.env, principal, undefined, (p) => c.executionCtx.waitUntil(p)) : undefined;
-    const { rank, warning } = await embedFactsQuery(session, chosen, principal.tenant, asked, holder);
+    const holder = factsQueryHolder(c.env, principal, (p) => c.executionCtx.waitUntil(p));
+    const { rank, warning } = await embedFactsQuery(session, factsEmbedder(), principal.tenant, asked, holder);
     const ctx = await memoryFor(c.env, principal.tenant, { facts: session }).loadContext(scopes, body.max_tokens, rank);
     if (warning !== undefined && !ctx.warnings.includes(warning)) ctx.warnings.unshift(warning);
     return c.json(contextBody(ctx), 200, bookmarkHeader(session));

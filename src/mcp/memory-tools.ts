@@ -69,7 +69,11 @@ const mcpRecall = defineTool({
     const withSystem = decide(p, "read_scope", { scope: MemoryScope.system() }).allow;
     const limit = typeof input.limit === "number" ? input.limit : 5;
     // The grants go into the query itself (before its limit), so no matching fact is cut by a page of others.
-    const found = await new D1FactsBackend(runtime.caller!.env.DB, p.tenant).recall({ grants: p.grants, withSystem }, String(input.query), limit);
+    const found = await new D1FactsBackend(runtime.caller!.env.DB, p.tenant, Date.now, undefined, runtime.caller!.budget).recall(
+      { grants: p.grants, withSystem },
+      String(input.query),
+      limit,
+    );
     return recalledJson(found.filter((f) => decide(p, "read_scope", { scope: MemoryScope.parse(f.scope) }).allow));
   },
 });

@@ -5,6 +5,7 @@ import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/t
 import type { Principal } from "../core/principal";
 import { isAppError } from "../core/errors";
 import type { Runtime, ToolCaller } from "../pipeline/runtime";
+import { factsQueryHolder } from "../pipeline/spend-guard";
 import { modelVisibleSchema, type Tool } from "../pipeline/tools/define";
 import { MCP_MEMORY_TOOLS } from "./memory-tools";
 import { THREAD_TOOLS } from "./thread-tools";
@@ -28,18 +29,19 @@ const noElicitation: jsonSchemaValidator = {
 };
 
 /** Outside a run there are no memory layers: MCP's memory tools (./memory-tools) give their own defaults. */
-function callerFor(env: Env, principal: Principal): ToolCaller {
-  return { env, principal, scopes: [] };
+function callerFor(env: Env, principal: Principal, waitUntil: (p: Promise<unknown>) => void): ToolCaller {
+  const budget = factsQueryHolder(env, principal, waitUntil);
+  return { env, principal, scopes: [], ...(budget ? { budget } : {}) };
 }
 
 function runtimeFor(caller: ToolCaller): Runtime {
   return { model: { name: "mcp", max_tokens: 0 }, context: {}, agent: { name: "mcp" }, now: () => Date.now(), caller };
 }
 
-function mcpServer(env: Env, principal: Principal): Server {
+function mcpServer(env: Env, principal: Principal, waitUntil: (p: Promise<unknown>) => void): Server {
   const server = new Server({ name: "edgeweave", version: "0.1.0" }, { capabilities: { tools: {} }, jsonSchemaValidator: noElicitation });
   const byName = new Map(TOOLS.map((t) => [t.name, t]));
-  const runtime = runtimeFor(callerFor(env, principal));
+  const runtime = runtimeFor(callerFor(env, principal, waitUntil));
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: { ...modelVisibleSchema(t), additionalProperties: false } })),
   }));
@@ -86,9 +88,9 @@ function mcpServer(env: Env, principal: Principal): Server {
 }
 
 /** Answers one MCP HTTP request for an authenticated principal. */
-export async function handleMcp(req: Request, env: Env, principal: Principal): Promise<Response> {
+export async function handleMcp(req: Request, env: Env, principal: Principal, waitUntil: (p: Promise<unknown>) => void): Promise<Response> {
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  const server = mcpServer(env, principal);
+  const server = mcpServer(env, principal, waitUntil);
   await server.connect(transport);
   try {
     return await transport.handleRequest(req);

@@ -8,6 +8,7 @@ import { microUsdOf, usageOf } from "./usage";
 import { budgetObject, budgetsFor, type BudgetRow } from "../budgets/store";
 import type { Reserved } from "../budgets/budget-object";
 import type { EmbedHold } from "../embed/embed-cache";
+import { factsEmbedder } from "../embed/embedders";
 import { sendAlerts } from "../budgets/alert";
 import { ESTIMATE_MARGIN } from "../core/tokens";
 
@@ -122,3 +123,10 @@ export async function heldCall(guard: SpendGuard, model: ModelConfig, request: C
     throw e;
   }
 }
+
+/**
+ * What holds a facts search's query embedding outside a run (GET /v1/memory/facts?q=, POST /v1/memory/context, MCP):
+ * the caller's key and tenant budgets, when the facts embedder is a remote one (the built-in table costs nothing).
+ */
+export const factsQueryHolder = (env: Env, principal: Pick<Principal, "tenant" | "keyId">, waitUntil: (p: Promise<unknown>) => void): SpendGuard | undefined =>
+  factsEmbedder().remote ? spendGuard(env, principal, undefined, waitUntil) : undefined;
