@@ -1,3 +1,6 @@
+import { isAppError } from "../core/errors";
+import { log } from "../core/log";
+
 /**
  * The one interface every embedder has (docs/concepts/recall-by-meaning.md): texts in, unit vectors of `dims` out, in
  * order, with the tokens they cost. `id` is what stored vectors record: vectors of two ids are
@@ -40,9 +43,21 @@ export class EmbedFailure extends Error {
 export const denseOffWarning = (e: EmbedFailure): string =>
   `recall by meaning was off for this turn (embedder ${e.embedder}: ${e.reason === "dimension" ? "wrong vector length" : e.reason}); it ran on full-text search`;
 
-/** The warning of a recall whose embedding a budget refused: it ranked by words, never silently. */
-export const budgetOffWarning = (embedder: string, refusal: string): string =>
-  `recall by meaning was off for this turn (embedder ${embedder}: ${refusal}); it ran on full-text search`;
+/**
+ * An embedder's failure or a budget's refusal (BEM-230) of `embedder`'s call, logged, as the warning of a recall that
+ * ran on words; undefined for any other error (the caller rethrows it).
+ */
+export function unembeddedWarning(embedder: string, e: unknown): string | undefined {
+  if (e instanceof EmbedFailure) {
+    log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
+    return denseOffWarning(e);
+  }
+  if (isAppError(e) && e.code === "BEM-230") {
+    log.warn("embedder", { embedder, reason: "budget", message: e.message });
+    return `recall by meaning was off for this turn (embedder ${embedder}: ${e.message}); it ran on full-text search`;
+  }
+  return undefined;
+}
 
 /** `v` scaled to unit length (all zeros stays zeros). */
 export function unit(v: readonly number[]): Float32Array {

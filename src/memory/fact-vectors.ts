@@ -1,7 +1,7 @@
 import { errorText, log } from "../core/log";
 import { isAppError } from "../core/errors";
 import type { EmbedCache, EmbedHolder } from "../embed/embed-cache";
-import { budgetOffWarning, denseOffWarning, EmbedFailure } from "../embed/embedder";
+import { EmbedFailure, unembeddedWarning } from "../embed/embedder";
 import type { ChosenEmbedder } from "../embed/embedders";
 import { quantize } from "../embed/vectors";
 import type { RankOptions } from "./types";
@@ -70,16 +70,9 @@ export async function embedFactsQuery(
     await fetchQueryVector(db, chosen.remote, tenant, query, holder);
     return { rank };
   } catch (e) {
-    const words = { ...rank, channels: ["full_text" as const] };
-    if (e instanceof EmbedFailure) {
-      log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
-      return { rank: words, warning: denseOffWarning(e) };
-    }
-    if (isAppError(e) && e.code === "BEM-230") {
-      log.warn("embedder", { embedder: chosen.name, reason: "budget", message: e.message });
-      return { rank: words, warning: budgetOffWarning(chosen.name, e.message) };
-    }
-    throw e;
+    const warning = unembeddedWarning(chosen.name, e);
+    if (warning === undefined) throw e;
+    return { rank: { ...rank, channels: ["full_text"] }, warning };
   }
 }
 

@@ -1,6 +1,5 @@
 import type { AgentConfig } from "../config/model-config";
-import { log } from "../core/log";
-import { budgetOffWarning, denseOffWarning, EmbedFailure } from "../embed/embedder";
+import { unembeddedWarning } from "../embed/embedder";
 import { EmbedCache } from "../embed/embed-cache";
 import { type ChosenEmbedder, embedderNamed, knowFactsEmbedder } from "../embed/embedders";
 import { compiled } from "../routing/models.generated";
@@ -9,7 +8,6 @@ import type { ThreadStore } from "../thread/thread-store";
 import type { RecallAsk } from "../thread/types";
 import type { UsageRecord } from "./usage";
 import type { TurnIO } from "./turn-io";
-import { isAppError } from "../core/errors";
 import type { SpendGuard } from "./spend-guard";
 
 /** The embedder models.yaml names `name` (absent: the file's `embedder`), with this deployment's bindings and secrets. */
@@ -78,7 +76,7 @@ export async function embedForRun(
     }
     return { rank };
   } catch (e) {
-    const warning = unembedded(embedder, e);
+    const warning = unembeddedWarning(embedder, e);
     if (warning === undefined) throw e;
     return wordsOnly(rank, warning);
   }
@@ -102,23 +100,10 @@ export async function embedRecallQuery(
     if (usage) bill(usage);
     return undefined;
   } catch (e) {
-    const warning = unembedded(remote.embedder.name, e);
+    const warning = unembeddedWarning(remote.embedder.name, e);
     if (warning === undefined) throw e;
     return warning;
   }
-}
-
-/** An embedder's failure or a budget's refusal, logged, as the warning of a recall by words; undefined for anything else. */
-function unembedded(embedder: string, e: unknown): string | undefined {
-  if (e instanceof EmbedFailure) {
-    log.warn("embedder", { embedder: e.embedder, reason: e.reason, message: e.message });
-    return denseOffWarning(e);
-  }
-  if (isAppError(e) && e.code === "BEM-230") {
-    log.warn("embedder", { embedder, reason: "budget", message: e.message });
-    return budgetOffWarning(embedder, e.message);
-  }
-  return undefined;
 }
 
 /** Messages a remote embedder embeds per call, and calls per run at most (the rest: after later runs). */
@@ -149,7 +134,7 @@ export async function embedMissing(
       const usage = await heldLoad(remote, texts, guard);
       if (usage) bill(usage);
     } catch (e) {
-      if (unembedded(remote.embedder.name, e) === undefined) throw e;
+      if (unembeddedWarning(remote.embedder.name, e) === undefined) throw e;
       break;
     }
     filled += store.vectors.fillVectors(batch);
